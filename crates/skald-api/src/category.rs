@@ -1,0 +1,61 @@
+//! Access-control grouping of tools (tools.md "ToolCategory").
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// Every tool declares one category; the approval gate and audit group by it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolCategory {
+    /// File read/write tools (read_file, write_file, edit_file, …).
+    Filesystem,
+    /// execute_cmd, restart.
+    Shell,
+    /// execute_task / execute_subtask (synthetic — not in the registry).
+    Subagent,
+    /// list_items, image_generate_providers_list, read_notification.
+    Introspection,
+    /// Tools that change Skald's own configuration; lazily activated as the `config` group.
+    Config,
+}
+
+impl ToolCategory {
+    pub const ALL: [ToolCategory; 5] = [
+        ToolCategory::Filesystem,
+        ToolCategory::Shell,
+        ToolCategory::Subagent,
+        ToolCategory::Introspection,
+        ToolCategory::Config,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ToolCategory::Filesystem => "filesystem",
+            ToolCategory::Shell => "shell",
+            ToolCategory::Subagent => "subagent",
+            ToolCategory::Introspection => "introspection",
+            ToolCategory::Config => "config",
+        }
+    }
+}
+
+impl fmt::Display for ToolCategory {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn serialises_as_snake_case_and_matches_as_str() {
+        for c in ToolCategory::ALL {
+            let json = serde_json::to_string(&c).unwrap();
+            assert_eq!(json, format!("\"{}\"", c.as_str()));
+            let back: ToolCategory = serde_json::from_str(&json).unwrap();
+            assert_eq!(back, c);
+        }
+    }
+}

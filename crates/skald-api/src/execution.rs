@@ -1,0 +1,633 @@
+//! One live tool invocation and its lifecycle (tools.md "Tool execution lifecycle").
+
+use crate::tool::BoxToolFuture;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+/// How long `drive_execution` lets an execution wind down after `stop()` before it drops
+/// the wait, which aborts the work anyway. Long enough for a bespoke stop to reach a
+/// remote server, short enough that /stop never appears to hang.
+pub const STOP_GRACE: Duration = Duration::from_secs(5);
+
+/// The live state of an execution, richer than its stored status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[repr(u8)]
+pub enum ToolExecutionState {
+    /// Created, not yet started.
+    Pending = 0,
+    /// Blocked on a human approval or answer.
+    AwaitingApproval = 1,
+    /// Actively executing.
+    Running = 2,
+    /// Finished OK.
+    Completed = 3,
+    /// Tool or runtime error.
+    Failed = 4,
+    /// Stopped by /stop — not an error.
+    Cancelled = 5,
+    /// Denied by policy or by the user — not an error.
+    Rejected = 6,
+}
+
+impl ToolExecutionState {
+    pub const ALL: [ToolExecutionState; 7] = [
+        ToolExecutionState::Pending,
+        ToolExecutionState::AwaitingApproval,
+        ToolExecutionState::Running,
+        ToolExecutionState::Completed,
+        ToolExecutionState::Failed,
+        ToolExecutionState::Cancelled,
+        ToolExecutionState::Rejected,
+    ];
+
+    /// The status stored in `chat_llm_tools` for this state.
+    pub fn stored_status(self) -> ToolCallStatus {
+        match self {
+            ToolExecutionState::Pending | ToolExecutionState::Running => ToolCallStatus::Running,
+            ToolExecutionState::AwaitingApproval => ToolCallStatus::Pending,
+            ToolExecutionState::Completed => ToolCallStatus::Done,
+            ToolExecutionState::Failed => ToolCallStatus::Failed,
+            ToolExecutionState::Cancelled => ToolCallStatus::Cancelled,
+            ToolExecutionState::Rejected => ToolCallStatus::Rejected,
+        }
+    }
+
+    pub fn is_terminal(self) -> bool {
+        matches!(
+            self,
+            ToolExecutionState::Completed
+                | ToolExecutionState::Failed
+                | ToolExecutionState::Cancelled
+                | ToolExecutionState::Rejected
+        )
+    }
+
+    /// Whether the lifecycle allows moving from `self` to `next`. Terminal states are
+    /// final; approval can only happen before the work starts.
+    pub fn can_transition_to(self, next: ToolExecutionState) -> bool {
+        use ToolExecutionState::*;
+        match self {
+            Pending => matches!(next, AwaitingApproval | Running | Rejected | Cancelled),
+            AwaitingApproval => matches!(next, Running | Rejected | Cancelled),
+            Running => matches!(next, Completed | Failed | Cancelled),
+            Completed | Failed | Cancelled | Rejected => false,
+        }
+    }
+
+    fn from_u8(v: u8) -> ToolExecutionState {
+        match v {
+            0 => ToolExecutionState::Pending,
+            1 => ToolExecutionState::AwaitingApproval,
+            2 => ToolExecutionState::Running,
+            3 => ToolExecutionState::Completed,
+            4 => ToolExecutionState::Failed,
+            5 => ToolExecutionState::Cancelled,
+            _ => ToolExecutionState::Rejected,
+        }
+    }
+}
+
+/// The status string persisted for a tool call. `Interrupted` has no live state: it marks a
+/// call that was running when the process died and that is reported rather than re-run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolCallStatus {
+    Running,
+    Pending,
+    Done,
+    Failed,
+    Cancelled,
+    Rejected,
+    Interrupted,
+}
+
+impl ToolCallStatus {
+    pub const ALL: [ToolCallStatus; 7] = [
+        ToolCallStatus::Running,
+        ToolCallStatus::Pending,
+        ToolCallStatus::Done,
+        ToolCallStatus::Failed,
+        ToolCallStatus::Cancelled,
+        ToolCallStatus::Rejected,
+        ToolCallStatus::Interrupted,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ToolCallStatus::Running => "running",
+            ToolCallStatus::Pending => "pending",
+            ToolCallStatus::Done => "done",
+            ToolCallStatus::Failed => "failed",
+            ToolCallStatus::Cancelled => "cancelled",
+            ToolCallStatus::Rejected => "rejected",
+            ToolCallStatus::Interrupted => "interrupted",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<ToolCallStatus> {
+        ToolCallStatus::ALL.into_iter().find(|st| st.as_str() == s)
+    }
+
+    /// Unfinished calls are the ones a resume after restart must look at.
+    pub fn is_unfinished(self) -> bool {
+        matches!(self, ToolCallStatus::Running | ToolCallStatus::Pending)
+    }
+}
+
+impl fmt::Display for ToolCallStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What `ToolExecution::wait` resolves to: only the three terminal outcomes of running.
+/// Approval outcomes (Rejected) belong to the session driver, not to the execution.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "outcome", content = "result", rename_all = "snake_case")]
+pub enum ExecutionOutcome {
+    Completed(String),
+    Failed(String),
+    Cancelled,
+}
+
+impl ExecutionOutcome {
+    pub fn state(&self) -> ToolExecutionState {
+        match self {
+            ExecutionOutcome::Completed(_) => ToolExecutionState::Completed,
+            ExecutionOutcome::Failed(_) => ToolExecutionState::Failed,
+            ExecutionOutcome::Cancelled => ToolExecutionState::Cancelled,
+        }
+    }
+}
+
+/// A single in-flight invocation, produced by `Tool::run`. It owns its state and its stop;
+/// it never touches the store or the UI (the session driver mirrors it there).
+pub trait ToolExecution: Send + Sync {
+    fn state(&self) -> ToolExecutionState;
+
+    /// Runs (or joins) the invocation to its outcome. Calling it again after it resolved
+    /// returns the same outcome.
+    fn wait<'a>(&'a self) -> Pin<Box<dyn Future<Output = ExecutionOutcome> + Send + 'a>>;
+
+    /// Asks the invocation to stop; `wait` then resolves to `Cancelled` promptly.
+    fn stop<'a>(&'a self) -> Pin<Box<dyn Future<Output = ()> + Send + 'a>> {
+        Box::pin(async {})
+    }
+}
+
+/// A lock-free lifecycle cell that only accepts the transitions the lifecycle allows, so
+/// a late completion can never overwrite a cancellation (or the reverse). Shared by
+/// `SimpleExecution` and any bespoke execution.
+#[derive(Debug)]
+pub struct StateCell(AtomicU8);
+
+impl StateCell {
+    pub fn new(initial: ToolExecutionState) -> Self {
+        StateCell(AtomicU8::new(initial as u8))
+    }
+
+    pub fn get(&self) -> ToolExecutionState {
+        ToolExecutionState::from_u8(self.0.load(Ordering::Acquire))
+    }
+
+    /// Moves to `next` if the lifecycle allows it; returns whether it did.
+    pub fn advance(&self, next: ToolExecutionState) -> bool {
+        self.0
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |cur| {
+                ToolExecutionState::from_u8(cur)
+                    .can_transition_to(next)
+                    .then_some(next as u8)
+            })
+            .is_ok()
+    }
+}
+
+impl Default for StateCell {
+    fn default() -> Self {
+        StateCell::new(ToolExecutionState::Pending)
+    }
+}
+
+/// The default execution: a work future raced against a stop token. Stopping — or
+/// dropping the `wait` future — drops the work future, which aborts its in-flight I/O
+/// (a child spawned with `kill_on_drop` dies with it). No per-tool code is needed for a
+/// responsive /stop.
+pub struct SimpleExecution<'a> {
+    work: tokio::sync::Mutex<Option<BoxToolFuture<'a>>>,
+    state: StateCell,
+    outcome: OnceLock<ExecutionOutcome>,
+    stop: CancellationToken,
+}
+
+impl<'a> SimpleExecution<'a> {
+    pub fn new(work: BoxToolFuture<'a>) -> Self {
+        SimpleExecution {
+            work: tokio::sync::Mutex::new(Some(work)),
+            state: StateCell::default(),
+            outcome: OnceLock::new(),
+            stop: CancellationToken::new(),
+        }
+    }
+
+    /// Records the outcome once; a second, racing outcome is ignored and the first returned.
+    fn finish(&self, outcome: ExecutionOutcome) -> ExecutionOutcome {
+        let stored = self.outcome.get_or_init(|| outcome).clone();
+        // From Pending a cancellation is legal; Completed/Failed need Running first, which
+        // `wait` guarantees.
+        self.state.advance(stored.state());
+        stored
+    }
+}
+
+/// Marks the execution cancelled if `wait` is dropped while the work is in flight: the
+/// work future is dropped with it, so it did not complete.
+struct CancelOnDrop<'e, 'a> {
+    exec: &'e SimpleExecution<'a>,
+    armed: bool,
+}
+
+impl Drop for CancelOnDrop<'_, '_> {
+    fn drop(&mut self) {
+        if self.armed {
+            self.exec.finish(ExecutionOutcome::Cancelled);
+        }
+    }
+}
+
+impl<'a> ToolExecution for SimpleExecution<'a> {
+    fn state(&self) -> ToolExecutionState {
+        self.state.get()
+    }
+
+    fn wait<'b>(&'b self) -> Pin<Box<dyn Future<Output = ExecutionOutcome> + Send + 'b>> {
+        Box::pin(async move {
+            if let Some(done) = self.outcome.get() {
+                return done.clone();
+            }
+            // A second concurrent `wait` queues here and then reads the first one's outcome.
+            let mut slot = self.work.lock().await;
+            if let Some(done) = self.outcome.get() {
+                return done.clone();
+            }
+            let Some(work) = slot.take() else {
+                // An earlier wait was dropped mid-flight and took the work with it.
+                return self.finish(ExecutionOutcome::Cancelled);
+            };
+            if self.stop.is_cancelled() {
+                drop(work);
+                return self.finish(ExecutionOutcome::Cancelled);
+            }
+            self.state.advance(ToolExecutionState::Running);
+            let mut guard = CancelOnDrop {
+                exec: self,
+                armed: true,
+            };
+            let outcome = tokio::select! {
+                biased;
+                _ = self.stop.cancelled() => ExecutionOutcome::Cancelled,
+                result = work => match result {
+                    Ok(text) => ExecutionOutcome::Completed(text),
+                    Err(err) => ExecutionOutcome::Failed(err.to_string()),
+                },
+            };
+            guard.armed = false;
+            self.finish(outcome)
+        })
+    }
+
+    fn stop<'b>(&'b self) -> Pin<Box<dyn Future<Output = ()> + Send + 'b>> {
+        Box::pin(async move {
+            self.stop.cancel();
+            // Not started yet: drop the work now so it never runs. If a `wait` holds the
+            // lock, it observes the token instead.
+            if let Ok(mut slot) = self.work.try_lock()
+                && let Some(work) = slot.take()
+            {
+                drop(work);
+                self.finish(ExecutionOutcome::Cancelled);
+            }
+        })
+    }
+}
+
+/// Drives an execution to its outcome, calling `stop()` exactly once if `cancel` fires
+/// first. Used by the live agent loop and by resume after restart alike. If the execution
+/// ignores its stop for `STOP_GRACE`, the wait is dropped (aborting the work) and the
+/// outcome is `Cancelled`.
+pub async fn drive_execution(
+    exec: &dyn ToolExecution,
+    cancel: &CancellationToken,
+) -> ExecutionOutcome {
+    let mut wait = exec.wait();
+    tokio::select! {
+        biased;
+        // Checked first, so an already-stopped turn never starts the work.
+        _ = cancel.cancelled() => {}
+        outcome = &mut wait => return outcome,
+    }
+    exec.stop().await;
+    match tokio::time::timeout(STOP_GRACE, &mut wait).await {
+        Ok(outcome) => outcome,
+        Err(_) => ExecutionOutcome::Cancelled,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tool::ToolError;
+    use std::sync::Arc;
+    use std::sync::atomic::AtomicBool;
+    use std::time::Instant;
+    use ToolExecutionState::*;
+
+    #[test]
+    fn every_state_maps_to_its_stored_status() {
+        let expected = [
+            (Pending, "running"),
+            (AwaitingApproval, "pending"),
+            (Running, "running"),
+            (Completed, "done"),
+            (Failed, "failed"),
+            (Cancelled, "cancelled"),
+            (Rejected, "rejected"),
+        ];
+        for (state, status) in expected {
+            assert_eq!(state.stored_status().as_str(), status, "{state:?}");
+        }
+    }
+
+    #[test]
+    fn stored_statuses_round_trip() {
+        for st in ToolCallStatus::ALL {
+            assert_eq!(ToolCallStatus::parse(st.as_str()), Some(st));
+        }
+        assert_eq!(ToolCallStatus::parse("bogus"), None);
+        assert!(ToolCallStatus::Running.is_unfinished());
+        assert!(ToolCallStatus::Pending.is_unfinished());
+        assert!(!ToolCallStatus::Interrupted.is_unfinished());
+    }
+
+    #[test]
+    fn transition_table_is_exactly_the_lifecycle() {
+        let allowed = [
+            (Pending, AwaitingApproval),
+            (Pending, Running),
+            (Pending, Rejected),
+            (Pending, Cancelled),
+            (AwaitingApproval, Running),
+            (AwaitingApproval, Rejected),
+            (AwaitingApproval, Cancelled),
+            (Running, Completed),
+            (Running, Failed),
+            (Running, Cancelled),
+        ];
+        for from in ToolExecutionState::ALL {
+            for to in ToolExecutionState::ALL {
+                assert_eq!(
+                    from.can_transition_to(to),
+                    allowed.contains(&(from, to)),
+                    "{from:?} -> {to:?}"
+                );
+            }
+        }
+        for s in ToolExecutionState::ALL {
+            assert_eq!(
+                s.is_terminal(),
+                matches!(s, Completed | Failed | Cancelled | Rejected)
+            );
+        }
+    }
+
+    #[test]
+    fn state_cell_refuses_illegal_moves() {
+        let cell = StateCell::default();
+        assert_eq!(cell.get(), Pending);
+        assert!(!cell.advance(Completed));
+        assert!(cell.advance(AwaitingApproval));
+        assert!(cell.advance(Running));
+        assert!(cell.advance(Cancelled));
+        assert!(!cell.advance(Completed), "a late completion must not win");
+        assert_eq!(cell.get(), Cancelled);
+    }
+
+    #[test]
+    fn outcomes_map_to_terminal_states() {
+        assert_eq!(ExecutionOutcome::Completed("x".into()).state(), Completed);
+        assert_eq!(ExecutionOutcome::Failed("x".into()).state(), Failed);
+        assert_eq!(ExecutionOutcome::Cancelled.state(), Cancelled);
+    }
+
+    fn exec_of(fut: BoxToolFuture<'static>) -> SimpleExecution<'static> {
+        SimpleExecution::new(fut)
+    }
+
+    #[tokio::test]
+    async fn completed_path_goes_pending_running_completed() {
+        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+        let exec = Arc::new(exec_of(Box::pin(async move {
+            let _ = rx.await;
+            Ok("ok".to_string())
+        })));
+        assert_eq!(exec.state(), Pending);
+        let waiter = {
+            let exec = exec.clone();
+            tokio::spawn(async move { exec.wait().await })
+        };
+        while exec.state() != Running {
+            tokio::task::yield_now().await;
+        }
+        tx.send(()).unwrap();
+        assert_eq!(
+            waiter.await.unwrap(),
+            ExecutionOutcome::Completed("ok".into())
+        );
+        assert_eq!(exec.state(), Completed);
+        // A second wait returns the same outcome without re-running.
+        assert_eq!(exec.wait().await, ExecutionOutcome::Completed("ok".into()));
+    }
+
+    #[tokio::test]
+    async fn failed_path_keeps_the_message() {
+        let exec = exec_of(Box::pin(async { Err(ToolError::failed("disk full")) }));
+        assert_eq!(exec.wait().await, ExecutionOutcome::Failed("disk full".into()));
+        assert_eq!(exec.state(), Failed);
+    }
+
+    #[tokio::test]
+    async fn stop_before_wait_never_runs_the_work() {
+        let ran = Arc::new(AtomicBool::new(false));
+        let flag = ran.clone();
+        let exec = exec_of(Box::pin(async move {
+            flag.store(true, Ordering::SeqCst);
+            Ok(String::new())
+        }));
+        exec.stop().await;
+        assert_eq!(exec.state(), Cancelled);
+        assert_eq!(exec.wait().await, ExecutionOutcome::Cancelled);
+        assert!(!ran.load(Ordering::SeqCst));
+    }
+
+    /// Sets its flag when dropped: proves the work future (and so its I/O) was released.
+    struct DropFlag(Arc<AtomicBool>);
+    impl Drop for DropFlag {
+        fn drop(&mut self) {
+            self.0.store(true, Ordering::SeqCst);
+        }
+    }
+
+    #[tokio::test]
+    async fn ten_second_tool_is_stopped_by_its_cancel_token_promptly() {
+        let dropped = Arc::new(AtomicBool::new(false));
+        let guard = DropFlag(dropped.clone());
+        let exec = exec_of(Box::pin(async move {
+            let _guard = guard;
+            tokio::time::sleep(Duration::from_secs(10)).await;
+            Ok("slept".to_string())
+        }));
+        let cancel = CancellationToken::new();
+        let trigger = cancel.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            trigger.cancel();
+        });
+        let started = Instant::now();
+        let outcome = drive_execution(&exec, &cancel).await;
+        assert_eq!(outcome, ExecutionOutcome::Cancelled);
+        assert_eq!(exec.state(), Cancelled);
+        assert!(dropped.load(Ordering::SeqCst), "work future must be dropped");
+        // Not a timing assertion on speed, only that it did not sleep the full 10 s.
+        assert!(started.elapsed() < Duration::from_secs(9));
+    }
+
+    #[tokio::test]
+    async fn dropping_wait_aborts_the_work_and_cancels() {
+        let dropped = Arc::new(AtomicBool::new(false));
+        let guard = DropFlag(dropped.clone());
+        let exec = exec_of(Box::pin(async move {
+            let _guard = guard;
+            std::future::pending::<()>().await;
+            Ok(String::new())
+        }));
+        {
+            let wait = exec.wait();
+            let _ = tokio::time::timeout(Duration::from_millis(20), wait).await;
+        }
+        assert!(dropped.load(Ordering::SeqCst));
+        assert_eq!(exec.state(), Cancelled);
+        assert_eq!(exec.wait().await, ExecutionOutcome::Cancelled);
+    }
+
+    #[tokio::test]
+    async fn drive_execution_completes_when_not_cancelled() {
+        let exec = exec_of(Box::pin(async { Ok("fine".to_string()) }));
+        let outcome = drive_execution(&exec, &CancellationToken::new()).await;
+        assert_eq!(outcome, ExecutionOutcome::Completed("fine".into()));
+    }
+
+    #[tokio::test]
+    async fn drive_execution_with_a_fired_token_never_starts_the_work() {
+        let ran = Arc::new(AtomicBool::new(false));
+        let flag = ran.clone();
+        let exec = exec_of(Box::pin(async move {
+            flag.store(true, Ordering::SeqCst);
+            Ok(String::new())
+        }));
+        let cancel = CancellationToken::new();
+        cancel.cancel();
+        assert_eq!(
+            drive_execution(&exec, &cancel).await,
+            ExecutionOutcome::Cancelled
+        );
+        assert!(!ran.load(Ordering::SeqCst));
+    }
+
+    /// A bespoke execution that counts its stops and only finishes once stopped.
+    struct Counting {
+        stops: AtomicU8,
+        stopped: tokio::sync::Notify,
+        ignore_stop: bool,
+    }
+    impl ToolExecution for Counting {
+        fn state(&self) -> ToolExecutionState {
+            Running
+        }
+        fn wait<'a>(&'a self) -> Pin<Box<dyn Future<Output = ExecutionOutcome> + Send + 'a>> {
+            Box::pin(async move {
+                if self.ignore_stop {
+                    std::future::pending::<()>().await;
+                }
+                self.stopped.notified().await;
+                ExecutionOutcome::Cancelled
+            })
+        }
+        fn stop<'a>(&'a self) -> Pin<Box<dyn Future<Output = ()> + Send + 'a>> {
+            Box::pin(async move {
+                self.stops.fetch_add(1, Ordering::SeqCst);
+                self.stopped.notify_one();
+            })
+        }
+    }
+
+    #[tokio::test]
+    async fn drive_execution_calls_stop_exactly_once() {
+        let exec = Counting {
+            stops: AtomicU8::new(0),
+            stopped: tokio::sync::Notify::new(),
+            ignore_stop: false,
+        };
+        let cancel = CancellationToken::new();
+        cancel.cancel();
+        assert_eq!(
+            drive_execution(&exec, &cancel).await,
+            ExecutionOutcome::Cancelled
+        );
+        assert_eq!(exec.stops.load(Ordering::SeqCst), 1);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn drive_execution_gives_up_on_an_execution_that_ignores_stop() {
+        let exec = Counting {
+            stops: AtomicU8::new(0),
+            stopped: tokio::sync::Notify::new(),
+            ignore_stop: true,
+        };
+        let cancel = CancellationToken::new();
+        cancel.cancel();
+        // Paused time auto-advances through the grace period.
+        assert_eq!(
+            drive_execution(&exec, &cancel).await,
+            ExecutionOutcome::Cancelled
+        );
+        assert_eq!(exec.stops.load(Ordering::SeqCst), 1);
+    }
+
+    #[tokio::test]
+    async fn concurrent_waits_share_one_run() {
+        let runs = Arc::new(AtomicU8::new(0));
+        let counter = runs.clone();
+        let exec = Arc::new(exec_of(Box::pin(async move {
+            counter.fetch_add(1, Ordering::SeqCst);
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            Ok("once".to_string())
+        })));
+        let a = tokio::spawn({
+            let exec = exec.clone();
+            async move { exec.wait().await }
+        });
+        let b = tokio::spawn({
+            let exec = exec.clone();
+            async move { exec.wait().await }
+        });
+        assert_eq!(a.await.unwrap(), ExecutionOutcome::Completed("once".into()));
+        assert_eq!(b.await.unwrap(), ExecutionOutcome::Completed("once".into()));
+        assert_eq!(runs.load(Ordering::SeqCst), 1);
+    }
+}

@@ -1,0 +1,24 @@
+//! The vocabulary every Skald crate speaks, and nothing else: the `Tool` contract of
+//! `spec/tools.md` (what a tool is, how one invocation runs and stops, how it is labelled),
+//! the execution states and their stored form, tool categories and the names of the
+//! system tools. It does no I/O, so any layer — tools, store, engine, carriers — can
+//! depend on it without pulling in a runtime of its own.
+
+pub mod category;
+pub mod execution;
+pub mod label;
+pub mod scope;
+pub mod tool;
+pub mod tool_names;
+
+pub use category::ToolCategory;
+pub use execution::{
+    ExecutionOutcome, STOP_GRACE, SimpleExecution, StateCell, ToolCallStatus, ToolExecution,
+    ToolExecutionState, drive_execution,
+};
+pub use label::{MAX_LABEL_FULL, MAX_LABEL_SHORT, ToolDescriptionLength, truncate_label};
+pub use scope::ToolScope;
+pub use tool::{BoxToolFuture, Tool, ToolError, ToolResult};
+
+/// Re-exported so that tools and drivers agree on one cancellation type.
+pub use tokio_util::sync::CancellationToken;

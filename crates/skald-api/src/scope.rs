@@ -1,0 +1,62 @@
+//! The per-run facts a tool may need beyond its arguments.
+//!
+//! `Tool::execute` receives only its JSON arguments (tools.md), yet relative paths must
+//! resolve against the *run's* working directory, not the process's: two sessions with
+//! different folders share one registry. The driver therefore runs each execution inside
+//! `ToolScope::run`, and a tool reads `ToolScope::current()` when it starts. A tool that
+//! moves work to a blocking thread must read the scope first and move it along, because
+//! task-locals do not cross `spawn_blocking`.
+
+use std::future::Future;
+use std::path::{Path, PathBuf};
+
+tokio::task_local! {
+    static SCOPE: ToolScope;
+}
+
+/// What a tool invocation knows about the run it belongs to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolScope {
+    working_dir: PathBuf,
+}
+
+impl ToolScope {
+    pub fn new(working_dir: impl Into<PathBuf>) -> Self {
+        Self {
+            working_dir: working_dir.into(),
+        }
+    }
+
+    /// The directory relative paths resolve against.
+    pub fn working_dir(&self) -> &Path {
+        &self.working_dir
+    }
+
+    /// Runs `fut` with this scope as the current one.
+    pub async fn run<F: Future>(self, fut: F) -> F::Output {
+        SCOPE.scope(self, fut).await
+    }
+
+    /// The scope of the running execution. Outside any run (a unit test, a direct call) it
+    /// falls back to the process's current directory, which is what a user at a shell means.
+    pub fn current() -> ToolScope {
+        SCOPE
+            .try_with(Clone::clone)
+            .unwrap_or_else(|_| ToolScope::new(std::env::current_dir().unwrap_or_default()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn scope_is_visible_inside_and_not_outside() {
+        let inside = ToolScope::new("/tmp/project")
+            .run(async { ToolScope::current() })
+            .await;
+        assert_eq!(inside.working_dir(), Path::new("/tmp/project"));
+        let outside = ToolScope::current();
+        assert_eq!(outside.working_dir(), std::env::current_dir().unwrap());
+    }
+}

@@ -1,0 +1,52 @@
+//! Names of every system and built-in tool, defined once (tools.md "Tool Name Constants").
+//! Never write these strings anywhere else: a rename is then a one-line change and a typo a
+//! compile error instead of a silent dispatch miss.
+
+// Synthetic tools, injected by the engine outside the registry.
+pub const EXECUTE_TASK: &str = "execute_task";
+pub const EXECUTE_SUBTASK: &str = "execute_subtask";
+pub const UPDATE_SCRATCHPAD: &str = "update_scratchpad";
+pub const WRITE_TODOS: &str = "write_todos";
+pub const ASK_USER_CLARIFICATION: &str = "ask_user_clarification";
+pub const ACTIVATE_TOOLS: &str = "activate_tools";
+pub const NOTIFY: &str = "notify";
+pub const SHOW_FILE_TO_USER: &str = "show_file_to_user";
+pub const IMAGE_GENERATE: &str = "image_generate";
+/// Legacy alias of `execute_subtask`, still recognised when labelling old histories.
+pub const RUN_SUBTASK: &str = "run_subtask";
+pub const READ_AGENT_RESULT: &str = "read_agent_result";
+
+// Registry tools: shell.
+pub const EXECUTE_CMD: &str = "execute_cmd";
+pub const RESTART: &str = "restart";
+
+// Registry tools: filesystem.
+pub const LIST_FILES: &str = "list_files";
+pub const READ_FILE: &str = "read_file";
+pub const WRITE_FILE: &str = "write_file";
+pub const EDIT_FILE: &str = "edit_file";
+pub const INSERT_AT_LINE: &str = "insert_at_line";
+pub const REPLACE_LINES: &str = "replace_lines";
+pub const SEARCH_FILE: &str = "search_file";
+pub const GREP_FILES: &str = "grep_files";
+pub const GET_AST_OUTLINE: &str = "get_ast_outline";
+
+// Registry tools: introspection.
+pub const LIST_ITEMS: &str = "list_items";
+pub const READ_NOTIFICATION: &str = "read_notification";
+pub const IMAGE_GENERATE_PROVIDERS_LIST: &str = "image_generate_providers_list";
+
+// Registry tools: config (the lazy `config` group).
+pub const REGISTER_MCP: &str = "register_mcp";
+pub const DELETE_MCP: &str = "delete_mcp";
+pub const TOGGLE_ITEM: &str = "toggle_item";
+pub const DELETE_CRON_JOB: &str = "delete_cron_job";
+pub const CONFIGURE_PLUGIN: &str = "configure_plugin";
+pub const SET_SECRET: &str = "set_secret";
+pub const LIST_SECRETS: &str = "list_secrets";
+
+/// The reserved group name that `activate_tools` accepts for the Config-category tools.
+pub const CONFIG_GROUP: &str = "config";
+
+/// Prefix of every MCP tool name: `mcp__<server>__<tool>`.
+pub const MCP_PREFIX: &str = "mcp__";
