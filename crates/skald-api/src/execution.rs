@@ -343,10 +343,10 @@ pub async fn drive_execution(
 mod tests {
     use super::*;
     use crate::tool::ToolError;
+    use ToolExecutionState::*;
     use std::sync::Arc;
     use std::sync::atomic::AtomicBool;
     use std::time::Instant;
-    use ToolExecutionState::*;
 
     #[test]
     fn every_state_maps_to_its_stored_status() {
@@ -457,7 +457,10 @@ mod tests {
     #[tokio::test]
     async fn failed_path_keeps_the_message() {
         let exec = exec_of(Box::pin(async { Err(ToolError::failed("disk full")) }));
-        assert_eq!(exec.wait().await, ExecutionOutcome::Failed("disk full".into()));
+        assert_eq!(
+            exec.wait().await,
+            ExecutionOutcome::Failed("disk full".into())
+        );
         assert_eq!(exec.state(), Failed);
     }
 
@@ -502,7 +505,10 @@ mod tests {
         let outcome = drive_execution(&exec, &cancel).await;
         assert_eq!(outcome, ExecutionOutcome::Cancelled);
         assert_eq!(exec.state(), Cancelled);
-        assert!(dropped.load(Ordering::SeqCst), "work future must be dropped");
+        assert!(
+            dropped.load(Ordering::SeqCst),
+            "work future must be dropped"
+        );
         // Not a timing assertion on speed, only that it did not sleep the full 10 s.
         assert!(started.elapsed() < Duration::from_secs(9));
     }

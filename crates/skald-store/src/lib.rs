@@ -1,1 +1,153 @@
+//! Skald's durable store: one SQLite database (WAL, foreign keys on) whose schema is a
+//! numbered list of SQL migrations applied at open. Every read and write goes through the
+//! typed functions of this crate; no other crate writes SQL.
+//!
+//! The API is synchronous. SQLite calls are short (WAL, indexed), and the engine calls
+//! them from its runtime where a slow one would block, via `spawn_blocking`.
 
+mod error;
+mod known_tools;
+mod messages;
+mod migrations;
+mod sessions;
+mod tool_calls;
+
+pub use error::StoreError;
+pub use known_tools::KnownTool;
+pub use messages::{Message, MessageStatus, NewMessage, Role};
+pub use migrations::{LATEST_VERSION, MIGRATIONS};
+pub use sessions::{NewSession, Session, SessionKind};
+pub use tool_calls::{NewToolCall, ResultType, ToolCallRecord};
+
+use rusqlite::Connection;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
+use std::time::Duration;
+
+/// How long a writer waits for another connection's lock before reporting busy.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// A handle on the database. Cheap to share behind an `Arc`; calls are serialised on one
+/// connection, which is what SQLite does with writers anyway.
+pub struct Store {
+    conn: Mutex<Connection>,
+    path: Option<PathBuf>,
+}
+
+impl Store {
+    /// Opens (creating if needed) the database at `path` and migrates it to the latest
+    /// schema. Parent directories are created.
+    pub fn open(path: impl AsRef<Path>) -> Result<Store, StoreError> {
+        let path = path.as_ref();
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent).map_err(|source| StoreError::Io {
+                path: parent.to_path_buf(),
+                source,
+            })?;
+        }
+        let conn = Connection::open(path).map_err(|source| StoreError::Open {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Store::from_connection(conn, Some(path.to_path_buf()))
+    }
+
+    /// A private in-memory database, for tests and dry runs.
+    pub fn open_in_memory() -> Result<Store, StoreError> {
+        let conn = Connection::open_in_memory().map_err(StoreError::Sqlite)?;
+        Store::from_connection(conn, None)
+    }
+
+    fn from_connection(mut conn: Connection, path: Option<PathBuf>) -> Result<Store, StoreError> {
+        configure(&conn)?;
+        migrations::migrate(&mut conn)?;
+        Ok(Store {
+            conn: Mutex::new(conn),
+            path,
+        })
+    }
+
+    /// The database file, or `None` for an in-memory store.
+    pub fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+
+    /// The schema version the database is at.
+    pub fn schema_version(&self) -> Result<usize, StoreError> {
+        migrations::current_version(&self.conn())
+    }
+
+    /// Runs SQLite's own consistency check; `Ok(())` when it says "ok".
+    pub fn integrity_check(&self) -> Result<(), StoreError> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare("PRAGMA integrity_check")?;
+        let problems: Vec<String> = stmt
+            .query_map([], |row| row.get::<_, String>(0))?
+            .collect::<Result<_, _>>()?;
+        if problems.len() == 1 && problems[0] == "ok" {
+            Ok(())
+        } else {
+            Err(StoreError::Corrupt(problems.join("; ")))
+        }
+    }
+
+    /// The connection. A panic while holding the lock cannot leave SQLite half-written
+    /// (every write is its own statement or transaction), so a poisoned lock is recovered.
+    pub(crate) fn conn(&self) -> MutexGuard<'_, Connection> {
+        self.conn
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+fn configure(conn: &Connection) -> Result<(), StoreError> {
+    conn.busy_timeout(BUSY_TIMEOUT)?;
+    // WAL: readers never block the writer, and a killed process loses nothing committed.
+    // synchronous=NORMAL is crash-safe for the application in WAL mode.
+    let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
+    if mode != "wal" && mode != "memory" {
+        tracing::warn!(journal_mode = %mode, "SQLite refused WAL mode");
+    }
+    conn.execute_batch("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;")?;
+    Ok(())
+}
+
+/// Milliseconds since the Unix epoch: the one time format of the schema.
+pub(crate) fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+        .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn opens_with_wal_and_foreign_keys_at_latest_version() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path().join("nested/skald.db")).unwrap();
+        assert_eq!(store.schema_version().unwrap(), LATEST_VERSION);
+        let conn = store.conn();
+        let mode: String = conn
+            .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(mode, "wal");
+        let fk: i64 = conn
+            .query_row("PRAGMA foreign_keys", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(fk, 1);
+        drop(conn);
+        store.integrity_check().unwrap();
+    }
+
+    #[test]
+    fn reopening_is_idempotent() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("skald.db");
+        drop(Store::open(&path).unwrap());
+        let store = Store::open(&path).unwrap();
+        assert_eq!(store.schema_version().unwrap(), LATEST_VERSION);
+    }
+}

@@ -1,0 +1,258 @@
+//! The message history of a session.
+
+use crate::{Store, StoreError, now_ms};
+use rusqlite::{Row, params};
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    System,
+    User,
+    Assistant,
+    Tool,
+}
+
+impl Role {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::System => "system",
+            Role::User => "user",
+            Role::Assistant => "assistant",
+            Role::Tool => "tool",
+        }
+    }
+
+    fn parse(s: &str) -> Result<Role, StoreError> {
+        match s {
+            "system" => Ok(Role::System),
+            "user" => Ok(Role::User),
+            "assistant" => Ok(Role::Assistant),
+            "tool" => Ok(Role::Tool),
+            other => Err(StoreError::Invalid(format!("message role `{other}`"))),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MessageStatus {
+    /// Being written as the model streams it.
+    Streaming,
+    Complete,
+    /// The process stopped while it streamed; what arrived is kept.
+    Interrupted,
+}
+
+impl MessageStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MessageStatus::Streaming => "streaming",
+            MessageStatus::Complete => "complete",
+            MessageStatus::Interrupted => "interrupted",
+        }
+    }
+
+    fn parse(s: &str) -> Result<MessageStatus, StoreError> {
+        match s {
+            "streaming" => Ok(MessageStatus::Streaming),
+            "complete" => Ok(MessageStatus::Complete),
+            "interrupted" => Ok(MessageStatus::Interrupted),
+            other => Err(StoreError::Invalid(format!("message status `{other}`"))),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Message {
+    pub id: i64,
+    pub session_id: i64,
+    pub stack_id: Option<i64>,
+    pub role: Role,
+    pub content: String,
+    pub reasoning: Option<String>,
+    pub status: MessageStatus,
+    pub synthetic: bool,
+    pub created_at: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewMessage {
+    pub session_id: i64,
+    pub stack_id: Option<i64>,
+    pub role: Role,
+    pub content: String,
+    pub reasoning: Option<String>,
+    pub status: MessageStatus,
+    pub synthetic: bool,
+}
+
+impl NewMessage {
+    /// A complete, non-synthetic message of the root agent.
+    pub fn new(session_id: i64, role: Role, content: impl Into<String>) -> Self {
+        NewMessage {
+            session_id,
+            stack_id: None,
+            role,
+            content: content.into(),
+            reasoning: None,
+            status: MessageStatus::Complete,
+            synthetic: false,
+        }
+    }
+}
+
+fn from_row(row: &Row<'_>) -> rusqlite::Result<(Message, String, String)> {
+    Ok((
+        Message {
+            id: row.get(0)?,
+            session_id: row.get(1)?,
+            stack_id: row.get(2)?,
+            role: Role::User,
+            content: row.get(4)?,
+            reasoning: row.get(5)?,
+            status: MessageStatus::Complete,
+            synthetic: row.get(7)?,
+            created_at: row.get(8)?,
+        },
+        row.get(3)?,
+        row.get(6)?,
+    ))
+}
+
+impl Store {
+    /// Appends a message and touches its session, in one transaction.
+    pub fn append_message(&self, new: &NewMessage) -> Result<Message, StoreError> {
+        let now = now_ms();
+        let mut conn = self.conn();
+        let tx = conn.transaction()?;
+        tx.execute(
+            "INSERT INTO chat_history (session_id, stack_id, role, content, reasoning, status,
+                                       synthetic, created_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            params![
+                new.session_id,
+                new.stack_id,
+                new.role.as_str(),
+                new.content,
+                new.reasoning,
+                new.status.as_str(),
+                new.synthetic,
+                now
+            ],
+        )?;
+        let id = tx.last_insert_rowid();
+        tx.execute(
+            "UPDATE chat_sessions SET updated_at = ?2 WHERE id = ?1",
+            params![new.session_id, now],
+        )?;
+        tx.commit()?;
+        Ok(Message {
+            id,
+            session_id: new.session_id,
+            stack_id: new.stack_id,
+            role: new.role,
+            content: new.content.clone(),
+            reasoning: new.reasoning.clone(),
+            status: new.status,
+            synthetic: new.synthetic,
+            created_at: now,
+        })
+    }
+
+    /// Replaces a message's text as it streams or when it is finalised.
+    pub fn update_message(
+        &self,
+        id: i64,
+        content: &str,
+        reasoning: Option<&str>,
+        status: MessageStatus,
+    ) -> Result<(), StoreError> {
+        let changed = self.conn().execute(
+            "UPDATE chat_history SET content = ?2, reasoning = ?3, status = ?4 WHERE id = ?1",
+            params![id, content, reasoning, status.as_str()],
+        )?;
+        if changed == 0 {
+            return Err(StoreError::NotFound {
+                what: "message",
+                id: id.to_string(),
+            });
+        }
+        Ok(())
+    }
+
+    /// A session's history in the order it was written.
+    pub fn list_messages(&self, session_id: i64) -> Result<Vec<Message>, StoreError> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare(
+            "SELECT id, session_id, stack_id, role, content, reasoning, status, synthetic,
+                    created_at
+             FROM chat_history WHERE session_id = ?1 ORDER BY id",
+        )?;
+        let rows = stmt
+            .query_map([session_id], from_row)?
+            .collect::<Result<Vec<_>, _>>()?;
+        rows.into_iter()
+            .map(|(mut m, role, status)| {
+                m.role = Role::parse(&role)?;
+                m.status = MessageStatus::parse(&status)?;
+                Ok(m)
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::NewSession;
+
+    #[test]
+    fn messages_keep_their_order_and_fields() {
+        let store = Store::open_in_memory().unwrap();
+        let s = store.create_session(&NewSession::default()).unwrap();
+        store
+            .append_message(&NewMessage::new(s.id, Role::User, "question"))
+            .unwrap();
+        let streaming = store
+            .append_message(&NewMessage {
+                status: MessageStatus::Streaming,
+                ..NewMessage::new(s.id, Role::Assistant, "")
+            })
+            .unwrap();
+        store
+            .update_message(
+                streaming.id,
+                "answer ✓",
+                Some("thought"),
+                MessageStatus::Complete,
+            )
+            .unwrap();
+        store
+            .append_message(&NewMessage {
+                synthetic: true,
+                ..NewMessage::new(s.id, Role::Assistant, "task done")
+            })
+            .unwrap();
+        let all = store.list_messages(s.id).unwrap();
+        let texts: Vec<&str> = all.iter().map(|m| m.content.as_str()).collect();
+        assert_eq!(texts, ["question", "answer ✓", "task done"]);
+        assert_eq!(all[1].reasoning.as_deref(), Some("thought"));
+        assert_eq!(all[1].status, MessageStatus::Complete);
+        assert!(all[2].synthetic && !all[0].synthetic);
+        assert_eq!(all[0].role, Role::User);
+    }
+
+    #[test]
+    fn a_message_for_a_missing_session_is_refused() {
+        let store = Store::open_in_memory().unwrap();
+        let err = store
+            .append_message(&NewMessage::new(42, Role::User, "orphan"))
+            .unwrap_err();
+        assert!(matches!(err, StoreError::Sqlite(_)), "{err}");
+        assert!(matches!(
+            store.update_message(9, "x", None, MessageStatus::Complete),
+            Err(StoreError::NotFound { .. })
+        ));
+    }
+}

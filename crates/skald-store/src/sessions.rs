@@ -1,0 +1,240 @@
+//! Chat sessions.
+
+use crate::{Store, StoreError, now_ms};
+use rusqlite::{OptionalExtension, Row, params};
+use serde::{Deserialize, Serialize};
+
+/// Who drives a session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SessionKind {
+    /// A chat a person types into.
+    Interactive,
+    /// A background task or a cron run.
+    Background,
+}
+
+impl SessionKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SessionKind::Interactive => "interactive",
+            SessionKind::Background => "background",
+        }
+    }
+
+    fn parse(s: &str) -> Result<SessionKind, StoreError> {
+        match s {
+            "interactive" => Ok(SessionKind::Interactive),
+            "background" => Ok(SessionKind::Background),
+            other => Err(StoreError::Invalid(format!("session kind `{other}`"))),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Session {
+    pub id: i64,
+    pub title: String,
+    pub agent_id: String,
+    pub kind: SessionKind,
+    pub working_dir: Option<String>,
+    pub run_context_id: Option<i64>,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+/// What a caller decides about a new session; the rest is assigned.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewSession {
+    pub title: String,
+    pub agent_id: String,
+    pub kind: SessionKind,
+    pub working_dir: Option<String>,
+    pub run_context_id: Option<i64>,
+}
+
+impl Default for NewSession {
+    fn default() -> Self {
+        NewSession {
+            title: String::new(),
+            agent_id: "main".to_string(),
+            kind: SessionKind::Interactive,
+            working_dir: None,
+            run_context_id: None,
+        }
+    }
+}
+
+const COLUMNS: &str =
+    "id, title, agent_id, kind, working_dir, run_context_id, created_at, updated_at";
+
+fn from_row(row: &Row<'_>) -> rusqlite::Result<(Session, String)> {
+    let kind: String = row.get(3)?;
+    Ok((
+        Session {
+            id: row.get(0)?,
+            title: row.get(1)?,
+            agent_id: row.get(2)?,
+            kind: SessionKind::Interactive,
+            working_dir: row.get(4)?,
+            run_context_id: row.get(5)?,
+            created_at: row.get(6)?,
+            updated_at: row.get(7)?,
+        },
+        kind,
+    ))
+}
+
+fn finish((mut session, kind): (Session, String)) -> Result<Session, StoreError> {
+    session.kind = SessionKind::parse(&kind)?;
+    Ok(session)
+}
+
+impl Store {
+    pub fn create_session(&self, new: &NewSession) -> Result<Session, StoreError> {
+        let now = now_ms();
+        let conn = self.conn();
+        conn.execute(
+            "INSERT INTO chat_sessions (title, agent_id, kind, working_dir, run_context_id,
+                                        created_at, updated_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)",
+            params![
+                new.title,
+                new.agent_id,
+                new.kind.as_str(),
+                new.working_dir,
+                new.run_context_id,
+                now
+            ],
+        )?;
+        let id = conn.last_insert_rowid();
+        Ok(Session {
+            id,
+            title: new.title.clone(),
+            agent_id: new.agent_id.clone(),
+            kind: new.kind,
+            working_dir: new.working_dir.clone(),
+            run_context_id: new.run_context_id,
+            created_at: now,
+            updated_at: now,
+        })
+    }
+
+    pub fn find_session(&self, id: i64) -> Result<Option<Session>, StoreError> {
+        let row = self
+            .conn()
+            .query_row(
+                &format!("SELECT {COLUMNS} FROM chat_sessions WHERE id = ?1"),
+                [id],
+                from_row,
+            )
+            .optional()?;
+        row.map(finish).transpose()
+    }
+
+    pub fn get_session(&self, id: i64) -> Result<Session, StoreError> {
+        self.find_session(id)?.ok_or_else(|| StoreError::NotFound {
+            what: "session",
+            id: id.to_string(),
+        })
+    }
+
+    /// All sessions, most recently active first.
+    pub fn list_sessions(&self) -> Result<Vec<Session>, StoreError> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare(&format!(
+            "SELECT {COLUMNS} FROM chat_sessions ORDER BY updated_at DESC, id DESC"
+        ))?;
+        let rows = stmt
+            .query_map([], from_row)?
+            .collect::<Result<Vec<_>, _>>()?;
+        rows.into_iter().map(finish).collect()
+    }
+
+    pub fn rename_session(&self, id: i64, title: &str) -> Result<(), StoreError> {
+        let changed = self.conn().execute(
+            "UPDATE chat_sessions SET title = ?2, updated_at = ?3 WHERE id = ?1",
+            params![id, title, now_ms()],
+        )?;
+        if changed == 0 {
+            return Err(StoreError::NotFound {
+                what: "session",
+                id: id.to_string(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Deletes a session with its history and tool calls.
+    pub fn delete_session(&self, id: i64) -> Result<(), StoreError> {
+        let changed = self
+            .conn()
+            .execute("DELETE FROM chat_sessions WHERE id = ?1", [id])?;
+        if changed == 0 {
+            return Err(StoreError::NotFound {
+                what: "session",
+                id: id.to_string(),
+            });
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{NewMessage, Role};
+
+    #[test]
+    fn create_get_list_rename_delete() {
+        let store = Store::open_in_memory().unwrap();
+        let a = store
+            .create_session(&NewSession {
+                title: "first".into(),
+                working_dir: Some("/home/u/proj".into()),
+                ..NewSession::default()
+            })
+            .unwrap();
+        let b = store
+            .create_session(&NewSession {
+                kind: SessionKind::Background,
+                agent_id: "researcher".into(),
+                ..NewSession::default()
+            })
+            .unwrap();
+        assert_eq!(store.get_session(a.id).unwrap(), a);
+        assert_eq!(
+            store.get_session(b.id).unwrap().kind,
+            SessionKind::Background
+        );
+        let ids: Vec<i64> = store
+            .list_sessions()
+            .unwrap()
+            .iter()
+            .map(|s| s.id)
+            .collect();
+        assert_eq!(ids.len(), 2);
+        assert!(ids.contains(&a.id) && ids.contains(&b.id));
+
+        store.rename_session(a.id, "renamed").unwrap();
+        assert_eq!(store.get_session(a.id).unwrap().title, "renamed");
+
+        store
+            .append_message(&NewMessage::new(a.id, Role::User, "hi"))
+            .unwrap();
+        store.delete_session(a.id).unwrap();
+        assert!(store.find_session(a.id).unwrap().is_none());
+        assert!(
+            store.list_messages(a.id).unwrap().is_empty(),
+            "history cascades"
+        );
+        assert!(matches!(
+            store.delete_session(a.id),
+            Err(StoreError::NotFound { .. })
+        ));
+        assert!(matches!(
+            store.rename_session(12345, "x"),
+            Err(StoreError::NotFound { .. })
+        ));
+    }
+}
