@@ -1,1 +1,28 @@
+//! The Skald engine. From the foundation: the tool registry and the catalog that every
+//! surface (model tool lists, the approval UI, `skald tools`) reads, argument validation,
+//! the data directory and its `config.toml`, logging, and the `doctor` checks. The agent
+//! loop, approval gate, sub-agents, inbox and cron join it in later layers.
 
+pub mod args;
+pub mod catalog;
+pub mod config;
+pub mod doctor;
+pub mod logging;
+pub mod paths;
+pub mod registry;
+pub mod synthetic;
+
+pub use args::{ArgsError, validate_args};
+pub use catalog::{AllTools, McpToolSource, ToolCatalog, ToolInfo, ToolSource};
+pub use config::{Config, ConfigError};
+pub use paths::{DataDir, DataDirError};
+pub use registry::{DispatchError, RegistryError, ToolRegistry};
+
+/// The registry with every built-in tool of `skald-tools` registered.
+pub fn builtin_registry() -> Result<ToolRegistry, RegistryError> {
+    let mut registry = ToolRegistry::new();
+    for tool in skald_tools::builtin_tools() {
+        registry.register_arc(tool)?;
+    }
+    Ok(registry)
+}

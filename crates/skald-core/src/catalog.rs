@@ -1,0 +1,173 @@
+//! `ToolCatalog`: one view of every tool an agent can be offered — built-in, synthetic
+//! and MCP — for the approval UI, `skald tools` and labelling (tools.md "ToolCatalog").
+
+use crate::registry::ToolRegistry;
+use crate::synthetic::synthetic_tools;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use skald_api::{ToolCategory, ToolDescriptionLength};
+use std::sync::Arc;
+
+/// Where a tool comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolSource {
+    /// Registered in the `ToolRegistry`.
+    Builtin,
+    /// Injected by the engine outside the registry.
+    Synthetic,
+    /// Served by an MCP server.
+    Mcp,
+}
+
+/// One tool as the catalog lists it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolInfo {
+    pub name: String,
+    pub description: String,
+    /// `None` for synthetic tools without a category and for MCP tools.
+    pub category: Option<ToolCategory>,
+    pub parameters: Value,
+    pub source: ToolSource,
+    pub sub_agents_only: bool,
+    pub root_agent_only: bool,
+}
+
+/// Every tool, split the way the approval UI shows them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AllTools {
+    /// Registry tools and synthetic tools, sorted by name.
+    pub built_in: Vec<ToolInfo>,
+    /// MCP tools of every connected server, sorted by name.
+    pub mcp: Vec<ToolInfo>,
+}
+
+/// Supplies the tools of the connected MCP servers. The MCP manager implements it; the
+/// catalog only reads through it, so core does not depend on the MCP client.
+pub trait McpToolSource: Send + Sync {
+    fn mcp_tools(&self) -> Vec<ToolInfo>;
+}
+
+pub struct ToolCatalog {
+    registry: Arc<ToolRegistry>,
+    mcp: Option<Arc<dyn McpToolSource>>,
+}
+
+impl ToolCatalog {
+    pub fn new(registry: Arc<ToolRegistry>) -> Self {
+        ToolCatalog {
+            registry,
+            mcp: None,
+        }
+    }
+
+    pub fn with_mcp(mut self, mcp: Arc<dyn McpToolSource>) -> Self {
+        self.mcp = Some(mcp);
+        self
+    }
+
+    pub fn registry(&self) -> &Arc<ToolRegistry> {
+        &self.registry
+    }
+
+    pub fn list_all(&self) -> AllTools {
+        let mut built_in: Vec<ToolInfo> = self
+            .registry
+            .tools()
+            .map(|t| ToolInfo {
+                name: t.name().to_string(),
+                description: t.description().to_string(),
+                category: Some(t.category()),
+                parameters: t.parameters_schema(),
+                source: ToolSource::Builtin,
+                sub_agents_only: t.sub_agents_only(),
+                root_agent_only: t.root_agent_only(),
+            })
+            .collect();
+        built_in.extend(
+            synthetic_tools()
+                .into_iter()
+                .filter(|s| !self.registry.contains(&s.name)),
+        );
+        built_in.sort_by(|a, b| a.name.cmp(&b.name));
+        let mut mcp = self.mcp.as_ref().map(|m| m.mcp_tools()).unwrap_or_default();
+        mcp.sort_by(|a, b| a.name.cmp(&b.name));
+        AllTools { built_in, mcp }
+    }
+
+    pub fn describe_call(&self, name: &str, args: &Value, length: ToolDescriptionLength) -> String {
+        self.registry.describe_call(name, args, length)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use skald_api::{Tool, tool_names as tn};
+
+    struct Reader;
+    impl Tool for Reader {
+        fn name(&self) -> &str {
+            "read_file"
+        }
+        fn description(&self) -> &str {
+            "Read a file."
+        }
+        fn parameters_schema(&self) -> Value {
+            json!({"type": "object"})
+        }
+        fn category(&self) -> ToolCategory {
+            ToolCategory::Filesystem
+        }
+    }
+
+    struct FakeServer;
+    impl McpToolSource for FakeServer {
+        fn mcp_tools(&self) -> Vec<ToolInfo> {
+            ["mcp__time__now", "mcp__fs__read"]
+                .into_iter()
+                .map(|n| ToolInfo {
+                    name: n.into(),
+                    description: String::new(),
+                    category: None,
+                    parameters: json!({"type": "object"}),
+                    source: ToolSource::Mcp,
+                    sub_agents_only: false,
+                    root_agent_only: false,
+                })
+                .collect()
+        }
+    }
+
+    #[test]
+    fn lists_registry_synthetic_and_mcp_tools() {
+        let mut reg = ToolRegistry::new();
+        reg.register(Reader).unwrap();
+        let catalog = ToolCatalog::new(Arc::new(reg)).with_mcp(Arc::new(FakeServer));
+        let all = catalog.list_all();
+        let names: Vec<&str> = all.built_in.iter().map(|t| t.name.as_str()).collect();
+        assert!(names.contains(&"read_file"));
+        for synthetic in [tn::EXECUTE_TASK, tn::SHOW_FILE_TO_USER, tn::IMAGE_GENERATE] {
+            assert!(names.contains(&synthetic), "{synthetic}");
+        }
+        let mut sorted = names.clone();
+        sorted.sort();
+        assert_eq!(names, sorted);
+        let mcp: Vec<&str> = all.mcp.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(mcp, ["mcp__fs__read", "mcp__time__now"]);
+
+        // Serialises for the UI as-is.
+        let json = serde_json::to_value(&all).unwrap();
+        assert!(json["built_in"][0]["source"].is_string());
+        assert!(json["mcp"].is_array());
+        assert_eq!(
+            catalog.describe_call(
+                tn::SHOW_FILE_TO_USER,
+                &json!({"path": "a"}),
+                ToolDescriptionLength::Short
+            ),
+            "show_file_to_user `a`"
+        );
+    }
+}

@@ -1,0 +1,239 @@
+//! `skald doctor`: which parts Skald relies on are present, and what to do when one is not.
+//! Optional parts that are missing are reported, not treated as failures; only a broken
+//! store or config is an error.
+
+use crate::config::Config;
+use crate::paths::DataDir;
+use serde::Serialize;
+use skald_store::Store;
+use std::time::Duration;
+
+/// How long one probe of an external program may take.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(5);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CheckStatus {
+    Ok,
+    /// An optional part is absent; the features that need it say so when used.
+    Missing,
+    /// Something is wrong and Skald cannot work properly until it is fixed.
+    Error,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Check {
+    pub name: &'static str,
+    pub status: CheckStatus,
+    pub detail: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
+}
+
+impl Check {
+    fn ok(name: &'static str, detail: impl Into<String>) -> Check {
+        Check {
+            name,
+            status: CheckStatus::Ok,
+            detail: detail.into(),
+            hint: None,
+        }
+    }
+
+    fn missing(name: &'static str, detail: impl Into<String>, hint: impl Into<String>) -> Check {
+        Check {
+            name,
+            status: CheckStatus::Missing,
+            detail: detail.into(),
+            hint: Some(hint.into()),
+        }
+    }
+
+    fn error(name: &'static str, detail: impl Into<String>, hint: impl Into<String>) -> Check {
+        Check {
+            name,
+            status: CheckStatus::Error,
+            detail: detail.into(),
+            hint: Some(hint.into()),
+        }
+    }
+}
+
+/// Runs every check.
+pub async fn run(data_dir: &DataDir) -> Vec<Check> {
+    vec![
+        check_data_dir(data_dir),
+        check_config(data_dir),
+        check_store(data_dir).await,
+        check_webkit().await,
+        check_node().await,
+        check_tex_bundle(data_dir),
+        check_model(),
+    ]
+}
+
+fn check_data_dir(data_dir: &DataDir) -> Check {
+    match data_dir.ensure() {
+        Ok(()) => Check::ok("data directory", data_dir.root().display().to_string()),
+        Err(e) => Check::error(
+            "data directory",
+            e.to_string(),
+            "pass --data-dir or set SKALD_DATA_DIR to a writable folder",
+        ),
+    }
+}
+
+fn check_config(data_dir: &DataDir) -> Check {
+    let path = data_dir.config_path();
+    match Config::load_or_create(&path) {
+        Ok(_) => Check::ok("config", path.display().to_string()),
+        Err(e) => Check::error("config", e.to_string(), "fix or delete the file"),
+    }
+}
+
+async fn check_store(data_dir: &DataDir) -> Check {
+    let path = data_dir.db_path();
+    let opened = tokio::task::spawn_blocking(move || {
+        let store = Store::open(&path)?;
+        store.integrity_check()?;
+        store.schema_version()
+    })
+    .await;
+    match opened {
+        Ok(Ok(version)) => Check::ok(
+            "database",
+            format!(
+                "{} (schema v{version}, integrity ok)",
+                data_dir.db_path().display()
+            ),
+        ),
+        Ok(Err(e)) => Check::error(
+            "database",
+            e.to_string(),
+            "restore the file from a backup or move it aside to start fresh",
+        ),
+        Err(e) => Check::error("database", e.to_string(), "report this as a bug"),
+    }
+}
+
+/// Runs `program args…` and returns its standard output, or why it could not.
+async fn probe(program: &str, args: &[&str]) -> Result<String, String> {
+    let mut cmd = tokio::process::Command::new(program);
+    cmd.args(args)
+        .kill_on_drop(true)
+        .stdin(std::process::Stdio::null());
+    match tokio::time::timeout(PROBE_TIMEOUT, cmd.output()).await {
+        Err(_) => Err(format!(
+            "`{program}` did not answer within {PROBE_TIMEOUT:?}"
+        )),
+        Ok(Err(e)) => Err(format!("`{program}`: {e}")),
+        Ok(Ok(out)) if out.status.success() => {
+            Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+        }
+        Ok(Ok(out)) => Err(format!("`{program}` exited with {}", out.status)),
+    }
+}
+
+async fn check_webkit() -> Check {
+    const NAME: &str = "webview (desktop app)";
+    if !cfg!(target_os = "linux") {
+        return Check::ok(NAME, "provided by the operating system");
+    }
+    match probe("ldconfig", &["-p"]).await {
+        Err(e) => Check::missing(NAME, e, "cannot tell whether WebKitGTK is installed"),
+        Ok(libs) if libs.contains("libwebkit2gtk-4.1.so") => Check::ok(NAME, "WebKitGTK 4.1 found"),
+        Ok(_) => Check::missing(
+            NAME,
+            "WebKitGTK 4.1 not found",
+            "the desktop app needs it: apt install libwebkit2gtk-4.1-0 \
+             (the command line works without it)",
+        ),
+    }
+}
+
+async fn check_node() -> Check {
+    const NAME: &str = "node (MCP servers)";
+    match probe("node", &["--version"]).await {
+        Ok(version) => Check::ok(NAME, format!("node {}", version.trim())),
+        Err(e) => Check::missing(
+            NAME,
+            e,
+            "MCP servers started with npx need Node.js: apt install nodejs npm",
+        ),
+    }
+}
+
+fn check_tex_bundle(data_dir: &DataDir) -> Check {
+    const NAME: &str = "TeX bundle (LaTeX preview)";
+    let path = data_dir.tex_bundle_path();
+    if path.is_file() {
+        Check::ok(NAME, path.display().to_string())
+    } else {
+        Check::missing(
+            NAME,
+            format!("no offline bundle at {}", path.display()),
+            "LaTeX previews need a TeX bundle at that path",
+        )
+    }
+}
+
+/// Provider environment variables that configure a model. Only their presence is read:
+/// a key's value is never printed or logged.
+const MODEL_ENV: &[&str] = &[
+    "SKALD_MODEL",
+    "OPENAI_API_KEY",
+    "ANTHROPIC_API_KEY",
+    "OLLAMA_HOST",
+];
+
+fn check_model() -> Check {
+    const NAME: &str = "model";
+    let set: Vec<&str> = MODEL_ENV
+        .iter()
+        .copied()
+        .filter(|k| std::env::var_os(k).is_some_and(|v| !v.is_empty()))
+        .collect();
+    if set.is_empty() {
+        Check::missing(
+            NAME,
+            "no model provider configured",
+            "set OPENAI_API_KEY (+ OPENAI_BASE_URL), ANTHROPIC_API_KEY or OLLAMA_HOST",
+        )
+    } else {
+        Check::ok(NAME, format!("from the environment: {}", set.join(", ")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_fresh_data_dir_passes_its_own_checks() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dd = DataDir::at(tmp.path().join("data"));
+        let checks = run(&dd).await;
+        for name in ["data directory", "config", "database"] {
+            let c = checks.iter().find(|c| c.name == name).unwrap();
+            assert_eq!(c.status, CheckStatus::Ok, "{c:?}");
+        }
+        assert!(dd.db_path().is_file());
+        assert!(dd.config_path().is_file());
+    }
+
+    #[tokio::test]
+    async fn a_broken_config_is_an_error_with_the_reason() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dd = DataDir::at(tmp.path());
+        std::fs::write(dd.config_path(), "[log\n").unwrap();
+        let c = check_config(&dd);
+        assert_eq!(c.status, CheckStatus::Error);
+        assert!(c.detail.contains("config.toml"), "{}", c.detail);
+    }
+
+    #[tokio::test]
+    async fn a_missing_program_is_reported_not_fatal() {
+        let err = probe("skald-no-such-program", &[]).await.unwrap_err();
+        assert!(err.contains("skald-no-such-program"));
+    }
+}

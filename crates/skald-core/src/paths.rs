@@ -1,0 +1,126 @@
+//! Where Skald keeps its data: the OS per-user data directory (`~/.local/share/skald` on
+//! Linux, `~/Library/Application Support/skald` on macOS, `%APPDATA%\skald\data` on
+//! Windows), unless `--data-dir` or `SKALD_DATA_DIR` says otherwise.
+
+use std::path::{Path, PathBuf};
+
+/// The environment variable that overrides the data directory.
+pub const DATA_DIR_ENV: &str = "SKALD_DATA_DIR";
+
+#[derive(Debug, thiserror::Error)]
+pub enum DataDirError {
+    #[error("cannot find a home directory for Skald's data; pass --data-dir or set {DATA_DIR_ENV}")]
+    NoHome,
+    #[error("cannot create the data directory {path}: {source}")]
+    Create {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("the data directory {0} exists but is not a directory")]
+    NotADirectory(PathBuf),
+}
+
+/// The data directory and the well-known paths inside it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DataDir {
+    root: PathBuf,
+}
+
+impl DataDir {
+    /// Picks the directory: `explicit` first, then `SKALD_DATA_DIR`, then the OS default.
+    /// Nothing is created yet.
+    pub fn resolve(explicit: Option<&Path>) -> Result<DataDir, DataDirError> {
+        if let Some(dir) = explicit {
+            return Ok(DataDir::at(dir));
+        }
+        if let Some(dir) = std::env::var_os(DATA_DIR_ENV).filter(|v| !v.is_empty()) {
+            return Ok(DataDir::at(PathBuf::from(dir)));
+        }
+        directories::ProjectDirs::from("", "", "skald")
+            .map(|dirs| DataDir::at(dirs.data_dir()))
+            .ok_or(DataDirError::NoHome)
+    }
+
+    /// A data directory at `root`, made absolute so that a later `chdir` cannot move it.
+    pub fn at(root: impl AsRef<Path>) -> DataDir {
+        let root = root.as_ref();
+        let root = if root.is_absolute() {
+            root.to_path_buf()
+        } else {
+            std::env::current_dir()
+                .map(|cwd| cwd.join(root))
+                .unwrap_or_else(|_| root.to_path_buf())
+        };
+        DataDir { root }
+    }
+
+    /// Creates the directory (and its `logs/`) if needed.
+    pub fn ensure(&self) -> Result<(), DataDirError> {
+        if self.root.exists() && !self.root.is_dir() {
+            return Err(DataDirError::NotADirectory(self.root.clone()));
+        }
+        for dir in [self.root.clone(), self.logs_dir()] {
+            std::fs::create_dir_all(&dir).map_err(|source| DataDirError::Create {
+                path: dir.clone(),
+                source,
+            })?;
+        }
+        Ok(())
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The SQLite database.
+    pub fn db_path(&self) -> PathBuf {
+        self.root.join("skald.db")
+    }
+
+    /// The user's settings.
+    pub fn config_path(&self) -> PathBuf {
+        self.root.join("config.toml")
+    }
+
+    /// Rotating log files.
+    pub fn logs_dir(&self) -> PathBuf {
+        self.root.join("logs")
+    }
+
+    /// The offline TeX bundle (a zip) the LaTeX preview compiles with when present.
+    pub fn tex_bundle_path(&self) -> PathBuf {
+        self.root.join("tex").join("bundle.zip")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn explicit_dir_wins_and_paths_live_inside_it() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dd = DataDir::resolve(Some(tmp.path())).unwrap();
+        assert_eq!(dd.root(), tmp.path());
+        assert_eq!(dd.db_path(), tmp.path().join("skald.db"));
+        assert_eq!(dd.config_path(), tmp.path().join("config.toml"));
+        dd.ensure().unwrap();
+        assert!(dd.logs_dir().is_dir());
+    }
+
+    #[test]
+    fn relative_dirs_become_absolute() {
+        let dd = DataDir::at("some/relative");
+        assert!(dd.root().is_absolute());
+    }
+
+    #[test]
+    fn a_file_in_the_way_is_a_clear_error() {
+        let tmp = tempfile::tempdir().unwrap();
+        let file = tmp.path().join("file");
+        std::fs::write(&file, "x").unwrap();
+        let err = DataDir::at(&file).ensure().unwrap_err();
+        assert!(matches!(err, DataDirError::NotADirectory(_)), "{err}");
+    }
+}

@@ -1,0 +1,407 @@
+//! `ToolRegistry`: the built-in tools by name (tools.md "ToolRegistry").
+
+use crate::synthetic;
+use serde_json::Value;
+use skald_api::{
+    ExecutionOutcome, Tool, ToolCategory, ToolDescriptionLength, ToolExecution, tool_names as tn,
+};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum RegistryError {
+    #[error(
+        "tool `{0}` declares both sub_agents_only and root_agent_only, so no agent could ever \
+         see it; pick one"
+    )]
+    ContradictoryVisibility(String),
+    #[error("a tool named `{0}` is already registered")]
+    Duplicate(String),
+    #[error("tool name `{0}` is invalid: use 1-64 characters from a-z, A-Z, 0-9, `_` and `-`")]
+    InvalidName(String),
+}
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum DispatchError {
+    #[error("unknown tool `{0}`")]
+    Unknown(String),
+    #[error("{0}")]
+    Failed(String),
+    #[error("cancelled")]
+    Cancelled,
+}
+
+/// Built-in tools keyed by name. Built once at start and then shared read-only; MCP,
+/// plugin and synthetic tools are injected per turn by their owners, not stored here.
+///
+/// A `BTreeMap` keeps every listing in name order, so the tool array sent to a model is
+/// byte-identical between rounds (providers' prompt caches depend on that).
+#[derive(Default)]
+pub struct ToolRegistry {
+    tools: BTreeMap<String, Arc<dyn Tool>>,
+}
+
+/// The character set OpenAI and Anthropic both accept for function names.
+fn valid_name(name: &str) -> bool {
+    (1..=64).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+impl ToolRegistry {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Inserts `tool` under its name.
+    pub fn register(&mut self, tool: impl Tool + 'static) -> Result<(), RegistryError> {
+        self.register_arc(Arc::new(tool))
+    }
+
+    pub fn register_arc(&mut self, tool: Arc<dyn Tool>) -> Result<(), RegistryError> {
+        let name = tool.name().to_string();
+        if !valid_name(&name) {
+            return Err(RegistryError::InvalidName(name));
+        }
+        if tool.sub_agents_only() && tool.root_agent_only() {
+            return Err(RegistryError::ContradictoryVisibility(name));
+        }
+        if self.tools.contains_key(&name) {
+            return Err(RegistryError::Duplicate(name));
+        }
+        self.tools.insert(name, tool);
+        Ok(())
+    }
+
+    pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
+        self.tools.get(name)
+    }
+
+    pub fn contains(&self, name: &str) -> bool {
+        self.tools.contains_key(name)
+    }
+
+    /// Every registered tool, in name order.
+    pub fn tools(&self) -> impl Iterator<Item = &Arc<dyn Tool>> {
+        self.tools.values()
+    }
+
+    fn definitions(&self, keep: impl Fn(&dyn Tool) -> bool) -> Vec<Value> {
+        self.tools
+            .values()
+            .filter(|t| keep(t.as_ref()))
+            .map(|t| t.openai_definition())
+            .collect()
+    }
+
+    /// Definitions offered to the root agent: everything but `sub_agents_only` tools.
+    pub fn openai_definitions(&self) -> Vec<Value> {
+        self.definitions(|t| !t.sub_agents_only())
+    }
+
+    /// Definitions of the tools only sub-agents see.
+    pub fn openai_definitions_sub_agents_only(&self) -> Vec<Value> {
+        self.definitions(|t| t.sub_agents_only())
+    }
+
+    /// The always-on root set: root-visible tools outside the lazy `config` group.
+    pub fn openai_definitions_excluding_config(&self) -> Vec<Value> {
+        self.definitions(|t| !t.sub_agents_only() && t.category() != ToolCategory::Config)
+    }
+
+    /// The lazy `config` group: Config-category tools, offered after
+    /// `activate_tools(["config"])`.
+    pub fn openai_definitions_config_only(&self) -> Vec<Value> {
+        self.definitions(|t| !t.sub_agents_only() && t.category() == ToolCategory::Config)
+    }
+
+    /// Names of the tools a sub-agent must not see.
+    pub fn root_agent_only_names(&self) -> Vec<String> {
+        self.tools
+            .values()
+            .filter(|t| t.root_agent_only())
+            .map(|t| t.name().to_string())
+            .collect()
+    }
+
+    /// `(name, description)` of every tool, sorted by name.
+    pub fn list_all(&self) -> Vec<(String, String)> {
+        self.tools
+            .values()
+            .map(|t| (t.name().to_string(), t.description().to_string()))
+            .collect()
+    }
+
+    /// The category of a registered tool; `None` for MCP, synthetic and unknown names.
+    pub fn category_of(&self, name: &str) -> Option<ToolCategory> {
+        self.tools.get(name).map(|t| t.category())
+    }
+
+    /// Starts an execution of a registered tool; `None` for names the caller owns (MCP,
+    /// synthetic) or that do not exist. The cancellable dispatch path.
+    pub fn run(&self, name: &str, args: Value) -> Option<Box<dyn ToolExecution + '_>> {
+        self.tools.get(name).map(|t| t.run(args))
+    }
+
+    /// Runs a registered tool to completion, uncancellable. For callers with no /stop
+    /// (a REST resolve endpoint); turns go through `run` + `drive_execution`.
+    pub async fn dispatch(&self, name: &str, args: Value) -> Result<String, DispatchError> {
+        let exec = self
+            .run(name, args)
+            .ok_or_else(|| DispatchError::Unknown(name.to_string()))?;
+        match exec.wait().await {
+            ExecutionOutcome::Completed(text) => Ok(text),
+            ExecutionOutcome::Failed(msg) => Err(DispatchError::Failed(msg)),
+            ExecutionOutcome::Cancelled => Err(DispatchError::Cancelled),
+        }
+    }
+
+    /// A label for any tool call, registered or not, within the length's budget. Synthetic
+    /// tools outside the registry get their labels here; anything else unknown falls back
+    /// to its name.
+    pub fn describe_call(&self, name: &str, args: &Value, length: ToolDescriptionLength) -> String {
+        let label = match self.tools.get(name) {
+            Some(tool) => tool.describe(args, length),
+            None => synthetic::describe(name, args).unwrap_or_else(|| name.to_string()),
+        };
+        length.fit(&label)
+    }
+
+    /// The single file a call acts on, for a clickable link in the UI.
+    pub fn target_path(&self, name: &str, args: &Value) -> Option<String> {
+        match self.tools.get(name) {
+            Some(tool) => tool.target_path(args),
+            None if name == tn::SHOW_FILE_TO_USER => {
+                args.get("path").and_then(Value::as_str).map(str::to_string)
+            }
+            None => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use skald_api::{ToolError, ToolResult};
+
+    struct T {
+        name: &'static str,
+        category: ToolCategory,
+        sub_only: bool,
+        root_only: bool,
+    }
+
+    impl T {
+        fn new(name: &'static str) -> Self {
+            T {
+                name,
+                category: ToolCategory::Filesystem,
+                sub_only: false,
+                root_only: false,
+            }
+        }
+    }
+
+    impl Tool for T {
+        fn name(&self) -> &str {
+            self.name
+        }
+        fn description(&self) -> &str {
+            "test tool"
+        }
+        fn parameters_schema(&self) -> Value {
+            json!({"type": "object"})
+        }
+        fn describe(&self, args: &Value, _length: ToolDescriptionLength) -> String {
+            format!("{} `{}`", self.name, args["path"].as_str().unwrap_or("?"))
+        }
+        fn target_path(&self, args: &Value) -> Option<String> {
+            args["path"].as_str().map(str::to_string)
+        }
+        fn execute(&self, args: Value) -> ToolResult {
+            match args.get("fail") {
+                Some(_) => Err(ToolError::failed("asked to fail")),
+                None => Ok(format!("ran {}", self.name)),
+            }
+        }
+        fn category(&self) -> ToolCategory {
+            self.category
+        }
+        fn sub_agents_only(&self) -> bool {
+            self.sub_only
+        }
+        fn root_agent_only(&self) -> bool {
+            self.root_only
+        }
+    }
+
+    fn names(defs: &[Value]) -> Vec<String> {
+        defs.iter()
+            .map(|d| d["function"]["name"].as_str().unwrap().to_string())
+            .collect()
+    }
+
+    fn sample() -> ToolRegistry {
+        let mut r = ToolRegistry::new();
+        r.register(T::new("read_file")).unwrap();
+        r.register(T {
+            sub_only: true,
+            ..T::new("report_back")
+        })
+        .unwrap();
+        r.register(T {
+            root_only: true,
+            category: ToolCategory::Introspection,
+            ..T::new("read_notification")
+        })
+        .unwrap();
+        r.register(T {
+            category: ToolCategory::Config,
+            ..T::new("set_secret")
+        })
+        .unwrap();
+        r
+    }
+
+    #[test]
+    fn visibility_rules() {
+        let r = sample();
+        assert_eq!(
+            names(&r.openai_definitions()),
+            ["read_file", "read_notification", "set_secret"]
+        );
+        assert_eq!(
+            names(&r.openai_definitions_sub_agents_only()),
+            ["report_back"]
+        );
+        assert_eq!(r.root_agent_only_names(), ["read_notification"]);
+        assert_eq!(
+            names(&r.openai_definitions_excluding_config()),
+            ["read_file", "read_notification"]
+        );
+        assert_eq!(names(&r.openai_definitions_config_only()), ["set_secret"]);
+    }
+
+    #[test]
+    fn a_tool_both_root_only_and_sub_only_is_refused() {
+        let mut r = ToolRegistry::new();
+        let err = r
+            .register(T {
+                sub_only: true,
+                root_only: true,
+                ..T::new("invisible")
+            })
+            .unwrap_err();
+        assert_eq!(
+            err,
+            RegistryError::ContradictoryVisibility("invisible".into())
+        );
+        assert!(err.to_string().contains("no agent could ever see it"));
+        assert!(!r.contains("invisible"));
+    }
+
+    #[test]
+    fn duplicates_and_bad_names_are_refused() {
+        let mut r = sample();
+        assert_eq!(
+            r.register(T::new("read_file")).unwrap_err(),
+            RegistryError::Duplicate("read_file".into())
+        );
+        assert!(matches!(
+            r.register(T::new("has space")),
+            Err(RegistryError::InvalidName(_))
+        ));
+        assert!(matches!(
+            r.register(T::new("")),
+            Err(RegistryError::InvalidName(_))
+        ));
+    }
+
+    #[test]
+    fn listing_and_categories() {
+        let r = sample();
+        let listed: Vec<String> = r.list_all().into_iter().map(|(n, _)| n).collect();
+        assert_eq!(
+            listed,
+            [
+                "read_file",
+                "read_notification",
+                "report_back",
+                "set_secret"
+            ]
+        );
+        assert_eq!(r.category_of("set_secret"), Some(ToolCategory::Config));
+        assert_eq!(r.category_of("mcp__x__y"), None);
+    }
+
+    #[tokio::test]
+    async fn run_and_dispatch() {
+        let r = sample();
+        assert!(r.run("nope", json!({})).is_none());
+        let exec = r.run("read_file", json!({})).unwrap();
+        assert_eq!(
+            exec.wait().await,
+            ExecutionOutcome::Completed("ran read_file".into())
+        );
+        assert_eq!(
+            r.dispatch("read_file", json!({})).await.unwrap(),
+            "ran read_file"
+        );
+        assert_eq!(
+            r.dispatch("read_file", json!({"fail": true}))
+                .await
+                .unwrap_err(),
+            DispatchError::Failed("asked to fail".into())
+        );
+        assert_eq!(
+            r.dispatch("nope", json!({})).await.unwrap_err(),
+            DispatchError::Unknown("nope".into())
+        );
+    }
+
+    #[test]
+    fn describe_call_covers_registered_synthetic_and_unknown_tools() {
+        let r = sample();
+        let short = ToolDescriptionLength::Short;
+        assert_eq!(
+            r.describe_call("read_file", &json!({"path": "src/main.rs"}), short),
+            "read_file `src/main.rs`"
+        );
+        assert_eq!(
+            r.describe_call("mcp__github__search", &json!({}), short),
+            "mcp__github__search"
+        );
+        assert_eq!(
+            r.describe_call(tn::SHOW_FILE_TO_USER, &json!({"path": "paper.tex"}), short),
+            "show_file_to_user `paper.tex`"
+        );
+        let long = "d".repeat(300);
+        let label = r.describe_call("read_file", &json!({ "path": long }), short);
+        assert_eq!(label.chars().count(), 60);
+        let label = r.describe_call(
+            "read_file",
+            &json!({ "path": long }),
+            ToolDescriptionLength::Full,
+        );
+        assert_eq!(label.chars().count(), 120);
+    }
+
+    #[test]
+    fn target_path_of_registered_and_show_file() {
+        let r = sample();
+        assert_eq!(
+            r.target_path("read_file", &json!({"path": "a.md"}))
+                .as_deref(),
+            Some("a.md")
+        );
+        assert_eq!(
+            r.target_path(tn::SHOW_FILE_TO_USER, &json!({"path": "b.pdf"}))
+                .as_deref(),
+            Some("b.pdf")
+        );
+        assert_eq!(r.target_path(tn::EXECUTE_TASK, &json!({"path": "x"})), None);
+        assert_eq!(r.target_path("unknown", &json!({"path": "x"})), None);
+    }
+}
