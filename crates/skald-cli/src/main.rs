@@ -1,1 +1,138 @@
-fn main() {}
+//! `skald`: the Skald engine without a window — list and run tools, check the install.
+//! Everything here is a thin carrier over `skald-core`; no behaviour lives in the CLI.
+
+mod cmd_doctor;
+mod cmd_tool;
+mod cmd_tools;
+mod exit;
+
+use clap::{Parser, Subcommand};
+use skald_core::{Config, DataDir};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "skald",
+    version,
+    about = "Skald: a local-first workbench for LLM agents (command line)",
+    long_about = "Skald runs agents that read and edit your files, grep, outline code and run \
+                  commands with your approval. This command line runs the same engine as the \
+                  desktop app, headless."
+)]
+struct Cli {
+    /// Where Skald keeps its database, config.toml and logs
+    /// [default: the OS per-user data directory, e.g. ~/.local/share/skald]
+    #[arg(long, global = true, env = "SKALD_DATA_DIR", value_name = "DIR")]
+    data_dir: Option<PathBuf>,
+
+    /// Also print log lines on stderr (-v info, -vv debug, -vvv trace)
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    verbose: u8,
+
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// List every tool an agent can be offered
+    Tools {
+        /// Print a JSON array of {name, description, category, parameters, source}
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run one tool directly, as an agent would
+    #[command(
+        after_help = "Exit codes: 0 completed, 1 the tool failed (message on stderr), \
+                            2 bad usage, unknown tool or invalid arguments, 3 rejected, \
+                            130 cancelled (Ctrl-C).\n\n\
+                            Example: skald tool read_file --args '{\"path\": \"README.md\"}'"
+    )]
+    Tool {
+        /// The tool's name (see `skald tools`)
+        name: String,
+        /// The arguments as a JSON object, or `-` to read them from stdin
+        #[arg(long, default_value = "{}", value_name = "JSON")]
+        args: String,
+        /// The working directory relative paths resolve against [default: the current one]
+        #[arg(long, value_name = "DIR")]
+        cwd: Option<PathBuf>,
+    },
+    /// Print the version
+    Version,
+    /// Check which parts Skald relies on are present
+    Doctor {
+        /// Print the checks as JSON
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// What every command needs: the data directory, its config, and logging.
+pub struct Env {
+    pub data_dir: DataDir,
+    pub config: Config,
+    _log: Option<skald_core::logging::LogGuard>,
+}
+
+impl Env {
+    fn init(cli: &Cli) -> anyhow::Result<Env> {
+        let data_dir = DataDir::resolve(cli.data_dir.as_deref())?;
+        data_dir.ensure()?;
+        let config = Config::load_or_create(&data_dir.config_path())?;
+        let stderr_level = match cli.verbose {
+            0 => None,
+            1 => Some("info"),
+            2 => Some("debug"),
+            _ => Some("trace"),
+        };
+        let log = skald_core::logging::init(&data_dir.logs_dir(), &config.log, stderr_level)?;
+        Ok(Env {
+            data_dir,
+            config,
+            _log: Some(log),
+        })
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    if let Command::Version = cli.command {
+        println!(
+            "skald {} (database schema v{})",
+            env!("CARGO_PKG_VERSION"),
+            skald_store::LATEST_VERSION
+        );
+        return ExitCode::SUCCESS;
+    }
+    let env = match Env::init(&cli) {
+        Ok(env) => env,
+        Err(e) => {
+            eprintln!("skald: {e:#}");
+            return ExitCode::from(exit::FAILED);
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("skald: cannot start the async runtime: {e}");
+            return ExitCode::from(exit::FAILED);
+        }
+    };
+    let code = runtime.block_on(async {
+        match cli.command {
+            Command::Tools { json } => cmd_tools::run(json),
+            Command::Tool { name, args, cwd } => cmd_tool::run(&name, &args, cwd.as_deref()).await,
+            Command::Doctor { json } => cmd_doctor::run(&env, json).await,
+            Command::Version => exit::OK,
+        }
+    });
+    // Tools may leave blocking work (a walk of a huge tree) behind after a Ctrl-C; do not
+    // wait for it on the way out.
+    runtime.shutdown_background();
+    ExitCode::from(code)
+}

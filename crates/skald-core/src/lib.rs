@@ -6,6 +6,7 @@
 pub mod args;
 pub mod catalog;
 pub mod config;
+pub mod direct;
 pub mod doctor;
 pub mod logging;
 pub mod paths;

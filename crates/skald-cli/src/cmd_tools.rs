@@ -1,0 +1,53 @@
+//! `skald tools`: the catalog.
+
+use crate::exit;
+use skald_core::{ToolCatalog, ToolInfo, builtin_registry};
+use std::sync::Arc;
+
+pub fn run(json: bool) -> u8 {
+    let registry = match builtin_registry() {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("skald: {e}");
+            return exit::FAILED;
+        }
+    };
+    let all = ToolCatalog::new(Arc::new(registry)).list_all();
+    let tools: Vec<&ToolInfo> = all.built_in.iter().chain(all.mcp.iter()).collect();
+    if json {
+        match serde_json::to_string_pretty(&tools) {
+            Ok(text) => println!("{text}"),
+            Err(e) => {
+                eprintln!("skald: {e}");
+                return exit::FAILED;
+            }
+        }
+        return exit::OK;
+    }
+    let width = tools.iter().map(|t| t.name.len()).max().unwrap_or(0);
+    for t in &tools {
+        let category = t.category.map(|c| c.as_str()).unwrap_or("-");
+        let source = match t.source {
+            skald_core::ToolSource::Builtin => "",
+            skald_core::ToolSource::Synthetic => " (agent-only)",
+            skald_core::ToolSource::Mcp => " (mcp)",
+        };
+        println!(
+            "{:<width$}  {:<13}  {}{}",
+            t.name,
+            category,
+            first_sentence(&t.description),
+            source
+        );
+    }
+    exit::OK
+}
+
+/// The first sentence of a description, for a one-line listing.
+fn first_sentence(text: &str) -> &str {
+    let line = text.lines().next().unwrap_or("");
+    match line.find(". ") {
+        Some(i) => &line[..=i],
+        None => line,
+    }
+}

@@ -1,0 +1,12 @@
+//! Exit codes shared by every command, so scripts can rely on them.
+
+pub const OK: u8 = 0;
+/// The tool or command ran and failed; the reason is on stderr.
+pub const FAILED: u8 = 1;
+/// Bad usage: unknown tool, arguments that are not JSON or do not match the schema.
+pub const USAGE: u8 = 2;
+/// Rejected by the approval gate or the user.
+#[allow(dead_code)] // returned once the approval gate lands in `skald tool`
+pub const REJECTED: u8 = 3;
+/// Stopped by Ctrl-C (128 + SIGINT, as shells report it).
+pub const CANCELLED: u8 = 130;
