@@ -1,0 +1,253 @@
+//! edit_file: replace an exact piece of text in a file.
+
+use crate::fs::{self, label, opt_bool, path_arg, str_arg};
+use crate::run_blocking;
+use crate::text::{read_for_edit, write_atomic};
+use serde_json::{Value, json};
+use skald_api::{
+    BoxToolFuture, Tool, ToolCategory, ToolDescriptionLength, ToolError, tool_names as tn,
+};
+
+pub struct EditFile;
+
+/// Line numbers reported in an "ambiguous match" error, at most.
+const MAX_REPORTED_LINES: usize = 20;
+
+impl Tool for EditFile {
+    fn name(&self) -> &str {
+        tn::EDIT_FILE
+    }
+
+    fn description(&self) -> &str {
+        "Replace the exact text `old` with `new` in a file. `old` must match exactly once \
+         (include surrounding lines to make it unique) unless `replace_all` is true. Line \
+         endings of the file are kept. Use this instead of sed/awk."
+    }
+
+    fn parameters_schema(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "path": {"type": "string", "description": "File path, relative to the working directory or absolute."},
+                "old": {"type": "string", "description": "The exact text to replace."},
+                "new": {"type": "string", "description": "The replacement text."},
+                "replace_all": {"type": "boolean", "description": "Replace every occurrence (default false)."}
+            },
+            "required": ["path", "old", "new"],
+            "additionalProperties": false
+        })
+    }
+
+    fn describe(&self, args: &Value, length: ToolDescriptionLength) -> String {
+        label(self.name(), path_arg(args).as_deref(), length)
+    }
+
+    fn target_path(&self, args: &Value) -> Option<String> {
+        path_arg(args)
+    }
+
+    fn execute_async<'a>(&'a self, args: Value) -> BoxToolFuture<'a> {
+        run_blocking(move |scope, _| {
+            let path = fs::resolve_in(str_arg(&args, "path")?, scope.working_dir());
+            let old = str_arg(&args, "old")?;
+            let new = str_arg(&args, "new")?;
+            let replace_all = opt_bool(&args, "replace_all")?.unwrap_or(false);
+            if old.is_empty() {
+                return Err(ToolError::invalid("old", "must not be empty"));
+            }
+            if old == new {
+                return Err(ToolError::invalid(
+                    "new",
+                    "is the same as `old`; nothing to change",
+                ));
+            }
+            let file = read_for_edit(&path)?;
+            let display = fs::relativize_for_display(&path, scope.working_dir());
+            // The model writes `\n`; a CRLF file holds `\r\n`. Match and write in the
+            // file's own endings, but accept an `old` that already has them.
+            let old_f = if file.text.contains(old) {
+                old.to_string()
+            } else {
+                file.to_file_endings(old)
+            };
+            let new_f = file.to_file_endings(new);
+            let starts: Vec<usize> = file.text.match_indices(&old_f).map(|(i, _)| i).collect();
+            let lines: Vec<usize> = starts.iter().map(|&i| line_of(&file.text, i)).collect();
+            match starts.len() {
+                0 => Err(ToolError::failed(format!(
+                    "`old` was not found in {display}{}",
+                    near_miss_hint(&file.text, old)
+                ))),
+                n if n > 1 && !replace_all => {
+                    let shown: Vec<String> = lines
+                        .iter()
+                        .take(MAX_REPORTED_LINES)
+                        .map(usize::to_string)
+                        .collect();
+                    let more = if n > MAX_REPORTED_LINES { ", …" } else { "" };
+                    Err(ToolError::failed(format!(
+                        "`old` matches {n} times in {display} (lines {}{more}); include more \
+                         surrounding text to make it unique, or set replace_all",
+                        shown.join(", ")
+                    )))
+                }
+                n => {
+                    let updated = file.text.replace(&old_f, &new_f);
+                    write_atomic(&path, updated.as_bytes())?;
+                    let at = lines
+                        .iter()
+                        .take(MAX_REPORTED_LINES)
+                        .map(usize::to_string)
+                        .collect::<Vec<_>>()
+                        .join(", ");
+                    let noun = if n == 1 { "occurrence" } else { "occurrences" };
+                    let plural = if n == 1 { "" } else { "s" };
+                    Ok(format!(
+                        "Replaced {n} {noun} in {display} (line{plural} {at})"
+                    ))
+                }
+            }
+        })
+    }
+
+    fn category(&self) -> ToolCategory {
+        ToolCategory::Filesystem
+    }
+}
+
+/// 1-based line number of byte offset `at`.
+fn line_of(text: &str, at: usize) -> usize {
+    text.as_bytes()[..at]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count()
+        + 1
+}
+
+/// When `old` only differs from the file in whitespace, say so: it is the usual mistake.
+fn near_miss_hint(text: &str, old: &str) -> &'static str {
+    let squash = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+    if squash(text).contains(&squash(old)) {
+        " (a match exists that differs only in whitespace or indentation; copy the text \
+         exactly as read_file shows it, without the line-number prefix)"
+    } else {
+        ""
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_support::{err, ok};
+
+    #[tokio::test]
+    async fn replaces_a_unique_match() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join("a.rs"), "fn a() {}\nfn b() {}\n").unwrap();
+        let out = ok(
+            &EditFile,
+            d.path(),
+            json!({"path": "a.rs", "old": "fn b", "new": "fn c"}),
+        )
+        .await;
+        assert_eq!(out, "Replaced 1 occurrence in a.rs (line 2)");
+        assert_eq!(
+            std::fs::read_to_string(d.path().join("a.rs")).unwrap(),
+            "fn a() {}\nfn c() {}\n"
+        );
+    }
+
+    #[tokio::test]
+    async fn several_matches_need_replace_all() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join("a.txt"), "x\ny\nx\nx\n").unwrap();
+        let e = err(
+            &EditFile,
+            d.path(),
+            json!({"path": "a.txt", "old": "x", "new": "z"}),
+        )
+        .await;
+        assert!(
+            e.contains("matches 3 times") && e.contains("lines 1, 3, 4"),
+            "{e}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(d.path().join("a.txt")).unwrap(),
+            "x\ny\nx\nx\n"
+        );
+        let out = ok(
+            &EditFile,
+            d.path(),
+            json!({"path": "a.txt", "old": "x", "new": "z", "replace_all": true}),
+        )
+        .await;
+        assert_eq!(out, "Replaced 3 occurrences in a.txt (lines 1, 3, 4)");
+        assert_eq!(
+            std::fs::read_to_string(d.path().join("a.txt")).unwrap(),
+            "z\ny\nz\nz\n"
+        );
+    }
+
+    #[tokio::test]
+    async fn no_match_is_an_error_with_a_hint() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join("a.py"), "def f():\n    return 1\n").unwrap();
+        let e = err(
+            &EditFile,
+            d.path(),
+            json!({"path": "a.py", "old": "nothing", "new": "x"}),
+        )
+        .await;
+        assert_eq!(e, "`old` was not found in a.py");
+        let e = err(
+            &EditFile,
+            d.path(),
+            json!({"path": "a.py", "old": "def f():\n  return 1", "new": "x"}),
+        )
+        .await;
+        assert!(e.contains("differs only in whitespace"), "{e}");
+    }
+
+    #[tokio::test]
+    async fn crlf_files_stay_crlf() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join("w.txt"), "one\r\ntwo\r\nthree\r\n").unwrap();
+        ok(
+            &EditFile,
+            d.path(),
+            json!({"path": "w.txt", "old": "one\ntwo", "new": "1\n2\n2.5"}),
+        )
+        .await;
+        assert_eq!(
+            std::fs::read_to_string(d.path().join("w.txt")).unwrap(),
+            "1\r\n2\r\n2.5\r\nthree\r\n"
+        );
+    }
+
+    #[tokio::test]
+    async fn argument_errors_name_the_field() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join("a.txt"), "a").unwrap();
+        let e = err(
+            &EditFile,
+            d.path(),
+            json!({"path": "a.txt", "old": "", "new": "x"}),
+        )
+        .await;
+        assert!(e.starts_with("invalid argument `old`"), "{e}");
+        let e = err(
+            &EditFile,
+            d.path(),
+            json!({"path": "a.txt", "old": "a", "new": "a"}),
+        )
+        .await;
+        assert!(e.starts_with("invalid argument `new`"), "{e}");
+        let e = err(
+            &EditFile,
+            d.path(),
+            json!({"path": "nope.txt", "old": "a", "new": "b"}),
+        )
+        .await;
+        assert!(e.contains("no such file"), "{e}");
+    }
+}

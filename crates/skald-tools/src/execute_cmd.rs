@@ -1,0 +1,513 @@
+//! execute_cmd: run a shell command in its own process group, with a timeout, capturing
+//! its output within a fixed budget.
+
+use crate::fs::{self, opt_uint, str_arg};
+use serde_json::{Value, json};
+use skald_api::{
+    BoxToolFuture, Tool, ToolCategory, ToolDescriptionLength, ToolError, ToolScope,
+    tool_names as tn,
+};
+use std::collections::VecDeque;
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::Duration;
+use tokio::io::AsyncReadExt;
+
+pub struct ExecuteCmd;
+
+pub const DEFAULT_TIMEOUT_SECS: u64 = 120;
+pub const MAX_TIMEOUT_SECS: u64 = 600;
+/// Bytes of output kept for the model: the first 40% and the last 60% of it, since the
+/// start says what ran and the end says how it finished.
+pub const OUTPUT_CAP: usize = 100 * 1024;
+const HEAD_SHARE: f64 = 0.4;
+/// After the command exits (or is killed), how long its pipes may take to drain.
+const DRAIN_TIMEOUT: Duration = Duration::from_secs(2);
+
+impl Tool for ExecuteCmd {
+    fn name(&self) -> &str {
+        tn::EXECUTE_CMD
+    }
+
+    fn description(&self) -> &str {
+        "Run a shell command with `sh -c` and return its exit code and output (stdout and \
+         stderr, at most 100 KB: the start and the end are kept). `workdir` (absolute) \
+         defaults to the working directory; `timeout` is 1-600 seconds (default 120), after \
+         which the command and everything it started are killed. Prefer the dedicated tools \
+         (read_file, grep_files, list_files, edit_file) over cat, grep, find or sed."
+    }
+
+    fn parameters_schema(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "command": {"type": "string", "description": "The shell command."},
+                "workdir": {"type": "string", "description": "Absolute directory to run in."},
+                "timeout": {"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT_SECS, "description": "Seconds before the command is killed (default 120)."}
+            },
+            "required": ["command"],
+            "additionalProperties": false
+        })
+    }
+
+    fn describe(&self, args: &Value, length: ToolDescriptionLength) -> String {
+        fs::label(
+            self.name(),
+            args.get("command").and_then(Value::as_str),
+            length,
+        )
+    }
+
+    fn execute_async<'a>(&'a self, args: Value) -> BoxToolFuture<'a> {
+        Box::pin(async move {
+            let command = str_arg(&args, "command")?.to_string();
+            if command.trim().is_empty() {
+                return Err(ToolError::invalid("command", "must not be empty"));
+            }
+            let workdir = match args.get("workdir") {
+                None | Some(Value::Null) => ToolScope::current().working_dir().to_path_buf(),
+                Some(Value::String(w)) if PathBuf::from(w).is_absolute() => PathBuf::from(w),
+                Some(Value::String(_)) => {
+                    return Err(ToolError::invalid("workdir", "must be an absolute path"));
+                }
+                Some(_) => return Err(ToolError::invalid("workdir", "must be a string")),
+            };
+            if !workdir.is_dir() {
+                return Err(ToolError::invalid(
+                    "workdir",
+                    format!("{} is not a directory", workdir.display()),
+                ));
+            }
+            let timeout =
+                opt_uint(&args, "timeout", 1, MAX_TIMEOUT_SECS)?.unwrap_or(DEFAULT_TIMEOUT_SECS);
+            // Logged before it runs, so auto-approved commands are traceable too.
+            tracing::info!(
+                command = %command,
+                workdir = %workdir.display(),
+                timeout_secs = timeout,
+                "execute_cmd: running shell command"
+            );
+            run(&command, &workdir, Duration::from_secs(timeout)).await
+        })
+    }
+
+    fn category(&self) -> ToolCategory {
+        ToolCategory::Shell
+    }
+}
+
+async fn run(
+    command: &str,
+    workdir: &std::path::Path,
+    timeout: Duration,
+) -> Result<String, ToolError> {
+    let mut cmd = shell(command);
+    cmd.current_dir(workdir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    #[cfg(unix)]
+    cmd.process_group(0);
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| ToolError::failed(format!("cannot start the shell: {e}")))?;
+    // Kills the whole group when this call ends in any way: finished, timed out, stopped
+    // (the future dropped), or panicked. Background children (`sleep 100 &`) die with it.
+    let group = ProcessGroup(child.id());
+    let out = tokio::spawn(capture(child.stdout.take()));
+    let err = tokio::spawn(capture(child.stderr.take()));
+
+    let waited = tokio::time::timeout(timeout, child.wait()).await;
+    group.kill();
+    let (out, err) = (drain(out).await, drain(err).await);
+    let output = render(&out, &err);
+    match waited {
+        Ok(Ok(status)) => Ok(format!("[{}]\n{output}", describe_status(status))),
+        Ok(Err(e)) => Err(ToolError::failed(format!(
+            "waiting for the command failed: {e}"
+        ))),
+        Err(_) => Err(ToolError::failed(format!(
+            "the command timed out after {} s; it and every process it started were killed\n{output}",
+            timeout.as_secs()
+        ))),
+    }
+}
+
+fn shell(command: &str) -> tokio::process::Command {
+    #[cfg(unix)]
+    {
+        let mut c = tokio::process::Command::new("sh");
+        c.arg("-c").arg(command);
+        c
+    }
+    #[cfg(not(unix))]
+    {
+        let mut c = tokio::process::Command::new("cmd");
+        c.arg("/C").arg(command);
+        c
+    }
+}
+
+fn describe_status(status: std::process::ExitStatus) -> String {
+    if let Some(code) = status.code() {
+        return format!("exit code {code}");
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        if let Some(sig) = status.signal() {
+            return format!("killed by signal {sig}");
+        }
+    }
+    "exited".to_string()
+}
+
+struct ProcessGroup(Option<u32>);
+
+impl ProcessGroup {
+    fn kill(&self) {
+        #[cfg(unix)]
+        if let Some(pid) = self.0.and_then(|p| i32::try_from(p).ok()) {
+            use nix::sys::signal::{Signal, killpg};
+            // ESRCH (nothing left in the group) is the normal case after a clean exit.
+            let _ = killpg(nix::unistd::Pid::from_raw(pid), Signal::SIGKILL);
+        }
+    }
+}
+
+impl Drop for ProcessGroup {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// The start and end of a stream, and how long it was in all.
+#[derive(Debug, Default)]
+pub struct HeadTail {
+    head: Vec<u8>,
+    tail: VecDeque<u8>,
+    total: usize,
+}
+
+impl HeadTail {
+    const HEAD_CAP: usize = (OUTPUT_CAP as f64 * HEAD_SHARE) as usize;
+    const TAIL_CAP: usize = OUTPUT_CAP - Self::HEAD_CAP;
+
+    pub fn push(&mut self, mut bytes: &[u8]) {
+        self.total += bytes.len();
+        let room = Self::HEAD_CAP - self.head.len();
+        let take = room.min(bytes.len());
+        self.head.extend_from_slice(&bytes[..take]);
+        bytes = &bytes[take..];
+        if bytes.len() >= Self::TAIL_CAP {
+            self.tail.clear();
+            self.tail.extend(&bytes[bytes.len() - Self::TAIL_CAP..]);
+        } else {
+            let overflow = (self.tail.len() + bytes.len()).saturating_sub(Self::TAIL_CAP);
+            self.tail.drain(..overflow);
+            self.tail.extend(bytes);
+        }
+    }
+
+    pub fn total(&self) -> usize {
+        self.total
+    }
+
+    /// At most `budget` bytes: everything if it fits, else the first 40% and the last 60%
+    /// of the budget around a marker saying how much was cut.
+    pub fn render(&self, budget: usize) -> String {
+        let tail: Vec<u8> = self.tail.iter().copied().collect();
+        if self.total <= budget {
+            let mut all = self.head.clone();
+            all.extend_from_slice(&tail);
+            return String::from_utf8_lossy(&all).into_owned();
+        }
+        let head_n = ((budget as f64 * HEAD_SHARE) as usize).min(self.head.len());
+        let tail_n = (budget - head_n).min(tail.len());
+        let cut = self.total - head_n - tail_n;
+        format!(
+            "{}\n[… {cut} bytes cut …]\n{}",
+            String::from_utf8_lossy(&self.head[..head_n]),
+            String::from_utf8_lossy(&tail[tail.len() - tail_n..])
+        )
+    }
+}
+
+async fn capture<R: tokio::io::AsyncRead + Unpin>(pipe: Option<R>) -> HeadTail {
+    let mut kept = HeadTail::default();
+    let Some(mut pipe) = pipe else { return kept };
+    let mut buf = vec![0u8; 16 * 1024];
+    loop {
+        match pipe.read(&mut buf).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => kept.push(&buf[..n]),
+        }
+    }
+    kept
+}
+
+async fn drain(task: tokio::task::JoinHandle<HeadTail>) -> HeadTail {
+    match tokio::time::timeout(DRAIN_TIMEOUT, task).await {
+        Ok(Ok(kept)) => kept,
+        _ => HeadTail::default(),
+    }
+}
+
+/// Splits the output budget between the streams: each gets what it has if it fits, and a
+/// stream smaller than half leaves the rest to the other.
+fn budgets(out: usize, err: usize) -> (usize, usize) {
+    let half = OUTPUT_CAP / 2;
+    if out + err <= OUTPUT_CAP {
+        (out, err)
+    } else if out <= half {
+        (out, OUTPUT_CAP - out)
+    } else if err <= half {
+        (OUTPUT_CAP - err, err)
+    } else {
+        (half, OUTPUT_CAP - half)
+    }
+}
+
+fn render(out: &HeadTail, err: &HeadTail) -> String {
+    let (bo, be) = budgets(out.total(), err.total());
+    let mut text = String::new();
+    if out.total() > 0 {
+        text.push_str("--- stdout ---\n");
+        text.push_str(&out.render(bo));
+        if !text.ends_with('\n') {
+            text.push('\n');
+        }
+    }
+    if err.total() > 0 {
+        text.push_str("--- stderr ---\n");
+        text.push_str(&err.render(be));
+        if !text.ends_with('\n') {
+            text.push('\n');
+        }
+    }
+    if text.is_empty() {
+        text.push_str("(no output)\n");
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_support::{err, ok, run_in};
+    use skald_api::{CancellationToken, ExecutionOutcome, drive_execution};
+    use std::time::Instant;
+
+    #[tokio::test]
+    async fn runs_in_the_working_dir_with_labelled_output() {
+        let d = tempfile::tempdir().unwrap();
+        let dir = std::fs::canonicalize(d.path()).unwrap();
+        let out = ok(
+            &ExecuteCmd,
+            &dir,
+            json!({"command": "pwd; echo oops >&2; exit 3"}),
+        )
+        .await;
+        assert_eq!(
+            out,
+            format!(
+                "[exit code 3]\n--- stdout ---\n{}\n--- stderr ---\noops\n",
+                dir.display()
+            )
+        );
+        let out = ok(
+            &ExecuteCmd,
+            &dir,
+            json!({"command": "true", "workdir": "/"}),
+        )
+        .await;
+        assert_eq!(out, "[exit code 0]\n(no output)\n");
+    }
+
+    #[tokio::test]
+    async fn argument_errors() {
+        let d = tempfile::tempdir().unwrap();
+        let e = err(
+            &ExecuteCmd,
+            d.path(),
+            json!({"command": "true", "workdir": "rel"}),
+        )
+        .await;
+        assert_eq!(e, "invalid argument `workdir`: must be an absolute path");
+        let e = err(
+            &ExecuteCmd,
+            d.path(),
+            json!({"command": "true", "timeout": 0}),
+        )
+        .await;
+        assert!(e.starts_with("invalid argument `timeout`"), "{e}");
+        let e = err(&ExecuteCmd, d.path(), json!({"command": "  "})).await;
+        assert!(e.starts_with("invalid argument `command`"), "{e}");
+        let e = err(
+            &ExecuteCmd,
+            d.path(),
+            json!({"command": "true", "workdir": "/no/such/dir"}),
+        )
+        .await;
+        assert!(e.contains("is not a directory"), "{e}");
+    }
+
+    #[test]
+    fn head_tail_keeps_first_40_and_last_60_percent() {
+        let mut ht = HeadTail::default();
+        let data: Vec<u8> = (0..1_000_000u32).map(|i| b'a' + (i % 26) as u8).collect();
+        for chunk in data.chunks(7777) {
+            ht.push(chunk);
+        }
+        assert_eq!(ht.total(), 1_000_000);
+        let text = ht.render(OUTPUT_CAP);
+        let head_n = (OUTPUT_CAP as f64 * 0.4) as usize;
+        let tail_n = OUTPUT_CAP - head_n;
+        let marker = format!("\n[… {} bytes cut …]\n", 1_000_000 - OUTPUT_CAP);
+        assert_eq!(text.len(), OUTPUT_CAP + marker.len());
+        assert!(text.starts_with(std::str::from_utf8(&data[..head_n]).unwrap()));
+        assert!(text.ends_with(std::str::from_utf8(&data[data.len() - tail_n..]).unwrap()));
+        assert!(text.contains(&marker));
+    }
+
+    #[tokio::test]
+    async fn one_megabyte_of_output_is_truncated_correctly() {
+        let d = tempfile::tempdir().unwrap();
+        // 1,000,000 bytes on stdout, numbered lines so both ends can be recognised.
+        let out = ok(
+            &ExecuteCmd,
+            d.path(),
+            json!({"command": "seq -w 1 125000 | sed 's/$/xx/'"}),
+        )
+        .await;
+        // Each line is "000001xx\n" = 9 bytes; 125000 lines = 1,125,000 bytes.
+        assert!(out.starts_with("[exit code 0]\n--- stdout ---\n000001xx\n000002xx\n"));
+        assert!(
+            out.ends_with("124999xx\n125000xx\n"),
+            "{}",
+            &out[out.len() - 40..]
+        );
+        assert!(out.contains(&format!("[… {} bytes cut …]", 1_125_000 - OUTPUT_CAP)));
+        assert!(out.len() < OUTPUT_CAP + 200);
+    }
+
+    #[test]
+    fn budgets_share_the_cap() {
+        assert_eq!(budgets(10, 20), (10, 20));
+        assert_eq!(budgets(200_000, 100), (OUTPUT_CAP - 100, 100));
+        assert_eq!(budgets(100, 200_000), (100, OUTPUT_CAP - 100));
+        assert_eq!(budgets(200_000, 200_000), (OUTPUT_CAP / 2, OUTPUT_CAP / 2));
+    }
+
+    #[cfg(target_os = "linux")]
+    fn alive(pid: i32) -> bool {
+        // A killed child that nobody reaped yet is a zombie: it no longer runs.
+        match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+            Ok(stat) => !stat
+                .rsplit(')')
+                .next()
+                .is_some_and(|rest| rest.trim_start().starts_with('Z')),
+            Err(_) => false,
+        }
+    }
+
+    #[cfg(target_os = "linux")]
+    async fn wait_dead(pid: i32) -> bool {
+        for _ in 0..100 {
+            if !alive(pid) {
+                return true;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        false
+    }
+
+    #[cfg(target_os = "linux")]
+    #[tokio::test]
+    async fn background_children_do_not_survive_the_command() {
+        let d = tempfile::tempdir().unwrap();
+        let started = Instant::now();
+        let out = ok(
+            &ExecuteCmd,
+            d.path(),
+            json!({"command": "sleep 100 & echo $!"}),
+        )
+        .await;
+        let pid: i32 = out.lines().nth(2).unwrap().trim().parse().unwrap();
+        assert!(wait_dead(pid).await, "background sleep {pid} survived");
+        assert!(
+            started.elapsed() < Duration::from_secs(50),
+            "did not wait for the sleep"
+        );
+    }
+
+    #[cfg(target_os = "linux")]
+    #[tokio::test]
+    async fn stop_kills_the_whole_process_group() {
+        let d = tempfile::tempdir().unwrap();
+        let pidfile = d.path().join("pid");
+        let cmd = format!("sleep 100 & echo $! > {}; wait", pidfile.display());
+        let exec = ExecuteCmd.run(json!({"command": cmd}));
+        let cancel = CancellationToken::new();
+        let trigger = cancel.clone();
+        let watch = pidfile.clone();
+        tokio::spawn(async move {
+            while std::fs::read_to_string(&watch)
+                .map(|s| s.trim().is_empty())
+                .unwrap_or(true)
+            {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+            trigger.cancel();
+        });
+        let outcome = ToolScope::new(d.path())
+            .run(drive_execution(exec.as_ref(), &cancel))
+            .await;
+        assert_eq!(outcome, ExecutionOutcome::Cancelled);
+        let pid: i32 = std::fs::read_to_string(&pidfile)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        assert!(wait_dead(pid).await, "grandchild {pid} survived the stop");
+    }
+
+    #[cfg(target_os = "linux")]
+    #[tokio::test]
+    async fn timeout_kills_the_whole_process_group() {
+        let d = tempfile::tempdir().unwrap();
+        let pidfile = d.path().join("pid");
+        let cmd = format!(
+            "sleep 100 & echo $! > {}; echo started; wait",
+            pidfile.display()
+        );
+        let outcome = run_in(&ExecuteCmd, d.path(), json!({"command": cmd, "timeout": 1})).await;
+        let ExecutionOutcome::Failed(msg) = outcome else {
+            panic!("expected a timeout failure, got {outcome:?}");
+        };
+        assert!(msg.starts_with("the command timed out after 1 s"), "{msg}");
+        assert!(
+            msg.contains("started"),
+            "output before the timeout is kept: {msg}"
+        );
+        let pid: i32 = std::fs::read_to_string(&pidfile)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        assert!(
+            wait_dead(pid).await,
+            "grandchild {pid} survived the timeout"
+        );
+    }
+
+    #[test]
+    fn label() {
+        let l = ExecuteCmd.describe(
+            &json!({"command": "git\n status"}),
+            ToolDescriptionLength::Short,
+        );
+        assert_eq!(l, "execute_cmd `git status`");
+    }
+}

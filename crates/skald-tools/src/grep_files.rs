@@ -1,0 +1,384 @@
+//! grep_files: search a tree for a regex, ripgrep-style, with stable output and paging.
+
+use crate::fs::{self, opt_bool, opt_uint, str_arg};
+use crate::run_blocking;
+use crate::search::{self, Entry, FileCount, WalkSpec};
+use serde_json::{Value, json};
+use skald_api::{
+    BoxToolFuture, Tool, ToolCategory, ToolDescriptionLength, ToolError, ToolResult,
+    tool_names as tn,
+};
+use std::path::Path;
+
+pub struct GrepFiles;
+
+const DEFAULT_MAX_RESULTS: u64 = 100;
+const MAX_MAX_RESULTS: u64 = 1000;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Content,
+    FilesOnly,
+    Count,
+}
+
+impl Tool for GrepFiles {
+    fn name(&self) -> &str {
+        tn::GREP_FILES
+    }
+
+    fn description(&self) -> &str {
+        "Search file contents under a directory with a regular expression (Rust regex \
+         syntax), respecting .gitignore and skipping binary files, .git, node_modules, target \
+         and secrets. Output modes: `content` (path:line:text; context lines as \
+         path-line-text), `files_only` (one path a line) or `count` (path:N). Results are \
+         sorted by path then line and paged with `offset`. Use this instead of grep/rg."
+    }
+
+    fn parameters_schema(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "pattern": {"type": "string", "description": "Regular expression to search for."},
+                "path": {"type": "string", "description": "Directory (or file) to search; default the working directory."},
+                "case_sensitive": {"type": "boolean", "description": "Default true."},
+                "include_glob": {"type": "string", "description": "Only search files matching this glob, e.g. `*.rs` or `src/**/*.ts`."},
+                "output_mode": {"type": "string", "enum": ["content", "files_only", "count"], "description": "Default content."},
+                "context_lines": {"type": "integer", "minimum": 0, "maximum": 10, "description": "Lines of context around each match (content mode). Default 0."},
+                "max_results": {"type": "integer", "minimum": 1, "maximum": MAX_MAX_RESULTS, "description": "Results per page (matches, or files in files_only/count mode). Default 100."},
+                "offset": {"type": "integer", "minimum": 0, "description": "Results to skip, for paging. Default 0."}
+            },
+            "required": ["pattern"],
+            "additionalProperties": false
+        })
+    }
+
+    fn describe(&self, args: &Value, length: ToolDescriptionLength) -> String {
+        let pattern = args.get("pattern").and_then(Value::as_str).unwrap_or("");
+        let label = match args.get("path").and_then(Value::as_str) {
+            Some(p) if p != "." && !p.is_empty() => {
+                format!("{} `{}` in {}", self.name(), fs::one_line(pattern), p)
+            }
+            _ => format!("{} `{}`", self.name(), fs::one_line(pattern)),
+        };
+        length.fit(&label)
+    }
+
+    fn execute_async<'a>(&'a self, args: Value) -> BoxToolFuture<'a> {
+        run_blocking(move |scope, stop| {
+            let pattern = str_arg(&args, "pattern")?;
+            let root = fs::resolve_in(
+                args.get("path").and_then(Value::as_str).unwrap_or("."),
+                scope.working_dir(),
+            );
+            let case_sensitive = opt_bool(&args, "case_sensitive")?.unwrap_or(true);
+            let include_glob = args.get("include_glob").and_then(Value::as_str);
+            let mode = match args.get("output_mode").and_then(Value::as_str) {
+                None | Some("content") => Mode::Content,
+                Some("files_only") => Mode::FilesOnly,
+                Some("count") => Mode::Count,
+                Some(other) => {
+                    return Err(ToolError::invalid(
+                        "output_mode",
+                        format!("`{other}` is not one of content, files_only, count"),
+                    ));
+                }
+            };
+            let context = opt_uint(&args, "context_lines", 0, 10)?.unwrap_or(0) as usize;
+            let max =
+                opt_uint(&args, "max_results", 1, MAX_MAX_RESULTS)?.unwrap_or(DEFAULT_MAX_RESULTS);
+            let offset = opt_uint(&args, "offset", 0, u64::MAX)?.unwrap_or(0);
+            if !root.exists() {
+                return Err(ToolError::failed(format!(
+                    "cannot search {}: no such file or directory",
+                    root.display()
+                )));
+            }
+            let matcher = search::matcher(pattern, case_sensitive, false)?;
+            let spec = WalkSpec {
+                root: &root,
+                include_glob,
+            };
+            let files = search::count_matches(&spec, &matcher, mode == Mode::FilesOnly, stop)?;
+            let page = Page { offset, max };
+            match mode {
+                Mode::FilesOnly | Mode::Count => Ok(render_files(&root, &files, mode, page)),
+                Mode::Content => render_content(&root, &files, &matcher, context, page, pattern),
+            }
+        })
+    }
+
+    fn category(&self) -> ToolCategory {
+        ToolCategory::Filesystem
+    }
+}
+
+#[derive(Clone, Copy)]
+struct Page {
+    offset: u64,
+    max: u64,
+}
+
+/// A path relative to the searched root, with `/` separators; the file name when the
+/// root is the file itself.
+fn display(root: &Path, path: &Path) -> String {
+    match path.strip_prefix(root) {
+        Ok(rel) if !rel.as_os_str().is_empty() => rel
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy())
+            .collect::<Vec<_>>()
+            .join("/"),
+        _ => path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| path.display().to_string()),
+    }
+}
+
+fn footer(out: &mut String, total: u64, shown_until: u64, what: &str) {
+    if shown_until < total {
+        out.push_str(&format!(
+            "[{} more {what}; use offset={shown_until} to see them]\n",
+            total - shown_until
+        ));
+    }
+}
+
+fn render_files(root: &Path, files: &[FileCount], mode: Mode, page: Page) -> String {
+    if files.is_empty() {
+        return "No matches.".to_string();
+    }
+    let mut out = String::new();
+    let start = usize::try_from(page.offset).unwrap_or(usize::MAX);
+    let take = usize::try_from(page.max).unwrap_or(usize::MAX);
+    for f in files.iter().skip(start).take(take) {
+        match mode {
+            Mode::Count => out.push_str(&format!("{}:{}\n", display(root, &f.path), f.count)),
+            _ => out.push_str(&format!("{}\n", display(root, &f.path))),
+        }
+    }
+    let total = files.len() as u64;
+    if out.is_empty() {
+        out.push_str(&format!(
+            "No results at offset {} (there are {total}).\n",
+            page.offset
+        ));
+    }
+    footer(
+        &mut out,
+        total,
+        (page.offset + page.max).min(total),
+        "files",
+    );
+    out
+}
+
+fn render_content(
+    root: &Path,
+    files: &[FileCount],
+    matcher: &grep_regex::RegexMatcher,
+    context: usize,
+    page: Page,
+    pattern: &str,
+) -> ToolResult {
+    let total: u64 = files.iter().map(|f| f.count).sum();
+    if total == 0 {
+        return Ok(format!("No matches for `{pattern}`."));
+    }
+    let (first, last) = (page.offset, (page.offset + page.max).min(total));
+    let mut out = String::new();
+    let mut seen: u64 = 0;
+    let mut printed_any = false;
+    for f in files {
+        let (lo, hi) = (seen, seen + f.count);
+        seen = hi;
+        if hi <= first || lo >= last {
+            continue;
+        }
+        // Only the files on this page are searched a second time, for their lines.
+        let entries = search::search_file(&f.path, matcher, context)
+            .map_err(|e| fs::io_error("read", &f.path, &e))?;
+        let wanted = (first.saturating_sub(lo), (last - lo).min(f.count));
+        let slice = page_slice(&entries, wanted.0, wanted.1);
+        if slice.is_empty() {
+            continue;
+        }
+        if printed_any && context > 0 {
+            out.push_str("--\n");
+        }
+        search::render(slice, &display(root, &f.path), &mut out);
+        printed_any = true;
+    }
+    if !printed_any {
+        out.push_str(&format!(
+            "No results at offset {} (there are {total}).\n",
+            page.offset
+        ));
+    }
+    footer(&mut out, total, last, "matches");
+    Ok(out)
+}
+
+/// The entries covering matches `from..to` (indices among the file's matches) with their
+/// leading and trailing context, and no other match.
+fn page_slice(entries: &[Entry], from: u64, to: u64) -> &[Entry] {
+    let match_positions: Vec<usize> = entries
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| matches!(e, Entry::Match { .. }))
+        .map(|(i, _)| i)
+        .collect();
+    let (Some(&a), Some(&b)) = (
+        match_positions.get(from as usize),
+        to.checked_sub(1)
+            .and_then(|t| match_positions.get(t as usize)),
+    ) else {
+        return &[];
+    };
+    let mut start = a;
+    while start > 0 && matches!(entries[start - 1], Entry::Context { .. }) {
+        start -= 1;
+    }
+    let mut end = b;
+    while end + 1 < entries.len() && matches!(entries[end + 1], Entry::Context { .. }) {
+        end += 1;
+    }
+    &entries[start..=end]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_support::{err, ok};
+
+    fn tree() -> tempfile::TempDir {
+        let d = tempfile::tempdir().unwrap();
+        let w = |p: &str, s: &str| {
+            let path = d.path().join(p);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, s).unwrap();
+        };
+        w("src/main.rs", "fn main() {\n    let needle = 1;\n}\n");
+        w(
+            "src/lib.rs",
+            "// Needle in caps\npub fn needle() {}\nneedle again\n",
+        );
+        w("README.md", "no match here\n");
+        w("target/debug/x.rs", "needle in target\n");
+        w("node_modules/m/index.js", "needle in node_modules\n");
+        w("secrets/key.txt", "needle secret\n");
+        w("ignored/file.txt", "needle ignored\n");
+        w(".gitignore", "ignored/\n");
+        w(".hidden/h.txt", "needle hidden\n");
+        std::fs::write(d.path().join("bin.dat"), b"needle\x00\x01").unwrap();
+        d
+    }
+
+    #[tokio::test]
+    async fn content_mode_is_sorted_and_skips_what_it_must() {
+        let d = tree();
+        let out = ok(&GrepFiles, d.path(), json!({"pattern": "needle"})).await;
+        assert_eq!(
+            out,
+            ".hidden/h.txt:1:needle hidden\n\
+             src/lib.rs:2:pub fn needle() {}\n\
+             src/lib.rs:3:needle again\n\
+             src/main.rs:2:    let needle = 1;\n"
+        );
+    }
+
+    #[tokio::test]
+    async fn case_insensitive_files_only_and_count() {
+        let d = tree();
+        let out = ok(
+            &GrepFiles,
+            d.path(),
+            json!({"pattern": "needle", "case_sensitive": false, "output_mode": "count"}),
+        )
+        .await;
+        assert_eq!(out, ".hidden/h.txt:1\nsrc/lib.rs:3\nsrc/main.rs:1\n");
+        let out = ok(
+            &GrepFiles,
+            d.path(),
+            json!({"pattern": "needle", "output_mode": "files_only", "include_glob": "*.rs"}),
+        )
+        .await;
+        assert_eq!(out, "src/lib.rs\nsrc/main.rs\n");
+    }
+
+    #[tokio::test]
+    async fn paging_with_offset() {
+        let d = tree();
+        let out = ok(
+            &GrepFiles,
+            d.path(),
+            json!({"pattern": "needle", "max_results": 2}),
+        )
+        .await;
+        assert_eq!(
+            out,
+            ".hidden/h.txt:1:needle hidden\nsrc/lib.rs:2:pub fn needle() {}\n\
+             [2 more matches; use offset=2 to see them]\n"
+        );
+        let out = ok(
+            &GrepFiles,
+            d.path(),
+            json!({"pattern": "needle", "max_results": 2, "offset": 2}),
+        )
+        .await;
+        assert_eq!(
+            out,
+            "src/lib.rs:3:needle again\nsrc/main.rs:2:    let needle = 1;\n"
+        );
+    }
+
+    #[tokio::test]
+    async fn context_lines_and_subdirectory_paths() {
+        let d = tree();
+        let out = ok(
+            &GrepFiles,
+            d.path(),
+            json!({"pattern": "let", "path": "src", "context_lines": 1}),
+        )
+        .await;
+        assert_eq!(
+            out,
+            "main.rs-1-fn main() {\nmain.rs:2:    let needle = 1;\nmain.rs-3-}\n"
+        );
+        let out = ok(
+            &GrepFiles,
+            d.path(),
+            json!({"pattern": "let", "path": "src/main.rs"}),
+        )
+        .await;
+        assert_eq!(out, "main.rs:2:    let needle = 1;\n");
+    }
+
+    #[tokio::test]
+    async fn errors_are_clear() {
+        let d = tree();
+        let e = err(&GrepFiles, d.path(), json!({"pattern": "(oops"})).await;
+        assert!(
+            e.starts_with("invalid argument `pattern`: invalid regular expression"),
+            "{e}"
+        );
+        let e = err(
+            &GrepFiles,
+            d.path(),
+            json!({"pattern": "x", "path": "nope"}),
+        )
+        .await;
+        assert!(e.contains("no such file"), "{e}");
+        let out = ok(&GrepFiles, d.path(), json!({"pattern": "zzz_absent"})).await;
+        assert_eq!(out, "No matches for `zzz_absent`.");
+    }
+
+    #[test]
+    fn labels() {
+        let l = GrepFiles.describe(
+            &json!({"pattern": "fn main", "path": "src"}),
+            ToolDescriptionLength::Short,
+        );
+        assert_eq!(l, "grep_files `fn main` in src");
+    }
+}

@@ -1,0 +1,144 @@
+//! insert_at_line: insert text before a given line.
+
+use crate::fs::{self, label, opt_uint, path_arg, str_arg};
+use crate::run_blocking;
+use crate::text::{read_for_edit, write_atomic};
+use serde_json::{Value, json};
+use skald_api::{
+    BoxToolFuture, Tool, ToolCategory, ToolDescriptionLength, ToolError, tool_names as tn,
+};
+
+pub struct InsertAtLine;
+
+impl Tool for InsertAtLine {
+    fn name(&self) -> &str {
+        tn::INSERT_AT_LINE
+    }
+
+    fn description(&self) -> &str {
+        "Insert `content` before line `line` (1-based) of a file; `line` = number of lines + 1 \
+         appends at the end. Line numbers are those read_file shows. The file's line endings \
+         are kept."
+    }
+
+    fn parameters_schema(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "path": {"type": "string", "description": "File path, relative to the working directory or absolute."},
+                "line": {"type": "integer", "minimum": 1, "description": "The new text goes before this line."},
+                "content": {"type": "string", "description": "The lines to insert."}
+            },
+            "required": ["path", "line", "content"],
+            "additionalProperties": false
+        })
+    }
+
+    fn describe(&self, args: &Value, length: ToolDescriptionLength) -> String {
+        label(self.name(), path_arg(args).as_deref(), length)
+    }
+
+    fn target_path(&self, args: &Value) -> Option<String> {
+        path_arg(args)
+    }
+
+    fn execute_async<'a>(&'a self, args: Value) -> BoxToolFuture<'a> {
+        run_blocking(move |scope, _| {
+            let path = fs::resolve_in(str_arg(&args, "path")?, scope.working_dir());
+            let line = opt_uint(&args, "line", 1, u64::MAX)?
+                .ok_or_else(|| ToolError::invalid("line", "is required"))?;
+            let content = str_arg(&args, "content")?;
+            if content.is_empty() {
+                return Err(ToolError::invalid("content", "must not be empty"));
+            }
+            let file = read_for_edit(&path)?;
+            let count = file.line_count();
+            let line = usize::try_from(line).unwrap_or(usize::MAX);
+            if line > count + 1 {
+                return Err(ToolError::invalid(
+                    "line",
+                    format!(
+                        "{line} is past the end: the file has {count} lines (use {} to append)",
+                        count + 1
+                    ),
+                ));
+            }
+            let updated = file.splice_lines(line - 1, 0, content);
+            write_atomic(&path, updated.as_bytes())?;
+            let added = content.lines().count().max(1);
+            let display = fs::relativize_for_display(&path, scope.working_dir());
+            Ok(if line == count + 1 {
+                format!("Appended {added} line(s) to {display}")
+            } else {
+                format!("Inserted {added} line(s) before line {line} of {display}")
+            })
+        })
+    }
+
+    fn category(&self) -> ToolCategory {
+        ToolCategory::Filesystem
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_support::{err, ok};
+
+    #[tokio::test]
+    async fn inserts_and_appends() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("a.txt");
+        std::fs::write(&p, "one\nthree\n").unwrap();
+        let out = ok(
+            &InsertAtLine,
+            d.path(),
+            json!({"path": "a.txt", "line": 2, "content": "two"}),
+        )
+        .await;
+        assert_eq!(out, "Inserted 1 line(s) before line 2 of a.txt");
+        let out = ok(
+            &InsertAtLine,
+            d.path(),
+            json!({"path": "a.txt", "line": 4, "content": "four\nfive\n"}),
+        )
+        .await;
+        assert_eq!(out, "Appended 2 line(s) to a.txt");
+        assert_eq!(
+            std::fs::read_to_string(&p).unwrap(),
+            "one\ntwo\nthree\nfour\nfive\n"
+        );
+    }
+
+    #[tokio::test]
+    async fn past_the_end_is_refused() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join("a.txt"), "one\n").unwrap();
+        let e = err(
+            &InsertAtLine,
+            d.path(),
+            json!({"path": "a.txt", "line": 5, "content": "x"}),
+        )
+        .await;
+        assert!(
+            e.starts_with("invalid argument `line`: 5 is past the end: the file has 1 lines"),
+            "{e}"
+        );
+    }
+
+    #[tokio::test]
+    async fn crlf_is_kept() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join("w.txt"), "a\r\nc\r\n").unwrap();
+        ok(
+            &InsertAtLine,
+            d.path(),
+            json!({"path": "w.txt", "line": 2, "content": "b"}),
+        )
+        .await;
+        assert_eq!(
+            std::fs::read_to_string(d.path().join("w.txt")).unwrap(),
+            "a\r\nb\r\nc\r\n"
+        );
+    }
+}

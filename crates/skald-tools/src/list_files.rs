@@ -1,0 +1,220 @@
+//! list_files: the tree under a directory, as JSON.
+
+use crate::fs::{self, SKIP_DIRS, opt_bool, opt_uint};
+use crate::run_blocking;
+use ignore::WalkBuilder;
+use serde::Serialize;
+use serde_json::{Value, json};
+use skald_api::{
+    BoxToolFuture, Tool, ToolCategory, ToolDescriptionLength, ToolError, tool_names as tn,
+};
+
+pub struct ListFiles;
+
+/// Entries listed at most; a larger tree is cut with `truncated: true`.
+const MAX_ENTRIES: usize = 2000;
+
+#[derive(Serialize)]
+struct Listed {
+    path: String,
+    #[serde(rename = "type")]
+    kind: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    size: Option<u64>,
+}
+
+#[derive(Serialize)]
+struct Listing {
+    root: String,
+    entries: Vec<Listed>,
+    truncated: bool,
+}
+
+impl Tool for ListFiles {
+    fn name(&self) -> &str {
+        tn::LIST_FILES
+    }
+
+    fn description(&self) -> &str {
+        "List files and directories under `path` (default the working directory) down to \
+         `depth` levels (default 3), as JSON with paths relative to `path`. Respects \
+         .gitignore; skips .git, node_modules, target and secrets. `dirs_only` lists \
+         directories only. Use this instead of ls/find."
+    }
+
+    fn parameters_schema(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "path": {"type": "string", "description": "Directory to list; default `.`."},
+                "depth": {"type": "integer", "minimum": 1, "maximum": 20, "description": "Levels to descend (default 3)."},
+                "dirs_only": {"type": "boolean", "description": "List directories only (default false)."}
+            },
+            "additionalProperties": false
+        })
+    }
+
+    fn describe(&self, args: &Value, length: ToolDescriptionLength) -> String {
+        fs::label(
+            self.name(),
+            args.get("path").and_then(Value::as_str),
+            length,
+        )
+    }
+
+    fn execute_async<'a>(&'a self, args: Value) -> BoxToolFuture<'a> {
+        run_blocking(move |scope, stop| {
+            let raw = args.get("path").and_then(Value::as_str).unwrap_or(".");
+            let root = fs::resolve_in(raw, scope.working_dir());
+            let depth = opt_uint(&args, "depth", 1, 20)?.unwrap_or(3) as usize;
+            let dirs_only = opt_bool(&args, "dirs_only")?.unwrap_or(false);
+            let meta = std::fs::metadata(&root).map_err(|e| fs::io_error("list", &root, &e))?;
+            if !meta.is_dir() {
+                return Err(ToolError::failed(format!(
+                    "{} is a file, not a directory; use read_file",
+                    root.display()
+                )));
+            }
+            let walker = WalkBuilder::new(&root)
+                .hidden(false)
+                .require_git(false)
+                .max_depth(Some(depth))
+                .sort_by_file_path(|a, b| a.cmp(b))
+                .filter_entry(|e| {
+                    !(e.depth() > 0
+                        && e.file_type().is_some_and(|t| t.is_dir())
+                        && e.file_name()
+                            .to_str()
+                            .is_some_and(|n| SKIP_DIRS.contains(&n)))
+                })
+                .build();
+            let mut entries = Vec::new();
+            let mut truncated = false;
+            for entry in walker {
+                if stop.is_stopped() {
+                    return Err(ToolError::failed("listing stopped"));
+                }
+                let Ok(entry) = entry else { continue };
+                if entry.depth() == 0 {
+                    continue;
+                }
+                let Some(ft) = entry.file_type() else {
+                    continue;
+                };
+                let kind = if ft.is_dir() {
+                    "dir"
+                } else if ft.is_symlink() {
+                    "symlink"
+                } else {
+                    "file"
+                };
+                if dirs_only && kind != "dir" {
+                    continue;
+                }
+                if entries.len() == MAX_ENTRIES {
+                    truncated = true;
+                    break;
+                }
+                let rel = entry
+                    .path()
+                    .strip_prefix(&root)
+                    .unwrap_or(entry.path())
+                    .components()
+                    .map(|c| c.as_os_str().to_string_lossy())
+                    .collect::<Vec<_>>()
+                    .join("/");
+                let size = (kind == "file")
+                    .then(|| entry.metadata().ok().map(|m| m.len()))
+                    .flatten();
+                entries.push(Listed {
+                    path: rel,
+                    kind,
+                    size,
+                });
+            }
+            let listing = Listing {
+                root: fs::relativize_for_display(&root, scope.working_dir()),
+                entries,
+                truncated,
+            };
+            serde_json::to_string_pretty(&listing)
+                .map_err(|e| ToolError::failed(format!("cannot encode the listing: {e}")))
+        })
+    }
+
+    fn category(&self) -> ToolCategory {
+        ToolCategory::Filesystem
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_support::{err, ok};
+
+    fn paths(out: &str) -> Vec<String> {
+        let v: Value = serde_json::from_str(out).unwrap();
+        v["entries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| {
+                format!(
+                    "{}:{}",
+                    e["type"].as_str().unwrap(),
+                    e["path"].as_str().unwrap()
+                )
+            })
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn lists_sorted_within_depth_skipping_noise() {
+        let d = tempfile::tempdir().unwrap();
+        for p in [
+            "src/a/b/c/deep.rs",
+            "src/main.rs",
+            "target/x",
+            "node_modules/y",
+            "secrets/k",
+            ".git/HEAD",
+            "gen/out.txt",
+        ] {
+            let path = d.path().join(p);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, "x").unwrap();
+        }
+        std::fs::write(d.path().join(".gitignore"), "gen/\n").unwrap();
+        let out = ok(&ListFiles, d.path(), json!({})).await;
+        assert_eq!(
+            paths(&out),
+            [".gitignore", "src", "src/a", "src/a/b", "src/main.rs"].map(|p| if p.contains('.') {
+                format!("file:{p}")
+            } else {
+                format!("dir:{p}")
+            })
+        );
+        let v: Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(v["root"], ".");
+        assert_eq!(v["truncated"], false);
+        assert_eq!(v["entries"][0]["size"], 5);
+
+        let out = ok(
+            &ListFiles,
+            d.path(),
+            json!({"path": "src", "depth": 10, "dirs_only": true}),
+        )
+        .await;
+        assert_eq!(paths(&out), ["dir:a", "dir:a/b", "dir:a/b/c"]);
+    }
+
+    #[tokio::test]
+    async fn errors() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join("f.txt"), "x").unwrap();
+        let e = err(&ListFiles, d.path(), json!({"path": "f.txt"})).await;
+        assert!(e.contains("is a file"), "{e}");
+        let e = err(&ListFiles, d.path(), json!({"path": "missing"})).await;
+        assert!(e.contains("no such file"), "{e}");
+    }
+}

@@ -1,0 +1,339 @@
+//! read_file: a window of a text file with line numbers.
+
+use crate::fs::{self, io_error, label, opt_uint, path_arg, str_arg};
+use crate::run_blocking;
+use crate::text::{BINARY_SNIFF, looks_binary};
+use serde_json::{Value, json};
+use skald_api::{
+    BoxToolFuture, Tool, ToolCategory, ToolDescriptionLength, ToolError, ToolResult,
+    tool_names as tn,
+};
+use std::io::{BufRead, BufReader, Read};
+use std::path::Path;
+
+/// Most lines one call returns.
+pub const MAX_LINES: u64 = 2000;
+/// Characters of one line shown before it is cut (minified files have megabyte lines).
+const MAX_LINE_CHARS: usize = 2000;
+/// Files up to this size are scanned to the end to report their total line count.
+const COUNT_ALL_BELOW: u64 = 32 * 1024 * 1024;
+
+pub struct ReadFile;
+
+impl Tool for ReadFile {
+    fn name(&self) -> &str {
+        tn::READ_FILE
+    }
+
+    fn description(&self) -> &str {
+        "Read a text file, with line numbers. Reads up to 2000 lines from `start_line` \
+         (1-based); use `start_line`/`end_line` to page through larger files. Binary files \
+         are reported with their size instead of dumped. Use this instead of cat/head/tail."
+    }
+
+    fn parameters_schema(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "path": {"type": "string", "description": "File path, relative to the working directory or absolute."},
+                "start_line": {"type": "integer", "minimum": 1, "description": "First line to read (1-based). Default 1."},
+                "end_line": {"type": "integer", "minimum": 1, "description": "Last line to read, inclusive."},
+                "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LINES, "description": "Most lines to return (default and maximum 2000)."}
+            },
+            "required": ["path"],
+            "additionalProperties": false
+        })
+    }
+
+    fn describe(&self, args: &Value, length: ToolDescriptionLength) -> String {
+        label(self.name(), path_arg(args).as_deref(), length)
+    }
+
+    fn target_path(&self, args: &Value) -> Option<String> {
+        path_arg(args)
+    }
+
+    fn execute_async<'a>(&'a self, args: Value) -> BoxToolFuture<'a> {
+        run_blocking(move |scope, _| {
+            let path = fs::resolve_in(str_arg(&args, "path")?, scope.working_dir());
+            let start = opt_uint(&args, "start_line", 1, u64::MAX)?.unwrap_or(1);
+            let end = opt_uint(&args, "end_line", 1, u64::MAX)?;
+            let limit = opt_uint(&args, "limit", 1, MAX_LINES)?.unwrap_or(MAX_LINES);
+            if let Some(end) = end
+                && end < start
+            {
+                return Err(ToolError::invalid(
+                    "end_line",
+                    format!("{end} is before start_line {start}"),
+                ));
+            }
+            let last = end.unwrap_or(u64::MAX).min(start.saturating_add(limit - 1));
+            read_window(&path, start, last)
+        })
+    }
+
+    fn category(&self) -> ToolCategory {
+        ToolCategory::Filesystem
+    }
+}
+
+fn read_window(path: &Path, start: u64, last: u64) -> ToolResult {
+    let file = std::fs::File::open(path).map_err(|e| io_error("read", path, &e))?;
+    let meta = file.metadata().map_err(|e| io_error("read", path, &e))?;
+    if meta.is_dir() {
+        return Err(ToolError::failed(format!(
+            "{} is a directory; use list_files",
+            path.display()
+        )));
+    }
+    let mut reader = BufReader::with_capacity(64 * 1024, file);
+    let head = reader.fill_buf().map_err(|e| io_error("read", path, &e))?;
+    if looks_binary(&head[..head.len().min(BINARY_SNIFF)]) {
+        return Ok(format!(
+            "{} is a binary file ({} bytes); not shown",
+            path.display(),
+            meta.len()
+        ));
+    }
+
+    let mut out = String::new();
+    let mut line_no: u64 = 0;
+    let mut invalid_utf8 = false;
+    let mut buf = Vec::new();
+    let mut shown = 0u64;
+    loop {
+        buf.clear();
+        let n = reader
+            .read_until(b'\n', &mut buf)
+            .map_err(|e| io_error("read", path, &e))?;
+        if n == 0 {
+            break;
+        }
+        line_no += 1;
+        if line_no < start {
+            continue;
+        }
+        if line_no > last {
+            break;
+        }
+        let raw = strip_eol(&buf);
+        let text = match std::str::from_utf8(raw) {
+            Ok(s) => std::borrow::Cow::Borrowed(s),
+            Err(_) => {
+                invalid_utf8 = true;
+                String::from_utf8_lossy(raw)
+            }
+        };
+        push_line(&mut out, line_no, &text);
+        shown += 1;
+    }
+    // `line_no` is now the last line read; past the window there may be more.
+    let more_after = line_no > last;
+    let total = if more_after && meta.len() <= COUNT_ALL_BELOW {
+        let rest = count_lines(&mut reader).map_err(|e| io_error("read", path, &e))?;
+        Some(line_no + rest)
+    } else if !more_after {
+        Some(line_no)
+    } else {
+        None
+    };
+
+    if shown == 0 {
+        return Ok(match total {
+            Some(0) => format!("{} is empty", path.display()),
+            Some(t) => format!(
+                "{} has {t} lines; start_line {start} is past the end",
+                path.display()
+            ),
+            None => format!("no lines from {start} in {}", path.display()),
+        });
+    }
+    let first = start;
+    let shown_last = start + shown - 1;
+    match total {
+        Some(t) if shown_last < t => out.push_str(&format!(
+            "[lines {first}-{shown_last} of {t}; read on with start_line={}]\n",
+            shown_last + 1
+        )),
+        None => out.push_str(&format!(
+            "[lines {first}-{shown_last}; the file continues, read on with start_line={}]\n",
+            shown_last + 1
+        )),
+        Some(_) if first > 1 => {
+            out.push_str(&format!("[lines {first}-{shown_last}, end of file]\n"))
+        }
+        Some(_) => {}
+    }
+    if invalid_utf8 {
+        out.push_str("[note: the file is not valid UTF-8; invalid bytes are shown as �]\n");
+    }
+    Ok(out)
+}
+
+fn strip_eol(line: &[u8]) -> &[u8] {
+    let line = line.strip_suffix(b"\n").unwrap_or(line);
+    line.strip_suffix(b"\r").unwrap_or(line)
+}
+
+fn push_line(out: &mut String, n: u64, text: &str) {
+    out.push_str(&format!("{n:>6}\t"));
+    match text.char_indices().nth(MAX_LINE_CHARS) {
+        Some((cut, _)) => {
+            out.push_str(&text[..cut]);
+            out.push_str(&format!(
+                "… [line cut: {} characters]",
+                text.chars().count()
+            ));
+        }
+        None => out.push_str(text),
+    }
+    out.push('\n');
+}
+
+fn count_lines(reader: &mut impl Read) -> std::io::Result<u64> {
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut count = 0u64;
+    let mut last = b'\n';
+    loop {
+        let n = reader.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        count += buf[..n].iter().filter(|&&b| b == b'\n').count() as u64;
+        last = buf[n - 1];
+    }
+    // A last line without a newline still counts.
+    if last != b'\n' {
+        count += 1;
+    }
+    Ok(count)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_support::{err, ok};
+
+    fn fixture() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        let body: String = (1..=2500).map(|i| format!("line {i}\n")).collect();
+        std::fs::write(dir.path().join("big.txt"), body).unwrap();
+        std::fs::write(dir.path().join("crlf.txt"), "a\r\nb\r\n").unwrap();
+        std::fs::write(dir.path().join("bin.dat"), b"\x7fELF\x00\x01").unwrap();
+        std::fs::write(dir.path().join("latin1.txt"), b"caf\xe9\n").unwrap();
+        std::fs::write(dir.path().join("empty.txt"), "").unwrap();
+        std::fs::write(dir.path().join("nonl.txt"), "one\ntwo").unwrap();
+        dir
+    }
+
+    #[tokio::test]
+    async fn reads_with_line_numbers_and_pages() {
+        let d = fixture();
+        let out = ok(&ReadFile, d.path(), json!({"path": "big.txt"})).await;
+        assert!(out.starts_with("     1\tline 1\n"));
+        assert!(out.contains("  2000\tline 2000\n"));
+        assert!(!out.contains("line 2001"));
+        assert!(
+            out.ends_with("[lines 1-2000 of 2500; read on with start_line=2001]\n"),
+            "{out}"
+        );
+
+        let out = ok(
+            &ReadFile,
+            d.path(),
+            json!({"path": "big.txt", "start_line": 2499}),
+        )
+        .await;
+        assert_eq!(
+            out,
+            "  2499\tline 2499\n  2500\tline 2500\n[lines 2499-2500, end of file]\n"
+        );
+
+        let out = ok(
+            &ReadFile,
+            d.path(),
+            json!({"path": "big.txt", "start_line": 10, "end_line": 12}),
+        )
+        .await;
+        assert!(out.starts_with(
+            "    10\tline 10\n    11\tline 11\n    12\tline 12\n[lines 10-12 of 2500"
+        ));
+
+        let out = ok(&ReadFile, d.path(), json!({"path": "big.txt", "limit": 2})).await;
+        assert!(out.starts_with("     1\tline 1\n     2\tline 2\n[lines 1-2 of 2500"));
+    }
+
+    #[tokio::test]
+    async fn special_files() {
+        let d = fixture();
+        assert_eq!(
+            ok(&ReadFile, d.path(), json!({"path": "crlf.txt"})).await,
+            "     1\ta\n     2\tb\n"
+        );
+        let out = ok(&ReadFile, d.path(), json!({"path": "bin.dat"})).await;
+        assert!(out.contains("binary file (6 bytes)"), "{out}");
+        let out = ok(&ReadFile, d.path(), json!({"path": "latin1.txt"})).await;
+        assert!(out.starts_with("     1\tcaf�\n"), "{out}");
+        assert!(out.contains("not valid UTF-8"));
+        let out = ok(&ReadFile, d.path(), json!({"path": "empty.txt"})).await;
+        assert!(out.ends_with("is empty"), "{out}");
+        assert_eq!(
+            ok(&ReadFile, d.path(), json!({"path": "nonl.txt"})).await,
+            "     1\tone\n     2\ttwo\n"
+        );
+        let out = ok(
+            &ReadFile,
+            d.path(),
+            json!({"path": "nonl.txt", "start_line": 9}),
+        )
+        .await;
+        assert!(
+            out.contains("has 2 lines; start_line 9 is past the end"),
+            "{out}"
+        );
+    }
+
+    #[tokio::test]
+    async fn long_lines_are_cut() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join("min.js"), "é".repeat(5000)).unwrap();
+        let out = ok(&ReadFile, d.path(), json!({"path": "min.js"})).await;
+        assert!(out.contains("… [line cut: 5000 characters]"));
+    }
+
+    #[tokio::test]
+    async fn errors() {
+        let d = fixture();
+        let e = err(&ReadFile, d.path(), json!({"path": "missing.txt"})).await;
+        assert!(
+            e.contains("missing.txt") && e.contains("no such file"),
+            "{e}"
+        );
+        let e = err(&ReadFile, d.path(), json!({"path": "."})).await;
+        assert!(e.contains("is a directory"), "{e}");
+        let e = err(
+            &ReadFile,
+            d.path(),
+            json!({"path": "big.txt", "start_line": 5, "end_line": 2}),
+        )
+        .await;
+        assert!(e.starts_with("invalid argument `end_line`"), "{e}");
+        let e = err(
+            &ReadFile,
+            d.path(),
+            json!({"path": "big.txt", "limit": 5000}),
+        )
+        .await;
+        assert!(e.starts_with("invalid argument `limit`"), "{e}");
+    }
+
+    #[test]
+    fn label_and_target() {
+        let args = json!({"path": "src/main.rs"});
+        assert_eq!(
+            ReadFile.describe(&args, ToolDescriptionLength::Short),
+            "read_file `src/main.rs`"
+        );
+        assert_eq!(ReadFile.target_path(&args).as_deref(), Some("src/main.rs"));
+    }
+}

@@ -1,0 +1,143 @@
+//! replace_lines: replace an inclusive range of lines.
+
+use crate::fs::{self, label, opt_uint, path_arg, str_arg};
+use crate::run_blocking;
+use crate::text::{read_for_edit, write_atomic};
+use serde_json::{Value, json};
+use skald_api::{
+    BoxToolFuture, Tool, ToolCategory, ToolDescriptionLength, ToolError, tool_names as tn,
+};
+
+pub struct ReplaceLines;
+
+impl Tool for ReplaceLines {
+    fn name(&self) -> &str {
+        tn::REPLACE_LINES
+    }
+
+    fn description(&self) -> &str {
+        "Replace lines `start_line` to `end_line` (1-based, inclusive) of a file with \
+         `content`; an empty `content` deletes them. Line numbers are those read_file shows; \
+         re-read the file after an edit, since numbers shift."
+    }
+
+    fn parameters_schema(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "path": {"type": "string", "description": "File path, relative to the working directory or absolute."},
+                "start_line": {"type": "integer", "minimum": 1},
+                "end_line": {"type": "integer", "minimum": 1, "description": "Inclusive."},
+                "content": {"type": "string", "description": "Replacement lines; empty deletes the range."}
+            },
+            "required": ["path", "start_line", "end_line", "content"],
+            "additionalProperties": false
+        })
+    }
+
+    fn describe(&self, args: &Value, length: ToolDescriptionLength) -> String {
+        label(self.name(), path_arg(args).as_deref(), length)
+    }
+
+    fn target_path(&self, args: &Value) -> Option<String> {
+        path_arg(args)
+    }
+
+    fn execute_async<'a>(&'a self, args: Value) -> BoxToolFuture<'a> {
+        run_blocking(move |scope, _| {
+            let path = fs::resolve_in(str_arg(&args, "path")?, scope.working_dir());
+            let required = |field: &str| {
+                opt_uint(&args, field, 1, u64::MAX)?
+                    .map(|n| usize::try_from(n).unwrap_or(usize::MAX))
+                    .ok_or_else(|| ToolError::invalid(field, "is required"))
+            };
+            let start = required("start_line")?;
+            let end = required("end_line")?;
+            let content = str_arg(&args, "content")?;
+            if end < start {
+                return Err(ToolError::invalid(
+                    "end_line",
+                    format!("{end} is before start_line {start}"),
+                ));
+            }
+            let file = read_for_edit(&path)?;
+            let count = file.line_count();
+            if end > count {
+                return Err(ToolError::invalid(
+                    "end_line",
+                    format!("{end} is past the end: the file has {count} lines"),
+                ));
+            }
+            let updated = file.splice_lines(start - 1, end - start + 1, content);
+            write_atomic(&path, updated.as_bytes())?;
+            let display = fs::relativize_for_display(&path, scope.working_dir());
+            Ok(if content.is_empty() {
+                format!("Deleted lines {start}-{end} of {display}")
+            } else {
+                format!(
+                    "Replaced lines {start}-{end} of {display} with {} line(s)",
+                    content.lines().count().max(1)
+                )
+            })
+        })
+    }
+
+    fn category(&self) -> ToolCategory {
+        ToolCategory::Filesystem
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_support::{err, ok};
+
+    #[tokio::test]
+    async fn replaces_and_deletes_inclusive_ranges() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("a.txt");
+        std::fs::write(&p, "1\n2\n3\n4\n").unwrap();
+        let out = ok(
+            &ReplaceLines,
+            d.path(),
+            json!({"path": "a.txt", "start_line": 2, "end_line": 3, "content": "two-three"}),
+        )
+        .await;
+        assert_eq!(out, "Replaced lines 2-3 of a.txt with 1 line(s)");
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "1\ntwo-three\n4\n");
+        let out = ok(
+            &ReplaceLines,
+            d.path(),
+            json!({"path": "a.txt", "start_line": 1, "end_line": 1, "content": ""}),
+        )
+        .await;
+        assert_eq!(out, "Deleted lines 1-1 of a.txt");
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "two-three\n4\n");
+    }
+
+    #[tokio::test]
+    async fn bad_ranges_name_the_field() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join("a.txt"), "1\n2\n").unwrap();
+        let e = err(
+            &ReplaceLines,
+            d.path(),
+            json!({"path": "a.txt", "start_line": 2, "end_line": 1, "content": ""}),
+        )
+        .await;
+        assert!(
+            e.starts_with("invalid argument `end_line`: 1 is before"),
+            "{e}"
+        );
+        let e = err(
+            &ReplaceLines,
+            d.path(),
+            json!({"path": "a.txt", "start_line": 1, "end_line": 9, "content": ""}),
+        )
+        .await;
+        assert!(
+            e.starts_with("invalid argument `end_line`: 9 is past the end"),
+            "{e}"
+        );
+    }
+}

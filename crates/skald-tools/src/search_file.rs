@@ -1,0 +1,167 @@
+//! search_file: find a text in one file, with context.
+
+use crate::fs::{self, label, opt_uint, path_arg, str_arg};
+use crate::run_blocking;
+use crate::search::{self, Entry};
+use crate::text::looks_binary;
+use serde_json::{Value, json};
+use skald_api::{
+    BoxToolFuture, Tool, ToolCategory, ToolDescriptionLength, ToolError, tool_names as tn,
+};
+use std::io::Read;
+
+pub struct SearchFile;
+
+/// Matching lines shown at most; the rest are counted.
+const MAX_MATCHES: usize = 200;
+
+impl Tool for SearchFile {
+    fn name(&self) -> &str {
+        tn::SEARCH_FILE
+    }
+
+    fn description(&self) -> &str {
+        "Find a literal text in one file and show each matching line with its line number and \
+         `context_lines` lines around it (default 3). Case-insensitive unless `query` has an \
+         upper-case letter. To search many files, use grep_files."
+    }
+
+    fn parameters_schema(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "path": {"type": "string", "description": "File path, relative to the working directory or absolute."},
+                "query": {"type": "string", "description": "Literal text to find."},
+                "context_lines": {"type": "integer", "minimum": 0, "maximum": 20, "description": "Default 3."}
+            },
+            "required": ["path", "query"],
+            "additionalProperties": false
+        })
+    }
+
+    fn describe(&self, args: &Value, length: ToolDescriptionLength) -> String {
+        label(self.name(), path_arg(args).as_deref(), length)
+    }
+
+    fn target_path(&self, args: &Value) -> Option<String> {
+        path_arg(args)
+    }
+
+    fn execute_async<'a>(&'a self, args: Value) -> BoxToolFuture<'a> {
+        run_blocking(move |scope, _| {
+            let path = fs::resolve_in(str_arg(&args, "path")?, scope.working_dir());
+            let query = str_arg(&args, "query")?;
+            if query.is_empty() {
+                return Err(ToolError::invalid("query", "must not be empty"));
+            }
+            let context = opt_uint(&args, "context_lines", 0, 20)?.unwrap_or(3) as usize;
+            let display = fs::relativize_for_display(&path, scope.working_dir());
+            let mut head = [0u8; crate::text::BINARY_SNIFF];
+            let n = std::fs::File::open(&path)
+                .and_then(|mut f| f.read(&mut head))
+                .map_err(|e| fs::io_error("read", &path, &e))?;
+            if looks_binary(&head[..n]) {
+                return Ok(format!("{display} is a binary file; not searched"));
+            }
+            // Smart case, as people expect from editors: `foo` finds `Foo`, `Foo` does not
+            // find `foo`.
+            let case_sensitive = query.chars().any(char::is_uppercase);
+            let matcher = search::matcher(query, case_sensitive, true)?;
+            let entries = search::search_file(&path, &matcher, context)
+                .map_err(|e| fs::io_error("read", &path, &e))?;
+            let total = entries
+                .iter()
+                .filter(|e| matches!(e, Entry::Match { .. }))
+                .count();
+            if total == 0 {
+                return Ok(format!("No match for `{query}` in {display}"));
+            }
+            let mut shown = 0;
+            let cut = entries
+                .iter()
+                .position(|e| {
+                    if matches!(e, Entry::Match { .. }) {
+                        shown += 1;
+                    }
+                    shown > MAX_MATCHES
+                })
+                .unwrap_or(entries.len());
+            let mut out = String::new();
+            search::render(&entries[..cut], "", &mut out);
+            let plural = if total == 1 { "" } else { "es" };
+            if total > MAX_MATCHES {
+                out.push_str(&format!(
+                    "[{total} matching lines in {display}; the first {MAX_MATCHES} shown]\n"
+                ));
+            } else {
+                out.push_str(&format!("[{total} match{plural} in {display}]\n"));
+            }
+            Ok(out)
+        })
+    }
+
+    fn category(&self) -> ToolCategory {
+        ToolCategory::Filesystem
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_support::{err, ok};
+
+    #[tokio::test]
+    async fn finds_with_context_and_smart_case() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join("a.txt"), "one\nTwo\nthree\nfour\ntwo again\n").unwrap();
+        let out = ok(
+            &SearchFile,
+            d.path(),
+            json!({"path": "a.txt", "query": "two", "context_lines": 1}),
+        )
+        .await;
+        assert_eq!(
+            out,
+            "1-one\n2:Two\n3-three\n4-four\n5:two again\n[2 matches in a.txt]\n"
+        );
+        let out = ok(
+            &SearchFile,
+            d.path(),
+            json!({"path": "a.txt", "query": "Two", "context_lines": 0}),
+        )
+        .await;
+        assert_eq!(out, "2:Two\n[1 match in a.txt]\n");
+        let out = ok(
+            &SearchFile,
+            d.path(),
+            json!({"path": "a.txt", "query": "a.b"}),
+        )
+        .await;
+        assert_eq!(
+            out, "No match for `a.b` in a.txt",
+            "the query is literal, not a regex"
+        );
+    }
+
+    #[tokio::test]
+    async fn errors_and_binary() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join("b.bin"), b"x\x00y").unwrap();
+        let out = ok(
+            &SearchFile,
+            d.path(),
+            json!({"path": "b.bin", "query": "x"}),
+        )
+        .await;
+        assert!(out.contains("binary"));
+        let e = err(
+            &SearchFile,
+            d.path(),
+            json!({"path": "none.txt", "query": "x"}),
+        )
+        .await;
+        assert!(e.contains("no such file"), "{e}");
+        let e = err(&SearchFile, d.path(), json!({"path": "b.bin", "query": ""})).await;
+        assert!(e.starts_with("invalid argument `query`"), "{e}");
+    }
+}

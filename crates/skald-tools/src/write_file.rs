@@ -1,0 +1,99 @@
+//! write_file: create or replace a whole file, atomically.
+
+use crate::fs::{self, label, path_arg, str_arg};
+use crate::run_blocking;
+use crate::text::write_atomic;
+use serde_json::{Value, json};
+use skald_api::{BoxToolFuture, Tool, ToolCategory, ToolDescriptionLength, tool_names as tn};
+
+pub struct WriteFile;
+
+impl Tool for WriteFile {
+    fn name(&self) -> &str {
+        tn::WRITE_FILE
+    }
+
+    fn description(&self) -> &str {
+        "Create a file or replace its whole content. Parent directories are created. The \
+         write is atomic and an existing file keeps its permissions. To change part of a \
+         file, use edit_file, insert_at_line or replace_lines instead."
+    }
+
+    fn parameters_schema(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "path": {"type": "string", "description": "File path, relative to the working directory or absolute."},
+                "content": {"type": "string", "description": "The complete new content."}
+            },
+            "required": ["path", "content"],
+            "additionalProperties": false
+        })
+    }
+
+    fn describe(&self, args: &Value, length: ToolDescriptionLength) -> String {
+        label(self.name(), path_arg(args).as_deref(), length)
+    }
+
+    fn target_path(&self, args: &Value) -> Option<String> {
+        path_arg(args)
+    }
+
+    fn execute_async<'a>(&'a self, args: Value) -> BoxToolFuture<'a> {
+        run_blocking(move |scope, _| {
+            let raw = str_arg(&args, "path")?;
+            let content = str_arg(&args, "content")?;
+            let path = fs::resolve_in(raw, scope.working_dir());
+            let existed = write_atomic(&path, content.as_bytes())?;
+            let lines = content.lines().count();
+            Ok(format!(
+                "{} {} ({} bytes, {lines} lines)",
+                if existed { "Replaced" } else { "Created" },
+                fs::relativize_for_display(&path, scope.working_dir()),
+                content.len()
+            ))
+        })
+    }
+
+    fn category(&self) -> ToolCategory {
+        ToolCategory::Filesystem
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_support::{err, ok};
+
+    #[tokio::test]
+    async fn creates_then_replaces() {
+        let d = tempfile::tempdir().unwrap();
+        let out = ok(
+            &WriteFile,
+            d.path(),
+            json!({"path": "new/dir/a.txt", "content": "x\ny\n"}),
+        )
+        .await;
+        assert_eq!(out, "Created new/dir/a.txt (4 bytes, 2 lines)");
+        let out = ok(
+            &WriteFile,
+            d.path(),
+            json!({"path": "new/dir/a.txt", "content": "z"}),
+        )
+        .await;
+        assert_eq!(out, "Replaced new/dir/a.txt (1 bytes, 1 lines)");
+        assert_eq!(
+            std::fs::read_to_string(d.path().join("new/dir/a.txt")).unwrap(),
+            "z"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_directory_is_not_overwritten() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::create_dir(d.path().join("sub")).unwrap();
+        let e = err(&WriteFile, d.path(), json!({"path": "sub", "content": "x"})).await;
+        assert!(e.contains("is a directory"), "{e}");
+        assert!(d.path().join("sub").is_dir());
+    }
+}
