@@ -1,0 +1,295 @@
+//! `skald` run as a real process: the catalog, direct tool runs and their exit codes.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers may panic
+
+use serde_json::Value;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+struct Sandbox {
+    data: tempfile::TempDir,
+    work: tempfile::TempDir,
+}
+
+impl Sandbox {
+    fn new() -> Sandbox {
+        let work = tempfile::tempdir().unwrap();
+        std::fs::write(work.path().join("hello.txt"), "hello\nworld\n").unwrap();
+        Sandbox {
+            data: tempfile::tempdir().unwrap(),
+            work,
+        }
+    }
+
+    fn cmd(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_skald"));
+        c.args(args)
+            .arg("--data-dir")
+            .arg(self.data.path())
+            .current_dir(self.work.path())
+            .env_remove("SKALD_DATA_DIR")
+            .stdin(Stdio::null());
+        c
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        self.cmd(args).output().unwrap()
+    }
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+#[test]
+fn tools_json_lists_the_catalog() {
+    let sb = Sandbox::new();
+    let out = sb.run(&["tools", "--json"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let tools: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
+    for tool in &tools {
+        for key in ["name", "description", "category", "parameters"] {
+            assert!(tool.get(key).is_some(), "{key} missing in {tool}");
+        }
+        assert_eq!(tool["parameters"]["type"], "object", "{}", tool["name"]);
+    }
+    let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
+    for expected in [
+        "list_files",
+        "read_file",
+        "write_file",
+        "edit_file",
+        "insert_at_line",
+        "replace_lines",
+        "search_file",
+        "grep_files",
+        "execute_cmd",
+        "execute_task",
+        "show_file_to_user",
+    ] {
+        assert!(names.contains(&expected), "{expected} not in {names:?}");
+    }
+    let read = tools.iter().find(|t| t["name"] == "read_file").unwrap();
+    assert_eq!(read["category"], "filesystem");
+    assert_eq!(read["source"], "builtin");
+
+    let human = sb.run(&["tools"]);
+    assert!(human.status.success());
+    assert!(text(&human.stdout).contains("read_file"));
+}
+
+#[test]
+fn tool_runs_end_to_end_and_exits_zero() {
+    let sb = Sandbox::new();
+    let out = sb.run(&["tool", "read_file", "--args", r#"{"path": "hello.txt"}"#]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "     1\thello\n     2\tworld\n");
+
+    // --cwd decides where relative paths resolve.
+    let other = tempfile::tempdir().unwrap();
+    std::fs::write(other.path().join("hello.txt"), "elsewhere\n").unwrap();
+    let out = sb.run(&[
+        "tool",
+        "read_file",
+        "--args",
+        r#"{"path": "hello.txt"}"#,
+        "--cwd",
+        other.path().to_str().unwrap(),
+    ]);
+    assert_eq!(text(&out.stdout), "     1\telsewhere\n");
+
+    // Arguments from stdin.
+    let mut child = sb
+        .cmd(&["tool", "write_file", "--args", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(br#"{"path": "new/file.txt", "content": "made by skald\n"}"#)
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        std::fs::read_to_string(sb.work.path().join("new/file.txt")).unwrap(),
+        "made by skald\n"
+    );
+}
+
+#[test]
+fn a_failing_tool_exits_one_with_the_message_on_stderr() {
+    let sb = Sandbox::new();
+    let out = sb.run(&["tool", "read_file", "--args", r#"{"path": "missing.txt"}"#]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty());
+    let err = text(&out.stderr);
+    assert!(err.starts_with("error: cannot read "), "{err}");
+    assert!(
+        err.contains("missing.txt: no such file or directory"),
+        "{err}"
+    );
+}
+
+#[test]
+fn usage_errors_exit_two_and_say_what_is_wrong() {
+    let sb = Sandbox::new();
+    let cases: &[(&[&str], &str)] = &[
+        (&["tool", "no_such_tool"], "unknown tool `no_such_tool`"),
+        (
+            &["tool", "read_fil", "--args", "{}"],
+            "did you mean read_file",
+        ),
+        (
+            &["tool", "read_file", "--args", "{not json"],
+            "--args is not valid JSON",
+        ),
+        (
+            &["tool", "read_file", "--args", "[]"],
+            "must be a JSON object",
+        ),
+        (
+            &["tool", "read_file", "--args", "{}"],
+            "\"path\" is a required property",
+        ),
+        (
+            &[
+                "tool",
+                "read_file",
+                "--args",
+                r#"{"path": "a", "limit": 99999}"#,
+            ],
+            "argument `limit`",
+        ),
+        (
+            &["tool", "read_file", "--args", r#"{"path": "a", "pth": 1}"#],
+            "pth",
+        ),
+        (
+            &[
+                "tool",
+                "read_file",
+                "--args",
+                r#"{"path": "a"}"#,
+                "--cwd",
+                "/no/such/dir",
+            ],
+            "working directory /no/such/dir",
+        ),
+        (
+            &["tool", "write_todos", "--args", "{}"],
+            "inside agent turns",
+        ),
+    ];
+    for (args, expected) in cases {
+        let out = sb.run(args);
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
+        let err = text(&out.stderr);
+        assert!(
+            err.contains(expected),
+            "{args:?}: expected `{expected}` in `{err}`"
+        );
+    }
+    // clap's own usage errors use the same code.
+    assert_eq!(sb.run(&["tool"]).status.code(), Some(2));
+    assert_eq!(sb.run(&["no-such-command"]).status.code(), Some(2));
+}
+
+#[cfg(unix)]
+#[test]
+fn ctrl_c_stops_a_running_tool_and_exits_130() {
+    use nix::sys::signal::{Signal, kill};
+    use nix::unistd::Pid;
+
+    let sb = Sandbox::new();
+    let pidfile = sb.work.path().join("sleep.pid");
+    let command = format!("sleep 30 & echo $! > {}; wait", pidfile.display());
+    let args = serde_json::json!({ "command": command }).to_string();
+    let child = sb
+        .cmd(&["tool", "execute_cmd", "--args", &args])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !pidfile.exists() || std::fs::read_to_string(&pidfile).unwrap().trim().is_empty() {
+        assert!(Instant::now() < deadline, "the command never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let grandchild: i32 = std::fs::read_to_string(&pidfile)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    kill(Pid::from_raw(child.id() as i32), Signal::SIGINT).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("cancelled"));
+    // The sleep in the command's process group was killed with it.
+    assert!(
+        wait_gone(grandchild),
+        "grandchild {grandchild} survived Ctrl-C"
+    );
+}
+
+#[cfg(target_os = "linux")]
+fn wait_gone(pid: i32) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while Instant::now() < deadline {
+        match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+            Err(_) => return true,
+            Ok(stat)
+                if stat
+                    .rsplit(')')
+                    .next()
+                    .is_some_and(|r| r.trim_start().starts_with('Z')) =>
+            {
+                return true;
+            }
+            Ok(_) => std::thread::sleep(Duration::from_millis(20)),
+        }
+    }
+    false
+}
+
+#[cfg(all(unix, not(target_os = "linux")))]
+fn wait_gone(_pid: i32) -> bool {
+    true
+}
+
+#[test]
+fn version_and_doctor() {
+    let sb = Sandbox::new();
+    let out = sb.run(&["version"]);
+    assert!(out.status.success());
+    assert!(text(&out.stdout).starts_with(&format!("skald {}", env!("CARGO_PKG_VERSION"))));
+
+    let out = sb.run(&["doctor", "--json"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let checks: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
+    let db = checks.iter().find(|c| c["name"] == "database").unwrap();
+    assert_eq!(db["status"], "ok");
+    // The first run created the data directory with its commented config and the store.
+    assert!(sb.data.path().join("config.toml").is_file());
+    assert!(sb.data.path().join("skald.db").is_file());
+    assert!(Path::new(&sb.data.path().join("logs")).is_dir());
+}
+
+#[test]
+fn a_broken_config_is_reported_not_ignored() {
+    let sb = Sandbox::new();
+    std::fs::write(sb.data.path().join("config.toml"), "[log]\nlevel = 5\n").unwrap();
+    let out = sb.run(&["tools"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    assert!(err.contains("config.toml is not valid"), "{err}");
+}
