@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Installs what building and testing Skald needs on Debian/Ubuntu, idempotently: only
+# what is missing is installed, so running it again is quick. Run as root or with sudo.
+#   bash scripts/setup.sh          # build dependencies
+#   bash scripts/setup.sh --test   # plus what the test suite uses
+set -euo pipefail
+
+want_test=0
+[[ "${1:-}" == "--test" ]] && want_test=1
+
+say() { printf '\033[1;34m==>\033[0m %s\n' "$*"; }
+
+SUDO=""
+if [[ $(id -u) -ne 0 ]]; then
+  if command -v sudo >/dev/null 2>&1; then SUDO="sudo"; else
+    echo "setup: not root and no sudo; install the packages listed in scripts/setup.sh by hand" >&2
+    exit 1
+  fi
+fi
+
+# Debian packages: C toolchain for bundled SQLite, pkg-config for -sys crates.
+packages=(build-essential pkg-config git ca-certificates)
+# Test suite: ripgrep (grep_files is checked against it), procps (process checks).
+if [[ $want_test -eq 1 ]]; then
+  packages+=(ripgrep procps)
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+done
+if [[ ${#missing[@]} -gt 0 ]]; then
+  if command -v apt-get >/dev/null 2>&1; then
+    say "installing ${missing[*]}"
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  else
+    echo "setup: apt-get not found; install: ${missing[*]}" >&2
+    exit 1
+  fi
+fi
+
+# Rust: the workspace needs a toolchain with edition 2024 (Rust 1.85 or newer).
+if ! command -v cargo >/dev/null 2>&1; then
+  for candidate in "$HOME/.cargo/bin" /usr/local/cargo/bin; do
+    [[ -x "$candidate/cargo" ]] && export PATH="$candidate:$PATH"
+  done
+fi
+if ! command -v cargo >/dev/null 2>&1; then
+  echo "setup: no Rust toolchain found. Install one with rustup (https://rustup.rs), then re-run." >&2
+  exit 1
+fi
+rust_minor=$(rustc --version | sed -E 's/^rustc 1\.([0-9]+).*/\1/')
+if [[ "$rust_minor" -lt 85 ]]; then
+  echo "setup: $(rustc --version) is too old; Skald needs Rust 1.85 or newer (rustup update)." >&2
+  exit 1
+fi
+say "toolchain: $(cargo --version)"

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Sets up what is missing and runs every test: formatting, lints, and the whole workspace
+# test suite (unit tests, the real-process CLI tests, parity checks against ripgrep).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh --test
+[[ -d "$HOME/.cargo/bin" ]] && export PATH="$HOME/.cargo/bin:$PATH"
+
+say() { printf '\033[1;34m==>\033[0m %s\n' "$*"; }
+
+if cargo fmt --version >/dev/null 2>&1; then
+  say "cargo fmt --check"
+  cargo fmt --all -- --check
+else
+  echo "warning: rustfmt is not installed; formatting not checked" >&2
+fi
+if cargo clippy --version >/dev/null 2>&1; then
+  say "cargo clippy"
+  cargo clippy --workspace --all-targets --locked -- -D warnings
+else
+  echo "warning: clippy is not installed; lints not checked" >&2
+fi
+say "cargo test"
+cargo test --workspace --locked
