@@ -72,8 +72,14 @@ async fn ours(root: &Path, args: Value) -> BTreeSet<String> {
 fn fixture() -> tempfile::TempDir {
     let d = tempfile::tempdir().unwrap();
     let files: &[(&str, &str)] = &[
-        ("src/main.rs", "fn main() {\n    println!(\"Hello, TODO\");\n}\n"),
-        ("src/lib.rs", "//! todo: docs\npub fn add(a: i32, b: i32) -> i32 { a + b }\n// TODO(x): more\n"),
+        (
+            "src/main.rs",
+            "fn main() {\n    println!(\"Hello, TODO\");\n}\n",
+        ),
+        (
+            "src/lib.rs",
+            "//! todo: docs\npub fn add(a: i32, b: i32) -> i32 { a + b }\n// TODO(x): more\n",
+        ),
         ("src/deep/a/b/c.py", "def f():\n    return 'todo'  # TODO\n"),
         ("docs/guide.md", "# Guide\nUnicode: naïve café TODO ✓\n"),
         (".github/workflows/ci.yml", "name: ci # TODO\n"),
@@ -104,10 +110,22 @@ async fn same_matches_as_ripgrep_on_a_fixture_tree() {
     let cases: Vec<(Value, Vec<&str>)> = vec![
         (json!({"pattern": "TODO"}), vec!["-n", "TODO"]),
         (json!({"pattern": "fn \\w+\\("}), vec!["-n", "fn \\w+\\("]),
-        (json!({"pattern": "todo", "case_sensitive": false}), vec!["-n", "-i", "todo"]),
-        (json!({"pattern": "TODO", "output_mode": "files_only"}), vec!["-l", "TODO"]),
-        (json!({"pattern": "TODO", "output_mode": "count"}), vec!["-c", "TODO"]),
-        (json!({"pattern": "TODO", "include_glob": "*.rs"}), vec!["-n", "-g", "*.rs", "TODO"]),
+        (
+            json!({"pattern": "todo", "case_sensitive": false}),
+            vec!["-n", "-i", "todo"],
+        ),
+        (
+            json!({"pattern": "TODO", "output_mode": "files_only"}),
+            vec!["-l", "TODO"],
+        ),
+        (
+            json!({"pattern": "TODO", "output_mode": "count"}),
+            vec!["-c", "TODO"],
+        ),
+        (
+            json!({"pattern": "TODO", "include_glob": "*.rs"}),
+            vec!["-n", "-g", "*.rs", "TODO"],
+        ),
         (json!({"pattern": "café|naïve"}), vec!["-n", "café|naïve"]),
     ];
     for (args, rg_args) in cases {
@@ -123,12 +141,24 @@ async fn same_matches_as_ripgrep_on_real_source_code() {
     // This workspace's own crates: thousands of real lines, always present.
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
     for (args, rg_args) in [
-        (json!({"pattern": "fn [a-z_]+\\("}), vec!["-n", "fn [a-z_]+\\("]),
-        (json!({"pattern": "tooL", "case_sensitive": false, "output_mode": "count"}), vec!["-c", "-i", "tooL"]),
-        (json!({"pattern": "impl", "output_mode": "files_only"}), vec!["-l", "impl"]),
+        (
+            json!({"pattern": "fn [a-z_]+\\("}),
+            vec!["-n", "fn [a-z_]+\\("],
+        ),
+        (
+            json!({"pattern": "tooL", "case_sensitive": false, "output_mode": "count"}),
+            vec!["-c", "-i", "tooL"],
+        ),
+        (
+            json!({"pattern": "impl", "output_mode": "files_only"}),
+            vec!["-l", "impl"],
+        ),
     ] {
         let expected = rg(root, &rg_args);
-        assert!(expected.len() > 10, "{rg_args:?} matched too little to mean anything");
+        assert!(
+            expected.len() > 10,
+            "{rg_args:?} matched too little to mean anything"
+        );
         assert_eq!(ours(root, args.clone()).await, expected, "{args}");
     }
 }
