@@ -21,4 +21,9 @@ else
   echo "warning: clippy is not installed; lints not checked" >&2
 fi
 say "cargo test"
-cargo test --workspace --locked
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+cargo test --workspace --locked 2>&1 | tee "$log"
+# One closing line for the whole run, summed over every test binary.
+awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($i ~ /^passed/) p += $(i-1); if ($i ~ /^failed/) f += $(i-1) } }
+     END { printf "tests: %d passed, %d failed\n", p, f }' "$log"
