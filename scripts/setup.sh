@@ -19,7 +19,7 @@ if [[ $(id -u) -ne 0 ]]; then
 fi
 
 # Debian packages: C toolchain for bundled SQLite, pkg-config for -sys crates.
-packages=(build-essential pkg-config git ca-certificates)
+packages=(build-essential pkg-config git ca-certificates curl)
 # Test suite: ripgrep (grep_files is checked against it), procps (process checks).
 if [[ $want_test -eq 1 ]]; then
   packages+=(ripgrep procps)
@@ -46,8 +46,16 @@ if ! command -v cargo >/dev/null 2>&1; then
     [[ -x "$candidate/cargo" ]] && export PATH="$candidate:$PATH"
   done
 fi
+if ! command -v cargo >/dev/null 2>&1 && command -v curl >/dev/null 2>&1; then
+  say "no Rust toolchain: installing one with rustup"
+  if curl --proto '=https' --tlsv1.2 -sSf --max-time 60 https://sh.rustup.rs \
+      | sh -s -- -y --profile minimal -c clippy,rustfmt >/dev/null; then
+    export PATH="$HOME/.cargo/bin:$PATH"
+  fi
+fi
 if ! command -v cargo >/dev/null 2>&1; then
-  echo "setup: no Rust toolchain found. Install one with rustup (https://rustup.rs), then re-run." >&2
+  echo "setup: no Rust toolchain found and rustup could not be fetched." >&2
+  echo "       Install one with rustup (https://rustup.rs), then re-run." >&2
   exit 1
 fi
 rust_minor=$(rustc --version | sed -E 's/^rustc 1\.([0-9]+).*/\1/')

@@ -8,6 +8,7 @@ pub mod text;
 
 mod edit_file;
 mod execute_cmd;
+mod get_ast_outline;
 mod grep_files;
 mod insert_at_line;
 mod list_files;
@@ -18,6 +19,7 @@ mod write_file;
 
 pub use edit_file::EditFile;
 pub use execute_cmd::ExecuteCmd;
+pub use get_ast_outline::GetAstOutline;
 pub use grep_files::GrepFiles;
 pub use insert_at_line::InsertAtLine;
 pub use list_files::ListFiles;
@@ -41,6 +43,7 @@ pub fn builtin_tools() -> Vec<Arc<dyn Tool>> {
         Arc::new(ReplaceLines),
         Arc::new(SearchFile),
         Arc::new(GrepFiles),
+        Arc::new(GetAstOutline),
         Arc::new(ExecuteCmd),
     ]
 }

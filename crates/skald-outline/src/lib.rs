@@ -1,0 +1,129 @@
+//! Code outlines: the definitions of a source file — functions, types, methods under their
+//! type, modules, headings — without their bodies, each with its line range. tree-sitter
+//! grammars cover 20 languages; Rust goes through `syn`, the parser the Rust ecosystem
+//! itself relies on. Parsers are created once per thread and reused.
+
+mod langs;
+mod rust;
+mod ts;
+
+pub use langs::Lang;
+
+use std::fmt::Write as _;
+
+/// Files larger than this are not parsed: generated or minified, their outline would be
+/// noise and their parse slow.
+pub const MAX_FILE_BYTES: usize = 8 * 1024 * 1024;
+
+/// One definition.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Item {
+    /// First line, 1-based.
+    pub start: usize,
+    /// Last line, 1-based, inclusive.
+    pub end: usize,
+    /// function, method, class, struct, enum, interface, trait, impl, module, type, macro,
+    /// heading, key, table, selector, …
+    pub kind: &'static str,
+    pub name: String,
+    /// Nesting under enclosing items: 0 at top level, 1 for a method of a type, …
+    pub depth: usize,
+}
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum OutlineError {
+    #[error("cannot parse: {0}")]
+    Parse(String),
+    #[error("file too large to outline ({0} bytes; the limit is {MAX_FILE_BYTES})")]
+    TooLarge(usize),
+}
+
+/// The definitions of `source`, written in `lang`, in source order.
+pub fn outline(lang: Lang, source: &str) -> Result<Vec<Item>, OutlineError> {
+    if source.len() > MAX_FILE_BYTES {
+        return Err(OutlineError::TooLarge(source.len()));
+    }
+    match lang {
+        Lang::Rust => rust::outline(source),
+        _ => ts::outline(lang, source),
+    }
+}
+
+/// `START-END | kind: name`, one a line, indented two spaces per nesting level.
+pub fn format(items: &[Item]) -> String {
+    let mut out = String::new();
+    for it in items {
+        let _ = writeln!(
+            out,
+            "{}{}-{} | {}: {}",
+            "  ".repeat(it.depth),
+            it.start,
+            it.end,
+            it.kind,
+            it.name
+        );
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn format_indents_nested_items() {
+        let items = vec![
+            Item {
+                start: 1,
+                end: 9,
+                kind: "class",
+                name: "Foo".into(),
+                depth: 0,
+            },
+            Item {
+                start: 2,
+                end: 3,
+                kind: "method",
+                name: "bar".into(),
+                depth: 1,
+            },
+        ];
+        assert_eq!(format(&items), "1-9 | class: Foo\n  2-3 | method: bar\n");
+    }
+
+    #[test]
+    fn kotlin_class_is_recovered_from_a_grammar_error() {
+        // kotlin-ng wraps this valid file in an ERROR node.
+        let src =
+            "class Foo {\n    fun greet(): String = \"hi\"\n}\ninterface Shape { fun area() }\n";
+        let items = outline(Lang::Kotlin, src).unwrap();
+        assert_eq!(items[0].kind, "class");
+        assert_eq!(items[0].name, "Foo");
+        assert!(
+            items.iter().any(|i| i.name == "greet" && i.depth == 1),
+            "{items:?}"
+        );
+    }
+
+    #[test]
+    fn c_function_pointers_are_not_prototypes() {
+        let items = outline(Lang::C, "void (*callback)(int);\nint real(int a);\n").unwrap();
+        let names: Vec<&str> = items.iter().map(|i| i.name.as_str()).collect();
+        assert_eq!(names, ["real"]);
+    }
+
+    #[test]
+    fn rust_syntax_errors_are_reported_with_their_line() {
+        let err = outline(Lang::Rust, "fn ok() {}\nfn broken( {\n").unwrap_err();
+        assert!(err.to_string().starts_with("cannot parse: line "), "{err}");
+    }
+
+    #[test]
+    fn huge_files_are_refused() {
+        let big = "x".repeat(MAX_FILE_BYTES + 1);
+        assert_eq!(
+            outline(Lang::Python, &big),
+            Err(OutlineError::TooLarge(MAX_FILE_BYTES + 1))
+        );
+    }
+}

@@ -1,0 +1,113 @@
+//! Rust outlines with `syn`.
+
+use crate::{Item, OutlineError};
+use proc_macro2::{TokenStream, TokenTree};
+use quote::ToTokens;
+use syn::spanned::Spanned;
+
+pub(crate) fn outline(source: &str) -> Result<Vec<Item>, OutlineError> {
+    let file = syn::parse_file(source).map_err(|e| {
+        let at = e.span().start();
+        OutlineError::Parse(format!("line {}: {e}", at.line))
+    })?;
+    let mut out = Vec::new();
+    items(&file.items, 0, &mut out);
+    Ok(out)
+}
+
+/// The line where an item really starts: after its attributes and doc comments.
+fn start_line(tokens: TokenStream) -> Option<usize> {
+    let mut iter = tokens.into_iter().peekable();
+    loop {
+        match iter.next()? {
+            TokenTree::Punct(p) if p.as_char() == '#' => {
+                // `#[...]` or `#![...]`
+                if let Some(TokenTree::Punct(bang)) = iter.peek()
+                    && bang.as_char() == '!'
+                {
+                    iter.next();
+                }
+                iter.next();
+            }
+            other => return Some(other.span().start().line),
+        }
+    }
+}
+
+fn push(out: &mut Vec<Item>, node: &impl ToTokens, kind: &'static str, name: String, depth: usize) {
+    let span = node.span();
+    let start = start_line(node.to_token_stream()).unwrap_or(span.start().line);
+    out.push(Item {
+        start,
+        end: span.end().line,
+        kind,
+        name,
+        depth,
+    });
+}
+
+fn type_name(ty: &syn::Type) -> String {
+    ty.to_token_stream()
+        .to_string()
+        .replace(" < ", "<")
+        .replace(" <", "<")
+        .replace("< ", "<")
+        .replace(" >", ">")
+        .replace(" ,", ",")
+        .replace(" :: ", "::")
+        .replace("& ", "&")
+}
+
+fn items(list: &[syn::Item], depth: usize, out: &mut Vec<Item>) {
+    for item in list {
+        match item {
+            syn::Item::Fn(f) => push(out, f, "function", f.sig.ident.to_string(), depth),
+            syn::Item::Struct(s) => push(out, s, "struct", s.ident.to_string(), depth),
+            syn::Item::Enum(e) => push(out, e, "enum", e.ident.to_string(), depth),
+            syn::Item::Union(u) => push(out, u, "union", u.ident.to_string(), depth),
+            syn::Item::Type(t) => push(out, t, "type", t.ident.to_string(), depth),
+            syn::Item::Const(c) => push(out, c, "const", c.ident.to_string(), depth),
+            syn::Item::Static(s) => push(out, s, "static", s.ident.to_string(), depth),
+            syn::Item::Macro(m) => {
+                if let Some(ident) = &m.ident {
+                    push(out, m, "macro", ident.to_string(), depth);
+                }
+            }
+            syn::Item::Trait(t) => {
+                push(out, t, "trait", t.ident.to_string(), depth);
+                for ti in &t.items {
+                    if let syn::TraitItem::Fn(f) = ti {
+                        push(out, f, "method", f.sig.ident.to_string(), depth + 1);
+                    }
+                }
+            }
+            syn::Item::Impl(i) => {
+                let ty = type_name(&i.self_ty);
+                let name = match &i.trait_ {
+                    Some((bang, path, _)) => format!(
+                        "{}{} for {ty}",
+                        if bang.is_some() { "!" } else { "" },
+                        type_name(&syn::Type::Path(syn::TypePath {
+                            qself: None,
+                            path: path.clone()
+                        }))
+                    ),
+                    None => ty,
+                };
+                push(out, i, "impl", name, depth);
+                for ii in &i.items {
+                    if let syn::ImplItem::Fn(f) = ii {
+                        push(out, f, "method", f.sig.ident.to_string(), depth + 1);
+                    }
+                }
+            }
+            syn::Item::Mod(m) => {
+                push(out, m, "module", m.ident.to_string(), depth);
+                if let Some((_, inner)) = &m.content {
+                    items(inner, depth + 1, out);
+                }
+            }
+            _ => {}
+        }
+    }
+}

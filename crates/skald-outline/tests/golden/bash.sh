@@ -1,0 +1,3 @@
+#!/bin/sh
+foo() { echo hi; }
+function bar { echo; }

@@ -1,0 +1,6 @@
+package main
+type T struct{ a int }
+type I interface{ M() }
+type N = int
+func (t *T) M() {}
+func main() {}

@@ -1,0 +1,7 @@
+module Foo
+  class Bar < Base
+    def greet(x); end
+    def self.make; end
+  end
+end
+def top; end
