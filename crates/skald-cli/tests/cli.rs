@@ -64,6 +64,7 @@ fn tools_json_lists_the_catalog() {
         "replace_lines",
         "search_file",
         "grep_files",
+        "get_ast_outline",
         "execute_cmd",
         "execute_task",
         "show_file_to_user",

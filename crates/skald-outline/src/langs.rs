@@ -58,6 +58,12 @@ impl Lang {
         })
     }
 
+    /// Data and configuration formats: outlined when asked for by name, skipped when a
+    /// whole directory is outlined (their keys would drown the code's definitions).
+    pub fn is_data(self) -> bool {
+        matches!(self, Lang::Json | Lang::Yaml | Lang::Toml)
+    }
+
     /// The tree-sitter grammar; `None` for Rust, which syn parses.
     pub fn grammar(self) -> Option<tree_sitter::Language> {
         Some(match self {

@@ -11,9 +11,9 @@ pub use langs::Lang;
 
 use std::fmt::Write as _;
 
-/// Files larger than this are not parsed: generated or minified, their outline would be
-/// noise and their parse slow.
-pub const MAX_FILE_BYTES: usize = 8 * 1024 * 1024;
+/// Files larger than this are not parsed. Large enough for SQLite's 13 MB amalgamation,
+/// small enough that a stray data dump does not stall an outline.
+pub const MAX_FILE_BYTES: usize = 32 * 1024 * 1024;
 
 /// One definition.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -116,6 +116,17 @@ mod tests {
     fn rust_syntax_errors_are_reported_with_their_line() {
         let err = outline(Lang::Rust, "fn ok() {}\nfn broken( {\n").unwrap_err();
         assert!(err.to_string().starts_with("cannot parse: line "), "{err}");
+    }
+
+    #[test]
+    fn a_macro_call_without_semicolon_does_not_swallow_the_declarations_after_it() {
+        let src = "DECLARE_THING(a)\nint first(int x);\nstruct s { int v; };\nint after(void) { return 0; }\n";
+        let items = outline(Lang::C, src).unwrap();
+        let names: Vec<&str> = items.iter().map(|i| i.name.as_str()).collect();
+        assert!(
+            names.contains(&"first") && names.contains(&"after"),
+            "{names:?}"
+        );
     }
 
     #[test]

@@ -58,6 +58,27 @@ fn type_name(ty: &syn::Type) -> String {
         .replace("& ", "&")
 }
 
+/// Lists the items inside a macro call's tokens: the whole body if it parses as items,
+/// else each `{ … }` group inside it that does (the branches of `cfg_if!`).
+fn macro_items(tokens: TokenStream, depth: usize, out: &mut Vec<Item>, nesting: usize) {
+    if nesting > 4 {
+        return;
+    }
+    if let Ok(file) = syn::parse2::<syn::File>(tokens.clone())
+        && !file.items.is_empty()
+    {
+        items(&file.items, depth, out);
+        return;
+    }
+    for tree in tokens {
+        if let TokenTree::Group(g) = tree
+            && g.delimiter() == proc_macro2::Delimiter::Brace
+        {
+            macro_items(g.stream(), depth, out, nesting + 1);
+        }
+    }
+}
+
 fn items(list: &[syn::Item], depth: usize, out: &mut Vec<Item>) {
     for item in list {
         match item {
@@ -68,9 +89,26 @@ fn items(list: &[syn::Item], depth: usize, out: &mut Vec<Item>) {
             syn::Item::Type(t) => push(out, t, "type", t.ident.to_string(), depth),
             syn::Item::Const(c) => push(out, c, "const", c.ident.to_string(), depth),
             syn::Item::Static(s) => push(out, s, "static", s.ident.to_string(), depth),
-            syn::Item::Macro(m) => {
-                if let Some(ident) = &m.ident {
-                    push(out, m, "macro", ident.to_string(), depth);
+            syn::Item::Macro(m) => match &m.ident {
+                Some(ident) => push(out, m, "macro", ident.to_string(), depth),
+                // `cfg_if! { … }`, `s! { … }`, `lazy_static! { … }`: definitions written
+                // inside a macro call are still the file's definitions.
+                None => macro_items(m.mac.tokens.clone(), depth, out, 0),
+            },
+            syn::Item::ForeignMod(fm) => {
+                for fi in &fm.items {
+                    match fi {
+                        syn::ForeignItem::Fn(f) => {
+                            push(out, f, "function", f.sig.ident.to_string(), depth);
+                        }
+                        syn::ForeignItem::Static(s) => {
+                            push(out, s, "static", s.ident.to_string(), depth);
+                        }
+                        syn::ForeignItem::Type(t) => {
+                            push(out, t, "type", t.ident.to_string(), depth);
+                        }
+                        _ => {}
+                    }
                 }
             }
             syn::Item::Trait(t) => {

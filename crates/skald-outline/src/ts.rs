@@ -458,6 +458,16 @@ fn c_type_def<'t>(ctx: &Ctx<'_>, spec: Node<'t>, alias: Option<String>) -> Optio
 fn c_family<'t>(ctx: &Ctx<'_>, n: Node<'t>, pos: Pos) -> Act<'t> {
     match n.kind() {
         "function_definition" => {
+            // A macro call without a semicolon (`DECLARE_THING(x)`) followed by
+            // declarations parses as an old K&R definition whose "parameter declarations"
+            // are really the next top-level declarations. K&R definitions are all but
+            // extinct, so treat one as that misparse and list what it swallowed.
+            let mut cursor = n.walk();
+            if n.named_children(&mut cursor)
+                .any(|c| c.kind() == "declaration")
+            {
+                return Act::Through(n);
+            }
             let name = n
                 .child_by_field_name("declarator")
                 .and_then(|d| c_declarator_name(ctx, d));

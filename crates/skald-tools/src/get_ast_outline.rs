@@ -29,9 +29,10 @@ impl Tool for GetAstOutline {
          impls, modules…) with methods indented under their type, one per line as \
          `START-END | kind: name` (1-based, inclusive lines), without bodies. `path` may be \
          a file or a directory (every supported file below it, each after a `== path ==` \
-         line). Supports .py .js .mjs .ts .tsx .go .java .c .h .cpp .cc .hpp .swift .lua .rb \
-         .sh .ex .exs .json .yaml .yml .html .css .rs .kt .toml .md .sql. Read the lines you \
-         need with read_file afterwards."
+         line; data files — .json .yaml .yml .toml — are outlined only when named). Supports \
+         .py .js .mjs .ts .tsx .go .java .c .h .cpp .cc .hpp .swift .lua .rb .sh .ex .exs \
+         .json .yaml .yml .html .css .rs .kt .toml .md .sql. Read the lines you need with \
+         read_file afterwards."
     }
 
     fn parameters_schema(&self) -> Value {
@@ -119,7 +120,7 @@ fn outline_dir(root: &Path, stop: &StopFlag) -> ToolResult {
                 if !entry.file_type().is_some_and(|t| t.is_file()) {
                     return WalkState::Continue;
                 }
-                if let Some(lang) = Lang::from_path(entry.path()) {
+                if let Some(lang) = Lang::from_path(entry.path()).filter(|l| !l.is_data()) {
                     let text = outline_text(entry.path(), lang);
                     found
                         .lock()
@@ -205,6 +206,7 @@ mod tests {
             ("notes.txt", "not code"),
             ("node_modules/x/i.js", "function hidden() {}\n"),
             ("empty.py", "x = 1\n"),
+            ("package.json", "{\"name\": \"skipped in directories\"}"),
         ] {
             let path = d.path().join(p);
             std::fs::create_dir_all(path.parent().unwrap()).unwrap();

@@ -45,3 +45,16 @@ macro_rules! square {
 type Alias = Vec<Point>;
 const LIMIT: usize = 10;
 static NAME: &str = "x";
+
+extern "C" {
+    pub fn c_function(x: i32) -> i32;
+    static C_GLOBAL: i32;
+}
+
+cfg_if::cfg_if! {
+    if #[cfg(unix)] {
+        pub struct UnixOnly;
+    } else {
+        pub fn elsewhere() {}
+    }
+}

@@ -1,0 +1,65 @@
+//! `skald-bench`: measures Skald's tools against their reference programs on the same
+//! inputs in the same run, checks that both found the same things, and writes the ratios
+//! to `docs/performance.md`. Run it through `scripts/bench.sh`, which installs the
+//! references and builds everything in release mode.
+//!
+//! Timings are medians of several runs after a warm-up run (so both sides read from the
+//! page cache). Nothing here asserts a time: the report states the figures.
+
+mod outline;
+mod report;
+mod search;
+mod shell;
+mod timing;
+
+use anyhow::{Context, Result, bail};
+use std::path::PathBuf;
+
+struct Args {
+    skald: PathBuf,
+    out: PathBuf,
+    only: Option<String>,
+}
+
+fn parse_args() -> Result<Args> {
+    let mut skald = None;
+    let mut out = PathBuf::from("docs/performance.md");
+    let mut only = None;
+    let mut it = std::env::args().skip(1);
+    while let Some(arg) = it.next() {
+        match arg.as_str() {
+            "--skald" => skald = it.next().map(PathBuf::from),
+            "--out" => out = it.next().map(PathBuf::from).context("--out needs a path")?,
+            "--only" => only = it.next(),
+            "-h" | "--help" => {
+                println!(
+                    "usage: skald-bench --skald PATH/TO/release/skald [--out docs/performance.md] [--only grep|outline|shell]"
+                );
+                std::process::exit(0);
+            }
+            other => bail!("unknown argument {other}"),
+        }
+    }
+    let skald = skald.context("--skald PATH is required (a release build of skald)")?;
+    Ok(Args { skald, out, only })
+}
+
+fn main() -> Result<()> {
+    let args = parse_args()?;
+    let wants = |name: &str| args.only.as_deref().is_none_or(|o| o == name);
+    let machine = report::machine();
+    if wants("grep") {
+        let section = search::run(&args.skald)?;
+        report::write_section(&args.out, "grep", &machine, &section)?;
+    }
+    if wants("outline") {
+        let section = outline::run(&args.skald)?;
+        report::write_section(&args.out, "outline", &machine, &section)?;
+    }
+    if wants("shell") {
+        let section = shell::run()?;
+        report::write_section(&args.out, "shell", &machine, &section)?;
+    }
+    println!("wrote {}", args.out.display());
+    Ok(())
+}
