@@ -1,0 +1,453 @@
+//! Anthropic Messages, streamed.
+
+use crate::provider::{Provider, WireParser, drive, sse_items};
+use crate::{Event, EventStream, FinishReason, LlmError, Message, Request, Role, ToolCall, Usage};
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+
+const PROVIDER: &str = "anthropic";
+const API_VERSION: &str = "2023-06-01";
+/// Anthropic requires `max_tokens`; this is used when the request names none.
+const DEFAULT_MAX_TOKENS: u32 = 8192;
+
+pub(crate) async fn start(p: &Provider, req: &Request) -> Result<EventStream, LlmError> {
+    let key = p.api_key().ok_or_else(|| {
+        LlmError::Config("Anthropic needs an API key: set ANTHROPIC_API_KEY".to_string())
+    })?;
+    // The base URL may or may not carry the /v1 suffix; accept both.
+    let url = if p.base_url.ends_with("/v1") {
+        format!("{}/messages", p.base_url)
+    } else {
+        format!("{}/v1/messages", p.base_url)
+    };
+    let headers = [
+        ("x-api-key", key.to_string()),
+        ("anthropic-version", API_VERSION.to_string()),
+    ];
+    let resp = p.post(&url, &body(req), &headers).await?;
+    Ok(drive(
+        PROVIDER,
+        p.timeouts.idle,
+        sse_items(PROVIDER, resp),
+        Parser::default(),
+    ))
+}
+
+/// Anthropic wants the system prompt apart, strictly alternating user/assistant turns, and
+/// tool results as `tool_result` blocks in a user turn.
+pub(crate) fn body(req: &Request) -> Value {
+    let system: Vec<&str> = req
+        .messages
+        .iter()
+        .filter(|m| m.role == Role::System)
+        .map(|m| m.content.as_str())
+        .collect();
+    let mut turns: Vec<(&'static str, Vec<Value>)> = Vec::new();
+    for m in req.messages.iter().filter(|m| m.role != Role::System) {
+        let (role, blocks) = blocks(m);
+        match turns.last_mut() {
+            Some((last, existing)) if *last == role => existing.extend(blocks),
+            _ => turns.push((role, blocks)),
+        }
+    }
+    let messages: Vec<Value> = turns
+        .into_iter()
+        .map(|(role, content)| json!({"role": role, "content": content}))
+        .collect();
+    let mut body = json!({
+        "model": req.model,
+        "max_tokens": req.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
+        "messages": messages,
+        "stream": true,
+    });
+    if !system.is_empty() {
+        body["system"] = json!(system.join("\n\n"));
+    }
+    if !req.tools.is_empty() {
+        body["tools"] = req
+            .tools
+            .iter()
+            .map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.parameters}))
+            .collect();
+    }
+    if let Some(t) = req.temperature {
+        body["temperature"] = json!(t);
+    }
+    body
+}
+
+fn blocks(m: &Message) -> (&'static str, Vec<Value>) {
+    match m.role {
+        Role::Tool => (
+            "user",
+            vec![json!({"type": "tool_result",
+                        "tool_use_id": m.tool_call_id.clone().unwrap_or_default(),
+                        "content": m.content})],
+        ),
+        Role::Assistant => {
+            let mut b = Vec::new();
+            if !m.content.is_empty() {
+                b.push(json!({"type": "text", "text": m.content}));
+            }
+            for c in &m.tool_calls {
+                // Arguments a model wrote as invalid JSON are sent back as an empty input;
+                // the tool result already told the model they were invalid.
+                let input: Value = serde_json::from_str(&c.arguments)
+                    .ok()
+                    .filter(Value::is_object)
+                    .unwrap_or_else(|| json!({}));
+                b.push(json!({"type": "tool_use", "id": c.id, "name": c.name, "input": input}));
+            }
+            if b.is_empty() {
+                b.push(json!({"type": "text", "text": ""}));
+            }
+            ("assistant", b)
+        }
+        Role::User | Role::System => ("user", vec![json!({"type": "text", "text": m.content})]),
+    }
+}
+
+enum Block {
+    Text,
+    Thinking,
+    ToolUse {
+        id: String,
+        name: String,
+        json: String,
+    },
+    Other,
+}
+
+#[derive(Default)]
+pub(crate) struct Parser {
+    blocks: BTreeMap<u64, Block>,
+    usage: Usage,
+    stop: Option<FinishReason>,
+    done: bool,
+}
+
+fn stop_reason(s: &str) -> FinishReason {
+    match s {
+        "end_turn" | "stop_sequence" => FinishReason::Stop,
+        "tool_use" => FinishReason::ToolCalls,
+        "max_tokens" => FinishReason::Length,
+        "refusal" => FinishReason::ContentFilter,
+        other => FinishReason::Other(other.to_string()),
+    }
+}
+
+impl WireParser for Parser {
+    type Item = eventsource_stream::Event;
+
+    fn feed(&mut self, ev: eventsource_stream::Event) -> Result<Vec<Event>, LlmError> {
+        if ev.data.trim().is_empty() {
+            return Ok(Vec::new());
+        }
+        let v: Value = serde_json::from_str(&ev.data).map_err(|e| LlmError::Protocol {
+            provider: PROVIDER,
+            message: format!(
+                "an event is not JSON ({e}): {}",
+                crate::types::preview(&ev.data)
+            ),
+        })?;
+        let kind = v
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or(ev.event.as_str());
+        let index = v.get("index").and_then(Value::as_u64).unwrap_or(0);
+        let mut out = Vec::new();
+        match kind {
+            "message_start" => {
+                if let Some(u) = v.pointer("/message/usage") {
+                    self.usage.input_tokens =
+                        u.get("input_tokens").and_then(Value::as_u64).unwrap_or(0)
+                            + u.get("cache_read_input_tokens")
+                                .and_then(Value::as_u64)
+                                .unwrap_or(0)
+                            + u.get("cache_creation_input_tokens")
+                                .and_then(Value::as_u64)
+                                .unwrap_or(0);
+                }
+            }
+            "content_block_start" => {
+                let b = v.get("content_block").unwrap_or(&Value::Null);
+                let block = match b.get("type").and_then(Value::as_str) {
+                    Some("text") => {
+                        if let Some(t) = b
+                            .get("text")
+                            .and_then(Value::as_str)
+                            .filter(|t| !t.is_empty())
+                        {
+                            out.push(Event::Text {
+                                delta: t.to_string(),
+                            });
+                        }
+                        Block::Text
+                    }
+                    Some("thinking") => Block::Thinking,
+                    Some("tool_use") => Block::ToolUse {
+                        id: b
+                            .get("id")
+                            .and_then(Value::as_str)
+                            .unwrap_or("")
+                            .to_string(),
+                        name: b
+                            .get("name")
+                            .and_then(Value::as_str)
+                            .unwrap_or("")
+                            .to_string(),
+                        json: String::new(),
+                    },
+                    _ => Block::Other,
+                };
+                self.blocks.insert(index, block);
+            }
+            "content_block_delta" => {
+                let d = v.get("delta").unwrap_or(&Value::Null);
+                match (
+                    d.get("type").and_then(Value::as_str),
+                    self.blocks.get_mut(&index),
+                ) {
+                    (Some("text_delta"), _) => {
+                        if let Some(t) = d.get("text").and_then(Value::as_str) {
+                            out.push(Event::Text {
+                                delta: t.to_string(),
+                            });
+                        }
+                    }
+                    (Some("thinking_delta"), _) => {
+                        if let Some(t) = d.get("thinking").and_then(Value::as_str) {
+                            out.push(Event::Reasoning {
+                                delta: t.to_string(),
+                            });
+                        }
+                    }
+                    (Some("input_json_delta"), Some(Block::ToolUse { json, .. })) => {
+                        if let Some(p) = d.get("partial_json").and_then(Value::as_str) {
+                            json.push_str(p);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            "content_block_stop" => {
+                if let Some(Block::ToolUse { id, name, json }) = self.blocks.remove(&index) {
+                    out.push(Event::ToolCall {
+                        call: ToolCall {
+                            id,
+                            name,
+                            arguments: if json.trim().is_empty() {
+                                "{}".to_string()
+                            } else {
+                                json
+                            },
+                        },
+                    });
+                }
+            }
+            "message_delta" => {
+                if let Some(r) = v.pointer("/delta/stop_reason").and_then(Value::as_str) {
+                    self.stop = Some(stop_reason(r));
+                }
+                if let Some(n) = v.pointer("/usage/output_tokens").and_then(Value::as_u64) {
+                    self.usage.output_tokens = n;
+                }
+            }
+            "message_stop" => self.done = true,
+            "error" => {
+                let kind = v
+                    .pointer("/error/type")
+                    .and_then(Value::as_str)
+                    .unwrap_or("error");
+                let message = v
+                    .pointer("/error/message")
+                    .and_then(Value::as_str)
+                    .unwrap_or(kind)
+                    .to_string();
+                // Overload and rate limits mid-stream are worth retrying, like their HTTP
+                // status equivalents.
+                let status = match kind {
+                    "overloaded_error" => 529,
+                    "rate_limit_error" => 429,
+                    "api_error" => 500,
+                    _ => 400,
+                };
+                return Err(LlmError::Status {
+                    provider: PROVIDER,
+                    status,
+                    message,
+                    retry_after: None,
+                });
+            }
+            // `ping` and anything new are ignored.
+            _ => {}
+        }
+        Ok(out)
+    }
+
+    fn is_done(&self) -> bool {
+        self.done
+    }
+
+    fn finish(&mut self) -> Result<Vec<Event>, LlmError> {
+        if !self.done {
+            return Err(LlmError::StreamCut { provider: PROVIDER });
+        }
+        Ok(vec![
+            Event::Usage { usage: self.usage },
+            Event::Finish {
+                reason: self.stop.take().unwrap_or(FinishReason::Stop),
+            },
+        ])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::types::tests::sse;
+
+    fn run(stream: &str) -> Result<Vec<Event>, LlmError> {
+        let mut p = Parser::default();
+        let mut out = Vec::new();
+        for ev in sse(stream) {
+            out.extend(p.feed(ev)?);
+            if p.is_done() {
+                break;
+            }
+        }
+        out.extend(p.finish()?);
+        Ok(out)
+    }
+
+    /// The event sequence of the Messages API documentation, with a tool call.
+    #[test]
+    fn text_then_tool_use() {
+        let events = run(concat!(
+            "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"type\":\"message\",\"role\":\"assistant\",\"content\":[],\"model\":\"claude\",\"stop_reason\":null,\"usage\":{\"input_tokens\":25,\"output_tokens\":1}}}\n\n",
+            "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n",
+            "event: ping\ndata: {\"type\": \"ping\"}\n\n",
+            "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"Let me look.\"}}\n\n",
+            "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n",
+            "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":1,\"content_block\":{\"type\":\"tool_use\",\"id\":\"toolu_1\",\"name\":\"read_file\",\"input\":{}}}\n\n",
+            "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":1,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"{\\\"path\\\": \\\"\"}}\n\n",
+            "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":1,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"a.rs\\\"}\"}}\n\n",
+            "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":1}\n\n",
+            "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"tool_use\",\"stop_sequence\":null},\"usage\":{\"output_tokens\":40}}\n\n",
+            "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n",
+        ))
+        .unwrap();
+        assert_eq!(
+            events,
+            vec![
+                Event::Text {
+                    delta: "Let me look.".into()
+                },
+                Event::ToolCall {
+                    call: ToolCall {
+                        id: "toolu_1".into(),
+                        name: "read_file".into(),
+                        arguments: "{\"path\": \"a.rs\"}".into()
+                    }
+                },
+                Event::Usage {
+                    usage: Usage {
+                        input_tokens: 25,
+                        output_tokens: 40
+                    }
+                },
+                Event::Finish {
+                    reason: FinishReason::ToolCalls
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn thinking_and_tool_without_input() {
+        let events = run(concat!(
+            "data: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":1}}}\n\n",
+            "data: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"thinking\",\"thinking\":\"\"}}\n\n",
+            "data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"thinking_delta\",\"thinking\":\"hmm\"}}\n\n",
+            "data: {\"type\":\"content_block_stop\",\"index\":0}\n\n",
+            "data: {\"type\":\"content_block_start\",\"index\":1,\"content_block\":{\"type\":\"tool_use\",\"id\":\"t2\",\"name\":\"list_files\",\"input\":{}}}\n\n",
+            "data: {\"type\":\"content_block_stop\",\"index\":1}\n\n",
+            "data: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"tool_use\"},\"usage\":{\"output_tokens\":5}}\n\n",
+            "data: {\"type\":\"message_stop\"}\n\n",
+        ))
+        .unwrap();
+        assert_eq!(
+            events[0],
+            Event::Reasoning {
+                delta: "hmm".into()
+            }
+        );
+        assert_eq!(
+            events[1],
+            Event::ToolCall {
+                call: ToolCall {
+                    id: "t2".into(),
+                    name: "list_files".into(),
+                    arguments: "{}".into()
+                }
+            }
+        );
+    }
+
+    #[test]
+    fn overload_mid_stream_is_retryable_and_a_cut_stream_is_an_error() {
+        let err = run("event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n").unwrap_err();
+        assert!(err.is_retryable(), "{err}");
+        assert!(err.to_string().contains("Overloaded"));
+        let err = run("data: {\"type\":\"message_start\",\"message\":{}}\n\n").unwrap_err();
+        assert_eq!(
+            err,
+            LlmError::StreamCut {
+                provider: "anthropic"
+            }
+        );
+    }
+
+    #[test]
+    fn request_body_alternates_and_carries_tool_results() {
+        let req = Request {
+            model: "claude".into(),
+            messages: vec![
+                Message::system("be brief"),
+                Message::user("read a.rs"),
+                Message::assistant(
+                    "ok",
+                    vec![
+                        ToolCall {
+                            id: "t1".into(),
+                            name: "read_file".into(),
+                            arguments: "{\"path\":\"a.rs\"}".into(),
+                        },
+                        ToolCall {
+                            id: "t2".into(),
+                            name: "read_file".into(),
+                            arguments: "not json".into(),
+                        },
+                    ],
+                ),
+                Message::tool_result("t1", "fn main"),
+                Message::tool_result("t2", "error"),
+                Message::user("thanks"),
+            ],
+            tools: vec![],
+            max_tokens: None,
+            temperature: None,
+        };
+        let b = body(&req);
+        assert_eq!(b["system"], "be brief");
+        assert_eq!(b["max_tokens"], DEFAULT_MAX_TOKENS);
+        let msgs = b["messages"].as_array().unwrap();
+        let roles: Vec<&str> = msgs.iter().map(|m| m["role"].as_str().unwrap()).collect();
+        assert_eq!(roles, ["user", "assistant", "user"]);
+        assert_eq!(msgs[1]["content"][1]["input"]["path"], "a.rs");
+        assert_eq!(msgs[1]["content"][2]["input"], json!({}));
+        assert_eq!(msgs[2]["content"][0]["type"], "tool_result");
+        assert_eq!(msgs[2]["content"][1]["tool_use_id"], "t2");
+        assert_eq!(msgs[2]["content"][2]["text"], "thanks");
+    }
+}

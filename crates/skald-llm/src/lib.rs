@@ -1,0 +1,24 @@
+//! Model clients behind one streaming interface. Every provider turns a `Request` into a
+//! stream of `Event`s — text and reasoning deltas as they arrive, tool calls once their
+//! arguments are complete, usage, and the finish reason — so the agent loop never knows
+//! which wire format it talks to.
+//!
+//! Providers: OpenAI chat completions and every server that speaks it (OpenRouter,
+//! LM Studio, vLLM, llama.cpp's server), Anthropic Messages, and Ollama's `/api/chat`.
+//! Requests are retried with backoff and jitter on 408/429/5xx and connection errors,
+//! honouring `Retry-After`, before any event has been emitted; 401/403/404/422 are final.
+
+pub mod anthropic;
+pub mod error;
+pub mod ollama;
+pub mod openai;
+pub mod provider;
+pub mod retry;
+pub mod types;
+
+pub use error::LlmError;
+pub use provider::{Provider, ProviderKind};
+pub use types::{
+    Event, EventStream, FinishReason, Message, Request, Response, Role, ToolCall, ToolSpec, Usage,
+    collect,
+};

@@ -1,0 +1,222 @@
+//! The provider-neutral vocabulary of a model call.
+
+use crate::LlmError;
+use futures::StreamExt;
+use futures::stream::BoxStream;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    System,
+    User,
+    Assistant,
+    Tool,
+}
+
+/// A tool call as the model made it. `arguments` is the raw JSON text the model wrote,
+/// which may be invalid: the loop tells the model so instead of failing the turn.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolCall {
+    pub id: String,
+    pub name: String,
+    pub arguments: String,
+}
+
+/// One message of the conversation sent to the model.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Message {
+    pub role: Role,
+    pub content: String,
+    /// Tool calls made by an assistant message.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ToolCall>,
+    /// For a tool message: the call it answers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
+}
+
+impl Message {
+    pub fn system(text: impl Into<String>) -> Message {
+        Message::plain(Role::System, text)
+    }
+
+    pub fn user(text: impl Into<String>) -> Message {
+        Message::plain(Role::User, text)
+    }
+
+    pub fn assistant(text: impl Into<String>, tool_calls: Vec<ToolCall>) -> Message {
+        Message {
+            role: Role::Assistant,
+            content: text.into(),
+            tool_calls,
+            tool_call_id: None,
+        }
+    }
+
+    pub fn tool_result(call_id: impl Into<String>, text: impl Into<String>) -> Message {
+        Message {
+            role: Role::Tool,
+            content: text.into(),
+            tool_calls: Vec::new(),
+            tool_call_id: Some(call_id.into()),
+        }
+    }
+
+    fn plain(role: Role, text: impl Into<String>) -> Message {
+        Message {
+            role,
+            content: text.into(),
+            tool_calls: Vec::new(),
+            tool_call_id: None,
+        }
+    }
+}
+
+/// A tool offered to the model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolSpec {
+    pub name: String,
+    pub description: String,
+    /// JSON Schema of the arguments object.
+    pub parameters: Value,
+}
+
+impl ToolSpec {
+    /// From an OpenAI function definition, the form `Tool::openai_definition` returns.
+    pub fn from_openai(def: &Value) -> Option<ToolSpec> {
+        let f = def.get("function")?;
+        Some(ToolSpec {
+            name: f.get("name")?.as_str()?.to_string(),
+            description: f
+                .get("description")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string(),
+            parameters: f
+                .get("parameters")
+                .cloned()
+                .unwrap_or_else(|| serde_json::json!({"type": "object"})),
+        })
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Request {
+    pub model: String,
+    pub messages: Vec<Message>,
+    #[serde(default)]
+    pub tools: Vec<ToolSpec>,
+    #[serde(default)]
+    pub max_tokens: Option<u32>,
+    #[serde(default)]
+    pub temperature: Option<f32>,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FinishReason {
+    /// The model finished its answer.
+    Stop,
+    /// The model wants tools run.
+    ToolCalls,
+    /// The output token limit was reached.
+    Length,
+    /// Refused by the provider's content filter.
+    ContentFilter,
+    /// Anything else the provider said, kept verbatim.
+    Other(String),
+}
+
+/// What a model stream yields.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Event {
+    /// A piece of the answer's text.
+    Text {
+        delta: String,
+    },
+    /// A piece of the model's visible reasoning.
+    Reasoning {
+        delta: String,
+    },
+    /// A tool call whose arguments are complete.
+    ToolCall {
+        call: ToolCall,
+    },
+    Usage {
+        usage: Usage,
+    },
+    Finish {
+        reason: FinishReason,
+    },
+}
+
+pub type EventStream = BoxStream<'static, Result<Event, LlmError>>;
+
+/// A whole answer, assembled from a stream.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Response {
+    pub text: String,
+    pub reasoning: String,
+    pub tool_calls: Vec<ToolCall>,
+    pub usage: Option<Usage>,
+    pub finish: Option<FinishReason>,
+}
+
+impl Response {
+    pub fn apply(&mut self, event: Event) {
+        match event {
+            Event::Text { delta } => self.text.push_str(&delta),
+            Event::Reasoning { delta } => self.reasoning.push_str(&delta),
+            Event::ToolCall { call } => self.tool_calls.push(call),
+            Event::Usage { usage } => self.usage = Some(usage),
+            Event::Finish { reason } => self.finish = Some(reason),
+        }
+    }
+}
+
+/// Drains a stream into a `Response`.
+pub async fn collect(mut stream: EventStream) -> Result<Response, LlmError> {
+    let mut response = Response::default();
+    while let Some(event) = stream.next().await {
+        response.apply(event?);
+    }
+    Ok(response)
+}
+
+/// The start of a text for an error message.
+pub(crate) fn preview(s: &str) -> String {
+    match s.char_indices().nth(200) {
+        Some((i, _)) => format!("{}…", &s[..i]),
+        None => s.to_string(),
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    /// Splits a recorded SSE body into events the way the wire parser sees them.
+    pub fn sse(body: &str) -> Vec<eventsource_stream::Event> {
+        use eventsource_stream::Eventsource;
+        use futures::StreamExt;
+        let chunks = futures::stream::iter(
+            body.as_bytes()
+                .chunks(7) // arbitrary cuts, as a network would make
+                .map(|c| Ok::<_, std::io::Error>(bytes::Bytes::copy_from_slice(c)))
+                .collect::<Vec<_>>(),
+        );
+        futures::executor::block_on(
+            chunks
+                .eventsource()
+                .filter_map(|e| async move { e.ok() })
+                .collect::<Vec<_>>(),
+        )
+    }
+}
