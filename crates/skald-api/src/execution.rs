@@ -1,6 +1,7 @@
 //! One live tool invocation and its lifecycle (tools.md "Tool execution lifecycle").
 
 use crate::tool::BoxToolFuture;
+use futures::FutureExt;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::future::Future;
@@ -246,6 +247,14 @@ impl<'a> SimpleExecution<'a> {
     }
 }
 
+fn panic_message(panic: &(dyn std::any::Any + Send)) -> &str {
+    panic
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("panic")
+}
+
 /// Marks the execution cancelled if `wait` is dropped while the work is in flight: the
 /// work future is dropped with it, so it did not complete.
 struct CancelOnDrop<'e, 'a> {
@@ -289,12 +298,18 @@ impl<'a> ToolExecution for SimpleExecution<'a> {
                 exec: self,
                 armed: true,
             };
+            // A panicking tool is a failed call, not a stop and not a crash of the engine.
+            let work = std::panic::AssertUnwindSafe(work).catch_unwind();
             let outcome = tokio::select! {
                 biased;
                 _ = self.stop.cancelled() => ExecutionOutcome::Cancelled,
                 result = work => match result {
-                    Ok(text) => ExecutionOutcome::Completed(text),
-                    Err(err) => ExecutionOutcome::Failed(err.to_string()),
+                    Ok(Ok(text)) => ExecutionOutcome::Completed(text),
+                    Ok(Err(err)) => ExecutionOutcome::Failed(err.to_string()),
+                    Err(panic) => ExecutionOutcome::Failed(format!(
+                        "the tool crashed: {}",
+                        panic_message(panic.as_ref())
+                    )),
                 },
             };
             guard.armed = false;
@@ -460,6 +475,21 @@ mod tests {
         assert_eq!(
             exec.wait().await,
             ExecutionOutcome::Failed("disk full".into())
+        );
+        assert_eq!(exec.state(), Failed);
+    }
+
+    #[tokio::test]
+    async fn a_panicking_tool_fails_instead_of_cancelling() {
+        let exec = exec_of(Box::pin(async {
+            if std::hint::black_box(true) {
+                panic!("index out of bounds");
+            }
+            Ok(String::new())
+        }));
+        assert_eq!(
+            exec.wait().await,
+            ExecutionOutcome::Failed("the tool crashed: index out of bounds".into())
         );
         assert_eq!(exec.state(), Failed);
     }

@@ -268,6 +268,29 @@ fn wait_gone(_pid: i32) -> bool {
 }
 
 #[test]
+fn provider_keys_never_reach_a_shell_command() {
+    let sb = Sandbox::new();
+    let out = sb
+        .cmd(&[
+            "tool",
+            "execute_cmd",
+            "--args",
+            r#"{"command": "echo \"[$OPENAI_API_KEY][$ANTHROPIC_API_KEY][$HARMLESS]\""}"#,
+        ])
+        .env("OPENAI_API_KEY", "sk-must-not-leak")
+        .env("ANTHROPIC_API_KEY", "sk-ant-must-not-leak")
+        .env("HARMLESS", "kept")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("[][][kept]"),
+        "{}",
+        text(&out.stdout)
+    );
+}
+
+#[test]
 fn version_and_doctor() {
     let sb = Sandbox::new();
     let out = sb.run(&["version"]);

@@ -48,12 +48,8 @@ pub enum ConfigError {
         #[source]
         source: std::io::Error,
     },
-    #[error("cannot write {path}: {source}")]
-    Write {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
+    #[error("cannot write {path}: {message}")]
+    Write { path: PathBuf, message: String },
     #[error("{path} is not valid: {message}")]
     Parse { path: PathBuf, message: String },
 }
@@ -62,9 +58,12 @@ impl Config {
     /// Reads `path`, first writing the commented defaults there if it does not exist.
     pub fn load_or_create(path: &Path) -> Result<Config, ConfigError> {
         if !path.exists() {
-            write_atomically(path, DEFAULT_CONFIG_TOML).map_err(|source| ConfigError::Write {
-                path: path.to_path_buf(),
-                source,
+            // Atomic, so a crash never leaves a half-written config.
+            skald_tools::text::write_atomic(path, DEFAULT_CONFIG_TOML.as_bytes()).map_err(|e| {
+                ConfigError::Write {
+                    path: path.to_path_buf(),
+                    message: e.to_string(),
+                }
             })?;
         }
         Config::load(path)
@@ -85,24 +84,6 @@ impl Config {
     pub fn parse(text: &str) -> Result<Config, String> {
         toml::from_str(text).map_err(|e| e.to_string().trim_end().to_string())
     }
-}
-
-/// Writes through a temporary file in the same directory and renames it into place, so a
-/// crash never leaves a half-written config.
-fn write_atomically(path: &Path, contents: &str) -> std::io::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir)?;
-    let tmp = dir.join(format!(
-        ".{}.tmp-{}",
-        path.file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default(),
-        std::process::id()
-    ));
-    std::fs::write(&tmp, contents)?;
-    std::fs::rename(&tmp, path).inspect_err(|_| {
-        let _ = std::fs::remove_file(&tmp);
-    })
 }
 
 #[cfg(test)]

@@ -130,6 +130,32 @@ mod tests {
     }
 
     #[test]
+    fn pathological_nesting_does_not_overflow_the_stack() {
+        // Run on a small stack so that unbounded recursion would fail loudly here.
+        let handle = std::thread::Builder::new()
+            .stack_size(512 * 1024)
+            .spawn(|| {
+                let js = format!("{}{}", "{".repeat(100_000), "}".repeat(100_000));
+                outline(Lang::JavaScript, &js).unwrap();
+                let c = format!(
+                    "{}int f(void);\n{}",
+                    "#ifdef X\n".repeat(20_000),
+                    "#endif\n".repeat(20_000)
+                );
+                outline(Lang::C, &c).unwrap();
+                let rs = format!(
+                    "fn f() {{ {}{} }}",
+                    "(".repeat(100_000),
+                    ")".repeat(100_000)
+                );
+                let err = outline(Lang::Rust, &rs).unwrap_err();
+                assert!(err.to_string().contains("nest more than"), "{err}");
+            })
+            .unwrap();
+        handle.join().unwrap();
+    }
+
+    #[test]
     fn huge_files_are_refused() {
         let big = "x".repeat(MAX_FILE_BYTES + 1);
         assert_eq!(

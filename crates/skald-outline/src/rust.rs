@@ -5,7 +5,15 @@ use proc_macro2::{TokenStream, TokenTree};
 use quote::ToTokens;
 use syn::spanned::Spanned;
 
+/// Bracket nesting beyond which syn's recursive descent could exhaust a thread's stack.
+const MAX_BRACKET_DEPTH: usize = 256;
+
 pub(crate) fn outline(source: &str) -> Result<Vec<Item>, OutlineError> {
+    if let Some(line) = too_deep(source) {
+        return Err(OutlineError::Parse(format!(
+            "line {line}: brackets nest more than {MAX_BRACKET_DEPTH} deep"
+        )));
+    }
     let file = syn::parse_file(source).map_err(|e| {
         let at = e.span().start();
         OutlineError::Parse(format!("line {}: {e}", at.line))
@@ -13,6 +21,27 @@ pub(crate) fn outline(source: &str) -> Result<Vec<Item>, OutlineError> {
     let mut out = Vec::new();
     items(&file.items, 0, &mut out);
     Ok(out)
+}
+
+/// The line where bracket nesting first exceeds the limit, if it does. Brackets in strings
+/// and comments are counted too: that only makes the check stricter.
+fn too_deep(source: &str) -> Option<usize> {
+    let mut depth = 0usize;
+    let mut line = 1;
+    for b in source.bytes() {
+        match b {
+            b'(' | b'[' | b'{' => {
+                depth += 1;
+                if depth > MAX_BRACKET_DEPTH {
+                    return Some(line);
+                }
+            }
+            b')' | b']' | b'}' => depth = depth.saturating_sub(1),
+            b'\n' => line += 1,
+            _ => {}
+        }
+    }
+    None
 }
 
 /// The line where an item really starts: after its attributes and doc comments.

@@ -35,7 +35,13 @@ enum Act<'t> {
 struct Pos {
     depth: usize,
     in_type: bool,
+    /// Recursion of the walk itself, wrappers included: bounded so that a file of 100,000
+    /// nested blocks cannot exhaust the thread's stack.
+    nest: usize,
 }
+
+/// Deepest the walk recurses; real code's definitions sit far above this.
+const MAX_NEST: usize = 200;
 
 /// Kinds whose members are methods.
 const TYPE_KINDS: &[&str] = &[
@@ -108,6 +114,7 @@ pub(crate) fn outline(lang: Lang, source: &str) -> Result<Vec<Item>, OutlineErro
         Pos {
             depth: 0,
             in_type: false,
+            nest: 0,
         },
     );
     Ok(ctx.out)
@@ -124,6 +131,13 @@ fn max_depth(lang: Lang) -> usize {
 }
 
 fn walk(ctx: &mut Ctx<'_>, node: Node<'_>, pos: Pos) {
+    if pos.nest >= MAX_NEST {
+        return;
+    }
+    let pos = Pos {
+        nest: pos.nest + 1,
+        ..pos
+    };
     if node.is_error() && ctx.lang == Lang::Kotlin {
         return kotlin_recover(ctx, node, pos);
     }
@@ -142,6 +156,7 @@ fn walk(ctx: &mut Ctx<'_>, node: Node<'_>, pos: Pos) {
                     let inner = Pos {
                         depth: pos.depth + 1,
                         in_type: TYPE_KINDS.contains(&kind),
+                        nest: pos.nest,
                     };
                     walk(ctx, body, inner);
                 }
@@ -186,6 +201,7 @@ fn kotlin_recover(ctx: &mut Ctx<'_>, node: Node<'_>, pos: Pos) {
             inner = Pos {
                 depth: pos.depth + 1,
                 in_type: true,
+                nest: pos.nest,
             };
             i += 2;
             continue;
@@ -202,6 +218,7 @@ fn kotlin_recover(ctx: &mut Ctx<'_>, node: Node<'_>, pos: Pos) {
                             Pos {
                                 depth: inner.depth + 1,
                                 in_type: true,
+                                nest: inner.nest,
                             },
                         );
                     }

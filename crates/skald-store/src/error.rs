@@ -26,6 +26,8 @@ pub enum StoreError {
     TooNew { found: usize, known: usize },
     #[error("the database failed its integrity check: {0}")]
     Corrupt(String),
+    #[error("tool call {id} is already final ({status}); its outcome cannot change")]
+    AlreadyFinal { id: String, status: String },
     #[error("{what} {id} does not exist")]
     NotFound { what: &'static str, id: String },
     #[error("stored value is invalid: {0}")]

@@ -148,7 +148,8 @@ impl Store {
     }
 
     /// Mirrors a call's state. A result is stored when given; reaching a final status
-    /// stamps `finished_at`.
+    /// stamps `finished_at`. Only unfinished calls (`running`, `pending`) change: a late
+    /// completion can never overwrite a cancellation or a rejection, even across restarts.
     pub fn set_tool_call_status(
         &self,
         session_id: i64,
@@ -169,7 +170,7 @@ impl Store {
                  result_type = COALESCE(?5, result_type),
                  updated_at = ?6,
                  finished_at = ?7
-             WHERE session_id = ?1 AND tool_call_id = ?2",
+             WHERE session_id = ?1 AND tool_call_id = ?2 AND status IN ('running', 'pending')",
             params![
                 session_id,
                 tool_call_id,
@@ -181,9 +182,15 @@ impl Store {
             ],
         )?;
         if changed == 0 {
-            return Err(StoreError::NotFound {
-                what: "tool call",
-                id: tool_call_id.to_string(),
+            return Err(match self.find_tool_call(session_id, tool_call_id)? {
+                Some(rec) => StoreError::AlreadyFinal {
+                    id: tool_call_id.to_string(),
+                    status: rec.status.to_string(),
+                },
+                None => StoreError::NotFound {
+                    what: "tool call",
+                    id: tool_call_id.to_string(),
+                },
             });
         }
         Ok(())
@@ -307,14 +314,37 @@ mod tests {
     fn every_status_round_trips() {
         let store = Store::open_in_memory().unwrap();
         let s = store.create_session(&NewSession::default()).unwrap();
-        store.insert_tool_call(&call(s.id, "c")).unwrap();
-        for status in ToolCallStatus::ALL {
-            store.set_tool_call_status(s.id, "c", status, None).unwrap();
+        for (i, status) in ToolCallStatus::ALL.into_iter().enumerate() {
+            let id = format!("c{i}");
+            store.insert_tool_call(&call(s.id, &id)).unwrap();
+            store.set_tool_call_status(s.id, &id, status, None).unwrap();
             assert_eq!(
-                store.find_tool_call(s.id, "c").unwrap().unwrap().status,
+                store.find_tool_call(s.id, &id).unwrap().unwrap().status,
                 status
             );
         }
+    }
+
+    #[test]
+    fn a_final_status_is_never_overwritten() {
+        let store = Store::open_in_memory().unwrap();
+        let s = store.create_session(&NewSession::default()).unwrap();
+        store.insert_tool_call(&call(s.id, "c")).unwrap();
+        store
+            .set_tool_call_status(s.id, "c", ToolCallStatus::Cancelled, None)
+            .unwrap();
+        let err = store
+            .set_tool_call_status(
+                s.id,
+                "c",
+                ToolCallStatus::Done,
+                Some(("late", ResultType::Text)),
+            )
+            .unwrap_err();
+        assert!(matches!(err, StoreError::AlreadyFinal { .. }), "{err}");
+        let rec = store.find_tool_call(s.id, "c").unwrap().unwrap();
+        assert_eq!(rec.status, ToolCallStatus::Cancelled);
+        assert_eq!(rec.result, None);
     }
 
     #[test]

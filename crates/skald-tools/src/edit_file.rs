@@ -64,26 +64,18 @@ impl Tool for EditFile {
             let file = read_for_edit(&path)?;
             let display = fs::relativize_for_display(&path, scope.working_dir());
             // The model writes `\n`; a CRLF file holds `\r\n`. Match and write in the
-            // file's own endings, but accept an `old` that already has them.
-            let old_f = if file.text.contains(old) {
-                old.to_string()
-            } else {
-                file.to_file_endings(old)
-            };
+            // file's own endings (converting is idempotent on text that has them already),
+            // so an `old` of "\nfoo" cannot match the `\n` of a `\r\n`.
+            let old_f = file.to_file_endings(old);
             let new_f = file.to_file_endings(new);
-            let starts: Vec<usize> = file.text.match_indices(&old_f).map(|(i, _)| i).collect();
-            let lines: Vec<usize> = starts.iter().map(|&i| line_of(&file.text, i)).collect();
-            match starts.len() {
+            let (count, lines) = match_lines(&file.text, &old_f);
+            match count {
                 0 => Err(ToolError::failed(format!(
                     "`old` was not found in {display}{}",
                     near_miss_hint(&file.text, old)
                 ))),
                 n if n > 1 && !replace_all => {
-                    let shown: Vec<String> = lines
-                        .iter()
-                        .take(MAX_REPORTED_LINES)
-                        .map(usize::to_string)
-                        .collect();
+                    let shown: Vec<String> = lines.iter().map(usize::to_string).collect();
                     let more = if n > MAX_REPORTED_LINES { ", …" } else { "" };
                     Err(ToolError::failed(format!(
                         "`old` matches {n} times in {display} (lines {}{more}); include more \
@@ -94,12 +86,13 @@ impl Tool for EditFile {
                 n => {
                     let updated = file.text.replace(&old_f, &new_f);
                     write_atomic(&path, updated.as_bytes())?;
+                    let more = if n > MAX_REPORTED_LINES { ", …" } else { "" };
                     let at = lines
                         .iter()
-                        .take(MAX_REPORTED_LINES)
                         .map(usize::to_string)
                         .collect::<Vec<_>>()
-                        .join(", ");
+                        .join(", ")
+                        + more;
                     let noun = if n == 1 { "occurrence" } else { "occurrences" };
                     let plural = if n == 1 { "" } else { "s" };
                     Ok(format!(
@@ -115,13 +108,24 @@ impl Tool for EditFile {
     }
 }
 
-/// 1-based line number of byte offset `at`.
-fn line_of(text: &str, at: usize) -> usize {
-    text.as_bytes()[..at]
-        .iter()
-        .filter(|&&b| b == b'\n')
-        .count()
-        + 1
+/// How many times `needle` occurs, and the 1-based lines of the first
+/// `MAX_REPORTED_LINES` occurrences, in one pass over the text.
+fn match_lines(text: &str, needle: &str) -> (usize, Vec<usize>) {
+    let mut count = 0;
+    let mut lines = Vec::new();
+    let (mut line, mut scanned) = (1, 0);
+    for (at, _) in text.match_indices(needle) {
+        count += 1;
+        if lines.len() < MAX_REPORTED_LINES {
+            line += text.as_bytes()[scanned..at]
+                .iter()
+                .filter(|&&b| b == b'\n')
+                .count();
+            scanned = at;
+            lines.push(line);
+        }
+    }
+    (count, lines)
 }
 
 /// When `old` only differs from the file in whitespace, say so: it is the usual mistake.
@@ -222,6 +226,30 @@ mod tests {
             std::fs::read_to_string(d.path().join("w.txt")).unwrap(),
             "1\r\n2\r\n2.5\r\nthree\r\n"
         );
+    }
+
+    #[tokio::test]
+    async fn an_old_starting_with_a_newline_does_not_split_a_crlf() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join("w.rs"), "fn a() {}\r\nfn b() {}\r\n").unwrap();
+        ok(
+            &EditFile,
+            d.path(),
+            json!({"path": "w.rs", "old": "\nfn b", "new": "\nfn c"}),
+        )
+        .await;
+        assert_eq!(
+            std::fs::read_to_string(d.path().join("w.rs")).unwrap(),
+            "fn a() {}\r\nfn c() {}\r\n"
+        );
+    }
+
+    #[test]
+    fn match_lines_counts_all_and_numbers_the_first() {
+        let text = "x\n".repeat(100);
+        let (count, lines) = match_lines(&text, "x");
+        assert_eq!(count, 100);
+        assert_eq!(lines, (1..=20).collect::<Vec<_>>());
     }
 
     #[tokio::test]

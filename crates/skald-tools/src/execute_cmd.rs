@@ -21,6 +21,19 @@ pub const MAX_TIMEOUT_SECS: u64 = 600;
 /// start says what ran and the end says how it finished.
 pub const OUTPUT_CAP: usize = 100 * 1024;
 const HEAD_SHARE: f64 = 0.4;
+/// Environment variables holding model-provider keys, removed from every command's
+/// environment.
+pub const SECRET_ENV: &[&str] = &[
+    "OPENAI_API_KEY",
+    "ANTHROPIC_API_KEY",
+    "OPENROUTER_API_KEY",
+    "GEMINI_API_KEY",
+    "GOOGLE_API_KEY",
+    "MISTRAL_API_KEY",
+    "GROQ_API_KEY",
+    "DEEPSEEK_API_KEY",
+    "XAI_API_KEY",
+];
 /// After the command exits (or is killed), how long its pipes may take to drain.
 const DRAIN_TIMEOUT: Duration = Duration::from_secs(2);
 
@@ -102,6 +115,11 @@ async fn run(
     timeout: Duration,
 ) -> Result<String, ToolError> {
     let mut cmd = shell(command);
+    // The keys Skald itself uses to reach model providers are not the command's business,
+    // and anything the command prints ends up in front of the model.
+    for key in SECRET_ENV {
+        cmd.env_remove(key);
+    }
     cmd.current_dir(workdir)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -115,13 +133,16 @@ async fn run(
     // Kills the whole group when this call ends in any way: finished, timed out, stopped
     // (the future dropped), or panicked. Background children (`sleep 100 &`) die with it.
     let group = ProcessGroup(child.id());
-    let out = tokio::spawn(capture(child.stdout.take()));
-    let err = tokio::spawn(capture(child.stderr.take()));
+    let (out, err) = (Captured::default(), Captured::default());
+    let readers = [
+        tokio::spawn(capture(child.stdout.take(), out.clone())),
+        tokio::spawn(capture(child.stderr.take(), err.clone())),
+    ];
 
     let waited = tokio::time::timeout(timeout, child.wait()).await;
     group.kill();
-    let (out, err) = (drain(out).await, drain(err).await);
-    let output = render(&out, &err);
+    drain(readers).await;
+    let output = render(&out.take(), &err.take());
     match waited {
         Ok(Ok(status)) => Ok(format!("[{}]\n{output}", describe_status(status))),
         Ok(Err(e)) => Err(ToolError::failed(format!(
@@ -234,23 +255,46 @@ impl HeadTail {
     }
 }
 
-async fn capture<R: tokio::io::AsyncRead + Unpin>(pipe: Option<R>) -> HeadTail {
-    let mut kept = HeadTail::default();
-    let Some(mut pipe) = pipe else { return kept };
+/// Output captured so far, shared with its reader task so that what arrived is kept even
+/// when the reader has to be abandoned.
+#[derive(Clone, Default)]
+struct Captured(std::sync::Arc<std::sync::Mutex<HeadTail>>);
+
+impl Captured {
+    fn push(&self, bytes: &[u8]) {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).push(bytes);
+    }
+
+    fn take(&self) -> HeadTail {
+        std::mem::take(&mut *self.0.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+}
+
+async fn capture<R: tokio::io::AsyncRead + Unpin>(pipe: Option<R>, into: Captured) {
+    let Some(mut pipe) = pipe else { return };
     let mut buf = vec![0u8; 16 * 1024];
     loop {
         match pipe.read(&mut buf).await {
             Ok(0) | Err(_) => break,
-            Ok(n) => kept.push(&buf[..n]),
+            Ok(n) => into.push(&buf[..n]),
         }
     }
-    kept
 }
 
-async fn drain(task: tokio::task::JoinHandle<HeadTail>) -> HeadTail {
-    match tokio::time::timeout(DRAIN_TIMEOUT, task).await {
-        Ok(Ok(kept)) => kept,
-        _ => HeadTail::default(),
+/// Waits (both readers at once) for the pipes to close. A process outside the command's
+/// group (`setsid …`) may hold them open forever: after `DRAIN_TIMEOUT` the readers are
+/// abandoned and what they captured is used.
+async fn drain(readers: [tokio::task::JoinHandle<()>; 2]) {
+    let [a, b] = readers;
+    let (abort_a, abort_b) = (a.abort_handle(), b.abort_handle());
+    if tokio::time::timeout(DRAIN_TIMEOUT, async {
+        let _ = tokio::join!(a, b);
+    })
+    .await
+    .is_err()
+    {
+        abort_a.abort();
+        abort_b.abort();
     }
 }
 
@@ -500,6 +544,23 @@ mod tests {
             wait_dead(pid).await,
             "grandchild {pid} survived the timeout"
         );
+    }
+
+    #[cfg(target_os = "linux")]
+    #[tokio::test]
+    async fn output_is_kept_when_an_escaped_process_holds_the_pipe() {
+        let d = tempfile::tempdir().unwrap();
+        let pidfile = d.path().join("pid");
+        let cmd = format!(
+            "echo before; setsid sleep 30 & echo $! > {}; echo done",
+            pidfile.display()
+        );
+        let out = ok(&ExecuteCmd, d.path(), json!({"command": cmd})).await;
+        assert!(out.contains("before") && out.contains("done"), "{out}");
+        // setsid took the sleep out of our group: clean it up ourselves.
+        if let Ok(pid) = std::fs::read_to_string(&pidfile) {
+            let _ = std::process::Command::new("kill").arg(pid.trim()).status();
+        }
     }
 
     #[test]

@@ -14,6 +14,54 @@ use std::path::{Component, Path, PathBuf};
 /// `target`) and the user's `secrets` (tools.md "Read auto-allow & secrets/ deny").
 pub const SKIP_DIRS: &[&str] = &[".git", "node_modules", "target", "secrets"];
 
+/// A directory walk as every recursive tool does it: hidden files included, .gitignore
+/// respected (also outside git repositories), and `SKIP_DIRS` never entered.
+pub fn walker(root: &Path) -> ignore::WalkBuilder {
+    let mut b = ignore::WalkBuilder::new(root);
+    b.hidden(false).require_git(false).filter_entry(|e| {
+        !(e.depth() > 0
+            && e.file_type().is_some_and(|t| t.is_dir())
+            && e.file_name()
+                .to_str()
+                .is_some_and(|n| SKIP_DIRS.contains(&n)))
+    });
+    b
+}
+
+/// `path` relative to `root` with `/` separators, as listings show it; the file name when
+/// `path` is `root` itself.
+pub fn slash_relative(path: &Path, root: &Path) -> String {
+    match path.strip_prefix(root) {
+        Ok(rel) if !rel.as_os_str().is_empty() => rel
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy())
+            .collect::<Vec<_>>()
+            .join("/"),
+        _ => path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| path.display().to_string()),
+    }
+}
+
+/// Refuses anything but a regular file (a FIFO or a device would block or never end).
+pub fn regular_file(path: &Path) -> Result<std::fs::Metadata, ToolError> {
+    let meta = std::fs::metadata(path).map_err(|e| io_error("read", path, &e))?;
+    if meta.is_dir() {
+        return Err(ToolError::failed(format!(
+            "{} is a directory",
+            path.display()
+        )));
+    }
+    if !meta.is_file() {
+        return Err(ToolError::failed(format!(
+            "{} is not a regular file (a device, socket or pipe)",
+            path.display()
+        )));
+    }
+    Ok(meta)
+}
+
 /// Resolves a tool's `path` argument against the run's working directory: absolute paths
 /// as given, relative ones joined to it; then lexically normalised.
 pub fn resolve(path: &str) -> PathBuf {

@@ -1,9 +1,9 @@
 //! get_ast_outline: the definitions of a file, or of every supported file under a
 //! directory, without their bodies.
 
-use crate::fs::{self, SKIP_DIRS, label, path_arg, str_arg};
+use crate::fs::{self, label, path_arg, str_arg};
 use crate::{StopFlag, run_blocking};
-use ignore::{WalkBuilder, WalkState};
+use ignore::WalkState;
 use serde_json::{Value, json};
 use skald_api::{
     BoxToolFuture, Tool, ToolCategory, ToolDescriptionLength, ToolError, ToolResult,
@@ -50,10 +50,6 @@ impl Tool for GetAstOutline {
         label(self.name(), path_arg(args).as_deref(), length)
     }
 
-    fn target_path(&self, args: &Value) -> Option<String> {
-        path_arg(args)
-    }
-
     fn execute_async<'a>(&'a self, args: Value) -> BoxToolFuture<'a> {
         run_blocking(move |scope, stop| {
             let path = fs::resolve_in(str_arg(&args, "path")?, scope.working_dir());
@@ -72,6 +68,10 @@ impl Tool for GetAstOutline {
 }
 
 fn outline_text(path: &Path, lang: Lang) -> Result<String, String> {
+    let meta = fs::regular_file(path).map_err(|e| e.to_string())?;
+    if meta.len() > skald_outline::MAX_FILE_BYTES as u64 {
+        return Err(skald_outline::OutlineError::TooLarge(meta.len() as usize).to_string());
+    }
     let bytes = std::fs::read(path).map_err(|e| fs::io_error("read", path, &e).to_string())?;
     let source = String::from_utf8_lossy(&bytes);
     skald_outline::outline(lang, &source)
@@ -97,39 +97,28 @@ fn outline_file(path: &Path) -> ToolResult {
 
 fn outline_dir(root: &Path, stop: &StopFlag) -> ToolResult {
     let found: Mutex<Vec<(PathBuf, Result<String, String>)>> = Mutex::new(Vec::new());
-    WalkBuilder::new(root)
-        .hidden(false)
-        .require_git(false)
-        .filter_entry(|e| {
-            !(e.depth() > 0
-                && e.file_type().is_some_and(|t| t.is_dir())
-                && e.file_name()
-                    .to_str()
-                    .is_some_and(|n| SKIP_DIRS.contains(&n)))
+    fs::walker(root).build_parallel().run(|| {
+        let found = &found;
+        Box::new(move |entry| {
+            if stop.is_stopped() {
+                return WalkState::Quit;
+            }
+            let Ok(entry) = entry else {
+                return WalkState::Continue;
+            };
+            if !entry.file_type().is_some_and(|t| t.is_file()) {
+                return WalkState::Continue;
+            }
+            if let Some(lang) = Lang::from_path(entry.path()).filter(|l| !l.is_data()) {
+                let text = outline_text(entry.path(), lang);
+                found
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .push((entry.into_path(), text));
+            }
+            WalkState::Continue
         })
-        .build_parallel()
-        .run(|| {
-            let found = &found;
-            Box::new(move |entry| {
-                if stop.is_stopped() {
-                    return WalkState::Quit;
-                }
-                let Ok(entry) = entry else {
-                    return WalkState::Continue;
-                };
-                if !entry.file_type().is_some_and(|t| t.is_file()) {
-                    return WalkState::Continue;
-                }
-                if let Some(lang) = Lang::from_path(entry.path()).filter(|l| !l.is_data()) {
-                    let text = outline_text(entry.path(), lang);
-                    found
-                        .lock()
-                        .unwrap_or_else(|p| p.into_inner())
-                        .push((entry.into_path(), text));
-                }
-                WalkState::Continue
-            })
-        });
+    });
     if stop.is_stopped() {
         return Err(ToolError::failed("outline stopped"));
     }
@@ -144,13 +133,7 @@ fn outline_dir(root: &Path, stop: &StopFlag) -> ToolResult {
     let mut out = String::new();
     let mut omitted = Vec::new();
     for (path, text) in &found {
-        let rel = path
-            .strip_prefix(root)
-            .unwrap_or(path)
-            .components()
-            .map(|c| c.as_os_str().to_string_lossy())
-            .collect::<Vec<_>>()
-            .join("/");
+        let rel = fs::slash_relative(path, root);
         let body = match text {
             Ok(t) => t.clone(),
             Err(e) => format!("({e})\n"),

@@ -119,20 +119,8 @@ struct Page {
     max: u64,
 }
 
-/// A path relative to the searched root, with `/` separators; the file name when the
-/// root is the file itself.
 fn display(root: &Path, path: &Path) -> String {
-    match path.strip_prefix(root) {
-        Ok(rel) if !rel.as_os_str().is_empty() => rel
-            .components()
-            .map(|c| c.as_os_str().to_string_lossy())
-            .collect::<Vec<_>>()
-            .join("/"),
-        _ => path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| path.display().to_string()),
-    }
+    fs::slash_relative(path, root)
 }
 
 fn footer(out: &mut String, total: u64, shown_until: u64, what: &str) {
@@ -167,7 +155,7 @@ fn render_files(root: &Path, files: &[FileCount], mode: Mode, page: Page) -> Str
     footer(
         &mut out,
         total,
-        (page.offset + page.max).min(total),
+        page.offset.saturating_add(page.max).min(total),
         "files",
     );
     out
@@ -185,7 +173,7 @@ fn render_content(
     if total == 0 {
         return Ok(format!("No matches for `{pattern}`."));
     }
-    let (first, last) = (page.offset, (page.offset + page.max).min(total));
+    let (first, last) = (page.offset, page.offset.saturating_add(page.max).min(total));
     let mut out = String::new();
     let mut seen: u64 = 0;
     let mut printed_any = false;
@@ -371,6 +359,25 @@ mod tests {
         assert!(e.contains("no such file"), "{e}");
         let out = ok(&GrepFiles, d.path(), json!({"pattern": "zzz_absent"})).await;
         assert_eq!(out, "No matches for `zzz_absent`.");
+    }
+
+    #[tokio::test]
+    async fn a_huge_offset_does_not_overflow() {
+        let d = tree();
+        let out = ok(
+            &GrepFiles,
+            d.path(),
+            json!({"pattern": "needle", "offset": u64::MAX}),
+        )
+        .await;
+        assert!(out.starts_with("No results at offset"), "{out}");
+        let out = ok(
+            &GrepFiles,
+            d.path(),
+            json!({"pattern": "needle", "output_mode": "count", "offset": u64::MAX}),
+        )
+        .await;
+        assert!(out.starts_with("No results at offset"), "{out}");
     }
 
     #[test]

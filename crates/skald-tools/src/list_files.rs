@@ -1,8 +1,7 @@
 //! list_files: the tree under a directory, as JSON.
 
-use crate::fs::{self, SKIP_DIRS, opt_bool, opt_uint};
+use crate::fs::{self, opt_bool, opt_uint};
 use crate::run_blocking;
-use ignore::WalkBuilder;
 use serde::Serialize;
 use serde_json::{Value, json};
 use skald_api::{
@@ -75,18 +74,9 @@ impl Tool for ListFiles {
                     root.display()
                 )));
             }
-            let walker = WalkBuilder::new(&root)
-                .hidden(false)
-                .require_git(false)
+            let walker = fs::walker(&root)
                 .max_depth(Some(depth))
                 .sort_by_file_path(|a, b| a.cmp(b))
-                .filter_entry(|e| {
-                    !(e.depth() > 0
-                        && e.file_type().is_some_and(|t| t.is_dir())
-                        && e.file_name()
-                            .to_str()
-                            .is_some_and(|n| SKIP_DIRS.contains(&n)))
-                })
                 .build();
             let mut entries = Vec::new();
             let mut truncated = false;
@@ -115,14 +105,7 @@ impl Tool for ListFiles {
                     truncated = true;
                     break;
                 }
-                let rel = entry
-                    .path()
-                    .strip_prefix(&root)
-                    .unwrap_or(entry.path())
-                    .components()
-                    .map(|c| c.as_os_str().to_string_lossy())
-                    .collect::<Vec<_>>()
-                    .join("/");
+                let rel = fs::slash_relative(entry.path(), &root);
                 let size = (kind == "file")
                     .then(|| entry.metadata().ok().map(|m| m.len()))
                     .flatten();

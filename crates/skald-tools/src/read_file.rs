@@ -15,6 +15,8 @@ use std::path::Path;
 pub const MAX_LINES: u64 = 2000;
 /// Characters of one line shown before it is cut (minified files have megabyte lines).
 const MAX_LINE_CHARS: usize = 2000;
+/// Bytes of one line kept in memory: enough for `MAX_LINE_CHARS` of any UTF-8.
+const MAX_LINE_BYTES: usize = MAX_LINE_CHARS * 4;
 /// Files up to this size are scanned to the end to report their total line count.
 const COUNT_ALL_BELOW: u64 = 32 * 1024 * 1024;
 
@@ -78,14 +80,17 @@ impl Tool for ReadFile {
 }
 
 fn read_window(path: &Path, start: u64, last: u64) -> ToolResult {
+    // Checked before opening: opening a FIFO would block until a writer appears.
+    let meta = match fs::regular_file(path) {
+        Err(_) if path.is_dir() => {
+            return Err(ToolError::failed(format!(
+                "{} is a directory; use list_files",
+                path.display()
+            )));
+        }
+        other => other?,
+    };
     let file = std::fs::File::open(path).map_err(|e| io_error("read", path, &e))?;
-    let meta = file.metadata().map_err(|e| io_error("read", path, &e))?;
-    if meta.is_dir() {
-        return Err(ToolError::failed(format!(
-            "{} is a directory; use list_files",
-            path.display()
-        )));
-    }
     let mut reader = BufReader::with_capacity(64 * 1024, file);
     let head = reader.fill_buf().map_err(|e| io_error("read", path, &e))?;
     if looks_binary(&head[..head.len().min(BINARY_SNIFF)]) {
@@ -103,8 +108,7 @@ fn read_window(path: &Path, start: u64, last: u64) -> ToolResult {
     let mut shown = 0u64;
     loop {
         buf.clear();
-        let n = reader
-            .read_until(b'\n', &mut buf)
+        let n = read_line_capped(&mut reader, &mut buf, MAX_LINE_BYTES)
             .map_err(|e| io_error("read", path, &e))?;
         if n == 0 {
             break;
@@ -116,7 +120,11 @@ fn read_window(path: &Path, start: u64, last: u64) -> ToolResult {
         if line_no > last {
             break;
         }
-        let raw = strip_eol(&buf);
+        let raw = if n > buf.len() {
+            &buf[..]
+        } else {
+            strip_eol(&buf)
+        };
         let text = match std::str::from_utf8(raw) {
             Ok(s) => std::borrow::Cow::Borrowed(s),
             Err(_) => {
@@ -124,7 +132,7 @@ fn read_window(path: &Path, start: u64, last: u64) -> ToolResult {
                 String::from_utf8_lossy(raw)
             }
         };
-        push_line(&mut out, line_no, &text);
+        push_line(&mut out, line_no, &text, n);
         shown += 1;
     }
     // `line_no` is now the last line read; past the window there may be more.
@@ -175,15 +183,37 @@ fn strip_eol(line: &[u8]) -> &[u8] {
     line.strip_suffix(b"\r").unwrap_or(line)
 }
 
-fn push_line(out: &mut String, n: u64, text: &str) {
+/// Reads one line into `out`, keeping at most `cap` bytes of it (a 2 GB single-line file
+/// must not become a 2 GB allocation). Returns the bytes the line really had, its end of
+/// line included.
+fn read_line_capped(r: &mut impl BufRead, out: &mut Vec<u8>, cap: usize) -> std::io::Result<usize> {
+    let mut total = 0;
+    loop {
+        let avail = r.fill_buf()?;
+        if avail.is_empty() {
+            return Ok(total);
+        }
+        let (len, done) = match avail.iter().position(|&b| b == b'\n') {
+            Some(i) => (i + 1, true),
+            None => (avail.len(), false),
+        };
+        let room = cap.saturating_sub(out.len());
+        out.extend_from_slice(&avail[..len.min(room)]);
+        r.consume(len);
+        total += len;
+        if done {
+            return Ok(total);
+        }
+    }
+}
+
+/// `line_bytes` is the line's real length, which may exceed what was kept of it.
+fn push_line(out: &mut String, n: u64, text: &str, line_bytes: usize) {
     out.push_str(&format!("{n:>6}\t"));
     match text.char_indices().nth(MAX_LINE_CHARS) {
         Some((cut, _)) => {
             out.push_str(&text[..cut]);
-            out.push_str(&format!(
-                "… [line cut: {} characters]",
-                text.chars().count()
-            ));
+            out.push_str(&format!("… [line cut: {line_bytes} bytes]"));
         }
         None => out.push_str(text),
     }
@@ -298,7 +328,23 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         std::fs::write(d.path().join("min.js"), "é".repeat(5000)).unwrap();
         let out = ok(&ReadFile, d.path(), json!({"path": "min.js"})).await;
-        assert!(out.contains("… [line cut: 5000 characters]"));
+        assert!(out.contains("… [line cut: 10000 bytes]"), "{out}");
+    }
+
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn a_fifo_is_refused_instead_of_blocking() {
+        let d = tempfile::tempdir().unwrap();
+        let fifo = d.path().join("pipe");
+        assert!(
+            std::process::Command::new("mkfifo")
+                .arg(&fifo)
+                .status()
+                .unwrap()
+                .success()
+        );
+        let e = err(&ReadFile, d.path(), json!({"path": "pipe"})).await;
+        assert!(e.contains("not a regular file"), "{e}");
     }
 
     #[tokio::test]

@@ -3,13 +3,12 @@
 //! binary detection, `ignore` for the parallel, .gitignore-aware walk.
 
 use crate::StopFlag;
-use crate::fs::SKIP_DIRS;
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{
     BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkContextKind, SinkMatch,
 };
+use ignore::WalkState;
 use ignore::overrides::OverrideBuilder;
-use ignore::{WalkBuilder, WalkState};
 use skald_api::ToolError;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -147,14 +146,7 @@ pub fn count_matches(
     first_only: bool,
     stop: &StopFlag,
 ) -> Result<Vec<FileCount>, ToolError> {
-    let mut builder = WalkBuilder::new(spec.root);
-    builder.hidden(false).require_git(false).filter_entry(|e| {
-        !(e.file_type().is_some_and(|t| t.is_dir())
-            && e.depth() > 0
-            && e.file_name()
-                .to_str()
-                .is_some_and(|n| SKIP_DIRS.contains(&n)))
-    });
+    let mut builder = crate::fs::walker(spec.root);
     if let Some(glob) = spec.include_glob {
         let mut ov = OverrideBuilder::new(spec.root);
         ov.add(glob)

@@ -84,13 +84,8 @@ impl TextFile {
 /// Loads a text file to edit it. Binary files, invalid UTF-8 and huge files are refused:
 /// rewriting them as text would corrupt them.
 pub fn read_for_edit(path: &Path) -> Result<TextFile, ToolError> {
-    let meta = std::fs::metadata(path).map_err(|e| io_error("read", path, &e))?;
-    if meta.is_dir() {
-        return Err(ToolError::failed(format!(
-            "{} is a directory",
-            path.display()
-        )));
-    }
+    // Only regular files: `/dev/zero` reports size 0 and never ends.
+    let meta = crate::fs::regular_file(path)?;
     if meta.len() > MAX_EDIT_BYTES {
         return Err(ToolError::failed(format!(
             "{} is {} bytes, too large to edit as text (limit {MAX_EDIT_BYTES})",
@@ -147,8 +142,16 @@ pub fn write_atomic(path: &Path, contents: &[u8]) -> Result<bool, ToolError> {
         _ => PathBuf::from("."),
     };
     std::fs::create_dir_all(&dir).map_err(|e| io_error("create directory", &dir, &e))?;
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".skald-write-")
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(".skald-write-");
+    // tempfile creates 0600 files; a new file should get the usual 0666 less the umask,
+    // like any editor's. An existing file's mode is copied below instead.
+    #[cfg(unix)]
+    if existing.is_none() {
+        use std::os::unix::fs::PermissionsExt;
+        builder.permissions(std::fs::Permissions::from_mode(0o666));
+    }
+    let mut tmp = builder
         .tempfile_in(&dir)
         .map_err(|e| io_error("create a temporary file in", &dir, &e))?;
     tmp.write_all(contents)
@@ -220,6 +223,18 @@ mod tests {
         let path = tmp.path().join("a/b/c.txt");
         assert!(!write_atomic(&path, b"one").unwrap());
         assert_eq!(std::fs::read(&path).unwrap(), b"one");
+        #[cfg(target_os = "linux")]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let status = std::fs::read_to_string("/proc/self/status").unwrap();
+            let umask = status
+                .lines()
+                .find_map(|l| l.strip_prefix("Umask:"))
+                .map(|m| u32::from_str_radix(m.trim(), 8).unwrap())
+                .unwrap();
+            let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode, 0o666 & !umask, "a new file gets 0666 less the umask");
+        }
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
