@@ -2,6 +2,7 @@
 //! Everything here is a thin carrier over `skald-core`; no behaviour lives in the CLI.
 
 mod cmd_doctor;
+mod cmd_exec;
 mod cmd_tool;
 mod cmd_tools;
 mod exit;
@@ -59,6 +60,35 @@ enum Command {
         #[arg(long, value_name = "DIR")]
         cwd: Option<PathBuf>,
     },
+    /// Run one agent turn headless and print its answer (or, with --json, every event)
+    #[command(
+        after_help = "The model comes from --model or SKALD_MODEL (`provider/model` or a bare \
+                            name) with OPENAI_API_KEY + OPENAI_BASE_URL, ANTHROPIC_API_KEY or \
+                            OLLAMA_HOST.\n\nExit codes: 0 final answer, 1 failed or round limit \
+                            reached, 2 bad usage or no model configured, 130 stopped (Ctrl-C)."
+    )]
+    Exec {
+        /// Continue this session instead of starting a new one
+        #[arg(long, value_name = "ID")]
+        session: Option<i64>,
+        /// The model, as `provider/model` or a bare name [default: SKALD_MODEL]
+        #[arg(long, value_name = "MODEL")]
+        model: Option<String>,
+        /// The working directory the agent's tools act in [default: the current one]
+        #[arg(long, value_name = "DIR")]
+        cwd: Option<PathBuf>,
+        /// What to do with tool calls that need approval (shell commands, writes)
+        #[arg(long, value_enum, default_value = "never")]
+        approve: Approve,
+        /// Print every event as one JSON object a line
+        #[arg(long)]
+        json: bool,
+        /// Most model rounds before the turn gives up
+        #[arg(long, default_value_t = 20, value_name = "N")]
+        max_rounds: usize,
+        /// What to ask
+        prompt: String,
+    },
     /// Print the version
     Version,
     /// Check which parts Skald relies on are present
@@ -67,6 +97,14 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+}
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum Approve {
+    /// Reject them; the model is told and goes on
+    Never,
+    /// Run them
+    All,
 }
 
 /// What every command needs: the data directory, its config, and logging.
@@ -128,6 +166,29 @@ fn main() -> ExitCode {
             Command::Tools { json } => cmd_tools::run(json),
             Command::Tool { name, args, cwd } => cmd_tool::run(&name, &args, cwd.as_deref()).await,
             Command::Doctor { json } => cmd_doctor::run(&env, json).await,
+            Command::Exec {
+                session,
+                model,
+                cwd,
+                approve,
+                json,
+                max_rounds,
+                prompt,
+            } => {
+                let args = cmd_exec::ExecArgs {
+                    session,
+                    model: model.as_deref(),
+                    cwd: cwd.as_deref(),
+                    approve: match approve {
+                        Approve::Never => skald_core::turn::HeadlessApproval::Never,
+                        Approve::All => skald_core::turn::HeadlessApproval::All,
+                    },
+                    json,
+                    max_rounds,
+                    prompt: &prompt,
+                };
+                cmd_exec::run(&env.data_dir, args).await
+            }
             Command::Version => exit::OK,
         }
     });

@@ -12,6 +12,7 @@ pub mod logging;
 pub mod paths;
 pub mod registry;
 pub mod synthetic;
+pub mod turn;
 
 pub use args::{ArgsError, validate_args};
 pub use catalog::{AllTools, McpToolSource, ToolCatalog, ToolInfo, ToolSource};

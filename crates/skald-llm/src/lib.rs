@@ -9,6 +9,7 @@
 //! honouring `Retry-After`, before any event has been emitted; 401/403/404/422 are final.
 
 pub mod anthropic;
+pub mod config;
 pub mod error;
 pub mod ollama;
 pub mod openai;
@@ -16,8 +17,9 @@ pub mod provider;
 pub mod retry;
 pub mod types;
 
+pub use config::{ModelChoice, from_env};
 pub use error::LlmError;
-pub use provider::{Provider, ProviderKind};
+pub use provider::{Provider, ProviderKind, Timeouts};
 pub use types::{
     Event, EventStream, FinishReason, Message, Request, Response, Role, ToolCall, ToolSpec, Usage,
     collect,

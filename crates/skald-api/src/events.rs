@@ -1,0 +1,111 @@
+//! Events the engine emits while a turn runs: the one protocol every carrier speaks
+//! (`skald exec --json` prints them as NDJSON; the UI and the desktop shell receive the
+//! same JSON). Serialised as `{"type": "<snake_case name>", …fields}`.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// How a turn ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TurnOutcome {
+    /// The model gave its answer.
+    Final,
+    /// Stopped by the user.
+    Cancelled,
+    /// The round limit was reached before an answer.
+    Exhausted,
+    /// The model could not be reached or kept failing.
+    Failed,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Event {
+    /// A turn started in a session.
+    TurnRunning {
+        session_id: i64,
+    },
+    /// The user's message, as stored.
+    UserMessage {
+        session_id: i64,
+        message_id: i64,
+        text: String,
+    },
+    /// A piece of the answer's text.
+    TokenDelta {
+        text: String,
+    },
+    /// A piece of the model's visible reasoning.
+    Thinking {
+        text: String,
+    },
+    ToolStart {
+        tool_call_id: String,
+        name: String,
+        arguments: Value,
+        label_short: String,
+        label_full: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        path: Option<String>,
+    },
+    ToolDone {
+        tool_call_id: String,
+        result: String,
+    },
+    ToolError {
+        tool_call_id: String,
+        error: String,
+    },
+    ToolCancelled {
+        tool_call_id: String,
+    },
+    ToolRejected {
+        tool_call_id: String,
+        reason: String,
+    },
+    /// A model call failed; `retrying` says whether the turn goes on.
+    LlmFailed {
+        message: String,
+        retrying: bool,
+    },
+    /// Something went wrong outside a tool.
+    Error {
+        message: String,
+    },
+    /// The turn ended. `text` is the final answer (empty unless `outcome` is final).
+    Done {
+        session_id: i64,
+        outcome: TurnOutcome,
+        text: String,
+    },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn serialises_with_a_snake_case_type_tag() {
+        let e = Event::Done {
+            session_id: 3,
+            outcome: TurnOutcome::Final,
+            text: "ok".into(),
+        };
+        assert_eq!(
+            serde_json::to_value(&e).unwrap(),
+            serde_json::json!({"type": "done", "session_id": 3, "outcome": "final", "text": "ok"})
+        );
+        let e = Event::ToolStart {
+            tool_call_id: "c".into(),
+            name: "read_file".into(),
+            arguments: serde_json::json!({}),
+            label_short: "read_file".into(),
+            label_full: "read_file".into(),
+            path: None,
+        };
+        let v = serde_json::to_value(&e).unwrap();
+        assert_eq!(v["type"], "tool_start");
+        assert!(v.get("path").is_none());
+    }
+}

@@ -1,0 +1,169 @@
+//! `skald exec`: one agent turn, headless. Ctrl-C is /stop.
+
+use crate::exit;
+use skald_api::CancellationToken;
+use skald_api::events::{Event, TurnOutcome};
+use skald_core::turn::{self, HeadlessApproval, TurnConfig};
+use skald_core::{DataDir, builtin_registry};
+use skald_store::{NewSession, Store};
+use std::io::Write;
+use std::path::Path;
+
+pub struct ExecArgs<'a> {
+    pub session: Option<i64>,
+    pub model: Option<&'a str>,
+    pub cwd: Option<&'a Path>,
+    pub approve: HeadlessApproval,
+    pub json: bool,
+    pub max_rounds: usize,
+    pub prompt: &'a str,
+}
+
+pub async fn run(data_dir: &DataDir, a: ExecArgs<'_>) -> u8 {
+    let model = match skald_llm::from_env(a.model, |k| std::env::var(k).ok()) {
+        Ok(m) => m,
+        Err(e) => {
+            eprintln!("skald exec: {e}");
+            return exit::USAGE;
+        }
+    };
+    let cwd = match a
+        .cwd
+        .map(Path::to_path_buf)
+        .map_or_else(std::env::current_dir, Ok)
+    {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("skald exec: cannot read the current directory: {e}");
+            return exit::USAGE;
+        }
+    };
+    let cwd = match std::fs::canonicalize(&cwd) {
+        Ok(d) if d.is_dir() => d,
+        _ => {
+            eprintln!(
+                "skald exec: working directory {} is not a directory",
+                cwd.display()
+            );
+            return exit::USAGE;
+        }
+    };
+    let store = match Store::open(data_dir.db_path()) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("skald exec: {e}");
+            return exit::FAILED;
+        }
+    };
+    let registry = match builtin_registry() {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("skald exec: {e}");
+            return exit::FAILED;
+        }
+    };
+    let session = match a.session {
+        Some(id) => match store.get_session(id) {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("skald exec: {e}");
+                return exit::USAGE;
+            }
+        },
+        None => {
+            let title: String = a.prompt.chars().take(60).collect();
+            match store.create_session(&NewSession {
+                title,
+                working_dir: Some(cwd.display().to_string()),
+                ..NewSession::default()
+            }) {
+                Ok(s) => s,
+                Err(e) => {
+                    eprintln!("skald exec: {e}");
+                    return exit::FAILED;
+                }
+            }
+        }
+    };
+    let cfg = TurnConfig {
+        max_rounds: a.max_rounds,
+        approval: a.approve,
+        system_prompt: turn::default_system_prompt(&cwd),
+        working_dir: cwd,
+    };
+    let cancel = CancellationToken::new();
+    tokio::spawn(stop_on_ctrl_c(cancel.clone()));
+    let json = a.json;
+    let emit = move |event: Event| print_event(&event, json);
+    let env = turn::TurnEnv {
+        store: &store,
+        registry: &registry,
+        model: &model,
+        cfg: &cfg,
+    };
+    match turn::run_turn(&env, session.id, a.prompt, &cancel, &emit).await {
+        Ok(TurnOutcome::Final) => exit::OK,
+        Ok(TurnOutcome::Cancelled) => exit::CANCELLED,
+        Ok(TurnOutcome::Exhausted | TurnOutcome::Failed) => exit::FAILED,
+        Err(e) => {
+            eprintln!("skald exec: {e}");
+            exit::FAILED
+        }
+    }
+}
+
+fn print_event(event: &Event, json: bool) {
+    let mut out = std::io::stdout().lock();
+    // A closed pipe is not the turn's failure; the turn goes on and is stored.
+    let _ = if json {
+        match serde_json::to_string(event) {
+            Ok(line) => writeln!(out, "{line}"),
+            Err(_) => Ok(()),
+        }
+    } else {
+        match event {
+            Event::TokenDelta { text } => write!(out, "{text}"),
+            Event::ToolStart { label_short, .. } => writeln!(out, "\n→ {label_short}"),
+            Event::ToolError { error, .. } => writeln!(out, "  ✗ {}", first_line(error)),
+            Event::ToolRejected { .. } => {
+                writeln!(out, "  ✗ rejected (needs approval; --approve all runs it)")
+            }
+            Event::ToolCancelled { .. } => writeln!(out, "  ✗ cancelled"),
+            Event::LlmFailed { message, .. } | Event::Error { message } => {
+                eprintln!("skald exec: {message}");
+                Ok(())
+            }
+            Event::Done {
+                outcome,
+                session_id,
+                ..
+            } => {
+                let _ = writeln!(out);
+                match outcome {
+                    TurnOutcome::Final => Ok(()),
+                    TurnOutcome::Cancelled => writeln!(out, "[stopped; session {session_id}]"),
+                    TurnOutcome::Exhausted => {
+                        writeln!(out, "[round limit reached; session {session_id}]")
+                    }
+                    TurnOutcome::Failed => writeln!(out, "[failed; session {session_id}]"),
+                }
+            }
+            _ => Ok(()),
+        }
+    };
+    let _ = out.flush();
+}
+
+fn first_line(s: &str) -> &str {
+    s.lines().next().unwrap_or("")
+}
+
+async fn stop_on_ctrl_c(cancel: CancellationToken) {
+    if tokio::signal::ctrl_c().await.is_err() {
+        return;
+    }
+    cancel.cancel();
+    if tokio::signal::ctrl_c().await.is_ok() {
+        std::process::exit(i32::from(exit::CANCELLED));
+    }
+}

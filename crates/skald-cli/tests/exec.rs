@@ -1,0 +1,377 @@
+//! `skald exec` against a scripted model server that speaks OpenAI's streaming protocol
+//! over a real socket on 127.0.0.1.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers may panic
+
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::process::{Command, Output, Stdio};
+use std::sync::{Arc, Mutex};
+
+/// One recorded request: its header block and its JSON body.
+#[derive(Clone, Debug)]
+struct Recorded {
+    headers: String,
+    body: Value,
+}
+
+struct ScriptedServer {
+    base_url: String,
+    requests: Arc<Mutex<Vec<Recorded>>>,
+}
+
+/// Serves `responses` in order, one per connection: (status, content type, body).
+fn serve(responses: Vec<(u16, &'static str, String)>) -> ScriptedServer {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let requests = Arc::new(Mutex::new(Vec::new()));
+    let log = requests.clone();
+    std::thread::spawn(move || {
+        for (stream, (status, ctype, body)) in listener.incoming().zip(responses) {
+            let mut stream = stream.unwrap();
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut headers = String::new();
+            let mut length = 0usize;
+            loop {
+                let mut line = String::new();
+                reader.read_line(&mut line).unwrap();
+                if line == "\r\n" || line.is_empty() {
+                    break;
+                }
+                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                    length = v.trim().parse().unwrap();
+                }
+                headers.push_str(&line);
+            }
+            let mut raw = vec![0u8; length];
+            reader.read_exact(&mut raw).unwrap();
+            log.lock().unwrap().push(Recorded {
+                headers,
+                body: serde_json::from_slice(&raw).unwrap_or(Value::Null),
+            });
+            let reply = format!(
+                "HTTP/1.1 {status} Scripted\r\ncontent-type: {ctype}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len()
+            );
+            stream.write_all(reply.as_bytes()).unwrap();
+        }
+    });
+    ScriptedServer {
+        base_url: format!("http://127.0.0.1:{port}/v1"),
+        requests,
+    }
+}
+
+fn sse(chunks: &[Value]) -> String {
+    let mut s: String = chunks.iter().map(|c| format!("data: {c}\n\n")).collect();
+    s.push_str("data: [DONE]\n\n");
+    s
+}
+
+fn tool_call(id: &str, name: &str, args: &str) -> (u16, &'static str, String) {
+    (
+        200,
+        "text/event-stream",
+        sse(&[
+            json!({"choices": [{"index": 0, "delta": {"role": "assistant", "tool_calls": [
+                {"index": 0, "id": id, "type": "function", "function": {"name": name, "arguments": ""}}]}}]}),
+            json!({"choices": [{"index": 0, "delta": {"tool_calls": [
+                {"index": 0, "function": {"arguments": args}}]}}]}),
+            json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}),
+            json!({"choices": [], "usage": {"prompt_tokens": 10, "completion_tokens": 5}}),
+        ]),
+    )
+}
+
+fn answer(text: &str) -> (u16, &'static str, String) {
+    let half = text.len() / 2;
+    (
+        200,
+        "text/event-stream",
+        sse(&[
+            json!({"choices": [{"index": 0, "delta": {"content": &text[..half]}}]}),
+            json!({"choices": [{"index": 0, "delta": {"content": &text[half..]}, "finish_reason": "stop"}]}),
+        ]),
+    )
+}
+
+struct Run {
+    out: Output,
+    events: Vec<Value>,
+    data: tempfile::TempDir,
+    work: tempfile::TempDir,
+}
+
+fn exec(server: &ScriptedServer, extra: &[&str], prompt: &str) -> Run {
+    let data = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    std::fs::write(work.path().join("hello.txt"), "hello from the fixture\n").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_skald"))
+        .arg("--data-dir")
+        .arg(data.path())
+        .args(["exec", "--json", "--cwd"])
+        .arg(work.path())
+        .args(extra)
+        .arg(prompt)
+        .env("OPENAI_BASE_URL", &server.base_url)
+        .env("OPENAI_API_KEY", "test-key")
+        .env("SKALD_MODEL", "scripted-model")
+        .env_remove("ANTHROPIC_API_KEY")
+        .env_remove("SKALD_DATA_DIR")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let events = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+        .collect();
+    Run {
+        out,
+        events,
+        data,
+        work,
+    }
+}
+
+fn types(events: &[Value]) -> Vec<String> {
+    let mut t: Vec<String> = events
+        .iter()
+        .map(|e| e["type"].as_str().unwrap().to_string())
+        .collect();
+    t.dedup(); // token deltas come in pieces
+    t
+}
+
+#[test]
+fn a_two_round_turn_reads_a_file_and_answers() {
+    let server = serve(vec![
+        tool_call("call_1", "read_file", r#"{"path": "hello.txt"}"#),
+        answer("The file says hello."),
+    ]);
+    let run = exec(&server, &[], "What does hello.txt say?");
+    assert_eq!(
+        run.out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&run.out.stderr)
+    );
+    assert_eq!(
+        types(&run.events),
+        [
+            "turn_running",
+            "user_message",
+            "tool_start",
+            "tool_done",
+            "token_delta",
+            "done"
+        ]
+    );
+    let start = &run.events[2];
+    assert_eq!(start["name"], "read_file");
+    assert_eq!(start["label_short"], "read_file `hello.txt`");
+    assert_eq!(start["path"], "hello.txt");
+    assert!(
+        run.events[3]["result"]
+            .as_str()
+            .unwrap()
+            .contains("hello from the fixture")
+    );
+    let done = run.events.last().unwrap();
+    assert_eq!(done["outcome"], "final");
+    assert_eq!(done["text"], "The file says hello.");
+
+    let requests = server.requests.lock().unwrap().clone();
+    assert_eq!(requests.len(), 2);
+    let first = &requests[0];
+    assert!(
+        first
+            .headers
+            .to_ascii_lowercase()
+            .contains("authorization: bearer test-key")
+    );
+    assert_eq!(first.body["model"], "scripted-model");
+    assert_eq!(first.body["stream"], true);
+    let tools: Vec<&str> = first.body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert!(tools.contains(&"read_file") && tools.contains(&"execute_cmd"));
+    // The second round carries the call and its result.
+    let msgs = requests[1].body["messages"].as_array().unwrap();
+    let roles: Vec<&str> = msgs.iter().map(|m| m["role"].as_str().unwrap()).collect();
+    assert_eq!(roles, ["system", "user", "assistant", "tool"]);
+    assert_eq!(msgs[2]["tool_calls"][0]["id"], "call_1");
+    assert_eq!(msgs[3]["tool_call_id"], "call_1");
+    assert!(
+        msgs[3]["content"]
+            .as_str()
+            .unwrap()
+            .contains("hello from the fixture")
+    );
+
+    // Everything is in the store.
+    let store = skald_store::Store::open(run.data.path().join("skald.db")).unwrap();
+    let session = store.list_sessions().unwrap()[0].clone();
+    assert_eq!(
+        session.working_dir.as_deref(),
+        Some(
+            std::fs::canonicalize(run.work.path())
+                .unwrap()
+                .to_str()
+                .unwrap()
+        )
+    );
+    let history = store.list_messages(session.id).unwrap();
+    let texts: Vec<(&str, &str)> = history
+        .iter()
+        .map(|m| (m.role.as_str(), m.content.as_str()))
+        .collect();
+    assert_eq!(
+        texts,
+        [
+            ("user", "What does hello.txt say?"),
+            ("assistant", ""),
+            ("assistant", "The file says hello.")
+        ]
+    );
+    assert!(
+        history
+            .iter()
+            .all(|m| m.status == skald_store::MessageStatus::Complete)
+    );
+    let calls = store.list_tool_calls(session.id).unwrap();
+    assert_eq!(calls.len(), 1);
+    assert_eq!(calls[0].status, skald_api::ToolCallStatus::Done);
+    assert_eq!(calls[0].message_id, Some(history[1].id));
+}
+
+#[test]
+fn shell_calls_are_rejected_headless_and_bad_arguments_reported() {
+    let server = serve(vec![
+        tool_call(
+            "c_shell",
+            "execute_cmd",
+            r#"{"command": "touch made-by-model"}"#,
+        ),
+        tool_call("c_bad", "read_file", r#"{"path": "hello.txt""#),
+        answer("Done."),
+    ]);
+    let run = exec(&server, &[], "do things");
+    assert_eq!(
+        run.out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&run.out.stderr)
+    );
+    let t = types(&run.events);
+    assert!(t.contains(&"tool_rejected".to_string()), "{t:?}");
+    assert!(t.contains(&"tool_error".to_string()), "{t:?}");
+    assert!(
+        !run.work.path().join("made-by-model").exists(),
+        "a rejected command must not run"
+    );
+    let requests = server.requests.lock().unwrap().clone();
+    let msgs = requests[2].body["messages"].as_array().unwrap();
+    let tool_msgs: Vec<&str> = msgs
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap())
+        .collect();
+    assert!(
+        tool_msgs[0].starts_with("User rejected this tool call."),
+        "{tool_msgs:?}"
+    );
+    assert!(tool_msgs[1].contains("not valid JSON"), "{tool_msgs:?}");
+}
+
+#[test]
+fn approve_all_runs_shell_commands() {
+    let server = serve(vec![
+        tool_call(
+            "c1",
+            "execute_cmd",
+            r#"{"command": "echo approved > out.txt"}"#,
+        ),
+        answer("Written."),
+    ]);
+    let run = exec(&server, &["--approve", "all"], "write it");
+    assert_eq!(run.out.status.code(), Some(0));
+    assert_eq!(
+        std::fs::read_to_string(run.work.path().join("out.txt")).unwrap(),
+        "approved\n"
+    );
+}
+
+#[test]
+fn a_final_http_error_fails_the_turn_without_retrying() {
+    let server = serve(vec![(
+        401,
+        "application/json",
+        json!({"error": {"message": "Incorrect API key provided"}}).to_string(),
+    )]);
+    let run = exec(&server, &[], "hi");
+    assert_eq!(run.out.status.code(), Some(1));
+    let failed = run
+        .events
+        .iter()
+        .find(|e| e["type"] == "llm_failed")
+        .unwrap();
+    assert!(
+        failed["message"].as_str().unwrap().contains("401"),
+        "{failed}"
+    );
+    assert!(
+        failed["message"]
+            .as_str()
+            .unwrap()
+            .contains("Incorrect API key")
+    );
+    assert_eq!(run.events.last().unwrap()["outcome"], "failed");
+    assert_eq!(server.requests.lock().unwrap().len(), 1);
+    // The user's message is kept even though the model never answered.
+    let store = skald_store::Store::open(run.data.path().join("skald.db")).unwrap();
+    let s = store.list_sessions().unwrap()[0].clone();
+    assert_eq!(store.list_messages(s.id).unwrap()[0].content, "hi");
+}
+
+#[test]
+fn a_server_error_is_retried() {
+    let server = serve(vec![
+        (
+            503,
+            "application/json",
+            json!({"error": {"message": "busy"}}).to_string(),
+        ),
+        answer("Back."),
+    ]);
+    let run = exec(&server, &[], "hi");
+    assert_eq!(
+        run.out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&run.out.stderr)
+    );
+    assert_eq!(run.events.last().unwrap()["text"], "Back.");
+    assert_eq!(server.requests.lock().unwrap().len(), 2);
+}
+
+#[test]
+fn no_model_configured_is_a_usage_error() {
+    let data = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_skald"))
+        .arg("--data-dir")
+        .arg(data.path())
+        .args(["exec", "hi"])
+        .env_remove("SKALD_MODEL")
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("OPENAI_BASE_URL")
+        .env_remove("ANTHROPIC_API_KEY")
+        .env_remove("OLLAMA_HOST")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("SKALD_MODEL"));
+}

@@ -1,0 +1,430 @@
+//! One agent turn: the loop of reference.md "Agent loop" — rebuild the conversation from
+//! the store, stream the model's answer (persisting it before showing it), run the tool
+//! calls it makes, and go round again until a final answer, a stop, or the round limit.
+//!
+//! This is the headless core that `skald exec` drives. The approval gate, sub-agents,
+//! queued messages and resume after a restart build on it.
+
+use crate::args::validate_args;
+use crate::registry::ToolRegistry;
+use futures::StreamExt;
+use serde_json::Value;
+use skald_api::events::{Event, TurnOutcome};
+use skald_api::{
+    CancellationToken, ExecutionOutcome, ToolCallStatus, ToolCategory, ToolDescriptionLength,
+    ToolScope, drive_execution, tool_names as tn,
+};
+use skald_llm::{Message, ModelChoice, Request, ToolCall, ToolSpec};
+use skald_store::{MessageStatus, NewMessage, NewToolCall, ResultType, Role, Store};
+use std::path::PathBuf;
+
+/// What a headless run does with a call that needs a person's approval, until the
+/// approval gate exists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HeadlessApproval {
+    /// Reject it; the model is told and the turn goes on.
+    Never,
+    /// Run it.
+    All,
+}
+
+#[derive(Debug, Clone)]
+pub struct TurnConfig {
+    pub max_rounds: usize,
+    pub approval: HeadlessApproval,
+    pub working_dir: PathBuf,
+    pub system_prompt: String,
+}
+
+/// Where events go. Called synchronously, in order.
+pub type Emit<'a> = &'a (dyn Fn(Event) + Send + Sync);
+
+#[derive(Debug, thiserror::Error)]
+pub enum TurnError {
+    #[error("{0}")]
+    Store(#[from] skald_store::StoreError),
+}
+
+/// What a turn runs against.
+pub struct TurnEnv<'a> {
+    pub store: &'a Store,
+    pub registry: &'a ToolRegistry,
+    pub model: &'a ModelChoice,
+    pub cfg: &'a TurnConfig,
+}
+
+/// Runs one turn for `prompt` in a session. Store calls happen on the turn's task: they
+/// are short indexed statements on a WAL database, cheaper than a hop to the blocking pool.
+pub async fn run_turn(
+    env: &TurnEnv<'_>,
+    session_id: i64,
+    prompt: &str,
+    cancel: &CancellationToken,
+    emit: Emit<'_>,
+) -> Result<TurnOutcome, TurnError> {
+    let TurnEnv {
+        store,
+        registry,
+        model,
+        cfg,
+    } = *env;
+    let user = store.append_message(&NewMessage::new(session_id, Role::User, prompt))?;
+    emit(Event::TurnRunning { session_id });
+    emit(Event::UserMessage {
+        session_id,
+        message_id: user.id,
+        text: prompt.to_string(),
+    });
+    let tools: Vec<ToolSpec> = registry
+        .openai_definitions()
+        .iter()
+        .filter_map(ToolSpec::from_openai)
+        .collect();
+
+    for _round in 0..cfg.max_rounds {
+        if cancel.is_cancelled() {
+            return finish(emit, session_id, TurnOutcome::Cancelled, "");
+        }
+        let request = Request {
+            model: model.model.clone(),
+            messages: conversation(store, session_id, &cfg.system_prompt)?,
+            tools: tools.clone(),
+            max_tokens: None,
+            temperature: None,
+        };
+        let started = tokio::select! {
+            biased;
+            _ = cancel.cancelled() => return finish(emit, session_id, TurnOutcome::Cancelled, ""),
+            r = model.provider.stream(&request) => r,
+        };
+        let mut stream = match started {
+            Ok(s) => s,
+            Err(e) => {
+                emit(Event::LlmFailed {
+                    message: e.to_string(),
+                    retrying: false,
+                });
+                return finish(emit, session_id, TurnOutcome::Failed, "");
+            }
+        };
+
+        // The answer is stored as it streams, before each piece is shown: a crash never
+        // loses text the user has seen.
+        let msg = store.append_message(&NewMessage {
+            status: MessageStatus::Streaming,
+            ..NewMessage::new(session_id, Role::Assistant, "")
+        })?;
+        let (mut text, mut reasoning) = (String::new(), String::new());
+        let mut calls: Vec<ToolCall> = Vec::new();
+        loop {
+            let next = tokio::select! {
+                biased;
+                _ = cancel.cancelled() => {
+                    store.update_message(msg.id, &text, some(&reasoning), MessageStatus::Interrupted)?;
+                    return finish(emit, session_id, TurnOutcome::Cancelled, "");
+                }
+                n = stream.next() => n,
+            };
+            match next {
+                None => break,
+                Some(Err(e)) => {
+                    store.update_message(
+                        msg.id,
+                        &text,
+                        some(&reasoning),
+                        MessageStatus::Interrupted,
+                    )?;
+                    emit(Event::LlmFailed {
+                        message: e.to_string(),
+                        retrying: false,
+                    });
+                    return finish(emit, session_id, TurnOutcome::Failed, "");
+                }
+                Some(Ok(skald_llm::Event::Text { delta })) => {
+                    text.push_str(&delta);
+                    store.update_message(
+                        msg.id,
+                        &text,
+                        some(&reasoning),
+                        MessageStatus::Streaming,
+                    )?;
+                    emit(Event::TokenDelta { text: delta });
+                }
+                Some(Ok(skald_llm::Event::Reasoning { delta })) => {
+                    reasoning.push_str(&delta);
+                    store.update_message(
+                        msg.id,
+                        &text,
+                        some(&reasoning),
+                        MessageStatus::Streaming,
+                    )?;
+                    emit(Event::Thinking { text: delta });
+                }
+                Some(Ok(skald_llm::Event::ToolCall { call })) => calls.push(call),
+                Some(Ok(skald_llm::Event::Usage { .. } | skald_llm::Event::Finish { .. })) => {}
+            }
+        }
+        store.update_message(msg.id, &text, some(&reasoning), MessageStatus::Complete)?;
+        if calls.is_empty() {
+            return finish(emit, session_id, TurnOutcome::Final, &text);
+        }
+        // Every call is stored before any runs, so a crash leaves a row for each.
+        for call in &calls {
+            store.insert_tool_call(&NewToolCall {
+                tool_call_id: call.id.clone(),
+                session_id,
+                stack_id: None,
+                message_id: Some(msg.id),
+                name: call.name.clone(),
+                args: parse_args(&call.arguments)
+                    .unwrap_or_else(|_| Value::String(call.arguments.clone())),
+                status: ToolCallStatus::Running,
+            })?;
+        }
+        for (i, call) in calls.iter().enumerate() {
+            let stopped = run_call(env, session_id, call, cancel, emit).await?;
+            if stopped {
+                for rest in &calls[i + 1..] {
+                    store.set_tool_call_status(
+                        session_id,
+                        &rest.id,
+                        ToolCallStatus::Cancelled,
+                        None,
+                    )?;
+                    emit(Event::ToolCancelled {
+                        tool_call_id: rest.id.clone(),
+                    });
+                }
+                return finish(emit, session_id, TurnOutcome::Cancelled, "");
+            }
+        }
+    }
+    finish(emit, session_id, TurnOutcome::Exhausted, "")
+}
+
+fn some(s: &str) -> Option<&str> {
+    (!s.is_empty()).then_some(s)
+}
+
+fn finish(
+    emit: Emit<'_>,
+    session_id: i64,
+    outcome: TurnOutcome,
+    text: &str,
+) -> Result<TurnOutcome, TurnError> {
+    emit(Event::Done {
+        session_id,
+        outcome,
+        text: text.to_string(),
+    });
+    Ok(outcome)
+}
+
+fn parse_args(raw: &str) -> Result<Value, String> {
+    let raw = if raw.trim().is_empty() { "{}" } else { raw };
+    match serde_json::from_str::<Value>(raw) {
+        Ok(v @ Value::Object(_)) => Ok(v),
+        Ok(_) => Err("the arguments must be a JSON object".to_string()),
+        Err(e) => Err(format!("the arguments are not valid JSON ({e})")),
+    }
+}
+
+/// Whether a call needs a person's yes, by the defaults of reference.md: shell tools and
+/// writes do (writes under `memory/` and `data/` of the working directory do not), reads
+/// do not, and tools Skald does not know do.
+pub fn needs_approval(
+    registry: &ToolRegistry,
+    name: &str,
+    args: &Value,
+    working_dir: &std::path::Path,
+) -> bool {
+    match registry.category_of(name) {
+        Some(ToolCategory::Shell) => true,
+        Some(ToolCategory::Filesystem) => {
+            let writes = matches!(
+                name,
+                tn::WRITE_FILE | tn::EDIT_FILE | tn::INSERT_AT_LINE | tn::REPLACE_LINES
+            );
+            if !writes {
+                return false;
+            }
+            let Some(path) = args.get("path").and_then(Value::as_str) else {
+                return true;
+            };
+            let target =
+                skald_tools::fs::canonicalize_for_policy(std::path::Path::new(path), working_dir);
+            let base =
+                skald_tools::fs::canonicalize_for_policy(std::path::Path::new("."), working_dir);
+            !["memory", "data"]
+                .iter()
+                .any(|d| skald_tools::fs::path_under(&target, &base.join(d)))
+        }
+        Some(_) => false,
+        None => true,
+    }
+}
+
+/// Runs one stored call to its final status. Returns true when the turn was stopped.
+async fn run_call(
+    env: &TurnEnv<'_>,
+    session_id: i64,
+    call: &ToolCall,
+    cancel: &CancellationToken,
+    emit: Emit<'_>,
+) -> Result<bool, TurnError> {
+    let (store, registry, cfg) = (env.store, env.registry, env.cfg);
+    let parsed = parse_args(&call.arguments);
+    let shown = parsed.clone().unwrap_or(Value::Null);
+    emit(Event::ToolStart {
+        tool_call_id: call.id.clone(),
+        name: call.name.clone(),
+        arguments: shown.clone(),
+        label_short: registry.describe_call(&call.name, &shown, ToolDescriptionLength::Short),
+        label_full: registry.describe_call(&call.name, &shown, ToolDescriptionLength::Full),
+        path: registry.target_path(&call.name, &shown),
+    });
+    let fail = |message: String| -> Result<bool, TurnError> {
+        store.set_tool_call_status(
+            session_id,
+            &call.id,
+            ToolCallStatus::Failed,
+            Some((&message, ResultType::Error)),
+        )?;
+        emit(Event::ToolError {
+            tool_call_id: call.id.clone(),
+            error: message,
+        });
+        Ok(false)
+    };
+    let args = match parsed {
+        Ok(a) => a,
+        Err(e) => {
+            return fail(format!(
+                "{e}. Call the tool again with a JSON object that matches its parameters."
+            ));
+        }
+    };
+    let Some(tool) = registry.get(&call.name) else {
+        return fail(format!("there is no tool named `{}`", call.name));
+    };
+    if let Err(e) = validate_args(&tool.parameters_schema(), &args) {
+        return fail(e.to_string());
+    }
+    if needs_approval(registry, &call.name, &args, &cfg.working_dir)
+        && cfg.approval == HeadlessApproval::Never
+    {
+        let reason = "User rejected this tool call. Reason: this is a headless run that does not \
+                      approve tools needing approval (--approve never)";
+        store.set_tool_call_status(
+            session_id,
+            &call.id,
+            ToolCallStatus::Rejected,
+            Some((reason, ResultType::Text)),
+        )?;
+        emit(Event::ToolRejected {
+            tool_call_id: call.id.clone(),
+            reason: reason.to_string(),
+        });
+        return Ok(false);
+    }
+    let Some(exec) = registry.run(&call.name, args) else {
+        return fail(format!("there is no tool named `{}`", call.name));
+    };
+    let outcome = ToolScope::new(&cfg.working_dir)
+        .run(drive_execution(exec.as_ref(), cancel))
+        .await;
+    match outcome {
+        ExecutionOutcome::Completed(text) => {
+            store.set_tool_call_status(
+                session_id,
+                &call.id,
+                ToolCallStatus::Done,
+                Some((&text, ResultType::Text)),
+            )?;
+            emit(Event::ToolDone {
+                tool_call_id: call.id.clone(),
+                result: text,
+            });
+            Ok(false)
+        }
+        ExecutionOutcome::Failed(message) => fail(message),
+        ExecutionOutcome::Cancelled => {
+            store.set_tool_call_status(session_id, &call.id, ToolCallStatus::Cancelled, None)?;
+            emit(Event::ToolCancelled {
+                tool_call_id: call.id.clone(),
+            });
+            Ok(true)
+        }
+    }
+}
+
+/// The conversation as the model must see it: the system prompt, then the history with
+/// every tool call of an assistant message followed by its result.
+fn conversation(store: &Store, session_id: i64, system: &str) -> Result<Vec<Message>, TurnError> {
+    let mut out = vec![Message::system(system)];
+    let calls = store.list_tool_calls(session_id)?;
+    for m in store.list_messages(session_id)? {
+        match m.role {
+            Role::System => out.push(Message::system(m.content)),
+            Role::User => out.push(Message::user(m.content)),
+            Role::Tool => {}
+            Role::Assistant => {
+                let mine: Vec<_> = calls
+                    .iter()
+                    .filter(|c| c.message_id == Some(m.id))
+                    .collect();
+                if m.content.is_empty() && mine.is_empty() {
+                    continue;
+                }
+                out.push(Message::assistant(
+                    m.content.clone(),
+                    mine.iter()
+                        .map(|c| ToolCall {
+                            id: c.tool_call_id.clone(),
+                            name: c.name.clone(),
+                            arguments: match &c.args {
+                                Value::String(raw) => raw.clone(),
+                                v => v.to_string(),
+                            },
+                        })
+                        .collect(),
+                ));
+                for c in mine {
+                    out.push(Message::tool_result(c.tool_call_id.clone(), result_text(c)));
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// What the model reads as a call's result, whatever became of it.
+fn result_text(c: &skald_store::ToolCallRecord) -> String {
+    let result = c.result.clone().unwrap_or_default();
+    match c.status {
+        ToolCallStatus::Done | ToolCallStatus::Rejected => result,
+        ToolCallStatus::Failed => format!("Error: {result}"),
+        ToolCallStatus::Cancelled => {
+            "The user stopped this tool call before it finished.".to_string()
+        }
+        ToolCallStatus::Interrupted => {
+            "Skald stopped while this call was running; it did not complete and was not re-run."
+                .to_string()
+        }
+        ToolCallStatus::Running | ToolCallStatus::Pending => {
+            "This tool call did not complete.".to_string()
+        }
+    }
+}
+
+/// The system prompt used until agents are loaded from `agents/`.
+pub fn default_system_prompt(working_dir: &std::path::Path) -> String {
+    format!(
+        "You are Skald, an assistant working in the user's folder {dir} on {os}. Use the tools \
+         to read, search and edit files and to run commands; prefer the dedicated file tools \
+         over shell equivalents. Relative paths are relative to {dir}. Be concise, and say \
+         what you changed.",
+        dir = working_dir.display(),
+        os = std::env::consts::OS,
+    )
+}
