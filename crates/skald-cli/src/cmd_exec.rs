@@ -101,6 +101,12 @@ pub async fn run(data_dir: &DataDir, a: ExecArgs<'_>) -> u8 {
         model: &model,
         cfg: &cfg,
     };
+    // A session continued after Skald stopped mid-turn first finishes what it left.
+    if let Err(e) = skald_core::resume::resume_pending_tools(&env, session.id, &cancel, &emit).await
+    {
+        eprintln!("skald exec: cannot resume session {}: {e}", session.id);
+        return exit::FAILED;
+    }
     match turn::run_turn(&env, session.id, a.prompt, &cancel, &emit).await {
         Ok(TurnOutcome::Final) => exit::OK,
         Ok(TurnOutcome::Cancelled) => exit::CANCELLED,

@@ -3,6 +3,7 @@
 
 mod cmd_doctor;
 mod cmd_exec;
+mod cmd_sessions;
 mod cmd_tool;
 mod cmd_tools;
 mod exit;
@@ -89,11 +90,31 @@ enum Command {
         /// What to ask
         prompt: String,
     },
+    /// List or show stored sessions
+    Sessions {
+        #[command(subcommand)]
+        command: SessionsCommand,
+    },
     /// Print the version
     Version,
     /// Check which parts Skald relies on are present
     Doctor {
         /// Print the checks as JSON
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum SessionsCommand {
+    /// Every session, most recent first
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// One session's messages and tool calls
+    Show {
+        id: i64,
         #[arg(long)]
         json: bool,
     },
@@ -189,6 +210,10 @@ fn main() -> ExitCode {
                 };
                 cmd_exec::run(&env.data_dir, args).await
             }
+            Command::Sessions { command } => match command {
+                SessionsCommand::List { json } => cmd_sessions::list(&env.data_dir, json),
+                SessionsCommand::Show { id, json } => cmd_sessions::show(&env.data_dir, id, json),
+            },
             Command::Version => exit::OK,
         }
     });

@@ -21,7 +21,9 @@ struct ScriptedServer {
     requests: Arc<Mutex<Vec<Recorded>>>,
 }
 
-/// Serves `responses` in order, one per connection: (status, content type, body).
+/// Serves `responses` in order, one per connection: (status, content type, body). A body
+/// containing `HOLD` is sent up to that marker, then the connection is held open for a
+/// minute: a model that stalls mid-answer.
 fn serve(responses: Vec<(u16, &'static str, String)>) -> ScriptedServer {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
@@ -54,7 +56,17 @@ fn serve(responses: Vec<(u16, &'static str, String)>) -> ScriptedServer {
                 "HTTP/1.1 {status} Scripted\r\ncontent-type: {ctype}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
                 body.len()
             );
-            stream.write_all(reply.as_bytes()).unwrap();
+            match reply.split_once("HOLD") {
+                Some((sent, _)) => {
+                    stream.write_all(sent.as_bytes()).unwrap();
+                    stream.flush().unwrap();
+                    std::thread::spawn(move || {
+                        std::thread::sleep(std::time::Duration::from_secs(60));
+                        drop(stream);
+                    });
+                }
+                None => stream.write_all(reply.as_bytes()).unwrap(),
+            }
         }
     });
     ScriptedServer {
@@ -374,4 +386,253 @@ fn no_model_configured_is_a_usage_error() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("SKALD_MODEL"));
+}
+
+/// Starts `skald exec --json` and returns the child with its stdout lines as they come.
+#[cfg(unix)]
+fn spawn_exec(
+    server: &ScriptedServer,
+    data: &std::path::Path,
+    work: &std::path::Path,
+    extra: &[&str],
+    prompt: &str,
+) -> (std::process::Child, std::sync::mpsc::Receiver<Value>) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_skald"))
+        .arg("--data-dir")
+        .arg(data)
+        .args(["exec", "--json", "--cwd"])
+        .arg(work)
+        .args(extra)
+        .arg(prompt)
+        .env("OPENAI_BASE_URL", &server.base_url)
+        .env("OPENAI_API_KEY", "test-key")
+        .env("SKALD_MODEL", "scripted-model")
+        .env_remove("SKALD_DATA_DIR")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if let Ok(v) = serde_json::from_str::<Value>(&line) {
+                let _ = tx.send(v);
+            }
+        }
+    });
+    (child, rx)
+}
+
+/// Waits for an event of `kind`, returning every event seen up to it.
+#[cfg(unix)]
+fn wait_for(rx: &std::sync::mpsc::Receiver<Value>, kind: &str) -> Vec<Value> {
+    let mut seen = Vec::new();
+    loop {
+        let ev = rx
+            .recv_timeout(std::time::Duration::from_secs(30))
+            .unwrap_or_else(|_| panic!("no `{kind}` event; saw {seen:?}"));
+        let done = ev["type"] == kind;
+        seen.push(ev);
+        if done {
+            return seen;
+        }
+    }
+}
+
+#[cfg(unix)]
+fn interrupt(child: &std::process::Child) {
+    use nix::sys::signal::{Signal, kill};
+    kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        Signal::SIGINT,
+    )
+    .unwrap();
+}
+
+#[cfg(unix)]
+#[test]
+fn ctrl_c_during_a_model_stream_stops_the_turn_and_keeps_what_was_shown() {
+    let stalled = format!(
+        "data: {}\n\nHOLD",
+        json!({"choices": [{"index": 0, "delta": {"content": "Partial ans"}}]})
+    );
+    let server = serve(vec![(200, "text/event-stream", stalled)]);
+    let (data, work) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (child, rx) = spawn_exec(&server, data.path(), work.path(), &[], "tell me");
+    wait_for(&rx, "token_delta");
+    interrupt(&child);
+    let events = wait_for(&rx, "done");
+    assert_eq!(events.last().unwrap()["outcome"], "cancelled");
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130));
+    let store = skald_store::Store::open(data.path().join("skald.db")).unwrap();
+    let s = store.list_sessions().unwrap()[0].clone();
+    let history = store.list_messages(s.id).unwrap();
+    assert_eq!(
+        history[1].content, "Partial ans",
+        "what the user saw is kept"
+    );
+    assert_eq!(history[1].status, skald_store::MessageStatus::Interrupted);
+}
+
+#[cfg(unix)]
+#[test]
+fn ctrl_c_during_a_long_shell_command_kills_it_and_marks_the_call_cancelled() {
+    let server = serve(vec![tool_call(
+        "c_sleep",
+        "execute_cmd",
+        r#"{"command": "sleep 10 & echo $! > sleep.pid; wait"}"#,
+    )]);
+    let (data, work) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (child, rx) = spawn_exec(
+        &server,
+        data.path(),
+        work.path(),
+        &["--approve", "all"],
+        "wait",
+    );
+    wait_for(&rx, "tool_start");
+    let pidfile = work.path().join("sleep.pid");
+    while std::fs::read_to_string(&pidfile)
+        .map(|s| s.trim().is_empty())
+        .unwrap_or(true)
+    {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    interrupt(&child);
+    let events = wait_for(&rx, "done");
+    assert!(
+        events.iter().any(|e| e["type"] == "tool_cancelled"),
+        "{events:?}"
+    );
+    assert_eq!(child.wait_with_output().unwrap().status.code(), Some(130));
+    let pid: i32 = std::fs::read_to_string(&pidfile)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let gone = (0..250).any(|_| {
+        let alive = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .map(|s| {
+                !s.rsplit(')')
+                    .next()
+                    .unwrap_or("")
+                    .trim_start()
+                    .starts_with('Z')
+            })
+            .unwrap_or(false);
+        if alive {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        !alive
+    });
+    assert!(gone, "the command's sleep survived the stop");
+    let store = skald_store::Store::open(data.path().join("skald.db")).unwrap();
+    let s = store.list_sessions().unwrap()[0].clone();
+    assert_eq!(
+        store.list_tool_calls(s.id).unwrap()[0].status,
+        skald_api::ToolCallStatus::Cancelled
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn kill_9_mid_tool_then_resume_loses_nothing() {
+    use nix::sys::signal::{Signal, kill};
+    use nix::unistd::Pid;
+
+    let server = serve(vec![tool_call(
+        "c_long",
+        "execute_cmd",
+        r#"{"command": "echo $$ > cmd.pid; sleep 30"}"#,
+    )]);
+    let (data, work) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (mut child, rx) = spawn_exec(
+        &server,
+        data.path(),
+        work.path(),
+        &["--approve", "all"],
+        "run the long thing",
+    );
+    wait_for(&rx, "tool_start");
+    let pidfile = work.path().join("cmd.pid");
+    while std::fs::read_to_string(&pidfile)
+        .map(|s| s.trim().is_empty())
+        .unwrap_or(true)
+    {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    kill(Pid::from_raw(child.id() as i32), Signal::SIGKILL).unwrap();
+    child.wait().unwrap();
+    // The orphaned command is ours to clean up: a killed Skald cannot.
+    let orphan: i32 = std::fs::read_to_string(&pidfile)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let _ = kill(Pid::from_raw(-orphan), Signal::SIGKILL);
+
+    let db = data.path().join("skald.db");
+    {
+        let store = skald_store::Store::open(&db).unwrap();
+        store.integrity_check().unwrap();
+        let s = store.list_sessions().unwrap()[0].clone();
+        assert_eq!(
+            store.list_messages(s.id).unwrap()[0].content,
+            "run the long thing"
+        );
+        assert_eq!(
+            store.list_tool_calls(s.id).unwrap()[0].status,
+            skald_api::ToolCallStatus::Running
+        );
+    }
+
+    let server = serve(vec![answer("It was interrupted; nothing else to do.")]);
+    let (child, rx) = spawn_exec(
+        &server,
+        data.path(),
+        work.path(),
+        &["--session", "1"],
+        "go on",
+    );
+    let events = wait_for(&rx, "done");
+    assert_eq!(child.wait_with_output().unwrap().status.code(), Some(0));
+    assert!(
+        events
+            .iter()
+            .any(|e| e["type"] == "tool_error" && e["tool_call_id"] == "c_long"),
+        "{events:?}"
+    );
+    let request = server.requests.lock().unwrap()[0].body.clone();
+    let msgs = request["messages"].as_array().unwrap();
+    let roles: Vec<&str> = msgs.iter().map(|m| m["role"].as_str().unwrap()).collect();
+    assert_eq!(roles, ["system", "user", "assistant", "tool", "user"]);
+    assert!(
+        msgs[3]["content"]
+            .as_str()
+            .unwrap()
+            .contains("was not run again")
+    );
+    assert_eq!(msgs[4]["content"], "go on");
+
+    let store = skald_store::Store::open(&db).unwrap();
+    store.integrity_check().unwrap();
+    let history = store.list_messages(1).unwrap();
+    let texts: Vec<&str> = history.iter().map(|m| m.content.as_str()).collect();
+    assert_eq!(
+        texts,
+        [
+            "run the long thing",
+            "",
+            "go on",
+            "It was interrupted; nothing else to do."
+        ]
+    );
+    assert_eq!(
+        store.list_tool_calls(1).unwrap()[0].status,
+        skald_api::ToolCallStatus::Interrupted
+    );
 }

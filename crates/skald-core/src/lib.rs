@@ -11,6 +11,7 @@ pub mod doctor;
 pub mod logging;
 pub mod paths;
 pub mod registry;
+pub mod resume;
 pub mod synthetic;
 pub mod turn;
 

@@ -265,7 +265,7 @@ pub fn needs_approval(
 }
 
 /// Runs one stored call to its final status. Returns true when the turn was stopped.
-async fn run_call(
+pub(crate) async fn run_call(
     env: &TurnEnv<'_>,
     session_id: i64,
     call: &ToolCall,
@@ -407,6 +407,7 @@ fn result_text(c: &skald_store::ToolCallRecord) -> String {
         ToolCallStatus::Cancelled => {
             "The user stopped this tool call before it finished.".to_string()
         }
+        ToolCallStatus::Interrupted if !result.is_empty() => result,
         ToolCallStatus::Interrupted => {
             "Skald stopped while this call was running; it did not complete and was not re-run."
                 .to_string()

@@ -1,0 +1,113 @@
+//! `skald sessions list|show`: the stored conversations.
+
+use crate::exit;
+use serde_json::json;
+use skald_api::ToolDescriptionLength;
+use skald_core::{DataDir, builtin_registry};
+use skald_store::Store;
+
+fn open(data_dir: &DataDir) -> Result<Store, u8> {
+    Store::open(data_dir.db_path()).map_err(|e| {
+        eprintln!("skald sessions: {e}");
+        exit::FAILED
+    })
+}
+
+fn print_json(v: &serde_json::Value) -> u8 {
+    match serde_json::to_string_pretty(v) {
+        Ok(text) => {
+            println!("{text}");
+            exit::OK
+        }
+        Err(e) => {
+            eprintln!("skald sessions: {e}");
+            exit::FAILED
+        }
+    }
+}
+
+pub fn list(data_dir: &DataDir, json_out: bool) -> u8 {
+    let store = match open(data_dir) {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    let sessions = match store.list_sessions() {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("skald sessions: {e}");
+            return exit::FAILED;
+        }
+    };
+    if json_out {
+        return print_json(&json!(sessions));
+    }
+    if sessions.is_empty() {
+        println!("No sessions yet: `skald exec \"…\"` starts one.");
+    }
+    for s in sessions {
+        let title = if s.title.is_empty() {
+            "(untitled)"
+        } else {
+            &s.title
+        };
+        println!(
+            "{:>5}  {:<8}  {}  {}",
+            s.id,
+            s.agent_id,
+            title,
+            s.working_dir.as_deref().unwrap_or("")
+        );
+    }
+    exit::OK
+}
+
+pub fn show(data_dir: &DataDir, id: i64, json_out: bool) -> u8 {
+    let store = match open(data_dir) {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    let loaded = store
+        .get_session(id)
+        .and_then(|s| Ok((s, store.list_messages(id)?, store.list_tool_calls(id)?)));
+    let (session, messages, calls) = match loaded {
+        Ok(v) => v,
+        Err(e) => {
+            eprintln!("skald sessions: {e}");
+            return match e {
+                skald_store::StoreError::NotFound { .. } => exit::USAGE,
+                _ => exit::FAILED,
+            };
+        }
+    };
+    if json_out {
+        return print_json(&json!({"session": session, "messages": messages, "tool_calls": calls}));
+    }
+    let registry = builtin_registry().ok();
+    println!("Session {} — {}", session.id, session.title);
+    for m in &messages {
+        if !m.content.is_empty() {
+            println!(
+                "\n[{}{}]\n{}",
+                m.role.as_str(),
+                status_note(m.status),
+                m.content
+            );
+        }
+        for c in calls.iter().filter(|c| c.message_id == Some(m.id)) {
+            let label = registry
+                .as_ref()
+                .map(|r| r.describe_call(&c.name, &c.args, ToolDescriptionLength::Full))
+                .unwrap_or_else(|| c.name.clone());
+            println!("  → {label}  ({})", c.status);
+        }
+    }
+    exit::OK
+}
+
+fn status_note(s: skald_store::MessageStatus) -> &'static str {
+    match s {
+        skald_store::MessageStatus::Complete => "",
+        skald_store::MessageStatus::Streaming => ", streaming",
+        skald_store::MessageStatus::Interrupted => ", interrupted",
+    }
+}
