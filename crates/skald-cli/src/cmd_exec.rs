@@ -11,6 +11,7 @@ use std::path::Path;
 
 pub struct ExecArgs<'a> {
     pub session: Option<i64>,
+    pub agent: Option<&'a str>,
     pub model: Option<&'a str>,
     pub cwd: Option<&'a Path>,
     pub approve: HeadlessApproval,
@@ -62,6 +63,20 @@ pub async fn run(data_dir: &DataDir, a: ExecArgs<'_>) -> u8 {
             return exit::FAILED;
         }
     };
+    let library = match skald_core::agents::Library::load(data_dir.root()) {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("skald exec: {e}");
+            return exit::FAILED;
+        }
+    };
+    // An unknown agent is refused before anything is stored.
+    if let Some(id) = a.agent
+        && let Err(e) = library.get(id)
+    {
+        eprintln!("skald exec: {e}");
+        return exit::USAGE;
+    }
     let session = match a.session {
         Some(id) => match store.get_session(id) {
             Ok(s) => s,
@@ -74,6 +89,7 @@ pub async fn run(data_dir: &DataDir, a: ExecArgs<'_>) -> u8 {
             let title: String = a.prompt.chars().take(60).collect();
             match store.create_session(&NewSession {
                 title,
+                agent_id: a.agent.unwrap_or("main").to_string(),
                 working_dir: Some(cwd.display().to_string()),
                 ..NewSession::default()
             }) {
@@ -85,10 +101,18 @@ pub async fn run(data_dir: &DataDir, a: ExecArgs<'_>) -> u8 {
             }
         }
     };
+    let agent = a.agent.unwrap_or(&session.agent_id);
+    let system_prompt = match library.system_prompt(agent, "No MCP servers are configured.") {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("skald exec: {e}");
+            return exit::USAGE;
+        }
+    };
     let cfg = TurnConfig {
         max_rounds: a.max_rounds,
         approval: a.approve,
-        system_prompt: turn::default_system_prompt(&cwd),
+        system_prompt,
         working_dir: cwd,
     };
     let cancel = CancellationToken::new();

@@ -72,6 +72,9 @@ enum Command {
         /// Continue this session instead of starting a new one
         #[arg(long, value_name = "ID")]
         session: Option<i64>,
+        /// The agent to run (see agents/) [default: main, or the session's agent]
+        #[arg(long, value_name = "ID")]
+        agent: Option<String>,
         /// The model, as `provider/model` or a bare name [default: SKALD_MODEL]
         #[arg(long, value_name = "MODEL")]
         model: Option<String>,
@@ -189,6 +192,7 @@ fn main() -> ExitCode {
             Command::Doctor { json } => cmd_doctor::run(&env, json).await,
             Command::Exec {
                 session,
+                agent,
                 model,
                 cwd,
                 approve,
@@ -198,6 +202,7 @@ fn main() -> ExitCode {
             } => {
                 let args = cmd_exec::ExecArgs {
                     session,
+                    agent: agent.as_deref(),
                     model: model.as_deref(),
                     cwd: cwd.as_deref(),
                     approve: match approve {

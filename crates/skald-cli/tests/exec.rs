@@ -214,7 +214,17 @@ fn a_two_round_turn_reads_a_file_and_answers() {
     // The second round carries the call and its result.
     let msgs = requests[1].body["messages"].as_array().unwrap();
     let roles: Vec<&str> = msgs.iter().map(|m| m["role"].as_str().unwrap()).collect();
-    assert_eq!(roles, ["system", "user", "assistant", "tool"]);
+    assert_eq!(roles, ["system", "user", "assistant", "tool", "system"]);
+    // The agent's prompt with its directives expanded leads; the dynamic tail ends.
+    let system = msgs[0]["content"].as_str().unwrap();
+    assert!(system.starts_with("You are Skald"), "{system}");
+    assert!(system.contains("`software-engineer`") && system.contains("code-review"));
+    assert!(
+        msgs[4]["content"]
+            .as_str()
+            .unwrap()
+            .starts_with("Current time: ")
+    );
     assert_eq!(msgs[2]["tool_calls"][0]["id"], "call_1");
     assert_eq!(msgs[3]["tool_call_id"], "call_1");
     assert!(
@@ -297,6 +307,25 @@ fn shell_calls_are_rejected_headless_and_bad_arguments_reported() {
         "{tool_msgs:?}"
     );
     assert!(tool_msgs[1].contains("not valid JSON"), "{tool_msgs:?}");
+}
+
+#[test]
+fn a_task_agent_can_be_run_and_an_unknown_one_is_refused() {
+    let server = serve(vec![answer("Found it.")]);
+    let run = exec(&server, &["--agent", "researcher"], "where is main?");
+    assert_eq!(run.out.status.code(), Some(0));
+    let requests = server.requests.lock().unwrap().clone();
+    let system = requests[0].body["messages"][0]["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        system.starts_with("You are a meticulous researcher"),
+        "{system}"
+    );
+    let run = exec(&server, &["--agent", "nobody"], "hi");
+    assert_eq!(run.out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&run.out.stderr).contains("no agent `nobody`"));
 }
 
 #[test]
@@ -609,7 +638,10 @@ fn kill_9_mid_tool_then_resume_loses_nothing() {
     let request = server.requests.lock().unwrap()[0].body.clone();
     let msgs = request["messages"].as_array().unwrap();
     let roles: Vec<&str> = msgs.iter().map(|m| m["role"].as_str().unwrap()).collect();
-    assert_eq!(roles, ["system", "user", "assistant", "tool", "user"]);
+    assert_eq!(
+        roles,
+        ["system", "user", "assistant", "tool", "user", "system"]
+    );
     assert!(
         msgs[3]["content"]
             .as_str()

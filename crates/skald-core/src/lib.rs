@@ -3,6 +3,7 @@
 //! the data directory and its `config.toml`, logging, and the `doctor` checks. The agent
 //! loop, approval gate, sub-agents, inbox and cron join it in later layers.
 
+pub mod agents;
 pub mod args;
 pub mod catalog;
 pub mod config;

@@ -87,7 +87,7 @@ pub async fn run_turn(
         }
         let request = Request {
             model: model.model.clone(),
-            messages: conversation(store, session_id, &cfg.system_prompt)?,
+            messages: conversation(store, session_id, cfg)?,
             tools: tools.clone(),
             max_tokens: None,
             temperature: None,
@@ -358,10 +358,16 @@ pub(crate) async fn run_call(
     }
 }
 
-/// The conversation as the model must see it: the system prompt, then the history with
-/// every tool call of an assistant message followed by its result.
-fn conversation(store: &Store, session_id: i64, system: &str) -> Result<Vec<Message>, TurnError> {
-    let mut out = vec![Message::system(system)];
+/// The conversation as the model must see it, in the order of reference.md: the static
+/// system part, the history with every tool call of an assistant message followed by its
+/// result, then the short dynamic tail (time, OS, working directory). Keeping what changes
+/// at the end keeps the long prefix cacheable by providers.
+fn conversation(
+    store: &Store,
+    session_id: i64,
+    cfg: &TurnConfig,
+) -> Result<Vec<Message>, TurnError> {
+    let mut out = vec![Message::system(cfg.system_prompt.clone())];
     let calls = store.list_tool_calls(session_id)?;
     for m in store.list_messages(session_id)? {
         match m.role {
@@ -395,6 +401,10 @@ fn conversation(store: &Store, session_id: i64, system: &str) -> Result<Vec<Mess
             }
         }
     }
+    out.push(Message::system(crate::agents::dynamic_tail(
+        std::time::SystemTime::now(),
+        &cfg.working_dir,
+    )));
     Ok(out)
 }
 
@@ -416,16 +426,4 @@ fn result_text(c: &skald_store::ToolCallRecord) -> String {
             "This tool call did not complete.".to_string()
         }
     }
-}
-
-/// The system prompt used until agents are loaded from `agents/`.
-pub fn default_system_prompt(working_dir: &std::path::Path) -> String {
-    format!(
-        "You are Skald, an assistant working in the user's folder {dir} on {os}. Use the tools \
-         to read, search and edit files and to run commands; prefer the dedicated file tools \
-         over shell equivalents. Relative paths are relative to {dir}. Be concise, and say \
-         what you changed.",
-        dir = working_dir.display(),
-        os = std::env::consts::OS,
-    )
 }
