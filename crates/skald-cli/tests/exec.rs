@@ -116,6 +116,19 @@ struct Run {
 }
 
 fn exec(server: &ScriptedServer, extra: &[&str], prompt: &str) -> Run {
+    exec_with(
+        &[
+            ("OPENAI_BASE_URL", server.base_url.as_str()),
+            ("OPENAI_API_KEY", "test-key"),
+            ("SKALD_MODEL", "scripted-model"),
+        ],
+        extra,
+        prompt,
+    )
+}
+
+/// Runs `skald exec --json` with only the given provider variables set.
+fn exec_with(vars: &[(&str, &str)], extra: &[&str], prompt: &str) -> Run {
     let data = tempfile::tempdir().unwrap();
     let work = tempfile::tempdir().unwrap();
     std::fs::write(work.path().join("hello.txt"), "hello from the fixture\n").unwrap();
@@ -126,11 +139,13 @@ fn exec(server: &ScriptedServer, extra: &[&str], prompt: &str) -> Run {
         .arg(work.path())
         .args(extra)
         .arg(prompt)
-        .env("OPENAI_BASE_URL", &server.base_url)
-        .env("OPENAI_API_KEY", "test-key")
-        .env("SKALD_MODEL", "scripted-model")
+        .env_remove("OPENAI_BASE_URL")
+        .env_remove("OPENAI_API_KEY")
         .env_remove("ANTHROPIC_API_KEY")
+        .env_remove("ANTHROPIC_BASE_URL")
+        .env_remove("OLLAMA_HOST")
         .env_remove("SKALD_DATA_DIR")
+        .envs(vars.iter().copied())
         .stdin(Stdio::null())
         .output()
         .unwrap();
@@ -666,5 +681,141 @@ fn kill_9_mid_tool_then_resume_loses_nothing() {
     assert_eq!(
         store.list_tool_calls(1).unwrap()[0].status,
         skald_api::ToolCallStatus::Interrupted
+    );
+}
+
+#[test]
+fn anthropic_messages_two_round_turn() {
+    let sse = |events: &[Value]| -> String {
+        events
+            .iter()
+            .map(|e| format!("event: {}\ndata: {e}\n\n", e["type"].as_str().unwrap()))
+            .collect()
+    };
+    let tool_round = sse(&[
+        json!({"type": "message_start", "message": {"usage": {"input_tokens": 20}}}),
+        json!({"type": "content_block_start", "index": 0, "content_block": {"type": "tool_use", "id": "toolu_1", "name": "read_file", "input": {}}}),
+        json!({"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": "{\"path\": \"hello.txt\"}"}}),
+        json!({"type": "content_block_stop", "index": 0}),
+        json!({"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 9}}),
+        json!({"type": "message_stop"}),
+    ]);
+    let text_round = sse(&[
+        json!({"type": "message_start", "message": {"usage": {"input_tokens": 40}}}),
+        json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+        json!({"type": "ping"}),
+        json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "It says hello."}}),
+        json!({"type": "content_block_stop", "index": 0}),
+        json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 4}}),
+        json!({"type": "message_stop"}),
+    ]);
+    let server = serve(vec![
+        (200, "text/event-stream", tool_round),
+        (200, "text/event-stream", text_round),
+    ]);
+    let base = server.base_url.trim_end_matches("/v1").to_string();
+    let run = exec_with(
+        &[
+            ("ANTHROPIC_BASE_URL", base.as_str()),
+            ("ANTHROPIC_API_KEY", "ant-key"),
+            ("SKALD_MODEL", "anthropic/claude-test"),
+        ],
+        &[],
+        "What does hello.txt say?",
+    );
+    assert_eq!(
+        run.out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&run.out.stderr)
+    );
+    assert_eq!(run.events.last().unwrap()["text"], "It says hello.");
+    let requests = server.requests.lock().unwrap().clone();
+    let h = requests[0].headers.to_ascii_lowercase();
+    assert!(h.starts_with("post /v1/messages "), "{h}");
+    assert!(h.contains("x-api-key: ant-key") && h.contains("anthropic-version: 2023-06-01"));
+    assert_eq!(requests[0].body["model"], "claude-test");
+    assert!(
+        requests[0].body["system"]
+            .as_str()
+            .unwrap()
+            .starts_with("You are Skald")
+    );
+    let second = requests[1].body["messages"].as_array().unwrap();
+    assert_eq!(second[1]["content"][0]["type"], "tool_use");
+    assert_eq!(second[2]["content"][0]["type"], "tool_result");
+    assert_eq!(second[2]["content"][0]["tool_use_id"], "toolu_1");
+    assert!(
+        second[2]["content"][0]["content"]
+            .as_str()
+            .unwrap()
+            .contains("hello from the fixture")
+    );
+}
+
+#[test]
+fn ollama_chat_two_round_turn() {
+    let ndjson = |lines: &[Value]| -> String { lines.iter().map(|l| format!("{l}\n")).collect() };
+    let server = serve(vec![
+        (
+            200,
+            "application/x-ndjson",
+            ndjson(&[
+                json!({"model": "llama-test", "message": {"role": "assistant", "content": "", "tool_calls": [
+                    {"function": {"name": "read_file", "arguments": {"path": "hello.txt"}}}]}, "done": false}),
+                json!({"model": "llama-test", "message": {"role": "assistant", "content": ""}, "done": true,
+                       "done_reason": "stop", "prompt_eval_count": 30, "eval_count": 8}),
+            ]),
+        ),
+        (
+            200,
+            "application/x-ndjson",
+            ndjson(&[
+                json!({"message": {"role": "assistant", "content": "It says "}, "done": false}),
+                json!({"message": {"role": "assistant", "content": "hello."}, "done": false}),
+                json!({"message": {"role": "assistant", "content": ""}, "done": true, "done_reason": "stop"}),
+            ]),
+        ),
+    ]);
+    let host = server
+        .base_url
+        .trim_start_matches("http://")
+        .trim_end_matches("/v1")
+        .to_string();
+    let run = exec_with(
+        &[
+            ("OLLAMA_HOST", host.as_str()),
+            ("SKALD_MODEL", "ollama/llama-test"),
+        ],
+        &[],
+        "What does hello.txt say?",
+    );
+    assert_eq!(
+        run.out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&run.out.stderr)
+    );
+    assert_eq!(run.events.last().unwrap()["text"], "It says hello.");
+    let requests = server.requests.lock().unwrap().clone();
+    assert!(
+        requests[0]
+            .headers
+            .to_ascii_lowercase()
+            .starts_with("post /api/chat ")
+    );
+    assert_eq!(requests[0].body["model"], "llama-test");
+    let second = requests[1].body["messages"].as_array().unwrap();
+    let roles: Vec<&str> = second.iter().map(|m| m["role"].as_str().unwrap()).collect();
+    assert_eq!(roles, ["system", "user", "assistant", "tool", "system"]);
+    assert_eq!(
+        second[2]["tool_calls"][0]["function"]["arguments"]["path"],
+        "hello.txt"
+    );
+    assert!(
+        second[3]["content"]
+            .as_str()
+            .unwrap()
+            .contains("hello from the fixture")
     );
 }
