@@ -69,6 +69,12 @@ pub enum Event {
         message: String,
         retrying: bool,
     },
+    /// The next fallback model is tried.
+    ModelFallback {
+        from: String,
+        to: String,
+        reason: String,
+    },
     /// Something went wrong outside a tool.
     Error {
         message: String,

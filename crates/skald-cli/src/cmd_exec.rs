@@ -4,7 +4,7 @@ use crate::exit;
 use skald_api::CancellationToken;
 use skald_api::events::{Event, TurnOutcome};
 use skald_core::turn::{self, HeadlessApproval, TurnConfig};
-use skald_core::{DataDir, builtin_registry};
+use skald_core::{Config, DataDir, builtin_registry};
 use skald_store::{NewSession, Store};
 use std::io::Write;
 use std::path::Path;
@@ -16,12 +16,13 @@ pub struct ExecArgs<'a> {
     pub cwd: Option<&'a Path>,
     pub approve: HeadlessApproval,
     pub json: bool,
-    pub max_rounds: usize,
+    pub max_rounds: Option<usize>,
     pub prompt: &'a str,
 }
 
-pub async fn run(data_dir: &DataDir, a: ExecArgs<'_>) -> u8 {
-    let model = match skald_llm::from_env(a.model, |k| std::env::var(k).ok()) {
+pub async fn run(data_dir: &DataDir, config: &Config, a: ExecArgs<'_>) -> u8 {
+    let models = match skald_core::models::choose_models(config, a.model, |k| std::env::var(k).ok())
+    {
         Ok(m) => m,
         Err(e) => {
             eprintln!("skald exec: {e}");
@@ -110,7 +111,7 @@ pub async fn run(data_dir: &DataDir, a: ExecArgs<'_>) -> u8 {
         }
     };
     let cfg = TurnConfig {
-        max_rounds: a.max_rounds,
+        max_rounds: a.max_rounds.unwrap_or(config.agent.max_rounds).max(1),
         approval: a.approve,
         system_prompt,
         working_dir: cwd,
@@ -119,10 +120,12 @@ pub async fn run(data_dir: &DataDir, a: ExecArgs<'_>) -> u8 {
     tokio::spawn(stop_on_ctrl_c(cancel.clone()));
     let json = a.json;
     let emit = move |event: Event| print_event(&event, json);
+    let health = skald_core::models::ModelHealth::default();
     let env = turn::TurnEnv {
         store: &store,
         registry: &registry,
-        model: &model,
+        models: &models,
+        health: &health,
         cfg: &cfg,
     };
     // A session continued after Skald stopped mid-turn first finishes what it left.

@@ -87,9 +87,9 @@ enum Command {
         /// Print every event as one JSON object a line
         #[arg(long)]
         json: bool,
-        /// Most model rounds before the turn gives up
-        #[arg(long, default_value_t = 20, value_name = "N")]
-        max_rounds: usize,
+        /// Most model rounds before the turn gives up [default: agent.max_rounds, 20]
+        #[arg(long, value_name = "N")]
+        max_rounds: Option<usize>,
         /// What to ask
         prompt: String,
     },
@@ -213,7 +213,7 @@ fn main() -> ExitCode {
                     max_rounds,
                     prompt: &prompt,
                 };
-                cmd_exec::run(&env.data_dir, args).await
+                cmd_exec::run(&env.data_dir, &env.config, args).await
             }
             Command::Sessions { command } => match command {
                 SessionsCommand::List { json } => cmd_sessions::list(&env.data_dir, json),

@@ -819,3 +819,128 @@ fn ollama_chat_two_round_turn() {
             .contains("hello from the fixture")
     );
 }
+
+#[test]
+fn a_failing_model_falls_back_to_the_next_and_usage_is_recorded() {
+    let primary = serve(vec![(
+        401,
+        "application/json",
+        json!({"error": {"message": "bad key"}}).to_string(),
+    )]);
+    let backup = serve(vec![answer("From the backup.")]);
+    let data = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    std::fs::write(
+        data.path().join("config.toml"),
+        format!(
+            "[providers.backup]\nkind = \"openai\"\nbase_url = \"{}\"\napi_key_env = \"BACKUP_KEY\"\n",
+            backup.base_url
+        ),
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_skald"))
+        .arg("--data-dir")
+        .arg(data.path())
+        .args(["exec", "--json", "--cwd"])
+        .arg(work.path())
+        .arg("hi")
+        .env("OPENAI_BASE_URL", &primary.base_url)
+        .env("OPENAI_API_KEY", "wrong")
+        .env("SKALD_MODEL", "openai/primary-model")
+        .env("SKALD_FALLBACK_MODELS", "backup/model-b")
+        .env("BACKUP_KEY", "backup-secret")
+        .env_remove("SKALD_DATA_DIR")
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let events: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let fallback = events
+        .iter()
+        .find(|e| e["type"] == "model_fallback")
+        .unwrap();
+    assert_eq!(fallback["from"], "openai/primary-model");
+    assert_eq!(fallback["to"], "backup/model-b");
+    assert!(fallback["reason"].as_str().unwrap().contains("401"));
+    assert_eq!(events.last().unwrap()["text"], "From the backup.");
+    let b = backup.requests.lock().unwrap()[0].clone();
+    assert!(
+        b.headers
+            .to_ascii_lowercase()
+            .contains("authorization: bearer backup-secret")
+    );
+    assert_eq!(b.body["model"], "model-b");
+
+    let store = skald_store::Store::open(data.path().join("skald.db")).unwrap();
+    let usage = store.session_usage(1).unwrap();
+    assert_eq!(usage.requests, 2, "the failed and the answered call");
+    assert_eq!(
+        (usage.input_tokens, usage.output_tokens),
+        (0, 0),
+        "the scripted answer has no usage chunk"
+    );
+}
+
+#[test]
+fn a_stream_cut_mid_answer_is_asked_again_and_nothing_shown_is_lost() {
+    // The first answer stops after "Par" with no finish reason and no [DONE].
+    let cut = format!(
+        "data: {}\n\n",
+        json!({"choices": [{"index": 0, "delta": {"content": "Par"}}]})
+    );
+    let server = serve(vec![
+        (200, "text/event-stream", cut),
+        tool_call_free_answer_with_usage("Partial answer, now complete."),
+    ]);
+    let run = exec(&server, &[], "answer me");
+    assert_eq!(
+        run.out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&run.out.stderr)
+    );
+    assert!(
+        run.events
+            .iter()
+            .any(|e| e["type"] == "llm_failed" && e["retrying"] == true)
+    );
+    assert_eq!(
+        run.events.last().unwrap()["text"],
+        "Partial answer, now complete."
+    );
+    let requests = server.requests.lock().unwrap().clone();
+    let msgs = requests[1].body["messages"].as_array().unwrap();
+    assert!(
+        msgs.iter()
+            .any(|m| m["role"] == "assistant" && m["content"] == "Par"),
+        "the model sees what it already said"
+    );
+    let store = skald_store::Store::open(run.data.path().join("skald.db")).unwrap();
+    let history = store.list_messages(1).unwrap();
+    assert_eq!(history[1].content, "Par");
+    assert_eq!(history[1].status, skald_store::MessageStatus::Interrupted);
+    assert_eq!(history[2].content, "Partial answer, now complete.");
+    let usage = store.session_usage(1).unwrap();
+    assert_eq!(
+        (usage.requests, usage.input_tokens, usage.output_tokens),
+        (2, 7, 3)
+    );
+}
+
+fn tool_call_free_answer_with_usage(text: &str) -> (u16, &'static str, String) {
+    (
+        200,
+        "text/event-stream",
+        sse(&[
+            json!({"choices": [{"index": 0, "delta": {"content": text}, "finish_reason": "stop"}]}),
+            json!({"choices": [], "usage": {"prompt_tokens": 7, "completion_tokens": 3}}),
+        ]),
+    )
+}

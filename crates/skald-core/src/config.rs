@@ -16,12 +16,76 @@ pub const DEFAULT_CONFIG_TOML: &str = r#"# Skald configuration.
 # level = "info"
 # How many daily log files to keep.
 # max_files = 7
+
+# [agent]
+# Most model rounds in one turn before it ends as "exhausted".
+# max_rounds = 20
+
+# [models]
+# The model when neither --model nor SKALD_MODEL says: `provider/model`, e.g.
+#   default = "anthropic/claude-sonnet-4-5"
+# Models tried in order when the chosen one fails (at most 3 are used per round), e.g.
+#   fallbacks = ["openai/gpt-4.1-mini", "ollama/llama3.2"]
+# fallbacks = []
+# The context window assumed for the models, in tokens. Older turns are summarised when
+# a conversation nears it.
+# context_window = 128000
+
+# More OpenAI-compatible (or Anthropic, Ollama) servers, used as `<name>/<model>`. Keys
+# stay in environment variables, never in this file. For example:
+#   [providers.openrouter]
+#   kind = "openai"
+#   base_url = "https://openrouter.ai/api/v1"
+#   api_key_env = "OPENROUTER_API_KEY"
 "#;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(default, deny_unknown_fields)]
 pub struct Config {
     pub log: LogConfig,
+    pub agent: AgentConfig,
+    pub models: ModelsConfig,
+    pub providers: std::collections::BTreeMap<String, ProviderConfig>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct AgentConfig {
+    pub max_rounds: usize,
+}
+
+impl Default for AgentConfig {
+    fn default() -> Self {
+        AgentConfig { max_rounds: 20 }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ModelsConfig {
+    pub default: Option<String>,
+    pub fallbacks: Vec<String>,
+    pub context_window: usize,
+}
+
+impl Default for ModelsConfig {
+    fn default() -> Self {
+        ModelsConfig {
+            default: None,
+            fallbacks: Vec::new(),
+            context_window: 128_000,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProviderConfig {
+    /// openai | anthropic | ollama: the protocol it speaks.
+    pub kind: String,
+    pub base_url: String,
+    #[serde(default)]
+    pub api_key_env: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -101,16 +165,23 @@ mod tests {
 
     #[test]
     fn uncommenting_every_setting_gives_the_defaults() {
-        // Lines of the form `# key = value` or `# [table]` are settings; others are prose.
+        // Lines of the form `# key = value` or `# [table]` are settings; indented ones are
+        // examples; others are prose.
         let uncommented: String = DEFAULT_CONFIG_TOML
             .lines()
             .map(|line| match line.strip_prefix("# ") {
-                Some(rest) if rest.starts_with('[') || rest.contains(" = ") => rest,
+                Some(rest)
+                    if !rest.starts_with(' ')
+                        && (rest.starts_with('[') || rest.contains(" = ")) =>
+                {
+                    rest
+                }
                 _ => line,
             })
             .map(|l| format!("{l}\n"))
             .collect();
         assert!(uncommented.contains("\n[log]\n"));
+        assert!(uncommented.contains("\n[models]\n"));
         assert_eq!(Config::parse(&uncommented).unwrap(), Config::default());
     }
 
@@ -122,6 +193,22 @@ mod tests {
         let cfg = Config::load_or_create(&path).unwrap();
         assert_eq!(cfg.log.level, "debug");
         assert_eq!(cfg.log.max_files, 7);
+    }
+
+    #[test]
+    fn models_and_providers_parse() {
+        let cfg = Config::parse(
+            "[models]\ndefault = \"openrouter/x/y\"\nfallbacks = [\"ollama/m\"]\n\
+             [providers.openrouter]\nkind = \"openai\"\nbase_url = \"https://o/api/v1\"\napi_key_env = \"OR_KEY\"\n",
+        )
+        .unwrap();
+        assert_eq!(cfg.models.default.as_deref(), Some("openrouter/x/y"));
+        assert_eq!(cfg.models.fallbacks, ["ollama/m"]);
+        assert_eq!(
+            cfg.providers["openrouter"].api_key_env.as_deref(),
+            Some("OR_KEY")
+        );
+        assert_eq!(cfg.agent.max_rounds, 20);
     }
 
     #[test]

@@ -10,6 +10,7 @@ pub mod config;
 pub mod direct;
 pub mod doctor;
 pub mod logging;
+pub mod models;
 pub mod paths;
 pub mod registry;
 pub mod resume;

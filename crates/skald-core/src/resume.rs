@@ -123,7 +123,8 @@ mod tests {
                 .unwrap();
         }
         let registry = builtin_registry().unwrap();
-        let model = skald_llm::from_env(Some("openai/unused"), |_| None).unwrap();
+        let models = vec![skald_llm::from_env(Some("openai/unused"), |_| None).unwrap()];
+        let health = crate::models::ModelHealth::default();
         let cfg = TurnConfig {
             max_rounds: 1,
             approval: HeadlessApproval::All,
@@ -133,7 +134,8 @@ mod tests {
         let env = TurnEnv {
             store: &store,
             registry: &registry,
-            model: &model,
+            models: &models,
+            health: &health,
             cfg: &cfg,
         };
         let seen = Mutex::new(Vec::new());

@@ -6,6 +6,7 @@
 //! queued messages and resume after a restart build on it.
 
 use crate::args::validate_args;
+use crate::models::{Health, MAX_FALLBACKS, ModelHealth};
 use crate::registry::ToolRegistry;
 use futures::StreamExt;
 use serde_json::Value;
@@ -14,8 +15,10 @@ use skald_api::{
     CancellationToken, ExecutionOutcome, ToolCallStatus, ToolCategory, ToolDescriptionLength,
     ToolScope, drive_execution, tool_names as tn,
 };
-use skald_llm::{Message, ModelChoice, Request, ToolCall, ToolSpec};
-use skald_store::{MessageStatus, NewMessage, NewToolCall, ResultType, Role, Store};
+use skald_llm::{Message, ModelChoice, Request, ToolCall, ToolSpec, Usage};
+use skald_store::{
+    MessageStatus, NewLlmRequest, NewMessage, NewToolCall, RequestStatus, ResultType, Role, Store,
+};
 use std::path::PathBuf;
 
 /// What a headless run does with a call that needs a person's approval, until the
@@ -49,7 +52,9 @@ pub enum TurnError {
 pub struct TurnEnv<'a> {
     pub store: &'a Store,
     pub registry: &'a ToolRegistry,
-    pub model: &'a ModelChoice,
+    /// The chosen model first, then its fallbacks.
+    pub models: &'a [ModelChoice],
+    pub health: &'a ModelHealth,
     pub cfg: &'a TurnConfig,
 }
 
@@ -65,8 +70,8 @@ pub async fn run_turn(
     let TurnEnv {
         store,
         registry,
-        model,
         cfg,
+        ..
     } = *env;
     let user = store.append_message(&NewMessage::new(session_id, Role::User, prompt))?;
     emit(Event::TurnRunning { session_id });
@@ -85,86 +90,10 @@ pub async fn run_turn(
         if cancel.is_cancelled() {
             return finish(emit, session_id, TurnOutcome::Cancelled, "");
         }
-        let request = Request {
-            model: model.model.clone(),
-            messages: conversation(store, session_id, cfg)?,
-            tools: tools.clone(),
-            max_tokens: None,
-            temperature: None,
+        let (msg_id, text, calls) = match answer(env, session_id, &tools, cancel, emit).await? {
+            Ok(a) => a,
+            Err(outcome) => return finish(emit, session_id, outcome, ""),
         };
-        let started = tokio::select! {
-            biased;
-            _ = cancel.cancelled() => return finish(emit, session_id, TurnOutcome::Cancelled, ""),
-            r = model.provider.stream(&request) => r,
-        };
-        let mut stream = match started {
-            Ok(s) => s,
-            Err(e) => {
-                emit(Event::LlmFailed {
-                    message: e.to_string(),
-                    retrying: false,
-                });
-                return finish(emit, session_id, TurnOutcome::Failed, "");
-            }
-        };
-
-        // The answer is stored as it streams, before each piece is shown: a crash never
-        // loses text the user has seen.
-        let msg = store.append_message(&NewMessage {
-            status: MessageStatus::Streaming,
-            ..NewMessage::new(session_id, Role::Assistant, "")
-        })?;
-        let (mut text, mut reasoning) = (String::new(), String::new());
-        let mut calls: Vec<ToolCall> = Vec::new();
-        loop {
-            let next = tokio::select! {
-                biased;
-                _ = cancel.cancelled() => {
-                    store.update_message(msg.id, &text, some(&reasoning), MessageStatus::Interrupted)?;
-                    return finish(emit, session_id, TurnOutcome::Cancelled, "");
-                }
-                n = stream.next() => n,
-            };
-            match next {
-                None => break,
-                Some(Err(e)) => {
-                    store.update_message(
-                        msg.id,
-                        &text,
-                        some(&reasoning),
-                        MessageStatus::Interrupted,
-                    )?;
-                    emit(Event::LlmFailed {
-                        message: e.to_string(),
-                        retrying: false,
-                    });
-                    return finish(emit, session_id, TurnOutcome::Failed, "");
-                }
-                Some(Ok(skald_llm::Event::Text { delta })) => {
-                    text.push_str(&delta);
-                    store.update_message(
-                        msg.id,
-                        &text,
-                        some(&reasoning),
-                        MessageStatus::Streaming,
-                    )?;
-                    emit(Event::TokenDelta { text: delta });
-                }
-                Some(Ok(skald_llm::Event::Reasoning { delta })) => {
-                    reasoning.push_str(&delta);
-                    store.update_message(
-                        msg.id,
-                        &text,
-                        some(&reasoning),
-                        MessageStatus::Streaming,
-                    )?;
-                    emit(Event::Thinking { text: delta });
-                }
-                Some(Ok(skald_llm::Event::ToolCall { call })) => calls.push(call),
-                Some(Ok(skald_llm::Event::Usage { .. } | skald_llm::Event::Finish { .. })) => {}
-            }
-        }
-        store.update_message(msg.id, &text, some(&reasoning), MessageStatus::Complete)?;
         if calls.is_empty() {
             return finish(emit, session_id, TurnOutcome::Final, &text);
         }
@@ -174,7 +103,7 @@ pub async fn run_turn(
                 tool_call_id: call.id.clone(),
                 session_id,
                 stack_id: None,
-                message_id: Some(msg.id),
+                message_id: Some(msg_id),
                 name: call.name.clone(),
                 args: parse_args(&call.arguments)
                     .unwrap_or_else(|_| Value::String(call.arguments.clone())),
@@ -200,6 +129,170 @@ pub async fn run_turn(
         }
     }
     finish(emit, session_id, TurnOutcome::Exhausted, "")
+}
+
+/// One model answer for the next round: the stored message's id, its text and its tool
+/// calls — or how the turn ends if no model could answer. Failures before an answer
+/// starts move on to the next fallback model (at most `MAX_FALLBACKS`); a stream cut
+/// mid-answer keeps what arrived (marked interrupted) and asks again, so the model can
+/// continue from it.
+async fn answer(
+    env: &TurnEnv<'_>,
+    session_id: i64,
+    tools: &[ToolSpec],
+    cancel: &CancellationToken,
+    emit: Emit<'_>,
+) -> Result<Result<(i64, String, Vec<ToolCall>), TurnOutcome>, TurnError> {
+    let store = env.store;
+    let usable: Vec<&ModelChoice> = env
+        .models
+        .iter()
+        .filter(|m| env.health.health(&m.label()) != Health::Down)
+        .collect();
+    // If every model is down, trying them beats giving up without a call.
+    let candidates: Vec<&ModelChoice> = if usable.is_empty() {
+        env.models.iter().collect()
+    } else {
+        usable
+    }
+    .into_iter()
+    .take(1 + MAX_FALLBACKS)
+    .collect();
+    let max_attempts = candidates.len() + 2;
+    let (mut idx, mut attempts) = (0, 0);
+    while let Some(model) = candidates.get(idx).copied() {
+        if attempts == max_attempts {
+            break;
+        }
+        attempts += 1;
+        let label = model.label();
+        let request = Request {
+            model: model.model.clone(),
+            messages: conversation(store, session_id, env.cfg)?,
+            tools: tools.to_vec(),
+            max_tokens: None,
+            temperature: None,
+        };
+        let started_at = skald_store::now_ms();
+        let record = |status: RequestStatus, usage: Option<Usage>, error: Option<&str>| {
+            let usage = usage.unwrap_or_default();
+            store.record_llm_request(&NewLlmRequest {
+                session_id: Some(session_id),
+                provider: &model.provider.name,
+                model: &model.model,
+                status,
+                input_tokens: usage.input_tokens,
+                output_tokens: usage.output_tokens,
+                error,
+                started_at,
+            })
+        };
+        let next = candidates.get(idx + 1).copied();
+        let move_on = |e: &skald_llm::LlmError| {
+            emit(Event::LlmFailed {
+                message: e.to_string(),
+                retrying: next.is_some(),
+            });
+            if let Some(to) = next {
+                emit(Event::ModelFallback {
+                    from: label.clone(),
+                    to: to.label(),
+                    reason: e.to_string(),
+                });
+            }
+        };
+        let started = tokio::select! {
+            biased;
+            _ = cancel.cancelled() => return Ok(Err(TurnOutcome::Cancelled)),
+            r = model.provider.stream(&request) => r,
+        };
+        let mut stream = match started {
+            Ok(s) => s,
+            Err(e) => {
+                record(RequestStatus::Failed, None, Some(&e.to_string()))?;
+                env.health.failed(&label);
+                move_on(&e);
+                idx += 1;
+                continue;
+            }
+        };
+        // The answer is stored as it streams, before each piece is shown: a crash never
+        // loses text the user has seen.
+        let msg = store.append_message(&NewMessage {
+            status: MessageStatus::Streaming,
+            ..NewMessage::new(session_id, Role::Assistant, "")
+        })?;
+        let (mut text, mut reasoning) = (String::new(), String::new());
+        let mut calls: Vec<ToolCall> = Vec::new();
+        let mut usage = None;
+        let failure = loop {
+            let next_event = tokio::select! {
+                biased;
+                _ = cancel.cancelled() => {
+                    store.update_message(msg.id, &text, some(&reasoning), MessageStatus::Interrupted)?;
+                    record(RequestStatus::Cancelled, usage, None)?;
+                    return Ok(Err(TurnOutcome::Cancelled));
+                }
+                n = stream.next() => n,
+            };
+            match next_event {
+                None => break None,
+                Some(Err(e)) => break Some(e),
+                Some(Ok(skald_llm::Event::Text { delta })) => {
+                    text.push_str(&delta);
+                    store.update_message(
+                        msg.id,
+                        &text,
+                        some(&reasoning),
+                        MessageStatus::Streaming,
+                    )?;
+                    emit(Event::TokenDelta { text: delta });
+                }
+                Some(Ok(skald_llm::Event::Reasoning { delta })) => {
+                    reasoning.push_str(&delta);
+                    store.update_message(
+                        msg.id,
+                        &text,
+                        some(&reasoning),
+                        MessageStatus::Streaming,
+                    )?;
+                    emit(Event::Thinking { text: delta });
+                }
+                Some(Ok(skald_llm::Event::ToolCall { call })) => calls.push(call),
+                Some(Ok(skald_llm::Event::Usage { usage: u })) => usage = Some(u),
+                Some(Ok(skald_llm::Event::Finish { .. })) => {}
+            }
+        };
+        match failure {
+            None => {
+                store.update_message(msg.id, &text, some(&reasoning), MessageStatus::Complete)?;
+                record(RequestStatus::Ok, usage, None)?;
+                env.health.succeeded(&label);
+                return Ok(Ok((msg.id, text, calls)));
+            }
+            Some(e) => {
+                store.update_message(
+                    msg.id,
+                    &text,
+                    some(&reasoning),
+                    MessageStatus::Interrupted,
+                )?;
+                record(RequestStatus::Failed, usage, Some(&e.to_string()))?;
+                env.health.failed(&label);
+                if e.is_retryable() && attempts < max_attempts {
+                    // The same model again: it sees its cut answer and can continue.
+                    emit(Event::LlmFailed {
+                        message: e.to_string(),
+                        retrying: true,
+                    });
+                } else {
+                    move_on(&e);
+                    idx += 1;
+                }
+            }
+        }
+    }
+    Ok(Err(TurnOutcome::Failed))
 }
 
 fn some(s: &str) -> Option<&str> {

@@ -17,29 +17,79 @@ pub struct ModelChoice {
     pub model: String,
 }
 
-/// Picks provider and model. `model` (e.g. `--model`) wins over `SKALD_MODEL`. `env`
-/// looks a variable up (the process environment in production, a map in tests).
+impl ModelChoice {
+    /// `provider/model`, as the user would write it.
+    pub fn label(&self) -> String {
+        format!("{}/{}", self.provider.name, self.model)
+    }
+}
+
+/// A provider declared in `config.toml`, e.g. OpenRouter or a local LM Studio, used by
+/// model names that start with its `name/`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CustomProvider {
+    pub name: String,
+    pub kind: ProviderKind,
+    pub base_url: String,
+    /// The environment variable holding its key (keys never live in config files).
+    pub api_key_env: Option<String>,
+}
+
+const NO_MODEL: &str = "no model chosen: set SKALD_MODEL (e.g. openai/gpt-4.1-mini, \
+     anthropic/claude-sonnet-4-5, ollama/llama3.2), pass --model, or set models.default in \
+     config.toml";
+
+/// Picks provider and model from `--model`, else `SKALD_MODEL`. `env` looks a variable up
+/// (the process environment in production, a map in tests).
 pub fn from_env(
     model: Option<&str>,
     env: impl Fn(&str) -> Option<String>,
 ) -> Result<ModelChoice, LlmError> {
-    let get = |k: &str| env(k).filter(|v| !v.trim().is_empty());
+    choose(model, None, &[], env)
+}
+
+/// `model` (a flag) wins over `SKALD_MODEL`, which wins over `default` (config.toml).
+pub fn choose(
+    model: Option<&str>,
+    default: Option<&str>,
+    custom: &[CustomProvider],
+    env: impl Fn(&str) -> Option<String>,
+) -> Result<ModelChoice, LlmError> {
     let spec = model
         .map(str::to_string)
-        .or_else(|| get("SKALD_MODEL"))
-        .ok_or_else(|| {
-            LlmError::Config(
-                "no model chosen: set SKALD_MODEL (e.g. openai/gpt-4.1-mini, anthropic/claude-sonnet-4-5, \
-                 ollama/llama3.2) or pass --model"
-                    .to_string(),
-            )
-        })?;
+        .or_else(|| env("SKALD_MODEL").filter(|v| !v.trim().is_empty()))
+        .or_else(|| default.map(str::to_string))
+        .ok_or_else(|| LlmError::Config(NO_MODEL.to_string()))?;
+    resolve(&spec, custom, env)
+}
+
+/// Resolves one `provider/model` (or bare model) name.
+pub fn resolve(
+    spec: &str,
+    custom: &[CustomProvider],
+    env: impl Fn(&str) -> Option<String>,
+) -> Result<ModelChoice, LlmError> {
+    let get = |k: &str| env(k).filter(|v| !v.trim().is_empty());
+    let spec = spec.trim();
+    if let Some((prefix, name)) = spec.split_once('/')
+        && let Some(c) = custom.iter().find(|c| c.name == prefix)
+    {
+        if name.is_empty() {
+            return Err(LlmError::Config(format!("`{spec}` names no model")));
+        }
+        let key = c.api_key_env.as_deref().and_then(&get);
+        let provider = Provider::new(&c.name, c.kind, &c.base_url, key, Timeouts::default())?;
+        return Ok(ModelChoice {
+            provider,
+            model: name.to_string(),
+        });
+    }
     // Only known prefixes name a provider: OpenRouter's model names contain `/` too.
     let (kind, name) = match spec.split_once('/') {
         Some(("openai", m)) => (Some(ProviderKind::OpenAi), m.to_string()),
         Some(("anthropic", m)) => (Some(ProviderKind::Anthropic), m.to_string()),
         Some(("ollama", m)) => (Some(ProviderKind::Ollama), m.to_string()),
-        _ => (None, spec.clone()),
+        _ => (None, spec.to_string()),
     };
     let kind = match kind {
         Some(k) => k,
@@ -144,6 +194,36 @@ mod tests {
         )
         .unwrap();
         assert_eq!(c.model, "m2");
+    }
+
+    #[test]
+    fn custom_providers_and_config_defaults() {
+        let custom = [CustomProvider {
+            name: "openrouter".into(),
+            kind: ProviderKind::OpenAi,
+            base_url: "https://openrouter.ai/api/v1".into(),
+            api_key_env: Some("OPENROUTER_API_KEY".into()),
+        }];
+        let c = choose(
+            None,
+            Some("openrouter/meta-llama/llama-3-70b"),
+            &custom,
+            env(&[("OPENROUTER_API_KEY", "or-key")]),
+        )
+        .unwrap();
+        assert_eq!(c.provider.name, "openrouter");
+        assert_eq!(c.model, "meta-llama/llama-3-70b");
+        assert_eq!(c.label(), "openrouter/meta-llama/llama-3-70b");
+        assert!(format!("{:?}", c.provider).contains("<redacted>"));
+        // SKALD_MODEL beats the config default.
+        let c = choose(
+            None,
+            Some("openrouter/x"),
+            &custom,
+            env(&[("SKALD_MODEL", "ollama/m")]),
+        )
+        .unwrap();
+        assert_eq!(c.label(), "ollama/m");
     }
 
     #[test]

@@ -17,7 +17,7 @@ pub mod provider;
 pub mod retry;
 pub mod types;
 
-pub use config::{ModelChoice, from_env};
+pub use config::{CustomProvider, ModelChoice, choose, from_env, resolve};
 pub use error::LlmError;
 pub use provider::{Provider, ProviderKind, Timeouts};
 pub use types::{

@@ -16,6 +16,15 @@ pub enum ProviderKind {
 }
 
 impl ProviderKind {
+    pub fn parse(s: &str) -> Option<ProviderKind> {
+        match s {
+            "openai" => Some(ProviderKind::OpenAi),
+            "anthropic" => Some(ProviderKind::Anthropic),
+            "ollama" => Some(ProviderKind::Ollama),
+            _ => None,
+        }
+    }
+
     pub fn label(self) -> &'static str {
         match self {
             ProviderKind::OpenAi => "openai",

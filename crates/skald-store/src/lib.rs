@@ -11,6 +11,7 @@ mod messages;
 mod migrations;
 mod sessions;
 mod tool_calls;
+mod usage;
 
 pub use error::StoreError;
 pub use known_tools::KnownTool;
@@ -18,6 +19,7 @@ pub use messages::{Message, MessageStatus, NewMessage, Role};
 pub use migrations::{LATEST_VERSION, MIGRATIONS};
 pub use sessions::{NewSession, Session, SessionKind};
 pub use tool_calls::{NewToolCall, ResultType, ToolCallRecord};
+pub use usage::{NewLlmRequest, RequestStatus, SessionUsage, Summary};
 
 use rusqlite::Connection;
 use std::path::{Path, PathBuf};
@@ -113,7 +115,7 @@ fn configure(conn: &Connection) -> Result<(), StoreError> {
 }
 
 /// Milliseconds since the Unix epoch: the one time format of the schema.
-pub(crate) fn now_ms() -> i64 {
+pub fn now_ms() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))

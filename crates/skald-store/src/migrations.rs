@@ -8,6 +8,7 @@ use rusqlite_migration::{M, Migrations, SchemaVersion};
 const STEPS: &[M<'static>] = &[
     M::up(include_str!("../migrations/0001_sessions_history.sql")),
     M::up(include_str!("../migrations/0002_tool_calls.sql")),
+    M::up(include_str!("../migrations/0003_usage_summaries.sql")),
 ];
 
 /// Every migration, in order.

@@ -1,0 +1,159 @@
+//! Which models a turn uses: the chosen one and its fallbacks, from the command line, the
+//! environment and `config.toml`, and how healthy each has been in this process.
+
+use crate::config::Config;
+use skald_llm::{CustomProvider, LlmError, ModelChoice, ProviderKind};
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// Fallbacks used at most per round, as reference.md says.
+pub const MAX_FALLBACKS: usize = 3;
+
+/// The providers declared in config.toml.
+pub fn custom_providers(config: &Config) -> Result<Vec<CustomProvider>, LlmError> {
+    config
+        .providers
+        .iter()
+        .map(|(name, p)| {
+            let kind = ProviderKind::parse(&p.kind).ok_or_else(|| {
+                LlmError::Config(format!(
+                    "config.toml: providers.{name}.kind must be openai, anthropic or ollama, not `{}`",
+                    p.kind
+                ))
+            })?;
+            Ok(CustomProvider {
+                name: name.clone(),
+                kind,
+                base_url: p.base_url.clone(),
+                api_key_env: p.api_key_env.clone(),
+            })
+        })
+        .collect()
+}
+
+/// The model to use first, then its fallbacks (`models.fallbacks` in config.toml, then
+/// `SKALD_FALLBACK_MODELS`, comma-separated), without duplicates.
+pub fn choose_models(
+    config: &Config,
+    flag: Option<&str>,
+    env: impl Fn(&str) -> Option<String> + Copy,
+) -> Result<Vec<ModelChoice>, LlmError> {
+    let custom = custom_providers(config)?;
+    let first = skald_llm::choose(flag, config.models.default.as_deref(), &custom, env)?;
+    let mut labels = vec![first.label()];
+    let mut out = vec![first];
+    let from_env = env("SKALD_FALLBACK_MODELS").unwrap_or_default();
+    let specs = config
+        .models
+        .fallbacks
+        .iter()
+        .map(String::as_str)
+        .chain(from_env.split(',').map(str::trim).filter(|s| !s.is_empty()));
+    for spec in specs {
+        let m = skald_llm::resolve(spec, &custom, env)?;
+        if !labels.contains(&m.label()) {
+            labels.push(m.label());
+            out.push(m);
+        }
+    }
+    Ok(out)
+}
+
+/// Consecutive failures after which a model is "degraded" (still tried) and "down" (skipped
+/// while another model is available, for `DOWN_FOR`).
+const DEGRADED_AFTER: u32 = 2;
+const DOWN_AFTER: u32 = 4;
+const DOWN_FOR: Duration = Duration::from_secs(300);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Health {
+    Ok,
+    Degraded,
+    Down,
+}
+
+/// Per-model failure counts for this process.
+#[derive(Default)]
+pub struct ModelHealth {
+    state: Mutex<HashMap<String, (u32, Option<Instant>)>>,
+}
+
+impl ModelHealth {
+    pub fn health(&self, label: &str) -> Health {
+        let state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        match state.get(label) {
+            Some((n, Some(since))) if *n >= DOWN_AFTER && since.elapsed() < DOWN_FOR => {
+                Health::Down
+            }
+            Some((n, _)) if *n >= DEGRADED_AFTER => Health::Degraded,
+            _ => Health::Ok,
+        }
+    }
+
+    pub fn failed(&self, label: &str) {
+        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        let entry = state.entry(label.to_string()).or_insert((0, None));
+        entry.0 += 1;
+        if entry.0 >= DOWN_AFTER {
+            entry.1 = Some(Instant::now());
+        }
+    }
+
+    pub fn succeeded(&self, label: &str) {
+        self.state
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(label);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    #[test]
+    fn fallbacks_come_from_config_then_env_without_duplicates() {
+        let mut cfg = Config::default();
+        cfg.models.default = Some("openai/a".into());
+        cfg.models.fallbacks = vec!["ollama/b".into(), "openai/a".into()];
+        let vars: HashMap<&str, &str> = [("SKALD_FALLBACK_MODELS", "ollama/c, ollama/b")].into();
+        let env = |k: &str| vars.get(k).map(|v| v.to_string());
+        let labels: Vec<String> = choose_models(&cfg, None, env)
+            .unwrap()
+            .iter()
+            .map(ModelChoice::label)
+            .collect();
+        assert_eq!(labels, ["openai/a", "ollama/b", "ollama/c"]);
+    }
+
+    #[test]
+    fn a_bad_provider_kind_is_named() {
+        let mut cfg = Config::default();
+        cfg.providers.insert(
+            "x".into(),
+            crate::config::ProviderConfig {
+                kind: "grpc".into(),
+                base_url: "u".into(),
+                api_key_env: None,
+            },
+        );
+        let err = custom_providers(&cfg).unwrap_err();
+        assert!(err.to_string().contains("providers.x.kind"), "{err}");
+    }
+
+    #[test]
+    fn health_degrades_then_goes_down_and_recovers() {
+        let h = ModelHealth::default();
+        assert_eq!(h.health("m"), Health::Ok);
+        h.failed("m");
+        h.failed("m");
+        assert_eq!(h.health("m"), Health::Degraded);
+        h.failed("m");
+        h.failed("m");
+        assert_eq!(h.health("m"), Health::Down);
+        h.succeeded("m");
+        assert_eq!(h.health("m"), Health::Ok);
+    }
+}

@@ -1,0 +1,187 @@
+//! Model calls with their token usage, and conversation summaries.
+
+use crate::{Store, StoreError, now_ms};
+use rusqlite::{OptionalExtension, params};
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RequestStatus {
+    Ok,
+    Failed,
+    Cancelled,
+}
+
+impl RequestStatus {
+    fn as_str(self) -> &'static str {
+        match self {
+            RequestStatus::Ok => "ok",
+            RequestStatus::Failed => "failed",
+            RequestStatus::Cancelled => "cancelled",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewLlmRequest<'a> {
+    pub session_id: Option<i64>,
+    pub provider: &'a str,
+    pub model: &'a str,
+    pub status: RequestStatus,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub error: Option<&'a str>,
+    /// Unix milliseconds when the call started.
+    pub started_at: i64,
+}
+
+/// Token totals of a session.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionUsage {
+    pub requests: u64,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Summary {
+    pub id: i64,
+    pub session_id: i64,
+    pub up_to_message_id: i64,
+    pub summary: String,
+    pub created_at: i64,
+}
+
+fn tokens(n: u64) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
+impl Store {
+    pub fn record_llm_request(&self, r: &NewLlmRequest<'_>) -> Result<i64, StoreError> {
+        let conn = self.conn();
+        conn.execute(
+            "INSERT INTO llm_requests (session_id, provider, model, status, input_tokens,
+                                       output_tokens, error, started_at, finished_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+            params![
+                r.session_id,
+                r.provider,
+                r.model,
+                r.status.as_str(),
+                tokens(r.input_tokens),
+                tokens(r.output_tokens),
+                r.error,
+                r.started_at,
+                now_ms()
+            ],
+        )?;
+        Ok(conn.last_insert_rowid())
+    }
+
+    pub fn session_usage(&self, session_id: i64) -> Result<SessionUsage, StoreError> {
+        let (requests, input, output): (i64, i64, i64) = self.conn().query_row(
+            "SELECT COUNT(*), COALESCE(SUM(input_tokens), 0), COALESCE(SUM(output_tokens), 0)
+             FROM llm_requests WHERE session_id = ?1",
+            [session_id],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )?;
+        let u = |v: i64| u64::try_from(v).unwrap_or(0);
+        Ok(SessionUsage {
+            requests: u(requests),
+            input_tokens: u(input),
+            output_tokens: u(output),
+        })
+    }
+
+    pub fn add_summary(
+        &self,
+        session_id: i64,
+        up_to_message_id: i64,
+        summary: &str,
+    ) -> Result<Summary, StoreError> {
+        let now = now_ms();
+        let conn = self.conn();
+        conn.execute(
+            "INSERT INTO chat_summaries (session_id, up_to_message_id, summary, created_at)
+             VALUES (?1, ?2, ?3, ?4)",
+            params![session_id, up_to_message_id, summary, now],
+        )?;
+        Ok(Summary {
+            id: conn.last_insert_rowid(),
+            session_id,
+            up_to_message_id,
+            summary: summary.to_string(),
+            created_at: now,
+        })
+    }
+
+    /// The summary that covers the most of the session, if any.
+    pub fn latest_summary(&self, session_id: i64) -> Result<Option<Summary>, StoreError> {
+        Ok(self
+            .conn()
+            .query_row(
+                "SELECT id, session_id, up_to_message_id, summary, created_at
+                 FROM chat_summaries WHERE session_id = ?1
+                 ORDER BY up_to_message_id DESC, id DESC LIMIT 1",
+                [session_id],
+                |r| {
+                    Ok(Summary {
+                        id: r.get(0)?,
+                        session_id: r.get(1)?,
+                        up_to_message_id: r.get(2)?,
+                        summary: r.get(3)?,
+                        created_at: r.get(4)?,
+                    })
+                },
+            )
+            .optional()?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::NewSession;
+
+    #[test]
+    fn usage_adds_up_per_session() {
+        let store = Store::open_in_memory().unwrap();
+        let s = store.create_session(&NewSession::default()).unwrap();
+        for (i, o) in [(100, 20), (150, 30)] {
+            store
+                .record_llm_request(&NewLlmRequest {
+                    session_id: Some(s.id),
+                    provider: "openai",
+                    model: "m",
+                    status: RequestStatus::Ok,
+                    input_tokens: i,
+                    output_tokens: o,
+                    error: None,
+                    started_at: 0,
+                })
+                .unwrap();
+        }
+        assert_eq!(
+            store.session_usage(s.id).unwrap(),
+            SessionUsage {
+                requests: 2,
+                input_tokens: 250,
+                output_tokens: 50
+            }
+        );
+        assert_eq!(store.session_usage(999).unwrap(), SessionUsage::default());
+    }
+
+    #[test]
+    fn the_widest_summary_wins() {
+        let store = Store::open_in_memory().unwrap();
+        let s = store.create_session(&NewSession::default()).unwrap();
+        assert!(store.latest_summary(s.id).unwrap().is_none());
+        store.add_summary(s.id, 10, "first ten").unwrap();
+        store.add_summary(s.id, 20, "first twenty").unwrap();
+        assert_eq!(
+            store.latest_summary(s.id).unwrap().unwrap().summary,
+            "first twenty"
+        );
+    }
+}
