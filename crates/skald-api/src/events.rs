@@ -69,6 +69,12 @@ pub enum Event {
         message: String,
         retrying: bool,
     },
+    /// Older turns were summarised to keep the context within the model's window (they
+    /// stay in the store).
+    ContextCompacted {
+        session_id: i64,
+        up_to_message_id: i64,
+    },
     /// The next fallback model is tried.
     ModelFallback {
         from: String,

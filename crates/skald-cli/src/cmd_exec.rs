@@ -112,6 +112,7 @@ pub async fn run(data_dir: &DataDir, config: &Config, a: ExecArgs<'_>) -> u8 {
     };
     let cfg = TurnConfig {
         max_rounds: a.max_rounds.unwrap_or(config.agent.max_rounds).max(1),
+        context_window: config.models.context_window,
         approval: a.approve,
         system_prompt,
         working_dir: cwd,

@@ -944,3 +944,100 @@ fn tool_call_free_answer_with_usage(text: &str) -> (u16, &'static str, String) {
         ]),
     )
 }
+
+#[test]
+fn a_long_conversation_is_summarised_and_nothing_is_deleted() {
+    let server = serve(vec![
+        answer("First answer."),
+        answer("SUMMARY: the user asked a long first question; answered."),
+        answer("Second answer."),
+    ]);
+    let data = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    std::fs::write(
+        data.path().join("config.toml"),
+        "[models]\ncontext_window = 300\n",
+    )
+    .unwrap();
+    let run = |args: &[&str]| -> Vec<Value> {
+        let out = Command::new(env!("CARGO_BIN_EXE_skald"))
+            .arg("--data-dir")
+            .arg(data.path())
+            .args(["exec", "--json", "--cwd"])
+            .arg(work.path())
+            .args(args)
+            .env("OPENAI_BASE_URL", &server.base_url)
+            .env("OPENAI_API_KEY", "k")
+            .env("SKALD_MODEL", "scripted-model")
+            .env_remove("SKALD_DATA_DIR")
+            .env_remove("SKALD_FALLBACK_MODELS")
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    };
+    let long_question = format!("First question: {}", "lorem ipsum ".repeat(100));
+    run(&[&long_question]);
+    let events = run(&["--session", "1", "Second question?"]);
+    assert!(
+        events.iter().any(|e| e["type"] == "context_compacted"),
+        "{events:?}"
+    );
+    assert_eq!(events.last().unwrap()["text"], "Second answer.");
+
+    let requests = server.requests.lock().unwrap().clone();
+    assert_eq!(requests.len(), 3);
+    let summarise = requests[1].body["messages"].as_array().unwrap();
+    assert!(
+        summarise[0]["content"]
+            .as_str()
+            .unwrap()
+            .contains("summarising the earlier part")
+    );
+    assert!(
+        summarise[1]["content"]
+            .as_str()
+            .unwrap()
+            .contains("First question: lorem")
+    );
+    let last = requests[2].body["messages"].as_array().unwrap();
+    let contents: Vec<&str> = last
+        .iter()
+        .map(|m| m["content"].as_str().unwrap())
+        .collect();
+    assert!(
+        contents[1].contains("SUMMARY: the user asked"),
+        "{contents:?}"
+    );
+    assert!(
+        !contents.iter().any(|c| c.contains("lorem ipsum lorem")),
+        "the long turn is replaced"
+    );
+    assert!(contents.contains(&"Second question?"));
+
+    let store = skald_store::Store::open(data.path().join("skald.db")).unwrap();
+    let texts: Vec<String> = store
+        .list_messages(1)
+        .unwrap()
+        .into_iter()
+        .map(|m| m.content)
+        .collect();
+    assert_eq!(
+        texts,
+        [
+            long_question.as_str(),
+            "First answer.",
+            "Second question?",
+            "Second answer."
+        ]
+    );
+    assert!(store.latest_summary(1).unwrap().is_some());
+}

@@ -6,6 +6,7 @@
 pub mod agents;
 pub mod args;
 pub mod catalog;
+pub mod compact;
 pub mod config;
 pub mod direct;
 pub mod doctor;

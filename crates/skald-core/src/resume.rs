@@ -127,6 +127,7 @@ mod tests {
         let health = crate::models::ModelHealth::default();
         let cfg = TurnConfig {
             max_rounds: 1,
+            context_window: 128_000,
             approval: HeadlessApproval::All,
             working_dir: dir.path().to_path_buf(),
             system_prompt: String::new(),

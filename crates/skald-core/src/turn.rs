@@ -34,6 +34,8 @@ pub enum HeadlessApproval {
 #[derive(Debug, Clone)]
 pub struct TurnConfig {
     pub max_rounds: usize,
+    /// Tokens the models' context holds; older turns are summarised near it.
+    pub context_window: usize,
     pub approval: HeadlessApproval,
     pub working_dir: PathBuf,
     pub system_prompt: String,
@@ -158,6 +160,8 @@ async fn answer(
     .into_iter()
     .take(1 + MAX_FALLBACKS)
     .collect();
+    let current = conversation(store, session_id, env.cfg)?;
+    crate::compact::compact_if_needed(env, session_id, &current, emit).await?;
     let max_attempts = candidates.len() + 2;
     let (mut idx, mut attempts) = (0, 0);
     while let Some(model) = candidates.get(idx).copied() {
@@ -461,8 +465,22 @@ fn conversation(
     cfg: &TurnConfig,
 ) -> Result<Vec<Message>, TurnError> {
     let mut out = vec![Message::system(cfg.system_prompt.clone())];
+    // A summary stands in for the turns it covers (reference.md: after the system part
+    // and the scratchpad, before the history).
+    let summary = store.latest_summary(session_id)?;
+    let covered = summary.as_ref().map_or(0, |s| s.up_to_message_id);
+    if let Some(s) = summary {
+        out.push(Message::system(format!(
+            "Summary of the earlier part of this conversation:\n\n{}",
+            s.summary
+        )));
+    }
     let calls = store.list_tool_calls(session_id)?;
-    for m in store.list_messages(session_id)? {
+    for m in store
+        .list_messages(session_id)?
+        .into_iter()
+        .filter(|m| m.id > covered)
+    {
         match m.role {
             Role::System => out.push(Message::system(m.content)),
             Role::User => out.push(Message::user(m.content)),

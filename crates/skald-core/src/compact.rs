@@ -1,0 +1,166 @@
+//! Keeping a long conversation inside the model's context window: when the context nears
+//! the window, the older turns are summarised by the model into `chat_summaries` and the
+//! summary replaces them in what the model is sent. The turns stay in the store; nothing
+//! is deleted.
+
+use crate::turn::{Emit, TurnEnv, TurnError};
+use skald_api::events::Event;
+use skald_llm::{Message, Request};
+use skald_store::{Role, Store};
+
+/// Compaction starts when the estimated context passes this share of the window…
+const START_AT: f64 = 0.8;
+/// …and keeps at most this share of the window as recent turns, verbatim.
+const KEEP_RECENT: f64 = 0.4;
+
+const SUMMARY_PROMPT: &str = "You are summarising the earlier part of a conversation between a \
+    user and an AI assistant that works on the user's files, so that the assistant can carry \
+    on without it. Write a compact summary: the user's goals and preferences, decisions \
+    made, files read or changed (with paths), commands run and their results, facts \
+    learned, and what was still open. Keep names, paths and numbers exact. Do not add \
+    anything that is not in the conversation.";
+
+/// Rough token count: four characters a token is the usual rule of thumb for English and
+/// code, and only the order of magnitude matters here.
+pub fn estimate_tokens(messages: &[Message]) -> usize {
+    messages
+        .iter()
+        .map(|m| {
+            m.content.len()
+                + m.tool_calls
+                    .iter()
+                    .map(|c| c.name.len() + c.arguments.len())
+                    .sum::<usize>()
+                + 16
+        })
+        .sum::<usize>()
+        / 4
+}
+
+/// The id of the last message to fold into a summary: the turns before the most recent
+/// user message that keeps the rest within `keep` tokens. Cutting at a user message never
+/// separates a tool call from its result.
+fn cut_point(
+    store: &Store,
+    session_id: i64,
+    covered: i64,
+    keep: usize,
+) -> Result<Option<i64>, TurnError> {
+    let messages: Vec<_> = store
+        .list_messages(session_id)?
+        .into_iter()
+        .filter(|m| m.id > covered)
+        .collect();
+    let mut tail = 0usize;
+    let mut cut = None;
+    for (i, m) in messages.iter().enumerate().rev() {
+        tail += m.content.len() / 4 + 16;
+        if m.role == Role::User && i > 0 {
+            if tail > keep {
+                break;
+            }
+            cut = Some(messages[i - 1].id);
+        }
+    }
+    Ok(cut)
+}
+
+/// Summarises older turns if the conversation nears the window. Returns whether it did.
+pub async fn compact_if_needed(
+    env: &TurnEnv<'_>,
+    session_id: i64,
+    context: &[Message],
+    emit: Emit<'_>,
+) -> Result<bool, TurnError> {
+    let window = env.cfg.context_window.max(1);
+    let estimate = estimate_tokens(context);
+    if (estimate as f64) < window as f64 * START_AT {
+        return Ok(false);
+    }
+    let Some(model) = env.models.first() else {
+        return Ok(false);
+    };
+    let store = env.store;
+    let covered = store
+        .latest_summary(session_id)?
+        .map(|s| s.up_to_message_id)
+        .unwrap_or(0);
+    let keep = (window as f64 * KEEP_RECENT) as usize;
+    let Some(up_to) = cut_point(store, session_id, covered, keep)? else {
+        return Ok(false);
+    };
+    // The part to fold in: the previous summary, then the turns after it up to the cut,
+    // as a transcript.
+    let mut transcript = String::new();
+    if let Some(prev) = store.latest_summary(session_id)? {
+        transcript.push_str(&format!(
+            "Summary of what came before:\n{}\n\n",
+            prev.summary
+        ));
+    }
+    let calls = store.list_tool_calls(session_id)?;
+    for m in store.list_messages(session_id)? {
+        if m.id <= covered || m.id > up_to {
+            continue;
+        }
+        if !m.content.is_empty() {
+            transcript.push_str(&format!("{}: {}\n\n", m.role.as_str(), m.content));
+        }
+        for c in calls.iter().filter(|c| c.message_id == Some(m.id)) {
+            let result: String = c
+                .result
+                .as_deref()
+                .unwrap_or("")
+                .chars()
+                .take(2000)
+                .collect();
+            transcript.push_str(&format!(
+                "tool call {} {} -> {}: {}\n\n",
+                c.name, c.args, c.status, result
+            ));
+        }
+    }
+    let request = Request {
+        model: model.model.clone(),
+        messages: vec![Message::system(SUMMARY_PROMPT), Message::user(transcript)],
+        tools: Vec::new(),
+        max_tokens: Some(2048),
+        temperature: None,
+    };
+    let summary = match model.provider.stream(&request).await {
+        Ok(stream) => skald_llm::collect(stream).await,
+        Err(e) => Err(e),
+    };
+    match summary {
+        Ok(r) if !r.text.trim().is_empty() => {
+            store.add_summary(session_id, up_to, r.text.trim())?;
+            emit(Event::ContextCompacted {
+                session_id,
+                up_to_message_id: up_to,
+            });
+            Ok(true)
+        }
+        // Without a summary the turn goes on with the full context; the provider will say
+        // if it is too long.
+        Ok(_) => Ok(false),
+        Err(e) => {
+            emit(Event::Error {
+                message: format!("could not summarise older turns: {e}"),
+            });
+            Ok(false)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn estimates_grow_with_text() {
+        let small = estimate_tokens(&[Message::user("hi")]);
+        let big = estimate_tokens(&[Message::user("x".repeat(4000))]);
+        assert!(big > 900 && big < 1200, "{big}");
+        assert!(small < 10);
+    }
+}
