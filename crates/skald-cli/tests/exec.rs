@@ -4,108 +4,13 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers may panic
 
 use serde_json::{Value, json};
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpListener;
+use std::io::{BufRead, BufReader};
 use std::process::{Command, Output, Stdio};
-use std::sync::{Arc, Mutex};
 
-/// One recorded request: its header block and its JSON body.
-#[derive(Clone, Debug)]
-struct Recorded {
-    headers: String,
-    body: Value,
-}
+use skald_testkit::{ScriptedServer, answer, sse, tool_call};
 
-struct ScriptedServer {
-    base_url: String,
-    requests: Arc<Mutex<Vec<Recorded>>>,
-}
-
-/// Serves `responses` in order, one per connection: (status, content type, body). A body
-/// containing `HOLD` is sent up to that marker, then the connection is held open for a
-/// minute: a model that stalls mid-answer.
-fn serve(responses: Vec<(u16, &'static str, String)>) -> ScriptedServer {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let requests = Arc::new(Mutex::new(Vec::new()));
-    let log = requests.clone();
-    std::thread::spawn(move || {
-        for (stream, (status, ctype, body)) in listener.incoming().zip(responses) {
-            let mut stream = stream.unwrap();
-            let mut reader = BufReader::new(stream.try_clone().unwrap());
-            let mut headers = String::new();
-            let mut length = 0usize;
-            loop {
-                let mut line = String::new();
-                reader.read_line(&mut line).unwrap();
-                if line == "\r\n" || line.is_empty() {
-                    break;
-                }
-                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                    length = v.trim().parse().unwrap();
-                }
-                headers.push_str(&line);
-            }
-            let mut raw = vec![0u8; length];
-            reader.read_exact(&mut raw).unwrap();
-            log.lock().unwrap().push(Recorded {
-                headers,
-                body: serde_json::from_slice(&raw).unwrap_or(Value::Null),
-            });
-            let reply = format!(
-                "HTTP/1.1 {status} Scripted\r\ncontent-type: {ctype}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-                body.len()
-            );
-            match reply.split_once("HOLD") {
-                Some((sent, _)) => {
-                    stream.write_all(sent.as_bytes()).unwrap();
-                    stream.flush().unwrap();
-                    std::thread::spawn(move || {
-                        std::thread::sleep(std::time::Duration::from_secs(60));
-                        drop(stream);
-                    });
-                }
-                None => stream.write_all(reply.as_bytes()).unwrap(),
-            }
-        }
-    });
-    ScriptedServer {
-        base_url: format!("http://127.0.0.1:{port}/v1"),
-        requests,
-    }
-}
-
-fn sse(chunks: &[Value]) -> String {
-    let mut s: String = chunks.iter().map(|c| format!("data: {c}\n\n")).collect();
-    s.push_str("data: [DONE]\n\n");
-    s
-}
-
-fn tool_call(id: &str, name: &str, args: &str) -> (u16, &'static str, String) {
-    (
-        200,
-        "text/event-stream",
-        sse(&[
-            json!({"choices": [{"index": 0, "delta": {"role": "assistant", "tool_calls": [
-                {"index": 0, "id": id, "type": "function", "function": {"name": name, "arguments": ""}}]}}]}),
-            json!({"choices": [{"index": 0, "delta": {"tool_calls": [
-                {"index": 0, "function": {"arguments": args}}]}}]}),
-            json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}),
-            json!({"choices": [], "usage": {"prompt_tokens": 10, "completion_tokens": 5}}),
-        ]),
-    )
-}
-
-fn answer(text: &str) -> (u16, &'static str, String) {
-    let half = text.len() / 2;
-    (
-        200,
-        "text/event-stream",
-        sse(&[
-            json!({"choices": [{"index": 0, "delta": {"content": &text[..half]}}]}),
-            json!({"choices": [{"index": 0, "delta": {"content": &text[half..]}, "finish_reason": "stop"}]}),
-        ]),
-    )
+fn serve(replies: Vec<skald_testkit::Reply>) -> ScriptedServer {
+    ScriptedServer::new(replies)
 }
 
 struct Run {
@@ -713,7 +618,7 @@ fn anthropic_messages_two_round_turn() {
         (200, "text/event-stream", tool_round),
         (200, "text/event-stream", text_round),
     ]);
-    let base = server.base_url.trim_end_matches("/v1").to_string();
+    let base = server.origin();
     let run = exec_with(
         &[
             ("ANTHROPIC_BASE_URL", base.as_str()),

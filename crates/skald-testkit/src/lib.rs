@@ -1,0 +1,158 @@
+//! A scripted model server for tests and benchmarks: real HTTP/1.1 over a real socket on
+//! 127.0.0.1, answering each request with the next scripted reply. It records every
+//! request (headers and JSON body) so tests can check what the engine sent.
+//!
+//! A reply body containing `HOLD` is sent up to that marker and the connection is then
+//! held open for a minute: a model that stalls mid-answer. Test support only: it panics on
+//! malformed requests instead of answering them.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test support may panic
+
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::{Arc, Mutex};
+
+/// One recorded request.
+#[derive(Clone, Debug)]
+pub struct Recorded {
+    /// The request line and headers, as received.
+    pub headers: String,
+    pub body: Value,
+}
+
+/// A reply: status, content type, body.
+pub type Reply = (u16, &'static str, String);
+
+pub struct ScriptedServer {
+    /// `http://127.0.0.1:PORT/v1`, ready for `OPENAI_BASE_URL`.
+    pub base_url: String,
+    pub requests: Arc<Mutex<Vec<Recorded>>>,
+}
+
+impl ScriptedServer {
+    /// Serves `replies` in order, one per request; connections beyond them are closed.
+    pub fn new(replies: Vec<Reply>) -> ScriptedServer {
+        Self::start(replies, false)
+    }
+
+    /// Serves `replies` over and over, for benchmarks of many rounds.
+    pub fn cycling(replies: Vec<Reply>) -> ScriptedServer {
+        Self::start(replies, true)
+    }
+
+    /// `http://127.0.0.1:PORT`, for `ANTHROPIC_BASE_URL`.
+    pub fn origin(&self) -> String {
+        self.base_url.trim_end_matches("/v1").to_string()
+    }
+
+    /// `127.0.0.1:PORT`, for `OLLAMA_HOST`.
+    pub fn host(&self) -> String {
+        self.origin().trim_start_matches("http://").to_string()
+    }
+
+    pub fn recorded(&self) -> Vec<Recorded> {
+        self.requests.lock().unwrap().clone()
+    }
+
+    fn start(replies: Vec<Reply>, cycle: bool) -> ScriptedServer {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let requests = Arc::new(Mutex::new(Vec::new()));
+        let log = requests.clone();
+        std::thread::spawn(move || {
+            let mut next = 0usize;
+            for stream in listener.incoming() {
+                let Ok(stream) = stream else { break };
+                if next >= replies.len() && !cycle {
+                    break;
+                }
+                let reply = replies[next % replies.len()].clone();
+                next += 1;
+                let log = log.clone();
+                std::thread::spawn(move || handle(stream, reply, &log));
+            }
+        });
+        ScriptedServer {
+            base_url: format!("http://127.0.0.1:{port}/v1"),
+            requests,
+        }
+    }
+}
+
+fn handle(mut stream: TcpStream, (status, ctype, body): Reply, log: &Mutex<Vec<Recorded>>) {
+    let mut reader = BufReader::new(stream.try_clone().unwrap());
+    let mut headers = String::new();
+    let mut length = 0usize;
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+            break;
+        }
+        if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+            length = v.trim().parse().unwrap_or(0);
+        }
+        headers.push_str(&line);
+    }
+    let mut raw = vec![0u8; length];
+    if reader.read_exact(&mut raw).is_err() {
+        return;
+    }
+    log.lock().unwrap().push(Recorded {
+        headers,
+        body: serde_json::from_slice(&raw).unwrap_or(Value::Null),
+    });
+    let reply = format!(
+        "HTTP/1.1 {status} Scripted\r\ncontent-type: {ctype}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    match reply.split_once("HOLD") {
+        Some((sent, _)) => {
+            let _ = stream.write_all(sent.as_bytes());
+            let _ = stream.flush();
+            std::thread::sleep(std::time::Duration::from_secs(60));
+        }
+        None => {
+            let _ = stream.write_all(reply.as_bytes());
+        }
+    }
+}
+
+/// OpenAI chunks as an SSE body ending with `[DONE]`.
+pub fn sse(chunks: &[Value]) -> String {
+    let mut s: String = chunks.iter().map(|c| format!("data: {c}\n\n")).collect();
+    s.push_str("data: [DONE]\n\n");
+    s
+}
+
+/// An OpenAI streamed reply making one tool call, its arguments split in two chunks.
+pub fn tool_call(id: &str, name: &str, args: &str) -> Reply {
+    (
+        200,
+        "text/event-stream",
+        sse(&[
+            json!({"choices": [{"index": 0, "delta": {"role": "assistant", "tool_calls": [
+                {"index": 0, "id": id, "type": "function", "function": {"name": name, "arguments": ""}}]}}]}),
+            json!({"choices": [{"index": 0, "delta": {"tool_calls": [
+                {"index": 0, "function": {"arguments": args}}]}}]}),
+            json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}),
+            json!({"choices": [], "usage": {"prompt_tokens": 10, "completion_tokens": 5}}),
+        ]),
+    )
+}
+
+/// An OpenAI streamed text answer in two pieces.
+pub fn answer(text: &str) -> Reply {
+    let half = text
+        .char_indices()
+        .nth(text.chars().count() / 2)
+        .map_or(0, |(i, _)| i);
+    (
+        200,
+        "text/event-stream",
+        sse(&[
+            json!({"choices": [{"index": 0, "delta": {"content": &text[..half]}}]}),
+            json!({"choices": [{"index": 0, "delta": {"content": &text[half..]}, "finish_reason": "stop"}]}),
+        ]),
+    )
+}
