@@ -61,14 +61,12 @@ impl ScriptedServer {
         let requests = Arc::new(Mutex::new(Vec::new()));
         let log = requests.clone();
         std::thread::spawn(move || {
-            let mut next = 0usize;
-            for stream in listener.incoming() {
+            for (next, stream) in listener.incoming().enumerate() {
                 let Ok(stream) = stream else { break };
                 if next >= replies.len() && !cycle {
                     break;
                 }
                 let reply = replies[next % replies.len()].clone();
-                next += 1;
                 let log = log.clone();
                 std::thread::spawn(move || handle(stream, reply, &log));
             }
