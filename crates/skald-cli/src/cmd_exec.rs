@@ -128,6 +128,7 @@ pub async fn run(data_dir: &DataDir, config: &Config, a: ExecArgs<'_>) -> u8 {
         models: &models,
         health: &health,
         cfg: &cfg,
+        queued: None,
     };
     // A session continued after Skald stopped mid-turn first finishes what it left.
     if let Err(e) = skald_core::resume::resume_pending_tools(&env, session.id, &cancel, &emit).await

@@ -15,6 +15,7 @@ pub mod models;
 pub mod paths;
 pub mod registry;
 pub mod resume;
+pub mod sessions;
 pub mod synthetic;
 pub mod turn;
 

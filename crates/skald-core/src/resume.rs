@@ -138,6 +138,7 @@ mod tests {
             models: &models,
             health: &health,
             cfg: &cfg,
+            queued: None,
         };
         let seen = Mutex::new(Vec::new());
         let emit = |e: Event| seen.lock().unwrap().push(e);

@@ -58,6 +58,8 @@ pub struct TurnEnv<'a> {
     pub models: &'a [ModelChoice],
     pub health: &'a ModelHealth,
     pub cfg: &'a TurnConfig,
+    /// Messages the user sent while the turn ran, taken at the start of each round.
+    pub queued: Option<&'a (dyn Fn() -> Vec<String> + Send + Sync)>,
 }
 
 /// Runs one turn for `prompt` in a session. Store calls happen on the turn's task: they
@@ -92,11 +94,16 @@ pub async fn run_turn(
         if cancel.is_cancelled() {
             return finish(emit, session_id, TurnOutcome::Cancelled, "");
         }
+        inject_queued(env, session_id, emit)?;
         let (msg_id, text, calls) = match answer(env, session_id, &tools, cancel, emit).await? {
             Ok(a) => a,
             Err(outcome) => return finish(emit, session_id, outcome, ""),
         };
         if calls.is_empty() {
+            // Messages that arrived during this answer get their own round.
+            if inject_queued(env, session_id, emit)? {
+                continue;
+            }
             return finish(emit, session_id, TurnOutcome::Final, &text);
         }
         // Every call is stored before any runs, so a crash leaves a row for each.
@@ -297,6 +304,26 @@ async fn answer(
         }
     }
     Ok(Err(TurnOutcome::Failed))
+}
+
+/// Stores the messages queued while the turn ran as user messages. Returns whether there
+/// were any.
+fn inject_queued(env: &TurnEnv<'_>, session_id: i64, emit: Emit<'_>) -> Result<bool, TurnError> {
+    let Some(take) = env.queued else {
+        return Ok(false);
+    };
+    let texts = take();
+    for text in &texts {
+        let m =
+            env.store
+                .append_message(&NewMessage::new(session_id, Role::User, text.as_str()))?;
+        emit(Event::UserMessage {
+            session_id,
+            message_id: m.id,
+            text: text.clone(),
+        });
+    }
+    Ok(!texts.is_empty())
 }
 
 fn some(s: &str) -> Option<&str> {
