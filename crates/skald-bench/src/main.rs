@@ -6,6 +6,7 @@
 //! Timings are medians of several runs after a warm-up run (so both sides read from the
 //! page cache). Nothing here asserts a time: the report states the figures.
 
+mod engine;
 mod outline;
 mod report;
 mod search;
@@ -33,7 +34,7 @@ fn parse_args() -> Result<Args> {
             "--only" => only = it.next(),
             "-h" | "--help" => {
                 println!(
-                    "usage: skald-bench --skald PATH/TO/release/skald [--out docs/performance.md] [--only grep|outline|shell]"
+                    "usage: skald-bench --skald PATH/TO/release/skald [--out docs/performance.md] [--only grep|outline|shell|engine]"
                 );
                 std::process::exit(0);
             }
@@ -55,6 +56,10 @@ fn main() -> Result<()> {
     if wants("outline") {
         let section = outline::run(&args.skald)?;
         report::write_section(&args.out, "outline", &machine, &section)?;
+    }
+    if wants("engine") {
+        let section = engine::run()?;
+        report::write_section(&args.out, "engine", &machine, &section)?;
     }
     if wants("shell") {
         let section = shell::run()?;

@@ -946,3 +946,35 @@ fn a_long_conversation_is_summarised_and_nothing_is_deleted() {
     );
     assert!(store.latest_summary(1).unwrap().is_some());
 }
+
+#[test]
+fn reused_tool_call_ids_are_made_unique() {
+    let server = serve(vec![
+        tool_call("same", "read_file", r#"{"path": "hello.txt"}"#),
+        tool_call("same", "list_files", r#"{}"#),
+        answer("Done."),
+    ]);
+    let run = exec(&server, &[], "look around");
+    assert_eq!(
+        run.out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&run.out.stderr)
+    );
+    let ids: Vec<&str> = run
+        .events
+        .iter()
+        .filter(|e| e["type"] == "tool_done")
+        .map(|e| e["tool_call_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["same", "same_2"]);
+    let msgs = server.recorded()[2].body["messages"].clone();
+    let tool_ids: Vec<&str> = msgs
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["tool_call_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(tool_ids, ["same", "same_2"]);
+}

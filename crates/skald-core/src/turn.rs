@@ -95,10 +95,11 @@ pub async fn run_turn(
             return finish(emit, session_id, TurnOutcome::Cancelled, "");
         }
         inject_queued(env, session_id, emit)?;
-        let (msg_id, text, calls) = match answer(env, session_id, &tools, cancel, emit).await? {
+        let (msg_id, text, mut calls) = match answer(env, session_id, &tools, cancel, emit).await? {
             Ok(a) => a,
             Err(outcome) => return finish(emit, session_id, outcome, ""),
         };
+        unique_call_ids(store, session_id, &mut calls)?;
         if calls.is_empty() {
             // Messages that arrived during this answer get their own round.
             if inject_queued(env, session_id, emit)? {
@@ -304,6 +305,27 @@ async fn answer(
         }
     }
     Ok(Err(TurnOutcome::Failed))
+}
+
+/// Some servers (and small local models) reuse tool call ids. Ids must be unique in a
+/// session to pair each result with its call, so a reused id gets a suffix; the model
+/// sees the renamed id in both its call and the result.
+fn unique_call_ids(
+    store: &Store,
+    session_id: i64,
+    calls: &mut [ToolCall],
+) -> Result<(), TurnError> {
+    let mut taken: std::collections::HashSet<String> = std::collections::HashSet::new();
+    for call in calls.iter_mut() {
+        let base = call.id.clone();
+        let mut n = 1;
+        while taken.contains(&call.id) || store.find_tool_call(session_id, &call.id)?.is_some() {
+            n += 1;
+            call.id = format!("{base}_{n}");
+        }
+        taken.insert(call.id.clone());
+    }
+    Ok(())
 }
 
 /// Stores the messages queued while the turn ran as user messages. Returns whether there
