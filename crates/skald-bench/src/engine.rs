@@ -88,7 +88,7 @@ impl Bench {
             cfg: &self.cfg,
             queued: None,
         };
-        Ok(run_turn(&env, session.id, prompt, cancel, emit).await?)
+        Ok(run_turn(&env, session.id, Some(prompt), cancel, emit).await?)
     }
 }
 

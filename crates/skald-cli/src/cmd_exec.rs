@@ -136,7 +136,7 @@ pub async fn run(data_dir: &DataDir, config: &Config, a: ExecArgs<'_>) -> u8 {
         eprintln!("skald exec: cannot resume session {}: {e}", session.id);
         return exit::FAILED;
     }
-    match turn::run_turn(&env, session.id, a.prompt, &cancel, &emit).await {
+    match turn::run_turn(&env, session.id, Some(a.prompt), &cancel, &emit).await {
         Ok(TurnOutcome::Final) => exit::OK,
         Ok(TurnOutcome::Cancelled) => exit::CANCELLED,
         Ok(TurnOutcome::Exhausted | TurnOutcome::Failed) => exit::FAILED,

@@ -127,8 +127,27 @@ impl SessionManager {
         state.running = Some(cancel.clone());
         drop(state);
         let me = self.clone();
-        tokio::spawn(async move { me.drive(session_id, text, cancel, slot).await });
+        tokio::spawn(async move { me.drive(session_id, Some(text), cancel, slot).await });
         Ok(Sent::Started)
+    }
+
+    /// At start: every session a previous run left unfinished is resumed and its
+    /// conversation continued. Returns the sessions it started on.
+    pub fn resume_all(self: &Arc<Self>) -> Result<Vec<i64>, SessionError> {
+        let ids = self.store.sessions_needing_resume()?;
+        for &session_id in &ids {
+            let slot = self.slot(session_id);
+            let mut state = lock(&slot);
+            if state.running.is_some() {
+                continue;
+            }
+            let cancel = CancellationToken::new();
+            state.running = Some(cancel.clone());
+            drop(state);
+            let me = self.clone();
+            tokio::spawn(async move { me.drive(session_id, None, cancel, slot).await });
+        }
+        Ok(ids)
     }
 
     /// Stops the session's turn and drops its queued messages. Returns whether a turn was
@@ -150,18 +169,20 @@ impl SessionManager {
     async fn drive(
         self: Arc<Self>,
         session_id: i64,
-        first: String,
+        first: Option<String>,
         cancel: CancellationToken,
         slot: Arc<Mutex<Slot>>,
     ) {
         let mut prompt = first;
         loop {
-            let outcome = self.one_turn(session_id, &prompt, &cancel, &slot).await;
+            let outcome = self
+                .one_turn(session_id, prompt.as_deref(), &cancel, &slot)
+                .await;
             let mut state = lock(&slot);
             // A message can arrive between the turn's last look at the queue and its end.
             match state.queue.pop_front() {
                 Some(next) if outcome != Some(TurnOutcome::Cancelled) => {
-                    prompt = next;
+                    prompt = Some(next);
                 }
                 _ => {
                     state.running = None;
@@ -175,7 +196,7 @@ impl SessionManager {
     async fn one_turn(
         &self,
         session_id: i64,
-        prompt: &str,
+        prompt: Option<&str>,
         cancel: &CancellationToken,
         slot: &Arc<Mutex<Slot>>,
     ) -> Option<TurnOutcome> {

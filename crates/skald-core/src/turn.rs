@@ -62,12 +62,13 @@ pub struct TurnEnv<'a> {
     pub queued: Option<&'a (dyn Fn() -> Vec<String> + Send + Sync)>,
 }
 
-/// Runs one turn for `prompt` in a session. Store calls happen on the turn's task: they
+/// Runs one turn for `prompt` in a session; with no prompt, the turn continues the
+/// conversation as it stands (after a restart finished what a session left). Store calls happen on the turn's task: they
 /// are short indexed statements on a WAL database, cheaper than a hop to the blocking pool.
 pub async fn run_turn(
     env: &TurnEnv<'_>,
     session_id: i64,
-    prompt: &str,
+    prompt: Option<&str>,
     cancel: &CancellationToken,
     emit: Emit<'_>,
 ) -> Result<TurnOutcome, TurnError> {
@@ -77,13 +78,18 @@ pub async fn run_turn(
         cfg,
         ..
     } = *env;
-    let user = store.append_message(&NewMessage::new(session_id, Role::User, prompt))?;
+    let user = match prompt {
+        Some(p) => Some(store.append_message(&NewMessage::new(session_id, Role::User, p))?),
+        None => None,
+    };
     emit(Event::TurnRunning { session_id });
-    emit(Event::UserMessage {
-        session_id,
-        message_id: user.id,
-        text: prompt.to_string(),
-    });
+    if let Some(user) = user {
+        emit(Event::UserMessage {
+            session_id,
+            message_id: user.id,
+            text: user.content,
+        });
+    }
     let tools: Vec<ToolSpec> = registry
         .openai_definitions()
         .iter()

@@ -160,3 +160,65 @@ async fn an_unknown_session_is_an_error() {
     let (mgr, _) = manager(&server, data.path(), work.path());
     assert!(mgr.send_message(424242, "hi".into()).is_err());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn at_start_unfinished_sessions_are_resumed_and_continued() {
+    let server = ScriptedServer::new(vec![answer("Continued after the restart.")]);
+    let (data, work) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    std::fs::write(work.path().join("notes.md"), "the notes\n").unwrap();
+    let (mgr, sid) = manager(&server, data.path(), work.path());
+    // What a killed Skald leaves: a call stored as running.
+    {
+        let store = Store::open(data.path().join("skald.db")).unwrap();
+        store
+            .append_message(&skald_store::NewMessage::new(
+                sid,
+                skald_store::Role::User,
+                "read my notes",
+            ))
+            .unwrap();
+        let msg = store
+            .append_message(&skald_store::NewMessage::new(
+                sid,
+                skald_store::Role::Assistant,
+                "",
+            ))
+            .unwrap();
+        store
+            .insert_tool_call(&skald_store::NewToolCall {
+                tool_call_id: "c1".into(),
+                session_id: sid,
+                stack_id: None,
+                message_id: Some(msg.id),
+                name: "read_file".into(),
+                args: serde_json::json!({"path": "notes.md"}),
+                status: skald_api::ToolCallStatus::Running,
+            })
+            .unwrap();
+    }
+    let mut rx = mgr.subscribe();
+    assert_eq!(mgr.resume_all().unwrap(), [sid]);
+    let events = until(&mut rx, |e| matches!(e, Event::Done { .. })).await;
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, Event::ToolDone { tool_call_id, .. } if tool_call_id == "c1"))
+    );
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e, Event::UserMessage { .. })),
+        "no new user message"
+    );
+    let Some(Event::Done { text, .. }) = events.last() else {
+        panic!()
+    };
+    assert_eq!(text, "Continued after the restart.");
+    let msgs = server.recorded()[0].body["messages"].clone();
+    assert!(
+        msgs.as_array()
+            .unwrap()
+            .iter()
+            .any(|m| m["role"] == "tool" && m["content"].as_str().unwrap().contains("the notes"))
+    );
+}

@@ -223,6 +223,22 @@ impl Store {
         )
     }
 
+    /// Sessions a restart must finish: with calls left `running` or `pending`, or an
+    /// answer left `streaming`.
+    pub fn sessions_needing_resume(&self) -> Result<Vec<i64>, StoreError> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare(
+            "SELECT session_id FROM chat_llm_tools WHERE status IN ('running', 'pending')
+             UNION
+             SELECT session_id FROM chat_history WHERE status = 'streaming'
+             ORDER BY 1",
+        )?;
+        let ids = stmt
+            .query_map([], |r| r.get(0))?
+            .collect::<Result<Vec<i64>, _>>()?;
+        Ok(ids)
+    }
+
     /// Calls left `running` or `pending` — what resume after a restart looks at.
     pub fn list_unfinished_tool_calls(&self) -> Result<Vec<ToolCallRecord>, StoreError> {
         self.query_tool_calls(
