@@ -63,7 +63,12 @@ impl Bench {
                 max_rounds,
                 context_window: 128_000,
                 approval: HeadlessApproval::All,
-                working_dir: work.path().to_path_buf(),
+                run: skald_core::approval::RunContext {
+                    group: "default".into(),
+                    agent_id: "main".into(),
+                    working_dir: std::fs::canonicalize(work.path())?,
+                    ..Default::default()
+                },
                 system_prompt: library.system_prompt("main", "")?,
             },
             health: ModelHealth::default(),

@@ -3,6 +3,7 @@
 use crate::exit;
 use skald_api::CancellationToken;
 use skald_api::events::{Event, TurnOutcome};
+use skald_core::approval::RunContext;
 use skald_core::turn::{self, HeadlessApproval, TurnConfig};
 use skald_core::{Config, DataDir, builtin_registry};
 use skald_store::{NewSession, Store};
@@ -115,7 +116,13 @@ pub async fn run(data_dir: &DataDir, config: &Config, a: ExecArgs<'_>) -> u8 {
         context_window: config.models.context_window,
         approval: a.approve,
         system_prompt,
-        working_dir: cwd,
+        run: RunContext {
+            group: "default".to_string(),
+            agent_id: agent.to_string(),
+            working_dir: cwd,
+            allow_fs_reads: library.skill_dirs(),
+            allow_fs_writes: Vec::new(),
+        },
     };
     let cancel = CancellationToken::new();
     tokio::spawn(stop_on_ctrl_c(cancel.clone()));

@@ -4,11 +4,19 @@
 use crate::exit;
 use serde_json::Value;
 use skald_api::{CancellationToken, ExecutionOutcome};
+use skald_core::approval::{self, RunContext};
 use skald_core::{builtin_registry, direct};
+use skald_store::RuleAction;
 use std::io::{Read, Write};
 use std::path::Path;
 
-pub async fn run(name: &str, args: &str, cwd: Option<&Path>) -> u8 {
+pub async fn run(
+    data_dir: &skald_core::DataDir,
+    name: &str,
+    args: &str,
+    cwd: Option<&Path>,
+    approve: bool,
+) -> u8 {
     let registry = match builtin_registry() {
         Ok(r) => r,
         Err(e) => {
@@ -40,6 +48,37 @@ pub async fn run(name: &str, args: &str, cwd: Option<&Path>) -> u8 {
             return exit::USAGE;
         }
     };
+
+    // The same gate as an agent's call: a deny always stops it; a call that needs
+    // approval runs only with --approve, the user's explicit yes.
+    let store = match skald_store::Store::open(data_dir.db_path()) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("skald tool: {e}");
+            return exit::FAILED;
+        }
+    };
+    let ctx = RunContext {
+        group: "default".to_string(),
+        agent_id: "user".to_string(),
+        working_dir: scope.working_dir().to_path_buf(),
+        ..RunContext::default()
+    };
+    let decision = approval::check(&store, &ctx, name, &args);
+    match decision.action {
+        RuleAction::Deny => {
+            eprintln!("skald tool: denied by {}", decision.reason);
+            return exit::REJECTED;
+        }
+        RuleAction::Require if !approve => {
+            eprintln!(
+                "skald tool: `{name}` needs approval ({}); pass --approve to run it",
+                decision.reason
+            );
+            return exit::REJECTED;
+        }
+        RuleAction::Require | RuleAction::Allow => {}
+    }
 
     let cancel = CancellationToken::new();
     tokio::spawn(stop_on_ctrl_c(cancel.clone()));

@@ -5,8 +5,7 @@ pub const OK: u8 = 0;
 pub const FAILED: u8 = 1;
 /// Bad usage: unknown tool, arguments that are not JSON or do not match the schema.
 pub const USAGE: u8 = 2;
-/// Rejected by the approval gate or the user.
-#[allow(dead_code)] // returned once the approval gate lands in `skald tool`
+/// Denied by the approval rules, or needing approval that was not given.
 pub const REJECTED: u8 = 3;
 /// Stopped by Ctrl-C (128 + SIGINT, as shells report it).
 pub const CANCELLED: u8 = 130;

@@ -3,6 +3,7 @@
 
 mod cmd_doctor;
 mod cmd_exec;
+mod cmd_rules;
 mod cmd_sessions;
 mod cmd_tool;
 mod cmd_tools;
@@ -47,7 +48,8 @@ enum Command {
     /// Run one tool directly, as an agent would
     #[command(
         after_help = "Exit codes: 0 completed, 1 the tool failed (message on stderr), \
-                            2 bad usage, unknown tool or invalid arguments, 3 rejected, \
+                            2 bad usage, unknown tool or invalid arguments, 3 denied by a rule \
+                            or needing approval without --approve, \
                             130 cancelled (Ctrl-C).\n\n\
                             Example: skald tool read_file --args '{\"path\": \"README.md\"}'"
     )]
@@ -60,6 +62,9 @@ enum Command {
         /// The working directory relative paths resolve against [default: the current one]
         #[arg(long, value_name = "DIR")]
         cwd: Option<PathBuf>,
+        /// Run it even if the approval rules say it needs approval (never overrides a deny)
+        #[arg(long)]
+        approve: bool,
     },
     /// Run one agent turn headless and print its answer (or, with --json, every event)
     #[command(
@@ -93,6 +98,11 @@ enum Command {
         /// What to ask
         prompt: String,
     },
+    /// List, add or remove approval rules
+    Rules {
+        #[command(subcommand)]
+        command: RulesCommand,
+    },
     /// List or show stored sessions
     Sessions {
         #[command(subcommand)]
@@ -121,6 +131,52 @@ enum SessionsCommand {
         #[arg(long)]
         json: bool,
     },
+}
+
+#[derive(Debug, Subcommand)]
+enum RulesCommand {
+    /// Every rule, by group, priority and id (the order the gate tries them in)
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Add a rule
+    #[command(
+        after_help = "Examples:\n  skald rules add --tool execute_cmd --command \"cargo test\" --action allow\n  \
+                            skald rules add --tool @fs_write --path \"notes/*\" --action allow\n  \
+                            skald rules add --tool execute_cmd --action deny --agent researcher"
+    )]
+    Add {
+        /// Tool pattern: a name, `prefix*`, `*`, `@fs_read`, `@fs_write`, `@fs_any`, `mcp__server__*`
+        #[arg(long)]
+        tool: String,
+        /// allow, require or deny
+        #[arg(long)]
+        action: String,
+        /// A path, or `dir/*` for a subtree (relative to the session's working directory)
+        #[arg(long)]
+        path: Option<String>,
+        /// For execute_cmd: the leading words every part of the command must start with
+        #[arg(long)]
+        command: Option<String>,
+        /// Only for this agent
+        #[arg(long)]
+        agent: Option<String>,
+        /// Only in this working directory and below
+        #[arg(long)]
+        working_dir: Option<String>,
+        /// The permission group
+        #[arg(long, default_value = "default")]
+        group: String,
+        /// Lower numbers are tried first
+        #[arg(long, default_value_t = 100)]
+        priority: i64,
+        /// Why the rule exists
+        #[arg(long, default_value = "")]
+        note: String,
+    },
+    /// Remove a rule
+    Rm { id: i64 },
 }
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
@@ -188,7 +244,12 @@ fn main() -> ExitCode {
     let code = runtime.block_on(async {
         match cli.command {
             Command::Tools { json } => cmd_tools::run(json),
-            Command::Tool { name, args, cwd } => cmd_tool::run(&name, &args, cwd.as_deref()).await,
+            Command::Tool {
+                name,
+                args,
+                cwd,
+                approve,
+            } => cmd_tool::run(&env.data_dir, &name, &args, cwd.as_deref(), approve).await,
             Command::Doctor { json } => cmd_doctor::run(&env, json).await,
             Command::Exec {
                 session,
@@ -215,6 +276,34 @@ fn main() -> ExitCode {
                 };
                 cmd_exec::run(&env.data_dir, &env.config, args).await
             }
+            Command::Rules { command } => match command {
+                RulesCommand::List { json } => cmd_rules::list(&env.data_dir, json),
+                RulesCommand::Add {
+                    tool,
+                    action,
+                    path,
+                    command,
+                    agent,
+                    working_dir,
+                    group,
+                    priority,
+                    note,
+                } => cmd_rules::add(
+                    &env.data_dir,
+                    cmd_rules::AddArgs {
+                        group,
+                        tool,
+                        action,
+                        path,
+                        command,
+                        agent,
+                        working_dir,
+                        priority,
+                        note,
+                    },
+                ),
+                RulesCommand::Rm { id } => cmd_rules::rm(&env.data_dir, id),
+            },
             Command::Sessions { command } => match command {
                 SessionsCommand::List { json } => cmd_sessions::list(&env.data_dir, json),
                 SessionsCommand::Show { id, json } => cmd_sessions::show(&env.data_dir, id, json),

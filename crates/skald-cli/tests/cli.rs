@@ -102,7 +102,7 @@ fn tool_runs_end_to_end_and_exits_zero() {
 
     // Arguments from stdin.
     let mut child = sb
-        .cmd(&["tool", "write_file", "--args", "-"])
+        .cmd(&["tool", "write_file", "--args", "-", "--approve"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
@@ -216,7 +216,7 @@ fn ctrl_c_stops_a_running_tool_and_exits_130() {
     let command = format!("sleep 30 & echo $! > {}; wait", pidfile.display());
     let args = serde_json::json!({ "command": command }).to_string();
     let child = sb
-        .cmd(&["tool", "execute_cmd", "--args", &args])
+        .cmd(&["tool", "execute_cmd", "--args", &args, "--approve"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -276,6 +276,7 @@ fn provider_keys_never_reach_a_shell_command() {
             "execute_cmd",
             "--args",
             r#"{"command": "echo \"[$OPENAI_API_KEY][$ANTHROPIC_API_KEY][$HARMLESS]\""}"#,
+            "--approve",
         ])
         .env("OPENAI_API_KEY", "sk-must-not-leak")
         .env("ANTHROPIC_API_KEY", "sk-ant-must-not-leak")
@@ -316,4 +317,78 @@ fn a_broken_config_is_reported_not_ignored() {
     assert_eq!(out.status.code(), Some(1));
     let err = text(&out.stderr);
     assert!(err.contains("config.toml is not valid"), "{err}");
+}
+
+#[test]
+fn the_approval_gate_applies_to_direct_runs() {
+    let sb = Sandbox::new();
+    std::fs::create_dir_all(sb.work.path().join("secrets")).unwrap();
+    std::fs::write(sb.work.path().join("secrets/key"), "sk-secret").unwrap();
+    // A deny cannot be approved away.
+    for extra in [&[][..], &["--approve"][..]] {
+        let mut args = vec!["tool", "read_file", "--args", r#"{"path": "secrets/key"}"#];
+        args.extend_from_slice(extra);
+        let out = sb.run(&args);
+        assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
+        assert!(
+            text(&out.stderr).contains("denied by rule #"),
+            "{}",
+            text(&out.stderr)
+        );
+        assert!(!text(&out.stdout).contains("sk-secret"));
+    }
+    // A shell command needs approval.
+    let out = sb.run(&["tool", "execute_cmd", "--args", r#"{"command": "echo hi"}"#]);
+    assert_eq!(out.status.code(), Some(3));
+    assert!(
+        text(&out.stderr).contains("needs approval"),
+        "{}",
+        text(&out.stderr)
+    );
+    // A rule allows `echo` and nothing smuggled behind it.
+    let out = sb.run(&[
+        "rules",
+        "add",
+        "--tool",
+        "execute_cmd",
+        "--command",
+        "echo",
+        "--action",
+        "allow",
+        "--priority",
+        "5",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let id: i64 = text(&out.stdout)
+        .trim()
+        .trim_start_matches("added rule ")
+        .parse()
+        .unwrap();
+    let out = sb.run(&["tool", "execute_cmd", "--args", r#"{"command": "echo hi"}"#]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("hi"));
+    let out = sb.run(&[
+        "tool",
+        "execute_cmd",
+        "--args",
+        r#"{"command": "echo hi; touch pwned"}"#,
+    ]);
+    assert_eq!(out.status.code(), Some(3));
+    assert!(!sb.work.path().join("pwned").exists());
+    let listed = sb.run(&["rules", "list"]);
+    assert!(
+        text(&listed.stdout).contains("command `echo`"),
+        "{}",
+        text(&listed.stdout)
+    );
+    assert_eq!(
+        sb.run(&["rules", "rm", &id.to_string()]).status.code(),
+        Some(0)
+    );
+    assert_eq!(
+        sb.run(&["rules", "rm", &id.to_string()]).status.code(),
+        Some(2)
+    );
+    let out = sb.run(&["tool", "execute_cmd", "--args", r#"{"command": "echo hi"}"#]);
+    assert_eq!(out.status.code(), Some(3), "the rule is gone");
 }

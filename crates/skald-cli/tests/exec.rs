@@ -978,3 +978,77 @@ fn reused_tool_call_ids_are_made_unique() {
         .collect();
     assert_eq!(tool_ids, ["same", "same_2"]);
 }
+
+#[test]
+fn a_denied_tool_is_hidden_from_the_model_and_refused_if_called() {
+    let server = serve(vec![
+        tool_call("c1", "execute_cmd", r#"{"command": "ls"}"#),
+        answer("I could not run commands."),
+    ]);
+    let data = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let skald = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_skald"))
+            .arg("--data-dir")
+            .arg(data.path())
+            .args(args)
+            .env("OPENAI_BASE_URL", &server.base_url)
+            .env("OPENAI_API_KEY", "k")
+            .env("SKALD_MODEL", "scripted-model")
+            .env_remove("SKALD_DATA_DIR")
+            .env_remove("SKALD_FALLBACK_MODELS")
+            .output()
+            .unwrap()
+    };
+    let out = skald(&[
+        "rules",
+        "add",
+        "--tool",
+        "execute_cmd",
+        "--action",
+        "deny",
+        "--priority",
+        "1",
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    let out = skald(&[
+        "exec",
+        "--json",
+        "--approve",
+        "all",
+        "--cwd",
+        work.path().to_str().unwrap(),
+        "list files",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let requests = server.recorded();
+    let offered: Vec<String> = requests[0].body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap().to_string())
+        .collect();
+    assert!(
+        !offered.contains(&"execute_cmd".to_string()),
+        "denied tools are not offered"
+    );
+    assert!(offered.contains(&"read_file".to_string()));
+    // The model called it anyway: refused, even with --approve all.
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let rejected = stdout
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|e| e["type"] == "tool_rejected")
+        .unwrap();
+    assert!(
+        rejected["reason"]
+            .as_str()
+            .unwrap()
+            .contains("denied by the user's approval rules")
+    );
+}

@@ -190,6 +190,18 @@ impl Library {
         &self.skills
     }
 
+    /// The folders skills live in: agents may always read them.
+    pub fn skill_dirs(&self) -> Vec<PathBuf> {
+        let mut dirs: Vec<PathBuf> = self
+            .skills
+            .iter()
+            .filter_map(|s| s.path.parent()?.parent().map(Path::to_path_buf))
+            .collect();
+        dirs.sort();
+        dirs.dedup();
+        dirs
+    }
+
     pub fn get(&self, id: &str) -> Result<&Agent, AgentError> {
         self.agents.get(id).ok_or_else(|| {
             AgentError::Unknown(

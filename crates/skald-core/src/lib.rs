@@ -4,6 +4,7 @@
 //! loop, approval gate, sub-agents, inbox and cron join it in later layers.
 
 pub mod agents;
+pub mod approval;
 pub mod args;
 pub mod catalog;
 pub mod compact;

@@ -129,7 +129,12 @@ mod tests {
             max_rounds: 1,
             context_window: 128_000,
             approval: HeadlessApproval::All,
-            working_dir: dir.path().to_path_buf(),
+            run: crate::approval::RunContext {
+                group: "default".into(),
+                agent_id: "main".into(),
+                working_dir: dir.path().to_path_buf(),
+                ..Default::default()
+            },
             system_prompt: String::new(),
         };
         let env = TurnEnv {

@@ -3,6 +3,7 @@
 //! round, `/stop` per session, and every event broadcast with its session id.
 
 use crate::agents::Library;
+use crate::approval::RunContext;
 use crate::models::ModelHealth;
 use crate::registry::ToolRegistry;
 use crate::turn::{self, HeadlessApproval, TurnConfig, TurnEnv};
@@ -232,7 +233,13 @@ impl SessionManager {
             max_rounds: self.settings.max_rounds,
             context_window: self.settings.context_window,
             approval: self.settings.approval,
-            working_dir,
+            run: RunContext {
+                group: "default".to_string(),
+                agent_id: session.agent_id.clone(),
+                working_dir,
+                allow_fs_reads: self.library.skill_dirs(),
+                allow_fs_writes: Vec::new(),
+            },
             system_prompt,
         };
         let take = || lock(slot).queue.drain(..).collect::<Vec<_>>();

@@ -5,6 +5,7 @@
 //! This is the headless core that `skald exec` drives. The approval gate, sub-agents,
 //! queued messages and resume after a restart build on it.
 
+use crate::approval::{self, RunContext};
 use crate::args::validate_args;
 use crate::models::{Health, MAX_FALLBACKS, ModelHealth};
 use crate::registry::ToolRegistry;
@@ -12,14 +13,14 @@ use futures::StreamExt;
 use serde_json::Value;
 use skald_api::events::{Event, TurnOutcome};
 use skald_api::{
-    CancellationToken, ExecutionOutcome, ToolCallStatus, ToolCategory, ToolDescriptionLength,
-    ToolScope, drive_execution, tool_names as tn,
+    CancellationToken, ExecutionOutcome, ToolCallStatus, ToolDescriptionLength, ToolScope,
+    drive_execution,
 };
 use skald_llm::{Message, ModelChoice, Request, ToolCall, ToolSpec, Usage};
 use skald_store::{
-    MessageStatus, NewLlmRequest, NewMessage, NewToolCall, RequestStatus, ResultType, Role, Store,
+    MessageStatus, NewLlmRequest, NewMessage, NewToolCall, RequestStatus, ResultType, Role,
+    RuleAction, Store,
 };
-use std::path::PathBuf;
 
 /// What a headless run does with a call that needs a person's approval, until the
 /// approval gate exists.
@@ -37,7 +38,8 @@ pub struct TurnConfig {
     /// Tokens the models' context holds; older turns are summarised near it.
     pub context_window: usize,
     pub approval: HeadlessApproval,
-    pub working_dir: PathBuf,
+    /// Permission group, agent, working directory and grants: what the gate decides with.
+    pub run: RunContext,
     pub system_prompt: String,
 }
 
@@ -90,10 +92,14 @@ pub async fn run_turn(
             text: user.content,
         });
     }
+    // Tools the group denies outright are not offered at all (tools.md "Tool Visibility
+    // Filtering").
+    let hidden = approval::hidden_tools(store, &cfg.run, registry);
     let tools: Vec<ToolSpec> = registry
         .openai_definitions()
         .iter()
         .filter_map(ToolSpec::from_openai)
+        .filter(|t| !hidden.contains(&t.name))
         .collect();
 
     for _round in 0..cfg.max_rounds {
@@ -381,41 +387,6 @@ fn parse_args(raw: &str) -> Result<Value, String> {
     }
 }
 
-/// Whether a call needs a person's yes, by the defaults of reference.md: shell tools and
-/// writes do (writes under `memory/` and `data/` of the working directory do not), reads
-/// do not, and tools Skald does not know do.
-pub fn needs_approval(
-    registry: &ToolRegistry,
-    name: &str,
-    args: &Value,
-    working_dir: &std::path::Path,
-) -> bool {
-    match registry.category_of(name) {
-        Some(ToolCategory::Shell) => true,
-        Some(ToolCategory::Filesystem) => {
-            let writes = matches!(
-                name,
-                tn::WRITE_FILE | tn::EDIT_FILE | tn::INSERT_AT_LINE | tn::REPLACE_LINES
-            );
-            if !writes {
-                return false;
-            }
-            let Some(path) = args.get("path").and_then(Value::as_str) else {
-                return true;
-            };
-            let target =
-                skald_tools::fs::canonicalize_for_policy(std::path::Path::new(path), working_dir);
-            let base =
-                skald_tools::fs::canonicalize_for_policy(std::path::Path::new("."), working_dir);
-            !["memory", "data"]
-                .iter()
-                .any(|d| skald_tools::fs::path_under(&target, &base.join(d)))
-        }
-        Some(_) => false,
-        None => true,
-    }
-}
-
 /// Runs one stored call to its final status. Returns true when the turn was stopped.
 pub(crate) async fn run_call(
     env: &TurnEnv<'_>,
@@ -462,27 +433,40 @@ pub(crate) async fn run_call(
     if let Err(e) = validate_args(&tool.parameters_schema(), &args) {
         return fail(e.to_string());
     }
-    if needs_approval(registry, &call.name, &args, &cfg.working_dir)
-        && cfg.approval == HeadlessApproval::Never
-    {
-        let reason = "User rejected this tool call. Reason: this is a headless run that does not \
-                      approve tools needing approval (--approve never)";
+    let decision = approval::check(store, &cfg.run, &call.name, &args);
+    let rejection = match decision.action {
+        RuleAction::Allow => None,
+        RuleAction::Deny => Some(format!(
+            "This tool call was denied by the user's approval rules: {}. Do not retry it; \
+             find another way or ask the user.",
+            decision.reason
+        )),
+        RuleAction::Require => match cfg.approval {
+            HeadlessApproval::All => None,
+            HeadlessApproval::Never => Some(format!(
+                "User rejected this tool call. Reason: it needs approval ({}) and this \
+                 headless run does not give it (--approve never).",
+                decision.reason
+            )),
+        },
+    };
+    if let Some(reason) = rejection {
         store.set_tool_call_status(
             session_id,
             &call.id,
             ToolCallStatus::Rejected,
-            Some((reason, ResultType::Text)),
+            Some((&reason, ResultType::Text)),
         )?;
         emit(Event::ToolRejected {
             tool_call_id: call.id.clone(),
-            reason: reason.to_string(),
+            reason,
         });
         return Ok(false);
     }
     let Some(exec) = registry.run(&call.name, args) else {
         return fail(format!("there is no tool named `{}`", call.name));
     };
-    let outcome = ToolScope::new(&cfg.working_dir)
+    let outcome = ToolScope::new(&cfg.run.working_dir)
         .run(drive_execution(exec.as_ref(), cancel))
         .await;
     match outcome {
@@ -569,7 +553,7 @@ fn conversation(
     }
     out.push(Message::system(crate::agents::dynamic_tail(
         std::time::SystemTime::now(),
-        &cfg.working_dir,
+        &cfg.run.working_dir,
     )));
     Ok(out)
 }

@@ -1,0 +1,149 @@
+//! `skald rules list|add|rm`: the approval rules.
+
+use crate::exit;
+use skald_core::DataDir;
+use skald_store::{NewRule, RuleAction, Store};
+
+fn open(data_dir: &DataDir) -> Result<Store, u8> {
+    Store::open(data_dir.db_path()).map_err(|e| {
+        eprintln!("skald rules: {e}");
+        exit::FAILED
+    })
+}
+
+pub fn list(data_dir: &DataDir, json: bool) -> u8 {
+    let store = match open(data_dir) {
+        Ok(s) => s,
+        Err(c) => return c,
+    };
+    let rules = match store.list_rules() {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("skald rules: {e}");
+            return exit::FAILED;
+        }
+    };
+    if json {
+        return match serde_json::to_string_pretty(&rules) {
+            Ok(t) => {
+                println!("{t}");
+                exit::OK
+            }
+            Err(e) => {
+                eprintln!("skald rules: {e}");
+                exit::FAILED
+            }
+        };
+    }
+    println!(
+        "{:>4}  {:<10} {:>5}  {:<8} {:<22} conditions",
+        "id", "group", "prio", "action", "tool"
+    );
+    for r in rules {
+        let mut cond = Vec::new();
+        if let Some(p) = &r.path_pattern {
+            cond.push(format!("path {p}"));
+        }
+        if let Some(c) = &r.command_pattern {
+            cond.push(format!("command `{c}`"));
+        }
+        if let Some(a) = &r.agent_id {
+            cond.push(format!("agent {a}"));
+        }
+        if let Some(d) = &r.working_dir {
+            cond.push(format!("in {d}"));
+        }
+        if !r.note.is_empty() {
+            cond.push(format!("— {}", r.note));
+        }
+        println!(
+            "{:>4}  {:<10} {:>5}  {:<8} {:<22} {}",
+            r.id,
+            r.group_name,
+            r.priority,
+            r.action.as_str(),
+            r.tool_pattern,
+            cond.join(", ")
+        );
+    }
+    exit::OK
+}
+
+pub struct AddArgs {
+    pub group: String,
+    pub tool: String,
+    pub action: String,
+    pub path: Option<String>,
+    pub command: Option<String>,
+    pub agent: Option<String>,
+    pub working_dir: Option<String>,
+    pub priority: i64,
+    pub note: String,
+}
+
+pub fn add(data_dir: &DataDir, a: AddArgs) -> u8 {
+    let Some(action) = RuleAction::parse(&a.action) else {
+        eprintln!("skald rules: --action must be allow, require or deny");
+        return exit::USAGE;
+    };
+    if a.command.is_some() && a.tool != skald_api::tool_names::EXECUTE_CMD {
+        eprintln!("skald rules: --command only applies to --tool execute_cmd");
+        return exit::USAGE;
+    }
+    // A working directory scope is stored canonical, as the gate compares it.
+    let working_dir = match a.working_dir {
+        Some(d) => match std::fs::canonicalize(&d) {
+            Ok(p) => Some(p.display().to_string()),
+            Err(e) => {
+                eprintln!("skald rules: --working-dir {d}: {e}");
+                return exit::USAGE;
+            }
+        },
+        None => None,
+    };
+    let store = match open(data_dir) {
+        Ok(s) => s,
+        Err(c) => return c,
+    };
+    match store.add_rule(&NewRule {
+        group_name: a.group,
+        tool_pattern: a.tool,
+        path_pattern: a.path,
+        command_pattern: a.command,
+        agent_id: a.agent,
+        working_dir,
+        action: Some(action),
+        priority: a.priority,
+        note: a.note,
+    }) {
+        Ok(id) => {
+            println!("added rule {id}");
+            exit::OK
+        }
+        Err(e) => {
+            eprintln!("skald rules: {e}");
+            exit::FAILED
+        }
+    }
+}
+
+pub fn rm(data_dir: &DataDir, id: i64) -> u8 {
+    let store = match open(data_dir) {
+        Ok(s) => s,
+        Err(c) => return c,
+    };
+    match store.delete_rule(id) {
+        Ok(()) => {
+            println!("removed rule {id}");
+            exit::OK
+        }
+        Err(e @ skald_store::StoreError::NotFound { .. }) => {
+            eprintln!("skald rules: {e}");
+            exit::USAGE
+        }
+        Err(e) => {
+            eprintln!("skald rules: {e}");
+            exit::FAILED
+        }
+    }
+}
