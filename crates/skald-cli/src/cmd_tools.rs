@@ -4,7 +4,7 @@ use crate::exit;
 use skald_core::{ToolCatalog, ToolInfo, builtin_registry};
 use std::sync::Arc;
 
-pub fn run(json: bool) -> u8 {
+pub fn run(data_dir: &skald_core::DataDir, json: bool) -> u8 {
     let registry = match builtin_registry() {
         Ok(r) => r,
         Err(e) => {
@@ -12,7 +12,13 @@ pub fn run(json: bool) -> u8 {
             return exit::FAILED;
         }
     };
-    let all = ToolCatalog::new(Arc::new(registry)).list_all();
+    // Tools offered to a model before (MCP, plugins) are listed too, so rules can name them.
+    let known = skald_store::Store::open(data_dir.db_path())
+        .and_then(|s| s.list_known_tools())
+        .unwrap_or_default();
+    let all = ToolCatalog::new(Arc::new(registry))
+        .with_known(known)
+        .list_all();
     let tools: Vec<&ToolInfo> = all.built_in.iter().chain(all.mcp.iter()).collect();
     if json {
         match serde_json::to_string_pretty(&tools) {
@@ -31,6 +37,7 @@ pub fn run(json: bool) -> u8 {
             skald_core::ToolSource::Builtin => "",
             skald_core::ToolSource::Synthetic => " (agent-only)",
             skald_core::ToolSource::Mcp => " (mcp)",
+            skald_core::ToolSource::Known => " (seen before)",
         };
         println!(
             "{:<width$}  {:<13}  {}{}",

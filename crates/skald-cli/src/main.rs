@@ -243,7 +243,7 @@ fn main() -> ExitCode {
     };
     let code = runtime.block_on(async {
         match cli.command {
-            Command::Tools { json } => cmd_tools::run(json),
+            Command::Tools { json } => cmd_tools::run(&env.data_dir, json),
             Command::Tool {
                 name,
                 args,

@@ -184,6 +184,14 @@ fn a_two_round_turn_reads_a_file_and_answers() {
             .iter()
             .all(|m| m.status == skald_store::MessageStatus::Complete)
     );
+    // Every tool offered is remembered, so rules can name it.
+    let known: Vec<String> = store
+        .list_known_tools()
+        .unwrap()
+        .into_iter()
+        .map(|k| k.name)
+        .collect();
+    assert!(known.contains(&"read_file".to_string()) && known.contains(&"execute_cmd".to_string()));
     let calls = store.list_tool_calls(session.id).unwrap();
     assert_eq!(calls.len(), 1);
     assert_eq!(calls[0].status, skald_api::ToolCallStatus::Done);

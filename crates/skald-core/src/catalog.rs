@@ -18,6 +18,9 @@ pub enum ToolSource {
     Synthetic,
     /// Served by an MCP server.
     Mcp,
+    /// Offered to a model at some point (an MCP or plugin tool not connected now), known
+    /// from `known_tools` so that rules can name it.
+    Known,
 }
 
 /// One tool as the catalog lists it.
@@ -51,6 +54,7 @@ pub trait McpToolSource: Send + Sync {
 pub struct ToolCatalog {
     registry: Arc<ToolRegistry>,
     mcp: Option<Arc<dyn McpToolSource>>,
+    known: Vec<skald_store::KnownTool>,
 }
 
 impl ToolCatalog {
@@ -58,7 +62,15 @@ impl ToolCatalog {
         ToolCatalog {
             registry,
             mcp: None,
+            known: Vec::new(),
         }
+    }
+
+    /// Adds the tools recorded in `known_tools`; those not otherwise listed appear in
+    /// `mcp` with source `known`.
+    pub fn with_known(mut self, known: Vec<skald_store::KnownTool>) -> Self {
+        self.known = known;
+        self
     }
 
     pub fn with_mcp(mut self, mcp: Arc<dyn McpToolSource>) -> Self {
@@ -91,6 +103,20 @@ impl ToolCatalog {
         );
         built_in.sort_by(|a, b| a.name.cmp(&b.name));
         let mut mcp = self.mcp.as_ref().map(|m| m.mcp_tools()).unwrap_or_default();
+        for k in &self.known {
+            let listed = built_in.iter().chain(mcp.iter()).any(|t| t.name == k.name);
+            if !listed {
+                mcp.push(ToolInfo {
+                    name: k.name.clone(),
+                    description: format!("Seen before ({}); not connected now.", k.source),
+                    category: None,
+                    parameters: serde_json::json!({"type": "object"}),
+                    source: ToolSource::Known,
+                    sub_agents_only: false,
+                    root_agent_only: false,
+                });
+            }
+        }
         mcp.sort_by(|a, b| a.name.cmp(&b.name));
         AllTools { built_in, mcp }
     }
@@ -156,6 +182,38 @@ mod tests {
         assert_eq!(names, sorted);
         let mcp: Vec<&str> = all.mcp.iter().map(|t| t.name.as_str()).collect();
         assert_eq!(mcp, ["mcp__fs__read", "mcp__time__now"]);
+
+        // A tool seen before but not connected now is listed as known; a connected one once.
+        let with_known = ToolCatalog::new(catalog.registry().clone())
+            .with_mcp(Arc::new(FakeServer))
+            .with_known(vec![
+                skald_store::KnownTool {
+                    name: "mcp__old__gone".into(),
+                    source: "mcp".into(),
+                    first_seen: 0,
+                    last_seen: 0,
+                },
+                skald_store::KnownTool {
+                    name: "mcp__time__now".into(),
+                    source: "mcp".into(),
+                    first_seen: 0,
+                    last_seen: 0,
+                },
+            ])
+            .list_all();
+        let names: Vec<(&str, ToolSource)> = with_known
+            .mcp
+            .iter()
+            .map(|t| (t.name.as_str(), t.source))
+            .collect();
+        assert_eq!(
+            names,
+            [
+                ("mcp__fs__read", ToolSource::Mcp),
+                ("mcp__old__gone", ToolSource::Known),
+                ("mcp__time__now", ToolSource::Mcp)
+            ]
+        );
 
         // Serialises for the UI as-is.
         let json = serde_json::to_value(&all).unwrap();

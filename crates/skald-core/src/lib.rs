@@ -10,6 +10,7 @@ pub mod catalog;
 pub mod compact;
 pub mod config;
 pub mod direct;
+pub mod discovery;
 pub mod doctor;
 pub mod logging;
 pub mod models;

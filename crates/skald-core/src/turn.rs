@@ -101,6 +101,7 @@ pub async fn run_turn(
         .filter_map(ToolSpec::from_openai)
         .filter(|t| !hidden.contains(&t.name))
         .collect();
+    crate::discovery::observe(store, tools.iter().map(|t| (t.name.as_str(), "builtin")));
 
     for _round in 0..cfg.max_rounds {
         if cancel.is_cancelled() {
