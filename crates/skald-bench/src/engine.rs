@@ -92,6 +92,7 @@ impl Bench {
             health: &self.health,
             cfg: &self.cfg,
             queued: None,
+            ask: None,
         };
         Ok(run_turn(&env, session.id, Some(prompt), cancel, emit).await?)
     }

@@ -129,6 +129,34 @@ pub async fn run(data_dir: &DataDir, config: &Config, a: ExecArgs<'_>) -> u8 {
     let json = a.json;
     let emit = move |event: Event| print_event(&event, json);
     let health = skald_core::models::ModelHealth::default();
+    let ask_fn = |req: turn::AskRequest| -> futures::future::BoxFuture<'static, bool> {
+        Box::pin(async move {
+            tokio::task::spawn_blocking(move || {
+                eprint!(
+                    "\n? {} needs approval ({}). Run it? [y/N] ",
+                    req.label, req.reason
+                );
+                let mut line = String::new();
+                if std::io::stdin().read_line(&mut line).is_err() {
+                    return false;
+                }
+                matches!(line.trim().to_ascii_lowercase().as_str(), "y" | "yes")
+            })
+            .await
+            .unwrap_or(false)
+        })
+    };
+    use std::io::IsTerminal;
+    let ask: Option<turn::Ask<'_>> = if a.approve == HeadlessApproval::Ask
+        && std::io::stdin().is_terminal()
+    {
+        Some(&ask_fn)
+    } else {
+        if a.approve == HeadlessApproval::Ask {
+            eprintln!("skald exec: stdin is not a terminal; calls needing approval are rejected");
+        }
+        None
+    };
     let env = turn::TurnEnv {
         store: &store,
         registry: &registry,
@@ -136,6 +164,7 @@ pub async fn run(data_dir: &DataDir, config: &Config, a: ExecArgs<'_>) -> u8 {
         health: &health,
         cfg: &cfg,
         queued: None,
+        ask,
     };
     // A session continued after Skald stopped mid-turn first finishes what it left.
     if let Err(e) = skald_core::resume::resume_pending_tools(&env, session.id, &cancel, &emit).await

@@ -185,6 +185,8 @@ enum Approve {
     Never,
     /// Run them
     All,
+    /// Ask on the terminal for each one (as never when stdin is not a terminal)
+    Ask,
 }
 
 /// What every command needs: the data directory, its config, and logging.
@@ -269,6 +271,7 @@ fn main() -> ExitCode {
                     approve: match approve {
                         Approve::Never => skald_core::turn::HeadlessApproval::Never,
                         Approve::All => skald_core::turn::HeadlessApproval::All,
+                        Approve::Ask => skald_core::turn::HeadlessApproval::Ask,
                     },
                     json,
                     max_rounds,

@@ -1060,3 +1060,70 @@ fn a_denied_tool_is_hidden_from_the_model_and_refused_if_called() {
             .contains("denied by the user's approval rules")
     );
 }
+
+/// `--approve ask` through a real pseudo-terminal (util-linux `script`), answered y or n.
+#[cfg(target_os = "linux")]
+#[test]
+fn approve_ask_prompts_on_a_terminal() {
+    for (answer_line, runs) in [("y", true), ("n", false)] {
+        let server = serve(vec![
+            tool_call(
+                "c1",
+                "execute_cmd",
+                r#"{"command": "echo asked > out.txt"}"#,
+            ),
+            answer("Done."),
+        ]);
+        let data = tempfile::tempdir().unwrap();
+        let work = tempfile::tempdir().unwrap();
+        let cmd = format!(
+            "{} --data-dir {} exec --json --approve ask --cwd {} 'write the file'",
+            env!("CARGO_BIN_EXE_skald"),
+            data.path().display(),
+            work.path().display()
+        );
+        let mut child = Command::new("script")
+            .args(["-qec", &cmd, "/dev/null"])
+            .env("OPENAI_BASE_URL", &server.base_url)
+            .env("OPENAI_API_KEY", "k")
+            .env("SKALD_MODEL", "scripted-model")
+            .env_remove("SKALD_DATA_DIR")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        use std::io::Write;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(format!("{answer_line}\n").as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).to_string();
+        assert!(
+            text.contains("needs approval"),
+            "the prompt is shown: {text}"
+        );
+        assert_eq!(
+            work.path().join("out.txt").exists(),
+            runs,
+            "answer {answer_line}: {text}"
+        );
+        if !runs {
+            assert!(text.contains("declined when asked"), "{text}");
+        }
+    }
+}
+
+#[test]
+fn approve_ask_without_a_terminal_rejects() {
+    let server = serve(vec![
+        tool_call("c1", "execute_cmd", r#"{"command": "echo no > out.txt"}"#),
+        answer("Done."),
+    ]);
+    let run = exec(&server, &["--approve", "ask"], "write it");
+    assert_eq!(run.out.status.code(), Some(0));
+    assert!(!run.work.path().join("out.txt").exists());
+    assert!(String::from_utf8_lossy(&run.out.stderr).contains("not a terminal"));
+}

@@ -144,6 +144,7 @@ mod tests {
             health: &health,
             cfg: &cfg,
             queued: None,
+            ask: None,
         };
         let seen = Mutex::new(Vec::new());
         let emit = |e: Event| seen.lock().unwrap().push(e);

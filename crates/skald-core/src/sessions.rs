@@ -250,6 +250,7 @@ impl SessionManager {
             health: &self.health,
             cfg: &cfg,
             queued: Some(&take),
+            ask: None,
         };
         let _ = crate::resume::resume_pending_tools(&env, session_id, cancel, &emit).await;
         match turn::run_turn(&env, session_id, prompt, cancel, &emit).await {

@@ -30,7 +30,22 @@ pub enum HeadlessApproval {
     Never,
     /// Run it.
     All,
+    /// Ask through the turn's `ask` callback (a terminal prompt); without one, reject.
+    Ask,
 }
+
+/// A question to the person at the terminal: may this call run?
+#[derive(Debug, Clone)]
+pub struct AskRequest {
+    pub tool: String,
+    pub label: String,
+    pub reason: String,
+    pub arguments: Value,
+}
+
+/// Answers an `AskRequest`; true means yes.
+pub type Ask<'a> =
+    &'a (dyn Fn(AskRequest) -> futures::future::BoxFuture<'static, bool> + Send + Sync);
 
 #[derive(Debug, Clone)]
 pub struct TurnConfig {
@@ -62,6 +77,8 @@ pub struct TurnEnv<'a> {
     pub cfg: &'a TurnConfig,
     /// Messages the user sent while the turn ran, taken at the start of each round.
     pub queued: Option<&'a (dyn Fn() -> Vec<String> + Send + Sync)>,
+    /// How `HeadlessApproval::Ask` asks.
+    pub ask: Option<Ask<'a>>,
 }
 
 /// Runs one turn for `prompt` in a session; with no prompt, the turn continues the
@@ -442,9 +459,21 @@ pub(crate) async fn run_call(
              find another way or ask the user.",
             decision.reason
         )),
-        RuleAction::Require => match cfg.approval {
-            HeadlessApproval::All => None,
-            HeadlessApproval::Never => Some(format!(
+        RuleAction::Require => match (cfg.approval, env.ask) {
+            (HeadlessApproval::All, _) => None,
+            (HeadlessApproval::Ask, Some(ask)) => {
+                let yes = ask(AskRequest {
+                    tool: call.name.clone(),
+                    label: registry.describe_call(&call.name, &args, ToolDescriptionLength::Full),
+                    reason: decision.reason.clone(),
+                    arguments: args.clone(),
+                })
+                .await;
+                (!yes).then(|| {
+                    "User rejected this tool call. Reason: declined when asked.".to_string()
+                })
+            }
+            (HeadlessApproval::Never | HeadlessApproval::Ask, _) => Some(format!(
                 "User rejected this tool call. Reason: it needs approval ({}) and this \
                  headless run does not give it (--approve never).",
                 decision.reason
