@@ -20,9 +20,10 @@ fi
 
 # Debian packages: C toolchain for bundled SQLite, pkg-config for -sys crates.
 packages=(build-essential pkg-config git ca-certificates curl)
-# Test suite: ripgrep (grep_files is checked against it), procps (process checks).
+# Test suite: ripgrep (grep_files is checked against it), procps (process checks),
+# bsdutils (`script` gives the terminal-prompt test a real pseudo-terminal).
 if [[ $want_test -eq 1 ]]; then
-  packages+=(ripgrep procps)
+  packages+=(ripgrep procps bsdutils)
 fi
 
 missing=()
