@@ -10,21 +10,7 @@ use std::process::Command;
 
 const RUNS: usize = 7;
 
-/// The flags that make ripgrep walk exactly what grep_files walks.
-const RG_SAME_WALK: &[&str] = &[
-    "--hidden",
-    "--no-require-git",
-    "--no-messages",
-    "--color=never",
-    "-g",
-    "!.git",
-    "-g",
-    "!node_modules",
-    "-g",
-    "!target",
-    "-g",
-    "!secrets",
-];
+use skald_testkit::RG_SAME_WALK;
 
 pub fn corpus() -> Result<PathBuf> {
     let home = std::env::var_os("CARGO_HOME")

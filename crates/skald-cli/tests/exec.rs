@@ -399,6 +399,23 @@ fn wait_for(rx: &std::sync::mpsc::Receiver<Value>, kind: &str) -> Vec<Value> {
     }
 }
 
+/// Waits until a command under test has written its pid to `path`.
+#[cfg(unix)]
+fn wait_for_pidfile(path: &std::path::Path) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while std::fs::read_to_string(path)
+        .map(|s| s.trim().is_empty())
+        .unwrap_or(true)
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{} never appeared",
+            path.display()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
 #[cfg(unix)]
 fn interrupt(child: &std::process::Child) {
     use nix::sys::signal::{Signal, kill};
@@ -453,12 +470,7 @@ fn ctrl_c_during_a_long_shell_command_kills_it_and_marks_the_call_cancelled() {
     );
     wait_for(&rx, "tool_start");
     let pidfile = work.path().join("sleep.pid");
-    while std::fs::read_to_string(&pidfile)
-        .map(|s| s.trim().is_empty())
-        .unwrap_or(true)
-    {
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    wait_for_pidfile(&pidfile);
     interrupt(&child);
     let events = wait_for(&rx, "done");
     assert!(
@@ -516,12 +528,7 @@ fn kill_9_mid_tool_then_resume_loses_nothing() {
     );
     wait_for(&rx, "tool_start");
     let pidfile = work.path().join("cmd.pid");
-    while std::fs::read_to_string(&pidfile)
-        .map(|s| s.trim().is_empty())
-        .unwrap_or(true)
-    {
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    wait_for_pidfile(&pidfile);
     kill(Pid::from_raw(child.id() as i32), Signal::SIGKILL).unwrap();
     child.wait().unwrap();
     // The orphaned command is ours to clean up: a killed Skald cannot.

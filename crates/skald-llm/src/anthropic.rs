@@ -305,19 +305,10 @@ impl WireParser for Parser {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::types::tests::sse;
+    use crate::types::tests::run_sse;
 
     fn run(stream: &str) -> Result<Vec<Event>, LlmError> {
-        let mut p = Parser::default();
-        let mut out = Vec::new();
-        for ev in sse(stream) {
-            out.extend(p.feed(ev)?);
-            if p.is_done() {
-                break;
-            }
-        }
-        out.extend(p.finish()?);
-        Ok(out)
+        run_sse(Parser::default(), stream)
     }
 
     /// The event sequence of the Messages API documentation, with a tool call.

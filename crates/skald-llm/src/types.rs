@@ -202,6 +202,25 @@ pub(crate) fn preview(s: &str) -> String {
 
 #[cfg(test)]
 pub(crate) mod tests {
+    use crate::provider::WireParser;
+    use crate::{Event, LlmError};
+
+    /// Feeds a recorded SSE body through a wire parser the way `drive` does.
+    pub fn run_sse<P: WireParser<Item = eventsource_stream::Event>>(
+        mut parser: P,
+        body: &str,
+    ) -> Result<Vec<Event>, LlmError> {
+        let mut out = Vec::new();
+        for ev in sse(body) {
+            out.extend(parser.feed(ev)?);
+            if parser.is_done() {
+                break;
+            }
+        }
+        out.extend(parser.finish()?);
+        Ok(out)
+    }
+
     /// Splits a recorded SSE body into events the way the wire parser sees them.
     pub fn sse(body: &str) -> Vec<eventsource_stream::Event> {
         use eventsource_stream::Eventsource;

@@ -13,6 +13,24 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::{Arc, Mutex};
 
+/// The ripgrep flags that make `rg` walk exactly what grep_files walks: hidden files
+/// included, .gitignore respected outside git repositories too, and the directories
+/// grep_files never enters skipped.
+pub const RG_SAME_WALK: &[&str] = &[
+    "--hidden",
+    "--no-require-git",
+    "--no-messages",
+    "--color=never",
+    "-g",
+    "!.git",
+    "-g",
+    "!node_modules",
+    "-g",
+    "!target",
+    "-g",
+    "!secrets",
+];
+
 /// One recorded request.
 #[derive(Clone, Debug)]
 pub struct Recorded {

@@ -13,21 +13,8 @@ use std::process::Command;
 fn rg(root: &Path, args: &[&str]) -> BTreeSet<String> {
     let out = Command::new("rg")
         .current_dir(root)
-        .args([
-            "--hidden",
-            "--no-require-git",
-            "--no-heading",
-            "--no-messages",
-            "--color=never",
-            "-g",
-            "!.git",
-            "-g",
-            "!node_modules",
-            "-g",
-            "!target",
-            "-g",
-            "!secrets",
-        ])
+        .args(skald_testkit::RG_SAME_WALK)
+        .arg("--no-heading")
         .args(args)
         .output()
         .expect("ripgrep (`rg`) must be installed for this test: run scripts/setup.sh --test");
