@@ -6,6 +6,7 @@
 //! them from its runtime where a slow one would block, via `spawn_blocking`.
 
 mod error;
+mod inbox;
 mod known_tools;
 mod messages;
 mod migrations;
@@ -15,6 +16,7 @@ mod tool_calls;
 mod usage;
 
 pub use error::StoreError;
+pub use inbox::{InboxItem, InboxKind, InboxStatus, NewInboxItem};
 pub use known_tools::KnownTool;
 pub use messages::{Message, MessageStatus, NewMessage, Role};
 pub use migrations::{LATEST_VERSION, MIGRATIONS};

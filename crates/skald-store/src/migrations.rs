@@ -10,6 +10,7 @@ const STEPS: &[M<'static>] = &[
     M::up(include_str!("../migrations/0002_tool_calls.sql")),
     M::up(include_str!("../migrations/0003_usage_summaries.sql")),
     M::up(include_str!("../migrations/0004_approval.sql")),
+    M::up(include_str!("../migrations/0005_inbox.sql")),
 ];
 
 /// Every migration, in order.
