@@ -259,7 +259,7 @@ mod tests {
                 payload: json!({"tool": "execute_cmd", "arguments": {"command": "ls"}}),
             })
             .unwrap();
-        assert_eq!(store.pending_inbox().unwrap(), [it.clone()]);
+        assert_eq!(store.pending_inbox().unwrap(), std::slice::from_ref(&it));
         assert_eq!(
             store.inbox_item_for_call(s.id, "c1").unwrap().unwrap().id,
             it.id
