@@ -69,6 +69,25 @@ pub enum Event {
         message: String,
         retrying: bool,
     },
+    /// A call waits for a person's approval (in the chat, and as an Inbox item).
+    ApprovalRequired {
+        tool_call_id: String,
+        name: String,
+        arguments: Value,
+        label: String,
+        reason: String,
+        inbox_id: i64,
+    },
+    /// Something now waits in the Agent Inbox.
+    InboxRequested {
+        item: Value,
+    },
+    /// An Inbox item was answered (or its wait stopped).
+    InboxResolved {
+        id: i64,
+        session_id: i64,
+        status: Value,
+    },
     /// Older turns were summarised to keep the context within the model's window (they
     /// stay in the store).
     ContextCompacted {

@@ -9,7 +9,7 @@ use skald_api::CancellationToken;
 use skald_api::events::{Event, TurnOutcome};
 use skald_core::agents::Library;
 use skald_core::models::ModelHealth;
-use skald_core::turn::{HeadlessApproval, TurnConfig, TurnEnv, run_turn};
+use skald_core::turn::{ApprovalMode, TurnConfig, TurnEnv, run_turn};
 use skald_store::{NewSession, Store};
 use skald_testkit::{ScriptedServer, answer, tool_call};
 use std::sync::Mutex;
@@ -62,7 +62,7 @@ impl Bench {
             cfg: TurnConfig {
                 max_rounds,
                 context_window: 128_000,
-                approval: HeadlessApproval::All,
+                approval: ApprovalMode::All,
                 run: skald_core::approval::RunContext {
                     group: "default".into(),
                     agent_id: "main".into(),
@@ -93,6 +93,7 @@ impl Bench {
             cfg: &self.cfg,
             queued: None,
             ask: None,
+            inbox: None,
         };
         Ok(run_turn(&env, session.id, Some(prompt), cancel, emit).await?)
     }

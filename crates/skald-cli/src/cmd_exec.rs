@@ -4,7 +4,7 @@ use crate::exit;
 use skald_api::CancellationToken;
 use skald_api::events::{Event, TurnOutcome};
 use skald_core::approval::RunContext;
-use skald_core::turn::{self, HeadlessApproval, TurnConfig};
+use skald_core::turn::{self, ApprovalMode, TurnConfig};
 use skald_core::{Config, DataDir, builtin_registry};
 use skald_store::{NewSession, Store};
 use std::io::Write;
@@ -15,7 +15,7 @@ pub struct ExecArgs<'a> {
     pub agent: Option<&'a str>,
     pub model: Option<&'a str>,
     pub cwd: Option<&'a Path>,
-    pub approve: HeadlessApproval,
+    pub approve: ApprovalMode,
     pub json: bool,
     pub max_rounds: Option<usize>,
     pub prompt: &'a str,
@@ -147,12 +147,12 @@ pub async fn run(data_dir: &DataDir, config: &Config, a: ExecArgs<'_>) -> u8 {
         })
     };
     use std::io::IsTerminal;
-    let ask: Option<turn::Ask<'_>> = if a.approve == HeadlessApproval::Ask
+    let ask: Option<turn::Ask<'_>> = if a.approve == ApprovalMode::Ask
         && std::io::stdin().is_terminal()
     {
         Some(&ask_fn)
     } else {
-        if a.approve == HeadlessApproval::Ask {
+        if a.approve == ApprovalMode::Ask {
             eprintln!("skald exec: stdin is not a terminal; calls needing approval are rejected");
         }
         None
@@ -165,6 +165,7 @@ pub async fn run(data_dir: &DataDir, config: &Config, a: ExecArgs<'_>) -> u8 {
         cfg: &cfg,
         queued: None,
         ask,
+        inbox: None,
     };
     // A session continued after Skald stopped mid-turn first finishes what it left.
     if let Err(e) = skald_core::resume::resume_pending_tools(&env, session.id, &cancel, &emit).await

@@ -3,6 +3,7 @@
 
 mod cmd_doctor;
 mod cmd_exec;
+mod cmd_inbox;
 mod cmd_rules;
 mod cmd_sessions;
 mod cmd_tool;
@@ -98,6 +99,11 @@ enum Command {
         /// What to ask
         prompt: String,
     },
+    /// What agents are waiting on you for, and your answers
+    Inbox {
+        #[command(subcommand)]
+        command: InboxCommand,
+    },
     /// List, add or remove approval rules
     Rules {
         #[command(subcommand)]
@@ -130,6 +136,25 @@ enum SessionsCommand {
         id: i64,
         #[arg(long)]
         json: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum InboxCommand {
+    /// Everything waiting, oldest first
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Answer an item: the waiting call goes on, in whichever Skald process waits for it
+    Answer {
+        id: i64,
+        /// approve or reject
+        #[arg(value_parser = ["approve", "reject"])]
+        decision: String,
+        /// Why, for a rejection: the agent reads it
+        #[arg(long)]
+        note: Option<String>,
     },
 }
 
@@ -269,9 +294,9 @@ fn main() -> ExitCode {
                     model: model.as_deref(),
                     cwd: cwd.as_deref(),
                     approve: match approve {
-                        Approve::Never => skald_core::turn::HeadlessApproval::Never,
-                        Approve::All => skald_core::turn::HeadlessApproval::All,
-                        Approve::Ask => skald_core::turn::HeadlessApproval::Ask,
+                        Approve::Never => skald_core::turn::ApprovalMode::Never,
+                        Approve::All => skald_core::turn::ApprovalMode::All,
+                        Approve::Ask => skald_core::turn::ApprovalMode::Ask,
                     },
                     json,
                     max_rounds,
@@ -279,6 +304,12 @@ fn main() -> ExitCode {
                 };
                 cmd_exec::run(&env.data_dir, &env.config, args).await
             }
+            Command::Inbox { command } => match command {
+                InboxCommand::List { json } => cmd_inbox::list(&env.data_dir, json),
+                InboxCommand::Answer { id, decision, note } => {
+                    cmd_inbox::answer(&env.data_dir, id, decision == "approve", note.as_deref())
+                }
+            },
             Command::Rules { command } => match command {
                 RulesCommand::List { json } => cmd_rules::list(&env.data_dir, json),
                 RulesCommand::Add {

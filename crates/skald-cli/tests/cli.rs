@@ -392,3 +392,59 @@ fn the_approval_gate_applies_to_direct_runs() {
     let out = sb.run(&["tool", "execute_cmd", "--args", r#"{"command": "echo hi"}"#]);
     assert_eq!(out.status.code(), Some(3), "the rule is gone");
 }
+
+#[test]
+fn inbox_list_and_answer() {
+    let sb = Sandbox::new();
+    let out = sb.run(&["inbox", "list"]);
+    assert!(text(&out.stdout).contains("Nothing is waiting"));
+    // An item as a waiting turn leaves it.
+    let store = skald_store::Store::open(sb.data.path().join("skald.db")).unwrap();
+    let s = store
+        .create_session(&skald_store::NewSession::default())
+        .unwrap();
+    let item = store
+        .add_inbox_item(&skald_store::NewInboxItem {
+            session_id: s.id,
+            kind: skald_store::InboxKind::Approval,
+            tool_call_id: Some("c1".into()),
+            agent_id: "main".into(),
+            depth: 0,
+            title: "execute_cmd `make deploy`".into(),
+            payload: serde_json::json!({"reason": "rule #4 (require execute_cmd)"}),
+        })
+        .unwrap();
+    let out = sb.run(&["inbox", "list"]);
+    assert!(
+        text(&out.stdout).contains("execute_cmd `make deploy`"),
+        "{}",
+        text(&out.stdout)
+    );
+    let out = sb.run(&[
+        "inbox",
+        "answer",
+        &item.id.to_string(),
+        "reject",
+        "--note",
+        "not on Fridays",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let it = store.get_inbox_item(item.id).unwrap();
+    assert_eq!(it.status, skald_store::InboxStatus::Rejected);
+    assert_eq!(it.answer.as_deref(), Some("not on Fridays"));
+    // Answered once only; unknown ids are usage errors.
+    assert_eq!(
+        sb.run(&["inbox", "answer", &item.id.to_string(), "approve"])
+            .status
+            .code(),
+        Some(2)
+    );
+    assert_eq!(
+        sb.run(&["inbox", "answer", "999", "approve"]).status.code(),
+        Some(2)
+    );
+    assert_eq!(
+        sb.run(&["inbox", "answer", "1", "maybe"]).status.code(),
+        Some(2)
+    );
+}

@@ -12,6 +12,7 @@ pub mod config;
 pub mod direct;
 pub mod discovery;
 pub mod doctor;
+pub mod inbox;
 pub mod logging;
 pub mod models;
 pub mod paths;

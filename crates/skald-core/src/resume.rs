@@ -86,7 +86,7 @@ pub async fn resume_pending_tools(
 mod tests {
     use super::*;
     use crate::builtin_registry;
-    use crate::turn::{HeadlessApproval, TurnConfig};
+    use crate::turn::{ApprovalMode, TurnConfig};
     use serde_json::json;
     use skald_store::{NewMessage, NewSession, NewToolCall, Role, Store};
     use std::sync::Mutex;
@@ -128,7 +128,7 @@ mod tests {
         let cfg = TurnConfig {
             max_rounds: 1,
             context_window: 128_000,
-            approval: HeadlessApproval::All,
+            approval: ApprovalMode::All,
             run: crate::approval::RunContext {
                 group: "default".into(),
                 agent_id: "main".into(),
@@ -145,6 +145,7 @@ mod tests {
             cfg: &cfg,
             queued: None,
             ask: None,
+            inbox: None,
         };
         let seen = Mutex::new(Vec::new());
         let emit = |e: Event| seen.lock().unwrap().push(e);

@@ -4,9 +4,10 @@
 
 use crate::agents::Library;
 use crate::approval::RunContext;
+use crate::inbox::{Answer, Inbox};
 use crate::models::ModelHealth;
 use crate::registry::ToolRegistry;
-use crate::turn::{self, HeadlessApproval, TurnConfig, TurnEnv};
+use crate::turn::{self, ApprovalMode, TurnConfig, TurnEnv};
 use serde::Serialize;
 use skald_api::CancellationToken;
 use skald_api::events::{Event, TurnOutcome};
@@ -47,7 +48,7 @@ pub enum SessionError {
 #[derive(Debug, Clone)]
 pub struct TurnSettings {
     pub max_rounds: usize,
-    pub approval: HeadlessApproval,
+    pub approval: ApprovalMode,
     pub context_window: usize,
     /// The MCP list shown in agents' prompts.
     pub mcp_list: String,
@@ -68,6 +69,7 @@ pub struct SessionManager {
     settings: TurnSettings,
     slots: Mutex<HashMap<i64, Arc<Mutex<Slot>>>>,
     events: broadcast::Sender<SessionEvent>,
+    inbox: Arc<Inbox>,
 }
 
 /// Events kept for a slow subscriber before it starts missing some.
@@ -95,7 +97,24 @@ impl SessionManager {
             settings,
             slots: Mutex::new(HashMap::new()),
             events,
+            inbox: Inbox::new(),
         })
+    }
+
+    /// Everything waiting on the user, across sessions, oldest first.
+    pub fn inbox(&self) -> Result<Vec<skald_store::InboxItem>, SessionError> {
+        Ok(self.store.pending_inbox()?)
+    }
+
+    /// Answers an Inbox item; the call waiting on it goes on.
+    pub fn answer(&self, id: i64, answer: &Answer) -> Result<skald_store::InboxItem, SessionError> {
+        let store = self.store.clone();
+        let events = self.events.clone();
+        let session_id = store.get_inbox_item(id)?.session_id;
+        let emit = move |event: Event| {
+            let _ = events.send(SessionEvent { session_id, event });
+        };
+        Ok(self.inbox.answer(&store, id, answer, &emit)?)
     }
 
     pub fn subscribe(&self) -> broadcast::Receiver<SessionEvent> {
@@ -251,6 +270,7 @@ impl SessionManager {
             cfg: &cfg,
             queued: Some(&take),
             ask: None,
+            inbox: Some(&self.inbox),
         };
         let _ = crate::resume::resume_pending_tools(&env, session_id, cancel, &emit).await;
         match turn::run_turn(&env, session_id, prompt, cancel, &emit).await {

@@ -22,16 +22,17 @@ use skald_store::{
     RuleAction, Store,
 };
 
-/// What a headless run does with a call that needs a person's approval, until the
-/// approval gate exists.
+/// What happens to a call the approval gate says needs a person's yes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum HeadlessApproval {
-    /// Reject it; the model is told and the turn goes on.
+pub enum ApprovalMode {
+    /// Reject it; the model is told and the turn goes on (headless default).
     Never,
-    /// Run it.
+    /// Run it (headless, the user said so up front).
     All,
     /// Ask through the turn's `ask` callback (a terminal prompt); without one, reject.
     Ask,
+    /// Ask in the chat and the Agent Inbox, and wait for the answer (interactive).
+    Inbox,
 }
 
 /// A question to the person at the terminal: may this call run?
@@ -52,7 +53,7 @@ pub struct TurnConfig {
     pub max_rounds: usize,
     /// Tokens the models' context holds; older turns are summarised near it.
     pub context_window: usize,
-    pub approval: HeadlessApproval,
+    pub approval: ApprovalMode,
     /// Permission group, agent, working directory and grants: what the gate decides with.
     pub run: RunContext,
     pub system_prompt: String,
@@ -77,8 +78,10 @@ pub struct TurnEnv<'a> {
     pub cfg: &'a TurnConfig,
     /// Messages the user sent while the turn ran, taken at the start of each round.
     pub queued: Option<&'a (dyn Fn() -> Vec<String> + Send + Sync)>,
-    /// How `HeadlessApproval::Ask` asks.
+    /// How `ApprovalMode::Ask` asks.
     pub ask: Option<Ask<'a>>,
+    /// Where `ApprovalMode::Inbox` asks.
+    pub inbox: Option<&'a crate::inbox::Inbox>,
 }
 
 /// Runs one turn for `prompt` in a session; with no prompt, the turn continues the
@@ -358,6 +361,62 @@ fn unique_call_ids(
     Ok(())
 }
 
+/// Puts a call that needs approval in the Agent Inbox (its row `pending`) and waits for
+/// the answer. A call resumed after a restart finds the item it already has.
+async fn ask_inbox(
+    env: &TurnEnv<'_>,
+    session_id: i64,
+    call: &ToolCall,
+    args: &Value,
+    reason: &str,
+    cancel: &CancellationToken,
+    emit: Emit<'_>,
+) -> Result<crate::inbox::Outcome, TurnError> {
+    let (store, registry, cfg) = (env.store, env.registry, env.cfg);
+    let Some(inbox) = env.inbox else {
+        return Ok(crate::inbox::Outcome::Rejected("no inbox to ask in".into()));
+    };
+    let label = registry.describe_call(&call.name, args, ToolDescriptionLength::Full);
+    let item = match store.inbox_item_for_call(session_id, &call.id)? {
+        Some(existing) => existing,
+        None => {
+            store.set_tool_call_status(session_id, &call.id, ToolCallStatus::Pending, None)?;
+            inbox.request(
+                store,
+                &skald_store::NewInboxItem {
+                    session_id,
+                    kind: skald_store::InboxKind::Approval,
+                    tool_call_id: Some(call.id.clone()),
+                    agent_id: cfg.run.agent_id.clone(),
+                    depth: 0,
+                    title: label.clone(),
+                    payload: serde_json::json!({
+                        "tool": call.name,
+                        "arguments": args,
+                        "label": label,
+                        "reason": reason,
+                        "write": crate::approval::write_preview(&call.name, args, &cfg.run.working_dir),
+                    }),
+                },
+                emit,
+            )?
+        }
+    };
+    emit(Event::ApprovalRequired {
+        tool_call_id: call.id.clone(),
+        name: call.name.clone(),
+        arguments: args.clone(),
+        label,
+        reason: reason.to_string(),
+        inbox_id: item.id,
+    });
+    let outcome = inbox.wait(store, item.id, cancel).await?;
+    if outcome == crate::inbox::Outcome::Approved {
+        store.set_tool_call_status(session_id, &call.id, ToolCallStatus::Running, None)?;
+    }
+    Ok(outcome)
+}
+
 /// Stores the messages queued while the turn ran as user messages. Returns whether there
 /// were any.
 fn inject_queued(env: &TurnEnv<'_>, session_id: i64, emit: Emit<'_>) -> Result<bool, TurnError> {
@@ -460,8 +519,35 @@ pub(crate) async fn run_call(
             decision.reason
         )),
         RuleAction::Require => match (cfg.approval, env.ask) {
-            (HeadlessApproval::All, _) => None,
-            (HeadlessApproval::Ask, Some(ask)) => {
+            (ApprovalMode::All, _) => None,
+            (ApprovalMode::Inbox, _) if env.inbox.is_some() => {
+                match ask_inbox(env, session_id, call, &args, &decision.reason, cancel, emit)
+                    .await?
+                {
+                    crate::inbox::Outcome::Approved => None,
+                    crate::inbox::Outcome::Rejected(note) => Some(format!(
+                        "User rejected this tool call. Reason: {}",
+                        if note.trim().is_empty() {
+                            "no reason given"
+                        } else {
+                            note.trim()
+                        }
+                    )),
+                    crate::inbox::Outcome::Cancelled => {
+                        store.set_tool_call_status(
+                            session_id,
+                            &call.id,
+                            ToolCallStatus::Cancelled,
+                            None,
+                        )?;
+                        emit(Event::ToolCancelled {
+                            tool_call_id: call.id.clone(),
+                        });
+                        return Ok(true);
+                    }
+                }
+            }
+            (ApprovalMode::Ask, Some(ask)) => {
                 let yes = ask(AskRequest {
                     tool: call.name.clone(),
                     label: registry.describe_call(&call.name, &args, ToolDescriptionLength::Full),
@@ -473,7 +559,7 @@ pub(crate) async fn run_call(
                     "User rejected this tool call. Reason: declined when asked.".to_string()
                 })
             }
-            (HeadlessApproval::Never | HeadlessApproval::Ask, _) => Some(format!(
+            (ApprovalMode::Never | ApprovalMode::Ask | ApprovalMode::Inbox, _) => Some(format!(
                 "User rejected this tool call. Reason: it needs approval ({}) and this \
                  headless run does not give it (--approve never).",
                 decision.reason

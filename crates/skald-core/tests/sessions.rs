@@ -5,8 +5,9 @@
 
 use skald_api::events::{Event, TurnOutcome};
 use skald_core::agents::Library;
+use skald_core::inbox::Answer;
 use skald_core::sessions::{Sent, SessionEvent, SessionManager, TurnSettings};
-use skald_core::turn::HeadlessApproval;
+use skald_core::turn::ApprovalMode;
 use skald_store::{NewSession, Store};
 use skald_testkit::{ScriptedServer, answer, tool_call};
 use std::sync::Arc;
@@ -16,6 +17,15 @@ fn manager(
     server: &ScriptedServer,
     data: &std::path::Path,
     work: &std::path::Path,
+) -> (Arc<SessionManager>, i64) {
+    manager_with(server, data, work, ApprovalMode::All)
+}
+
+fn manager_with(
+    server: &ScriptedServer,
+    data: &std::path::Path,
+    work: &std::path::Path,
+    approval: ApprovalMode,
 ) -> (Arc<SessionManager>, i64) {
     let store = Arc::new(Store::open(data.join("skald.db")).unwrap());
     let session = store
@@ -38,7 +48,7 @@ fn manager(
         Arc::new(Library::load(data).unwrap()),
         TurnSettings {
             max_rounds: 10,
-            approval: HeadlessApproval::All,
+            approval,
             context_window: 128_000,
             mcp_list: "No MCP servers are configured.".into(),
         },
@@ -221,4 +231,156 @@ async fn at_start_unfinished_sessions_are_resumed_and_continued() {
             .iter()
             .any(|m| m["role"] == "tool" && m["content"].as_str().unwrap().contains("the notes"))
     );
+}
+
+fn inbox_id(events: &[Event]) -> i64 {
+    events
+        .iter()
+        .find_map(|e| match e {
+            Event::ApprovalRequired { inbox_id, .. } => Some(*inbox_id),
+            _ => None,
+        })
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn approvals_wait_in_the_inbox_and_run_when_approved() {
+    let server = ScriptedServer::new(vec![
+        tool_call("c1", "execute_cmd", r#"{"command": "echo ok > out.txt"}"#),
+        answer("Written."),
+    ]);
+    let (data, work) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (mgr, sid) = manager_with(&server, data.path(), work.path(), ApprovalMode::Inbox);
+    let mut rx = mgr.subscribe();
+    mgr.send_message(sid, "write it".into()).unwrap();
+    let events = until(&mut rx, |e| matches!(e, Event::ApprovalRequired { .. })).await;
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, Event::InboxRequested { .. }))
+    );
+    let id = inbox_id(&events);
+    // It waits: nothing ran, the row is pending, the Inbox lists it.
+    assert!(!work.path().join("out.txt").exists());
+    let pending = mgr.inbox().unwrap();
+    assert_eq!(pending.len(), 1);
+    assert_eq!(pending[0].payload["tool"], "execute_cmd");
+    mgr.answer(id, &Answer::Approve).unwrap();
+    let events = until(&mut rx, |e| matches!(e, Event::Done { .. })).await;
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, Event::InboxResolved { .. }))
+    );
+    assert!(events.iter().any(|e| matches!(e, Event::ToolDone { .. })));
+    assert!(work.path().join("out.txt").exists());
+    assert!(mgr.inbox().unwrap().is_empty());
+    // A second answer to the same item is refused.
+    assert!(mgr.answer(id, &Answer::Approve).is_err());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rejection_reaches_the_model_with_its_note() {
+    let server = ScriptedServer::new(vec![
+        tool_call(
+            "c1",
+            "write_file",
+            r#"{"path": "plan.md", "content": "new plan"}"#,
+        ),
+        answer("Understood."),
+    ]);
+    let (data, work) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    std::fs::write(work.path().join("plan.md"), "old plan").unwrap();
+    let (mgr, sid) = manager_with(&server, data.path(), work.path(), ApprovalMode::Inbox);
+    let mut rx = mgr.subscribe();
+    mgr.send_message(sid, "rewrite the plan".into()).unwrap();
+    let events = until(&mut rx, |e| matches!(e, Event::ApprovalRequired { .. })).await;
+    let item = &mgr.inbox().unwrap()[0];
+    // A write shows what it would change.
+    assert_eq!(item.payload["write"]["old"], "old plan");
+    assert_eq!(item.payload["write"]["new"], "new plan");
+    mgr.answer(
+        inbox_id(&events),
+        &Answer::Reject {
+            note: "keep the old plan".into(),
+        },
+    )
+    .unwrap();
+    until(&mut rx, |e| matches!(e, Event::Done { .. })).await;
+    assert_eq!(
+        std::fs::read_to_string(work.path().join("plan.md")).unwrap(),
+        "old plan"
+    );
+    let msgs = server.recorded()[1].body["messages"].clone();
+    let tool = msgs
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .unwrap()
+        .clone();
+    assert_eq!(
+        tool["content"],
+        "User rejected this tool call. Reason: keep the old plan"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approval_pending_across_a_restart_is_answered_by_id_from_another_process() {
+    let server = ScriptedServer::new(vec![answer("Ran it after the restart.")]);
+    let (data, work) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (mgr, sid) = manager_with(&server, data.path(), work.path(), ApprovalMode::Inbox);
+    // What a Skald stopped while waiting leaves: a pending call and its pending item.
+    let other = Store::open(data.path().join("skald.db")).unwrap();
+    other
+        .append_message(&skald_store::NewMessage::new(
+            sid,
+            skald_store::Role::User,
+            "go",
+        ))
+        .unwrap();
+    let msg = other
+        .append_message(&skald_store::NewMessage::new(
+            sid,
+            skald_store::Role::Assistant,
+            "",
+        ))
+        .unwrap();
+    other
+        .insert_tool_call(&skald_store::NewToolCall {
+            tool_call_id: "c9".into(),
+            session_id: sid,
+            stack_id: None,
+            message_id: Some(msg.id),
+            name: "execute_cmd".into(),
+            args: serde_json::json!({"command": "echo resumed > r.txt"}),
+            status: skald_api::ToolCallStatus::Pending,
+        })
+        .unwrap();
+    let item = other
+        .add_inbox_item(&skald_store::NewInboxItem {
+            session_id: sid,
+            kind: skald_store::InboxKind::Approval,
+            tool_call_id: Some("c9".into()),
+            agent_id: "main".into(),
+            depth: 0,
+            title: "execute_cmd `echo resumed > r.txt`".into(),
+            payload: serde_json::json!({"tool": "execute_cmd"}),
+        })
+        .unwrap();
+    let mut rx = mgr.subscribe();
+    mgr.resume_all().unwrap();
+    let events = until(&mut rx, |e| matches!(e, Event::ApprovalRequired { .. })).await;
+    assert_eq!(inbox_id(&events), item.id, "the same item, not a new one");
+    // `skald inbox answer` from another process writes the store only.
+    other
+        .resolve_inbox_item(item.id, skald_store::InboxStatus::Approved, None)
+        .unwrap();
+    let events = until(&mut rx, |e| matches!(e, Event::Done { .. })).await;
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, Event::ToolDone { tool_call_id, .. } if tool_call_id == "c9"))
+    );
+    assert!(work.path().join("r.txt").exists());
 }

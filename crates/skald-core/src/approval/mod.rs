@@ -227,6 +227,49 @@ fn digest(args: &Value) -> String {
     format!("{:016x}", h.finish())
 }
 
+/// Bytes of a file shown in an approval's before/after preview.
+const PREVIEW_BYTES: usize = 200 * 1024;
+
+/// What a write would change, for the approval request: the path, the file's content now
+/// and after (a unified diff is derivable from the two). `null` for calls that are not
+/// writes; only the path when the new content cannot be worked out cheaply.
+pub fn write_preview(tool: &str, args: &Value, working_dir: &Path) -> Value {
+    if !FS_WRITE.contains(&tool) {
+        return Value::Null;
+    }
+    let Some(raw) = args.get("path").and_then(Value::as_str) else {
+        return Value::Null;
+    };
+    let path = skald_tools::fs::resolve_in(raw, working_dir);
+    let cut = |s: String| -> String {
+        match s.char_indices().nth(PREVIEW_BYTES) {
+            Some((i, _)) => s[..i].to_string(),
+            None => s,
+        }
+    };
+    let old = std::fs::metadata(&path)
+        .ok()
+        .filter(|m| m.is_file() && m.len() <= 8 * PREVIEW_BYTES as u64)
+        .and_then(|_| std::fs::read_to_string(&path).ok());
+    let text = |k: &str| args.get(k).and_then(Value::as_str).unwrap_or("");
+    let new = match tool {
+        tn::WRITE_FILE => Some(text("content").to_string()),
+        tn::EDIT_FILE => old.as_ref().map(|o| {
+            if args.get("replace_all").and_then(Value::as_bool) == Some(true) {
+                o.replace(text("old"), text("new"))
+            } else {
+                o.replacen(text("old"), text("new"), 1)
+            }
+        }),
+        _ => None,
+    };
+    serde_json::json!({
+        "path": path.display().to_string(),
+        "old": old.map(cut),
+        "new": new.map(cut),
+    })
+}
+
 /// The registry tools a group's rules deny outright, whatever the arguments: they are
 /// taken out of the model's tool list. Rules with a path or command pattern depend on the
 /// call and never hide a tool; MCP tools are gated, never hidden (tools.md).

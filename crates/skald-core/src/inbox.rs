@@ -1,0 +1,129 @@
+//! The Agent Inbox, engine side: one place where every agent's wait for a person is
+//! created, waited on and answered — approvals now; clarification questions and MCP
+//! elicitations join it later. Items live in the store, so an answer given after a
+//! restart, or from another process (`skald inbox answer`), reaches the waiting call.
+
+use serde::{Deserialize, Serialize};
+use skald_api::CancellationToken;
+use skald_api::events::Event;
+use skald_store::{InboxItem, InboxStatus, NewInboxItem, Store, StoreError};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::Notify;
+
+/// How often a waiting call looks at the store, for answers given by another process.
+const POLL: Duration = Duration::from_millis(250);
+
+/// A person's answer to an approval.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "decision", rename_all = "snake_case")]
+pub enum Answer {
+    Approve,
+    Reject {
+        #[serde(default)]
+        note: String,
+    },
+}
+
+/// How a wait ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    Approved,
+    Rejected(String),
+    /// The waiting call was stopped.
+    Cancelled,
+}
+
+#[derive(Default)]
+pub struct Inbox {
+    waiters: Mutex<HashMap<i64, Arc<Notify>>>,
+}
+
+impl Inbox {
+    pub fn new() -> Arc<Inbox> {
+        Arc::new(Inbox::default())
+    }
+
+    fn waiter(&self, id: i64) -> Arc<Notify> {
+        self.waiters
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .entry(id)
+            .or_default()
+            .clone()
+    }
+
+    /// Stores a new item and announces it.
+    pub fn request(
+        &self,
+        store: &Store,
+        new: &NewInboxItem,
+        emit: &(dyn Fn(Event) + Send + Sync),
+    ) -> Result<InboxItem, StoreError> {
+        let item = store.add_inbox_item(new)?;
+        emit(Event::InboxRequested {
+            item: serde_json::to_value(&item).unwrap_or_default(),
+        });
+        Ok(item)
+    }
+
+    /// Waits until the item is answered (here, from another process, or before a
+    /// restart) or `cancel` fires, which resolves it as cancelled.
+    pub async fn wait(
+        &self,
+        store: &Store,
+        id: i64,
+        cancel: &CancellationToken,
+    ) -> Result<Outcome, StoreError> {
+        let notify = self.waiter(id);
+        let outcome = loop {
+            let item = store.get_inbox_item(id)?;
+            match item.status {
+                InboxStatus::Approved | InboxStatus::Answered => break Outcome::Approved,
+                InboxStatus::Rejected => break Outcome::Rejected(item.answer.unwrap_or_default()),
+                InboxStatus::Cancelled => break Outcome::Cancelled,
+                InboxStatus::Pending => {}
+            }
+            tokio::select! {
+                biased;
+                _ = cancel.cancelled() => {
+                    // Resolve it so the Inbox does not keep asking about a stopped call; if
+                    // someone answered in the meantime, their answer stands.
+                    let _ = store.resolve_inbox_item(id, InboxStatus::Cancelled, None);
+                    break Outcome::Cancelled;
+                }
+                _ = notify.notified() => {}
+                _ = tokio::time::sleep(POLL) => {}
+            }
+        };
+        self.waiters
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&id);
+        Ok(outcome)
+    }
+
+    /// Records a person's answer and wakes the waiting call.
+    pub fn answer(
+        &self,
+        store: &Store,
+        id: i64,
+        answer: &Answer,
+        emit: &(dyn Fn(Event) + Send + Sync),
+    ) -> Result<InboxItem, StoreError> {
+        let item = match answer {
+            Answer::Approve => store.resolve_inbox_item(id, InboxStatus::Approved, None)?,
+            Answer::Reject { note } => {
+                store.resolve_inbox_item(id, InboxStatus::Rejected, Some(note))?
+            }
+        };
+        self.waiter(id).notify_one();
+        emit(Event::InboxResolved {
+            id,
+            session_id: item.session_id,
+            status: serde_json::to_value(item.status).unwrap_or_default(),
+        });
+        Ok(item)
+    }
+}
