@@ -3,6 +3,7 @@
 //! elicitations join it later. Items live in the store, so an answer given after a
 //! restart, or from another process (`skald inbox answer`), reaches the waiting call.
 
+use crate::approval::{BypassScope, Bypasses, RuleSpec};
 use serde::{Deserialize, Serialize};
 use skald_api::CancellationToken;
 use skald_api::events::Event;
@@ -24,6 +25,18 @@ pub enum Answer {
         #[serde(default)]
         note: String,
     },
+    /// Approve, and let the session's calls in `scope` run without asking for `minutes`
+    /// (or, with none, as long as the session runs).
+    ApproveWithBypass {
+        scope: BypassScope,
+        #[serde(default)]
+        minutes: Option<u64>,
+    },
+    /// Approve, and store `rule` (usually `propose_rule`'s, as the person edited it) so
+    /// such calls never ask again in this project.
+    AlwaysAllow {
+        rule: RuleSpec,
+    },
 }
 
 /// How a wait ended.
@@ -38,6 +51,8 @@ pub enum Outcome {
 #[derive(Default)]
 pub struct Inbox {
     waiters: Mutex<HashMap<i64, Arc<Notify>>>,
+    /// Bypasses granted from answers, consulted before asking.
+    pub bypasses: Bypasses,
 }
 
 impl Inbox {
@@ -116,6 +131,26 @@ impl Inbox {
             Answer::Approve => store.resolve_inbox_item(id, InboxStatus::Approved, None)?,
             Answer::Reject { note } => {
                 store.resolve_inbox_item(id, InboxStatus::Rejected, Some(note))?
+            }
+            Answer::ApproveWithBypass { scope, minutes } => {
+                let item = store.resolve_inbox_item(id, InboxStatus::Approved, None)?;
+                self.bypasses.grant(
+                    item.session_id,
+                    scope.clone(),
+                    minutes.map(|m| Duration::from_secs(m.saturating_mul(60))),
+                );
+                item
+            }
+            Answer::AlwaysAllow { rule } => {
+                if rule.action == skald_store::RuleAction::Deny {
+                    // "Always allow" never writes a deny; that is `skald rules add`'s job.
+                    return Err(StoreError::Invalid(
+                        "an always-allow rule must allow".into(),
+                    ));
+                }
+                let item = store.resolve_inbox_item(id, InboxStatus::Approved, None)?;
+                store.add_rule(&rule.to_new_rule())?;
+                item
             }
         };
         self.waiter(id).notify_one();

@@ -106,6 +106,26 @@ impl SessionManager {
         Ok(self.store.pending_inbox()?)
     }
 
+    /// The "always allow" rule proposed for an approval item, with the session's earlier
+    /// calls it would have matched.
+    pub fn propose_rule(
+        &self,
+        id: i64,
+    ) -> Result<(crate::approval::RuleSpec, Vec<skald_store::ToolCallRecord>), SessionError> {
+        let item = self.store.get_inbox_item(id)?;
+        let session = self.store.get_session(item.session_id)?;
+        let ctx = RunContext {
+            group: "default".to_string(),
+            agent_id: session.agent_id.clone(),
+            working_dir: session.working_dir.map(PathBuf::from).unwrap_or_default(),
+            ..RunContext::default()
+        };
+        let tool = item.payload["tool"].as_str().unwrap_or_default();
+        let spec = crate::approval::propose_rule(&ctx, tool, &item.payload["arguments"]);
+        let matched = crate::approval::would_match(&self.store, item.session_id, &ctx, &spec)?;
+        Ok((spec, matched))
+    }
+
     /// Answers an Inbox item; the call waiting on it goes on.
     pub fn answer(&self, id: i64, answer: &Answer) -> Result<skald_store::InboxItem, SessionError> {
         let store = self.store.clone();

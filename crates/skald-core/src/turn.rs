@@ -520,6 +520,13 @@ pub(crate) async fn run_call(
         )),
         RuleAction::Require => match (cfg.approval, env.ask) {
             (ApprovalMode::All, _) => None,
+            // A bypass granted from an earlier answer covers it.
+            _ if env
+                .inbox
+                .is_some_and(|i| i.bypasses.covers(session_id, &call.name, registry)) =>
+            {
+                None
+            }
             (ApprovalMode::Inbox, _) if env.inbox.is_some() => {
                 match ask_inbox(env, session_id, call, &args, &decision.reason, cancel, emit)
                     .await?

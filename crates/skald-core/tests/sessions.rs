@@ -384,3 +384,47 @@ async fn an_approval_pending_across_a_restart_is_answered_by_id_from_another_pro
     );
     assert!(work.path().join("r.txt").exists());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn always_allow_stores_the_proposed_rule_and_bypasses_cover_the_next_calls() {
+    for always in [true, false] {
+        let server = ScriptedServer::new(vec![
+            tool_call("c1", "execute_cmd", r#"{"command": "touch one.txt"}"#),
+            tool_call("c2", "execute_cmd", r#"{"command": "touch two.txt"}"#),
+            answer("Both files made."),
+        ]);
+        let (data, work) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let work_path = std::fs::canonicalize(work.path()).unwrap();
+        let (mgr, sid) = manager_with(&server, data.path(), &work_path, ApprovalMode::Inbox);
+        let mut rx = mgr.subscribe();
+        mgr.send_message(sid, "make two files".into()).unwrap();
+        let events = until(&mut rx, |e| matches!(e, Event::ApprovalRequired { .. })).await;
+        let id = inbox_id(&events);
+        let answer_given = if always {
+            let (spec, matched) = mgr.propose_rule(id).unwrap();
+            assert_eq!(spec.command_pattern.as_deref(), Some("touch"));
+            assert_eq!(
+                spec.working_dir.as_deref(),
+                Some(work_path.to_str().unwrap())
+            );
+            assert_eq!(matched.len(), 1, "the call being approved itself");
+            Answer::AlwaysAllow { rule: spec }
+        } else {
+            Answer::ApproveWithBypass {
+                scope: skald_core::approval::BypassScope::Category("shell".into()),
+                minutes: Some(15),
+            }
+        };
+        mgr.answer(id, &answer_given).unwrap();
+        let events = until(&mut rx, |e| matches!(e, Event::Done { .. })).await;
+        let asked = events
+            .iter()
+            .filter(|e| matches!(e, Event::ApprovalRequired { .. }))
+            .count();
+        assert_eq!(
+            asked, 0,
+            "the second call ran without asking (always: {always})"
+        );
+        assert!(work_path.join("one.txt").exists() && work_path.join("two.txt").exists());
+    }
+}

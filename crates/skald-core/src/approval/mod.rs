@@ -227,6 +227,169 @@ fn digest(args: &Value) -> String {
     format!("{:016x}", h.finish())
 }
 
+/// Where "always allow" rules go: before the seeded requires (20), after the seeded
+/// `secrets/` deny (0), so they can lift an approval but never a deny.
+pub const ALWAYS_PRIORITY: i64 = 15;
+
+/// A rule as a person edits it before storing it ("always allow").
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct RuleSpec {
+    pub group: String,
+    pub tool_pattern: String,
+    pub path_pattern: Option<String>,
+    pub command_pattern: Option<String>,
+    pub working_dir: Option<String>,
+    pub action: RuleAction,
+    pub note: String,
+}
+
+impl RuleSpec {
+    pub fn to_new_rule(&self) -> skald_store::NewRule {
+        skald_store::NewRule {
+            group_name: self.group.clone(),
+            tool_pattern: self.tool_pattern.clone(),
+            path_pattern: self.path_pattern.clone(),
+            command_pattern: self.command_pattern.clone(),
+            agent_id: None,
+            working_dir: self.working_dir.clone(),
+            action: Some(self.action),
+            priority: ALWAYS_PRIORITY,
+            note: self.note.clone(),
+        }
+    }
+
+    fn as_rule(&self) -> Rule {
+        Rule {
+            id: 0,
+            group_name: self.group.clone(),
+            tool_pattern: self.tool_pattern.clone(),
+            path_pattern: self.path_pattern.clone(),
+            command_pattern: self.command_pattern.clone(),
+            agent_id: None,
+            working_dir: self.working_dir.clone(),
+            action: self.action,
+            priority: ALWAYS_PRIORITY,
+            note: self.note.clone(),
+        }
+    }
+}
+
+/// The rule "always allow" proposes for a call — general enough to matter, narrow enough
+/// to be safe: a command's leading words (`cargo test`), a write's smallest sensible
+/// folder, an MCP tool itself; scoped to this working directory so it does not leak into
+/// other projects.
+pub fn propose_rule(ctx: &RunContext, tool: &str, args: &Value) -> RuleSpec {
+    let (tool_pattern, path_pattern, command_pattern) = if tool == tn::EXECUTE_CMD {
+        let cmd = args.get("command").and_then(Value::as_str).unwrap_or("");
+        (tool.to_string(), None, command::proposed_pattern(cmd))
+    } else if FS_WRITE.contains(&tool) || FS_READ.contains(&tool) {
+        let group = if FS_WRITE.contains(&tool) {
+            "@fs_write"
+        } else {
+            "@fs_read"
+        };
+        let path = call_path(tool, args, &ctx.working_dir).map(|p| {
+            let wd = canonicalize_for_policy(&ctx.working_dir, Path::new("/"));
+            // The file's folder, relative to the working directory when inside it; a file
+            // at the top of the working directory is named on its own.
+            match p.parent() {
+                Some(dir) if dir != wd.as_path() => {
+                    let shown = dir.strip_prefix(&wd).unwrap_or(dir);
+                    format!("{}/*", shown.display())
+                }
+                _ => p.strip_prefix(&wd).unwrap_or(&p).display().to_string(),
+            }
+        });
+        (group.to_string(), path, None)
+    } else {
+        (tool.to_string(), None, None)
+    };
+    RuleSpec {
+        group: ctx.group.clone(),
+        tool_pattern,
+        path_pattern,
+        command_pattern,
+        working_dir: Some(
+            canonicalize_for_policy(&ctx.working_dir, Path::new("/"))
+                .display()
+                .to_string(),
+        ),
+        action: RuleAction::Allow,
+        note: "always allowed from the Inbox".to_string(),
+    }
+}
+
+/// The session's earlier calls a proposed rule would have matched, so the person sees
+/// what "always" would have meant before saying yes.
+pub fn would_match(
+    store: &Store,
+    session_id: i64,
+    ctx: &RunContext,
+    spec: &RuleSpec,
+) -> Result<Vec<skald_store::ToolCallRecord>, skald_store::StoreError> {
+    let rule = spec.as_rule();
+    Ok(store
+        .list_tool_calls(session_id)?
+        .into_iter()
+        .filter(|c| rule_matches(&rule, ctx, &c.name, &c.args))
+        .collect())
+}
+
+/// What a temporary bypass covers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(tag = "scope", content = "value", rename_all = "snake_case")]
+pub enum BypassScope {
+    All,
+    /// A tool category: filesystem, shell, config, …
+    Category(String),
+    /// One MCP server's tools.
+    McpServer(String),
+}
+
+/// Temporary bypasses per session: calls they cover that need approval run without asking
+/// until they expire. They never override a deny.
+/// A bypass's scope and when it ends (`None`: with the session in this process).
+type Bypass = (BypassScope, Option<std::time::Instant>);
+
+#[derive(Default)]
+pub struct Bypasses {
+    entries: std::sync::Mutex<std::collections::HashMap<i64, Vec<Bypass>>>,
+}
+
+impl Bypasses {
+    /// `for_` None lasts as long as the session runs in this process.
+    pub fn grant(&self, session_id: i64, scope: BypassScope, for_: Option<std::time::Duration>) {
+        let until = for_.map(|d| std::time::Instant::now() + d);
+        self.entries
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .entry(session_id)
+            .or_default()
+            .push((scope, until));
+    }
+
+    pub fn covers(&self, session_id: i64, tool: &str, registry: &ToolRegistry) -> bool {
+        let now = std::time::Instant::now();
+        let category = registry.category_of(tool).map(|c| c.as_str().to_string());
+        self.entries
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&session_id)
+            .is_some_and(|list| {
+                list.iter().any(|(scope, until)| {
+                    until.is_none_or(|u| now < u)
+                        && match scope {
+                            BypassScope::All => true,
+                            BypassScope::Category(c) => category.as_deref() == Some(c.as_str()),
+                            BypassScope::McpServer(s) => {
+                                tool.starts_with(&format!("{}{s}__", tn::MCP_PREFIX))
+                            }
+                        }
+                })
+            })
+    }
+}
+
 /// Bytes of a file shown in an approval's before/after preview.
 const PREVIEW_BYTES: usize = 200 * 1024;
 
@@ -468,6 +631,118 @@ mod tests {
             action(&s, &ctx, "execute_cmd", json!({"command": "ls"})),
             RuleAction::Deny
         );
+    }
+
+    #[test]
+    fn always_allow_proposes_general_but_safe_rules() {
+        let (s, _d, ctx) = setup();
+        let p = propose_rule(
+            &ctx,
+            "execute_cmd",
+            &json!({"command": "cargo test -p core"}),
+        );
+        assert_eq!(p.command_pattern.as_deref(), Some("cargo test"));
+        assert_eq!(
+            p.working_dir.as_deref(),
+            Some(ctx.working_dir.to_str().unwrap())
+        );
+        let p = propose_rule(&ctx, "edit_file", &json!({"path": "src/app/main.rs"}));
+        assert_eq!(
+            (p.tool_pattern.as_str(), p.path_pattern.as_deref()),
+            ("@fs_write", Some("src/app/*"))
+        );
+        let p = propose_rule(&ctx, "write_file", &json!({"path": "README.md"}));
+        assert_eq!(p.path_pattern.as_deref(), Some("README.md"));
+        let p = propose_rule(&ctx, "mcp__github__create_issue", &json!({}));
+        assert_eq!(p.tool_pattern, "mcp__github__create_issue");
+        // Stored, the proposal allows the next such call but not a smuggled one.
+        let p = propose_rule(&ctx, "execute_cmd", &json!({"command": "cargo test"}));
+        s.add_rule(&p.to_new_rule()).unwrap();
+        assert_eq!(
+            action(
+                &s,
+                &ctx,
+                "execute_cmd",
+                json!({"command": "cargo test --doc"})
+            ),
+            RuleAction::Allow
+        );
+        assert_eq!(
+            action(
+                &s,
+                &ctx,
+                "execute_cmd",
+                json!({"command": "cargo test; rm x"})
+            ),
+            RuleAction::Require
+        );
+        // Not in another project.
+        let mut elsewhere = ctx.clone();
+        elsewhere.working_dir = std::env::temp_dir();
+        assert_eq!(
+            action(
+                &s,
+                &elsewhere,
+                "execute_cmd",
+                json!({"command": "cargo test"})
+            ),
+            RuleAction::Require
+        );
+    }
+
+    #[test]
+    fn a_proposal_shows_the_earlier_calls_it_would_have_matched() {
+        let (s, _d, ctx) = setup();
+        let sess = s
+            .create_session(&skald_store::NewSession::default())
+            .unwrap();
+        for (id, cmd) in [
+            ("a", "cargo test"),
+            ("b", "cargo build"),
+            ("c", "cargo test -q"),
+        ] {
+            s.insert_tool_call(&skald_store::NewToolCall {
+                tool_call_id: id.into(),
+                session_id: sess.id,
+                stack_id: None,
+                message_id: None,
+                name: "execute_cmd".into(),
+                args: json!({"command": cmd}),
+                status: skald_api::ToolCallStatus::Done,
+            })
+            .unwrap();
+        }
+        let p = propose_rule(&ctx, "execute_cmd", &json!({"command": "cargo test"}));
+        let ids: Vec<String> = would_match(&s, sess.id, &ctx, &p)
+            .unwrap()
+            .into_iter()
+            .map(|c| c.tool_call_id)
+            .collect();
+        assert_eq!(ids, ["a", "c"]);
+    }
+
+    #[test]
+    fn bypasses_cover_their_scope_until_they_expire() {
+        let registry = crate::builtin_registry().unwrap();
+        let b = Bypasses::default();
+        assert!(!b.covers(1, "execute_cmd", &registry));
+        b.grant(1, BypassScope::Category("shell".into()), None);
+        assert!(b.covers(1, "execute_cmd", &registry));
+        assert!(!b.covers(1, "write_file", &registry));
+        assert!(!b.covers(2, "execute_cmd", &registry), "per session");
+        b.grant(
+            3,
+            BypassScope::McpServer("github".into()),
+            Some(std::time::Duration::ZERO),
+        );
+        assert!(!b.covers(3, "mcp__github__x", &registry), "expired");
+        b.grant(
+            4,
+            BypassScope::McpServer("github".into()),
+            Some(std::time::Duration::from_secs(900)),
+        );
+        assert!(b.covers(4, "mcp__github__x", &registry));
+        assert!(!b.covers(4, "mcp__gitlab__x", &registry));
     }
 
     #[test]
