@@ -18,6 +18,11 @@ pub struct ExecArgs<'a> {
     pub approve: ApprovalMode,
     pub json: bool,
     pub max_rounds: Option<usize>,
+    /// For a new session: its run context.
+    pub group: Option<&'a str>,
+    pub allow_read: &'a [std::path::PathBuf],
+    pub allow_write: &'a [std::path::PathBuf],
+    pub extra_prompt: Option<&'a str>,
     pub prompt: &'a str,
 }
 
@@ -79,6 +84,48 @@ pub async fn run(data_dir: &DataDir, config: &Config, a: ExecArgs<'_>) -> u8 {
         eprintln!("skald exec: {e}");
         return exit::USAGE;
     }
+    let wants_context = a.group.is_some()
+        || !a.allow_read.is_empty()
+        || !a.allow_write.is_empty()
+        || a.extra_prompt.is_some();
+    if wants_context && a.session.is_some() {
+        eprintln!(
+            "skald exec: --group, --allow-read, --allow-write and --extra-prompt set up a new \
+             session; a continued session keeps the run context it was started with"
+        );
+        return exit::USAGE;
+    }
+    let mut run_context_id = None;
+    if wants_context {
+        let canon = |dirs: &[std::path::PathBuf]| -> Result<Vec<String>, String> {
+            dirs.iter()
+                .map(|d| {
+                    std::fs::canonicalize(d)
+                        .map(|p| p.display().to_string())
+                        .map_err(|e| format!("{}: {e}", d.display()))
+                })
+                .collect()
+        };
+        let (reads, writes) = match (canon(a.allow_read), canon(a.allow_write)) {
+            (Ok(r), Ok(w)) => (r, w),
+            (Err(e), _) | (_, Err(e)) => {
+                eprintln!("skald exec: grant {e}");
+                return exit::USAGE;
+            }
+        };
+        match store.create_run_context(
+            a.group.unwrap_or("default"),
+            a.extra_prompt.unwrap_or(""),
+            &reads,
+            &writes,
+        ) {
+            Ok(rc) => run_context_id = Some(rc.id),
+            Err(e) => {
+                eprintln!("skald exec: {e}");
+                return exit::FAILED;
+            }
+        }
+    }
     let session = match a.session {
         Some(id) => match store.get_session(id) {
             Ok(s) => s,
@@ -93,6 +140,7 @@ pub async fn run(data_dir: &DataDir, config: &Config, a: ExecArgs<'_>) -> u8 {
                 title,
                 agent_id: a.agent.unwrap_or("main").to_string(),
                 working_dir: Some(cwd.display().to_string()),
+                run_context_id,
                 ..NewSession::default()
             }) {
                 Ok(s) => s,
@@ -111,18 +159,27 @@ pub async fn run(data_dir: &DataDir, config: &Config, a: ExecArgs<'_>) -> u8 {
             return exit::USAGE;
         }
     };
+    let (mut run, extra) = match RunContext::for_session(&store, &session, library.skill_dirs()) {
+        Ok(v) => v,
+        Err(e) => {
+            eprintln!("skald exec: {e}");
+            return exit::FAILED;
+        }
+    };
+    // --cwd (or the current directory) is where this turn acts.
+    run.working_dir = cwd;
+    run.agent_id = agent.to_string();
+    let system_prompt = if extra.trim().is_empty() {
+        system_prompt
+    } else {
+        format!("{system_prompt}\n\n{}", extra.trim())
+    };
     let cfg = TurnConfig {
         max_rounds: a.max_rounds.unwrap_or(config.agent.max_rounds).max(1),
         context_window: config.models.context_window,
         approval: a.approve,
         system_prompt,
-        run: RunContext {
-            group: "default".to_string(),
-            agent_id: agent.to_string(),
-            working_dir: cwd,
-            allow_fs_reads: library.skill_dirs(),
-            allow_fs_writes: Vec::new(),
-        },
+        run,
     };
     let cancel = CancellationToken::new();
     tokio::spawn(stop_on_ctrl_c(cancel.clone()));

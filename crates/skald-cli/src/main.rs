@@ -93,6 +93,18 @@ enum Command {
         /// Print every event as one JSON object a line
         #[arg(long)]
         json: bool,
+        /// A new session's permission group (whose rules come before `default`'s)
+        #[arg(long, value_name = "GROUP")]
+        group: Option<String>,
+        /// A folder a new session may read without asking (repeatable)
+        #[arg(long, value_name = "DIR")]
+        allow_read: Vec<PathBuf>,
+        /// A folder a new session may write without asking (repeatable; a deny still wins)
+        #[arg(long, value_name = "DIR")]
+        allow_write: Vec<PathBuf>,
+        /// Extra lines for the new session's system prompt
+        #[arg(long, value_name = "TEXT")]
+        extra_prompt: Option<String>,
         /// Most model rounds before the turn gives up [default: agent.max_rounds, 20]
         #[arg(long, value_name = "N")]
         max_rounds: Option<usize>,
@@ -285,6 +297,10 @@ fn main() -> ExitCode {
                 cwd,
                 approve,
                 json,
+                group,
+                allow_read,
+                allow_write,
+                extra_prompt,
                 max_rounds,
                 prompt,
             } => {
@@ -300,6 +316,10 @@ fn main() -> ExitCode {
                     },
                     json,
                     max_rounds,
+                    group: group.as_deref(),
+                    allow_read: &allow_read,
+                    allow_write: &allow_write,
+                    extra_prompt: extra_prompt.as_deref(),
                     prompt: &prompt,
                 };
                 cmd_exec::run(&env.data_dir, &env.config, args).await

@@ -1134,3 +1134,77 @@ fn approve_ask_without_a_terminal_rejects() {
     assert!(!run.work.path().join("out.txt").exists());
     assert!(String::from_utf8_lossy(&run.out.stderr).contains("not a terminal"));
 }
+
+#[test]
+fn a_run_context_grants_writes_sets_the_group_and_adds_prompt_lines() {
+    let server = serve(vec![
+        tool_call(
+            "c1",
+            "write_file",
+            r#"{"path": "out/report.md", "content": "done"}"#,
+        ),
+        tool_call(
+            "c2",
+            "write_file",
+            r#"{"path": "elsewhere.md", "content": "no"}"#,
+        ),
+        answer("Wrote the report."),
+    ]);
+    let data = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(work.path().join("out")).unwrap();
+    let out_dir = work.path().join("out");
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_skald"))
+            .arg("--data-dir")
+            .arg(data.path())
+            .args(args)
+            .env("OPENAI_BASE_URL", &server.base_url)
+            .env("OPENAI_API_KEY", "k")
+            .env("SKALD_MODEL", "scripted-model")
+            .env_remove("SKALD_DATA_DIR")
+            .env_remove("SKALD_FALLBACK_MODELS")
+            .output()
+            .unwrap()
+    };
+    let out = run(&[
+        "exec",
+        "--json",
+        "--cwd",
+        work.path().to_str().unwrap(),
+        "--allow-write",
+        out_dir.to_str().unwrap(),
+        "--group",
+        "reporting",
+        "--extra-prompt",
+        "Write reports in Markdown.",
+        "write the report",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        std::fs::read_to_string(out_dir.join("report.md")).unwrap(),
+        "done"
+    );
+    assert!(
+        !work.path().join("elsewhere.md").exists(),
+        "outside the grant it still needs approval"
+    );
+    let system = server.recorded()[0].body["messages"][0]["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(system.ends_with("Write reports in Markdown."), "{system}");
+    let store = skald_store::Store::open(data.path().join("skald.db")).unwrap();
+    let s = store.get_session(1).unwrap();
+    let rc = store.get_run_context(s.run_context_id.unwrap()).unwrap();
+    assert_eq!(rc.permission_group, "reporting");
+    // A continued session keeps its context; new context flags are refused.
+    let out = run(&["exec", "--session", "1", "--group", "other", "hi"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("keeps the run context"));
+}

@@ -14,7 +14,6 @@ use skald_api::events::{Event, TurnOutcome};
 use skald_llm::ModelChoice;
 use skald_store::Store;
 use std::collections::{HashMap, VecDeque};
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use tokio::sync::broadcast;
 
@@ -114,12 +113,7 @@ impl SessionManager {
     ) -> Result<(crate::approval::RuleSpec, Vec<skald_store::ToolCallRecord>), SessionError> {
         let item = self.store.get_inbox_item(id)?;
         let session = self.store.get_session(item.session_id)?;
-        let ctx = RunContext {
-            group: "default".to_string(),
-            agent_id: session.agent_id.clone(),
-            working_dir: session.working_dir.map(PathBuf::from).unwrap_or_default(),
-            ..RunContext::default()
-        };
+        let (ctx, _) = RunContext::for_session(&self.store, &session, Vec::new())?;
         let tool = item.payload["tool"].as_str().unwrap_or_default();
         let spec = crate::approval::propose_rule(&ctx, tool, &item.payload["arguments"]);
         let matched = crate::approval::would_match(&self.store, item.session_id, &ctx, &spec)?;
@@ -263,22 +257,26 @@ impl SessionManager {
                 return None;
             }
         };
-        let working_dir = session
-            .working_dir
-            .map(PathBuf::from)
-            .or_else(|| std::env::current_dir().ok())
-            .unwrap_or_default();
+        let (run, extra) =
+            match RunContext::for_session(&self.store, &session, self.library.skill_dirs()) {
+                Ok(v) => v,
+                Err(e) => {
+                    emit(Event::Error {
+                        message: e.to_string(),
+                    });
+                    return None;
+                }
+            };
+        let system_prompt = if extra.trim().is_empty() {
+            system_prompt
+        } else {
+            format!("{system_prompt}\n\n{}", extra.trim())
+        };
         let cfg = TurnConfig {
             max_rounds: self.settings.max_rounds,
             context_window: self.settings.context_window,
             approval: self.settings.approval,
-            run: RunContext {
-                group: "default".to_string(),
-                agent_id: session.agent_id.clone(),
-                working_dir,
-                allow_fs_reads: self.library.skill_dirs(),
-                allow_fs_writes: Vec::new(),
-            },
+            run,
             system_prompt,
         };
         let take = || lock(slot).queue.drain(..).collect::<Vec<_>>();

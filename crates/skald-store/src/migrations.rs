@@ -11,6 +11,7 @@ const STEPS: &[M<'static>] = &[
     M::up(include_str!("../migrations/0003_usage_summaries.sql")),
     M::up(include_str!("../migrations/0004_approval.sql")),
     M::up(include_str!("../migrations/0005_inbox.sql")),
+    M::up(include_str!("../migrations/0006_run_contexts.sql")),
 ];
 
 /// Every migration, in order.

@@ -46,6 +46,49 @@ pub struct RunContext {
     pub allow_fs_writes: Vec<PathBuf>,
 }
 
+impl RunContext {
+    /// The run context a session runs with: its stored one (group, grants), or the
+    /// `default` group with no grants; plus the folders skills live in, always readable.
+    /// Returns it with the stored extra prompt lines.
+    pub fn for_session(
+        store: &Store,
+        session: &skald_store::Session,
+        skill_dirs: Vec<PathBuf>,
+    ) -> Result<(RunContext, String), skald_store::StoreError> {
+        let stored = session
+            .run_context_id
+            .map(|id| store.get_run_context(id))
+            .transpose()?;
+        let working_dir = session
+            .working_dir
+            .as_deref()
+            .map(PathBuf::from)
+            .or_else(|| std::env::current_dir().ok())
+            .unwrap_or_default();
+        let (group, extra, reads, writes) = match stored {
+            Some(rc) => (
+                rc.permission_group,
+                rc.extra_prompt,
+                rc.allow_fs_reads,
+                rc.allow_fs_writes,
+            ),
+            None => ("default".to_string(), String::new(), Vec::new(), Vec::new()),
+        };
+        let mut allow_fs_reads: Vec<PathBuf> = reads.into_iter().map(PathBuf::from).collect();
+        allow_fs_reads.extend(skill_dirs);
+        Ok((
+            RunContext {
+                group,
+                agent_id: session.agent_id.clone(),
+                working_dir,
+                allow_fs_reads,
+                allow_fs_writes: writes.into_iter().map(PathBuf::from).collect(),
+            },
+            extra,
+        ))
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Decision {
     pub action: RuleAction,
