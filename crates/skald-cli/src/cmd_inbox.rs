@@ -4,7 +4,49 @@
 
 use crate::exit;
 use skald_core::DataDir;
+use skald_core::approval::{self, RunContext};
 use skald_store::{InboxStatus, Store, StoreError};
+
+/// Stores the rule "always allow" proposes for the item's call, and says what it covers.
+fn store_always_rule(store: &Store, id: i64) -> Result<(), u8> {
+    let fail = |e: &dyn std::fmt::Display, code| {
+        eprintln!("skald inbox: {e}");
+        code
+    };
+    let item = store.get_inbox_item(id).map_err(|e| match e {
+        StoreError::NotFound { .. } => fail(&e, exit::USAGE),
+        _ => fail(&e, exit::FAILED),
+    })?;
+    if item.status != InboxStatus::Pending {
+        return Err(fail(
+            &format!("item {id} is already {:?}", item.status),
+            exit::USAGE,
+        ));
+    }
+    let session = store
+        .get_session(item.session_id)
+        .map_err(|e| fail(&e, exit::FAILED))?;
+    let (ctx, _) =
+        RunContext::for_session(store, &session, Vec::new()).map_err(|e| fail(&e, exit::FAILED))?;
+    let tool = item.payload["tool"].as_str().unwrap_or_default();
+    let spec = approval::propose_rule(&ctx, tool, &item.payload["arguments"]);
+    let matched = approval::would_match(store, item.session_id, &ctx, &spec)
+        .map_err(|e| fail(&e, exit::FAILED))?;
+    let rule_id = store
+        .add_rule(&spec.to_new_rule())
+        .map_err(|e| fail(&e, exit::FAILED))?;
+    let what = match (&spec.command_pattern, &spec.path_pattern) {
+        (Some(c), _) => format!("{} `{c}`", spec.tool_pattern),
+        (None, Some(p)) => format!("{} on {p}", spec.tool_pattern),
+        (None, None) => spec.tool_pattern.clone(),
+    };
+    println!(
+        "added rule {rule_id}: always allow {what} in {} (it covers {} call(s) of this session so far)",
+        spec.working_dir.as_deref().unwrap_or("any folder"),
+        matched.len()
+    );
+    Ok(())
+}
 
 fn open(data_dir: &DataDir) -> Result<Store, u8> {
     Store::open(data_dir.db_path()).map_err(|e| {
@@ -58,11 +100,20 @@ pub fn list(data_dir: &DataDir, json: bool) -> u8 {
     exit::OK
 }
 
-pub fn answer(data_dir: &DataDir, id: i64, approve: bool, note: Option<&str>) -> u8 {
+pub fn answer(data_dir: &DataDir, id: i64, approve: bool, note: Option<&str>, always: bool) -> u8 {
     let store = match open(data_dir) {
         Ok(s) => s,
         Err(c) => return c,
     };
+    if always {
+        if !approve {
+            eprintln!("skald inbox: --always goes with approve");
+            return exit::USAGE;
+        }
+        if let Err(code) = store_always_rule(&store, id) {
+            return code;
+        }
+    }
     let (status, note) = if approve {
         (InboxStatus::Approved, None)
     } else {

@@ -167,6 +167,10 @@ enum InboxCommand {
         /// Why, for a rejection: the agent reads it
         #[arg(long)]
         note: Option<String>,
+        /// With approve: also store the rule such calls would need, generalised (a
+        /// command's leading words, a write's folder) and scoped to the session's folder
+        #[arg(long)]
+        always: bool,
     },
 }
 
@@ -326,9 +330,18 @@ fn main() -> ExitCode {
             }
             Command::Inbox { command } => match command {
                 InboxCommand::List { json } => cmd_inbox::list(&env.data_dir, json),
-                InboxCommand::Answer { id, decision, note } => {
-                    cmd_inbox::answer(&env.data_dir, id, decision == "approve", note.as_deref())
-                }
+                InboxCommand::Answer {
+                    id,
+                    decision,
+                    note,
+                    always,
+                } => cmd_inbox::answer(
+                    &env.data_dir,
+                    id,
+                    decision == "approve",
+                    note.as_deref(),
+                    always,
+                ),
             },
             Command::Rules { command } => match command {
                 RulesCommand::List { json } => cmd_rules::list(&env.data_dir, json),

@@ -458,8 +458,29 @@ pub fn write_preview(tool: &str, args: &Value, working_dir: &Path) -> Value {
         .filter(|m| m.is_file() && m.len() <= 8 * PREVIEW_BYTES as u64)
         .and_then(|_| std::fs::read_to_string(&path).ok());
     let text = |k: &str| args.get(k).and_then(Value::as_str).unwrap_or("");
+    let num = |k: &str| {
+        args.get(k)
+            .and_then(Value::as_u64)
+            .and_then(|n| usize::try_from(n).ok())
+    };
+    let file = old.as_ref().map(|o| skald_tools::text::TextFile {
+        crlf: o.contains("\r\n"),
+        text: o.clone(),
+    });
     let new = match tool {
         tn::WRITE_FILE => Some(text("content").to_string()),
+        tn::INSERT_AT_LINE => match (file.as_ref(), num("line")) {
+            (Some(f), Some(line)) if line >= 1 => {
+                Some(f.splice_lines(line - 1, 0, text("content")))
+            }
+            _ => None,
+        },
+        tn::REPLACE_LINES => match (file.as_ref(), num("start_line"), num("end_line")) {
+            (Some(f), Some(a), Some(b)) if a >= 1 && b >= a => {
+                Some(f.splice_lines(a - 1, b - a + 1, text("content")))
+            }
+            _ => None,
+        },
         tn::EDIT_FILE => old.as_ref().map(|o| {
             if args.get("replace_all").and_then(Value::as_bool) == Some(true) {
                 o.replace(text("old"), text("new"))
@@ -762,6 +783,42 @@ mod tests {
             .map(|c| c.tool_call_id)
             .collect();
         assert_eq!(ids, ["a", "c"]);
+    }
+
+    #[test]
+    fn write_previews_show_before_and_after() {
+        let (_s, _d, ctx) = setup();
+        std::fs::write(ctx.working_dir.join("f.txt"), "a\nb\nc\n").unwrap();
+        let wd = &ctx.working_dir;
+        let p = write_preview(
+            "insert_at_line",
+            &json!({"path": "f.txt", "line": 2, "content": "X"}),
+            wd,
+        );
+        assert_eq!(
+            (p["old"].as_str(), p["new"].as_str()),
+            (Some("a\nb\nc\n"), Some("a\nX\nb\nc\n"))
+        );
+        let p = write_preview(
+            "replace_lines",
+            &json!({"path": "f.txt", "start_line": 1, "end_line": 2, "content": "Y"}),
+            wd,
+        );
+        assert_eq!(p["new"], "Y\nc\n");
+        let p = write_preview(
+            "edit_file",
+            &json!({"path": "f.txt", "old": "c", "new": "C"}),
+            wd,
+        );
+        assert_eq!(p["new"], "a\nb\nC\n");
+        let p = write_preview(
+            "write_file",
+            &json!({"path": "new.txt", "content": "hi"}),
+            wd,
+        );
+        assert!(p["old"].is_null());
+        assert_eq!(p["new"], "hi");
+        assert!(write_preview("read_file", &json!({"path": "f.txt"}), wd).is_null());
     }
 
     #[test]
