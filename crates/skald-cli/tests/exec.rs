@@ -13,6 +13,22 @@ fn serve(replies: Vec<skald_testkit::Reply>) -> ScriptedServer {
     ScriptedServer::new(replies)
 }
 
+/// `skald --data-dir DATA` talking to the scripted OpenAI-protocol `server`, with no
+/// other provider or fallback configured.
+fn skald_against(server: &ScriptedServer, data: &std::path::Path) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_skald"));
+    c.arg("--data-dir")
+        .arg(data)
+        .env("OPENAI_BASE_URL", &server.base_url)
+        .env("OPENAI_API_KEY", "k")
+        .env("SKALD_MODEL", "scripted-model")
+        .env_remove("ANTHROPIC_API_KEY")
+        .env_remove("OLLAMA_HOST")
+        .env_remove("SKALD_DATA_DIR")
+        .env_remove("SKALD_FALLBACK_MODELS");
+    c
+}
+
 struct Run {
     out: Output,
     events: Vec<Value>,
@@ -880,17 +896,10 @@ fn a_long_conversation_is_summarised_and_nothing_is_deleted() {
     )
     .unwrap();
     let run = |args: &[&str]| -> Vec<Value> {
-        let out = Command::new(env!("CARGO_BIN_EXE_skald"))
-            .arg("--data-dir")
-            .arg(data.path())
+        let out = skald_against(&server, data.path())
             .args(["exec", "--json", "--cwd"])
             .arg(work.path())
             .args(args)
-            .env("OPENAI_BASE_URL", &server.base_url)
-            .env("OPENAI_API_KEY", "k")
-            .env("SKALD_MODEL", "scripted-model")
-            .env_remove("SKALD_DATA_DIR")
-            .env_remove("SKALD_FALLBACK_MODELS")
             .output()
             .unwrap();
         assert_eq!(
@@ -1003,15 +1012,8 @@ fn a_denied_tool_is_hidden_from_the_model_and_refused_if_called() {
     let data = tempfile::tempdir().unwrap();
     let work = tempfile::tempdir().unwrap();
     let skald = |args: &[&str]| {
-        Command::new(env!("CARGO_BIN_EXE_skald"))
-            .arg("--data-dir")
-            .arg(data.path())
+        skald_against(&server, data.path())
             .args(args)
-            .env("OPENAI_BASE_URL", &server.base_url)
-            .env("OPENAI_API_KEY", "k")
-            .env("SKALD_MODEL", "scripted-model")
-            .env_remove("SKALD_DATA_DIR")
-            .env_remove("SKALD_FALLBACK_MODELS")
             .output()
             .unwrap()
     };
@@ -1155,15 +1157,8 @@ fn a_run_context_grants_writes_sets_the_group_and_adds_prompt_lines() {
     std::fs::create_dir_all(work.path().join("out")).unwrap();
     let out_dir = work.path().join("out");
     let run = |args: &[&str]| {
-        Command::new(env!("CARGO_BIN_EXE_skald"))
-            .arg("--data-dir")
-            .arg(data.path())
+        skald_against(&server, data.path())
             .args(args)
-            .env("OPENAI_BASE_URL", &server.base_url)
-            .env("OPENAI_API_KEY", "k")
-            .env("SKALD_MODEL", "scripted-model")
-            .env_remove("SKALD_DATA_DIR")
-            .env_remove("SKALD_FALLBACK_MODELS")
             .output()
             .unwrap()
     };
