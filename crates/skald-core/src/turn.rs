@@ -202,7 +202,14 @@ async fn answer(
     .take(1 + MAX_FALLBACKS)
     .collect();
     let current = conversation(store, session_id, env.cfg)?;
-    crate::compact::compact_if_needed(env, session_id, &current, emit).await?;
+    // The first attempt sends the context just built, unless a summary replaced part of
+    // it; later attempts rebuild it, since a cut answer has been added to the history.
+    let mut prepared = if crate::compact::compact_if_needed(env, session_id, &current, emit).await?
+    {
+        None
+    } else {
+        Some(current)
+    };
     let max_attempts = candidates.len() + 2;
     let (mut idx, mut attempts) = (0, 0);
     while let Some(model) = candidates.get(idx).copied() {
@@ -213,7 +220,10 @@ async fn answer(
         let label = model.label();
         let request = Request {
             model: model.model.clone(),
-            messages: conversation(store, session_id, env.cfg)?,
+            messages: match prepared.take() {
+                Some(m) => m,
+                None => conversation(store, session_id, env.cfg)?,
+            },
             tools: tools.to_vec(),
             max_tokens: None,
             temperature: None,
