@@ -1203,3 +1203,67 @@ fn a_run_context_grants_writes_sets_the_group_and_adds_prompt_lines() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("keeps the run context"));
 }
+
+#[test]
+fn the_scratchpad_is_shared_through_the_session_and_todos_are_a_private_checklist() {
+    let server = serve(vec![
+        tool_call(
+            "c1",
+            "update_scratchpad",
+            r#"{"key": "goal", "value": "ship v1"}"#,
+        ),
+        tool_call(
+            "c2",
+            "write_todos",
+            r#"{"todos": [{"content": "plan", "status": "completed"}, {"content": "build", "status": "pending"}]}"#,
+        ),
+        answer("Noted."),
+        answer("Still shipping v1."),
+    ]);
+    let data = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| {
+        skald_against(&server, data.path())
+            .args(["exec", "--json", "--cwd"])
+            .arg(work.path())
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let out = run(&["set the goal"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let events: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let todo = events
+        .iter()
+        .find(|e| e["type"] == "tool_done" && e["tool_call_id"] == "c2")
+        .unwrap();
+    assert_eq!(
+        todo["result"],
+        "Todo list (2 items, 1 done):\n- [x] plan\n- [ ] build\n"
+    );
+    // Both engine tools are offered, and neither needed --approve.
+    let offered: Vec<String> = server.recorded()[0].body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap().to_string())
+        .collect();
+    assert!(
+        offered.contains(&"update_scratchpad".into()) && offered.contains(&"write_todos".into())
+    );
+
+    let out = run(&["--session", "1", "what is the goal?"]);
+    assert_eq!(out.status.code(), Some(0));
+    let msgs = server.recorded()[3].body["messages"].clone();
+    let board = msgs[1]["content"].as_str().unwrap();
+    assert!(board.starts_with("Session scratchpad"), "{board}");
+    assert!(board.contains("- goal: ship v1"));
+}

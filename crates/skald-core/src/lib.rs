@@ -13,6 +13,7 @@ pub mod direct;
 pub mod discovery;
 pub mod doctor;
 pub mod inbox;
+pub mod interface;
 pub mod logging;
 pub mod models;
 pub mod paths;

@@ -114,13 +114,14 @@ pub async fn run_turn(
     }
     // Tools the group denies outright are not offered at all (tools.md "Tool Visibility
     // Filtering").
-    let hidden = approval::hidden_tools(store, &cfg.run, registry);
-    let tools: Vec<ToolSpec> = registry
+    let mut tools: Vec<ToolSpec> = registry
         .openai_definitions()
         .iter()
         .filter_map(ToolSpec::from_openai)
-        .filter(|t| !hidden.contains(&t.name))
+        .chain(crate::interface::offered())
         .collect();
+    let hidden = approval::hidden_tools(store, &cfg.run, tools.iter().map(|t| t.name.as_str()));
+    tools.retain(|t| !hidden.contains(&t.name));
     crate::discovery::observe(store, tools.iter().map(|t| (t.name.as_str(), "builtin")));
 
     for _round in 0..cfg.max_rounds {
@@ -514,10 +515,14 @@ pub(crate) async fn run_call(
             ));
         }
     };
-    let Some(tool) = registry.get(&call.name) else {
-        return fail(format!("there is no tool named `{}`", call.name));
+    let schema = match registry.get(&call.name) {
+        Some(tool) => tool.parameters_schema(),
+        None => match crate::interface::schema(&call.name) {
+            Some(s) => s,
+            None => return fail(format!("there is no tool named `{}`", call.name)),
+        },
     };
-    if let Err(e) = validate_args(&tool.parameters_schema(), &args) {
+    if let Err(e) = validate_args(&schema, &args) {
         return fail(e.to_string());
     }
     let decision = approval::check(store, &cfg.run, &call.name, &args);
@@ -596,6 +601,24 @@ pub(crate) async fn run_call(
         });
         return Ok(false);
     }
+    if crate::interface::schema(&call.name).is_some() {
+        return match crate::interface::run(store, session_id, &call.name, &args) {
+            Ok(text) => {
+                store.set_tool_call_status(
+                    session_id,
+                    &call.id,
+                    ToolCallStatus::Done,
+                    Some((&text, ResultType::Text)),
+                )?;
+                emit(Event::ToolDone {
+                    tool_call_id: call.id.clone(),
+                    result: text,
+                });
+                Ok(false)
+            }
+            Err(message) => fail(message),
+        };
+    }
     let Some(exec) = registry.run(&call.name, args) else {
         return fail(format!("there is no tool named `{}`", call.name));
     };
@@ -648,6 +671,9 @@ fn conversation(
         )));
     }
     let calls = store.list_tool_calls(session_id)?;
+    if let Some(board) = crate::interface::scratchpad_message(store, session_id)? {
+        out.insert(1, Message::system(board));
+    }
     for m in store
         .list_messages(session_id)?
         .into_iter()

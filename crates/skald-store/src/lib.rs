@@ -12,6 +12,7 @@ mod messages;
 mod migrations;
 mod rules;
 mod run_contexts;
+mod scratchpad;
 mod sessions;
 mod tool_calls;
 mod usage;

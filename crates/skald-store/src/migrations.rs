@@ -12,6 +12,7 @@ const STEPS: &[M<'static>] = &[
     M::up(include_str!("../migrations/0004_approval.sql")),
     M::up(include_str!("../migrations/0005_inbox.sql")),
     M::up(include_str!("../migrations/0006_run_contexts.sql")),
+    M::up(include_str!("../migrations/0007_scratchpad.sql")),
 ];
 
 /// Every migration, in order.

@@ -497,10 +497,14 @@ pub fn write_preview(tool: &str, args: &Value, working_dir: &Path) -> Value {
     })
 }
 
-/// The registry tools a group's rules deny outright, whatever the arguments: they are
-/// taken out of the model's tool list. Rules with a path or command pattern depend on the
-/// call and never hide a tool; MCP tools are gated, never hidden (tools.md).
-pub fn hidden_tools(store: &Store, ctx: &RunContext, registry: &ToolRegistry) -> HashSet<String> {
+/// Which of `names` a group's rules deny outright, whatever the arguments: they are taken
+/// out of the model's tool list. Rules with a path or command pattern depend on the call
+/// and never hide a tool; MCP tools are gated, never hidden (tools.md).
+pub fn hidden_tools<'a>(
+    store: &Store,
+    ctx: &RunContext,
+    names: impl IntoIterator<Item = &'a str>,
+) -> HashSet<String> {
     let Ok(rules) = store.rules_for_group(&ctx.group) else {
         return HashSet::new();
     };
@@ -508,10 +512,10 @@ pub fn hidden_tools(store: &Store, ctx: &RunContext, registry: &ToolRegistry) ->
         .iter()
         .filter(|r| r.path_pattern.is_none() && r.command_pattern.is_none())
         .collect();
-    registry
-        .tools()
-        .map(|t| t.name().to_string())
+    names
+        .into_iter()
         .filter(|name| !name.starts_with(tn::MCP_PREFIX))
+        .map(str::to_string)
         .filter(|name| {
             unconditional
                 .iter()
@@ -849,8 +853,10 @@ mod tests {
     fn unconditional_denies_hide_tools_and_path_denies_do_not() {
         let (s, _d, ctx) = setup();
         let registry = crate::builtin_registry().unwrap();
+        let names: Vec<String> = registry.tools().map(|t| t.name().to_string()).collect();
+        let all = || names.iter().map(String::as_str);
         assert!(
-            hidden_tools(&s, &ctx, &registry).is_empty(),
+            hidden_tools(&s, &ctx, all()).is_empty(),
             "secrets/* is per call"
         );
         s.add_rule(&NewRule {
@@ -861,7 +867,7 @@ mod tests {
             ..NewRule::default()
         })
         .unwrap();
-        let hidden = hidden_tools(&s, &ctx, &registry);
+        let hidden = hidden_tools(&s, &ctx, all());
         assert_eq!(hidden.into_iter().collect::<Vec<_>>(), ["execute_cmd"]);
     }
 }
