@@ -69,6 +69,18 @@ pub enum Event {
         message: String,
         retrying: bool,
     },
+    /// A task agent started working on a delegated job.
+    AgentStart {
+        stack_id: i64,
+        agent_id: String,
+        depth: usize,
+    },
+    /// A task agent finished; its answer is the delegating call's result.
+    AgentDone {
+        stack_id: i64,
+        agent_id: String,
+        outcome: TurnOutcome,
+    },
     /// A call waits for a person's approval (in the chat, and as an Inbox item).
     ApprovalRequired {
         tool_call_id: String,

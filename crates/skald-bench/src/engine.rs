@@ -94,6 +94,9 @@ impl Bench {
             queued: None,
             ask: None,
             inbox: None,
+            frame: skald_core::turn::Frame::default(),
+            library: None,
+            mcp_list: "",
         };
         Ok(run_turn(&env, session.id, Some(prompt), cancel, emit).await?)
     }

@@ -10,6 +10,9 @@ use skald_store::{NewSession, Store};
 use std::io::Write;
 use std::path::Path;
 
+/// What agents are told about MCP servers until the MCP client exists.
+const MCP_LIST: &str = "No MCP servers are configured.";
+
 pub struct ExecArgs<'a> {
     pub session: Option<i64>,
     pub agent: Option<&'a str>,
@@ -152,7 +155,7 @@ pub async fn run(data_dir: &DataDir, config: &Config, a: ExecArgs<'_>) -> u8 {
         }
     };
     let agent = a.agent.unwrap_or(&session.agent_id);
-    let system_prompt = match library.system_prompt(agent, "No MCP servers are configured.") {
+    let system_prompt = match library.system_prompt(agent, MCP_LIST) {
         Ok(p) => p,
         Err(e) => {
             eprintln!("skald exec: {e}");
@@ -223,6 +226,9 @@ pub async fn run(data_dir: &DataDir, config: &Config, a: ExecArgs<'_>) -> u8 {
         queued: None,
         ask,
         inbox: None,
+        frame: turn::Frame::default(),
+        library: Some(&library),
+        mcp_list: MCP_LIST,
     };
     // A session continued after Skald stopped mid-turn first finishes what it left.
     if let Err(e) = skald_core::resume::resume_pending_tools(&env, session.id, &cancel, &emit).await

@@ -1267,3 +1267,148 @@ fn the_scratchpad_is_shared_through_the_session_and_todos_are_a_private_checklis
     assert!(board.starts_with("Session scratchpad"), "{board}");
     assert!(board.contains("- goal: ship v1"));
 }
+
+#[test]
+fn execute_task_runs_a_task_agent_inline_and_returns_its_answer() {
+    let server = serve(vec![
+        tool_call(
+            "t1",
+            "execute_task",
+            r#"{"mode": "sync", "title": "Read", "description": "Read hello.txt", "agent_id": "researcher", "prompt": "What does hello.txt say?"}"#,
+        ),
+        tool_call("r1", "read_file", r#"{"path": "hello.txt"}"#),
+        answer("The file says hello."),
+        answer("The researcher reports: hello."),
+    ]);
+    let run = exec(&server, &[], "ask the researcher");
+    assert_eq!(
+        run.out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&run.out.stderr)
+    );
+    let t = types(&run.events);
+    let start = t.iter().position(|x| x == "agent_start").unwrap();
+    let done = t.iter().position(|x| x == "agent_done").unwrap();
+    assert!(start < done);
+    assert_eq!(
+        t.iter().filter(|x| *x == "done").count(),
+        1,
+        "one done: the user's turn"
+    );
+    let agent = run
+        .events
+        .iter()
+        .find(|e| e["type"] == "agent_start")
+        .unwrap();
+    assert_eq!(
+        (agent["agent_id"].as_str(), agent["depth"].as_u64()),
+        (Some("researcher"), Some(1))
+    );
+    let result = run
+        .events
+        .iter()
+        .find(|e| e["type"] == "tool_done" && e["tool_call_id"] == "t1")
+        .unwrap();
+    assert_eq!(result["result"], "The file says hello.");
+    assert_eq!(
+        run.events.last().unwrap()["text"],
+        "The researcher reports: hello."
+    );
+
+    let requests = server.recorded();
+    // The task agent: its own prompt, the job as the user message, execute_subtask instead
+    // of execute_task.
+    let sub = &requests[1].body;
+    assert!(
+        sub["messages"][0]["content"]
+            .as_str()
+            .unwrap()
+            .starts_with("You are a meticulous researcher")
+    );
+    let sub_msgs = sub["messages"].as_array().unwrap();
+    assert!(
+        sub_msgs
+            .iter()
+            .any(|m| m["role"] == "user" && m["content"] == "What does hello.txt say?")
+    );
+    assert!(
+        !sub_msgs
+            .iter()
+            .any(|m| m["content"] == "ask the researcher"),
+        "the parent's chat is not the child's"
+    );
+    let sub_tools: Vec<&str> = sub["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert!(sub_tools.contains(&"execute_subtask") && !sub_tools.contains(&"execute_task"));
+    // The root sees the delegation's answer, not the child's own calls.
+    let root = requests[3].body["messages"].as_array().unwrap().clone();
+    assert!(
+        root.iter()
+            .any(|m| m["role"] == "tool" && m["content"] == "The file says hello.")
+    );
+    assert!(!root.iter().any(|m| m["tool_call_id"] == "r1"));
+    let root_tools: Vec<&str> = requests[0].body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert!(root_tools.contains(&"execute_task"));
+
+    // In the store the child's messages sit under its own stack frame.
+    let store = skald_store::Store::open(run.data.path().join("skald.db")).unwrap();
+    let msgs = store.list_messages(1).unwrap();
+    let child: Vec<&str> = msgs
+        .iter()
+        .filter(|m| m.stack_id.is_some())
+        .map(|m| m.content.as_str())
+        .collect();
+    assert_eq!(
+        child,
+        ["What does hello.txt say?", "", "The file says hello."]
+    );
+}
+
+#[test]
+fn delegation_refuses_what_it_must() {
+    let server = serve(vec![
+        tool_call(
+            "t1",
+            "execute_task",
+            r#"{"mode": "async", "title": "x", "agent_id": "researcher", "prompt": "p"}"#,
+        ),
+        tool_call(
+            "t2",
+            "execute_task",
+            r#"{"mode": "sync", "title": "x", "agent_id": "main", "prompt": "p"}"#,
+        ),
+        tool_call(
+            "t3",
+            "execute_task",
+            r#"{"mode": "sync", "title": "x", "agent_id": "nobody", "prompt": "p"}"#,
+        ),
+        answer("Could not delegate."),
+    ]);
+    let run = exec(&server, &[], "delegate badly");
+    assert_eq!(run.out.status.code(), Some(0));
+    let errors: Vec<String> = run
+        .events
+        .iter()
+        .filter(|e| e["type"] == "tool_error")
+        .map(|e| e["error"].as_str().unwrap().to_string())
+        .collect();
+    assert!(
+        errors[0].contains("mode `async` is not available"),
+        "{errors:?}"
+    );
+    assert!(
+        errors[1].contains("`main` is not a task agent"),
+        "{errors:?}"
+    );
+    assert!(errors[2].contains("no agent `nobody`"), "{errors:?}");
+}

@@ -72,6 +72,10 @@ pub async fn compact_if_needed(
     context: &[Message],
     emit: Emit<'_>,
 ) -> Result<bool, TurnError> {
+    // Only the root conversation is summarised; a task agent's is short-lived.
+    if env.frame.stack_id.is_some() {
+        return Ok(false);
+    }
     let window = env.cfg.context_window.max(1);
     let estimate = estimate_tokens(context);
     if (estimate as f64) < window as f64 * START_AT {

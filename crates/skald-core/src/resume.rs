@@ -146,6 +146,9 @@ mod tests {
             queued: None,
             ask: None,
             inbox: None,
+            frame: crate::turn::Frame::default(),
+            library: None,
+            mcp_list: "",
         };
         let seen = Mutex::new(Vec::new());
         let emit = |e: Event| seen.lock().unwrap().push(e);

@@ -289,6 +289,9 @@ impl SessionManager {
             queued: Some(&take),
             ask: None,
             inbox: Some(&self.inbox),
+            frame: crate::turn::Frame::default(),
+            library: Some(&self.library),
+            mcp_list: &self.settings.mcp_list,
         };
         let _ = crate::resume::resume_pending_tools(&env, session_id, cancel, &emit).await;
         match turn::run_turn(&env, session_id, prompt, cancel, &emit).await {

@@ -14,7 +14,7 @@ use serde_json::Value;
 use skald_api::events::{Event, TurnOutcome};
 use skald_api::{
     CancellationToken, ExecutionOutcome, ToolCallStatus, ToolDescriptionLength, ToolScope,
-    drive_execution,
+    drive_execution, tool_names as tn,
 };
 use skald_llm::{Message, ModelChoice, Request, ToolCall, ToolSpec, Usage};
 use skald_store::{
@@ -68,7 +68,19 @@ pub enum TurnError {
     Store(#[from] skald_store::StoreError),
 }
 
+/// Which agent frame of the session a turn runs in: the root agent, or a task agent a
+/// delegation started (its messages and calls are stored under its own stack row).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Frame {
+    pub stack_id: Option<i64>,
+    pub depth: usize,
+}
+
+/// Delegation goes no deeper than this (reference.md).
+pub const MAX_DEPTH: usize = 5;
+
 /// What a turn runs against.
+#[derive(Clone, Copy)]
 pub struct TurnEnv<'a> {
     pub store: &'a Store,
     pub registry: &'a ToolRegistry,
@@ -82,6 +94,11 @@ pub struct TurnEnv<'a> {
     pub ask: Option<Ask<'a>>,
     /// Where `ApprovalMode::Inbox` asks.
     pub inbox: Option<&'a crate::inbox::Inbox>,
+    pub frame: Frame,
+    /// The agents a turn may delegate to; without it, no delegation is offered.
+    pub library: Option<&'a crate::agents::Library>,
+    /// The MCP list shown in delegated agents' prompts.
+    pub mcp_list: &'a str,
 }
 
 /// Runs one turn for `prompt` in a session; with no prompt, the turn continues the
@@ -94,14 +111,12 @@ pub async fn run_turn(
     cancel: &CancellationToken,
     emit: Emit<'_>,
 ) -> Result<TurnOutcome, TurnError> {
-    let TurnEnv {
-        store,
-        registry,
-        cfg,
-        ..
-    } = *env;
+    let TurnEnv { store, cfg, .. } = *env;
     let user = match prompt {
-        Some(p) => Some(store.append_message(&NewMessage::new(session_id, Role::User, p))?),
+        Some(p) => Some(store.append_message(&NewMessage {
+            stack_id: env.frame.stack_id,
+            ..NewMessage::new(session_id, Role::User, p)
+        })?),
         None => None,
     };
     emit(Event::TurnRunning { session_id });
@@ -114,12 +129,7 @@ pub async fn run_turn(
     }
     // Tools the group denies outright are not offered at all (tools.md "Tool Visibility
     // Filtering").
-    let mut tools: Vec<ToolSpec> = registry
-        .openai_definitions()
-        .iter()
-        .filter_map(ToolSpec::from_openai)
-        .chain(crate::interface::offered())
-        .collect();
+    let mut tools = offered_tools(env);
     let hidden = approval::hidden_tools(store, &cfg.run, tools.iter().map(|t| t.name.as_str()));
     tools.retain(|t| !hidden.contains(&t.name));
     crate::discovery::observe(store, tools.iter().map(|t| (t.name.as_str(), "builtin")));
@@ -146,7 +156,7 @@ pub async fn run_turn(
             store.insert_tool_call(&NewToolCall {
                 tool_call_id: call.id.clone(),
                 session_id,
-                stack_id: None,
+                stack_id: env.frame.stack_id,
                 message_id: Some(msg_id),
                 name: call.name.clone(),
                 args: parse_args(&call.arguments)
@@ -202,7 +212,7 @@ async fn answer(
     .into_iter()
     .take(1 + MAX_FALLBACKS)
     .collect();
-    let current = conversation(store, session_id, env.cfg)?;
+    let current = conversation(store, session_id, env.cfg, env.frame)?;
     // The first attempt sends the context just built, unless a summary replaced part of
     // it; later attempts rebuild it, since a cut answer has been added to the history.
     let mut prepared = if crate::compact::compact_if_needed(env, session_id, &current, emit).await?
@@ -223,7 +233,7 @@ async fn answer(
             model: model.model.clone(),
             messages: match prepared.take() {
                 Some(m) => m,
-                None => conversation(store, session_id, env.cfg)?,
+                None => conversation(store, session_id, env.cfg, env.frame)?,
             },
             tools: tools.to_vec(),
             max_tokens: None,
@@ -276,6 +286,7 @@ async fn answer(
         // loses text the user has seen.
         let msg = store.append_message(&NewMessage {
             status: MessageStatus::Streaming,
+            stack_id: env.frame.stack_id,
             ..NewMessage::new(session_id, Role::Assistant, "")
         })?;
         let (mut text, mut reasoning) = (String::new(), String::new());
@@ -349,6 +360,196 @@ async fn answer(
         }
     }
     Ok(Err(TurnOutcome::Failed))
+}
+
+enum Delegated {
+    Answer(String),
+    Failed(String),
+    Cancelled,
+}
+
+/// Runs a task agent inline on a child frame — same session, same cancel token, the
+/// parent's run context — and returns its final answer as the delegating call's result.
+///
+/// It returns a boxed `Send` future: a turn awaits its delegations and a delegation awaits
+/// a turn, and naming the type here is what lets the compiler see the cycle is `Send`.
+fn delegate<'a, 'b: 'a>(
+    env: &'a TurnEnv<'b>,
+    session_id: i64,
+    call: &'a ToolCall,
+    args: &'a Value,
+    cancel: &'a CancellationToken,
+    emit: Emit<'a>,
+) -> futures::future::BoxFuture<'a, Result<Delegated, TurnError>> {
+    Box::pin(delegate_inner(env, session_id, call, args, cancel, emit))
+}
+
+async fn delegate_inner(
+    env: &TurnEnv<'_>,
+    session_id: i64,
+    call: &ToolCall,
+    args: &Value,
+    cancel: &CancellationToken,
+    emit: Emit<'_>,
+) -> Result<Delegated, TurnError> {
+    let text = |k: &str| {
+        args.get(k)
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .trim()
+            .to_string()
+    };
+    let Some(library) = env.library else {
+        return Ok(Delegated::Failed("delegation is not available here".into()));
+    };
+    let root = env.frame.depth == 0;
+    if call.name == tn::EXECUTE_TASK && !root {
+        return Ok(Delegated::Failed(
+            "execute_task is for the root agent; use execute_subtask".into(),
+        ));
+    }
+    if call.name == tn::EXECUTE_SUBTASK && root {
+        return Ok(Delegated::Failed(
+            "execute_subtask is for task agents; use execute_task".into(),
+        ));
+    }
+    let depth = env.frame.depth + 1;
+    if depth > MAX_DEPTH {
+        return Ok(Delegated::Failed(format!(
+            "delegation goes at most {MAX_DEPTH} levels deep"
+        )));
+    }
+    if call.name == tn::EXECUTE_TASK {
+        let mode = text("mode");
+        if mode != "sync" {
+            return Ok(Delegated::Failed(format!(
+                "mode `{mode}` is not available in this version of Skald; use mode \"sync\""
+            )));
+        }
+    }
+    let agent_id = text("agent_id");
+    let agent = match library.get(&agent_id) {
+        Ok(a) => a,
+        Err(e) => return Ok(Delegated::Failed(e.to_string())),
+    };
+    if agent.meta.kind != crate::agents::AgentKind::Task {
+        return Ok(Delegated::Failed(format!(
+            "`{agent_id}` is not a task agent"
+        )));
+    }
+    if agent_id == env.cfg.run.agent_id {
+        return Ok(Delegated::Failed(
+            "an agent cannot delegate to itself".into(),
+        ));
+    }
+    let system_prompt = match library.system_prompt(&agent_id, env.mcp_list) {
+        Ok(p) => p,
+        Err(e) => return Ok(Delegated::Failed(e.to_string())),
+    };
+    let stack_id =
+        env.store
+            .create_stack_frame(session_id, env.frame.stack_id, &call.id, &agent_id, depth)?;
+    emit(Event::AgentStart {
+        stack_id,
+        agent_id: agent_id.clone(),
+        depth,
+    });
+    let child_cfg = TurnConfig {
+        system_prompt,
+        run: RunContext {
+            agent_id: agent_id.clone(),
+            ..env.cfg.run.clone()
+        },
+        ..env.cfg.clone()
+    };
+    let child = TurnEnv {
+        cfg: &child_cfg,
+        frame: Frame {
+            stack_id: Some(stack_id),
+            depth,
+        },
+        queued: None,
+        ..*env
+    };
+    // The child's own turn events stand inside agent_start/agent_done; its `done` is the
+    // delegating call's result, not the end of the user's turn.
+    let answer: std::sync::Mutex<String> = std::sync::Mutex::new(String::new());
+    let child_emit = |e: Event| match e {
+        Event::Done { text, .. } => *answer.lock().unwrap_or_else(|p| p.into_inner()) = text,
+        Event::TurnRunning { .. } | Event::UserMessage { .. } => {}
+        other => emit(other),
+    };
+    let outcome = run_turn(
+        &child,
+        session_id,
+        Some(&text("prompt")),
+        cancel,
+        &child_emit,
+    )
+    .await?;
+    emit(Event::AgentDone {
+        stack_id,
+        agent_id: agent_id.clone(),
+        outcome,
+    });
+    let answer = answer.into_inner().unwrap_or_else(|p| p.into_inner());
+    Ok(match outcome {
+        TurnOutcome::Final => Delegated::Answer(answer),
+        TurnOutcome::Cancelled => Delegated::Cancelled,
+        TurnOutcome::Exhausted => Delegated::Failed(format!(
+            "{agent_id} reached its round limit without an answer"
+        )),
+        TurnOutcome::Failed => Delegated::Failed(format!("{agent_id} could not reach a model")),
+    })
+}
+
+/// The tools a frame is offered (tools.md "Tool Visibility Filtering"): the root agent gets
+/// the registry's root tools and `execute_task`; a task agent gets the sub-agent tools and,
+/// while it may still delegate, `execute_subtask`. Engine tools go to every agent.
+fn offered_tools(env: &TurnEnv<'_>) -> Vec<ToolSpec> {
+    let registry = env.registry;
+    let root = env.frame.depth == 0;
+    let mut defs: Vec<Value> = if root {
+        registry.openai_definitions()
+    } else {
+        let root_only = registry.root_agent_only_names();
+        registry
+            .openai_definitions()
+            .into_iter()
+            .filter(|d| {
+                let name = d["function"]["name"].as_str().unwrap_or("");
+                !root_only.iter().any(|r| r == name)
+            })
+            .chain(registry.openai_definitions_sub_agents_only())
+            .collect()
+    };
+    defs.sort_by(|a, b| {
+        a["function"]["name"]
+            .as_str()
+            .cmp(&b["function"]["name"].as_str())
+    });
+    let mut tools: Vec<ToolSpec> = defs.iter().filter_map(ToolSpec::from_openai).collect();
+    tools.extend(crate::interface::offered());
+    if env.library.is_some() {
+        let delegate = if root {
+            Some(skald_api::tool_names::EXECUTE_TASK)
+        } else if env.frame.depth < MAX_DEPTH {
+            Some(skald_api::tool_names::EXECUTE_SUBTASK)
+        } else {
+            None
+        };
+        tools.extend(
+            crate::synthetic::synthetic_tools()
+                .into_iter()
+                .filter(|t| Some(t.name.as_str()) == delegate)
+                .map(|t| ToolSpec {
+                    name: t.name,
+                    description: t.description,
+                    parameters: t.parameters,
+                }),
+        );
+    }
+    tools
 }
 
 /// Some servers (and small local models) reuse tool call ids. Ids must be unique in a
@@ -436,9 +637,10 @@ fn inject_queued(env: &TurnEnv<'_>, session_id: i64, emit: Emit<'_>) -> Result<b
     };
     let texts = take();
     for text in &texts {
-        let m =
-            env.store
-                .append_message(&NewMessage::new(session_id, Role::User, text.as_str()))?;
+        let m = env.store.append_message(&NewMessage {
+            stack_id: env.frame.stack_id,
+            ..NewMessage::new(session_id, Role::User, text.as_str())
+        })?;
         emit(Event::UserMessage {
             session_id,
             message_id: m.id,
@@ -515,10 +717,16 @@ pub(crate) async fn run_call(
             ));
         }
     };
+    let delegation = matches!(call.name.as_str(), tn::EXECUTE_TASK | tn::EXECUTE_SUBTASK);
     let schema = match registry.get(&call.name) {
         Some(tool) => tool.parameters_schema(),
         None => match crate::interface::schema(&call.name) {
             Some(s) => s,
+            None if delegation => crate::synthetic::synthetic_tools()
+                .into_iter()
+                .find(|t| t.name == call.name)
+                .map(|t| t.parameters)
+                .unwrap_or(Value::Null),
             None => return fail(format!("there is no tool named `{}`", call.name)),
         },
     };
@@ -601,6 +809,36 @@ pub(crate) async fn run_call(
         });
         return Ok(false);
     }
+    if delegation {
+        return match delegate(env, session_id, call, &args, cancel, emit).await? {
+            Delegated::Answer(text) => {
+                store.set_tool_call_status(
+                    session_id,
+                    &call.id,
+                    ToolCallStatus::Done,
+                    Some((&text, ResultType::Text)),
+                )?;
+                emit(Event::ToolDone {
+                    tool_call_id: call.id.clone(),
+                    result: text,
+                });
+                Ok(false)
+            }
+            Delegated::Failed(message) => fail(message),
+            Delegated::Cancelled => {
+                store.set_tool_call_status(
+                    session_id,
+                    &call.id,
+                    ToolCallStatus::Cancelled,
+                    None,
+                )?;
+                emit(Event::ToolCancelled {
+                    tool_call_id: call.id.clone(),
+                });
+                Ok(true)
+            }
+        };
+    }
     if crate::interface::schema(&call.name).is_some() {
         return match crate::interface::run(store, session_id, &call.name, &args) {
             Ok(text) => {
@@ -658,11 +896,16 @@ fn conversation(
     store: &Store,
     session_id: i64,
     cfg: &TurnConfig,
+    frame: Frame,
 ) -> Result<Vec<Message>, TurnError> {
     let mut out = vec![Message::system(cfg.system_prompt.clone())];
     // A summary stands in for the turns it covers (reference.md: after the system part
-    // and the scratchpad, before the history).
-    let summary = store.latest_summary(session_id)?;
+    // and the scratchpad, before the history). Summaries are of the root conversation; a
+    // task agent's own conversation is short-lived.
+    let summary = match frame.stack_id {
+        None => store.latest_summary(session_id)?,
+        Some(_) => None,
+    };
     let covered = summary.as_ref().map_or(0, |s| s.up_to_message_id);
     if let Some(s) = summary {
         out.push(Message::system(format!(
@@ -677,7 +920,7 @@ fn conversation(
     for m in store
         .list_messages(session_id)?
         .into_iter()
-        .filter(|m| m.id > covered)
+        .filter(|m| m.id > covered && m.stack_id == frame.stack_id)
     {
         match m.role {
             Role::System => out.push(Message::system(m.content)),
@@ -734,5 +977,84 @@ fn result_text(c: &skald_store::ToolCallRecord) -> String {
         ToolCallStatus::Running | ToolCallStatus::Pending => {
             "This tool call did not complete.".to_string()
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agents::Library;
+    use crate::models::ModelHealth;
+
+    #[tokio::test]
+    async fn delegation_stops_at_the_depth_limit() {
+        let data = tempfile::tempdir().unwrap();
+        let store = Store::open_in_memory().unwrap();
+        let session = store
+            .create_session(&skald_store::NewSession::default())
+            .unwrap();
+        let registry = crate::builtin_registry().unwrap();
+        let library = Library::load(data.path()).unwrap();
+        let models = vec![skald_llm::from_env(Some("openai/unused"), |_| None).unwrap()];
+        let health = ModelHealth::default();
+        let cfg = TurnConfig {
+            max_rounds: 1,
+            context_window: 128_000,
+            approval: ApprovalMode::Never,
+            run: RunContext {
+                group: "default".into(),
+                agent_id: "software-engineer".into(),
+                working_dir: data.path().to_path_buf(),
+                ..RunContext::default()
+            },
+            system_prompt: String::new(),
+        };
+        let mut env = TurnEnv {
+            store: &store,
+            registry: &registry,
+            models: &models,
+            health: &health,
+            cfg: &cfg,
+            queued: None,
+            ask: None,
+            inbox: None,
+            frame: Frame {
+                stack_id: Some(1),
+                depth: MAX_DEPTH - 1,
+            },
+            library: Some(&library),
+            mcp_list: "",
+        };
+        let names = |env: &TurnEnv<'_>| {
+            offered_tools(env)
+                .into_iter()
+                .map(|t| t.name)
+                .collect::<Vec<_>>()
+        };
+        assert!(names(&env).contains(&tn::EXECUTE_SUBTASK.to_string()));
+        assert!(!names(&env).contains(&tn::EXECUTE_TASK.to_string()));
+        env.frame.depth = MAX_DEPTH;
+        assert!(
+            !names(&env).contains(&tn::EXECUTE_SUBTASK.to_string()),
+            "not offered at the limit"
+        );
+        // Called anyway, it is refused before anything runs.
+        let call = ToolCall {
+            id: "d".into(),
+            name: tn::EXECUTE_SUBTASK.into(),
+            arguments: String::new(),
+        };
+        let args = serde_json::json!({"agent_id": "researcher", "prompt": "go"});
+        let out = delegate_inner(
+            &env,
+            session.id,
+            &call,
+            &args,
+            &CancellationToken::new(),
+            &|_| {},
+        )
+        .await
+        .unwrap();
+        assert!(matches!(out, Delegated::Failed(m) if m.contains("at most 5 levels")));
     }
 }

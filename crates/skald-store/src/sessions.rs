@@ -165,6 +165,33 @@ impl Store {
         Ok(())
     }
 
+    /// Opens an agent frame under a session: a sub-agent started by `parent_tool_call_id`
+    /// of the frame `parent_stack_id` (`None`: the root agent). Returns its id.
+    pub fn create_stack_frame(
+        &self,
+        session_id: i64,
+        parent_stack_id: Option<i64>,
+        parent_tool_call_id: &str,
+        agent_id: &str,
+        depth: usize,
+    ) -> Result<i64, StoreError> {
+        let conn = self.conn();
+        conn.execute(
+            "INSERT INTO chat_session_stack (session_id, parent_stack_id, parent_tool_call_id,
+                                             agent_id, depth, created_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            params![
+                session_id,
+                parent_stack_id,
+                parent_tool_call_id,
+                agent_id,
+                i64::try_from(depth).unwrap_or(i64::MAX),
+                now_ms()
+            ],
+        )?;
+        Ok(conn.last_insert_rowid())
+    }
+
     /// Deletes a session with its history and tool calls.
     pub fn delete_session(&self, id: i64) -> Result<(), StoreError> {
         let changed = self
