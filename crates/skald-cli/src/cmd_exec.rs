@@ -189,6 +189,9 @@ pub async fn run(data_dir: &DataDir, config: &Config, a: ExecArgs<'_>) -> u8 {
     let json = a.json;
     let emit = move |event: Event| print_event(&event, json);
     let health = skald_core::models::ModelHealth::default();
+    // With --approve inbox a call that needs approval waits here until `skald inbox
+    // answer` (any process) resolves it; other modes never reach the Inbox.
+    let inbox = skald_core::inbox::Inbox::default();
     let ask_fn = |req: turn::AskRequest| -> futures::future::BoxFuture<'static, bool> {
         Box::pin(async move {
             tokio::task::spawn_blocking(move || {
@@ -225,7 +228,7 @@ pub async fn run(data_dir: &DataDir, config: &Config, a: ExecArgs<'_>) -> u8 {
         cfg: &cfg,
         queued: None,
         ask,
-        inbox: None,
+        inbox: Some(&inbox),
         frame: turn::Frame::default(),
         library: Some(&library),
         mcp_list: MCP_LIST,
@@ -264,6 +267,17 @@ fn print_event(event: &Event, json: bool) {
                 writeln!(out, "  ✗ rejected (needs approval; --approve all runs it)")
             }
             Event::ToolCancelled { .. } => writeln!(out, "  ✗ cancelled"),
+            Event::ApprovalRequired {
+                label, inbox_id, ..
+            } => writeln!(
+                out,
+                "  ⏸ waiting for approval of {label}: skald inbox answer {inbox_id} approve|reject"
+            ),
+            Event::AgentStart {
+                agent_id, depth, ..
+            } => {
+                writeln!(out, "{}↳ {agent_id} is working", "  ".repeat(*depth))
+            }
             Event::LlmFailed { message, .. } | Event::Error { message } => {
                 eprintln!("skald exec: {message}");
                 Ok(())

@@ -228,6 +228,8 @@ enum Approve {
     All,
     /// Ask on the terminal for each one (as never when stdin is not a terminal)
     Ask,
+    /// Wait in the Agent Inbox for each one; answer with `skald inbox answer`
+    Inbox,
 }
 
 /// What every command needs: the data directory, its config, and logging.
@@ -317,6 +319,7 @@ fn main() -> ExitCode {
                         Approve::Never => skald_core::turn::ApprovalMode::Never,
                         Approve::All => skald_core::turn::ApprovalMode::All,
                         Approve::Ask => skald_core::turn::ApprovalMode::Ask,
+                        Approve::Inbox => skald_core::turn::ApprovalMode::Inbox,
                     },
                     json,
                     max_rounds,

@@ -1412,3 +1412,110 @@ fn delegation_refuses_what_it_must() {
     );
     assert!(errors[2].contains("no agent `nobody`"), "{errors:?}");
 }
+
+/// `--approve inbox`: the turn waits; `skald inbox answer` from another process lets it go
+/// on — also after the waiting process was killed and the session is continued.
+#[cfg(unix)]
+#[test]
+fn approvals_wait_in_the_inbox_across_processes_and_restarts() {
+    use nix::sys::signal::{Signal, kill};
+    use nix::unistd::Pid;
+    let inbox_answer = |data: &std::path::Path, id: i64, decision: &str| {
+        Command::new(env!("CARGO_BIN_EXE_skald"))
+            .arg("--data-dir")
+            .arg(data)
+            .args(["inbox", "answer", &id.to_string(), decision])
+            .env_remove("SKALD_DATA_DIR")
+            .output()
+            .unwrap()
+    };
+
+    // Live: a task agent's call waits in the Inbox, is approved from another process.
+    let server = serve(vec![
+        tool_call(
+            "t1",
+            "execute_task",
+            r#"{"mode": "sync", "title": "x", "agent_id": "software-engineer", "prompt": "make it"}"#,
+        ),
+        tool_call("c1", "execute_cmd", r#"{"command": "touch made.txt"}"#),
+        answer("Made it."),
+        answer("The engineer made it."),
+    ]);
+    let (data, work) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (child, rx) = spawn_exec(
+        &server,
+        data.path(),
+        work.path(),
+        &["--approve", "inbox"],
+        "make the file",
+    );
+    let seen = wait_for(&rx, "approval_required");
+    assert!(
+        seen.iter().any(|e| e["type"] == "agent_start"),
+        "the child is the one waiting"
+    );
+    let id = seen.last().unwrap()["inbox_id"].as_i64().unwrap();
+    let listed = Command::new(env!("CARGO_BIN_EXE_skald"))
+        .arg("--data-dir")
+        .arg(data.path())
+        .args(["inbox", "list", "--json"])
+        .output()
+        .unwrap();
+    let items: Vec<Value> = serde_json::from_slice(&listed.stdout).unwrap();
+    assert_eq!(
+        (items[0]["agent_id"].as_str(), items[0]["depth"].as_i64()),
+        (Some("software-engineer"), Some(1))
+    );
+    assert_eq!(
+        inbox_answer(data.path(), id, "approve").status.code(),
+        Some(0)
+    );
+    let events = wait_for(&rx, "done");
+    assert_eq!(events.last().unwrap()["text"], "The engineer made it.");
+    assert_eq!(child.wait_with_output().unwrap().status.code(), Some(0));
+    assert!(work.path().join("made.txt").exists());
+
+    // Across a restart: the waiting process dies, the answer comes, the session goes on.
+    let server = serve(vec![tool_call(
+        "c2",
+        "execute_cmd",
+        r#"{"command": "touch later.txt"}"#,
+    )]);
+    let (data, work) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (mut child, rx) = spawn_exec(
+        &server,
+        data.path(),
+        work.path(),
+        &["--approve", "inbox"],
+        "later",
+    );
+    let seen = wait_for(&rx, "approval_required");
+    let id = seen.last().unwrap()["inbox_id"].as_i64().unwrap();
+    kill(Pid::from_raw(child.id() as i32), Signal::SIGKILL).unwrap();
+    child.wait().unwrap();
+    assert_eq!(
+        inbox_answer(data.path(), id, "approve").status.code(),
+        Some(0)
+    );
+    assert!(
+        !work.path().join("later.txt").exists(),
+        "nothing runs until the session goes on"
+    );
+    let server2 = serve(vec![answer("Done after the restart.")]);
+    let (child, rx) = spawn_exec(
+        &server2,
+        data.path(),
+        work.path(),
+        &["--session", "1", "--approve", "inbox"],
+        "go on",
+    );
+    let events = wait_for(&rx, "done");
+    assert_eq!(child.wait_with_output().unwrap().status.code(), Some(0));
+    assert!(
+        events
+            .iter()
+            .any(|e| e["type"] == "tool_done" && e["tool_call_id"] == "c2"),
+        "{events:?}"
+    );
+    assert!(work.path().join("later.txt").exists());
+}

@@ -600,7 +600,7 @@ async fn ask_inbox(
                     kind: skald_store::InboxKind::Approval,
                     tool_call_id: Some(call.id.clone()),
                     agent_id: cfg.run.agent_id.clone(),
-                    depth: 0,
+                    depth: i64::try_from(env.frame.depth).unwrap_or(i64::MAX),
                     title: label.clone(),
                     payload: serde_json::json!({
                         "tool": call.name,

@@ -702,6 +702,26 @@ mod tests {
     }
 
     #[test]
+    fn a_store_that_cannot_be_read_means_approval() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("skald.db");
+        let store = Store::open(&db).unwrap();
+        // Another connection breaks the rules table under the open store.
+        rusqlite::Connection::open(&db)
+            .unwrap()
+            .execute_batch("DROP TABLE approval_rules;")
+            .unwrap();
+        let ctx = RunContext {
+            group: "default".into(),
+            working_dir: dir.path().to_path_buf(),
+            ..RunContext::default()
+        };
+        let d = check(&store, &ctx, "write_todos", &json!({}));
+        assert_eq!(d.action, RuleAction::Require, "even a tool the defaults allow");
+        assert!(d.reason.contains("could not be read"), "{}", d.reason);
+    }
+
+    #[test]
     fn always_allow_proposes_general_but_safe_rules() {
         let (s, _d, ctx) = setup();
         let p = propose_rule(
