@@ -717,7 +717,11 @@ mod tests {
             ..RunContext::default()
         };
         let d = check(&store, &ctx, "write_todos", &json!({}));
-        assert_eq!(d.action, RuleAction::Require, "even a tool the defaults allow");
+        assert_eq!(
+            d.action,
+            RuleAction::Require,
+            "even a tool the defaults allow"
+        );
         assert!(d.reason.contains("could not be read"), "{}", d.reason);
     }
 
