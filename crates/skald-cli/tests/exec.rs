@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Output, Stdio};
 
-use skald_testkit::{ScriptedServer, answer, sse, tool_call};
+use skald_testkit::{ScriptedServer, answer, delayed, sse, tool_call, tool_calls};
 
 fn serve(replies: Vec<skald_testkit::Reply>) -> ScriptedServer {
     ScriptedServer::new(replies)
@@ -1518,4 +1518,122 @@ fn approvals_wait_in_the_inbox_across_processes_and_restarts() {
         "{events:?}"
     );
     assert!(work.path().join("later.txt").exists());
+}
+
+#[test]
+fn two_delegations_in_one_reply_run_concurrently_and_are_recorded_in_call_order() {
+    let server = serve(vec![
+        tool_calls(&[
+            (
+                "t1",
+                "execute_task",
+                r#"{"mode": "sync", "title": "a", "agent_id": "researcher", "prompt": "first job"}"#,
+            ),
+            (
+                "t2",
+                "execute_task",
+                r#"{"mode": "sync", "title": "b", "agent_id": "software-engineer", "prompt": "second job"}"#,
+            ),
+        ]),
+        // Whichever task agent asks first waits longest, so they finish out of order.
+        delayed(400, answer("slow answer")),
+        answer("quick answer"),
+        answer("Both jobs done."),
+    ]);
+    let run = exec(&server, &[], "do two jobs");
+    assert_eq!(
+        run.out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&run.out.stderr)
+    );
+    let kinds: Vec<&str> = run
+        .events
+        .iter()
+        .map(|e| e["type"].as_str().unwrap())
+        .collect();
+    let first_done = kinds.iter().position(|k| *k == "agent_done").unwrap();
+    let starts_before = kinds[..first_done]
+        .iter()
+        .filter(|k| **k == "agent_start")
+        .count();
+    assert_eq!(
+        starts_before, 2,
+        "both task agents were running at once: {kinds:?}"
+    );
+    // Which task agent got the slow reply depends on which connected first; either way
+    // the quick answer is in first.
+    let finished: Vec<&str> = run
+        .events
+        .iter()
+        .filter(|e| e["type"] == "tool_done")
+        .map(|e| e["result"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        finished,
+        ["quick answer", "slow answer"],
+        "they finished out of order"
+    );
+    // The root's next request has the results in call order.
+    let msgs = server.recorded()[3].body["messages"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let ids: Vec<&str> = msgs
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["tool_call_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["t1", "t2"]);
+    assert_eq!(run.events.last().unwrap()["text"], "Both jobs done.");
+}
+
+#[cfg(unix)]
+#[test]
+fn ctrl_c_stops_the_whole_stack() {
+    let server = serve(vec![
+        tool_call(
+            "t1",
+            "execute_task",
+            r#"{"mode": "sync", "title": "w", "agent_id": "software-engineer", "prompt": "wait"}"#,
+        ),
+        tool_call(
+            "c1",
+            "execute_cmd",
+            r#"{"command": "sleep 30 & echo $! > deep.pid; wait"}"#,
+        ),
+    ]);
+    let (data, work) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (child, rx) = spawn_exec(
+        &server,
+        data.path(),
+        work.path(),
+        &["--approve", "all"],
+        "delegate a wait",
+    );
+    wait_for(&rx, "agent_start");
+    let pidfile = work.path().join("deep.pid");
+    wait_for_pidfile(&pidfile);
+    interrupt(&child);
+    let events = wait_for(&rx, "done");
+    assert_eq!(events.last().unwrap()["outcome"], "cancelled");
+    let cancelled: Vec<&str> = events
+        .iter()
+        .filter(|e| e["type"] == "tool_cancelled")
+        .map(|e| e["tool_call_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        cancelled,
+        ["c1", "t1"],
+        "the child's command, then the delegation"
+    );
+    assert_eq!(child.wait_with_output().unwrap().status.code(), Some(130));
+    let store = skald_store::Store::open(data.path().join("skald.db")).unwrap();
+    assert!(
+        store
+            .list_tool_calls(1)
+            .unwrap()
+            .iter()
+            .all(|c| c.status == skald_api::ToolCallStatus::Cancelled)
+    );
 }

@@ -164,22 +164,8 @@ pub async fn run_turn(
                 status: ToolCallStatus::Running,
             })?;
         }
-        for (i, call) in calls.iter().enumerate() {
-            let stopped = run_call(env, session_id, call, cancel, emit).await?;
-            if stopped {
-                for rest in &calls[i + 1..] {
-                    store.set_tool_call_status(
-                        session_id,
-                        &rest.id,
-                        ToolCallStatus::Cancelled,
-                        None,
-                    )?;
-                    emit(Event::ToolCancelled {
-                        tool_call_id: rest.id.clone(),
-                    });
-                }
-                return finish(emit, session_id, TurnOutcome::Cancelled, "");
-            }
+        if run_calls(env, session_id, &calls, cancel, emit).await? {
+            return finish(emit, session_id, TurnOutcome::Cancelled, "");
         }
     }
     finish(emit, session_id, TurnOutcome::Exhausted, "")
@@ -360,6 +346,77 @@ async fn answer(
         }
     }
     Ok(Err(TurnOutcome::Failed))
+}
+
+/// Sync delegations of one reply that run at the same time, at most (reference.md).
+const MAX_PARALLEL_DELEGATIONS: usize = 4;
+
+/// Runs a reply's calls: the ordinary ones one after the other in the order the model
+/// wrote them, then — when there are two or more — its delegations concurrently, at most
+/// four at a time. Every call was stored in call order before any ran, so the history
+/// keeps that order however the delegations finish. Returns whether the turn was stopped;
+/// calls that never started are then marked cancelled.
+async fn run_calls(
+    env: &TurnEnv<'_>,
+    session_id: i64,
+    calls: &[ToolCall],
+    cancel: &CancellationToken,
+    emit: Emit<'_>,
+) -> Result<bool, TurnError> {
+    let is_delegation =
+        |c: &&ToolCall| matches!(c.name.as_str(), tn::EXECUTE_TASK | tn::EXECUTE_SUBTASK);
+    let delegations: Vec<&ToolCall> = calls.iter().filter(is_delegation).collect();
+    let (sequential, parallel): (Vec<&ToolCall>, Vec<&ToolCall>) = if delegations.len() >= 2 {
+        (
+            calls.iter().filter(|c| !is_delegation(c)).collect(),
+            delegations,
+        )
+    } else {
+        (calls.iter().collect(), Vec::new())
+    };
+    let mut started = std::collections::HashSet::new();
+    let mut stopped = false;
+    for call in sequential {
+        started.insert(call.id.clone());
+        if run_call(env, session_id, call, cancel, emit).await? {
+            stopped = true;
+            break;
+        }
+    }
+    if !stopped && !parallel.is_empty() {
+        use futures::StreamExt;
+        started.extend(parallel.iter().map(|c| c.id.clone()));
+        // Boxed one by one: a stream built from a closure over borrowed calls would not
+        // prove `Send` for the higher-ranked lifetimes involved.
+        let runs: Vec<futures::future::BoxFuture<'_, Result<bool, TurnError>>> = parallel
+            .into_iter()
+            .map(|call| {
+                Box::pin(run_call(env, session_id, call, cancel, emit))
+                    as futures::future::BoxFuture<'_, Result<bool, TurnError>>
+            })
+            .collect();
+        let results: Vec<Result<bool, TurnError>> = futures::stream::iter(runs)
+            .buffer_unordered(MAX_PARALLEL_DELEGATIONS)
+            .collect()
+            .await;
+        for r in results {
+            stopped |= r?;
+        }
+    }
+    if stopped {
+        for rest in calls.iter().filter(|c| !started.contains(&c.id)) {
+            env.store.set_tool_call_status(
+                session_id,
+                &rest.id,
+                ToolCallStatus::Cancelled,
+                None,
+            )?;
+            emit(Event::ToolCancelled {
+                tool_call_id: rest.id.clone(),
+            });
+        }
+    }
+    Ok(stopped)
 }
 
 enum Delegated {

@@ -3,7 +3,8 @@
 //! request (headers and JSON body) so tests can check what the engine sent.
 //!
 //! A reply body containing `HOLD` is sent up to that marker and the connection is then
-//! held open for a minute: a model that stalls mid-answer. Test support only: it panics on
+//! held open for a minute: a model that stalls mid-answer. A body starting with
+//! `DELAY_MS=<n>\n` is answered after n milliseconds: a slow model. Test support only: it panics on
 //! malformed requests instead of answering them.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test support may panic
@@ -118,6 +119,16 @@ fn handle(mut stream: TcpStream, (status, ctype, body): Reply, log: &Mutex<Vec<R
         headers,
         body: serde_json::from_slice(&raw).unwrap_or(Value::Null),
     });
+    let body = match body
+        .strip_prefix("DELAY_MS=")
+        .and_then(|r| r.split_once('\n'))
+    {
+        Some((ms, rest)) => {
+            std::thread::sleep(std::time::Duration::from_millis(ms.parse().unwrap_or(0)));
+            rest.to_string()
+        }
+        None => body,
+    };
     let reply = format!(
         "HTTP/1.1 {status} Scripted\r\ncontent-type: {ctype}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
         body.len()
@@ -155,6 +166,30 @@ pub fn tool_call(id: &str, name: &str, args: &str) -> Reply {
             json!({"choices": [], "usage": {"prompt_tokens": 10, "completion_tokens": 5}}),
         ]),
     )
+}
+
+/// An OpenAI streamed reply making several tool calls at once: (id, name, arguments).
+pub fn tool_calls(calls: &[(&str, &str, &str)]) -> Reply {
+    let list: Vec<Value> = calls
+        .iter()
+        .enumerate()
+        .map(|(i, (id, name, args))| {
+            json!({"index": i, "id": id, "type": "function", "function": {"name": name, "arguments": args}})
+        })
+        .collect();
+    (
+        200,
+        "text/event-stream",
+        sse(&[
+            json!({"choices": [{"index": 0, "delta": {"role": "assistant", "tool_calls": list}}]}),
+            json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}),
+        ]),
+    )
+}
+
+/// `reply` answered only after `ms` milliseconds.
+pub fn delayed(ms: u64, reply: Reply) -> Reply {
+    (reply.0, reply.1, format!("DELAY_MS={ms}\n{}", reply.2))
 }
 
 /// An OpenAI streamed text answer in two pieces.
