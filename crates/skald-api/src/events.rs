@@ -90,6 +90,13 @@ pub enum Event {
         reason: String,
         inbox_id: i64,
     },
+    /// An agent asks the user a question (in the chat, and as an Inbox item).
+    AgentQuestion {
+        tool_call_id: String,
+        inbox_id: i64,
+        question: String,
+        suggested_answers: Vec<String>,
+    },
     /// Something now waits in the Agent Inbox.
     InboxRequested {
         item: Value,

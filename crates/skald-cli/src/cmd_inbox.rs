@@ -100,11 +100,55 @@ pub fn list(data_dir: &DataDir, json: bool) -> u8 {
     exit::OK
 }
 
+/// Answers a question with text.
+pub fn answer_text(data_dir: &DataDir, id: i64, text: &str) -> u8 {
+    let store = match open(data_dir) {
+        Ok(s) => s,
+        Err(c) => return c,
+    };
+    match store.get_inbox_item(id) {
+        Ok(it) if it.kind != skald_store::InboxKind::Question => {
+            eprintln!("skald inbox: item {id} is an approval: answer approve or reject");
+            return exit::USAGE;
+        }
+        Ok(_) => {}
+        Err(e) => {
+            eprintln!("skald inbox: {e}");
+            return exit::USAGE;
+        }
+    }
+    match store.resolve_inbox_item(id, InboxStatus::Answered, Some(text)) {
+        Ok(it) => {
+            println!("answered item {id}: {}", it.title);
+            exit::OK
+        }
+        Err(e) => {
+            eprintln!("skald inbox: {e}");
+            exit::USAGE
+        }
+    }
+}
+
 pub fn answer(data_dir: &DataDir, id: i64, approve: bool, note: Option<&str>, always: bool) -> u8 {
     let store = match open(data_dir) {
         Ok(s) => s,
         Err(c) => return c,
     };
+    match store.get_inbox_item(id) {
+        Ok(it) if it.kind == skald_store::InboxKind::Question => {
+            eprintln!("skald inbox: item {id} is a question: answer it with --text");
+            return exit::USAGE;
+        }
+        Ok(_) => {}
+        Err(e @ StoreError::NotFound { .. }) => {
+            eprintln!("skald inbox: {e}");
+            return exit::USAGE;
+        }
+        Err(e) => {
+            eprintln!("skald inbox: {e}");
+            return exit::FAILED;
+        }
+    }
     if always {
         if !approve {
             eprintln!("skald inbox: --always goes with approve");

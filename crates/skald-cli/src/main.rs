@@ -159,11 +159,17 @@ enum InboxCommand {
         json: bool,
     },
     /// Answer an item: the waiting call goes on, in whichever Skald process waits for it
+    #[command(after_help = "Examples:\n  skald inbox answer 7 approve\n  \
+                            skald inbox answer 8 reject --note \"not on Fridays\"\n  \
+                            skald inbox answer 9 --text \"Use the staging database\"")]
     Answer {
         id: i64,
-        /// approve or reject
-        #[arg(value_parser = ["approve", "reject"])]
-        decision: String,
+        /// approve or reject (for an approval)
+        #[arg(value_parser = ["approve", "reject"], required_unless_present = "text")]
+        decision: Option<String>,
+        /// The answer to a question
+        #[arg(long, conflicts_with = "decision")]
+        text: Option<String>,
         /// Why, for a rejection: the agent reads it
         #[arg(long)]
         note: Option<String>,
@@ -336,15 +342,19 @@ fn main() -> ExitCode {
                 InboxCommand::Answer {
                     id,
                     decision,
+                    text,
                     note,
                     always,
-                } => cmd_inbox::answer(
-                    &env.data_dir,
-                    id,
-                    decision == "approve",
-                    note.as_deref(),
-                    always,
-                ),
+                } => match text {
+                    Some(text) => cmd_inbox::answer_text(&env.data_dir, id, &text),
+                    None => cmd_inbox::answer(
+                        &env.data_dir,
+                        id,
+                        decision.as_deref() == Some("approve"),
+                        note.as_deref(),
+                        always,
+                    ),
+                },
             },
             Command::Rules { command } => match command {
                 RulesCommand::List { json } => cmd_rules::list(&env.data_dir, json),

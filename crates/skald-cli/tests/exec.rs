@@ -1637,3 +1637,140 @@ fn ctrl_c_stops_the_whole_stack() {
             .all(|c| c.status == skald_api::ToolCallStatus::Cancelled)
     );
 }
+
+#[cfg(unix)]
+#[test]
+fn a_question_waits_in_the_inbox_for_a_text_answer() {
+    let server = serve(vec![
+        tool_call(
+            "q1",
+            "ask_user_clarification",
+            r#"{"title": "Colour", "question": "Which colour should the button be?", "suggested_answers": ["blue", "green"]}"#,
+        ),
+        answer("Making it teal."),
+    ]);
+    let (data, work) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (child, rx) = spawn_exec(
+        &server,
+        data.path(),
+        work.path(),
+        &["--approve", "inbox"],
+        "style the button",
+    );
+    let seen = wait_for(&rx, "agent_question");
+    let q = seen.last().unwrap();
+    assert_eq!(q["suggested_answers"], json!(["blue", "green"]));
+    let id = q["inbox_id"].as_i64().unwrap();
+    let skald_inbox = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_skald"))
+            .arg("--data-dir")
+            .arg(data.path())
+            .arg("inbox")
+            .args(args)
+            .env_remove("SKALD_DATA_DIR")
+            .output()
+            .unwrap()
+    };
+    // A question is answered with text, not approve/reject.
+    assert_eq!(
+        skald_inbox(&["answer", &id.to_string(), "approve"])
+            .status
+            .code(),
+        Some(2)
+    );
+    let out = skald_inbox(&["answer", &id.to_string(), "--text", "teal, actually"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let events = wait_for(&rx, "done");
+    assert_eq!(child.wait_with_output().unwrap().status.code(), Some(0));
+    assert!(events.iter().any(|e| e["type"] == "tool_done" && e["result"] == "The user answered: teal, actually"));
+    let msgs = server.recorded()[1].body["messages"].clone();
+    assert!(
+        msgs.as_array()
+            .unwrap()
+            .iter()
+            .any(|m| m["role"] == "tool" && m["content"] == "The user answered: teal, actually")
+    );
+}
+
+#[test]
+fn a_headless_run_cannot_ask_and_says_so() {
+    let server = serve(vec![
+        tool_call(
+            "q1",
+            "ask_user_clarification",
+            r#"{"question": "Which colour?"}"#,
+        ),
+        answer("I picked blue."),
+    ]);
+    let run = exec(&server, &[], "style the button");
+    assert_eq!(run.out.status.code(), Some(0));
+    let err = run
+        .events
+        .iter()
+        .find(|e| e["type"] == "tool_error")
+        .unwrap();
+    assert!(
+        err["error"]
+            .as_str()
+            .unwrap()
+            .contains("no one can answer questions in this run")
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn a_question_is_answered_after_a_restart() {
+    use nix::sys::signal::{Signal, kill};
+    use nix::unistd::Pid;
+    let server = serve(vec![tool_call(
+        "q1",
+        "ask_user_clarification",
+        r#"{"question": "Which database?"}"#,
+    )]);
+    let (data, work) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (mut child, rx) = spawn_exec(
+        &server,
+        data.path(),
+        work.path(),
+        &["--approve", "inbox"],
+        "migrate",
+    );
+    let seen = wait_for(&rx, "agent_question");
+    let id = seen.last().unwrap()["inbox_id"].as_i64().unwrap();
+    kill(Pid::from_raw(child.id() as i32), Signal::SIGKILL).unwrap();
+    child.wait().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_skald"))
+        .arg("--data-dir")
+        .arg(data.path())
+        .args(["inbox", "answer", &id.to_string(), "--text", "staging"])
+        .env_remove("SKALD_DATA_DIR")
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let server2 = serve(vec![answer("Migrating staging.")]);
+    let (child, rx) = spawn_exec(
+        &server2,
+        data.path(),
+        work.path(),
+        &["--session", "1", "--approve", "inbox"],
+        "go on",
+    );
+    let events = wait_for(&rx, "done");
+    assert_eq!(child.wait_with_output().unwrap().status.code(), Some(0));
+    assert!(
+        events
+            .iter()
+            .any(|e| e["type"] == "tool_done" && e["result"] == "The user answered: staging"),
+        "{events:?}"
+    );
+}

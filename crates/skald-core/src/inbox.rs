@@ -37,12 +37,18 @@ pub enum Answer {
     AlwaysAllow {
         rule: RuleSpec,
     },
+    /// The answer to a question.
+    Text {
+        text: String,
+    },
 }
 
 /// How a wait ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Outcome {
     Approved,
+    /// A question's answer.
+    Answered(String),
     Rejected(String),
     /// The waiting call was stopped.
     Cancelled,
@@ -95,7 +101,8 @@ impl Inbox {
         let outcome = loop {
             let item = store.get_inbox_item(id)?;
             match item.status {
-                InboxStatus::Approved | InboxStatus::Answered => break Outcome::Approved,
+                InboxStatus::Approved => break Outcome::Approved,
+                InboxStatus::Answered => break Outcome::Answered(item.answer.unwrap_or_default()),
                 InboxStatus::Rejected => break Outcome::Rejected(item.answer.unwrap_or_default()),
                 InboxStatus::Cancelled => break Outcome::Cancelled,
                 InboxStatus::Pending => {}
@@ -140,6 +147,9 @@ impl Inbox {
                     minutes.map(|m| Duration::from_secs(m.saturating_mul(60))),
                 );
                 item
+            }
+            Answer::Text { text } => {
+                store.resolve_inbox_item(id, InboxStatus::Answered, Some(text))?
             }
             Answer::AlwaysAllow { rule } => {
                 if rule.action == skald_store::RuleAction::Deny {

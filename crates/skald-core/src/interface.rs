@@ -8,9 +8,13 @@ use skald_api::tool_names as tn;
 use skald_llm::ToolSpec;
 use skald_store::Store;
 
-/// The engine tools every agent is offered. (Delegation, questions and notifications
-/// join them with their issue.)
-const OFFERED: &[&str] = &[tn::UPDATE_SCRATCHPAD, tn::WRITE_TODOS];
+/// The engine tools every agent is offered (delegation is offered by depth, in `turn`).
+/// `ask_user_clarification` is answered by the turn, which owns the Inbox wait.
+const OFFERED: &[&str] = &[
+    tn::UPDATE_SCRATCHPAD,
+    tn::ASK_USER_CLARIFICATION,
+    tn::WRITE_TODOS,
+];
 
 /// Definitions of the engine tools offered to agents.
 pub fn offered() -> Vec<ToolSpec> {
@@ -151,6 +155,13 @@ mod tests {
         assert!(schema(tn::WRITE_TODOS).is_some());
         assert!(schema(tn::READ_FILE).is_none());
         let names: Vec<String> = offered().into_iter().map(|t| t.name).collect();
-        assert_eq!(names, [tn::UPDATE_SCRATCHPAD, tn::WRITE_TODOS]);
+        assert_eq!(
+            names,
+            [
+                tn::UPDATE_SCRATCHPAD,
+                tn::ASK_USER_CLARIFICATION,
+                tn::WRITE_TODOS
+            ]
+        );
     }
 }

@@ -680,10 +680,82 @@ async fn ask_inbox(
         inbox_id: item.id,
     });
     let outcome = inbox.wait(store, item.id, cancel).await?;
-    if outcome == crate::inbox::Outcome::Approved {
+    if matches!(
+        outcome,
+        crate::inbox::Outcome::Approved | crate::inbox::Outcome::Answered(_)
+    ) {
         store.set_tool_call_status(session_id, &call.id, ToolCallStatus::Running, None)?;
     }
     Ok(outcome)
+}
+
+/// Asks the user a question through the Agent Inbox and waits for the answer (the call's
+/// row is `pending` meanwhile; after a restart it finds its question again). Runs without
+/// an Inbox cannot ask, and say so.
+async fn ask_question(
+    env: &TurnEnv<'_>,
+    session_id: i64,
+    call: &ToolCall,
+    args: &Value,
+    cancel: &CancellationToken,
+    emit: Emit<'_>,
+) -> Result<crate::inbox::Outcome, TurnError> {
+    let store = env.store;
+    let inbox = match (env.cfg.approval, env.inbox) {
+        (ApprovalMode::Inbox, Some(inbox)) => inbox,
+        _ => {
+            return Ok(crate::inbox::Outcome::Rejected(
+                "no one can answer questions in this run; decide yourself, or end your answer \
+                 with the question for the user"
+                    .to_string(),
+            ));
+        }
+    };
+    let text = |k: &str| {
+        args.get(k)
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string()
+    };
+    let item = match store.inbox_item_for_call(session_id, &call.id)? {
+        Some(existing) => existing,
+        None => {
+            store.set_tool_call_status(session_id, &call.id, ToolCallStatus::Pending, None)?;
+            let title = match text("title") {
+                t if t.trim().is_empty() => text("question"),
+                t => t,
+            };
+            inbox.request(
+                store,
+                &skald_store::NewInboxItem {
+                    session_id,
+                    kind: skald_store::InboxKind::Question,
+                    tool_call_id: Some(call.id.clone()),
+                    agent_id: env.cfg.run.agent_id.clone(),
+                    depth: i64::try_from(env.frame.depth).unwrap_or(i64::MAX),
+                    title,
+                    payload: args.clone(),
+                },
+                emit,
+            )?
+        }
+    };
+    emit(Event::AgentQuestion {
+        tool_call_id: call.id.clone(),
+        inbox_id: item.id,
+        question: text("question"),
+        suggested_answers: args
+            .get("suggested_answers")
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_string)
+                    .collect()
+            })
+            .unwrap_or_default(),
+    });
+    Ok(inbox.wait(store, item.id, cancel).await?)
 }
 
 /// Stores the messages queued while the turn ran as user messages. Returns whether there
@@ -811,7 +883,7 @@ pub(crate) async fn run_call(
                 match ask_inbox(env, session_id, call, &args, &decision.reason, cancel, emit)
                     .await?
                 {
-                    crate::inbox::Outcome::Approved => None,
+                    crate::inbox::Outcome::Approved | crate::inbox::Outcome::Answered(_) => None,
                     crate::inbox::Outcome::Rejected(note) => Some(format!(
                         "User rejected this tool call. Reason: {}",
                         if note.trim().is_empty() {
@@ -894,6 +966,40 @@ pub(crate) async fn run_call(
                 });
                 Ok(true)
             }
+        };
+    }
+    if call.name == tn::ASK_USER_CLARIFICATION {
+        return match ask_question(env, session_id, call, &args, cancel, emit).await? {
+            crate::inbox::Outcome::Answered(text) if !text.trim().is_empty() => {
+                let text = format!("The user answered: {text}");
+                store.set_tool_call_status(
+                    session_id,
+                    &call.id,
+                    ToolCallStatus::Done,
+                    Some((&text, ResultType::Text)),
+                )?;
+                emit(Event::ToolDone {
+                    tool_call_id: call.id.clone(),
+                    result: text,
+                });
+                Ok(false)
+            }
+            crate::inbox::Outcome::Rejected(note) if !note.trim().is_empty() => {
+                fail(format!("The user declined to answer: {note}"))
+            }
+            crate::inbox::Outcome::Cancelled => {
+                store.set_tool_call_status(
+                    session_id,
+                    &call.id,
+                    ToolCallStatus::Cancelled,
+                    None,
+                )?;
+                emit(Event::ToolCancelled {
+                    tool_call_id: call.id.clone(),
+                });
+                Ok(true)
+            }
+            _ => fail("The user gave no answer.".to_string()),
         };
     }
     if crate::interface::schema(&call.name).is_some() {
