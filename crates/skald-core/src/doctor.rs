@@ -68,7 +68,11 @@ pub async fn run(data_dir: &DataDir) -> Vec<Check> {
         check_webkit().await,
         check_node().await,
         check_tex_bundle(data_dir),
-        check_model(),
+        check_model(
+            Config::load(&data_dir.config_path())
+                .ok()
+                .and_then(|c| c.models.default),
+        ),
     ]
 }
 
@@ -186,13 +190,16 @@ const MODEL_ENV: &[&str] = &[
     "OLLAMA_HOST",
 ];
 
-fn check_model() -> Check {
+fn check_model(config_default: Option<String>) -> Check {
     const NAME: &str = "model";
     let set: Vec<&str> = MODEL_ENV
         .iter()
         .copied()
         .filter(|k| std::env::var_os(k).is_some_and(|v| !v.is_empty()))
         .collect();
+    if let Some(model) = config_default.filter(|_| set.is_empty()) {
+        return Check::ok(NAME, format!("config.toml models.default = {model}"));
+    }
     if set.is_empty() {
         Check::missing(
             NAME,
