@@ -73,7 +73,9 @@ pub fn parse(line: &str) -> ParsedCommand {
                 }
             }
             '`' => opaque = true,
-            '$' if matches!(chars.peek(), Some('(')) => opaque = true,
+            // `$(…)`, and bash's `$'…'`/`$"…"` quoting, whose escapes this parser does not
+            // follow (`$'\''` would end the quote where bash does not).
+            '$' if matches!(chars.peek(), Some('(' | '\'' | '"')) => opaque = true,
             '<' | '>' => opaque = true,
             '(' | ')' | '{' | '}' if !in_word => opaque = true,
             ';' | '\n' | '|' | '&' => {
@@ -101,8 +103,13 @@ pub fn parse(line: &str) -> ParsedCommand {
 }
 
 /// Whether `pattern` (words, e.g. `cargo test`) covers the whole command line: every
-/// simple command in it starts with those words, and nothing in it is opaque.
+/// simple command in it starts with those words, and nothing in it is opaque. This is the
+/// test for an **allow** rule: it must vouch for everything the line runs. Windows' `cmd`
+/// quotes differently from this parser, so there an allow pattern never matches.
 pub fn pattern_matches(pattern: &str, line: &str) -> bool {
+    if cfg!(windows) {
+        return false;
+    }
     let want: Vec<String> = parse(pattern).parts.into_iter().flatten().collect();
     if want.is_empty() {
         return false;
@@ -116,19 +123,57 @@ pub fn pattern_matches(pattern: &str, line: &str) -> bool {
             .all(|words| words.len() >= want.len() && words[..want.len()] == want[..])
 }
 
-/// The leading words a rule proposed from `line` should use: the program and, for tools
-/// driven by a subcommand (`cargo test`, `git status`, `npm run`), the subcommand.
+/// Whether `pattern` might be part of the command line: some simple command runs the
+/// pattern's program with the pattern's other words somewhere after it, in order (so
+/// `git -c x=y push` is a `git push`), or the line is opaque. This is the test for
+/// **deny** and **require** rules: when in doubt, they apply.
+pub fn pattern_hits(pattern: &str, line: &str) -> bool {
+    let want: Vec<String> = parse(pattern).parts.into_iter().flatten().collect();
+    let Some((program, rest)) = want.split_first() else {
+        return false;
+    };
+    let cmd = parse(line);
+    cmd.opaque
+        || cmd.parts.iter().any(|words| {
+            words.first() == Some(program) && {
+                let mut it = words[1..].iter();
+                rest.iter().all(|w| it.any(|x| x == w))
+            }
+        })
+}
+
+/// Programs that run other programs or code: a rule naming only them would allow anything.
+const WRAPPERS: &[&str] = &[
+    "sh", "bash", "zsh", "fish", "dash", "env", "sudo", "doas", "su", "xargs", "find", "exec",
+    "eval", "nohup", "timeout", "time", "nice", "watch", "python", "python3", "node", "perl",
+    "ruby", "php", "deno", "bun", "npx", "pnpx", "cd", "source", ".",
+];
+
+/// The leading words a rule proposed from `line` should use — general enough to matter,
+/// never broader than what was approved: the program and its subcommand for tools driven
+/// by one (`cargo test`); the whole command when it starts with flags (`git -C d status`),
+/// a variable assignment, or a program that runs other programs (`sh`, `env`, `python`…);
+/// nothing for a line of several commands or anything opaque.
 pub fn proposed_pattern(line: &str) -> Option<String> {
     let cmd = parse(line);
-    let first = cmd.parts.first()?;
-    let program = first.first()?;
+    if cmd.opaque || cmd.parts.len() != 1 {
+        return None;
+    }
+    let words = cmd.parts.first()?;
+    let program = words.first()?;
+    let whole = || Some(words.join(" "));
+    if program.contains('=') || WRAPPERS.contains(&program.as_str()) {
+        return whole();
+    }
     let takes_subcommand = [
         "cargo", "git", "npm", "pnpm", "yarn", "go", "make", "docker", "kubectl", "pip", "uv",
         "poetry", "dotnet", "mvn", "gradle",
     ]
     .contains(&program.as_str());
-    match (takes_subcommand, first.get(1)) {
-        (true, Some(sub)) if !sub.starts_with('-') => Some(format!("{program} {sub}")),
+    match words.get(1) {
+        Some(sub) if sub.starts_with('-') || sub.starts_with('+') => whole(),
+        Some(sub) if takes_subcommand => Some(format!("{program} {sub}")),
+        _ if takes_subcommand => whole(),
         _ => Some(program.clone()),
     }
 }
@@ -185,6 +230,30 @@ mod tests {
     }
 
     #[test]
+    fn bash_dollar_quotes_are_opaque() {
+        assert!(!pattern_matches(
+            "cargo test",
+            "cargo test $'\\'' ; rm -rf ~ # '"
+        ));
+        assert!(!pattern_matches("cargo test", "cargo test $\"x\""));
+        assert!(parse("echo $'a'").opaque);
+        assert!(!parse("echo $HOME").opaque, "plain variables are fine");
+    }
+
+    #[test]
+    fn deny_patterns_hit_anywhere_and_when_in_doubt() {
+        assert!(pattern_hits("git push", "git status && git push --force"));
+        assert!(pattern_hits("git push", "git -c x=y push"));
+        assert!(
+            pattern_hits("git push", "git push > /dev/null"),
+            "opaque counts"
+        );
+        assert!(pattern_hits("rm", "ls; rm -rf x"));
+        assert!(!pattern_hits("git push", "git status"));
+        assert!(!pattern_hits("git push", "echo git push"));
+    }
+
+    #[test]
     fn quoted_operators_are_words_not_separators() {
         let p = parse("echo 'a; b' \"c && d\" e\\;f");
         assert_eq!(p.parts, [vec!["echo", "a; b", "c && d", "e;f"]]);
@@ -193,16 +262,26 @@ mod tests {
     }
 
     #[test]
-    fn proposals_keep_the_program_and_its_subcommand() {
+    fn proposals_are_never_broader_than_the_call() {
+        let p = |l: &str| proposed_pattern(l);
+        assert_eq!(p("cargo test -p x").as_deref(), Some("cargo test"));
+        assert_eq!(p("git -C dir status").as_deref(), Some("git -C dir status"));
         assert_eq!(
-            proposed_pattern("cargo test -p x").as_deref(),
-            Some("cargo test")
+            p("cargo +nightly test").as_deref(),
+            Some("cargo +nightly test")
         );
         assert_eq!(
-            proposed_pattern("git -C dir status").as_deref(),
-            Some("git")
+            p("ls -la").as_deref(),
+            Some("ls -la"),
+            "flags stay: `rm -f x` must not become `rm`"
         );
-        assert_eq!(proposed_pattern("ls -la").as_deref(), Some("ls"));
-        assert_eq!(proposed_pattern("  ").as_deref(), None);
+        assert_eq!(p("ls").as_deref(), Some("ls"));
+        assert_eq!(p("pytest tests/").as_deref(), Some("pytest"));
+        assert_eq!(p("FOO=1 make").as_deref(), Some("FOO=1 make"));
+        assert_eq!(p("python script.py").as_deref(), Some("python script.py"));
+        assert_eq!(p("sh -c 'x'").as_deref(), Some("sh -c x"));
+        assert_eq!(p("cd d && cargo test"), None, "several commands");
+        assert_eq!(p("echo $(x)"), None);
+        assert_eq!(p("  "), None);
     }
 }

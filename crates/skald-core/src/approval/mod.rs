@@ -158,7 +158,15 @@ fn rule_matches(rule: &Rule, ctx: &RunContext, tool: &str, args: &Value) -> bool
     if let Some(pattern) = &rule.command_pattern {
         let command = args.get("command").and_then(Value::as_str);
         match command {
-            Some(c) if tool == tn::EXECUTE_CMD && command::pattern_matches(pattern, c) => {}
+            // An allow must vouch for the whole line; a deny or require applies when the
+            // command might run what it names.
+            Some(c)
+                if tool == tn::EXECUTE_CMD
+                    && if rule.action == RuleAction::Allow {
+                        command::pattern_matches(pattern, c)
+                    } else {
+                        command::pattern_hits(pattern, c)
+                    } => {}
             _ => return false,
         }
     }
@@ -210,9 +218,12 @@ fn decide(store: &Store, ctx: &RunContext, tool: &str, args: &Value) -> Decision
             };
         }
     };
+    // A deny anywhere in the list wins (reference.md: "Deny always wins"), whatever
+    // allow or require comes before it; then the first match decides.
     let first = rules.iter().find(|r| rule_matches(r, ctx, tool, args));
-    if let Some(rule) = first
-        && rule.action == RuleAction::Deny
+    if let Some(rule) = rules
+        .iter()
+        .find(|r| r.action == RuleAction::Deny && rule_matches(r, ctx, tool, args))
     {
         return Decision {
             action: RuleAction::Deny,
@@ -333,14 +344,18 @@ pub fn propose_rule(ctx: &RunContext, tool: &str, args: &Value) -> RuleSpec {
         };
         let path = call_path(tool, args, &ctx.working_dir).map(|p| {
             let wd = canonicalize_for_policy(&ctx.working_dir, Path::new("/"));
-            // The file's folder, relative to the working directory when inside it; a file
-            // at the top of the working directory is named on its own.
+            let rel = |x: &Path| x.strip_prefix(&wd).unwrap_or(x).display().to_string();
+            let is_dir = matches!(tool, tn::LIST_FILES | tn::GREP_FILES) || p.is_dir();
             match p.parent() {
-                Some(dir) if dir != wd.as_path() => {
-                    let shown = dir.strip_prefix(&wd).unwrap_or(dir);
-                    format!("{}/*", shown.display())
+                // A folder tool: that folder, never its parent.
+                _ if is_dir && p != wd && path_under(&p, &wd) => format!("{}/*", rel(&p)),
+                // A file in a folder inside the working directory: that folder.
+                Some(dir) if dir != wd.as_path() && path_under(dir, &wd) => {
+                    format!("{}/*", rel(dir))
                 }
-                _ => p.strip_prefix(&wd).unwrap_or(&p).display().to_string(),
+                // At the top of the working directory, or outside it: exactly that path,
+                // never `/`, home, or anything above the project.
+                _ => rel(&p),
             }
         });
         (group.to_string(), path, None)
@@ -519,8 +534,7 @@ pub fn hidden_tools<'a>(
         .filter(|name| {
             unconditional
                 .iter()
-                .find(|r| rule_matches(r, ctx, name, &Value::Null))
-                .is_some_and(|r| r.action == RuleAction::Deny)
+                .any(|r| r.action == RuleAction::Deny && rule_matches(r, ctx, name, &Value::Null))
         })
         .collect()
 }
@@ -779,6 +793,77 @@ mod tests {
                 json!({"command": "cargo test"})
             ),
             RuleAction::Require
+        );
+    }
+
+    #[test]
+    fn a_deny_anywhere_wins_and_deny_commands_hit_smuggled_parts() {
+        let (s, _d, mut ctx) = setup();
+        ctx.group = "strict".into();
+        s.add_rule(&NewRule {
+            group_name: "strict".into(),
+            tool_pattern: "*".into(),
+            action: Some(RuleAction::Require),
+            priority: 0,
+            ..NewRule::default()
+        })
+        .unwrap();
+        // The group's require comes first, but the default secrets/ deny still wins.
+        assert_eq!(
+            action(&s, &ctx, "read_file", json!({"path": "secrets/key"})),
+            RuleAction::Deny
+        );
+        ctx.group = "default".into();
+        s.add_rule(&NewRule {
+            group_name: "default".into(),
+            tool_pattern: "execute_cmd".into(),
+            command_pattern: Some("git push".into()),
+            action: Some(RuleAction::Deny),
+            priority: 100,
+            ..NewRule::default()
+        })
+        .unwrap();
+        s.add_rule(&NewRule {
+            group_name: "default".into(),
+            tool_pattern: "execute_cmd".into(),
+            command_pattern: Some("git".into()),
+            action: Some(RuleAction::Allow),
+            priority: 1,
+            ..NewRule::default()
+        })
+        .unwrap();
+        assert_eq!(
+            action(&s, &ctx, "execute_cmd", json!({"command": "git status"})),
+            RuleAction::Allow
+        );
+        for cmd in [
+            "git status && git push --force",
+            "git -c x=y push",
+            "git push > /dev/null",
+        ] {
+            assert_eq!(
+                action(&s, &ctx, "execute_cmd", json!({"command": cmd})),
+                RuleAction::Deny,
+                "{cmd}"
+            );
+        }
+    }
+
+    #[test]
+    fn proposals_never_reach_above_the_project() {
+        let (_s, _d, ctx) = setup();
+        let p = propose_rule(&ctx, "list_files", &json!({"path": "docs"}));
+        assert_eq!(p.path_pattern.as_deref(), Some("docs/*"));
+        let p = propose_rule(&ctx, "read_file", &json!({"path": "/etc/hosts"}));
+        assert_eq!(
+            p.path_pattern.as_deref(),
+            Some("/etc/hosts"),
+            "exactly the file outside"
+        );
+        let p = propose_rule(&ctx, "list_files", &json!({"path": ".."}));
+        assert!(
+            !p.path_pattern.unwrap().ends_with("/*"),
+            "never a parent subtree"
         );
     }
 
