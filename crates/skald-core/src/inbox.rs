@@ -134,6 +134,22 @@ impl Inbox {
         answer: &Answer,
         emit: &(dyn Fn(Event) + Send + Sync),
     ) -> Result<InboxItem, StoreError> {
+        // An approval takes approve/reject answers, a question a text or a rejection.
+        let kind = store.get_inbox_item(id)?.kind;
+        let fits = match answer {
+            Answer::Text { .. } => kind == skald_store::InboxKind::Question,
+            Answer::Reject { .. } => true,
+            _ => kind == skald_store::InboxKind::Approval,
+        };
+        if !fits {
+            return Err(StoreError::Invalid(format!(
+                "inbox item {id} is {}: that answer does not fit it",
+                match kind {
+                    skald_store::InboxKind::Question => "a question (answer it with text)",
+                    _ => "an approval (approve or reject it)",
+                }
+            )));
+        }
         let item = match answer {
             Answer::Approve => store.resolve_inbox_item(id, InboxStatus::Approved, None)?,
             Answer::Reject { note } => {

@@ -646,7 +646,11 @@ async fn ask_inbox(
         return Ok(crate::inbox::Outcome::Rejected("no inbox to ask in".into()));
     };
     let label = registry.describe_call(&call.name, args, ToolDescriptionLength::Full);
-    let item = match store.inbox_item_for_call(session_id, &call.id)? {
+    let item = match store.inbox_item_for_call(
+        session_id,
+        &call.id,
+        skald_store::InboxKind::Approval,
+    )? {
         Some(existing) => existing,
         None => {
             store.set_tool_call_status(session_id, &call.id, ToolCallStatus::Pending, None)?;
@@ -717,29 +721,30 @@ async fn ask_question(
             .unwrap_or("")
             .to_string()
     };
-    let item = match store.inbox_item_for_call(session_id, &call.id)? {
-        Some(existing) => existing,
-        None => {
-            store.set_tool_call_status(session_id, &call.id, ToolCallStatus::Pending, None)?;
-            let title = match text("title") {
-                t if t.trim().is_empty() => text("question"),
-                t => t,
-            };
-            inbox.request(
-                store,
-                &skald_store::NewInboxItem {
-                    session_id,
-                    kind: skald_store::InboxKind::Question,
-                    tool_call_id: Some(call.id.clone()),
-                    agent_id: env.cfg.run.agent_id.clone(),
-                    depth: i64::try_from(env.frame.depth).unwrap_or(i64::MAX),
-                    title,
-                    payload: args.clone(),
-                },
-                emit,
-            )?
-        }
-    };
+    let item =
+        match store.inbox_item_for_call(session_id, &call.id, skald_store::InboxKind::Question)? {
+            Some(existing) => existing,
+            None => {
+                store.set_tool_call_status(session_id, &call.id, ToolCallStatus::Pending, None)?;
+                let title = match text("title") {
+                    t if t.trim().is_empty() => text("question"),
+                    t => t,
+                };
+                inbox.request(
+                    store,
+                    &skald_store::NewInboxItem {
+                        session_id,
+                        kind: skald_store::InboxKind::Question,
+                        tool_call_id: Some(call.id.clone()),
+                        agent_id: env.cfg.run.agent_id.clone(),
+                        depth: i64::try_from(env.frame.depth).unwrap_or(i64::MAX),
+                        title,
+                        payload: args.clone(),
+                    },
+                    emit,
+                )?
+            }
+        };
     emit(Event::AgentQuestion {
         tool_call_id: call.id.clone(),
         inbox_id: item.id,
@@ -883,7 +888,11 @@ pub(crate) async fn run_call(
                 match ask_inbox(env, session_id, call, &args, &decision.reason, cancel, emit)
                     .await?
                 {
-                    crate::inbox::Outcome::Approved | crate::inbox::Outcome::Answered(_) => None,
+                    crate::inbox::Outcome::Approved => None,
+                    // An approval is never answered with text (Inbox::answer refuses it).
+                    crate::inbox::Outcome::Answered(_) => Some(
+                        "User rejected this tool call. Reason: no approval was given".to_string(),
+                    ),
                     crate::inbox::Outcome::Rejected(note) => Some(format!(
                         "User rejected this tool call. Reason: {}",
                         if note.trim().is_empty() {

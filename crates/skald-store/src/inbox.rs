@@ -14,7 +14,7 @@ pub enum InboxKind {
 }
 
 impl InboxKind {
-    fn as_str(self) -> &'static str {
+    pub fn as_str(self) -> &'static str {
         match self {
             InboxKind::Approval => "approval",
             InboxKind::Question => "question",
@@ -184,15 +184,17 @@ impl Store {
         &self,
         session_id: i64,
         tool_call_id: &str,
+        kind: InboxKind,
     ) -> Result<Option<InboxItem>, StoreError> {
         let raw = self
             .conn()
             .query_row(
                 &format!(
-                    "SELECT {COLUMNS} FROM inbox_items WHERE session_id = ?1 AND tool_call_id = ?2
+                    "SELECT {COLUMNS} FROM inbox_items
+                     WHERE session_id = ?1 AND tool_call_id = ?2 AND kind = ?3
                      ORDER BY id DESC LIMIT 1"
                 ),
-                params![session_id, tool_call_id],
+                params![session_id, tool_call_id, kind.as_str()],
                 item,
             )
             .optional()?;
@@ -261,8 +263,18 @@ mod tests {
             .unwrap();
         assert_eq!(store.pending_inbox().unwrap(), std::slice::from_ref(&it));
         assert_eq!(
-            store.inbox_item_for_call(s.id, "c1").unwrap().unwrap().id,
+            store
+                .inbox_item_for_call(s.id, "c1", InboxKind::Approval)
+                .unwrap()
+                .unwrap()
+                .id,
             it.id
+        );
+        assert!(
+            store
+                .inbox_item_for_call(s.id, "c1", InboxKind::Question)
+                .unwrap()
+                .is_none()
         );
         let done = store
             .resolve_inbox_item(it.id, InboxStatus::Rejected, Some("not now"))

@@ -496,12 +496,23 @@ pub fn write_preview(tool: &str, args: &Value, working_dir: &Path) -> Value {
             }
             _ => None,
         },
-        tn::EDIT_FILE => old.as_ref().map(|o| {
-            if args.get("replace_all").and_then(Value::as_bool) == Some(true) {
-                o.replace(text("old"), text("new"))
-            } else {
-                o.replacen(text("old"), text("new"), 1)
+        // Only when the result stays small: `old` of "" or " " with replace_all could
+        // otherwise build gigabytes before anyone saw the call.
+        tn::EDIT_FILE => old.as_ref().and_then(|o| {
+            let (from, to) = (text("old"), text("new"));
+            if from.is_empty() {
+                return None;
             }
+            let all = args.get("replace_all").and_then(Value::as_bool) == Some(true);
+            let hits = if all { o.matches(from).count() } else { 1 };
+            let size = o.len() + hits.saturating_mul(to.len());
+            (size <= 8 * PREVIEW_BYTES).then(|| {
+                if all {
+                    o.replace(from, to)
+                } else {
+                    o.replacen(from, to, 1)
+                }
+            })
         }),
         _ => None,
     };
@@ -932,6 +943,25 @@ mod tests {
         assert!(p["old"].is_null());
         assert_eq!(p["new"], "hi");
         assert!(write_preview("read_file", &json!({"path": "f.txt"}), wd).is_null());
+    }
+
+    #[test]
+    fn a_preview_never_blows_up() {
+        let (_s, _d, ctx) = setup();
+        std::fs::write(ctx.working_dir.join("big.txt"), " ".repeat(100_000)).unwrap();
+        let huge = "x".repeat(4096);
+        let p = write_preview(
+            "edit_file",
+            &json!({"path": "big.txt", "old": " ", "new": huge, "replace_all": true}),
+            &ctx.working_dir,
+        );
+        assert!(p["new"].is_null(), "too big to preview");
+        let p = write_preview(
+            "edit_file",
+            &json!({"path": "big.txt", "old": "", "new": "x"}),
+            &ctx.working_dir,
+        );
+        assert!(p["new"].is_null());
     }
 
     #[test]
