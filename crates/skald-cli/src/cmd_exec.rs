@@ -169,8 +169,26 @@ pub async fn run(data_dir: &DataDir, config: &Config, a: ExecArgs<'_>) -> u8 {
             return exit::FAILED;
         }
     };
-    // --cwd (or the current directory) is where this turn acts.
-    run.working_dir = cwd;
+    // A session acts in the folder it was started in: approvals and previews were given
+    // for that folder, so a continued session never silently moves.
+    if a.session.is_some() {
+        let stored = session.working_dir.as_deref().map(std::path::PathBuf::from);
+        match (stored, a.cwd) {
+            (Some(dir), Some(_)) if dir != cwd => {
+                eprintln!(
+                    "skald exec: session {} works in {}; --cwd {} would move it",
+                    session.id,
+                    dir.display(),
+                    cwd.display()
+                );
+                return exit::USAGE;
+            }
+            (Some(dir), _) => run.working_dir = dir,
+            (None, _) => run.working_dir = cwd,
+        }
+    } else {
+        run.working_dir = cwd;
+    }
     run.agent_id = agent.to_string();
     let system_prompt = if extra.trim().is_empty() {
         system_prompt
@@ -195,9 +213,11 @@ pub async fn run(data_dir: &DataDir, config: &Config, a: ExecArgs<'_>) -> u8 {
     let ask_fn = |req: turn::AskRequest| -> futures::future::BoxFuture<'static, bool> {
         Box::pin(async move {
             tokio::task::spawn_blocking(move || {
+                // The full arguments, JSON-escaped: a label is cut at 120 characters and
+                // joins lines, and control characters could redraw the prompt.
                 eprint!(
-                    "\n? {} needs approval ({}). Run it? [y/N] ",
-                    req.label, req.reason
+                    "\n? {} needs approval ({}).\n  {} {}\n  Run it? [y/N] ",
+                    req.label, req.reason, req.tool, req.arguments
                 );
                 let mut line = String::new();
                 if std::io::stdin().read_line(&mut line).is_err() {

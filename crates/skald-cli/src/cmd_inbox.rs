@@ -96,6 +96,9 @@ pub fn list(data_dir: &DataDir, json: bool) -> u8 {
                 format!("  ({why})")
             }
         );
+        // The full arguments, JSON-escaped, so nothing past the title is hidden.
+        let args = it.payload.get("arguments").unwrap_or(&it.payload);
+        println!("      {args}");
     }
     exit::OK
 }

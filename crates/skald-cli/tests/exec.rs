@@ -1774,3 +1774,63 @@ fn a_question_is_answered_after_a_restart() {
         "{events:?}"
     );
 }
+
+#[test]
+fn keys_of_configured_providers_never_reach_commands_and_sessions_stay_in_their_folder() {
+    let server = serve(vec![
+        tool_call(
+            "c1",
+            "execute_cmd",
+            r#"{"command": "echo \"[$MINE_KEY]\""}"#,
+        ),
+        answer("Done."),
+    ]);
+    let data = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    std::fs::write(
+        data.path().join("config.toml"),
+        format!(
+            "[providers.mine]\nkind = \"openai\"\nbase_url = \"{}\"\napi_key_env = \"MINE_KEY\"\n",
+            server.base_url
+        ),
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_skald"))
+        .arg("--data-dir")
+        .arg(data.path())
+        .args(["exec", "--json", "--approve", "all", "--cwd"])
+        .arg(work.path())
+        .arg("show the key")
+        .env("SKALD_MODEL", "mine/model-x")
+        .env("MINE_KEY", "sk-mine-secret")
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("SKALD_DATA_DIR")
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        !stdout.contains("sk-mine-secret"),
+        "the key leaked: {stdout}"
+    );
+    assert!(stdout.contains("[]"));
+    // The session works in `work`; continuing it from elsewhere with --cwd is refused.
+    let other = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_skald"))
+        .arg("--data-dir")
+        .arg(data.path())
+        .args(["exec", "--session", "1", "--cwd"])
+        .arg(other.path())
+        .arg("again")
+        .env("SKALD_MODEL", "mine/model-x")
+        .env_remove("SKALD_DATA_DIR")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("would move it"));
+}

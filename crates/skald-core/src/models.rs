@@ -40,6 +40,8 @@ pub fn choose_models(
     env: impl Fn(&str) -> Option<String> + Copy,
 ) -> Result<Vec<ModelChoice>, LlmError> {
     let custom = custom_providers(config)?;
+    // Their keys are secrets too: never in a command's environment.
+    skald_tools::execute_cmd::hide_env_vars(custom.iter().filter_map(|c| c.api_key_env.clone()));
     let first = skald_llm::choose(flag, config.models.default.as_deref(), &custom, env)?;
     let mut labels = vec![first.label()];
     let mut out = vec![first];

@@ -190,7 +190,12 @@ impl Parser {
                     f.get("arguments"),
                 );
             }
-            if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str) {
+            // Some servers send `""` on every chunk; only a real reason ends the calls.
+            if let Some(reason) = choice
+                .get("finish_reason")
+                .and_then(Value::as_str)
+                .filter(|r| !r.is_empty())
+            {
                 self.finish = Some(finish_reason(reason));
                 out.extend(self.take_calls());
             }

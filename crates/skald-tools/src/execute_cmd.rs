@@ -34,6 +34,20 @@ pub const SECRET_ENV: &[&str] = &[
     "DEEPSEEK_API_KEY",
     "XAI_API_KEY",
 ];
+/// Further variables to remove, registered at start: the `api_key_env` of providers the
+/// user declared in config.toml.
+static EXTRA_SECRET_ENV: std::sync::RwLock<Vec<String>> = std::sync::RwLock::new(Vec::new());
+
+/// Removes these variables from every command's environment from now on.
+pub fn hide_env_vars(names: impl IntoIterator<Item = String>) {
+    let mut extra = EXTRA_SECRET_ENV.write().unwrap_or_else(|p| p.into_inner());
+    for n in names {
+        if !extra.contains(&n) {
+            extra.push(n);
+        }
+    }
+}
+
 /// After the command exits (or is killed), how long its pipes may take to drain.
 const DRAIN_TIMEOUT: Duration = Duration::from_secs(2);
 
@@ -118,6 +132,13 @@ async fn run(
     // The keys Skald itself uses to reach model providers are not the command's business,
     // and anything the command prints ends up in front of the model.
     for key in SECRET_ENV {
+        cmd.env_remove(key);
+    }
+    for key in EXTRA_SECRET_ENV
+        .read()
+        .unwrap_or_else(|p| p.into_inner())
+        .iter()
+    {
         cmd.env_remove(key);
     }
     cmd.current_dir(workdir)

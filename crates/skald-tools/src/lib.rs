@@ -7,7 +7,7 @@ pub mod search;
 pub mod text;
 
 mod edit_file;
-mod execute_cmd;
+pub mod execute_cmd;
 mod get_ast_outline;
 mod grep_files;
 mod insert_at_line;

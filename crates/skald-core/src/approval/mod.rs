@@ -59,12 +59,19 @@ impl RunContext {
             .run_context_id
             .map(|id| store.get_run_context(id))
             .transpose()?;
+        // No working directory means no working-directory grant: an empty path would
+        // canonicalise to `/` and grant every read on the machine.
         let working_dir = session
             .working_dir
             .as_deref()
             .map(PathBuf::from)
             .or_else(|| std::env::current_dir().ok())
-            .unwrap_or_default();
+            .ok_or_else(|| {
+                skald_store::StoreError::Invalid(format!(
+                    "session {} has no working directory and none can be found",
+                    session.id
+                ))
+            })?;
         let (group, extra, reads, writes) = match stored {
             Some(rc) => (
                 rc.permission_group,
