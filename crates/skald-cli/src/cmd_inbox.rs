@@ -8,6 +8,7 @@ use skald_core::approval::{self, RunContext};
 use skald_store::{InboxStatus, Store, StoreError};
 
 /// Stores the rule "always allow" proposes for the item's call, and says what it covers.
+/// Called only after this process approved the item, so a lost race stores no rule.
 fn store_always_rule(store: &Store, id: i64) -> Result<(), u8> {
     let fail = |e: &dyn std::fmt::Display, code| {
         eprintln!("skald inbox: {e}");
@@ -17,12 +18,6 @@ fn store_always_rule(store: &Store, id: i64) -> Result<(), u8> {
         StoreError::NotFound { .. } => fail(&e, exit::USAGE),
         _ => fail(&e, exit::FAILED),
     })?;
-    if item.status != InboxStatus::Pending {
-        return Err(fail(
-            &format!("item {id} is already {:?}", item.status),
-            exit::USAGE,
-        ));
-    }
     let session = store
         .get_session(item.session_id)
         .map_err(|e| fail(&e, exit::FAILED))?;
@@ -152,14 +147,9 @@ pub fn answer(data_dir: &DataDir, id: i64, approve: bool, note: Option<&str>, al
             return exit::FAILED;
         }
     }
-    if always {
-        if !approve {
-            eprintln!("skald inbox: --always goes with approve");
-            return exit::USAGE;
-        }
-        if let Err(code) = store_always_rule(&store, id) {
-            return code;
-        }
+    if always && !approve {
+        eprintln!("skald inbox: --always goes with approve");
+        return exit::USAGE;
     }
     let (status, note) = if approve {
         (InboxStatus::Approved, None)
@@ -173,6 +163,12 @@ pub fn answer(data_dir: &DataDir, id: i64, approve: bool, note: Option<&str>, al
                 if approve { "approved" } else { "rejected" },
                 it.title
             );
+            if always {
+                if let Err(code) = store_always_rule(&store, id) {
+                    eprintln!("skald inbox: item {id} was approved, but no rule was stored");
+                    return code;
+                }
+            }
             exit::OK
         }
         Err(e @ (StoreError::NotFound { .. } | StoreError::AlreadyFinal { .. })) => {

@@ -448,3 +448,68 @@ fn inbox_list_and_answer() {
         Some(2)
     );
 }
+
+#[test]
+fn inbox_always_stores_a_rule_only_when_this_answer_approved_the_item() {
+    let sb = Sandbox::new();
+    let store = skald_store::Store::open(sb.data.path().join("skald.db")).unwrap();
+    let s = store
+        .create_session(&skald_store::NewSession {
+            working_dir: Some(sb.work.path().display().to_string()),
+            ..skald_store::NewSession::default()
+        })
+        .unwrap();
+    let item = |call: &str| {
+        store
+            .add_inbox_item(&skald_store::NewInboxItem {
+                session_id: s.id,
+                kind: skald_store::InboxKind::Approval,
+                tool_call_id: Some(call.into()),
+                agent_id: "main".into(),
+                depth: 0,
+                title: "execute_cmd `make deploy`".into(),
+                payload: serde_json::json!({
+                    "tool": "execute_cmd",
+                    "arguments": {"command": "make deploy"},
+                }),
+            })
+            .unwrap()
+    };
+    let rules_before = store.list_rules().unwrap().len();
+    let answered = item("c1");
+    store
+        .resolve_inbox_item(answered.id, skald_store::InboxStatus::Rejected, Some(""))
+        .unwrap();
+    let out = sb.run(&[
+        "inbox",
+        "answer",
+        &answered.id.to_string(),
+        "approve",
+        "--always",
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert_eq!(
+        store.list_rules().unwrap().len(),
+        rules_before,
+        "a lost answer stores no rule"
+    );
+    let pending = item("c2");
+    let out = sb.run(&[
+        "inbox",
+        "answer",
+        &pending.id.to_string(),
+        "approve",
+        "--always",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("always allow execute_cmd `make deploy"),
+        "{}",
+        text(&out.stdout)
+    );
+    assert_eq!(store.list_rules().unwrap().len(), rules_before + 1);
+    assert_eq!(
+        store.get_inbox_item(pending.id).unwrap().status,
+        skald_store::InboxStatus::Approved
+    );
+}

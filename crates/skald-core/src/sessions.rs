@@ -208,19 +208,26 @@ impl SessionManager {
         slot: Arc<Mutex<Slot>>,
     ) {
         let mut prompt = first;
+        let mut cancel = cancel;
         loop {
             let outcome = self
                 .one_turn(session_id, prompt.as_deref(), &cancel, &slot)
                 .await;
             let mut state = lock(&slot);
             // A message can arrive between the turn's last look at the queue and its end.
+            // `stop` empties the queue, so after a cancelled turn anything still queued was
+            // sent after the stop: it starts a fresh turn with a fresh token instead of being
+            // dropped.
             match state.queue.pop_front() {
-                Some(next) if outcome != Some(TurnOutcome::Cancelled) => {
+                Some(next) => {
+                    if outcome == Some(TurnOutcome::Cancelled) || cancel.is_cancelled() {
+                        cancel = CancellationToken::new();
+                        state.running = Some(cancel.clone());
+                    }
                     prompt = Some(next);
                 }
-                _ => {
+                None => {
                     state.running = None;
-                    state.queue.clear();
                     return;
                 }
             }

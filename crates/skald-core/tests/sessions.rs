@@ -163,6 +163,45 @@ async fn stop_ends_the_turn_and_drops_the_queue() {
     assert!(!mgr.stop(9999), "stopping an idle session is a no-op");
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_message_sent_right_after_stop_starts_a_fresh_turn() {
+    let server = ScriptedServer::new(vec![
+        tool_call("c1", "execute_cmd", r#"{"command": "sleep 20"}"#),
+        answer("Fresh turn."),
+    ]);
+    let (data, work) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (mgr, sid) = manager(&server, data.path(), work.path());
+    let mut rx = mgr.subscribe();
+    mgr.send_message(sid, "go".into()).unwrap();
+    until(&mut rx, |e| matches!(e, Event::ToolStart { .. })).await;
+    assert!(mgr.stop(sid));
+    // Sent while the stopped turn may still be unwinding: it must not be lost.
+    mgr.send_message(sid, "after stop".into()).unwrap();
+    let first = until(&mut rx, |e| matches!(e, Event::Done { .. })).await;
+    assert!(matches!(
+        first.last(),
+        Some(Event::Done {
+            outcome: TurnOutcome::Cancelled,
+            ..
+        })
+    ));
+    let second = until(&mut rx, |e| matches!(e, Event::Done { .. })).await;
+    let Some(Event::Done { outcome, text, .. }) = second.last() else {
+        panic!()
+    };
+    assert_eq!(
+        (*outcome, text.as_str()),
+        (TurnOutcome::Final, "Fresh turn.")
+    );
+    let requests = server.recorded();
+    assert_eq!(requests.len(), 2);
+    let msgs = requests[1].body["messages"].as_array().unwrap();
+    assert!(
+        msgs.iter().any(|m| m["content"] == "after stop"),
+        "the new turn carries the message: {msgs:?}"
+    );
+}
+
 #[tokio::test]
 async fn an_unknown_session_is_an_error() {
     let server = ScriptedServer::new(vec![]);
