@@ -811,6 +811,38 @@ fn parse_args(raw: &str) -> Result<Value, String> {
     }
 }
 
+/// A call resumed after a restart may still have the approval item an earlier run put in
+/// the Inbox. If this run decided without it (another approval mode, a rule added since),
+/// the item is retired so the Inbox does not keep asking about a call that has moved on.
+fn retire_stale_approval(
+    store: &Store,
+    session_id: i64,
+    call_id: &str,
+    emit: Emit<'_>,
+) -> Result<(), TurnError> {
+    let Some(item) =
+        store.inbox_item_for_call(session_id, call_id, skald_store::InboxKind::Approval)?
+    else {
+        return Ok(());
+    };
+    if item.status != skald_store::InboxStatus::Pending {
+        return Ok(());
+    }
+    match store.resolve_inbox_item(item.id, skald_store::InboxStatus::Cancelled, None) {
+        Ok(resolved) => {
+            emit(Event::InboxResolved {
+                id: item.id,
+                session_id,
+                status: serde_json::to_value(resolved.status).unwrap_or_default(),
+            });
+            Ok(())
+        }
+        // Someone answered it in the meantime; this run's decision stands all the same.
+        Err(skald_store::StoreError::AlreadyFinal { .. }) => Ok(()),
+        Err(e) => Err(e.into()),
+    }
+}
+
 /// Runs one stored call to its final status. Returns true when the turn was stopped.
 pub(crate) async fn run_call(
     env: &TurnEnv<'_>,
@@ -934,6 +966,7 @@ pub(crate) async fn run_call(
             )),
         },
     };
+    retire_stale_approval(store, session_id, &call.id, emit)?;
     if let Some(reason) = rejection {
         store.set_tool_call_status(
             session_id,

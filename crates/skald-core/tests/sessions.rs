@@ -364,13 +364,9 @@ async fn a_rejection_reaches_the_model_with_its_note() {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_approval_pending_across_a_restart_is_answered_by_id_from_another_process() {
-    let server = ScriptedServer::new(vec![answer("Ran it after the restart.")]);
-    let (data, work) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let (mgr, sid) = manager_with(&server, data.path(), work.path(), ApprovalMode::Inbox);
-    // What a Skald stopped while waiting leaves: a pending call and its pending item.
-    let other = Store::open(data.path().join("skald.db")).unwrap();
+/// What a Skald stopped while waiting leaves: a pending call and its pending item.
+fn leave_pending_approval(data: &std::path::Path, sid: i64) -> (Store, skald_store::InboxItem) {
+    let other = Store::open(data.join("skald.db")).unwrap();
     other
         .append_message(&skald_store::NewMessage::new(
             sid,
@@ -407,6 +403,38 @@ async fn an_approval_pending_across_a_restart_is_answered_by_id_from_another_pro
             payload: serde_json::json!({"tool": "execute_cmd"}),
         })
         .unwrap();
+    (other, item)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approval_left_pending_is_retired_when_a_resumed_run_decides_without_it() {
+    let server = ScriptedServer::new(vec![answer("Ran it.")]);
+    let (data, work) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (mgr, sid) = manager_with(&server, data.path(), work.path(), ApprovalMode::All);
+    let (other, item) = leave_pending_approval(data.path(), sid);
+    let mut rx = mgr.subscribe();
+    mgr.resume_all().unwrap();
+    let events = until(&mut rx, |e| matches!(e, Event::Done { .. })).await;
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, Event::InboxResolved { id, .. } if *id == item.id)),
+        "{events:?}"
+    );
+    assert_eq!(
+        other.get_inbox_item(item.id).unwrap().status,
+        skald_store::InboxStatus::Cancelled,
+        "the Inbox stops asking about a call that already ran"
+    );
+    assert!(work.path().join("r.txt").exists());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approval_pending_across_a_restart_is_answered_by_id_from_another_process() {
+    let server = ScriptedServer::new(vec![answer("Ran it after the restart.")]);
+    let (data, work) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (mgr, sid) = manager_with(&server, data.path(), work.path(), ApprovalMode::Inbox);
+    let (other, item) = leave_pending_approval(data.path(), sid);
     let mut rx = mgr.subscribe();
     mgr.resume_all().unwrap();
     let events = until(&mut rx, |e| matches!(e, Event::ApprovalRequired { .. })).await;
