@@ -16,13 +16,18 @@ pub struct ResumeReport {
     pub messages: usize,
     /// Calls run again from their arguments.
     pub rerun: usize,
-    /// Shell calls reported to the model as interrupted instead of run twice.
+    /// Shell calls reported to the model as interrupted instead of run twice, and
+    /// sub-agents' own calls closed because their delegation starts over.
     pub interrupted: usize,
 }
 
 /// Text stored for a shell call that was running when Skald stopped.
 pub const INTERRUPTED_NOTE: &str = "Skald stopped while this command was running, so it may \
     have done part of its work; it was not run again. Check its effects before repeating it.";
+
+/// Text stored for a sub-agent's call that was unfinished when Skald stopped.
+pub const SUB_AGENT_NOTE: &str = "Skald stopped while the sub-agent that made this call was \
+    working; its task is started again from the beginning instead.";
 
 /// Finishes what a session left unfinished: streaming answers are marked interrupted
 /// (their text kept), `running` calls are re-run — except shell commands, which are marked
@@ -52,16 +57,26 @@ pub async fn resume_pending_tools(
             continue;
         }
         let shell = env.registry.category_of(&rec.name) == Some(ToolCategory::Shell);
-        if rec.status == ToolCallStatus::Running && shell {
+        // A sub-agent's own call belongs to a frame that no longer exists: the delegation
+        // that started it is re-run from its task, so the call is closed rather than run
+        // again with the root agent's tools and folder.
+        let note = if rec.stack_id.is_some() {
+            Some(SUB_AGENT_NOTE)
+        } else if rec.status == ToolCallStatus::Running && shell {
+            Some(INTERRUPTED_NOTE)
+        } else {
+            None
+        };
+        if let Some(note) = note {
             store.set_tool_call_status(
                 session_id,
                 &rec.tool_call_id,
                 ToolCallStatus::Interrupted,
-                Some((INTERRUPTED_NOTE, ResultType::Text)),
+                Some((note, ResultType::Text)),
             )?;
             emit(Event::ToolError {
                 tool_call_id: rec.tool_call_id.clone(),
-                error: INTERRUPTED_NOTE.to_string(),
+                error: note.to_string(),
             });
             report.interrupted += 1;
             continue;
@@ -122,6 +137,21 @@ mod tests {
                 })
                 .unwrap();
         }
+        // A sub-agent's write: its frame is gone, so it is closed, not run as the root agent.
+        let frame = store
+            .create_stack_frame(s.id, None, "c_task", "researcher", 1)
+            .unwrap();
+        store
+            .insert_tool_call(&NewToolCall {
+                tool_call_id: "c_child".into(),
+                session_id: s.id,
+                stack_id: Some(frame),
+                message_id: None,
+                name: "write_file".into(),
+                args: json!({"path": "child.txt", "content": "x"}),
+                status: ToolCallStatus::Running,
+            })
+            .unwrap();
         let registry = builtin_registry().unwrap();
         let models = vec![skald_llm::from_env(Some("openai/unused"), |_| None).unwrap()];
         let health = crate::models::ModelHealth::default();
@@ -160,7 +190,7 @@ mod tests {
             ResumeReport {
                 messages: 1,
                 rerun: 1,
-                interrupted: 1
+                interrupted: 2
             }
         );
         let calls = store.list_tool_calls(s.id).unwrap();
@@ -177,6 +207,8 @@ mod tests {
             !dir.path().join("twice").exists(),
             "a shell command is never re-run"
         );
+        assert_eq!(calls[2].status, ToolCallStatus::Interrupted);
+        assert!(!dir.path().join("child.txt").exists());
         let history = store.list_messages(s.id).unwrap();
         assert_eq!(history[1].content, "Reading your no");
         assert_eq!(history[1].status, MessageStatus::Interrupted);
