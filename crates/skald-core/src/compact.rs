@@ -4,6 +4,7 @@
 //! is deleted.
 
 use crate::turn::{Emit, TurnEnv, TurnError};
+use skald_api::CancellationToken;
 use skald_api::events::Event;
 use skald_llm::{Message, Request};
 use skald_store::{Role, Store};
@@ -70,6 +71,7 @@ pub async fn compact_if_needed(
     env: &TurnEnv<'_>,
     session_id: i64,
     context: &[Message],
+    cancel: &CancellationToken,
     emit: Emit<'_>,
 ) -> Result<bool, TurnError> {
     // Only the root conversation is summarised; a task agent's is short-lived.
@@ -131,9 +133,17 @@ pub async fn compact_if_needed(
         max_tokens: Some(2048),
         temperature: None,
     };
-    let summary = match model.provider.stream(&request).await {
-        Ok(stream) => skald_llm::collect(stream).await,
-        Err(e) => Err(e),
+    let summarise = async {
+        match model.provider.stream(&request).await {
+            Ok(stream) => skald_llm::collect(stream).await,
+            Err(e) => Err(e),
+        }
+    };
+    // /stop must not wait for a summary nobody will use; the history is untouched.
+    let summary = tokio::select! {
+        biased;
+        _ = cancel.cancelled() => return Ok(false),
+        r = summarise => r,
     };
     match summary {
         Ok(r) if !r.text.trim().is_empty() => {

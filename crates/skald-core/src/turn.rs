@@ -201,12 +201,12 @@ async fn answer(
     let current = conversation(store, session_id, env.cfg, env.frame)?;
     // The first attempt sends the context just built, unless a summary replaced part of
     // it; later attempts rebuild it, since a cut answer has been added to the history.
-    let mut prepared = if crate::compact::compact_if_needed(env, session_id, &current, emit).await?
-    {
-        None
-    } else {
-        Some(current)
-    };
+    let mut prepared =
+        if crate::compact::compact_if_needed(env, session_id, &current, cancel, emit).await? {
+            None
+        } else {
+            Some(current)
+        };
     let max_attempts = candidates.len() + 2;
     let (mut idx, mut attempts) = (0, 0);
     while let Some(model) = candidates.get(idx).copied() {

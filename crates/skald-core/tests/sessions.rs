@@ -9,7 +9,7 @@ use skald_core::inbox::Answer;
 use skald_core::sessions::{Sent, SessionEvent, SessionManager, TurnSettings};
 use skald_core::turn::ApprovalMode;
 use skald_store::{NewSession, Store};
-use skald_testkit::{ScriptedServer, answer, tool_call};
+use skald_testkit::{ScriptedServer, answer, delayed, tool_call};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -26,6 +26,16 @@ fn manager_with(
     data: &std::path::Path,
     work: &std::path::Path,
     approval: ApprovalMode,
+) -> (Arc<SessionManager>, i64) {
+    manager_windowed(server, data, work, approval, 128_000)
+}
+
+fn manager_windowed(
+    server: &ScriptedServer,
+    data: &std::path::Path,
+    work: &std::path::Path,
+    approval: ApprovalMode,
+    context_window: usize,
 ) -> (Arc<SessionManager>, i64) {
     let store = Arc::new(Store::open(data.join("skald.db")).unwrap());
     let session = store
@@ -49,7 +59,7 @@ fn manager_with(
         TurnSettings {
             max_rounds: 10,
             approval,
-            context_window: 128_000,
+            context_window,
             mcp_list: "No MCP servers are configured.".into(),
         },
     );
@@ -199,6 +209,50 @@ async fn a_message_sent_right_after_stop_starts_a_fresh_turn() {
     assert!(
         msgs.iter().any(|m| m["content"] == "after stop"),
         "the new turn carries the message: {msgs:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stop_does_not_wait_for_a_slow_summary() {
+    // The summary request stalls for a minute; /stop must end the turn without it.
+    let server = ScriptedServer::new(vec![delayed(60_000, answer("too late"))]);
+    let (data, work) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (mgr, sid) = manager_windowed(&server, data.path(), work.path(), ApprovalMode::All, 300);
+    let store = Store::open(data.path().join("skald.db")).unwrap();
+    for (role, text) in [
+        (skald_store::Role::User, "a long first question ".repeat(40)),
+        (
+            skald_store::Role::Assistant,
+            "a long first answer ".repeat(40),
+        ),
+    ] {
+        store
+            .append_message(&skald_store::NewMessage::new(sid, role, &text))
+            .unwrap();
+    }
+    let mut rx = mgr.subscribe();
+    mgr.send_message(sid, "and now?".into()).unwrap();
+    for _ in 0..1000 {
+        if !server.recorded().is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(server.recorded().len(), 1, "the summary was asked for");
+    assert!(mgr.stop(sid));
+    let events = until(&mut rx, |e| matches!(e, Event::Done { .. })).await;
+    assert!(matches!(
+        events.last(),
+        Some(Event::Done {
+            outcome: TurnOutcome::Cancelled,
+            ..
+        })
+    ));
+    assert!(store.latest_summary(sid).unwrap().is_none());
+    assert_eq!(
+        store.list_messages(sid).unwrap().len(),
+        3,
+        "nothing is lost"
     );
 }
 
