@@ -163,11 +163,9 @@ pub fn answer(data_dir: &DataDir, id: i64, approve: bool, note: Option<&str>, al
                 if approve { "approved" } else { "rejected" },
                 it.title
             );
-            if always {
-                if let Err(code) = store_always_rule(&store, id) {
-                    eprintln!("skald inbox: item {id} was approved, but no rule was stored");
-                    return code;
-                }
+            if always && let Err(code) = store_always_rule(&store, id) {
+                eprintln!("skald inbox: item {id} was approved, but no rule was stored");
+                return code;
             }
             exit::OK
         }
