@@ -18,13 +18,28 @@ tokio::task_local! {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolScope {
     working_dir: PathBuf,
+    excluded: Vec<PathBuf>,
 }
 
 impl ToolScope {
     pub fn new(working_dir: impl Into<PathBuf>) -> Self {
         Self {
             working_dir: working_dir.into(),
+            excluded: Vec::new(),
         }
+    }
+
+    /// Adds the canonical files and folders the user's deny rules keep this call away from.
+    /// The gate checks only the path a call names; a recursive tool walking a folder skips
+    /// these inside it, so a denied subfolder stays unread however it is reached.
+    pub fn with_excluded(mut self, excluded: Vec<PathBuf>) -> Self {
+        self.excluded = excluded;
+        self
+    }
+
+    /// See `with_excluded`.
+    pub fn excluded(&self) -> &[PathBuf] {
+        &self.excluded
     }
 
     /// The directory relative paths resolve against.

@@ -80,6 +80,7 @@ pub async fn run(
         RuleAction::Require | RuleAction::Allow => {}
     }
 
+    let scope = scope.with_excluded(approval::denied_paths(&store, &ctx, name));
     let cancel = CancellationToken::new();
     tokio::spawn(stop_on_ctrl_c(cancel.clone()));
     tracing::info!(tool = name, cwd = %scope.working_dir().display(), "skald tool: running");

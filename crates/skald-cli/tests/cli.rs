@@ -513,3 +513,42 @@ fn inbox_always_stores_a_rule_only_when_this_answer_approved_the_item() {
         skald_store::InboxStatus::Approved
     );
 }
+
+#[test]
+fn a_denied_folder_stays_out_of_recursive_tools_run_on_its_parent() {
+    let sb = Sandbox::new();
+    let w = sb.work.path();
+    std::fs::create_dir_all(w.join("private/deeper")).unwrap();
+    std::fs::write(w.join("private/deeper/key.rs"), "fn hidden_token() {}\n").unwrap();
+    std::fs::write(w.join("public.rs"), "fn hidden_token() {}\n").unwrap();
+    let out = sb.run(&[
+        "rules",
+        "add",
+        "--tool",
+        "*",
+        "--path",
+        "private/*",
+        "--working-dir",
+        w.to_str().unwrap(),
+        "--action",
+        "deny",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    for (tool, args) in [
+        ("grep_files", r#"{"pattern": "hidden_token"}"#),
+        ("list_files", r#"{"depth": 5}"#),
+        ("get_ast_outline", r#"{"path": "."}"#),
+    ] {
+        let out = sb.run(&["tool", tool, "--args", args]);
+        assert_eq!(out.status.code(), Some(0), "{tool}: {}", text(&out.stderr));
+        let shown = text(&out.stdout);
+        assert!(shown.contains("public.rs"), "{tool}: {shown}");
+        assert!(
+            !shown.contains("key.rs") && !shown.contains("deeper"),
+            "{tool} reached into the denied folder: {shown}"
+        );
+    }
+    // Naming the folder itself is denied by the gate.
+    let out = sb.run(&["tool", "list_files", "--args", r#"{"path": "private"}"#]);
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
+}

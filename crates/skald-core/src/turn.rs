@@ -1066,6 +1066,7 @@ pub(crate) async fn run_call(
         return fail(format!("there is no tool named `{}`", call.name));
     };
     let outcome = ToolScope::new(&cfg.run.working_dir)
+        .with_excluded(approval::denied_paths(store, &cfg.run, &call.name))
         .run(drive_execution(exec.as_ref(), cancel))
         .await;
     match outcome {

@@ -55,7 +55,7 @@ impl Tool for GetAstOutline {
             let path = fs::resolve_in(str_arg(&args, "path")?, scope.working_dir());
             let meta = std::fs::metadata(&path).map_err(|e| fs::io_error("outline", &path, &e))?;
             if meta.is_dir() {
-                outline_dir(&path, stop)
+                outline_dir(&path, scope.excluded(), stop)
             } else {
                 outline_file(&path)
             }
@@ -95,9 +95,9 @@ fn outline_file(path: &Path) -> ToolResult {
     outline_text(path, lang).map_err(ToolError::failed)
 }
 
-fn outline_dir(root: &Path, stop: &StopFlag) -> ToolResult {
+fn outline_dir(root: &Path, excluded: &[PathBuf], stop: &StopFlag) -> ToolResult {
     let found: Mutex<Vec<(PathBuf, Result<String, String>)>> = Mutex::new(Vec::new());
-    fs::walker(root).build_parallel().run(|| {
+    fs::walker(root, excluded).build_parallel().run(|| {
         let found = &found;
         Box::new(move |entry| {
             if stop.is_stopped() {

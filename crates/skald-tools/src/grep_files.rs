@@ -98,6 +98,7 @@ impl Tool for GrepFiles {
             let spec = WalkSpec {
                 root: &root,
                 include_glob,
+                excluded: scope.excluded(),
             };
             let files = search::count_matches(&spec, &matcher, mode == Mode::FilesOnly, stop)?;
             let page = Page { offset, max };

@@ -74,7 +74,7 @@ impl Tool for ListFiles {
                     root.display()
                 )));
             }
-            let walker = fs::walker(&root)
+            let walker = fs::walker(&root, scope.excluded())
                 .max_depth(Some(depth))
                 .sort_by_file_path(|a, b| a.cmp(b))
                 .build();

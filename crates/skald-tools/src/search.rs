@@ -136,6 +136,8 @@ pub struct FileCount {
 pub struct WalkSpec<'a> {
     pub root: &'a Path,
     pub include_glob: Option<&'a str>,
+    /// Canonical paths the walk skips (`ToolScope::excluded`).
+    pub excluded: &'a [PathBuf],
 }
 
 /// Searches every file under `spec.root` in parallel and returns the files that match,
@@ -146,7 +148,7 @@ pub fn count_matches(
     first_only: bool,
     stop: &StopFlag,
 ) -> Result<Vec<FileCount>, ToolError> {
-    let mut builder = crate::fs::walker(spec.root);
+    let mut builder = crate::fs::walker(spec.root, spec.excluded);
     if let Some(glob) = spec.include_glob {
         let mut ov = OverrideBuilder::new(spec.root);
         ov.add(glob)

@@ -138,7 +138,8 @@ fn path_matches(pattern: &str, path: &Path, working_dir: &Path) -> bool {
     }
 }
 
-fn rule_matches(rule: &Rule, ctx: &RunContext, tool: &str, args: &Value) -> bool {
+/// Whether a rule is about this tool in this run, whatever the call's arguments.
+fn rule_applies(rule: &Rule, ctx: &RunContext, tool: &str) -> bool {
     if !tool_matches(&rule.tool_pattern, tool) {
         return false;
     }
@@ -155,6 +156,13 @@ fn rule_matches(rule: &Rule, ctx: &RunContext, tool: &str, args: &Value) -> bool
         ) {
             return false;
         }
+    }
+    true
+}
+
+fn rule_matches(rule: &Rule, ctx: &RunContext, tool: &str, args: &Value) -> bool {
+    if !rule_applies(rule, ctx, tool) {
+        return false;
     }
     if let Some(pattern) = &rule.path_pattern {
         match call_path(tool, args, &ctx.working_dir) {
@@ -197,6 +205,25 @@ fn granted(ctx: &RunContext, tool: &str, args: &Value) -> Option<&'static str> {
         return Some("a write inside a write grant");
     }
     None
+}
+
+/// The canonical files and folders the deny rules keep `tool` away from in this run. The
+/// gate decides on the path a call names; a recursive tool (a listing, a grep, a folder
+/// outline) gets these so it skips them inside the folder it walks. Unreadable rules
+/// exclude nothing here: the gate itself then asks before anything runs.
+pub fn denied_paths(store: &Store, ctx: &RunContext, tool: &str) -> Vec<PathBuf> {
+    let Ok(rules) = store.rules_for_group(&ctx.group) else {
+        return Vec::new();
+    };
+    rules
+        .iter()
+        .filter(|r| r.action == RuleAction::Deny && rule_applies(r, ctx, tool))
+        .filter_map(|r| r.path_pattern.as_deref())
+        .map(|p| {
+            let target = p.strip_suffix("/*").unwrap_or(p);
+            canonicalize_for_policy(Path::new(target), &ctx.working_dir)
+        })
+        .collect()
 }
 
 /// Decides a call. Logs every decision for audit.
