@@ -140,28 +140,42 @@ fn path_matches(pattern: &str, path: &Path, working_dir: &Path) -> bool {
 
 /// Whether a rule is about this tool in this run, whatever the call's arguments.
 fn rule_applies(rule: &Rule, ctx: &RunContext, tool: &str) -> bool {
-    if !tool_matches(&rule.tool_pattern, tool) {
-        return false;
-    }
-    if let Some(agent) = &rule.agent_id
-        && agent != &ctx.agent_id
-    {
-        return false;
-    }
-    if let Some(dir) = &rule.working_dir {
-        let here = canonicalize_for_policy(&ctx.working_dir, Path::new("/"));
-        if !path_under(
-            &here,
-            &canonicalize_for_policy(Path::new(dir), Path::new("/")),
-        ) {
-            return false;
-        }
-    }
-    true
+    rule_for_tool_and_agent(rule, ctx, tool) && in_rule_dir(rule, &ctx.working_dir)
+}
+
+fn rule_for_tool_and_agent(rule: &Rule, ctx: &RunContext, tool: &str) -> bool {
+    tool_matches(&rule.tool_pattern, tool)
+        && rule.agent_id.as_ref().is_none_or(|a| a == &ctx.agent_id)
+}
+
+/// Whether `dir` is inside the rule's folder (a rule without one covers every folder).
+fn in_rule_dir(rule: &Rule, dir: &Path) -> bool {
+    rule.working_dir.as_ref().is_none_or(|rd| {
+        path_under(
+            &canonicalize_for_policy(dir, Path::new("/")),
+            &canonicalize_for_policy(Path::new(rd), Path::new("/")),
+        )
+    })
 }
 
 fn rule_matches(rule: &Rule, ctx: &RunContext, tool: &str, args: &Value) -> bool {
-    if !rule_applies(rule, ctx, tool) {
+    if !rule_for_tool_and_agent(rule, ctx, tool) {
+        return false;
+    }
+    let here = in_rule_dir(rule, &ctx.working_dir);
+    // A command can run in another folder (`workdir`). An allow scoped to a folder must
+    // cover both the session's folder and that one; a deny or require scoped to a folder
+    // applies when either is inside it.
+    let there = match args.get("workdir").and_then(Value::as_str) {
+        Some(w) if tool == tn::EXECUTE_CMD => in_rule_dir(rule, Path::new(w)),
+        _ => here,
+    };
+    let in_scope = if rule.action == RuleAction::Allow {
+        here && there
+    } else {
+        here || there
+    };
+    if !in_scope {
         return false;
     }
     if let Some(pattern) = &rule.path_pattern {
@@ -757,6 +771,55 @@ mod tests {
         assert_eq!(
             action(&s, &ctx, "execute_cmd", json!({"command": "ls"})),
             RuleAction::Deny
+        );
+    }
+
+    #[test]
+    fn a_folder_scoped_rule_also_weighs_the_folder_a_command_runs_in() {
+        let (s, _d, ctx) = setup();
+        let here = ctx.working_dir.display().to_string();
+        let elsewhere = tempfile::tempdir().unwrap();
+        let elsewhere = std::fs::canonicalize(elsewhere.path()).unwrap();
+        let elsewhere = elsewhere.display().to_string();
+        for (pattern, act) in [("touch", RuleAction::Allow), ("rm", RuleAction::Deny)] {
+            s.add_rule(&NewRule {
+                group_name: "default".into(),
+                tool_pattern: "execute_cmd".into(),
+                command_pattern: Some(pattern.into()),
+                working_dir: Some(here.clone()),
+                action: Some(act),
+                priority: 1,
+                ..NewRule::default()
+            })
+            .unwrap();
+        }
+        let cmd = |c: &str, workdir: Option<&str>| match workdir {
+            Some(w) => json!({"command": c, "workdir": w}),
+            None => json!({"command": c}),
+        };
+        assert_eq!(
+            action(&s, &ctx, "execute_cmd", cmd("touch a", None)),
+            RuleAction::Allow
+        );
+        assert_eq!(
+            action(&s, &ctx, "execute_cmd", cmd("touch a", Some(&here))),
+            RuleAction::Allow
+        );
+        // Allowed here is not allowed in another folder.
+        assert_eq!(
+            action(&s, &ctx, "execute_cmd", cmd("touch a", Some(&elsewhere))),
+            RuleAction::Require
+        );
+        // A deny for this folder holds from a session elsewhere that runs in it.
+        let mut away = ctx.clone();
+        away.working_dir = PathBuf::from(&elsewhere);
+        assert_eq!(
+            action(&s, &away, "execute_cmd", cmd("rm -rf x", Some(&here))),
+            RuleAction::Deny
+        );
+        assert_eq!(
+            action(&s, &away, "execute_cmd", cmd("rm -rf x", None)),
+            RuleAction::Require
         );
     }
 
