@@ -948,13 +948,29 @@ pub(crate) async fn run_call(
                 }
             }
             (ApprovalMode::Ask, Some(ask)) => {
-                let yes = ask(AskRequest {
+                let asking = ask(AskRequest {
                     tool: call.name.clone(),
                     label: registry.describe_call(&call.name, &args, ToolDescriptionLength::Full),
                     reason: decision.reason.clone(),
                     arguments: args.clone(),
-                })
-                .await;
+                });
+                // Ctrl-C while the prompt waits stops the turn, as it does anywhere else.
+                let yes = tokio::select! {
+                    biased;
+                    _ = cancel.cancelled() => {
+                        store.set_tool_call_status(
+                            session_id,
+                            &call.id,
+                            ToolCallStatus::Cancelled,
+                            None,
+                        )?;
+                        emit(Event::ToolCancelled {
+                            tool_call_id: call.id.clone(),
+                        });
+                        return Ok(true);
+                    }
+                    yes = asking => yes,
+                };
                 (!yes).then(|| {
                     "User rejected this tool call. Reason: declined when asked.".to_string()
                 })
@@ -1262,5 +1278,79 @@ mod tests {
         .await
         .unwrap();
         assert!(matches!(out, Delegated::Failed(m) if m.contains("at most 5 levels")));
+    }
+
+    #[tokio::test]
+    async fn stop_while_the_prompt_waits_cancels_the_call() {
+        let data = tempfile::tempdir().unwrap();
+        let store = Store::open_in_memory().unwrap();
+        let session = store
+            .create_session(&skald_store::NewSession::default())
+            .unwrap();
+        let registry = crate::builtin_registry().unwrap();
+        let models = vec![skald_llm::from_env(Some("openai/unused"), |_| None).unwrap()];
+        let health = ModelHealth::default();
+        let cfg = TurnConfig {
+            max_rounds: 1,
+            context_window: 128_000,
+            approval: ApprovalMode::Ask,
+            run: RunContext {
+                group: "default".into(),
+                agent_id: "main".into(),
+                working_dir: data.path().to_path_buf(),
+                ..RunContext::default()
+            },
+            system_prompt: String::new(),
+        };
+        // A person who never answers.
+        let ask = |_req: AskRequest| -> futures::future::BoxFuture<'static, bool> {
+            Box::pin(futures::future::pending())
+        };
+        let env = TurnEnv {
+            store: &store,
+            registry: &registry,
+            models: &models,
+            health: &health,
+            cfg: &cfg,
+            queued: None,
+            ask: Some(&ask),
+            inbox: None,
+            frame: Frame::default(),
+            library: None,
+            mcp_list: "",
+        };
+        store
+            .insert_tool_call(&skald_store::NewToolCall {
+                tool_call_id: "c1".into(),
+                session_id: session.id,
+                stack_id: None,
+                message_id: None,
+                name: tn::EXECUTE_CMD.into(),
+                args: serde_json::json!({"command": "touch made"}),
+                status: ToolCallStatus::Running,
+            })
+            .unwrap();
+        let call = ToolCall {
+            id: "c1".into(),
+            name: tn::EXECUTE_CMD.into(),
+            arguments: r#"{"command": "touch made"}"#.into(),
+        };
+        let cancel = CancellationToken::new();
+        let stopper = cancel.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            stopper.cancel();
+        });
+        let stopped = tokio::time::timeout(
+            std::time::Duration::from_secs(30),
+            run_call(&env, session.id, &call, &cancel, &|_| {}),
+        )
+        .await
+        .expect("the prompt gave way to the stop")
+        .unwrap();
+        assert!(stopped);
+        let calls = store.list_tool_calls(session.id).unwrap();
+        assert_eq!(calls[0].status, ToolCallStatus::Cancelled);
+        assert!(!data.path().join("made").exists());
     }
 }
