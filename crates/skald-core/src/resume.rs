@@ -52,7 +52,13 @@ pub async fn resume_pending_tools(
             report.messages += 1;
         }
     }
-    for rec in store.list_tool_calls(session_id)? {
+    // Sub-agents' calls are closed before any delegation is re-run, so the new run's events
+    // are not followed by notes about the old one.
+    let (children, roots): (Vec<_>, Vec<_>) = store
+        .list_tool_calls(session_id)?
+        .into_iter()
+        .partition(|c| c.stack_id.is_some());
+    for rec in children.into_iter().chain(roots) {
         if !rec.status.is_unfinished() {
             continue;
         }
