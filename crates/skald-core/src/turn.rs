@@ -1208,44 +1208,77 @@ mod tests {
     use crate::agents::Library;
     use crate::models::ModelHealth;
 
+    /// What a turn borrows, owned by the test.
+    struct Fixture {
+        data: tempfile::TempDir,
+        store: Store,
+        session_id: i64,
+        registry: ToolRegistry,
+        models: Vec<ModelChoice>,
+        health: ModelHealth,
+    }
+
+    impl Fixture {
+        fn new() -> Self {
+            let store = Store::open_in_memory().unwrap();
+            let session_id = store
+                .create_session(&skald_store::NewSession::default())
+                .unwrap()
+                .id;
+            Fixture {
+                data: tempfile::tempdir().unwrap(),
+                store,
+                session_id,
+                registry: crate::builtin_registry().unwrap(),
+                models: vec![skald_llm::from_env(Some("openai/unused"), |_| None).unwrap()],
+                health: ModelHealth::default(),
+            }
+        }
+
+        fn cfg(&self, approval: ApprovalMode, agent_id: &str) -> TurnConfig {
+            TurnConfig {
+                max_rounds: 1,
+                context_window: 128_000,
+                approval,
+                run: RunContext {
+                    group: "default".into(),
+                    agent_id: agent_id.into(),
+                    working_dir: self.data.path().to_path_buf(),
+                    ..RunContext::default()
+                },
+                system_prompt: String::new(),
+            }
+        }
+
+        fn env<'a>(&'a self, cfg: &'a TurnConfig) -> TurnEnv<'a> {
+            TurnEnv {
+                store: &self.store,
+                registry: &self.registry,
+                models: &self.models,
+                health: &self.health,
+                cfg,
+                queued: None,
+                ask: None,
+                inbox: None,
+                frame: Frame::default(),
+                library: None,
+                mcp_list: "",
+            }
+        }
+    }
+
     #[tokio::test]
     async fn delegation_stops_at_the_depth_limit() {
-        let data = tempfile::tempdir().unwrap();
-        let store = Store::open_in_memory().unwrap();
-        let session = store
-            .create_session(&skald_store::NewSession::default())
-            .unwrap();
-        let registry = crate::builtin_registry().unwrap();
-        let library = Library::load(data.path()).unwrap();
-        let models = vec![skald_llm::from_env(Some("openai/unused"), |_| None).unwrap()];
-        let health = ModelHealth::default();
-        let cfg = TurnConfig {
-            max_rounds: 1,
-            context_window: 128_000,
-            approval: ApprovalMode::Never,
-            run: RunContext {
-                group: "default".into(),
-                agent_id: "software-engineer".into(),
-                working_dir: data.path().to_path_buf(),
-                ..RunContext::default()
-            },
-            system_prompt: String::new(),
-        };
+        let fx = Fixture::new();
+        let library = Library::load(fx.data.path()).unwrap();
+        let cfg = fx.cfg(ApprovalMode::Never, "software-engineer");
         let mut env = TurnEnv {
-            store: &store,
-            registry: &registry,
-            models: &models,
-            health: &health,
-            cfg: &cfg,
-            queued: None,
-            ask: None,
-            inbox: None,
             frame: Frame {
                 stack_id: Some(1),
                 depth: MAX_DEPTH - 1,
             },
             library: Some(&library),
-            mcp_list: "",
+            ..fx.env(&cfg)
         };
         let names = |env: &TurnEnv<'_>| {
             offered_tools(env)
@@ -1269,7 +1302,7 @@ mod tests {
         let args = serde_json::json!({"agent_id": "researcher", "prompt": "go"});
         let out = delegate_inner(
             &env,
-            session.id,
+            fx.session_id,
             &call,
             &args,
             &CancellationToken::new(),
@@ -1282,47 +1315,21 @@ mod tests {
 
     #[tokio::test]
     async fn stop_while_the_prompt_waits_cancels_the_call() {
-        let data = tempfile::tempdir().unwrap();
-        let store = Store::open_in_memory().unwrap();
-        let session = store
-            .create_session(&skald_store::NewSession::default())
-            .unwrap();
-        let registry = crate::builtin_registry().unwrap();
-        let models = vec![skald_llm::from_env(Some("openai/unused"), |_| None).unwrap()];
-        let health = ModelHealth::default();
-        let cfg = TurnConfig {
-            max_rounds: 1,
-            context_window: 128_000,
-            approval: ApprovalMode::Ask,
-            run: RunContext {
-                group: "default".into(),
-                agent_id: "main".into(),
-                working_dir: data.path().to_path_buf(),
-                ..RunContext::default()
-            },
-            system_prompt: String::new(),
-        };
+        let fx = Fixture::new();
+        let cfg = fx.cfg(ApprovalMode::Ask, "main");
         // A person who never answers.
         let ask = |_req: AskRequest| -> futures::future::BoxFuture<'static, bool> {
             Box::pin(futures::future::pending())
         };
         let env = TurnEnv {
-            store: &store,
-            registry: &registry,
-            models: &models,
-            health: &health,
-            cfg: &cfg,
-            queued: None,
             ask: Some(&ask),
-            inbox: None,
-            frame: Frame::default(),
-            library: None,
-            mcp_list: "",
+            ..fx.env(&cfg)
         };
+        let (store, session) = (&fx.store, fx.session_id);
         store
             .insert_tool_call(&skald_store::NewToolCall {
                 tool_call_id: "c1".into(),
-                session_id: session.id,
+                session_id: session,
                 stack_id: None,
                 message_id: None,
                 name: tn::EXECUTE_CMD.into(),
@@ -1343,14 +1350,14 @@ mod tests {
         });
         let stopped = tokio::time::timeout(
             std::time::Duration::from_secs(30),
-            run_call(&env, session.id, &call, &cancel, &|_| {}),
+            run_call(&env, session, &call, &cancel, &|_| {}),
         )
         .await
         .expect("the prompt gave way to the stop")
         .unwrap();
         assert!(stopped);
-        let calls = store.list_tool_calls(session.id).unwrap();
+        let calls = store.list_tool_calls(session).unwrap();
         assert_eq!(calls[0].status, ToolCallStatus::Cancelled);
-        assert!(!data.path().join("made").exists());
+        assert!(!fx.data.path().join("made").exists());
     }
 }
