@@ -405,15 +405,7 @@ async fn run_calls(
     }
     if stopped {
         for rest in calls.iter().filter(|c| !started.contains(&c.id)) {
-            env.store.set_tool_call_status(
-                session_id,
-                &rest.id,
-                ToolCallStatus::Cancelled,
-                None,
-            )?;
-            emit(Event::ToolCancelled {
-                tool_call_id: rest.id.clone(),
-            });
+            mark_cancelled(env.store, session_id, &rest.id, emit)?;
         }
     }
     Ok(stopped)
@@ -811,6 +803,20 @@ fn parse_args(raw: &str) -> Result<Value, String> {
     }
 }
 
+/// Records a call as stopped by /stop and says so; `Ok(true)` tells the turn to end.
+fn mark_cancelled(
+    store: &Store,
+    session_id: i64,
+    call_id: &str,
+    emit: Emit<'_>,
+) -> Result<bool, TurnError> {
+    store.set_tool_call_status(session_id, call_id, ToolCallStatus::Cancelled, None)?;
+    emit(Event::ToolCancelled {
+        tool_call_id: call_id.to_string(),
+    });
+    Ok(true)
+}
+
 /// A call resumed after a restart may still have the approval item an earlier run put in
 /// the Inbox. If this run decided without it (another approval mode, a rule added since),
 /// the item is retired so the Inbox does not keep asking about a call that has moved on.
@@ -934,16 +940,7 @@ pub(crate) async fn run_call(
                         }
                     )),
                     crate::inbox::Outcome::Cancelled => {
-                        store.set_tool_call_status(
-                            session_id,
-                            &call.id,
-                            ToolCallStatus::Cancelled,
-                            None,
-                        )?;
-                        emit(Event::ToolCancelled {
-                            tool_call_id: call.id.clone(),
-                        });
-                        return Ok(true);
+                        return mark_cancelled(store, session_id, &call.id, emit);
                     }
                 }
             }
@@ -958,16 +955,7 @@ pub(crate) async fn run_call(
                 let yes = tokio::select! {
                     biased;
                     _ = cancel.cancelled() => {
-                        store.set_tool_call_status(
-                            session_id,
-                            &call.id,
-                            ToolCallStatus::Cancelled,
-                            None,
-                        )?;
-                        emit(Event::ToolCancelled {
-                            tool_call_id: call.id.clone(),
-                        });
-                        return Ok(true);
+                        return mark_cancelled(store, session_id, &call.id, emit);
                     }
                     yes = asking => yes,
                 };
@@ -1012,18 +1000,7 @@ pub(crate) async fn run_call(
                 Ok(false)
             }
             Delegated::Failed(message) => fail(message),
-            Delegated::Cancelled => {
-                store.set_tool_call_status(
-                    session_id,
-                    &call.id,
-                    ToolCallStatus::Cancelled,
-                    None,
-                )?;
-                emit(Event::ToolCancelled {
-                    tool_call_id: call.id.clone(),
-                });
-                Ok(true)
-            }
+            Delegated::Cancelled => mark_cancelled(store, session_id, &call.id, emit),
         };
     }
     if call.name == tn::ASK_USER_CLARIFICATION {
@@ -1045,18 +1022,7 @@ pub(crate) async fn run_call(
             crate::inbox::Outcome::Rejected(note) if !note.trim().is_empty() => {
                 fail(format!("The user declined to answer: {note}"))
             }
-            crate::inbox::Outcome::Cancelled => {
-                store.set_tool_call_status(
-                    session_id,
-                    &call.id,
-                    ToolCallStatus::Cancelled,
-                    None,
-                )?;
-                emit(Event::ToolCancelled {
-                    tool_call_id: call.id.clone(),
-                });
-                Ok(true)
-            }
+            crate::inbox::Outcome::Cancelled => mark_cancelled(store, session_id, &call.id, emit),
             _ => fail("The user gave no answer.".to_string()),
         };
     }
@@ -1100,13 +1066,7 @@ pub(crate) async fn run_call(
             Ok(false)
         }
         ExecutionOutcome::Failed(message) => fail(message),
-        ExecutionOutcome::Cancelled => {
-            store.set_tool_call_status(session_id, &call.id, ToolCallStatus::Cancelled, None)?;
-            emit(Event::ToolCancelled {
-                tool_call_id: call.id.clone(),
-            });
-            Ok(true)
-        }
+        ExecutionOutcome::Cancelled => mark_cancelled(store, session_id, &call.id, emit),
     }
 }
 
