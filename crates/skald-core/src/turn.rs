@@ -803,6 +803,27 @@ fn parse_args(raw: &str) -> Result<Value, String> {
     }
 }
 
+/// Records a call's result and says so; `Ok(false)`: the turn goes on.
+fn mark_done(
+    store: &Store,
+    session_id: i64,
+    call_id: &str,
+    text: String,
+    emit: Emit<'_>,
+) -> Result<bool, TurnError> {
+    store.set_tool_call_status(
+        session_id,
+        call_id,
+        ToolCallStatus::Done,
+        Some((&text, ResultType::Text)),
+    )?;
+    emit(Event::ToolDone {
+        tool_call_id: call_id.to_string(),
+        result: text,
+    });
+    Ok(false)
+}
+
 /// Records a call as stopped by /stop and says so; `Ok(true)` tells the turn to end.
 fn mark_cancelled(
     store: &Store,
@@ -986,19 +1007,7 @@ pub(crate) async fn run_call(
     }
     if delegation {
         return match delegate(env, session_id, call, &args, cancel, emit).await? {
-            Delegated::Answer(text) => {
-                store.set_tool_call_status(
-                    session_id,
-                    &call.id,
-                    ToolCallStatus::Done,
-                    Some((&text, ResultType::Text)),
-                )?;
-                emit(Event::ToolDone {
-                    tool_call_id: call.id.clone(),
-                    result: text,
-                });
-                Ok(false)
-            }
+            Delegated::Answer(text) => mark_done(store, session_id, &call.id, text, emit),
             Delegated::Failed(message) => fail(message),
             Delegated::Cancelled => mark_cancelled(store, session_id, &call.id, emit),
         };
@@ -1007,17 +1016,7 @@ pub(crate) async fn run_call(
         return match ask_question(env, session_id, call, &args, cancel, emit).await? {
             crate::inbox::Outcome::Answered(text) if !text.trim().is_empty() => {
                 let text = format!("The user answered: {text}");
-                store.set_tool_call_status(
-                    session_id,
-                    &call.id,
-                    ToolCallStatus::Done,
-                    Some((&text, ResultType::Text)),
-                )?;
-                emit(Event::ToolDone {
-                    tool_call_id: call.id.clone(),
-                    result: text,
-                });
-                Ok(false)
+                mark_done(store, session_id, &call.id, text, emit)
             }
             crate::inbox::Outcome::Rejected(note) if !note.trim().is_empty() => {
                 fail(format!("The user declined to answer: {note}"))
@@ -1028,19 +1027,7 @@ pub(crate) async fn run_call(
     }
     if crate::interface::schema(&call.name).is_some() {
         return match crate::interface::run(store, session_id, &call.name, &args) {
-            Ok(text) => {
-                store.set_tool_call_status(
-                    session_id,
-                    &call.id,
-                    ToolCallStatus::Done,
-                    Some((&text, ResultType::Text)),
-                )?;
-                emit(Event::ToolDone {
-                    tool_call_id: call.id.clone(),
-                    result: text,
-                });
-                Ok(false)
-            }
+            Ok(text) => mark_done(store, session_id, &call.id, text, emit),
             Err(message) => fail(message),
         };
     }
@@ -1052,19 +1039,7 @@ pub(crate) async fn run_call(
         .run(drive_execution(exec.as_ref(), cancel))
         .await;
     match outcome {
-        ExecutionOutcome::Completed(text) => {
-            store.set_tool_call_status(
-                session_id,
-                &call.id,
-                ToolCallStatus::Done,
-                Some((&text, ResultType::Text)),
-            )?;
-            emit(Event::ToolDone {
-                tool_call_id: call.id.clone(),
-                result: text,
-            });
-            Ok(false)
-        }
+        ExecutionOutcome::Completed(text) => mark_done(store, session_id, &call.id, text, emit),
         ExecutionOutcome::Failed(message) => fail(message),
         ExecutionOutcome::Cancelled => mark_cancelled(store, session_id, &call.id, emit),
     }
