@@ -5,6 +5,8 @@
 //! The API is synchronous. SQLite calls are short (WAL, indexed), and the engine calls
 //! them from its runtime where a slow one would block, via `spawn_blocking`.
 
+mod cron;
+mod deliveries;
 mod error;
 mod inbox;
 mod known_tools;
@@ -14,9 +16,12 @@ mod rules;
 mod run_contexts;
 mod scratchpad;
 mod sessions;
+mod tasks;
 mod tool_calls;
 mod usage;
 
+pub use cron::{Claim, JobRun, MissedPolicy, NewJob, RunStatus, ScheduledJob};
+pub use deliveries::{Delivered, DeliveryKind, NOTIFICATION_TOOL, TASK_RESULT_TOOL};
 pub use error::StoreError;
 pub use inbox::{InboxItem, InboxKind, InboxStatus, NewInboxItem};
 pub use known_tools::KnownTool;
@@ -25,6 +30,7 @@ pub use migrations::{LATEST_VERSION, MIGRATIONS};
 pub use rules::{NewRule, Rule, RuleAction};
 pub use run_contexts::StoredRunContext;
 pub use sessions::{NewSession, Session, SessionKind};
+pub use tasks::{NewTask, Task, TaskStatus};
 pub use tool_calls::{NewToolCall, ResultType, ToolCallRecord};
 pub use usage::{NewLlmRequest, RequestStatus, SessionUsage, Summary};
 

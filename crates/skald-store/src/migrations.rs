@@ -13,6 +13,7 @@ const STEPS: &[M<'static>] = &[
     M::up(include_str!("../migrations/0005_inbox.sql")),
     M::up(include_str!("../migrations/0006_run_contexts.sql")),
     M::up(include_str!("../migrations/0007_scratchpad.sql")),
+    M::up(include_str!("../migrations/0008_tasks_cron.sql")),
 ];
 
 /// Every migration, in order.
