@@ -119,6 +119,18 @@ pub enum Event {
         to: String,
         reason: String,
     },
+    /// A background task started or ended (sent to the chat that started it).
+    TaskUpdate {
+        task_id: i64,
+        /// The background session the task works in.
+        session_id: Option<i64>,
+        title: String,
+        agent_id: String,
+        /// running | done | failed | cancelled
+        status: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        result: Option<String>,
+    },
     /// Something went wrong outside a tool.
     Error {
         message: String,

@@ -70,6 +70,7 @@ impl Bench {
                     ..Default::default()
                 },
                 system_prompt: library.system_prompt("main", "")?,
+                background: false,
             },
             health: ModelHealth::default(),
             _data: data,
@@ -97,6 +98,7 @@ impl Bench {
             frame: skald_core::turn::Frame::default(),
             library: None,
             mcp_list: "",
+            engine: None,
         };
         Ok(run_turn(&env, session.id, Some(prompt), cancel, emit).await?)
     }

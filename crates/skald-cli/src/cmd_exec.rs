@@ -4,11 +4,13 @@ use crate::exit;
 use skald_api::CancellationToken;
 use skald_api::events::{Event, TurnOutcome};
 use skald_core::approval::RunContext;
+use skald_core::engine::{Engine, TurnSettings};
 use skald_core::turn::{self, ApprovalMode, TurnConfig};
 use skald_core::{Config, DataDir, builtin_registry};
 use skald_store::{NewSession, Store};
 use std::io::Write;
 use std::path::Path;
+use std::sync::Arc;
 
 /// What agents are told about MCP servers until the MCP client exists.
 const MCP_LIST: &str = "No MCP servers are configured.";
@@ -60,21 +62,21 @@ pub async fn run(data_dir: &DataDir, config: &Config, a: ExecArgs<'_>) -> u8 {
         }
     };
     let store = match Store::open(data_dir.db_path()) {
-        Ok(s) => s,
+        Ok(s) => Arc::new(s),
         Err(e) => {
             eprintln!("skald exec: {e}");
             return exit::FAILED;
         }
     };
     let registry = match builtin_registry() {
-        Ok(r) => r,
+        Ok(r) => Arc::new(r),
         Err(e) => {
             eprintln!("skald exec: {e}");
             return exit::FAILED;
         }
     };
     let library = match skald_core::agents::Library::load(data_dir.root()) {
-        Ok(l) => l,
+        Ok(l) => Arc::new(l),
         Err(e) => {
             eprintln!("skald exec: {e}");
             return exit::FAILED;
@@ -201,15 +203,37 @@ pub async fn run(data_dir: &DataDir, config: &Config, a: ExecArgs<'_>) -> u8 {
         approval: a.approve,
         system_prompt,
         run,
+        background: false,
     };
     let cancel = CancellationToken::new();
     tokio::spawn(stop_on_ctrl_c(cancel.clone()));
     let json = a.json;
     let emit = move |event: Event| print_event(&event, json);
-    let health = skald_core::models::ModelHealth::default();
-    // With --approve inbox a call that needs approval waits here until `skald inbox
-    // answer` (any process) resolves it; other modes never reach the Inbox.
-    let inbox = skald_core::inbox::Inbox::default();
+    // Background tasks this turn starts run in this process, in their own sessions; their
+    // events are shown with their session. With --approve inbox (and for background work
+    // whatever the mode but `all`) a call that needs approval waits until `skald inbox
+    // answer` (any process) resolves it.
+    let root_session = session.id;
+    let sink: skald_core::engine::Sink = Arc::new(move |session_id, event| {
+        if session_id == root_session {
+            print_event(&event, json);
+        } else {
+            print_background_event(session_id, &event, json);
+        }
+    });
+    let engine = Engine::new(
+        store.clone(),
+        registry.clone(),
+        models.clone(),
+        library.clone(),
+        TurnSettings {
+            max_rounds: cfg.max_rounds,
+            approval: a.approve,
+            context_window: cfg.context_window,
+            mcp_list: MCP_LIST.to_string(),
+        },
+        sink,
+    );
     let ask_fn = |req: turn::AskRequest| -> futures::future::BoxFuture<'static, bool> {
         Box::pin(async move {
             tokio::task::spawn_blocking(move || {
@@ -240,26 +264,52 @@ pub async fn run(data_dir: &DataDir, config: &Config, a: ExecArgs<'_>) -> u8 {
         }
         None
     };
-    let env = turn::TurnEnv {
-        store: &store,
-        registry: &registry,
-        models: &models,
-        health: &health,
-        cfg: &cfg,
-        queued: None,
-        ask,
-        inbox: Some(&inbox),
-        frame: turn::Frame::default(),
-        library: Some(&library),
-        mcp_list: MCP_LIST,
-    };
+    let env = engine.env(&cfg, None, ask);
     // A session continued after Skald stopped mid-turn first finishes what it left.
     if let Err(e) = skald_core::resume::resume_pending_tools(&env, session.id, &cancel, &emit).await
     {
         eprintln!("skald exec: cannot resume session {}: {e}", session.id);
         return exit::FAILED;
     }
-    match turn::run_turn(&env, session.id, Some(a.prompt), &cancel, &emit).await {
+    // Tasks this chat started that a previous process left running go on now.
+    if a.session.is_some()
+        && let Err(e) = engine.resume_tasks(Some(session.id))
+    {
+        eprintln!("skald exec: cannot resume the session's background tasks: {e}");
+    }
+    let mut outcome = turn::run_turn(&env, session.id, Some(a.prompt), &cancel, &emit).await;
+    // Background tasks the chat started report back into it: the process stays until
+    // they have ended and the chat has answered their results (Ctrl-C stops them all).
+    while let Ok(TurnOutcome::Final) = outcome {
+        let ready = match store.next_delivery_at(session.id) {
+            Ok(r) => r,
+            Err(e) => {
+                eprintln!("skald exec: {e}");
+                return exit::FAILED;
+            }
+        };
+        let now = skald_store::now_ms();
+        match ready {
+            Some(at) if at <= now => {
+                outcome = turn::run_turn(&env, session.id, None, &cancel, &emit).await;
+                continue;
+            }
+            None if !engine.has_running_tasks(session.id) => break,
+            _ => {}
+        }
+        let wait = ready.map_or(500, |at| (at - now).clamp(1, 500));
+        tokio::select! {
+            _ = cancel.cancelled() => {
+                outcome = Ok(TurnOutcome::Cancelled);
+            }
+            _ = engine.changed(std::time::Duration::from_millis(wait.unsigned_abs())) => {}
+        }
+    }
+    if !matches!(outcome, Ok(TurnOutcome::Final)) {
+        engine.shutdown();
+        engine.wait_tasks(std::time::Duration::from_secs(5)).await;
+    }
+    match outcome {
         Ok(TurnOutcome::Final) => exit::OK,
         Ok(TurnOutcome::Cancelled) => exit::CANCELLED,
         Ok(TurnOutcome::Exhausted | TurnOutcome::Failed) => exit::FAILED,
@@ -268,6 +318,41 @@ pub async fn run(data_dir: &DataDir, config: &Config, a: ExecArgs<'_>) -> u8 {
             exit::FAILED
         }
     }
+}
+
+/// An event of a background task's session: with --json the full event and its session;
+/// as text only what the user must see or act on.
+fn print_background_event(session_id: i64, event: &Event, json: bool) {
+    let mut out = std::io::stdout().lock();
+    let _ = if json {
+        let v = skald_core::sessions::SessionEvent {
+            session_id,
+            event: event.clone(),
+        };
+        match serde_json::to_string(&v) {
+            Ok(line) => writeln!(out, "{line}"),
+            Err(_) => Ok(()),
+        }
+    } else {
+        match event {
+            Event::ApprovalRequired {
+                label, inbox_id, ..
+            } => writeln!(
+                out,
+                "  ⏸ background session {session_id} waits for approval of {label}: \
+                 skald inbox answer {inbox_id} approve|reject"
+            ),
+            Event::AgentQuestion {
+                question, inbox_id, ..
+            } => writeln!(
+                out,
+                "  ? background session {session_id} asks: {question} \
+                 (skald inbox answer {inbox_id} --text ...)"
+            ),
+            _ => Ok(()),
+        }
+    };
+    let _ = out.flush();
 }
 
 fn print_event(event: &Event, json: bool) {
@@ -293,6 +378,20 @@ fn print_event(event: &Event, json: bool) {
                 out,
                 "  ⏸ waiting for approval of {label}: skald inbox answer {inbox_id} approve|reject"
             ),
+            Event::TaskUpdate {
+                task_id,
+                title,
+                status,
+                session_id,
+                ..
+            } => match status.as_str() {
+                "running" => writeln!(
+                    out,
+                    "\n🚀 task {task_id} started in the background: {title} (session {})",
+                    session_id.unwrap_or_default()
+                ),
+                other => writeln!(out, "\n■ task {task_id} {other}: {title}"),
+            },
             Event::AgentStart {
                 agent_id, depth, ..
             } => {

@@ -1,11 +1,13 @@
 //! `skald`: the Skald engine without a window — list and run tools, check the install.
 //! Everything here is a thin carrier over `skald-core`; no behaviour lives in the CLI.
 
+mod cmd_cron;
 mod cmd_doctor;
 mod cmd_exec;
 mod cmd_inbox;
 mod cmd_rules;
 mod cmd_sessions;
+mod cmd_tasks;
 mod cmd_tool;
 mod cmd_tools;
 mod exit;
@@ -121,6 +123,16 @@ enum Command {
         #[command(subcommand)]
         command: RulesCommand,
     },
+    /// Scheduled jobs: list, add, remove, enable, disable, their runs, and the scheduler
+    Cron {
+        #[command(subcommand)]
+        command: CronCommand,
+    },
+    /// Background tasks started from chats
+    Tasks {
+        #[command(subcommand)]
+        command: TasksCommand,
+    },
     /// List or show stored sessions
     Sessions {
         #[command(subcommand)]
@@ -131,6 +143,93 @@ enum Command {
     /// Check which parts Skald relies on are present
     Doctor {
         /// Print the checks as JSON
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum CronCommand {
+    /// Every job with its schedule, next run and last run
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Schedule a task agent
+    #[command(
+        after_help = "The expression has 5 fields (minute hour day month weekday) or 6 with \
+                      seconds first, in --tz (default: the local zone).\n\nExamples:\n  \
+                      skald cron add --agent researcher --cron \"0 9 * * MON-FRI\" --prompt \"Summarise yesterday's notes\"\n  \
+                      skald cron add --agent software-engineer --cron \"0 */15 * * * *\" --tz UTC --missed skip --prompt \"Run the tests\""
+    )]
+    Add {
+        /// The task agent that runs it
+        #[arg(long)]
+        agent: String,
+        /// What the agent is asked at each run
+        #[arg(long)]
+        prompt: String,
+        /// Cron expression (seconds optional)
+        #[arg(long)]
+        cron: String,
+        /// A short name [default: the prompt's start]
+        #[arg(long)]
+        name: Option<String>,
+        /// IANA time zone, e.g. Europe/Paris [default: local]
+        #[arg(long)]
+        tz: Option<String>,
+        /// After a downtime: `once` runs one run for all missed occurrences, `skip` drops them
+        #[arg(long, default_value = "once")]
+        missed: String,
+        /// The folder the agent works in [default: the current one]
+        #[arg(long, value_name = "DIR")]
+        cwd: Option<PathBuf>,
+        /// The chat its notifications go to [default: the home chat]
+        #[arg(long, value_name = "SESSION")]
+        home: Option<i64>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Remove a job and its runs' records
+    Rm { id: i64 },
+    /// Turn a job on (from its next occurrence)
+    Enable { id: i64 },
+    /// Turn a job off
+    Disable { id: i64 },
+    /// A job's runs, newest first, with their results
+    Runs {
+        id: i64,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run the scheduler in the foreground until Ctrl-C
+    #[command(
+        after_help = "Several schedulers (processes) may share one data directory: each \
+                      occurrence runs once. Runs stopped by Ctrl-C resume at the next start."
+    )]
+    Run {
+        /// Run what is due now (missed and interrupted runs too), wait for it, and exit
+        #[arg(long)]
+        once: bool,
+        /// The model [default: SKALD_MODEL]
+        #[arg(long, value_name = "MODEL")]
+        model: Option<String>,
+        /// Calls needing approval: wait in the Inbox (default), or run them all
+        #[arg(long, value_enum, default_value = "inbox")]
+        approve: Approve,
+        /// Print every event as one JSON object a line
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum TasksCommand {
+    /// Background tasks, newest first
+    List {
+        /// Only those started from this session
+        #[arg(long, value_name = "ID")]
+        session: Option<i64>,
         #[arg(long)]
         json: bool,
     },
@@ -238,6 +337,18 @@ enum Approve {
     Inbox,
 }
 
+impl Approve {
+    fn mode(self) -> skald_core::turn::ApprovalMode {
+        use skald_core::turn::ApprovalMode;
+        match self {
+            Approve::Never => ApprovalMode::Never,
+            Approve::All => ApprovalMode::All,
+            Approve::Ask => ApprovalMode::Ask,
+            Approve::Inbox => ApprovalMode::Inbox,
+        }
+    }
+}
+
 /// What every command needs: the data directory, its config, and logging.
 pub struct Env {
     pub data_dir: DataDir,
@@ -321,12 +432,7 @@ fn main() -> ExitCode {
                     agent: agent.as_deref(),
                     model: model.as_deref(),
                     cwd: cwd.as_deref(),
-                    approve: match approve {
-                        Approve::Never => skald_core::turn::ApprovalMode::Never,
-                        Approve::All => skald_core::turn::ApprovalMode::All,
-                        Approve::Ask => skald_core::turn::ApprovalMode::Ask,
-                        Approve::Inbox => skald_core::turn::ApprovalMode::Inbox,
-                    },
+                    approve: approve.mode(),
                     json,
                     max_rounds,
                     group: group.as_deref(),
@@ -383,6 +489,58 @@ fn main() -> ExitCode {
                     },
                 ),
                 RulesCommand::Rm { id } => cmd_rules::rm(&env.data_dir, id),
+            },
+            Command::Cron { command } => match command {
+                CronCommand::List { json } => cmd_cron::list(&env.data_dir, json),
+                CronCommand::Add {
+                    agent,
+                    prompt,
+                    cron,
+                    name,
+                    tz,
+                    missed,
+                    cwd,
+                    home,
+                    json,
+                } => cmd_cron::add(
+                    &env.data_dir,
+                    cmd_cron::AddArgs {
+                        name: name.as_deref(),
+                        agent: &agent,
+                        prompt: &prompt,
+                        cron: &cron,
+                        tz: tz.as_deref(),
+                        missed: &missed,
+                        cwd: cwd.as_deref(),
+                        home,
+                        json,
+                    },
+                ),
+                CronCommand::Rm { id } => cmd_cron::rm(&env.data_dir, id),
+                CronCommand::Enable { id } => cmd_cron::enable(&env.data_dir, id, true),
+                CronCommand::Disable { id } => cmd_cron::enable(&env.data_dir, id, false),
+                CronCommand::Runs { id, json } => cmd_cron::runs(&env.data_dir, id, json),
+                CronCommand::Run {
+                    once,
+                    model,
+                    approve,
+                    json,
+                } => {
+                    cmd_cron::run(
+                        &env.data_dir,
+                        &env.config,
+                        model.as_deref(),
+                        approve.mode(),
+                        once,
+                        json,
+                    )
+                    .await
+                }
+            },
+            Command::Tasks { command } => match command {
+                TasksCommand::List { session, json } => {
+                    cmd_tasks::list(&env.data_dir, session, json)
+                }
             },
             Command::Sessions { command } => match command {
                 SessionsCommand::List { json } => cmd_sessions::list(&env.data_dir, json),

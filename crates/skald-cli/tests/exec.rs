@@ -1380,7 +1380,7 @@ fn delegation_refuses_what_it_must() {
         tool_call(
             "t1",
             "execute_task",
-            r#"{"mode": "async", "title": "x", "agent_id": "researcher", "prompt": "p"}"#,
+            r#"{"mode": "someday", "title": "x", "agent_id": "researcher", "prompt": "p"}"#,
         ),
         tool_call(
             "t2",
@@ -1403,7 +1403,7 @@ fn delegation_refuses_what_it_must() {
         .map(|e| e["error"].as_str().unwrap().to_string())
         .collect();
     assert!(
-        errors[0].contains("mode `async` is not available"),
+        errors[0].contains("\"someday\" is not one of"),
         "{errors:?}"
     );
     assert!(
@@ -1833,4 +1833,333 @@ fn keys_of_configured_providers_never_reach_commands_and_sessions_stay_in_their_
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("would move it"));
+}
+
+/// The researcher's system prompt starts with this; the routed server tells its requests
+/// from the chat's by it.
+const RESEARCHER: &str = "meticulous researcher";
+
+/// execute_task async: the call returns at once, the task runs in its own background
+/// session, and its result is delivered into the chat, which goes on with it.
+#[test]
+fn an_async_task_reports_back_and_the_chat_goes_on() {
+    let server = ScriptedServer::routed(vec![
+        (
+            RESEARCHER,
+            vec![
+                tool_call("r1", "read_file", r#"{"path": "hello.txt"}"#),
+                delayed(500, answer("hello.txt says: hello from the fixture")),
+            ],
+        ),
+        (
+            "",
+            vec![
+                tool_call(
+                    "t1",
+                    "execute_task",
+                    r#"{"mode": "async", "title": "Read hello", "agent_id": "researcher", "prompt": "What does hello.txt say?"}"#,
+                ),
+                answer("Started a background task."),
+                answer("The task found the greeting."),
+                answer("(spare)"),
+            ],
+        ),
+    ]);
+    let run = exec(&server, &[], "find out in the background");
+    assert_eq!(
+        run.out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&run.out.stderr)
+    );
+    let started = run
+        .events
+        .iter()
+        .find(|e| e["type"] == "tool_done" && e["tool_call_id"] == "t1")
+        .unwrap();
+    let result: Value = serde_json::from_str(started["result"].as_str().unwrap()).unwrap();
+    assert_eq!(result, json!({"task_id": 1, "status": "started"}));
+    let updates: Vec<&str> = run
+        .events
+        .iter()
+        .filter(|e| e["type"] == "task_update")
+        .map(|e| e["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(updates, ["running", "done"]);
+    // The task's own events come with their session.
+    assert!(
+        run.events
+            .iter()
+            .any(|e| e["type"] == "tool_done" && e["tool_call_id"] == "r1" && e["session_id"] == 2)
+    );
+    // The delivery is a completed read_agent_result call in the chat, and the chat's
+    // last answer came after it.
+    let delivered = run
+        .events
+        .iter()
+        .position(|e| e["type"] == "tool_start" && e["name"] == "read_agent_result")
+        .expect("the result is delivered");
+    let last_done = run
+        .events
+        .iter()
+        .rposition(|e| e["type"] == "done" && e.get("session_id").is_some_and(|s| s == 1))
+        .unwrap();
+    assert!(delivered < last_done);
+
+    // The model read the result as a tool result holding task_completed.
+    let root_requests: Vec<_> = server
+        .recorded()
+        .into_iter()
+        .filter(|r| {
+            !r.body["messages"][0]["content"]
+                .as_str()
+                .unwrap()
+                .contains(RESEARCHER)
+        })
+        .collect();
+    let last = root_requests.last().unwrap().body["messages"].clone();
+    let completed = last
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool" && m["content"].as_str().unwrap().contains("task_completed"))
+        .expect("task_completed reaches the model");
+    let payload: Value = serde_json::from_str(completed["content"].as_str().unwrap()).unwrap();
+    assert_eq!(payload["result"], "hello.txt says: hello from the fixture");
+    assert_eq!(payload["title"], "Read hello");
+    assert_eq!(payload["status"], "done");
+
+    // `skald tasks list` shows it done, and its session is a background one.
+    let out = Command::new(env!("CARGO_BIN_EXE_skald"))
+        .arg("--data-dir")
+        .arg(run.data.path())
+        .args(["tasks", "list", "--json"])
+        .env_remove("SKALD_DATA_DIR")
+        .output()
+        .unwrap();
+    let tasks: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(tasks[0]["status"], "done");
+    assert_eq!(tasks[0]["parent_session_id"], 1);
+    let store = skald_store::Store::open(run.data.path().join("skald.db")).unwrap();
+    let bg = store.get_session(2).unwrap();
+    assert_eq!(bg.kind, skald_store::SessionKind::Background);
+    assert_eq!(bg.home_session_id, Some(1));
+    // The task agent was offered execute_subtask and notify, not execute_task.
+    let task_req = server
+        .recorded()
+        .into_iter()
+        .find(|r| {
+            r.body["messages"][0]["content"]
+                .as_str()
+                .unwrap()
+                .contains(RESEARCHER)
+        })
+        .unwrap();
+    let tools: Vec<String> = task_req.body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap().to_string())
+        .collect();
+    assert!(tools.contains(&"execute_subtask".to_string()), "{tools:?}");
+    assert!(tools.contains(&"notify".to_string()), "{tools:?}");
+    assert!(!tools.contains(&"execute_task".to_string()), "{tools:?}");
+}
+
+/// Notifications from a background agent sent within the batch window arrive in the home
+/// chat as one read_notification call.
+#[test]
+fn notifications_arrive_in_one_batch() {
+    let server = ScriptedServer::routed(vec![
+        (
+            RESEARCHER,
+            vec![
+                tool_calls(&[
+                    (
+                        "n1",
+                        "notify",
+                        r#"{"source": "researcher", "event_type": "progress", "summary": "half way"}"#,
+                    ),
+                    (
+                        "n2",
+                        "notify",
+                        r#"{"source": "researcher", "event_type": "progress", "summary": "nearly there"}"#,
+                    ),
+                ]),
+                delayed(1500, answer("All done.")),
+            ],
+        ),
+        (
+            "",
+            vec![
+                tool_call(
+                    "t1",
+                    "execute_task",
+                    r#"{"mode": "async", "title": "Long job", "agent_id": "researcher", "prompt": "work"}"#,
+                ),
+                answer("Started."),
+                answer("Noted the progress."),
+                answer("The job is done."),
+                answer("(spare)"),
+            ],
+        ),
+    ]);
+    let run = exec(&server, &[], "run a long job");
+    assert_eq!(
+        run.out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&run.out.stderr)
+    );
+    let store = skald_store::Store::open(run.data.path().join("skald.db")).unwrap();
+    let batches: Vec<_> = store
+        .list_tool_calls(1)
+        .unwrap()
+        .into_iter()
+        .filter(|c| c.name == "read_notification")
+        .collect();
+    assert_eq!(batches.len(), 1, "{batches:?}");
+    let v: Value = serde_json::from_str(batches[0].result.as_deref().unwrap()).unwrap();
+    let summaries: Vec<&str> = v["notifications"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["summary"].as_str().unwrap())
+        .collect();
+    assert_eq!(summaries, ["half way", "nearly there"]);
+    // Both the batch and the task's result reached the chat's model.
+    let last = server
+        .recorded()
+        .into_iter()
+        .rfind(|r| {
+            !r.body["messages"][0]["content"]
+                .as_str()
+                .unwrap()
+                .contains(RESEARCHER)
+        })
+        .unwrap();
+    let text = last.body["messages"].to_string();
+    assert!(
+        text.contains("nearly there") && text.contains("task_completed"),
+        "{text}"
+    );
+}
+
+/// A background task that needs approval waits in the Inbox instead of failing, even when
+/// the chat itself was started with --approve never; `skald inbox answer` lets it go on.
+#[cfg(unix)]
+#[test]
+fn a_background_task_waits_in_the_inbox_for_approval() {
+    let server = ScriptedServer::routed(vec![
+        (
+            RESEARCHER,
+            vec![
+                tool_call("c1", "execute_cmd", r#"{"command": "echo from-the-task"}"#),
+                answer("The command printed from-the-task."),
+            ],
+        ),
+        (
+            "",
+            vec![
+                tool_call(
+                    "t1",
+                    "execute_task",
+                    r#"{"mode": "async", "title": "Echo", "agent_id": "researcher", "prompt": "run echo"}"#,
+                ),
+                answer("Started."),
+                answer("It printed from-the-task."),
+                answer("(spare)"),
+            ],
+        ),
+    ]);
+    let (data, work) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (child, rx) = spawn_exec(
+        &server,
+        data.path(),
+        work.path(),
+        &[],
+        "echo in the background",
+    );
+    let seen = wait_for(&rx, "approval_required");
+    let ask = seen.last().unwrap();
+    assert_eq!(ask["session_id"], 2, "the task's session asks");
+    let id = ask["inbox_id"].as_i64().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_skald"))
+        .arg("--data-dir")
+        .arg(data.path())
+        .args(["inbox", "answer", &id.to_string(), "approve"])
+        .env_remove("SKALD_DATA_DIR")
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let store = skald_store::Store::open(data.path().join("skald.db")).unwrap();
+    let call = store.find_tool_call(2, "c1").unwrap().unwrap();
+    assert_eq!(call.status, skald_api::ToolCallStatus::Done);
+    assert!(call.result.unwrap().contains("from-the-task"));
+    assert_eq!(
+        store.get_task(1).unwrap().status,
+        skald_store::TaskStatus::Done
+    );
+}
+
+/// execute_task cron: the chat schedules a job for a task agent; `skald cron list` shows it
+/// with the chat as its home.
+#[test]
+fn a_chat_schedules_a_job() {
+    let server = serve(vec![
+        tool_call(
+            "t1",
+            "execute_task",
+            r#"{"mode": "cron", "title": "Morning digest", "agent_id": "researcher", "prompt": "Summarise the notes", "cron": "0 0 9 * * MON-FRI"}"#,
+        ),
+        answer("Scheduled."),
+    ]);
+    let run = exec(&server, &[], "every weekday at nine, summarise my notes");
+    assert_eq!(
+        run.out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&run.out.stderr)
+    );
+    let done = run
+        .events
+        .iter()
+        .find(|e| e["type"] == "tool_done" && e["tool_call_id"] == "t1")
+        .unwrap();
+    let v: Value = serde_json::from_str(done["result"].as_str().unwrap()).unwrap();
+    assert_eq!(v["status"], "scheduled");
+    assert!(v["next_run"].as_str().unwrap().ends_with('Z'));
+    let out = Command::new(env!("CARGO_BIN_EXE_skald"))
+        .arg("--data-dir")
+        .arg(run.data.path())
+        .args(["cron", "list", "--json"])
+        .env_remove("SKALD_DATA_DIR")
+        .output()
+        .unwrap();
+    let jobs: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(jobs[0]["name"], "Morning digest");
+    assert_eq!(jobs[0]["agent_id"], "researcher");
+    assert_eq!(jobs[0]["home_session_id"], 1);
+    assert_eq!(jobs[0]["enabled"], true);
+    let label = run
+        .events
+        .iter()
+        .find(|e| e["type"] == "tool_start" && e["tool_call_id"] == "t1")
+        .unwrap()["label_short"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(label.starts_with("execute_task 📅 → researcher"), "{label}");
 }

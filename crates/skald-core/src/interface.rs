@@ -8,19 +8,47 @@ use skald_api::tool_names as tn;
 use skald_llm::ToolSpec;
 use skald_store::Store;
 
-/// The engine tools every agent is offered (delegation is offered by depth, in `turn`).
-/// `ask_user_clarification` is answered by the turn, which owns the Inbox wait.
-const OFFERED: &[&str] = &[
+/// Every engine tool answered here or by the turn (`ask_user_clarification`, which owns
+/// the Inbox wait).
+const ENGINE_TOOLS: &[&str] = &[
     tn::UPDATE_SCRATCHPAD,
     tn::ASK_USER_CLARIFICATION,
     tn::WRITE_TODOS,
+    tn::LIST_ITEMS,
+    tn::NOTIFY,
+    tn::READ_AGENT_RESULT,
+    tn::READ_NOTIFICATION,
 ];
 
-/// Definitions of the engine tools offered to agents.
-pub fn offered() -> Vec<ToolSpec> {
+/// Who is being offered tools.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Offer {
+    /// The root agent of its session (depth 0).
+    pub root: bool,
+    /// A background session: a task or a cron run.
+    pub background: bool,
+    /// A system agent (never asks the user).
+    pub system: bool,
+}
+
+/// Whether `name` is offered to `who` (tools.md "Not in ToolRegistry"): `notify` only to
+/// background agents, `read_agent_result` and `read_notification` only to the root of an
+/// interactive chat, where results and notifications arrive; no questions from system
+/// agents.
+fn offered_to(name: &str, who: Offer) -> bool {
+    match name {
+        tn::NOTIFY => who.background,
+        tn::READ_AGENT_RESULT | tn::READ_NOTIFICATION => who.root && !who.background,
+        tn::ASK_USER_CLARIFICATION => !who.system,
+        _ => true,
+    }
+}
+
+/// Definitions of the engine tools offered to `who`.
+pub fn offered(who: Offer) -> Vec<ToolSpec> {
     synthetic::synthetic_tools()
         .into_iter()
-        .filter(|t| OFFERED.contains(&t.name.as_str()))
+        .filter(|t| ENGINE_TOOLS.contains(&t.name.as_str()) && offered_to(&t.name, who))
         .map(|t| ToolSpec {
             name: t.name,
             description: t.description,
@@ -31,7 +59,7 @@ pub fn offered() -> Vec<ToolSpec> {
 
 /// The argument schema of an engine tool, if `name` is one.
 pub fn schema(name: &str) -> Option<Value> {
-    OFFERED.contains(&name).then(|| {
+    ENGINE_TOOLS.contains(&name).then(|| {
         synthetic::synthetic_tools()
             .into_iter()
             .find(|t| t.name == name)
@@ -39,8 +67,17 @@ pub fn schema(name: &str) -> Option<Value> {
     })?
 }
 
+/// What an engine tool runs against.
+pub struct Ctx<'a> {
+    pub store: &'a Store,
+    pub session_id: i64,
+    pub library: Option<&'a crate::agents::Library>,
+    pub engine: Option<&'a crate::engine::Engine>,
+}
+
 /// Runs an engine tool whose arguments were validated against its schema.
-pub fn run(store: &Store, session_id: i64, name: &str, args: &Value) -> Result<String, String> {
+pub fn run(ctx: &Ctx<'_>, name: &str, args: &Value) -> Result<String, String> {
+    let (store, session_id) = (ctx.store, ctx.session_id);
     let text = |k: &str| args.get(k).and_then(Value::as_str).unwrap_or("");
     match name {
         tn::UPDATE_SCRATCHPAD => {
@@ -59,8 +96,122 @@ pub fn run(store: &Store, session_id: i64, name: &str, args: &Value) -> Result<S
             })
         }
         tn::WRITE_TODOS => Ok(format_todos(args)),
+        tn::NOTIFY => match ctx.engine {
+            Some(engine) => engine.notify(session_id, args),
+            None => Err("notifications cannot be sent from this run".into()),
+        },
+        tn::READ_AGENT_RESULT => read_agent_result(store, session_id, args),
+        tn::READ_NOTIFICATION => read_notifications(store, session_id, args),
+        tn::LIST_ITEMS => list_items(ctx, text("type")),
         other => Err(format!("`{other}` is not an engine tool")),
     }
+}
+
+/// A task's state. The result itself is delivered as a `task_completed` message when the
+/// task ends, so a running task answers `not_ready`.
+fn read_agent_result(store: &Store, session_id: i64, args: &Value) -> Result<String, String> {
+    let id = args.get("task_id").and_then(Value::as_i64).unwrap_or(-1);
+    let task = store
+        .get_task(id)
+        .ok()
+        .filter(|t| t.parent_session_id == session_id)
+        .ok_or_else(|| format!("this chat started no task {id}"))?;
+    let v = match task.status {
+        skald_store::TaskStatus::Running => serde_json::json!({
+            "task_id": id,
+            "status": "not_ready",
+            "note": "The task is still running; its result will arrive as a task_completed \
+                     message. Do not poll."
+        }),
+        status => serde_json::json!({
+            "task_id": id,
+            "status": status.as_str(),
+            "note": "The task has ended; its result was delivered to this chat as a \
+                     task_completed message."
+        }),
+    };
+    Ok(v.to_string())
+}
+
+/// The notifications delivered to this chat, newest first.
+fn read_notifications(store: &Store, session_id: i64, args: &Value) -> Result<String, String> {
+    let limit = args
+        .get("limit")
+        .and_then(Value::as_u64)
+        .map_or(20, |l| l.clamp(1, 100));
+    let mut notes = Vec::new();
+    for call in store
+        .list_tool_calls(session_id)
+        .map_err(|e| e.to_string())?
+        .into_iter()
+        .rev()
+        .filter(|c| c.name == skald_store::NOTIFICATION_TOOL && c.message_id.is_some())
+    {
+        let batch: Value =
+            serde_json::from_str(call.result.as_deref().unwrap_or("{}")).unwrap_or(Value::Null);
+        if let Some(list) = batch["notifications"].as_array() {
+            notes.extend(list.iter().rev().cloned());
+        }
+        if notes.len() >= usize::try_from(limit).unwrap_or(20) {
+            break;
+        }
+    }
+    notes.truncate(usize::try_from(limit).unwrap_or(20));
+    Ok(serde_json::json!({ "notifications": notes }).to_string())
+}
+
+/// `list_items`: agents, scheduled jobs, MCP servers or plugins.
+fn list_items(ctx: &Ctx<'_>, kind: &str) -> Result<String, String> {
+    let items: Vec<Value> = match kind {
+        "agents" => {
+            let library = ctx.library.ok_or("no agents are loaded in this run")?;
+            library
+                .agents()
+                .map(|a| {
+                    let mut v = serde_json::json!({
+                        "id": a.id,
+                        "name": a.meta.name,
+                        "description": a.meta.description,
+                        "type": a.meta.kind,
+                    });
+                    if let Some(i) = &a.meta.instructions {
+                        v["instructions"] = Value::String(i.clone());
+                    }
+                    if let Some(m) = &a.meta.model {
+                        v["client"] = Value::String(m.clone());
+                    }
+                    v
+                })
+                .collect()
+        }
+        "cron" => ctx
+            .store
+            .list_jobs()
+            .map_err(|e| e.to_string())?
+            .into_iter()
+            .map(|j| {
+                serde_json::json!({
+                    "id": j.id,
+                    "name": j.name,
+                    "description": j.description,
+                    "agent_id": j.agent_id,
+                    "cron": j.cron,
+                    "timezone": j.timezone,
+                    "enabled": j.enabled,
+                    "next_run": j.next_run_at.map(crate::cron::format_time),
+                })
+            })
+            .collect(),
+        // No MCP servers or plugins can be configured in this version yet; the list is
+        // truthfully empty.
+        "mcp" | "plugins" => Vec::new(),
+        other => {
+            return Err(format!(
+                "unknown type `{other}`: use mcp, plugins, cron or agents"
+            ));
+        }
+    };
+    Ok(serde_json::json!({ "type": kind, "items": items }).to_string())
 }
 
 /// The checklist `write_todos` answers with. Stateless: the list lives only in the
@@ -134,9 +285,14 @@ mod tests {
             .create_session(&skald_store::NewSession::default())
             .unwrap();
         assert_eq!(scratchpad_message(&store, s.id).unwrap(), None);
+        let ctx = Ctx {
+            store: &store,
+            session_id: s.id,
+            library: None,
+            engine: None,
+        };
         run(
-            &store,
-            s.id,
+            &ctx,
             tn::UPDATE_SCRATCHPAD,
             &json!({"key": "goal", "value": "ship"}),
         )
@@ -145,8 +301,7 @@ mod tests {
         assert!(msg.ends_with("- goal: ship\n"), "{msg}");
         assert!(
             run(
-                &store,
-                s.id,
+                &ctx,
                 tn::UPDATE_SCRATCHPAD,
                 &json!({"key": " ", "value": "x"})
             )
@@ -154,14 +309,30 @@ mod tests {
         );
         assert!(schema(tn::WRITE_TODOS).is_some());
         assert!(schema(tn::READ_FILE).is_none());
-        let names: Vec<String> = offered().into_iter().map(|t| t.name).collect();
-        assert_eq!(
-            names,
-            [
-                tn::UPDATE_SCRATCHPAD,
-                tn::ASK_USER_CLARIFICATION,
-                tn::WRITE_TODOS
-            ]
-        );
+        let names =
+            |who: Offer| -> Vec<String> { offered(who).into_iter().map(|t| t.name).collect() };
+        let chat = names(Offer {
+            root: true,
+            background: false,
+            system: false,
+        });
+        assert!(chat.contains(&tn::READ_AGENT_RESULT.to_string()));
+        assert!(chat.contains(&tn::READ_NOTIFICATION.to_string()));
+        assert!(!chat.contains(&tn::NOTIFY.to_string()));
+        let bg = names(Offer {
+            root: true,
+            background: true,
+            system: false,
+        });
+        assert!(bg.contains(&tn::NOTIFY.to_string()));
+        assert!(!bg.contains(&tn::READ_NOTIFICATION.to_string()));
+        let sub = names(Offer {
+            root: false,
+            background: false,
+            system: true,
+        });
+        assert!(!sub.contains(&tn::ASK_USER_CLARIFICATION.to_string()));
+        assert!(!sub.contains(&tn::READ_AGENT_RESULT.to_string()));
+        assert!(sub.contains(&tn::LIST_ITEMS.to_string()));
     }
 }

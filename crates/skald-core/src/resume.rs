@@ -172,6 +172,7 @@ mod tests {
                 ..Default::default()
             },
             system_prompt: String::new(),
+            background: false,
         };
         let env = TurnEnv {
             store: &store,
@@ -185,6 +186,7 @@ mod tests {
             frame: crate::turn::Frame::default(),
             library: None,
             mcp_list: "",
+            engine: None,
         };
         let seen = Mutex::new(Vec::new());
         let emit = |e: Event| seen.lock().unwrap().push(e);

@@ -4,10 +4,9 @@
 
 use crate::agents::Library;
 use crate::approval::RunContext;
-use crate::inbox::{Answer, Inbox};
-use crate::models::ModelHealth;
+use crate::engine::Engine;
+use crate::inbox::Answer;
 use crate::registry::ToolRegistry;
-use crate::turn::{self, ApprovalMode, TurnConfig, TurnEnv};
 use serde::Serialize;
 use skald_api::CancellationToken;
 use skald_api::events::{Event, TurnOutcome};
@@ -43,15 +42,7 @@ pub enum SessionError {
     Agent(#[from] crate::agents::AgentError),
 }
 
-/// Settings every turn of the manager uses.
-#[derive(Debug, Clone)]
-pub struct TurnSettings {
-    pub max_rounds: usize,
-    pub approval: ApprovalMode,
-    pub context_window: usize,
-    /// The MCP list shown in agents' prompts.
-    pub mcp_list: String,
-}
+pub use crate::engine::TurnSettings;
 
 #[derive(Default)]
 struct Slot {
@@ -60,15 +51,10 @@ struct Slot {
 }
 
 pub struct SessionManager {
+    engine: Arc<Engine>,
     store: Arc<Store>,
-    registry: Arc<ToolRegistry>,
-    models: Arc<Vec<ModelChoice>>,
-    health: Arc<ModelHealth>,
-    library: Arc<Library>,
-    settings: TurnSettings,
     slots: Mutex<HashMap<i64, Arc<Mutex<Slot>>>>,
     events: broadcast::Sender<SessionEvent>,
-    inbox: Arc<Inbox>,
 }
 
 /// Events kept for a slow subscriber before it starts missing some.
@@ -87,17 +73,64 @@ impl SessionManager {
         settings: TurnSettings,
     ) -> Arc<SessionManager> {
         let (events, _) = broadcast::channel(EVENT_BUFFER);
+        let sender = events.clone();
+        // No subscriber is not an error: the store has everything.
+        let sink: crate::engine::Sink = Arc::new(move |session_id, event| {
+            let _ = sender.send(SessionEvent { session_id, event });
+        });
+        let engine = Engine::new(store.clone(), registry, models, library, settings, sink);
         Arc::new(SessionManager {
+            engine,
             store,
-            registry,
-            models: Arc::new(models),
-            health: Arc::new(ModelHealth::default()),
-            library,
-            settings,
             slots: Mutex::new(HashMap::new()),
             events,
-            inbox: Inbox::new(),
         })
+    }
+
+    /// The engine the sessions run on (background tasks, schedules).
+    pub fn engine(&self) -> &Arc<Engine> {
+        &self.engine
+    }
+
+    /// Brings waiting deliveries (finished background tasks, notifications) into idle
+    /// chats and continues them, until `cancel`. A chat whose turn is running takes its
+    /// deliveries between rounds itself.
+    pub async fn deliver(self: Arc<Self>, cancel: CancellationToken) {
+        loop {
+            let now = skald_store::now_ms();
+            let mut wait = std::time::Duration::from_millis(500);
+            match self.store.pending_deliveries() {
+                Ok(pending) => {
+                    for (session_id, ready_at) in pending {
+                        if ready_at <= now {
+                            self.continue_session(session_id);
+                        } else {
+                            let until = u64::try_from(ready_at - now).unwrap_or(0);
+                            wait = wait.min(std::time::Duration::from_millis(until));
+                        }
+                    }
+                }
+                Err(e) => tracing::error!("cannot read deliveries: {e}"),
+            }
+            tokio::select! {
+                _ = cancel.cancelled() => return,
+                _ = self.engine.changed(wait) => {}
+            }
+        }
+    }
+
+    /// Continues a chat's conversation with no new message, unless a turn is running.
+    fn continue_session(self: &Arc<Self>, session_id: i64) {
+        let slot = self.slot(session_id);
+        let mut state = lock(&slot);
+        if state.running.is_some() {
+            return;
+        }
+        let cancel = CancellationToken::new();
+        state.running = Some(cancel.clone());
+        drop(state);
+        let me = self.clone();
+        tokio::spawn(async move { me.drive(session_id, None, cancel, slot).await });
     }
 
     /// Everything waiting on the user, across sessions, oldest first.
@@ -128,7 +161,7 @@ impl SessionManager {
         let emit = move |event: Event| {
             let _ = events.send(SessionEvent { session_id, event });
         };
-        Ok(self.inbox.answer(&store, id, answer, &emit)?)
+        Ok(self.engine.inbox.answer(&store, id, answer, &emit)?)
     }
 
     pub fn subscribe(&self) -> broadcast::Receiver<SessionEvent> {
@@ -245,63 +278,13 @@ impl SessionManager {
             // No subscriber is not an error: the store has everything.
             let _ = self.events.send(SessionEvent { session_id, event });
         };
-        let prepared = self
-            .store
-            .get_session(session_id)
-            .map_err(SessionError::from)
-            .and_then(|s| {
-                let prompt = self
-                    .library
-                    .system_prompt(&s.agent_id, &self.settings.mcp_list)?;
-                Ok((s, prompt))
-            });
-        let (session, system_prompt) = match prepared {
-            Ok(v) => v,
-            Err(e) => {
-                emit(Event::Error {
-                    message: e.to_string(),
-                });
-                return None;
-            }
-        };
-        let (run, extra) =
-            match RunContext::for_session(&self.store, &session, self.library.skill_dirs()) {
-                Ok(v) => v,
-                Err(e) => {
-                    emit(Event::Error {
-                        message: e.to_string(),
-                    });
-                    return None;
-                }
-            };
-        let system_prompt = if extra.trim().is_empty() {
-            system_prompt
-        } else {
-            format!("{system_prompt}\n\n{}", extra.trim())
-        };
-        let cfg = TurnConfig {
-            max_rounds: self.settings.max_rounds,
-            context_window: self.settings.context_window,
-            approval: self.settings.approval,
-            run,
-            system_prompt,
-        };
         let take = || lock(slot).queue.drain(..).collect::<Vec<_>>();
-        let env = TurnEnv {
-            store: &self.store,
-            registry: &self.registry,
-            models: &self.models,
-            health: &self.health,
-            cfg: &cfg,
-            queued: Some(&take),
-            ask: None,
-            inbox: Some(&self.inbox),
-            frame: crate::turn::Frame::default(),
-            library: Some(&self.library),
-            mcp_list: &self.settings.mcp_list,
-        };
-        let _ = crate::resume::resume_pending_tools(&env, session_id, cancel, &emit).await;
-        match turn::run_turn(&env, session_id, prompt, cancel, &emit).await {
+        let approval = self.engine.settings.approval;
+        match self
+            .engine
+            .run_session_turn(session_id, prompt, approval, cancel, Some(&take), &emit)
+            .await
+        {
             Ok(outcome) => Some(outcome),
             Err(e) => {
                 emit(Event::Error {

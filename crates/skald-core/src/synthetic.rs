@@ -145,6 +145,47 @@ const SYNTHETIC: &[Synthetic] = &[
         },
     },
     Synthetic {
+        name: tn::READ_AGENT_RESULT,
+        category: Some(ToolCategory::Introspection),
+        description: "Check on a background task started with execute_task mode=async. Its result \
+                      arrives by itself as a task_completed message when it ends; this only says \
+                      whether it is still running.",
+        parameters: || {
+            json!({
+                "type": "object",
+                "properties": {"task_id": {"type": "integer"}},
+                "required": ["task_id"],
+                "additionalProperties": false
+            })
+        },
+    },
+    Synthetic {
+        name: tn::READ_NOTIFICATION,
+        category: Some(ToolCategory::Introspection),
+        description: "Read the latest notifications background agents sent to this chat.",
+        parameters: || {
+            json!({
+                "type": "object",
+                "properties": {"limit": {"type": "integer", "minimum": 1, "maximum": 100}},
+                "additionalProperties": false
+            })
+        },
+    },
+    Synthetic {
+        name: tn::LIST_ITEMS,
+        category: Some(ToolCategory::Introspection),
+        description: "List what is configured: `agents` (id, name, description, instructions), \
+                      `cron` (scheduled jobs), `mcp` (MCP servers) or `plugins`.",
+        parameters: || {
+            json!({
+                "type": "object",
+                "properties": {"type": {"type": "string", "enum": ["mcp", "plugins", "cron", "agents"]}},
+                "required": ["type"],
+                "additionalProperties": false
+            })
+        },
+    },
+    Synthetic {
         name: tn::SHOW_FILE_TO_USER,
         category: None,
         description: "Open a file in the user's viewer: Markdown, code, text, images, SVG, PDF, \

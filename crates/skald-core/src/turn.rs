@@ -57,6 +57,9 @@ pub struct TurnConfig {
     /// Permission group, agent, working directory and grants: what the gate decides with.
     pub run: RunContext,
     pub system_prompt: String,
+    /// A background session (a task or a cron run): its root delegates with
+    /// `execute_subtask` and may `notify`; no one is typing in it.
+    pub background: bool,
 }
 
 /// Where events go. Called synchronously, in order.
@@ -99,6 +102,9 @@ pub struct TurnEnv<'a> {
     pub library: Option<&'a crate::agents::Library>,
     /// The MCP list shown in delegated agents' prompts.
     pub mcp_list: &'a str,
+    /// The engine, for work that outlives the turn (background tasks, schedules,
+    /// notifications); without it those are refused with a clear message.
+    pub engine: Option<&'a std::sync::Arc<crate::engine::Engine>>,
 }
 
 /// Runs one turn for `prompt` in a session; with no prompt, the turn continues the
@@ -139,6 +145,7 @@ pub async fn run_turn(
             return finish(emit, session_id, TurnOutcome::Cancelled, "");
         }
         inject_queued(env, session_id, emit)?;
+        take_deliveries(env, session_id, emit)?;
         let (msg_id, text, mut calls) = match answer(env, session_id, &tools, cancel, emit).await? {
             Ok(a) => a,
             Err(outcome) => return finish(emit, session_id, outcome, ""),
@@ -146,7 +153,7 @@ pub async fn run_turn(
         unique_call_ids(store, session_id, &mut calls)?;
         if calls.is_empty() {
             // Messages that arrived during this answer get their own round.
-            if inject_queued(env, session_id, emit)? {
+            if inject_queued(env, session_id, emit)? | take_deliveries(env, session_id, emit)? {
                 continue;
             }
             return finish(emit, session_id, TurnOutcome::Final, &text);
@@ -451,13 +458,15 @@ async fn delegate_inner(
     let Some(library) = env.library else {
         return Ok(Delegated::Failed("delegation is not available here".into()));
     };
-    let root = env.frame.depth == 0;
-    if call.name == tn::EXECUTE_TASK && !root {
+    // execute_task belongs to the root of an interactive chat; everywhere else (task
+    // agents, background sessions) delegation is execute_subtask.
+    let chat_root = env.frame.depth == 0 && !env.cfg.background;
+    if call.name == tn::EXECUTE_TASK && !chat_root {
         return Ok(Delegated::Failed(
-            "execute_task is for the root agent; use execute_subtask".into(),
+            "execute_task is for the root agent of a chat; use execute_subtask".into(),
         ));
     }
-    if call.name == tn::EXECUTE_SUBTASK && root {
+    if call.name == tn::EXECUTE_SUBTASK && chat_root {
         return Ok(Delegated::Failed(
             "execute_subtask is for task agents; use execute_task".into(),
         ));
@@ -470,10 +479,35 @@ async fn delegate_inner(
     }
     if call.name == tn::EXECUTE_TASK {
         let mode = text("mode");
-        if mode != "sync" {
-            return Ok(Delegated::Failed(format!(
-                "mode `{mode}` is not available in this version of Skald; use mode \"sync\""
-            )));
+        let later = match mode.as_str() {
+            "sync" => None,
+            "async" | "cron" => Some(mode.as_str()),
+            other => {
+                return Ok(Delegated::Failed(format!(
+                    "unknown mode `{other}`: use sync, async or cron"
+                )));
+            }
+        };
+        if let Some(mode) = later {
+            let Some(engine) = env.engine else {
+                return Ok(Delegated::Failed(format!(
+                    "mode `{mode}` needs work to outlive this turn, which this run cannot do; \
+                     use mode \"sync\""
+                )));
+            };
+            let started = if mode == "async" {
+                engine
+                    .start_task(session_id, &call.id, &env.cfg.run, args)
+                    .map(|task_id| {
+                        serde_json::json!({"task_id": task_id, "status": "started"}).to_string()
+                    })
+            } else {
+                crate::cron::schedule_from_chat(engine, session_id, &env.cfg.run, args)
+            };
+            return Ok(match started {
+                Ok(text) => Delegated::Answer(text),
+                Err(e) => Delegated::Failed(e),
+            });
         }
     }
     let agent_id = text("agent_id");
@@ -578,9 +612,17 @@ fn offered_tools(env: &TurnEnv<'_>) -> Vec<ToolSpec> {
             .cmp(&b["function"]["name"].as_str())
     });
     let mut tools: Vec<ToolSpec> = defs.iter().filter_map(ToolSpec::from_openai).collect();
-    tools.extend(crate::interface::offered());
+    let system = env.library.is_some_and(|l| {
+        l.get(&env.cfg.run.agent_id)
+            .is_ok_and(|a| a.meta.kind == crate::agents::AgentKind::System)
+    });
+    tools.extend(crate::interface::offered(crate::interface::Offer {
+        root,
+        background: env.cfg.background,
+        system,
+    }));
     if env.library.is_some() {
-        let delegate = if root {
+        let delegate = if root && !env.cfg.background {
             Some(skald_api::tool_names::EXECUTE_TASK)
         } else if env.frame.depth < MAX_DEPTH {
             Some(skald_api::tool_names::EXECUTE_SUBTASK)
@@ -774,6 +816,30 @@ fn inject_queued(env: &TurnEnv<'_>, session_id: i64, emit: Emit<'_>) -> Result<b
         });
     }
     Ok(!texts.is_empty())
+}
+
+/// Takes the deliveries waiting for this chat (finished tasks' results, notifications)
+/// into its history, between rounds of its root agent. Returns whether there were any.
+fn take_deliveries(env: &TurnEnv<'_>, session_id: i64, emit: Emit<'_>) -> Result<bool, TurnError> {
+    if env.frame.stack_id.is_some() || env.cfg.background {
+        return Ok(false);
+    }
+    let delivered = env.store.take_deliveries(session_id)?;
+    for d in &delivered {
+        emit(Event::ToolStart {
+            tool_call_id: d.tool_call_id.clone(),
+            name: d.tool.clone(),
+            arguments: d.arguments.clone(),
+            label_short: d.text.clone(),
+            label_full: d.text.clone(),
+            path: None,
+        });
+        emit(Event::ToolDone {
+            tool_call_id: d.tool_call_id.clone(),
+            result: d.result.clone(),
+        });
+    }
+    Ok(!delivered.is_empty())
 }
 
 fn some(s: &str) -> Option<&str> {
@@ -1026,7 +1092,13 @@ pub(crate) async fn run_call(
         };
     }
     if crate::interface::schema(&call.name).is_some() {
-        return match crate::interface::run(store, session_id, &call.name, &args) {
+        let ctx = crate::interface::Ctx {
+            store,
+            session_id,
+            library: env.library,
+            engine: env.engine.map(|e| e.as_ref()),
+        };
+        return match crate::interface::run(&ctx, &call.name, &args) {
             Ok(text) => mark_done(store, session_id, &call.id, text, emit),
             Err(message) => fail(message),
         };
@@ -1182,6 +1254,7 @@ mod tests {
                     ..RunContext::default()
                 },
                 system_prompt: String::new(),
+                background: false,
             }
         }
 
@@ -1198,6 +1271,7 @@ mod tests {
                 frame: Frame::default(),
                 library: None,
                 mcp_list: "",
+                engine: None,
             }
         }
     }

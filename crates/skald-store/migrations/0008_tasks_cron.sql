@@ -1,6 +1,10 @@
 -- Background tasks, scheduled jobs and their runs, and what the engine delivers into a
 -- chat on its own (a finished task's result, a batch of notifications).
 
+-- A background session's home chat: where its notifications go.
+ALTER TABLE chat_sessions ADD COLUMN home_session_id INTEGER
+    REFERENCES chat_sessions(id) ON DELETE SET NULL;
+
 -- A task `execute_task` started in the background (mode async) from a chat.
 CREATE TABLE tasks (
     id                  INTEGER PRIMARY KEY AUTOINCREMENT,

@@ -326,8 +326,7 @@ impl Store {
         let now = now_ms();
         let id = {
             let mut conn = self.conn();
-            let tx =
-                conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+            let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
             let moved = tx.execute(
                 "UPDATE scheduled_jobs SET next_run_at = ?3, updated_at = ?4
                  WHERE id = ?1 AND enabled = 1 AND next_run_at = ?2",
@@ -439,8 +438,7 @@ impl Store {
         let now = now_ms();
         let ids: Vec<i64> = {
             let mut conn = self.conn();
-            let tx =
-                conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+            let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
             let ids: Vec<i64> = {
                 let mut stmt = tx.prepare(
                     "SELECT id FROM job_runs
@@ -531,7 +529,10 @@ mod tests {
         assert!(!b.renew_run_lease(run.id, "b", 60_000).unwrap());
         // Nothing to take over while the owner holds its lease.
         assert!(b.take_over_runs("b", 60_000).unwrap().is_empty());
-        assert!(a.finish_run(run.id, "a", RunStatus::Interrupted, "").unwrap());
+        assert!(
+            a.finish_run(run.id, "a", RunStatus::Interrupted, "")
+                .unwrap()
+        );
         let taken = b.take_over_runs("b", 60_000).unwrap();
         assert_eq!(taken.len(), 1);
         assert_eq!(taken[0].owner, "b");

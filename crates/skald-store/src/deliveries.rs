@@ -69,7 +69,13 @@ impl Store {
         tx.execute(
             "INSERT INTO session_deliveries (session_id, kind, payload, ready_at, created_at)
              VALUES (?1, ?2, ?3, ?4, ?5)",
-            params![session_id, kind.as_str(), payload.to_string(), ready_at, now],
+            params![
+                session_id,
+                kind.as_str(),
+                payload.to_string(),
+                ready_at,
+                now
+            ],
         )?;
         let id = tx.last_insert_rowid();
         tx.commit()?;
@@ -142,7 +148,15 @@ impl Store {
                                              status, result, result_type, created_at,
                                              updated_at, finished_at)
                  VALUES (?1, ?2, ?3, ?4, ?5, 'done', ?6, 'json', ?7, ?7, ?7)",
-                params![call_id, session_id, message_id, tool, args.to_string(), result, now],
+                params![
+                    call_id,
+                    session_id,
+                    message_id,
+                    tool,
+                    args.to_string(),
+                    result,
+                    now
+                ],
             )?;
             Ok(Delivered {
                 message_id,
@@ -213,10 +227,20 @@ mod tests {
         let s = store.create_session(&NewSession::default()).unwrap();
         // A long batch window: the notifications wait; the task result does not.
         store
-            .add_delivery(s.id, DeliveryKind::Notification, &json!({"summary": "a"}), 60_000)
+            .add_delivery(
+                s.id,
+                DeliveryKind::Notification,
+                &json!({"summary": "a"}),
+                60_000,
+            )
             .unwrap();
         store
-            .add_delivery(s.id, DeliveryKind::Notification, &json!({"summary": "b"}), 60_000)
+            .add_delivery(
+                s.id,
+                DeliveryKind::Notification,
+                &json!({"summary": "b"}),
+                60_000,
+            )
             .unwrap();
         store
             .add_delivery(
@@ -239,10 +263,20 @@ mod tests {
         // Both notifications share the first one's ready time: one batch, one call.
         let s2 = store.create_session(&NewSession::default()).unwrap();
         store
-            .add_delivery(s2.id, DeliveryKind::Notification, &json!({"summary": "x"}), 0)
+            .add_delivery(
+                s2.id,
+                DeliveryKind::Notification,
+                &json!({"summary": "x"}),
+                0,
+            )
             .unwrap();
         store
-            .add_delivery(s2.id, DeliveryKind::Notification, &json!({"summary": "y"}), 60_000)
+            .add_delivery(
+                s2.id,
+                DeliveryKind::Notification,
+                &json!({"summary": "y"}),
+                60_000,
+            )
             .unwrap();
         let got = store.take_deliveries(s2.id).unwrap();
         assert_eq!(got.len(), 1);

@@ -39,6 +39,8 @@ pub struct Session {
     pub kind: SessionKind,
     pub working_dir: Option<String>,
     pub run_context_id: Option<i64>,
+    /// A background session's home chat, where its notifications go.
+    pub home_session_id: Option<i64>,
     pub created_at: i64,
     pub updated_at: i64,
 }
@@ -51,6 +53,7 @@ pub struct NewSession {
     pub kind: SessionKind,
     pub working_dir: Option<String>,
     pub run_context_id: Option<i64>,
+    pub home_session_id: Option<i64>,
 }
 
 impl Default for NewSession {
@@ -61,12 +64,13 @@ impl Default for NewSession {
             kind: SessionKind::Interactive,
             working_dir: None,
             run_context_id: None,
+            home_session_id: None,
         }
     }
 }
 
-const COLUMNS: &str =
-    "id, title, agent_id, kind, working_dir, run_context_id, created_at, updated_at";
+const COLUMNS: &str = "id, title, agent_id, kind, working_dir, run_context_id, created_at, \
+                       updated_at, home_session_id";
 
 fn from_row(row: &Row<'_>) -> rusqlite::Result<(Session, String)> {
     let kind: String = row.get(3)?;
@@ -80,6 +84,7 @@ fn from_row(row: &Row<'_>) -> rusqlite::Result<(Session, String)> {
             run_context_id: row.get(5)?,
             created_at: row.get(6)?,
             updated_at: row.get(7)?,
+            home_session_id: row.get(8)?,
         },
         kind,
     ))
@@ -96,14 +101,15 @@ impl Store {
         let conn = self.conn();
         conn.execute(
             "INSERT INTO chat_sessions (title, agent_id, kind, working_dir, run_context_id,
-                                        created_at, updated_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)",
+                                        home_session_id, created_at, updated_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7)",
             params![
                 new.title,
                 new.agent_id,
                 new.kind.as_str(),
                 new.working_dir,
                 new.run_context_id,
+                new.home_session_id,
                 now
             ],
         )?;
@@ -115,6 +121,7 @@ impl Store {
             kind: new.kind,
             working_dir: new.working_dir.clone(),
             run_context_id: new.run_context_id,
+            home_session_id: new.home_session_id,
             created_at: now,
             updated_at: now,
         })

@@ -201,7 +201,11 @@ mod tests {
             .unwrap();
         assert_eq!(t.status, TaskStatus::Running);
         assert_eq!(store.task_for_session(bg.id).unwrap().unwrap().id, t.id);
-        assert!(store.finish_task(t.id, TaskStatus::Done, "found it").unwrap());
+        assert!(
+            store
+                .finish_task(t.id, TaskStatus::Done, "found it")
+                .unwrap()
+        );
         assert!(!store.finish_task(t.id, TaskStatus::Cancelled, "").unwrap());
         let t = store.get_task(t.id).unwrap();
         assert_eq!(t.status, TaskStatus::Done);

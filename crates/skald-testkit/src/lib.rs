@@ -32,6 +32,9 @@ pub const RG_SAME_WALK: &[&str] = &[
     "!secrets",
 ];
 
+/// Each route's key and the replies it has left.
+type Routes = Vec<(&'static str, std::collections::VecDeque<Reply>)>;
+
 /// One recorded request.
 #[derive(Clone, Debug)]
 pub struct Recorded {
@@ -58,6 +61,51 @@ impl ScriptedServer {
     /// Serves `replies` over and over, for benchmarks of many rounds.
     pub fn cycling(replies: Vec<Reply>) -> ScriptedServer {
         Self::start(replies, true)
+    }
+
+    /// Serves each request from the first route whose key occurs in the request's
+    /// system prompt (an empty key matches any), each route's replies in order: for
+    /// agents that call the model concurrently (a background task beside its chat).
+    /// A request whose route has no reply left is closed unanswered.
+    pub fn routed(routes: Vec<(&'static str, Vec<Reply>)>) -> ScriptedServer {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let requests = Arc::new(Mutex::new(Vec::new()));
+        let log = requests.clone();
+        let routes: Arc<Mutex<Routes>> = Arc::new(
+            Mutex::new(routes.into_iter().map(|(k, r)| (k, r.into())).collect()),
+        );
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(stream) = stream else { break };
+                let (log, routes) = (log.clone(), routes.clone());
+                std::thread::spawn(move || {
+                    let Some((headers, body)) = read_request(&stream) else {
+                        return;
+                    };
+                    let system = body["messages"][0]["content"]
+                        .as_str()
+                        .or_else(|| body["system"].as_str())
+                        .unwrap_or_default()
+                        .to_string();
+                    log.lock().unwrap().push(Recorded { headers, body });
+                    let reply = {
+                        let mut routes = routes.lock().unwrap();
+                        routes
+                            .iter_mut()
+                            .find(|(k, _)| system.contains(k))
+                            .and_then(|(_, r)| r.pop_front())
+                    };
+                    if let Some(reply) = reply {
+                        respond(stream, reply);
+                    }
+                });
+            }
+        });
+        ScriptedServer {
+            base_url: format!("http://127.0.0.1:{port}/v1"),
+            requests,
+        }
     }
 
     /// `http://127.0.0.1:PORT`, for `ANTHROPIC_BASE_URL`.
@@ -97,7 +145,16 @@ impl ScriptedServer {
     }
 }
 
-fn handle(mut stream: TcpStream, (status, ctype, body): Reply, log: &Mutex<Vec<Recorded>>) {
+fn handle(stream: TcpStream, reply: Reply, log: &Mutex<Vec<Recorded>>) {
+    let Some((headers, body)) = read_request(&stream) else {
+        return;
+    };
+    log.lock().unwrap().push(Recorded { headers, body });
+    respond(stream, reply);
+}
+
+/// Reads one request: its head and its JSON body (`Null` if it is not JSON).
+fn read_request(stream: &TcpStream) -> Option<(String, Value)> {
     let mut reader = BufReader::new(stream.try_clone().unwrap());
     let mut headers = String::new();
     let mut length = 0usize;
@@ -112,13 +169,11 @@ fn handle(mut stream: TcpStream, (status, ctype, body): Reply, log: &Mutex<Vec<R
         headers.push_str(&line);
     }
     let mut raw = vec![0u8; length];
-    if reader.read_exact(&mut raw).is_err() {
-        return;
-    }
-    log.lock().unwrap().push(Recorded {
-        headers,
-        body: serde_json::from_slice(&raw).unwrap_or(Value::Null),
-    });
+    reader.read_exact(&mut raw).ok()?;
+    Some((headers, serde_json::from_slice(&raw).unwrap_or(Value::Null)))
+}
+
+fn respond(mut stream: TcpStream, (status, ctype, body): Reply) {
     let body = match body
         .strip_prefix("DELAY_MS=")
         .and_then(|r| r.split_once('\n'))

@@ -1,0 +1,408 @@
+//! `skald cron`: scheduled jobs — list, add, remove, enable, disable, their runs, and
+//! `run`, the scheduler in the foreground (`--once`: what is due now, then exit).
+
+use crate::exit;
+use skald_api::events::Event;
+use skald_core::cron::{self, JobSpec, Scheduler};
+use skald_core::engine::{Engine, TurnSettings};
+use skald_core::turn::ApprovalMode;
+use skald_core::{Config, DataDir, builtin_registry};
+use skald_store::{MissedPolicy, Store, StoreError};
+use std::io::Write;
+use std::sync::Arc;
+
+/// What agents are told about MCP servers until the MCP client exists.
+const MCP_LIST: &str = "No MCP servers are configured.";
+
+fn open(data_dir: &DataDir) -> Result<Store, u8> {
+    Store::open(data_dir.db_path()).map_err(|e| {
+        eprintln!("skald cron: {e}");
+        exit::FAILED
+    })
+}
+
+fn store_code(e: &StoreError) -> u8 {
+    match e {
+        StoreError::NotFound { .. } => exit::USAGE,
+        _ => exit::FAILED,
+    }
+}
+
+fn time(ms: Option<i64>) -> String {
+    ms.map_or_else(|| "never".to_string(), cron::format_time)
+}
+
+pub fn list(data_dir: &DataDir, json: bool) -> u8 {
+    let store = match open(data_dir) {
+        Ok(s) => s,
+        Err(c) => return c,
+    };
+    let jobs = match store.list_jobs() {
+        Ok(j) => j,
+        Err(e) => {
+            eprintln!("skald cron: {e}");
+            return exit::FAILED;
+        }
+    };
+    if json {
+        let mut out = Vec::new();
+        for j in &jobs {
+            let mut v = serde_json::to_value(j).unwrap_or_default();
+            let last = store
+                .list_runs(j.id)
+                .ok()
+                .and_then(|r| r.into_iter().next());
+            v["last_run"] = serde_json::to_value(last).unwrap_or_default();
+            out.push(v);
+        }
+        println!("{}", serde_json::Value::Array(out));
+        return exit::OK;
+    }
+    if jobs.is_empty() {
+        println!("No scheduled jobs. Add one with `skald cron add`.");
+        return exit::OK;
+    }
+    for j in jobs {
+        let last = store
+            .list_runs(j.id)
+            .ok()
+            .and_then(|r| r.into_iter().next())
+            .map(|r| {
+                format!(
+                    "{} ({})",
+                    r.status.as_str(),
+                    cron::format_time(r.scheduled_for)
+                )
+            })
+            .unwrap_or_else(|| "—".into());
+        println!(
+            "{:>4}  {}  {:<20} {} [{}]  agent {}  next {}  last {}",
+            j.id,
+            if j.enabled { "on " } else { "off" },
+            j.name,
+            j.cron,
+            j.timezone,
+            j.agent_id,
+            if j.enabled {
+                time(j.next_run_at)
+            } else {
+                "—".into()
+            },
+            last
+        );
+    }
+    exit::OK
+}
+
+pub struct AddArgs<'a> {
+    pub name: Option<&'a str>,
+    pub agent: &'a str,
+    pub prompt: &'a str,
+    pub cron: &'a str,
+    pub tz: Option<&'a str>,
+    pub missed: &'a str,
+    pub cwd: Option<&'a std::path::Path>,
+    pub home: Option<i64>,
+    pub json: bool,
+}
+
+pub fn add(data_dir: &DataDir, a: AddArgs<'_>) -> u8 {
+    let store = match open(data_dir) {
+        Ok(s) => s,
+        Err(c) => return c,
+    };
+    let library = match skald_core::agents::Library::load(data_dir.root()) {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("skald cron: {e}");
+            return exit::FAILED;
+        }
+    };
+    let missed = match MissedPolicy::parse(a.missed) {
+        Ok(m) => m,
+        Err(_) => {
+            eprintln!("skald cron: --missed takes `once` or `skip`");
+            return exit::USAGE;
+        }
+    };
+    let cwd = match a
+        .cwd
+        .map_or_else(std::env::current_dir, |d| Ok(d.to_path_buf()))
+    {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("skald cron: cannot read the current directory: {e}");
+            return exit::USAGE;
+        }
+    };
+    let Ok(cwd) = std::fs::canonicalize(&cwd) else {
+        eprintln!(
+            "skald cron: working directory {} does not exist",
+            cwd.display()
+        );
+        return exit::USAGE;
+    };
+    if let Some(h) = a.home
+        && let Err(e) = store.get_session(h)
+    {
+        eprintln!("skald cron: --home: {e}");
+        return exit::USAGE;
+    }
+    let job = match cron::create_job(
+        &store,
+        &library,
+        JobSpec {
+            name: a.name.unwrap_or_default().to_string(),
+            description: String::new(),
+            agent_id: a.agent.to_string(),
+            prompt: a.prompt.to_string(),
+            cron: a.cron.to_string(),
+            timezone: a.tz.map(str::to_string),
+            missed_policy: missed,
+            home_session_id: a.home,
+            run_context_id: None,
+            working_dir: Some(cwd.display().to_string()),
+        },
+    ) {
+        Ok(j) => j,
+        Err(cron::CronError::Store(e)) => {
+            eprintln!("skald cron: {e}");
+            return exit::FAILED;
+        }
+        Err(e) => {
+            eprintln!("skald cron: {e}");
+            return exit::USAGE;
+        }
+    };
+    if a.json {
+        println!("{}", serde_json::to_value(&job).unwrap_or_default());
+    } else {
+        println!(
+            "added job {}: {} — next run {} ({}). It runs while `skald cron run` (or the app) is running.",
+            job.id,
+            job.name,
+            time(job.next_run_at),
+            job.timezone
+        );
+    }
+    exit::OK
+}
+
+pub fn rm(data_dir: &DataDir, id: i64) -> u8 {
+    let store = match open(data_dir) {
+        Ok(s) => s,
+        Err(c) => return c,
+    };
+    match store.delete_job(id) {
+        Ok(()) => {
+            println!("removed job {id}");
+            exit::OK
+        }
+        Err(e) => {
+            eprintln!("skald cron: {e}");
+            store_code(&e)
+        }
+    }
+}
+
+pub fn enable(data_dir: &DataDir, id: i64, on: bool) -> u8 {
+    let store = match open(data_dir) {
+        Ok(s) => s,
+        Err(c) => return c,
+    };
+    match cron::set_enabled(&store, id, on) {
+        Ok(job) if on => {
+            println!("job {id} enabled; next run {}", time(job.next_run_at));
+            exit::OK
+        }
+        Ok(_) => {
+            println!("job {id} disabled");
+            exit::OK
+        }
+        Err(cron::CronError::Store(e)) => {
+            eprintln!("skald cron: {e}");
+            store_code(&e)
+        }
+        Err(e) => {
+            eprintln!("skald cron: {e}");
+            exit::FAILED
+        }
+    }
+}
+
+pub fn runs(data_dir: &DataDir, id: i64, json: bool) -> u8 {
+    let store = match open(data_dir) {
+        Ok(s) => s,
+        Err(c) => return c,
+    };
+    if let Err(e) = store.get_job(id) {
+        eprintln!("skald cron: {e}");
+        return store_code(&e);
+    }
+    let runs = match store.list_runs(id) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("skald cron: {e}");
+            return exit::FAILED;
+        }
+    };
+    if json {
+        println!("{}", serde_json::to_value(&runs).unwrap_or_default());
+        return exit::OK;
+    }
+    if runs.is_empty() {
+        println!("Job {id} has not run yet.");
+    }
+    for r in runs {
+        let covers = if r.occurrences > 1 {
+            format!(" (for {} missed runs)", r.occurrences)
+        } else {
+            String::new()
+        };
+        println!(
+            "{:>4}  {}  {}{covers}  session {}",
+            r.id,
+            cron::format_time(r.scheduled_for),
+            r.status.as_str(),
+            r.session_id.map_or_else(|| "—".into(), |s| s.to_string())
+        );
+        if let Some(result) = r.result.filter(|t| !t.is_empty()) {
+            for line in result.lines() {
+                println!("      {line}");
+            }
+        }
+    }
+    exit::OK
+}
+
+/// The scheduler in the foreground until Ctrl-C, or (`once`) what is due now.
+pub async fn run(
+    data_dir: &DataDir,
+    config: &Config,
+    model: Option<&str>,
+    approval: ApprovalMode,
+    once: bool,
+    json: bool,
+) -> u8 {
+    let models = match skald_core::models::choose_models(config, model, |k| std::env::var(k).ok()) {
+        Ok(m) => m,
+        Err(e) => {
+            eprintln!("skald cron: {e}");
+            return exit::USAGE;
+        }
+    };
+    let store = match open(data_dir) {
+        Ok(s) => Arc::new(s),
+        Err(c) => return c,
+    };
+    let registry = match builtin_registry() {
+        Ok(r) => Arc::new(r),
+        Err(e) => {
+            eprintln!("skald cron: {e}");
+            return exit::FAILED;
+        }
+    };
+    let library = match skald_core::agents::Library::load(data_dir.root()) {
+        Ok(l) => Arc::new(l),
+        Err(e) => {
+            eprintln!("skald cron: {e}");
+            return exit::FAILED;
+        }
+    };
+    let sink: skald_core::engine::Sink = Arc::new(move |session_id, event| {
+        print_event(session_id, &event, json);
+    });
+    let engine = Engine::new(
+        store,
+        registry,
+        models,
+        library,
+        TurnSettings {
+            max_rounds: config.agent.max_rounds.max(1),
+            approval,
+            context_window: config.models.context_window,
+            mcp_list: MCP_LIST.to_string(),
+        },
+        sink,
+    );
+    let scheduler = Scheduler::new(engine.clone(), Scheduler::process_owner());
+    let cancel = skald_api::CancellationToken::new();
+    {
+        let cancel = cancel.clone();
+        tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                cancel.cancel();
+            }
+            if tokio::signal::ctrl_c().await.is_ok() {
+                std::process::exit(i32::from(exit::CANCELLED));
+            }
+        });
+    }
+    let result = if once {
+        match scheduler.tick(&cancel) {
+            Ok(started) => {
+                if !json {
+                    println!("{} run(s) due", started.len());
+                }
+                scheduler.wait_runs().await;
+                Ok(())
+            }
+            Err(e) => Err(e),
+        }
+    } else {
+        if !json {
+            println!(
+                "Scheduler running; Ctrl-C stops it (runs in progress resume at the next start)."
+            );
+        }
+        scheduler.run(&cancel).await
+    };
+    if let Err(e) = result {
+        eprintln!("skald cron: {e}");
+        return exit::FAILED;
+    }
+    if cancel.is_cancelled() {
+        exit::CANCELLED
+    } else {
+        exit::OK
+    }
+}
+
+fn print_event(session_id: i64, event: &Event, json: bool) {
+    let mut out = std::io::stdout().lock();
+    let _ = if json {
+        let v = skald_core::sessions::SessionEvent {
+            session_id,
+            event: event.clone(),
+        };
+        match serde_json::to_string(&v) {
+            Ok(line) => writeln!(out, "{line}"),
+            Err(_) => Ok(()),
+        }
+    } else {
+        match event {
+            Event::TurnRunning { .. } => writeln!(out, "▶ session {session_id} running"),
+            Event::ApprovalRequired {
+                label, inbox_id, ..
+            } => writeln!(
+                out,
+                "  ⏸ session {session_id} waits for approval of {label}: skald inbox answer {inbox_id} approve|reject"
+            ),
+            Event::AgentQuestion {
+                question, inbox_id, ..
+            } => writeln!(
+                out,
+                "  ? session {session_id} asks: {question} (skald inbox answer {inbox_id} --text ...)"
+            ),
+            Event::Done { outcome, text, .. } => {
+                writeln!(
+                    out,
+                    "■ session {session_id} {outcome:?}: {}",
+                    text.lines().next().unwrap_or("")
+                )
+            }
+            _ => Ok(()),
+        }
+    };
+    let _ = out.flush();
+}

@@ -1,0 +1,44 @@
+//! `skald tasks list`: background tasks started from chats, and how each ended.
+
+use crate::exit;
+use skald_core::DataDir;
+use skald_store::Store;
+
+pub fn list(data_dir: &DataDir, session: Option<i64>, json: bool) -> u8 {
+    let store = match Store::open(data_dir.db_path()) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("skald tasks: {e}");
+            return exit::FAILED;
+        }
+    };
+    let tasks = match store.list_tasks(session) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("skald tasks: {e}");
+            return exit::FAILED;
+        }
+    };
+    if json {
+        println!("{}", serde_json::to_value(&tasks).unwrap_or_default());
+        return exit::OK;
+    }
+    if tasks.is_empty() {
+        println!("No background tasks.");
+    }
+    for t in tasks {
+        println!(
+            "{:>4}  {:<9} {:<18} {}  (from session {}, works in session {})",
+            t.id,
+            t.status.as_str(),
+            t.agent_id,
+            t.title,
+            t.parent_session_id,
+            t.session_id.map_or_else(|| "—".into(), |s| s.to_string())
+        );
+        if let Some(r) = t.result.filter(|r| !r.is_empty()) {
+            println!("      {}", r.lines().next().unwrap_or(""));
+        }
+    }
+    exit::OK
+}

@@ -1,0 +1,561 @@
+//! Scheduled jobs (reference.md "Cron"): cron expressions with optional seconds, evaluated
+//! in the job's time zone; a scheduler that claims each occurrence through the store (so
+//! two Skald processes on one database run it once), runs it in a fresh background session
+//! with the job's agent, and keeps its result per run.
+//!
+//! Missed occurrences (Skald was not running) follow the job's policy: `once` runs one run
+//! at the next start that stands for all of them; `skip` drops them. A run a shutdown
+//! interrupted is taken over at the next start and goes on from where it stopped; so is a
+//! run whose process died, once its lease runs out.
+
+use crate::engine::{Engine, EngineError};
+use chrono::{DateTime, TimeZone, Utc};
+use chrono_tz::Tz;
+use croner::Cron;
+use croner::parser::CronParser;
+use skald_api::CancellationToken;
+use skald_api::events::{Event, TurnOutcome};
+use skald_store::{
+    Claim, JobRun, MissedPolicy, NewJob, NewSession, RunStatus, ScheduledJob, SessionKind,
+};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// How long a run's lease lasts before another process may take the run over; the owner
+/// renews it at a third of that.
+pub const LEASE_MS: i64 = 60_000;
+
+/// A late occurrence still runs under `skip` if it is at most this late (a tick's delay,
+/// a laptop waking up a little after the hour).
+const SKIP_GRACE_MS: i64 = 60_000;
+
+/// How often the scheduler looks at the store even when no job is due: jobs added or
+/// enabled by other processes, and runs whose owner died.
+const POLL: Duration = Duration::from_secs(5);
+
+#[derive(Debug, thiserror::Error)]
+pub enum CronError {
+    #[error("invalid cron expression `{expr}`: {reason}")]
+    Expression { expr: String, reason: String },
+    #[error("unknown time zone `{0}` (use an IANA name such as Europe/Paris or UTC)")]
+    TimeZone(String),
+    #[error("{0}")]
+    Engine(#[from] EngineError),
+    #[error("{0}")]
+    Store(#[from] skald_store::StoreError),
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// A parsed schedule: the expression and the zone it is read in.
+#[derive(Debug, Clone)]
+pub struct Schedule {
+    cron: Cron,
+    tz: Tz,
+}
+
+impl Schedule {
+    /// Parses `expr` (5 fields, or 6 with seconds first) in time zone `tz`.
+    pub fn parse(expr: &str, tz: &str) -> Result<Schedule, CronError> {
+        let cron = CronParser::new()
+            .parse(expr)
+            .map_err(|e| CronError::Expression {
+                expr: expr.to_string(),
+                reason: e.to_string(),
+            })?;
+        let tz: Tz = tz
+            .parse()
+            .map_err(|_| CronError::TimeZone(tz.to_string()))?;
+        Ok(Schedule { cron, tz })
+    }
+
+    /// The first occurrence strictly after `after_ms` (Unix ms), if any.
+    pub fn next_after(&self, after_ms: i64) -> Option<i64> {
+        let start = self.tz.timestamp_millis_opt(after_ms).single()?;
+        self.cron
+            .find_next_occurrence(&start, false)
+            .ok()
+            .map(|t| t.timestamp_millis())
+    }
+}
+
+/// The local time zone's IANA name, or UTC when it cannot be found.
+pub fn local_timezone() -> String {
+    iana_time_zone::get_timezone()
+        .ok()
+        .filter(|z| z.parse::<Tz>().is_ok())
+        .unwrap_or_else(|| "UTC".to_string())
+}
+
+/// A Unix-ms time as RFC 3339 in UTC, for people and models.
+pub fn format_time(ms: i64) -> String {
+    DateTime::<Utc>::from_timestamp_millis(ms)
+        .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
+        .unwrap_or_else(|| ms.to_string())
+}
+
+/// What a new job needs; the rest is derived.
+#[derive(Debug, Clone)]
+pub struct JobSpec {
+    pub name: String,
+    pub description: String,
+    pub agent_id: String,
+    pub prompt: String,
+    pub cron: String,
+    /// IANA name; `None`: the local zone.
+    pub timezone: Option<String>,
+    pub missed_policy: MissedPolicy,
+    pub home_session_id: Option<i64>,
+    pub run_context_id: Option<i64>,
+    pub working_dir: Option<String>,
+}
+
+/// Checks and stores a new job, with its first occurrence. The agent must be a task agent.
+pub fn create_job(
+    store: &skald_store::Store,
+    library: &crate::agents::Library,
+    spec: JobSpec,
+) -> Result<ScheduledJob, CronError> {
+    let agent = library
+        .get(&spec.agent_id)
+        .map_err(|e| CronError::Invalid(e.to_string()))?;
+    if agent.meta.kind != crate::agents::AgentKind::Task {
+        return Err(CronError::Invalid(format!(
+            "`{}` is not a task agent; scheduled jobs run task agents",
+            spec.agent_id
+        )));
+    }
+    if spec.prompt.trim().is_empty() {
+        return Err(CronError::Invalid("the job needs a prompt".into()));
+    }
+    let timezone = spec.timezone.unwrap_or_else(local_timezone);
+    let schedule = Schedule::parse(&spec.cron, &timezone)?;
+    let next = schedule.next_after(skald_store::now_ms());
+    if next.is_none() {
+        return Err(CronError::Invalid(format!(
+            "`{}` never fires after now",
+            spec.cron
+        )));
+    }
+    let name = if spec.name.trim().is_empty() {
+        spec.prompt.chars().take(40).collect()
+    } else {
+        spec.name
+    };
+    Ok(store.create_job(&NewJob {
+        name,
+        description: spec.description,
+        agent_id: spec.agent_id,
+        prompt: spec.prompt,
+        cron: spec.cron,
+        timezone,
+        missed_policy: spec.missed_policy,
+        home_session_id: spec.home_session_id,
+        run_context_id: spec.run_context_id,
+        working_dir: spec.working_dir,
+        next_run_at: next,
+    })?)
+}
+
+/// Turns a job on (from its next occurrence after now) or off.
+pub fn set_enabled(
+    store: &skald_store::Store,
+    id: i64,
+    enabled: bool,
+) -> Result<ScheduledJob, CronError> {
+    let job = store.get_job(id)?;
+    let next = if enabled {
+        Schedule::parse(&job.cron, &job.timezone)?.next_after(skald_store::now_ms())
+    } else {
+        None
+    };
+    Ok(store.set_job_enabled(id, enabled, next)?)
+}
+
+/// The occurrence to claim for a due job — the latest one up to now, standing for all the
+/// missed ones — and whether its missed-run policy runs it (`false`: the job is only moved
+/// on to its next occurrence).
+fn plan(job: &ScheduledJob, now: i64) -> Result<(Claim, bool), CronError> {
+    let seen = job.next_run_at.unwrap_or(now);
+    let schedule = Schedule::parse(&job.cron, &job.timezone)?;
+    // Walk the missed occurrences up to now; a job down for years must not loop for
+    // long, so past a bound the count is an estimate and the latest is found directly.
+    let (mut latest, mut count) = (seen, 1i64);
+    let mut cursor = seen;
+    for _ in 0..10_000 {
+        match schedule.next_after(cursor) {
+            Some(t) if t <= now => {
+                latest = t;
+                count += 1;
+                cursor = t;
+            }
+            _ => break,
+        }
+    }
+    let next = schedule.next_after(now.max(latest));
+    let run = match job.missed_policy {
+        MissedPolicy::Once => true,
+        MissedPolicy::Skip => now - latest <= SKIP_GRACE_MS,
+    };
+    Ok((
+        Claim {
+            job_id: job.id,
+            seen_next_run_at: seen,
+            scheduled_for: latest,
+            occurrences: count,
+            new_next_run_at: next,
+        },
+        run,
+    ))
+}
+
+/// Runs scheduled jobs. Several schedulers (processes) may share one database.
+pub struct Scheduler {
+    engine: Arc<Engine>,
+    owner: String,
+    lease_ms: i64,
+    runs: Mutex<Vec<tokio::task::JoinHandle<()>>>,
+}
+
+impl Scheduler {
+    /// `owner` names this scheduler in run leases; it must differ between processes.
+    pub fn new(engine: Arc<Engine>, owner: String) -> Scheduler {
+        Scheduler {
+            engine,
+            owner,
+            lease_ms: LEASE_MS,
+            runs: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// A shorter lease, for tests of a process that dies.
+    pub fn with_lease_ms(mut self, ms: i64) -> Scheduler {
+        self.lease_ms = ms;
+        self
+    }
+
+    /// A name unique to this process.
+    pub fn process_owner() -> String {
+        format!(
+            "pid{}-{}",
+            std::process::id(),
+            skald_store::now_ms().rem_euclid(1_000_000_000)
+        )
+    }
+
+    /// Claims and starts everything due now: runs to take over, then due occurrences.
+    /// Returns the runs started.
+    pub fn tick(&self, cancel: &CancellationToken) -> Result<Vec<JobRun>, CronError> {
+        let store = &self.engine.store;
+        let mut started = store.take_over_runs(&self.owner, self.lease_ms)?;
+        let now = skald_store::now_ms();
+        for job in store.due_jobs(now)? {
+            let (claim, run) = match plan(&job, now) {
+                Ok(p) => p,
+                Err(e) => {
+                    // A job whose expression no longer parses (edited by hand) is turned off
+                    // rather than retried every tick.
+                    tracing::error!(job = job.id, "disabling job: {e}");
+                    store.set_job_enabled(job.id, false, None)?;
+                    continue;
+                }
+            };
+            if !run {
+                store.advance_job(job.id, claim.seen_next_run_at, claim.new_next_run_at)?;
+                continue;
+            }
+            if let Some(r) = store.claim_occurrence(&claim, &self.owner, self.lease_ms)? {
+                started.push(r);
+            }
+        }
+        for run in &started {
+            let engine = self.engine.clone();
+            let (run, owner, lease) = (run.clone(), self.owner.clone(), self.lease_ms);
+            let cancel = cancel.clone();
+            let handle = tokio::spawn(async move {
+                let id = run.id;
+                if let Err(e) = execute(&engine, run, &owner, lease, &cancel).await {
+                    tracing::error!(run = id, "scheduled run failed: {e}");
+                }
+            });
+            lock(&self.runs).push(handle);
+        }
+        Ok(started)
+    }
+
+    /// Waits for the runs started so far.
+    pub async fn wait_runs(&self) {
+        let handles: Vec<_> = std::mem::take(&mut *lock(&self.runs));
+        for h in handles {
+            let _ = h.await;
+        }
+    }
+
+    /// Runs the scheduler until `cancel`: ticks at each job's next occurrence (and every
+    /// few seconds, for changes by other processes). On cancel, running jobs are stopped
+    /// and recorded as interrupted, to be taken over at the next start.
+    pub async fn run(&self, cancel: &CancellationToken) -> Result<(), CronError> {
+        loop {
+            self.tick(cancel)?;
+            lock(&self.runs).retain(|h| !h.is_finished());
+            let now = skald_store::now_ms();
+            let wait = match self.engine.store.next_job_time()? {
+                Some(t) if t > now => {
+                    Duration::from_millis(u64::try_from(t - now).unwrap_or(0)).min(POLL)
+                }
+                Some(_) => Duration::from_millis(50),
+                None => POLL,
+            };
+            tokio::select! {
+                _ = cancel.cancelled() => break,
+                _ = tokio::time::sleep(wait) => {}
+            }
+        }
+        self.wait_runs().await;
+        Ok(())
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Runs one claimed occurrence in its session (new, or the one an interrupted run left),
+/// renewing the lease while it works, and records the result.
+async fn execute(
+    engine: &Arc<Engine>,
+    run: JobRun,
+    owner: &str,
+    lease_ms: i64,
+    cancel: &CancellationToken,
+) -> Result<(), CronError> {
+    let store = &engine.store;
+    let job = store.get_job(run.job_id)?;
+    let session_id = match run.session_id {
+        Some(id) if store.find_session(id)?.is_some() => id,
+        _ => {
+            let home = match job.home_session_id {
+                Some(h) => h,
+                None => engine.home_session()?,
+            };
+            let s = store.create_session(&NewSession {
+                title: format!("{} — {}", job.name, format_time(run.scheduled_for)),
+                agent_id: job.agent_id.clone(),
+                kind: SessionKind::Background,
+                working_dir: job.working_dir.clone(),
+                run_context_id: job.run_context_id,
+                home_session_id: Some(home),
+            })?;
+            store.set_run_session(run.id, s.id)?;
+            s.id
+        }
+    };
+    let fresh = store.list_messages(session_id)?.is_empty();
+    let prompt = if run.occurrences > 1 {
+        format!(
+            "{}\n\n(Skald was not running for {} scheduled runs of this job; this one run \
+             stands for all of them, the latest at {}.)",
+            job.prompt,
+            run.occurrences,
+            format_time(run.scheduled_for)
+        )
+    } else {
+        job.prompt.clone()
+    };
+    // The lease is renewed while the run works; losing it (another process took the run
+    // over after this one stalled) stops this run.
+    let turn_cancel = cancel.child_token();
+    let renew = {
+        let (engine, owner, token) = (engine.clone(), owner.to_string(), turn_cancel.clone());
+        let run_id = run.id;
+        tokio::spawn(async move {
+            let every = Duration::from_millis(u64::try_from(lease_ms / 3).unwrap_or(1000).max(10));
+            loop {
+                tokio::select! {
+                    _ = token.cancelled() => return,
+                    _ = tokio::time::sleep(every) => {}
+                }
+                match engine.store.renew_run_lease(run_id, &owner, lease_ms) {
+                    Ok(true) => {}
+                    Ok(false) | Err(_) => {
+                        token.cancel();
+                        return;
+                    }
+                }
+            }
+        })
+    };
+    let answer = Mutex::new(String::new());
+    let emit = |e: Event| {
+        if let Event::Done { text, .. } = &e {
+            *lock(&answer) = text.clone();
+        }
+        engine.emit(session_id, e);
+    };
+    let outcome = engine
+        .run_session_turn(
+            session_id,
+            fresh.then_some(prompt.as_str()),
+            engine.background_approval(),
+            &turn_cancel,
+            None,
+            &emit,
+        )
+        .await;
+    turn_cancel.cancel();
+    let _ = renew.await;
+    let text = lock(&answer).clone();
+    let (status, result) = match outcome {
+        Ok(TurnOutcome::Final) => (RunStatus::Done, text),
+        // Stopped by a shutdown: the next start takes it over.
+        Ok(TurnOutcome::Cancelled) => (RunStatus::Interrupted, String::new()),
+        Ok(TurnOutcome::Exhausted) => (
+            RunStatus::Failed,
+            "The agent reached its round limit without an answer.".to_string(),
+        ),
+        Ok(TurnOutcome::Failed) => (
+            RunStatus::Failed,
+            "The agent could not reach a model.".to_string(),
+        ),
+        Err(e) => (RunStatus::Failed, e.to_string()),
+    };
+    store.finish_run(run.id, owner, status, &result)?;
+    Ok(())
+}
+
+/// For `execute_task` with mode cron: a job for the chat's task agent, its notifications
+/// going to that chat, with the chat's run context.
+pub fn schedule_from_chat(
+    engine: &Engine,
+    session_id: i64,
+    run: &crate::approval::RunContext,
+    args: &serde_json::Value,
+) -> Result<String, String> {
+    let text = |k: &str| {
+        args.get(k)
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or("")
+            .trim()
+            .to_string()
+    };
+    let expr = text("cron");
+    if expr.is_empty() {
+        return Err("mode `cron` needs a `cron` expression, e.g. \"0 0 9 * * MON-FRI\"".into());
+    }
+    if text("agent_id") == run.agent_id {
+        return Err("an agent cannot delegate to itself".into());
+    }
+    let session = engine
+        .store
+        .get_session(session_id)
+        .map_err(|e| e.to_string())?;
+    let job = create_job(
+        &engine.store,
+        &engine.library,
+        JobSpec {
+            name: text("title"),
+            description: text("description"),
+            agent_id: text("agent_id"),
+            prompt: text("prompt"),
+            cron: expr,
+            timezone: None,
+            missed_policy: MissedPolicy::Once,
+            home_session_id: Some(session_id),
+            run_context_id: session.run_context_id,
+            working_dir: Some(run.working_dir.display().to_string()),
+        },
+    )
+    .map_err(|e| e.to_string())?;
+    Ok(serde_json::json!({
+        "job_id": job.id,
+        "status": "scheduled",
+        "cron": job.cron,
+        "timezone": job.timezone,
+        "next_run": job.next_run_at.map(format_time),
+    })
+    .to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ms(s: &str) -> i64 {
+        DateTime::parse_from_rfc3339(s).unwrap().timestamp_millis()
+    }
+
+    #[test]
+    fn seconds_and_time_zones() {
+        let every_10s = Schedule::parse("*/10 * * * * *", "UTC").unwrap();
+        assert_eq!(
+            every_10s.next_after(ms("2026-01-01T00:00:01Z")),
+            Some(ms("2026-01-01T00:00:10Z"))
+        );
+        // 09:00 in Paris is 08:00 UTC in winter and 07:00 UTC in summer.
+        let nine = Schedule::parse("0 9 * * *", "Europe/Paris").unwrap();
+        assert_eq!(
+            nine.next_after(ms("2026-01-15T00:00:00Z")),
+            Some(ms("2026-01-15T08:00:00Z"))
+        );
+        assert_eq!(
+            nine.next_after(ms("2026-07-15T00:00:00Z")),
+            Some(ms("2026-07-15T07:00:00Z"))
+        );
+        assert!(matches!(
+            Schedule::parse("61 * * * *", "UTC"),
+            Err(CronError::Expression { .. })
+        ));
+        assert!(matches!(
+            Schedule::parse("* * * * *", "Mars/Olympus"),
+            Err(CronError::TimeZone(_))
+        ));
+        assert_eq!(
+            format_time(ms("2026-01-15T08:00:00Z")),
+            "2026-01-15T08:00:00Z"
+        );
+    }
+
+    fn job(policy: MissedPolicy, next: i64) -> ScheduledJob {
+        ScheduledJob {
+            id: 1,
+            name: "j".into(),
+            description: String::new(),
+            agent_id: "a".into(),
+            prompt: "p".into(),
+            cron: "0 * * * *".into(),
+            timezone: "UTC".into(),
+            missed_policy: policy,
+            enabled: true,
+            home_session_id: None,
+            run_context_id: None,
+            working_dir: None,
+            next_run_at: Some(next),
+            created_at: 0,
+            updated_at: 0,
+        }
+    }
+
+    #[test]
+    fn missed_runs_collapse_into_one() {
+        // Hourly, down from 01:00 to 05:30: five occurrences missed, one run for all.
+        let now = ms("2026-03-01T05:30:00Z");
+        let (claim, run) = plan(&job(MissedPolicy::Once, ms("2026-03-01T01:00:00Z")), now).unwrap();
+        assert!(run);
+        assert_eq!(claim.occurrences, 5);
+        assert_eq!(claim.scheduled_for, ms("2026-03-01T05:00:00Z"));
+        assert_eq!(claim.new_next_run_at, Some(ms("2026-03-01T06:00:00Z")));
+        // Skip drops them.
+        let (claim, run) = plan(&job(MissedPolicy::Skip, ms("2026-03-01T01:00:00Z")), now).unwrap();
+        assert!(!run);
+        assert_eq!(claim.new_next_run_at, Some(ms("2026-03-01T06:00:00Z")));
+        // On time, both run it.
+        let on_time = ms("2026-03-01T05:00:01Z");
+        let (claim, run) = plan(
+            &job(MissedPolicy::Skip, ms("2026-03-01T05:00:00Z")),
+            on_time,
+        )
+        .unwrap();
+        assert!(run);
+        assert_eq!(claim.occurrences, 1);
+    }
+}

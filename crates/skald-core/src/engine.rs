@@ -1,0 +1,451 @@
+//! The engine as one shareable value: the store, tools, models and agents every turn runs
+//! against, plus the work that outlives a turn — background tasks (`execute_task` with
+//! mode async), notifications from background agents, and the deliveries that bring their
+//! results into a chat (reference.md "Sub-agents and tasks", "Notifications").
+//!
+//! Carriers (`skald exec`, `skald cron run`, the session manager behind `skald serve` and
+//! the desktop app) build one and hand out borrowed `TurnEnv`s from it.
+
+use crate::agents::{AgentKind, Library};
+use crate::approval::RunContext;
+use crate::inbox::Inbox;
+use crate::models::ModelHealth;
+use crate::registry::ToolRegistry;
+use crate::turn::{self, ApprovalMode, Ask, Emit, TurnConfig, TurnEnv};
+use serde_json::{Value, json};
+use skald_api::CancellationToken;
+use skald_api::events::{Event, TurnOutcome};
+use skald_llm::ModelChoice;
+use skald_store::{DeliveryKind, NewSession, NewTask, Session, SessionKind, Store, TaskStatus};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+/// How long notifications wait for others before they go to the home chat as one batch.
+pub const NOTIFY_BATCH_MS: i64 = 200;
+
+/// The `app_state` key of the home chat.
+const HOME_KEY: &str = "home_session_id";
+
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error("{0}")]
+    Store(#[from] skald_store::StoreError),
+    #[error("{0}")]
+    Agent(#[from] crate::agents::AgentError),
+    #[error("{0}")]
+    Turn(#[from] turn::TurnError),
+}
+
+/// Settings every turn the engine runs uses.
+#[derive(Debug, Clone)]
+pub struct TurnSettings {
+    pub max_rounds: usize,
+    /// What happens to calls needing approval in chats the engine drives.
+    pub approval: ApprovalMode,
+    pub context_window: usize,
+    /// The MCP list shown in agents' prompts.
+    pub mcp_list: String,
+}
+
+/// Where the events of sessions the engine drives go, with their session id.
+pub type Sink = Arc<dyn Fn(i64, Event) + Send + Sync>;
+
+pub struct Engine {
+    pub store: Arc<Store>,
+    pub registry: Arc<ToolRegistry>,
+    pub models: Arc<Vec<ModelChoice>>,
+    pub health: Arc<ModelHealth>,
+    pub library: Arc<Library>,
+    pub inbox: Arc<Inbox>,
+    pub settings: TurnSettings,
+    sink: Sink,
+    /// Running background tasks: task id -> (parent chat, stop token).
+    tasks: Mutex<HashMap<i64, (i64, CancellationToken)>>,
+    /// Wakes carriers waiting for a task to end or a delivery to arrive.
+    changed: tokio::sync::Notify,
+    /// Stops every background task at shutdown.
+    shutdown: CancellationToken,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Engine {
+    pub fn new(
+        store: Arc<Store>,
+        registry: Arc<ToolRegistry>,
+        models: Vec<ModelChoice>,
+        library: Arc<Library>,
+        settings: TurnSettings,
+        sink: Sink,
+    ) -> Arc<Engine> {
+        Arc::new(Engine {
+            store,
+            registry,
+            models: Arc::new(models),
+            health: Arc::new(ModelHealth::default()),
+            library,
+            inbox: Inbox::new(),
+            settings,
+            sink,
+            tasks: Mutex::new(HashMap::new()),
+            changed: tokio::sync::Notify::new(),
+            shutdown: CancellationToken::new(),
+        })
+    }
+
+    /// Sends an event of `session_id` to the engine's sink.
+    pub fn emit(&self, session_id: i64, event: Event) {
+        (self.sink)(session_id, event);
+    }
+
+    /// The turn configuration a session runs with: its agent's prompt, its run context
+    /// with the stored extra lines, and whether it is a background session.
+    pub fn config_for(
+        &self,
+        session: &Session,
+        approval: ApprovalMode,
+    ) -> Result<TurnConfig, EngineError> {
+        let prompt = self
+            .library
+            .system_prompt(&session.agent_id, &self.settings.mcp_list)?;
+        let (mut run, extra) =
+            RunContext::for_session(&self.store, session, self.library.skill_dirs())?;
+        run.agent_id = session.agent_id.clone();
+        let system_prompt = if extra.trim().is_empty() {
+            prompt
+        } else {
+            format!("{prompt}\n\n{}", extra.trim())
+        };
+        Ok(TurnConfig {
+            max_rounds: self.settings.max_rounds,
+            context_window: self.settings.context_window,
+            approval,
+            run,
+            system_prompt,
+            background: session.kind == SessionKind::Background,
+        })
+    }
+
+    /// A turn environment over the engine's parts.
+    pub fn env<'a>(
+        self: &'a Arc<Self>,
+        cfg: &'a TurnConfig,
+        queued: Option<&'a (dyn Fn() -> Vec<String> + Send + Sync)>,
+        ask: Option<Ask<'a>>,
+    ) -> TurnEnv<'a> {
+        TurnEnv {
+            store: &self.store,
+            registry: &self.registry,
+            models: &self.models,
+            health: &self.health,
+            cfg,
+            queued,
+            ask,
+            inbox: Some(&self.inbox),
+            frame: turn::Frame::default(),
+            library: Some(&self.library),
+            mcp_list: &self.settings.mcp_list,
+            engine: Some(self),
+        }
+    }
+
+    /// Runs one turn in a stored session with its own configuration: first finishes what
+    /// a previous run left (resume), then answers `prompt` — or, with none, continues the
+    /// conversation (after a delivery, or a restart).
+    pub async fn run_session_turn(
+        self: &Arc<Self>,
+        session_id: i64,
+        prompt: Option<&str>,
+        approval: ApprovalMode,
+        cancel: &CancellationToken,
+        queued: Option<&(dyn Fn() -> Vec<String> + Send + Sync)>,
+        emit: Emit<'_>,
+    ) -> Result<TurnOutcome, EngineError> {
+        let session = self.store.get_session(session_id)?;
+        let cfg = self.config_for(&session, approval)?;
+        let env = self.env(&cfg, queued, None);
+        crate::resume::resume_pending_tools(&env, session_id, cancel, emit).await?;
+        Ok(turn::run_turn(&env, session_id, prompt, cancel, emit).await?)
+    }
+
+    /// Waits until a background task ends or a delivery is stored (or a moment passes:
+    /// other processes write deliveries too, and they cannot wake this one).
+    pub async fn changed(&self, at_most: std::time::Duration) {
+        let _ = tokio::time::timeout(at_most, self.changed.notified()).await;
+    }
+
+    fn wake(&self) {
+        self.changed.notify_waiters();
+    }
+
+    /// Whether background tasks started from `parent` are still running in this process.
+    pub fn has_running_tasks(&self, parent: i64) -> bool {
+        lock(&self.tasks).values().any(|(p, _)| *p == parent)
+    }
+
+    /// Stops every background task (the carrier is shutting down). Each is recorded as
+    /// cancelled and its parent chat told when it next runs.
+    pub fn shutdown(&self) {
+        self.shutdown.cancel();
+    }
+
+    /// After `shutdown`: waits (at most `limit`) for the stopped tasks to record their
+    /// end, so the next run finds them cancelled rather than still running.
+    pub async fn wait_tasks(&self, limit: std::time::Duration) {
+        let deadline = tokio::time::Instant::now() + limit;
+        while !lock(&self.tasks).is_empty() && tokio::time::Instant::now() < deadline {
+            self.changed(std::time::Duration::from_millis(50)).await;
+        }
+    }
+
+    /// Stops one background task. Returns whether it was running here.
+    pub fn stop_task(&self, task_id: i64) -> bool {
+        match lock(&self.tasks).get(&task_id) {
+            Some((_, token)) => {
+                token.cancel();
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The home chat: where notifications from background work without a chat of their
+    /// own go. Created on first use.
+    pub fn home_session(&self) -> Result<i64, EngineError> {
+        if let Some(id) = self
+            .store
+            .app_state(HOME_KEY)?
+            .and_then(|v| v.parse::<i64>().ok())
+            && self.store.find_session(id)?.is_some()
+        {
+            return Ok(id);
+        }
+        let session = self.store.create_session(&NewSession {
+            title: "Home".into(),
+            working_dir: std::env::current_dir()
+                .ok()
+                .map(|d| d.display().to_string()),
+            ..NewSession::default()
+        })?;
+        self.store
+            .set_app_state(HOME_KEY, &session.id.to_string())?;
+        Ok(session.id)
+    }
+
+    /// Starts a background task from a chat (`execute_task` with mode async): a fresh
+    /// background session with the task agent and the chat's run context. Returns the
+    /// task's id at once; the task's result is delivered into the chat when it ends.
+    pub fn start_task(
+        self: &Arc<Self>,
+        parent_session_id: i64,
+        parent_call_id: &str,
+        run: &RunContext,
+        args: &Value,
+    ) -> Result<i64, String> {
+        let text = |k: &str| {
+            args.get(k)
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .trim()
+                .to_string()
+        };
+        let agent_id = text("agent_id");
+        let agent = self.library.get(&agent_id).map_err(|e| e.to_string())?;
+        if agent.meta.kind != AgentKind::Task {
+            return Err(format!("`{agent_id}` is not a task agent"));
+        }
+        if agent_id == run.agent_id {
+            return Err("an agent cannot delegate to itself".into());
+        }
+        let parent = self
+            .store
+            .get_session(parent_session_id)
+            .map_err(|e| e.to_string())?;
+        let title = match text("title") {
+            t if t.is_empty() => text("description"),
+            t => t,
+        };
+        let store_err = |e: skald_store::StoreError| e.to_string();
+        let session = self
+            .store
+            .create_session(&NewSession {
+                title: title.clone(),
+                agent_id: agent_id.clone(),
+                kind: SessionKind::Background,
+                working_dir: Some(run.working_dir.display().to_string()),
+                run_context_id: parent.run_context_id,
+                home_session_id: Some(parent_session_id),
+            })
+            .map_err(store_err)?;
+        let task = self
+            .store
+            .create_task(&NewTask {
+                parent_session_id,
+                parent_tool_call_id: Some(parent_call_id.to_string()),
+                session_id: session.id,
+                agent_id,
+                title,
+                description: text("description"),
+                prompt: text("prompt"),
+            })
+            .map_err(store_err)?;
+        let cancel = self.shutdown.child_token();
+        lock(&self.tasks).insert(task.id, (parent_session_id, cancel.clone()));
+        self.emit_task(&task);
+        let (me, id) = (self.clone(), task.id);
+        tokio::spawn(async move { me.run_task(task, cancel).await });
+        Ok(id)
+    }
+
+    fn emit_task(&self, task: &skald_store::Task) {
+        self.emit(
+            task.parent_session_id,
+            Event::TaskUpdate {
+                task_id: task.id,
+                session_id: task.session_id,
+                title: task.title.clone(),
+                agent_id: task.agent_id.clone(),
+                status: task.status.as_str().to_string(),
+                result: task.result.clone(),
+            },
+        );
+    }
+
+    /// Runs a background task to its end and delivers its result to the parent chat.
+    async fn run_task(self: Arc<Self>, task: skald_store::Task, cancel: CancellationToken) {
+        let (status, result) = match self.task_turn(&task, &cancel).await {
+            Ok((TurnOutcome::Final, text)) => (TaskStatus::Done, text),
+            Ok((TurnOutcome::Cancelled, _)) => {
+                (TaskStatus::Cancelled, "The task was stopped.".to_string())
+            }
+            Ok((TurnOutcome::Exhausted, _)) => (
+                TaskStatus::Failed,
+                "The task agent reached its round limit without an answer.".to_string(),
+            ),
+            Ok((TurnOutcome::Failed, _)) => (
+                TaskStatus::Failed,
+                "The task agent could not reach a model.".to_string(),
+            ),
+            Err(e) => (TaskStatus::Failed, e.to_string()),
+        };
+        let delivered = self.finish_task(&task, status, &result);
+        if let Err(e) = delivered {
+            tracing::error!(task = task.id, "cannot record the task's end: {e}");
+        }
+        lock(&self.tasks).remove(&task.id);
+        self.wake();
+    }
+
+    async fn task_turn(
+        self: &Arc<Self>,
+        task: &skald_store::Task,
+        cancel: &CancellationToken,
+    ) -> Result<(TurnOutcome, String), EngineError> {
+        let session_id = task.session_id.ok_or_else(|| {
+            skald_store::StoreError::Invalid(format!("task {} has no session", task.id))
+        })?;
+        let answer = Mutex::new(String::new());
+        let sink = self.sink.clone();
+        let emit = |e: Event| {
+            if let Event::Done { text, .. } = &e {
+                *lock(&answer) = text.clone();
+            }
+            sink(session_id, e);
+        };
+        // A task continued after a restart goes on from where it stopped; a new one starts
+        // with its prompt.
+        let fresh = self.store.list_messages(session_id)?.is_empty();
+        let prompt = fresh.then_some(task.prompt.as_str());
+        let outcome = self
+            .run_session_turn(
+                session_id,
+                prompt,
+                self.background_approval(),
+                cancel,
+                None,
+                &emit,
+            )
+            .await?;
+        let text = lock(&answer).clone();
+        Ok((outcome, text))
+    }
+
+    /// Background work never dies at a permission request: it waits in the Inbox, unless
+    /// the user approved everything up front.
+    pub fn background_approval(&self) -> ApprovalMode {
+        match self.settings.approval {
+            ApprovalMode::All => ApprovalMode::All,
+            _ => ApprovalMode::Inbox,
+        }
+    }
+
+    fn finish_task(
+        &self,
+        task: &skald_store::Task,
+        status: TaskStatus,
+        result: &str,
+    ) -> Result<(), EngineError> {
+        if !self.store.finish_task(task.id, status, result)? {
+            return Ok(());
+        }
+        self.store.add_delivery(
+            task.parent_session_id,
+            DeliveryKind::TaskCompleted,
+            &json!({
+                "type": "task_completed",
+                "task_id": task.id,
+                "title": task.title,
+                "agent_id": task.agent_id,
+                "status": status.as_str(),
+                "result": result,
+            }),
+            0,
+        )?;
+        self.emit_task(&self.store.get_task(task.id)?);
+        Ok(())
+    }
+
+    /// `notify` from a background agent: stored for its home chat, which takes it in with
+    /// the others that arrive within `NOTIFY_BATCH_MS`.
+    pub fn notify(&self, session_id: i64, args: &Value) -> Result<String, String> {
+        let session = self
+            .store
+            .get_session(session_id)
+            .map_err(|e| e.to_string())?;
+        let home = match session.home_session_id {
+            Some(h) => h,
+            None => self.home_session().map_err(|e| e.to_string())?,
+        };
+        let mut payload = args.clone();
+        if let Value::Object(m) = &mut payload {
+            m.insert("from_session_id".into(), json!(session_id));
+            m.insert("agent_id".into(), json!(session.agent_id));
+        }
+        self.store
+            .add_delivery(home, DeliveryKind::Notification, &payload, NOTIFY_BATCH_MS)
+            .map_err(|e| e.to_string())?;
+        self.wake();
+        Ok(format!(
+            "Notification sent to the user's chat (session {home})."
+        ))
+    }
+
+    /// Resumes, at start, the background tasks a previous run left running (those of one
+    /// chat, or all); each goes on from where it stopped. Returns their ids.
+    pub fn resume_tasks(self: &Arc<Self>, parent: Option<i64>) -> Result<Vec<i64>, EngineError> {
+        let mut ids = Vec::new();
+        for task in self.store.list_tasks(parent)? {
+            if task.status != TaskStatus::Running || lock(&self.tasks).contains_key(&task.id) {
+                continue;
+            }
+            let cancel = self.shutdown.child_token();
+            lock(&self.tasks).insert(task.id, (task.parent_session_id, cancel.clone()));
+            ids.push(task.id);
+            let me = self.clone();
+            tokio::spawn(async move { me.run_task(task, cancel).await });
+        }
+        Ok(ids)
+    }
+}
