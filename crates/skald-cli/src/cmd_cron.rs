@@ -327,10 +327,13 @@ pub async fn run(
     );
     let scheduler = Scheduler::new(engine.clone(), Scheduler::process_owner());
     let cancel = skald_api::CancellationToken::new();
+    // Set by Ctrl-C only: `cancel` is also used to stop the chats loop on the way out.
+    let interrupted = skald_api::CancellationToken::new();
     {
-        let cancel = cancel.clone();
+        let (cancel, interrupted) = (cancel.clone(), interrupted.clone());
         tokio::spawn(async move {
             if tokio::signal::ctrl_c().await.is_ok() {
+                interrupted.cancel();
                 cancel.cancel();
             }
             if tokio::signal::ctrl_c().await.is_ok() {
@@ -338,6 +341,8 @@ pub async fn run(
             }
         });
     }
+    // Notifications from the runs go to their home chats, which this process continues
+    // (the app does the same when it is the one running).
     let result = if once {
         match scheduler.tick(&cancel) {
             Ok(started) => {
@@ -345,7 +350,19 @@ pub async fn run(
                     println!("{} run(s) due", started.len());
                 }
                 scheduler.wait_runs().await;
-                Ok(())
+                // What the runs delivered is taken in before exiting.
+                let mut outcome = Ok(());
+                loop {
+                    match engine.continue_ready_chats(&cancel).await {
+                        Ok(Some(wait)) if !cancel.is_cancelled() => tokio::time::sleep(wait).await,
+                        Ok(_) => break,
+                        Err(e) => {
+                            outcome = Err(cron::CronError::Engine(e));
+                            break;
+                        }
+                    }
+                }
+                outcome
             }
             Err(e) => Err(e),
         }
@@ -355,17 +372,21 @@ pub async fn run(
                 "Scheduler running; Ctrl-C stops it (runs in progress resume at the next start)."
             );
         }
-        scheduler.run(&cancel).await
+        let chats = tokio::spawn(engine.clone().continue_chats(cancel.clone()));
+        let r = scheduler.run(&cancel).await;
+        cancel.cancel();
+        let _ = chats.await;
+        r
     };
+    let stopped = interrupted.is_cancelled();
     if let Err(e) = result {
         eprintln!("skald cron: {e}");
         return exit::FAILED;
     }
-    if cancel.is_cancelled() {
-        exit::CANCELLED
-    } else {
-        exit::OK
+    if stopped {
+        return exit::CANCELLED;
     }
+    exit::OK
 }
 
 fn print_event(session_id: i64, event: &Event, json: bool) {

@@ -301,3 +301,118 @@ fn a_run_interrupted_by_shutdown_is_rerun_at_start() {
     let second = server.recorded()[1].body["messages"].to_string();
     assert!(second.contains("Working"), "{second}");
 }
+
+/// An agent lists jobs and agents, activates the config group, then turns a job off and
+/// deletes it; before activating, the config tools are neither offered nor run.
+#[test]
+fn an_agent_manages_jobs_after_activating_the_config_group() {
+    use skald_testkit::{tool_call, tool_calls};
+    let (data, work) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let job = add_job(data.path(), work.path(), "0 30 9 * * *");
+    let toggle = format!(r#"{{"kind": "cron", "id": {job}, "enabled": false}}"#);
+    let delete = format!(r#"{{"job_id": {job}}}"#);
+    let server = ScriptedServer::new(vec![
+        tool_calls(&[
+            ("l1", "list_items", r#"{"type": "cron"}"#),
+            ("l2", "list_items", r#"{"type": "agents"}"#),
+            ("x1", "toggle_item", &toggle),
+        ]),
+        tool_call("a1", "activate_tools", r#"{"groups": ["config"]}"#),
+        tool_call("x2", "toggle_item", &toggle),
+        tool_call("x3", "delete_cron_job", &delete),
+        answer("The digest job is gone."),
+    ]);
+    let out = skald(data.path(), Some(&server))
+        .args(["exec", "--json", "--approve", "all", "--cwd"])
+        .arg(work.path())
+        .arg("stop the digest job")
+        .output()
+        .unwrap();
+    let stdout = ok(&out);
+    let events: Vec<Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let result = |id: &str| -> String {
+        events
+            .iter()
+            .find(|e| {
+                e["tool_call_id"] == id && (e["type"] == "tool_done" || e["type"] == "tool_error")
+            })
+            .map(|e| {
+                let text = e.get("result").or(e.get("error")).unwrap();
+                format!("{} {}", e["type"].as_str().unwrap(), text.as_str().unwrap())
+            })
+            .unwrap()
+    };
+    assert!(result("l1").contains("digest"), "{}", result("l1"));
+    assert!(result("l2").contains("Researcher") && result("l2").contains("instructions"));
+    assert!(
+        result("x1").starts_with("tool_error") && result("x1").contains("activate_tools"),
+        "{}",
+        result("x1")
+    );
+    assert!(result("a1").starts_with("tool_done"));
+    assert!(result("x2").contains("is off"), "{}", result("x2"));
+    assert!(
+        result("x3").contains("Deleted scheduled job"),
+        "{}",
+        result("x3")
+    );
+    let offered = |i: usize| -> Vec<String> {
+        server.recorded()[i].body["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["function"]["name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert!(!offered(1).contains(&"toggle_item".to_string()));
+    assert!(offered(2).contains(&"toggle_item".to_string()));
+    assert!(offered(2).contains(&"delete_cron_job".to_string()));
+    let store = skald_store::Store::open(data.path().join("skald.db")).unwrap();
+    assert!(store.list_jobs().unwrap().is_empty());
+}
+
+/// A scheduled run's notification lands in the home chat as one read_notification call,
+/// and the chat is continued with it.
+#[test]
+fn a_runs_notification_reaches_the_home_chat() {
+    use skald_testkit::tool_call;
+    let server = ScriptedServer::routed(vec![
+        (
+            "meticulous researcher",
+            vec![
+                tool_call(
+                    "n1",
+                    "notify",
+                    r#"{"source": "digest", "event_type": "digest_ready", "summary": "3 new notes", "refs": ["notes/a.md"]}"#,
+                ),
+                answer("Digest sent."),
+            ],
+        ),
+        ("", vec![answer("You have a digest: 3 new notes.")]),
+    ]);
+    let (data, work) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let job = add_job(data.path(), work.path(), "0 0 0 1 1 *");
+    due_since(data.path(), job, skald_store::now_ms() - 1000);
+    ok(&skald(data.path(), Some(&server))
+        .args(["cron", "run", "--once"])
+        .output()
+        .unwrap());
+    let store = skald_store::Store::open(data.path().join("skald.db")).unwrap();
+    let run = &runs(data.path(), job)[0];
+    let bg = store
+        .get_session(run["session_id"].as_i64().unwrap())
+        .unwrap();
+    let home = bg.home_session_id.expect("a run has a home chat");
+    assert_eq!(store.get_session(home).unwrap().title, "Home");
+    let calls = store.list_tool_calls(home).unwrap();
+    assert_eq!(calls.len(), 1);
+    assert_eq!(calls[0].name, "read_notification");
+    let v: Value = serde_json::from_str(calls[0].result.as_deref().unwrap()).unwrap();
+    assert_eq!(v["notifications"][0]["summary"], "3 new notes");
+    assert_eq!(v["notifications"][0]["refs"], json!(["notes/a.md"]));
+    let last = store.list_messages(home).unwrap().pop().unwrap();
+    assert_eq!(last.content, "You have a digest: 3 new notes.");
+}

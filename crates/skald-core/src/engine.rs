@@ -432,6 +432,56 @@ impl Engine {
         ))
     }
 
+    /// For headless carriers without a session manager (`skald cron run`): continues each
+    /// chat that has deliveries ready — notifications from scheduled runs, results of
+    /// tasks — one turn at a time, until `cancel`.
+    pub async fn continue_chats(self: Arc<Self>, cancel: CancellationToken) {
+        loop {
+            let wait = match self.continue_ready_chats(&cancel).await {
+                Ok(Some(wait)) => wait,
+                Ok(None) => std::time::Duration::from_millis(500),
+                Err(e) => {
+                    // Left for the next carrier rather than retried in a tight loop.
+                    tracing::error!("cannot continue a chat: {e}");
+                    return;
+                }
+            };
+            tokio::select! {
+                _ = cancel.cancelled() => return,
+                _ = self.changed(wait) => {}
+            }
+        }
+    }
+
+    /// Continues the chats whose deliveries are ready, one turn each. Returns how long
+    /// until the next waiting delivery is ready, or `None` when none waits.
+    pub async fn continue_ready_chats(
+        self: &Arc<Self>,
+        cancel: &CancellationToken,
+    ) -> Result<Option<std::time::Duration>, EngineError> {
+        let now = skald_store::now_ms();
+        let mut wait = None;
+        for (session_id, ready_at) in self.store.pending_deliveries()? {
+            if cancel.is_cancelled() {
+                break;
+            }
+            if ready_at > now {
+                let until =
+                    std::time::Duration::from_millis(u64::try_from(ready_at - now).unwrap_or(0));
+                wait = Some(wait.map_or(until, |w: std::time::Duration| w.min(until)));
+                continue;
+            }
+            let sink = self.sink.clone();
+            let emit = move |e: Event| sink(session_id, e);
+            let approval = self.background_approval();
+            self.run_session_turn(session_id, None, approval, cancel, None, &emit)
+                .await?;
+            // The turn may have taken others' deliveries too; look again.
+            wait = Some(std::time::Duration::ZERO);
+        }
+        Ok(wait)
+    }
+
     /// Resumes, at start, the background tasks a previous run left running (those of one
     /// chat, or all); each goes on from where it stopped. Returns their ids.
     pub fn resume_tasks(self: &Arc<Self>, parent: Option<i64>) -> Result<Vec<i64>, EngineError> {

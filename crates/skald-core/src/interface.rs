@@ -18,6 +18,9 @@ const ENGINE_TOOLS: &[&str] = &[
     tn::NOTIFY,
     tn::READ_AGENT_RESULT,
     tn::READ_NOTIFICATION,
+    tn::ACTIVATE_TOOLS,
+    tn::DELETE_CRON_JOB,
+    tn::TOGGLE_ITEM,
 ];
 
 /// Who is being offered tools.
@@ -29,6 +32,8 @@ pub struct Offer {
     pub background: bool,
     /// A system agent (never asks the user).
     pub system: bool,
+    /// The agent activated the `config` group: Skald's configuration tools are offered.
+    pub config: bool,
 }
 
 /// Whether `name` is offered to `who` (tools.md "Not in ToolRegistry"): `notify` only to
@@ -40,6 +45,9 @@ fn offered_to(name: &str, who: Offer) -> bool {
         tn::NOTIFY => who.background,
         tn::READ_AGENT_RESULT | tn::READ_NOTIFICATION => who.root && !who.background,
         tn::ASK_USER_CLARIFICATION => !who.system,
+        // Config tools only after activate_tools(["config"]) (tools.md "Lazy config tool
+        // group"); the approval rules still apply to them.
+        tn::DELETE_CRON_JOB | tn::TOGGLE_ITEM => who.config,
         _ => true,
     }
 }
@@ -71,6 +79,8 @@ pub fn schema(name: &str) -> Option<Value> {
 pub struct Ctx<'a> {
     pub store: &'a Store,
     pub session_id: i64,
+    /// The calling agent's stack frame (`None`: the session's root agent).
+    pub stack_id: Option<i64>,
     pub library: Option<&'a crate::agents::Library>,
     pub engine: Option<&'a crate::engine::Engine>,
 }
@@ -103,7 +113,77 @@ pub fn run(ctx: &Ctx<'_>, name: &str, args: &Value) -> Result<String, String> {
         tn::READ_AGENT_RESULT => read_agent_result(store, session_id, args),
         tn::READ_NOTIFICATION => read_notifications(store, session_id, args),
         tn::LIST_ITEMS => list_items(ctx, text("type")),
+        tn::ACTIVATE_TOOLS => activate(ctx, args),
+        tn::DELETE_CRON_JOB => {
+            let id = args.get("job_id").and_then(Value::as_i64).unwrap_or(-1);
+            let job = store.get_job(id).map_err(|e| e.to_string())?;
+            store.delete_job(id).map_err(|e| e.to_string())?;
+            Ok(format!("Deleted scheduled job {id} ({}).", job.name))
+        }
+        tn::TOGGLE_ITEM => toggle(ctx, args),
         other => Err(format!("`{other}` is not an engine tool")),
+    }
+}
+
+/// The groups `activate_tools` knows: `config`, and MCP servers by name (none can be
+/// configured in this version yet).
+fn activate(ctx: &Ctx<'_>, args: &Value) -> Result<String, String> {
+    let groups: Vec<&str> = args
+        .get("groups")
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    if let Some(unknown) = groups.iter().find(|g| **g != tn::CONFIG_GROUP) {
+        return Err(format!(
+            "unknown tool group `{unknown}`: the groups are `config` (Skald's configuration \
+             tools); no MCP servers are configured"
+        ));
+    }
+    for g in &groups {
+        ctx.store
+            .grant_group(ctx.session_id, ctx.stack_id, g)
+            .map_err(|e| e.to_string())?;
+    }
+    Ok(format!(
+        "Activated {}; the tools are in your list from your next step.",
+        groups.join(", ")
+    ))
+}
+
+/// `toggle_item`: scheduled jobs can be turned on and off; MCP servers and plugins cannot
+/// be configured in this version yet, so none is found.
+fn toggle(ctx: &Ctx<'_>, args: &Value) -> Result<String, String> {
+    let kind = args.get("kind").and_then(Value::as_str).unwrap_or("");
+    let enabled = args
+        .get("enabled")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    let id = match &args["id"] {
+        Value::String(s) => s.clone(),
+        v => v.to_string(),
+    };
+    match kind {
+        "cron" => {
+            let job_id: i64 = id
+                .trim()
+                .parse()
+                .map_err(|_| format!("a job id is a number, not `{id}`"))?;
+            let job =
+                crate::cron::set_enabled(ctx.store, job_id, enabled).map_err(|e| e.to_string())?;
+            Ok(if enabled {
+                format!(
+                    "Scheduled job {job_id} ({}) is on; next run {}.",
+                    job.name,
+                    job.next_run_at
+                        .map_or_else(|| "never".to_string(), crate::cron::format_time)
+                )
+            } else {
+                format!("Scheduled job {job_id} ({}) is off.", job.name)
+            })
+        }
+        "mcp" => Err(format!("no MCP server named `{id}` is configured")),
+        "plugin" => Err(format!("no plugin named `{id}` is installed")),
+        other => Err(format!("unknown kind `{other}`: use mcp, plugin or cron")),
     }
 }
 
@@ -288,6 +368,7 @@ mod tests {
         let ctx = Ctx {
             store: &store,
             session_id: s.id,
+            stack_id: None,
             library: None,
             engine: None,
         };
@@ -315,6 +396,7 @@ mod tests {
             root: true,
             background: false,
             system: false,
+            config: false,
         });
         assert!(chat.contains(&tn::READ_AGENT_RESULT.to_string()));
         assert!(chat.contains(&tn::READ_NOTIFICATION.to_string()));
@@ -323,6 +405,7 @@ mod tests {
             root: true,
             background: true,
             system: false,
+            config: false,
         });
         assert!(bg.contains(&tn::NOTIFY.to_string()));
         assert!(!bg.contains(&tn::READ_NOTIFICATION.to_string()));
@@ -330,9 +413,107 @@ mod tests {
             root: false,
             background: false,
             system: true,
+            config: true,
         });
         assert!(!sub.contains(&tn::ASK_USER_CLARIFICATION.to_string()));
         assert!(!sub.contains(&tn::READ_AGENT_RESULT.to_string()));
         assert!(sub.contains(&tn::LIST_ITEMS.to_string()));
+        assert!(sub.contains(&tn::TOGGLE_ITEM.to_string()));
+        assert!(!chat.contains(&tn::DELETE_CRON_JOB.to_string()));
+    }
+
+    #[test]
+    fn task_state_notifications_and_lists() {
+        let store = Store::open_in_memory().unwrap();
+        let chat = store
+            .create_session(&skald_store::NewSession::default())
+            .unwrap();
+        let other = store
+            .create_session(&skald_store::NewSession::default())
+            .unwrap();
+        let task = store
+            .create_task(&skald_store::NewTask {
+                parent_session_id: chat.id,
+                parent_tool_call_id: None,
+                session_id: other.id,
+                agent_id: "researcher".into(),
+                title: "t".into(),
+                description: String::new(),
+                prompt: "p".into(),
+            })
+            .unwrap();
+        let ctx = |session_id| Ctx {
+            store: &store,
+            session_id,
+            stack_id: None,
+            library: None,
+            engine: None,
+        };
+        let read = |session_id| {
+            run(
+                &ctx(session_id),
+                tn::READ_AGENT_RESULT,
+                &json!({"task_id": task.id}),
+            )
+        };
+        assert!(read(chat.id).unwrap().contains("not_ready"));
+        assert!(read(other.id).unwrap_err().contains("started no task"));
+        store
+            .finish_task(task.id, skald_store::TaskStatus::Done, "r")
+            .unwrap();
+        assert!(read(chat.id).unwrap().contains("\"status\":\"done\""));
+
+        for summary in ["one", "two"] {
+            store
+                .add_delivery(
+                    chat.id,
+                    skald_store::DeliveryKind::Notification,
+                    &json!({"summary": summary}),
+                    0,
+                )
+                .unwrap();
+        }
+        store.take_deliveries(chat.id).unwrap();
+        let notes: Value = serde_json::from_str(
+            &run(&ctx(chat.id), tn::READ_NOTIFICATION, &json!({"limit": 1})).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(notes["notifications"], json!([{"summary": "two"}]));
+
+        let cron: Value = serde_json::from_str(
+            &run(&ctx(chat.id), tn::LIST_ITEMS, &json!({"type": "cron"})).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(cron["items"], json!([]));
+        assert!(
+            run(&ctx(chat.id), tn::LIST_ITEMS, &json!({"type": "agents"}))
+                .unwrap_err()
+                .contains("no agents")
+        );
+        assert!(
+            run(
+                &ctx(chat.id),
+                tn::ACTIVATE_TOOLS,
+                &json!({"groups": ["github"]})
+            )
+            .unwrap_err()
+            .contains("unknown tool group `github`")
+        );
+        run(
+            &ctx(chat.id),
+            tn::ACTIVATE_TOOLS,
+            &json!({"groups": ["config"]}),
+        )
+        .unwrap();
+        assert_eq!(store.granted_groups(chat.id, None).unwrap(), ["config"]);
+        assert!(
+            run(
+                &ctx(chat.id),
+                tn::TOGGLE_ITEM,
+                &json!({"kind": "mcp", "id": "github", "enabled": true})
+            )
+            .unwrap_err()
+            .contains("no MCP server named `github`")
+        );
     }
 }

@@ -201,7 +201,17 @@ impl SessionManager {
     /// At start: every session a previous run left unfinished is resumed and its
     /// conversation continued. Returns the sessions it started on.
     pub fn resume_all(self: &Arc<Self>) -> Result<Vec<i64>, SessionError> {
-        let ids = self.store.sessions_needing_resume()?;
+        // Background sessions are not chats: a task's goes on with its task (which then
+        // reports to its chat), a cron run's with the scheduler that takes it over.
+        let mut ids = Vec::new();
+        for id in self.store.sessions_needing_resume()? {
+            if self.store.get_session(id)?.kind == skald_store::SessionKind::Interactive {
+                ids.push(id);
+            }
+        }
+        if let Err(e) = self.engine.resume_tasks(None) {
+            tracing::error!("cannot resume background tasks: {e}");
+        }
         for &session_id in &ids {
             let slot = self.slot(session_id);
             let mut state = lock(&slot);

@@ -186,6 +186,36 @@ const SYNTHETIC: &[Synthetic] = &[
         },
     },
     Synthetic {
+        name: tn::DELETE_CRON_JOB,
+        category: Some(ToolCategory::Config),
+        description: "Delete a scheduled job and its runs' records (see list_items type=cron).",
+        parameters: || {
+            json!({
+                "type": "object",
+                "properties": {"job_id": {"type": "integer"}},
+                "required": ["job_id"],
+                "additionalProperties": false
+            })
+        },
+    },
+    Synthetic {
+        name: tn::TOGGLE_ITEM,
+        category: Some(ToolCategory::Config),
+        description: "Turn an MCP server, a plugin or a scheduled job on or off.",
+        parameters: || {
+            json!({
+                "type": "object",
+                "properties": {
+                    "kind": {"type": "string", "enum": ["mcp", "plugin", "cron"]},
+                    "id": {"type": ["string", "integer"], "description": "The server's or plugin's name, or the job's id."},
+                    "enabled": {"type": "boolean"}
+                },
+                "required": ["kind", "id", "enabled"],
+                "additionalProperties": false
+            })
+        },
+    },
+    Synthetic {
         name: tn::SHOW_FILE_TO_USER,
         category: None,
         description: "Open a file in the user's viewer: Markdown, code, text, images, SVG, PDF, \

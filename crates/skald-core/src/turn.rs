@@ -135,10 +135,7 @@ pub async fn run_turn(
     }
     // Tools the group denies outright are not offered at all (tools.md "Tool Visibility
     // Filtering").
-    let mut tools = offered_tools(env);
-    let hidden = approval::hidden_tools(store, &cfg.run, tools.iter().map(|t| t.name.as_str()));
-    tools.retain(|t| !hidden.contains(&t.name));
-    crate::discovery::observe(store, tools.iter().map(|t| (t.name.as_str(), "builtin")));
+    let mut tools = turn_tools(env, session_id)?;
 
     for _round in 0..cfg.max_rounds {
         if cancel.is_cancelled() {
@@ -171,8 +168,29 @@ pub async fn run_turn(
                 status: ToolCallStatus::Running,
             })?;
         }
+        // A model may call a tool it was not offered (one it saw earlier, or made up):
+        // it is refused, not run. A tool hidden because the rules deny it goes to the gate,
+        // which says so.
+        let (calls, unoffered): (Vec<ToolCall>, Vec<ToolCall>) = calls.into_iter().partition(|c| {
+            tools.iter().any(|t| t.name == c.name)
+                || approval::check(
+                    store,
+                    &cfg.run,
+                    &c.name,
+                    &parse_args(&c.arguments).unwrap_or(Value::Null),
+                )
+                .action
+                    == RuleAction::Deny
+        });
+        for call in &unoffered {
+            refuse_unoffered(store, session_id, call, emit)?;
+        }
         if run_calls(env, session_id, &calls, cancel, emit).await? {
             return finish(emit, session_id, TurnOutcome::Cancelled, "");
+        }
+        // A group activated this round is offered from the next.
+        if calls.iter().any(|c| c.name == tn::ACTIVATE_TOOLS) {
+            tools = turn_tools(env, session_id)?;
         }
     }
     finish(emit, session_id, TurnOutcome::Exhausted, "")
@@ -586,10 +604,32 @@ async fn delegate_inner(
     })
 }
 
+/// The tools offered this round, less those the group denies outright (tools.md "Tool
+/// Visibility Filtering"); every offered name is recorded for the approval UI.
+fn turn_tools(env: &TurnEnv<'_>, session_id: i64) -> Result<Vec<ToolSpec>, TurnError> {
+    let config = env
+        .store
+        .granted_groups(session_id, env.frame.stack_id)?
+        .iter()
+        .any(|g| g == tn::CONFIG_GROUP);
+    let mut tools = offered_tools(env, config);
+    let hidden = approval::hidden_tools(
+        env.store,
+        &env.cfg.run,
+        tools.iter().map(|t| t.name.as_str()),
+    );
+    tools.retain(|t| !hidden.contains(&t.name));
+    crate::discovery::observe(
+        env.store,
+        tools.iter().map(|t| (t.name.as_str(), "builtin")),
+    );
+    Ok(tools)
+}
+
 /// The tools a frame is offered (tools.md "Tool Visibility Filtering"): the root agent gets
 /// the registry's root tools and `execute_task`; a task agent gets the sub-agent tools and,
 /// while it may still delegate, `execute_subtask`. Engine tools go to every agent.
-fn offered_tools(env: &TurnEnv<'_>) -> Vec<ToolSpec> {
+fn offered_tools(env: &TurnEnv<'_>, config: bool) -> Vec<ToolSpec> {
     let registry = env.registry;
     let root = env.frame.depth == 0;
     let mut defs: Vec<Value> = if root {
@@ -620,6 +660,7 @@ fn offered_tools(env: &TurnEnv<'_>) -> Vec<ToolSpec> {
         root,
         background: env.cfg.background,
         system,
+        config,
     }));
     if env.library.is_some() {
         let delegate = if root && !env.cfg.background {
@@ -890,6 +931,51 @@ fn mark_done(
     Ok(false)
 }
 
+/// Fails a call of a tool this agent was not offered this round, saying how to get it when
+/// there is a way.
+fn refuse_unoffered(
+    store: &Store,
+    session_id: i64,
+    call: &ToolCall,
+    emit: Emit<'_>,
+) -> Result<(), TurnError> {
+    let config_tool = crate::synthetic::synthetic_tools()
+        .iter()
+        .any(|t| t.name == call.name && t.category == Some(skald_api::ToolCategory::Config))
+        && call.name != tn::ACTIVATE_TOOLS;
+    let message = if config_tool {
+        format!(
+            "`{}` is one of Skald's configuration tools; call activate_tools with groups \
+             [\"config\"] first, then use it from your next step",
+            call.name
+        )
+    } else {
+        format!(
+            "`{}` is not among the tools you have; use one of those",
+            call.name
+        )
+    };
+    emit(Event::ToolStart {
+        tool_call_id: call.id.clone(),
+        name: call.name.clone(),
+        arguments: parse_args(&call.arguments).unwrap_or(Value::Null),
+        label_short: call.name.clone(),
+        label_full: call.name.clone(),
+        path: None,
+    });
+    store.set_tool_call_status(
+        session_id,
+        &call.id,
+        ToolCallStatus::Failed,
+        Some((&message, ResultType::Error)),
+    )?;
+    emit(Event::ToolError {
+        tool_call_id: call.id.clone(),
+        error: message,
+    });
+    Ok(())
+}
+
 /// Records a call as stopped by /stop and says so; `Ok(true)` tells the turn to end.
 fn mark_cancelled(
     store: &Store,
@@ -1095,6 +1181,7 @@ pub(crate) async fn run_call(
         let ctx = crate::interface::Ctx {
             store,
             session_id,
+            stack_id: env.frame.stack_id,
             library: env.library,
             engine: env.engine.map(|e| e.as_ref()),
         };
@@ -1290,7 +1377,7 @@ mod tests {
             ..fx.env(&cfg)
         };
         let names = |env: &TurnEnv<'_>| {
-            offered_tools(env)
+            offered_tools(env, false)
                 .into_iter()
                 .map(|t| t.name)
                 .collect::<Vec<_>>()

@@ -549,3 +549,55 @@ async fn always_allow_stores_the_proposed_rule_and_bypasses_cover_the_next_calls
         assert!(work_path.join("one.txt").exists() && work_path.join("two.txt").exists());
     }
 }
+
+/// In a long-lived carrier a background task's result is delivered into its idle chat,
+/// which is continued without anyone sending a message.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_finished_task_continues_its_idle_chat() {
+    let server = ScriptedServer::routed(vec![
+        (
+            "meticulous researcher",
+            vec![delayed(300, answer("Found it in notes.md."))],
+        ),
+        (
+            "",
+            vec![
+                tool_call(
+                    "t1",
+                    "execute_task",
+                    r#"{"mode": "async", "title": "Find it", "agent_id": "researcher", "prompt": "find it"}"#,
+                ),
+                answer("Working on it in the background."),
+                answer("The researcher found it in notes.md."),
+            ],
+        ),
+    ]);
+    let (data, work) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (mgr, sid) = manager(&server, data.path(), work.path());
+    let stop = skald_api::CancellationToken::new();
+    tokio::spawn(mgr.clone().deliver(stop.clone()));
+    let mut rx = mgr.subscribe();
+    mgr.send_message(sid, "find it".into()).unwrap();
+    let first = until(&mut rx, |e| matches!(e, Event::Done { .. })).await;
+    assert!(
+        first
+            .iter()
+            .any(|e| matches!(e, Event::TaskUpdate { status, .. } if status == "running"))
+    );
+    // Nobody sends anything: the delivery alone continues the chat.
+    let later = until(
+        &mut rx,
+        |e| matches!(e, Event::Done { text, .. } if text.starts_with("The researcher found")),
+    )
+    .await;
+    assert!(
+        later
+            .iter()
+            .any(|e| matches!(e, Event::ToolStart { name, .. } if name == "read_agent_result"))
+    );
+    stop.cancel();
+    let store = Store::open(data.path().join("skald.db")).unwrap();
+    let task = store.get_task(1).unwrap();
+    assert_eq!(task.status, skald_store::TaskStatus::Done);
+    assert_eq!(task.result.as_deref(), Some("Found it in notes.md."));
+}

@@ -90,9 +90,23 @@ CREATE TABLE app_state (
     value  TEXT NOT NULL
 );
 
--- The engine's own reading tools carry no risk; notify only tells the user something.
+-- Lazy tool groups an agent activated (`activate_tools`): per session for the root
+-- agent, per stack frame for sub-agents. They apply from the agent's next round.
+CREATE TABLE session_mcp_grants (
+    session_id  INTEGER NOT NULL REFERENCES chat_sessions(id) ON DELETE CASCADE,
+    name        TEXT    NOT NULL,
+    granted_at  INTEGER NOT NULL,
+    PRIMARY KEY (session_id, name)
+);
+CREATE TABLE stack_mcp_grants (
+    stack_id    INTEGER NOT NULL REFERENCES chat_session_stack(id) ON DELETE CASCADE,
+    name        TEXT    NOT NULL,
+    granted_at  INTEGER NOT NULL,
+    PRIMARY KEY (stack_id, name)
+);
+
+-- The engine's own reading tools carry no risk.
 INSERT INTO approval_rules (group_name, tool_pattern, action, priority, note, created_at) VALUES
-    ('default', 'notify',            'allow', 30, 'telling the user; nothing is changed', 0),
     ('default', 'read_agent_result', 'allow', 30, 'reads a task''s state', 0),
     ('default', 'read_notification', 'allow', 30, 'reads delivered notifications', 0),
     ('default', 'list_items',        'allow', 30, 'lists agents, jobs and servers', 0);

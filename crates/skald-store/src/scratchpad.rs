@@ -1,4 +1,5 @@
-//! The session scratchpad: a key/value board shared by every agent of a session.
+//! The session scratchpad, a key/value board shared by every agent of a session, and the
+//! tool groups its agents activated.
 
 use crate::{Store, StoreError, now_ms};
 use rusqlite::params;
@@ -38,6 +39,58 @@ impl Store {
         let rows = stmt
             .query_map([session_id], |r| Ok((r.get(0)?, r.get(1)?)))?
             .collect::<Result<Vec<_>, _>>()?;
+        Ok(rows)
+    }
+}
+
+impl Store {
+    /// Records that an agent activated a tool group (an MCP server's name, or `config`):
+    /// the root agent's grants belong to its session, a sub-agent's to its stack frame.
+    pub fn grant_group(
+        &self,
+        session_id: i64,
+        stack_id: Option<i64>,
+        name: &str,
+    ) -> Result<(), StoreError> {
+        let conn = self.conn();
+        match stack_id {
+            None => conn.execute(
+                "INSERT OR IGNORE INTO session_mcp_grants (session_id, name, granted_at)
+                 VALUES (?1, ?2, ?3)",
+                params![session_id, name, now_ms()],
+            )?,
+            Some(stack) => conn.execute(
+                "INSERT OR IGNORE INTO stack_mcp_grants (stack_id, name, granted_at)
+                 VALUES (?1, ?2, ?3)",
+                params![stack, name, now_ms()],
+            )?,
+        };
+        Ok(())
+    }
+
+    /// The groups an agent frame activated, sorted.
+    pub fn granted_groups(
+        &self,
+        session_id: i64,
+        stack_id: Option<i64>,
+    ) -> Result<Vec<String>, StoreError> {
+        let conn = self.conn();
+        let rows = match stack_id {
+            None => {
+                let mut stmt = conn.prepare(
+                    "SELECT name FROM session_mcp_grants WHERE session_id = ?1 ORDER BY name",
+                )?;
+                stmt.query_map([session_id], |r| r.get(0))?
+                    .collect::<Result<Vec<String>, _>>()?
+            }
+            Some(stack) => {
+                let mut stmt = conn.prepare(
+                    "SELECT name FROM stack_mcp_grants WHERE stack_id = ?1 ORDER BY name",
+                )?;
+                stmt.query_map([stack], |r| r.get(0))?
+                    .collect::<Result<Vec<String>, _>>()?
+            }
+        };
         Ok(rows)
     }
 }

@@ -72,9 +72,9 @@ impl ScriptedServer {
         let port = listener.local_addr().unwrap().port();
         let requests = Arc::new(Mutex::new(Vec::new()));
         let log = requests.clone();
-        let routes: Arc<Mutex<Routes>> = Arc::new(
-            Mutex::new(routes.into_iter().map(|(k, r)| (k, r.into())).collect()),
-        );
+        let routes: Arc<Mutex<Routes>> = Arc::new(Mutex::new(
+            routes.into_iter().map(|(k, r)| (k, r.into())).collect(),
+        ));
         std::thread::spawn(move || {
             for stream in listener.incoming() {
                 let Ok(stream) = stream else { break };
