@@ -29,6 +29,9 @@ pub const LEASE_MS: i64 = 60_000;
 /// a laptop waking up a little after the hour).
 const SKIP_GRACE_MS: i64 = 60_000;
 
+/// Missed occurrences counted one by one before the count becomes a lower bound.
+const MAX_COUNTED: usize = 10_000;
+
 /// How often the scheduler looks at the store even when no job is due: jobs added or
 /// enabled by other processes, and runs whose owner died.
 const POLL: Duration = Duration::from_secs(5);
@@ -67,6 +70,15 @@ impl Schedule {
             .parse()
             .map_err(|_| CronError::TimeZone(tz.to_string()))?;
         Ok(Schedule { cron, tz })
+    }
+
+    /// The last occurrence at or before `ms`, if any.
+    pub fn latest_at_or_before(&self, ms: i64) -> Option<i64> {
+        let start = self.tz.timestamp_millis_opt(ms).single()?;
+        self.cron
+            .find_previous_occurrence(&start, true)
+            .ok()
+            .map(|t| t.timestamp_millis())
     }
 
     /// The first occurrence strictly after `after_ms` (Unix ms), if any.
@@ -179,18 +191,25 @@ fn plan(job: &ScheduledJob, now: i64) -> Result<(Claim, bool), CronError> {
     let seen = job.next_run_at.unwrap_or(now);
     let schedule = Schedule::parse(&job.cron, &job.timezone)?;
     // Walk the missed occurrences up to now; a job down for years must not loop for
-    // long, so past a bound the count is an estimate and the latest is found directly.
+    // long, so past a bound the count is a lower bound and the latest is found directly.
     let (mut latest, mut count) = (seen, 1i64);
     let mut cursor = seen;
-    for _ in 0..10_000 {
+    let mut capped = true;
+    for _ in 0..MAX_COUNTED {
         match schedule.next_after(cursor) {
             Some(t) if t <= now => {
                 latest = t;
                 count += 1;
                 cursor = t;
             }
-            _ => break,
+            _ => {
+                capped = false;
+                break;
+            }
         }
+    }
+    if capped && let Some(last) = schedule.latest_at_or_before(now) {
+        latest = latest.max(last);
     }
     let next = schedule.next_after(now.max(latest));
     let run = match job.missed_policy {
@@ -557,5 +576,12 @@ mod tests {
         .unwrap();
         assert!(run);
         assert_eq!(claim.occurrences, 1);
+        // Every second, down for a day: counting stops at a bound, the latest is exact.
+        let mut fast = job(MissedPolicy::Once, ms("2026-03-01T00:00:00Z"));
+        fast.cron = "* * * * * *".into();
+        let (claim, _) = plan(&fast, ms("2026-03-02T00:00:00Z")).unwrap();
+        assert_eq!(claim.scheduled_for, ms("2026-03-02T00:00:00Z"));
+        assert!(claim.occurrences > 10_000);
+        assert_eq!(claim.new_next_run_at, Some(ms("2026-03-02T00:00:01Z")));
     }
 }
