@@ -21,9 +21,12 @@ fi
 # Debian packages: C toolchain for bundled SQLite, pkg-config for -sys crates.
 packages=(build-essential pkg-config git ca-certificates curl)
 # Test suite: ripgrep (grep_files is checked against it), procps (process checks),
-# bsdutils (`script` gives the terminal-prompt test a real pseudo-terminal).
+# bsdutils (`script` gives the terminal-prompt test a real pseudo-terminal), Node.js and
+# npm for the reference MCP servers the MCP client is tested against.
 if [[ $want_test -eq 1 ]]; then
   packages+=(ripgrep procps bsdutils)
+  command -v node >/dev/null 2>&1 || packages+=(nodejs)
+  command -v npm >/dev/null 2>&1 || packages+=(npm)
 fi
 
 missing=()
@@ -65,3 +68,16 @@ if [[ "$rust_minor" -lt 85 ]]; then
   exit 1
 fi
 say "toolchain: $(cargo --version)"
+
+# The reference MCP servers (tests/mcp/package-lock.json), reinstalled only when the lock
+# file changed since the last install.
+if [[ $want_test -eq 1 ]]; then
+  root=$(cd "$(dirname "$0")/.." && pwd)
+  stamp="$root/tests/mcp/node_modules/.skald-installed"
+  if ! cmp -s "$root/tests/mcp/package-lock.json" "$stamp" 2>/dev/null; then
+    say "installing the reference MCP servers (npm ci in tests/mcp)"
+    npm ci --prefix "$root/tests/mcp" --no-audit --no-fund --loglevel=error >/dev/null
+    cp "$root/tests/mcp/package-lock.json" "$stamp"
+  fi
+  say "node: $(node --version)"
+fi

@@ -10,6 +10,7 @@ mod deliveries;
 mod error;
 mod inbox;
 mod known_tools;
+mod mcp;
 mod messages;
 mod migrations;
 mod rules;
@@ -25,6 +26,7 @@ pub use deliveries::{Delivered, DeliveryKind, NOTIFICATION_TOOL, TASK_RESULT_TOO
 pub use error::StoreError;
 pub use inbox::{InboxItem, InboxKind, InboxStatus, NewInboxItem};
 pub use known_tools::KnownTool;
+pub use mcp::McpServerRecord;
 pub use messages::{Message, MessageStatus, NewMessage, Role};
 pub use migrations::{LATEST_VERSION, MIGRATIONS};
 pub use rules::{NewRule, Rule, RuleAction};

@@ -14,6 +14,7 @@ const STEPS: &[M<'static>] = &[
     M::up(include_str!("../migrations/0006_run_contexts.sql")),
     M::up(include_str!("../migrations/0007_scratchpad.sql")),
     M::up(include_str!("../migrations/0008_tasks_cron.sql")),
+    M::up(include_str!("../migrations/0009_mcp_servers.sql")),
 ];
 
 /// Every migration, in order.

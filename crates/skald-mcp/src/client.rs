@@ -1,0 +1,308 @@
+//! The one module that speaks `rmcp` (pinned in the workspace): connecting over stdio or
+//! streamable HTTP, the client handler (progress, tool-list changes, elicitation), listing
+//! and calling tools. Everything else in Skald sees only this crate's own types, so an
+//! rmcp upgrade touches this file alone.
+
+use crate::{CallOutput, Elicited, McpError, McpTool, Progress, Transport};
+use futures::StreamExt;
+use futures::future::BoxFuture;
+use rmcp::handler::client::progress::ProgressDispatcher;
+use rmcp::model::{
+    CallToolRequestParams, CancelledNotificationParam, ClientCapabilities, ClientConfig,
+    ClientRequest, ContentBlock, ElicitRequestParams, ElicitResult, ElicitationAction,
+    ElicitationCapability, FormElicitationCapability, Implementation, ProgressNotificationParam,
+    ProtocolVersion, Request, ResourceContents, ServerResult,
+};
+use rmcp::service::{NotificationContext, PeerRequestOptions, RequestContext, RoleClient};
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::{ClientHandler, ErrorData, ServiceError, ServiceExt};
+use serde_json::Value;
+use skald_api::CancellationToken;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Asks the user to fill in a server's form: (message, JSON schema) -> answer.
+pub(crate) type Elicit = Arc<dyn Fn(String, Value) -> BoxFuture<'static, Elicited> + Send + Sync>;
+
+pub(crate) struct Handler {
+    progress: ProgressDispatcher,
+    tools_changed: tokio::sync::mpsc::UnboundedSender<()>,
+    elicit: Elicit,
+}
+
+impl Handler {
+    pub(crate) fn new(
+        tools_changed: tokio::sync::mpsc::UnboundedSender<()>,
+        elicit: Elicit,
+    ) -> Self {
+        Handler {
+            progress: ProgressDispatcher::new(),
+            tools_changed,
+            elicit,
+        }
+    }
+}
+
+impl ClientHandler for Handler {
+    fn get_info(&self) -> ClientConfig {
+        let mut caps = ClientCapabilities::default();
+        caps.elicitation =
+            Some(ElicitationCapability::new().with_form(FormElicitationCapability::new()));
+        // 2025-11-25 is the newest version with an initialize handshake, which every
+        // server released so far speaks (and the conformance suite checks).
+        ClientConfig::new(
+            caps,
+            Implementation::new("skald", env!("CARGO_PKG_VERSION")),
+        )
+        .with_protocol_version(ProtocolVersion::V_2025_11_25)
+    }
+
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _cx: NotificationContext<RoleClient>,
+    ) {
+        self.progress.handle_notification(params).await;
+    }
+
+    async fn on_tool_list_changed(&self, _cx: NotificationContext<RoleClient>) {
+        let _ = self.tools_changed.send(());
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        cx: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        let (message, schema) = match request {
+            ElicitRequestParams::FormElicitationParams {
+                message,
+                requested_schema,
+                ..
+            } => (
+                message,
+                serde_json::to_value(&requested_schema).unwrap_or(Value::Null),
+            ),
+            // URL elicitations send the user to a web page; a desktop app that opens
+            // links for servers is a separate decision, so they are declined.
+            _ => return Ok(ElicitResult::new(ElicitationAction::Decline)),
+        };
+        let asking = (self.elicit)(message, schema);
+        let answer = tokio::select! {
+            _ = cx.ct.cancelled() => Elicited::Cancel,
+            a = asking => a,
+        };
+        Ok(match answer {
+            Elicited::Accept(content) => {
+                ElicitResult::new(ElicitationAction::Accept).with_content(content)
+            }
+            Elicited::Decline => ElicitResult::new(ElicitationAction::Decline),
+            Elicited::Cancel => ElicitResult::new(ElicitationAction::Cancel),
+        })
+    }
+}
+
+pub(crate) type Client = rmcp::service::RunningService<RoleClient, Handler>;
+
+/// A connected server and, for stdio, its process id (the leader of its process group).
+pub(crate) struct Connected {
+    pub client: Client,
+    pub pid: Option<u32>,
+}
+
+/// Connects and initialises within `timeout`. A stdio server's stderr lines go to `stderr`.
+pub(crate) async fn connect(
+    transport: &Transport,
+    handler: Handler,
+    timeout: Duration,
+    stderr: impl FnMut(String) + Send + 'static,
+) -> Result<Connected, String> {
+    match transport {
+        Transport::Stdio {
+            command,
+            args,
+            env,
+            cwd,
+        } => {
+            let mut cmd = tokio::process::Command::new(command);
+            cmd.args(args).envs(env.iter().map(|(k, v)| (k, v)));
+            if let Some(dir) = cwd {
+                cmd.current_dir(dir);
+            }
+            // Its own process group, so stopping the server stops what it started too
+            // (`npx` runs the real server as a grandchild).
+            #[cfg(unix)]
+            cmd.process_group(0);
+            let (transport, err) = TokioChildProcess::builder(cmd)
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .map_err(|e| format!("cannot start `{command}`: {e}"))?;
+            let pid = transport.id();
+            if let Some(err) = err {
+                tokio::spawn(drain(err, stderr));
+            }
+            let client = tokio::time::timeout(timeout, handler.serve(transport))
+                .await
+                .map_err(|_| {
+                    crate::kill_group(pid);
+                    format!("no answer to initialize within {} s", timeout.as_secs())
+                })?
+                .map_err(|e| {
+                    crate::kill_group(pid);
+                    format!("initialize failed: {e}")
+                })?;
+            Ok(Connected { client, pid })
+        }
+        Transport::Http { url, bearer } => {
+            let mut cfg = StreamableHttpClientTransportConfig::with_uri(url.clone());
+            if let Some(token) = bearer {
+                cfg = cfg.auth_header(token.clone());
+            }
+            let transport = StreamableHttpClientTransport::from_config(cfg);
+            let client = tokio::time::timeout(timeout, handler.serve(transport))
+                .await
+                .map_err(|_| format!("no answer to initialize within {} s", timeout.as_secs()))?
+                .map_err(|e| format!("initialize failed: {e}"))?;
+            Ok(Connected { client, pid: None })
+        }
+    }
+}
+
+async fn drain(err: tokio::process::ChildStderr, mut sink: impl FnMut(String)) {
+    use tokio::io::AsyncBufReadExt;
+    let mut lines = tokio::io::BufReader::new(err).lines();
+    while let Ok(Some(line)) = lines.next_line().await {
+        sink(line);
+    }
+}
+
+/// Every tool the server offers, following pagination.
+pub(crate) async fn list_tools(
+    client: &Client,
+    server: &str,
+    timeout: Duration,
+) -> Result<Vec<McpTool>, String> {
+    let tools = tokio::time::timeout(timeout, client.list_all_tools())
+        .await
+        .map_err(|_| format!("tools/list took longer than {} s", timeout.as_secs()))?
+        .map_err(|e| format!("tools/list failed: {e}"))?;
+    Ok(tools
+        .into_iter()
+        .map(|t| McpTool {
+            server: server.to_string(),
+            name: t.name.to_string(),
+            description: t.description.map(|d| d.to_string()).unwrap_or_default(),
+            input_schema: Value::Object((*t.input_schema).clone()),
+        })
+        .collect())
+}
+
+/// Calls a tool. Progress notifications go to `on_progress`; `cancel` sends
+/// `notifications/cancelled`; `timeout` runs from the last sign of life (progress resets it).
+pub(crate) async fn call(
+    client: &Client,
+    tool: &str,
+    arguments: serde_json::Map<String, Value>,
+    timeout: Duration,
+    cancel: &CancellationToken,
+    on_progress: &(dyn Fn(Progress) + Send + Sync),
+) -> Result<CallOutput, McpError> {
+    let params = CallToolRequestParams::new(tool.to_string()).with_arguments(arguments);
+    let options = PeerRequestOptions::with_timeout(timeout).reset_timeout_on_progress();
+    let handle = client
+        .send_cancellable_request(
+            ClientRequest::CallToolRequest(Request::new(params)),
+            options,
+        )
+        .await
+        .map_err(service_error)?;
+    let mut progress = client
+        .service()
+        .progress
+        .subscribe(handle.progress_token.clone())
+        .await;
+    let (id, peer) = (handle.id.clone(), handle.peer.clone());
+    let response = handle.await_response();
+    tokio::pin!(response);
+    let mut listening = true;
+    let result = loop {
+        tokio::select! {
+            biased;
+            _ = cancel.cancelled() => {
+                let note = CancelledNotificationParam::new(Some(id), Some("stopped by the user".into()));
+                let _ = tokio::time::timeout(Duration::from_secs(2), peer.notify_cancelled(note)).await;
+                return Err(McpError::Cancelled);
+            }
+            r = &mut response => break r,
+            p = progress.next(), if listening => match p {
+                Some(p) => on_progress(Progress {
+                    progress: p.progress,
+                    total: p.total,
+                    message: p.message,
+                }),
+                None => listening = false,
+            },
+        }
+    };
+    match result.map_err(service_error)? {
+        ServerResult::CallToolResult(r) => {
+            let mut parts: Vec<String> = r.content.iter().map(block_text).collect();
+            if parts.iter().all(String::is_empty)
+                && let Some(structured) = &r.structured_content
+            {
+                parts = vec![structured.to_string()];
+            }
+            Ok(CallOutput {
+                text: parts
+                    .into_iter()
+                    .filter(|p| !p.is_empty())
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+                is_error: r.is_error.unwrap_or(false),
+            })
+        }
+        ServerResult::EmptyResult(_) => Ok(CallOutput {
+            text: String::new(),
+            is_error: false,
+        }),
+        _ => Err(McpError::Protocol(
+            "the server answered tools/call with something else than a tool result".into(),
+        )),
+    }
+}
+
+/// What the model reads of one content block: text as is, everything else described.
+fn block_text(block: &ContentBlock) -> String {
+    if let Some(t) = block.as_text() {
+        return t.text.clone();
+    }
+    if let Some(i) = block.as_image() {
+        return format!("[image {} ({} bytes, base64)]", i.mime_type, i.data.len());
+    }
+    if let Some(r) = block.as_resource() {
+        return match &r.resource {
+            ResourceContents::TextResourceContents { uri, text, .. } => {
+                format!("[resource {uri}]\n{text}")
+            }
+            ResourceContents::BlobResourceContents { uri, blob, .. } => {
+                format!("[resource {uri} ({} bytes, base64)]", blob.len())
+            }
+            _ => "[resource]".to_string(),
+        };
+    }
+    if let Some(l) = block.as_resource_link() {
+        return format!("[resource link {} ({})]", l.uri, l.name);
+    }
+    "[content of a kind Skald does not show]".to_string()
+}
+
+fn service_error(e: ServiceError) -> McpError {
+    match e {
+        ServiceError::McpError(data) => McpError::Server(data.message.to_string()),
+        ServiceError::Timeout { timeout } => McpError::Timeout(timeout),
+        ServiceError::TransportClosed => McpError::Closed,
+        ServiceError::Cancelled { .. } => McpError::Cancelled,
+        other => McpError::Protocol(other.to_string()),
+    }
+}

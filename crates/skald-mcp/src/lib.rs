@@ -1,0 +1,404 @@
+//! Skald's MCP client (reference.md "MCP"). Servers connect in the background and are
+//! supervised: a status per server (connecting, ready, failed with the error and the tail
+//! of its log, disabled), reconnection with backoff, tool lists refreshed on
+//! `list_changed`. Nothing here ever makes a turn wait for a server that is not ready:
+//! callers read the status and the tools of ready servers, and only `wait_ready` — for an
+//! agent that explicitly activates a server — waits, bounded by the connect timeout.
+//!
+//! `rmcp` is used only in `client.rs`.
+
+mod client;
+mod log;
+
+use futures::future::BoxFuture;
+use serde::Serialize;
+use serde_json::Value;
+use skald_api::CancellationToken;
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// How to reach a server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Transport {
+    /// A child process speaking MCP on stdin/stdout; stderr goes to its log.
+    Stdio {
+        command: String,
+        args: Vec<String>,
+        env: Vec<(String, String)>,
+        cwd: Option<PathBuf>,
+    },
+    /// A streamable HTTP endpoint, with a bearer token if it needs one.
+    Http { url: String, bearer: Option<String> },
+}
+
+#[derive(Debug, Clone)]
+pub struct ServerSpec {
+    pub name: String,
+    pub transport: Transport,
+    /// How long connecting and `initialize` may take.
+    pub connect_timeout: Duration,
+    /// How long a call may go without an answer or a progress notification.
+    pub call_timeout: Duration,
+    /// Where a stdio server's stderr is kept (rotated at 512 KB).
+    pub log_path: Option<PathBuf>,
+}
+
+/// Where a server stands.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum Status {
+    Connecting,
+    Ready { tools: usize },
+    Failed { error: String, log_tail: String },
+    Disabled,
+}
+
+impl Status {
+    /// One line for people and agents.
+    pub fn describe(&self) -> String {
+        match self {
+            Status::Connecting => "connecting".to_string(),
+            Status::Ready { tools } => format!("ready, {tools} tools"),
+            Status::Failed { error, .. } => format!("failed: {error}"),
+            Status::Disabled => "disabled".to_string(),
+        }
+    }
+}
+
+/// A tool a server offers.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct McpTool {
+    pub server: String,
+    pub name: String,
+    pub description: String,
+    pub input_schema: Value,
+}
+
+/// A progress notification for a running call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Progress {
+    pub progress: f64,
+    pub total: Option<f64>,
+    pub message: Option<String>,
+}
+
+/// A tool's answer as the model reads it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CallOutput {
+    pub text: String,
+    /// The server says the tool failed (the text says why).
+    pub is_error: bool,
+}
+
+/// The user's answer to a server's form.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Elicited {
+    Accept(Value),
+    Decline,
+    Cancel,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum McpError {
+    #[error("no MCP server named `{0}` is registered")]
+    Unknown(String),
+    #[error("MCP server `{server}` is not ready ({status})")]
+    NotReady { server: String, status: String },
+    #[error("the server gave no answer within {0:?}")]
+    Timeout(Duration),
+    #[error(
+        "the server closed the connection during the call (it may have crashed); Skald reconnects to it"
+    )]
+    Closed,
+    #[error("the call was stopped")]
+    Cancelled,
+    #[error("the server answered with an error: {0}")]
+    Server(String),
+    #[error("protocol error: {0}")]
+    Protocol(String),
+}
+
+/// What the manager tells its owner.
+pub trait Host: Send + Sync + 'static {
+    /// A server's status changed (its tools may have too).
+    fn status_changed(&self, server: &str, status: &Status);
+    /// A server asks the user to fill in a form.
+    fn elicit(&self, server: &str, message: String, schema: Value) -> BoxFuture<'static, Elicited>;
+}
+
+struct Server {
+    spec: ServerSpec,
+    status: tokio::sync::watch::Sender<Status>,
+    tools: Mutex<Vec<McpTool>>,
+    client: Mutex<Option<Arc<client::Client>>>,
+    /// A connected stdio server's process id.
+    pid: Mutex<Option<u32>>,
+    stop: CancellationToken,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+pub struct McpManager {
+    host: Arc<dyn Host>,
+    servers: Mutex<HashMap<String, Arc<Server>>>,
+}
+
+/// First wait before reconnecting; it doubles up to `MAX_BACKOFF`.
+const FIRST_BACKOFF: Duration = Duration::from_secs(1);
+const MAX_BACKOFF: Duration = Duration::from_secs(60);
+/// How often a connected server is checked for having gone away.
+const CHECK: Duration = Duration::from_millis(250);
+
+impl McpManager {
+    pub fn new(host: Arc<dyn Host>) -> Arc<McpManager> {
+        Arc::new(McpManager {
+            host,
+            servers: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// Starts connecting to a server in the background (replacing one of the same name).
+    pub fn start(self: &Arc<Self>, spec: ServerSpec) {
+        self.stop(&spec.name);
+        let (status, _) = tokio::sync::watch::channel(Status::Connecting);
+        let server = Arc::new(Server {
+            spec,
+            status,
+            tools: Mutex::new(Vec::new()),
+            client: Mutex::new(None),
+            pid: Mutex::new(None),
+            stop: CancellationToken::new(),
+        });
+        lock(&self.servers).insert(server.spec.name.clone(), server.clone());
+        self.host
+            .status_changed(&server.spec.name, &Status::Connecting);
+        let host = self.host.clone();
+        tokio::spawn(supervise(host, server));
+    }
+
+    /// Records a registered server that is turned off.
+    pub fn disabled(self: &Arc<Self>, name: &str) {
+        self.stop(name);
+        self.host.status_changed(name, &Status::Disabled);
+    }
+
+    /// Disconnects a server (its process group is stopped) and forgets it.
+    pub fn stop(&self, name: &str) {
+        if let Some(server) = lock(&self.servers).remove(name) {
+            server.stop.cancel();
+        }
+    }
+
+    /// Disconnects every server.
+    pub fn stop_all(&self) {
+        for (_, server) in lock(&self.servers).drain() {
+            server.stop.cancel();
+        }
+    }
+
+    pub fn status(&self, name: &str) -> Option<Status> {
+        lock(&self.servers)
+            .get(name)
+            .map(|s| s.status.borrow().clone())
+    }
+
+    /// The process id of a connected stdio server (the leader of its process group).
+    pub fn process_id(&self, name: &str) -> Option<u32> {
+        lock(&self.servers).get(name).and_then(|s| *lock(&s.pid))
+    }
+
+    /// Every server the manager runs, by name, with its status.
+    pub fn statuses(&self) -> Vec<(String, Status)> {
+        let mut out: Vec<(String, Status)> = lock(&self.servers)
+            .iter()
+            .map(|(n, s)| (n.clone(), s.status.borrow().clone()))
+            .collect();
+        out.sort_by(|a, b| a.0.cmp(&b.0));
+        out
+    }
+
+    /// The tools of a ready server (none while it is not ready).
+    pub fn tools(&self, name: &str) -> Vec<McpTool> {
+        match lock(&self.servers).get(name) {
+            Some(s) if matches!(*s.status.borrow(), Status::Ready { .. }) => lock(&s.tools).clone(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// Waits (at most `limit`) for a server still connecting to be ready or to fail.
+    pub async fn wait_ready(&self, name: &str, limit: Duration) -> Option<Status> {
+        let mut rx = lock(&self.servers).get(name)?.status.subscribe();
+        let _ = tokio::time::timeout(limit, rx.wait_for(|s| *s != Status::Connecting)).await;
+        let status = rx.borrow().clone();
+        Some(status)
+    }
+
+    /// Calls a tool of a ready server.
+    pub async fn call(
+        &self,
+        server: &str,
+        tool: &str,
+        arguments: serde_json::Map<String, Value>,
+        cancel: &CancellationToken,
+        on_progress: &(dyn Fn(Progress) + Send + Sync),
+    ) -> Result<CallOutput, McpError> {
+        let srv = lock(&self.servers)
+            .get(server)
+            .cloned()
+            .ok_or_else(|| McpError::Unknown(server.to_string()))?;
+        let connected = lock(&srv.client).clone();
+        let Some(c) = connected else {
+            return Err(McpError::NotReady {
+                server: server.to_string(),
+                status: srv.status.borrow().describe(),
+            });
+        };
+        client::call(
+            &c,
+            tool,
+            arguments,
+            srv.spec.call_timeout,
+            cancel,
+            on_progress,
+        )
+        .await
+    }
+}
+
+impl Drop for McpManager {
+    fn drop(&mut self) {
+        self.stop_all();
+    }
+}
+
+fn set_status(host: &Arc<dyn Host>, server: &Server, status: Status) {
+    server.status.send_replace(status.clone());
+    host.status_changed(&server.spec.name, &status);
+}
+
+/// Connects, keeps the tool list fresh, notices the server going away, and reconnects
+/// with backoff — until the server is stopped.
+async fn supervise(host: Arc<dyn Host>, server: Arc<Server>) {
+    let name = server.spec.name.clone();
+    let log = Arc::new(Mutex::new(log::Log::new(server.spec.log_path.clone())));
+    let mut backoff = FIRST_BACKOFF;
+    loop {
+        if server.stop.is_cancelled() {
+            return;
+        }
+        set_status(&host, &server, Status::Connecting);
+        let (changed_tx, mut changed_rx) = tokio::sync::mpsc::unbounded_channel();
+        let elicit_host = host.clone();
+        let elicit_name = name.clone();
+        let handler = client::Handler::new(
+            changed_tx,
+            Arc::new(move |message, schema| elicit_host.elicit(&elicit_name, message, schema)),
+        );
+        let sink = log.clone();
+        let connecting = client::connect(
+            &server.spec.transport,
+            handler,
+            server.spec.connect_timeout,
+            move |line| lock(&sink).write_line(&line),
+        );
+        let connected = tokio::select! {
+            _ = server.stop.cancelled() => return,
+            c = connecting => c,
+        };
+        let failure = match connected {
+            Err(e) => e,
+            Ok(c) => {
+                let pid = c.pid;
+                let client = Arc::new(c.client);
+                match client::list_tools(&client, &name, server.spec.connect_timeout).await {
+                    Err(e) => {
+                        client.cancellation_token().cancel();
+                        kill_group(pid);
+                        e
+                    }
+                    Ok(tools) => {
+                        backoff = FIRST_BACKOFF;
+                        let count = tools.len();
+                        *lock(&server.tools) = tools;
+                        *lock(&server.client) = Some(client.clone());
+                        *lock(&server.pid) = pid;
+                        set_status(&host, &server, Status::Ready { tools: count });
+                        let reason = watch(&host, &server, &client, &mut changed_rx).await;
+                        *lock(&server.client) = None;
+                        *lock(&server.pid) = None;
+                        client.cancellation_token().cancel();
+                        kill_group(pid);
+                        match reason {
+                            Some(r) => r,
+                            None => return,
+                        }
+                    }
+                }
+            }
+        };
+        let tail = lock(&log).tail(20);
+        tracing::warn!(server = %name, "MCP server failed: {failure}");
+        set_status(
+            &host,
+            &server,
+            Status::Failed {
+                error: failure,
+                log_tail: tail,
+            },
+        );
+        tokio::select! {
+            _ = server.stop.cancelled() => return,
+            _ = tokio::time::sleep(backoff) => {}
+        }
+        backoff = (backoff * 2).min(MAX_BACKOFF);
+    }
+}
+
+/// While connected: refreshes the tool list on `list_changed`. Returns why the connection
+/// ended, or `None` when the server was stopped.
+async fn watch(
+    host: &Arc<dyn Host>,
+    server: &Arc<Server>,
+    client: &Arc<client::Client>,
+    changed: &mut tokio::sync::mpsc::UnboundedReceiver<()>,
+) -> Option<String> {
+    loop {
+        tokio::select! {
+            _ = server.stop.cancelled() => return None,
+            Some(()) = changed.recv() => {
+                match client::list_tools(client, &server.spec.name, server.spec.connect_timeout).await {
+                    Ok(tools) => {
+                        let count = tools.len();
+                        *lock(&server.tools) = tools;
+                        set_status(host, server, Status::Ready { tools: count });
+                    }
+                    Err(e) => return Some(e),
+                }
+            }
+            _ = tokio::time::sleep(CHECK) => {
+                if client.is_closed() || client.peer().is_transport_closed() {
+                    return Some("the server closed the connection".to_string());
+                }
+            }
+        }
+    }
+}
+
+/// Stops a stdio server's whole process group (it may have started helpers).
+pub(crate) fn kill_group(pid: Option<u32>) {
+    #[cfg(unix)]
+    if let Some(pid) = pid.and_then(|p| i32::try_from(p).ok()) {
+        use nix::sys::signal::{Signal, killpg};
+        let _ = killpg(nix::unistd::Pid::from_raw(pid), Signal::SIGTERM);
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_secs(2)).await;
+            let _ = killpg(nix::unistd::Pid::from_raw(pid), Signal::SIGKILL);
+        });
+    }
+    #[cfg(not(unix))]
+    let _ = pid;
+}
