@@ -119,6 +119,21 @@ pub enum Event {
         to: String,
         reason: String,
     },
+    /// Progress of a running tool call (an MCP server's progress notification).
+    ToolProgress {
+        tool_call_id: String,
+        progress: f64,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        total: Option<f64>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        message: Option<String>,
+    },
+    /// An MCP server's status changed: connecting, ready, failed (with the error and the
+    /// tail of its log) or disabled.
+    McpStatus {
+        server: String,
+        status: Value,
+    },
     /// A background task started or ended (sent to the chat that started it).
     TaskUpdate {
         task_id: i64,

@@ -11,9 +11,6 @@ use skald_store::{MissedPolicy, Store, StoreError};
 use std::io::Write;
 use std::sync::Arc;
 
-/// What agents are told about MCP servers until the MCP client exists.
-const MCP_LIST: &str = "No MCP servers are configured.";
-
 fn open(data_dir: &DataDir) -> Result<Store, u8> {
     Store::open(data_dir.db_path()).map_err(|e| {
         eprintln!("skald cron: {e}");
@@ -321,10 +318,13 @@ pub async fn run(
             max_rounds: config.agent.max_rounds.max(1),
             approval,
             context_window: config.models.context_window,
-            mcp_list: MCP_LIST.to_string(),
+            mcp: config.mcp.clone(),
         },
         sink,
     );
+    if let Err(e) = engine.start_mcp(Some(data_dir.logs_dir())) {
+        eprintln!("skald cron: cannot start the MCP servers: {e}");
+    }
     let scheduler = Scheduler::new(engine.clone(), Scheduler::process_owner());
     let cancel = skald_api::CancellationToken::new();
     // Set by Ctrl-C only: `cancel` is also used to stop the chats loop on the way out.

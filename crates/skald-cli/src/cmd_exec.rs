@@ -12,9 +12,6 @@ use std::io::Write;
 use std::path::Path;
 use std::sync::Arc;
 
-/// What agents are told about MCP servers until the MCP client exists.
-const MCP_LIST: &str = "No MCP servers are configured.";
-
 pub struct ExecArgs<'a> {
     pub session: Option<i64>,
     pub agent: Option<&'a str>,
@@ -157,7 +154,48 @@ pub async fn run(data_dir: &DataDir, config: &Config, a: ExecArgs<'_>) -> u8 {
         }
     };
     let agent = a.agent.unwrap_or(&session.agent_id);
-    let system_prompt = match library.system_prompt(agent, MCP_LIST) {
+    let cancel = CancellationToken::new();
+    tokio::spawn(stop_on_ctrl_c(cancel.clone()));
+    let json = a.json;
+    let emit = move |event: Event| print_event(&event, json);
+    // Background tasks this turn starts run in this process, in their own sessions; their
+    // events are shown with their session. With --approve inbox (and for background work
+    // whatever the mode but `all`) a call that needs approval waits until `skald inbox
+    // answer` (any process) resolves it.
+    let root_session = session.id;
+    let sink: skald_core::engine::Sink = Arc::new(move |session_id, event| {
+        if session_id == root_session {
+            print_event(&event, json);
+        } else {
+            print_background_event(session_id, &event, json);
+        }
+    });
+    let engine = Engine::new(
+        store.clone(),
+        registry.clone(),
+        models.clone(),
+        library.clone(),
+        TurnSettings {
+            max_rounds: a.max_rounds.unwrap_or(config.agent.max_rounds).max(1),
+            approval: a.approve,
+            context_window: config.models.context_window,
+            mcp: config.mcp.clone(),
+        },
+        sink,
+    );
+    // MCP servers connect in the background; the turn never waits for them.
+    if let Err(e) = engine.start_mcp(Some(data_dir.logs_dir())) {
+        eprintln!("skald exec: cannot start the MCP servers: {e}");
+    }
+    let granted = match store.granted_groups(session.id, None) {
+        Ok(g) => g,
+        Err(e) => {
+            eprintln!("skald exec: {e}");
+            return exit::FAILED;
+        }
+    };
+    let mcp_list = engine.mcp.prompt_list(&store, &granted);
+    let system_prompt = match library.system_prompt(agent, &mcp_list) {
         Ok(p) => p,
         Err(e) => {
             eprintln!("skald exec: {e}");
@@ -198,42 +236,13 @@ pub async fn run(data_dir: &DataDir, config: &Config, a: ExecArgs<'_>) -> u8 {
         format!("{system_prompt}\n\n{}", extra.trim())
     };
     let cfg = TurnConfig {
-        max_rounds: a.max_rounds.unwrap_or(config.agent.max_rounds).max(1),
-        context_window: config.models.context_window,
+        max_rounds: engine.settings.max_rounds,
+        context_window: engine.settings.context_window,
         approval: a.approve,
         system_prompt,
         run,
         background: false,
     };
-    let cancel = CancellationToken::new();
-    tokio::spawn(stop_on_ctrl_c(cancel.clone()));
-    let json = a.json;
-    let emit = move |event: Event| print_event(&event, json);
-    // Background tasks this turn starts run in this process, in their own sessions; their
-    // events are shown with their session. With --approve inbox (and for background work
-    // whatever the mode but `all`) a call that needs approval waits until `skald inbox
-    // answer` (any process) resolves it.
-    let root_session = session.id;
-    let sink: skald_core::engine::Sink = Arc::new(move |session_id, event| {
-        if session_id == root_session {
-            print_event(&event, json);
-        } else {
-            print_background_event(session_id, &event, json);
-        }
-    });
-    let engine = Engine::new(
-        store.clone(),
-        registry.clone(),
-        models.clone(),
-        library.clone(),
-        TurnSettings {
-            max_rounds: cfg.max_rounds,
-            approval: a.approve,
-            context_window: cfg.context_window,
-            mcp_list: MCP_LIST.to_string(),
-        },
-        sink,
-    );
     let ask_fn = |req: turn::AskRequest| -> futures::future::BoxFuture<'static, bool> {
         Box::pin(async move {
             tokio::task::spawn_blocking(move || {

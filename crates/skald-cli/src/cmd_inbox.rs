@@ -98,14 +98,14 @@ pub fn list(data_dir: &DataDir, json: bool) -> u8 {
     exit::OK
 }
 
-/// Answers a question with text.
+/// Answers a question with text, or an MCP server's form with its fields as JSON.
 pub fn answer_text(data_dir: &DataDir, id: i64, text: &str) -> u8 {
     let store = match open(data_dir) {
         Ok(s) => s,
         Err(c) => return c,
     };
     match store.get_inbox_item(id) {
-        Ok(it) if it.kind != skald_store::InboxKind::Question => {
+        Ok(it) if it.kind == skald_store::InboxKind::Approval => {
             eprintln!("skald inbox: item {id} is an approval: answer approve or reject");
             return exit::USAGE;
         }
@@ -135,6 +135,12 @@ pub fn answer(data_dir: &DataDir, id: i64, approve: bool, note: Option<&str>, al
     match store.get_inbox_item(id) {
         Ok(it) if it.kind == skald_store::InboxKind::Question => {
             eprintln!("skald inbox: item {id} is a question: answer it with --text");
+            return exit::USAGE;
+        }
+        Ok(it) if it.kind == skald_store::InboxKind::Elicitation && approve => {
+            eprintln!(
+                "skald inbox: item {id} is a form from an MCP server: fill it in with --text '{{\"field\": \"value\"}}', or reject it"
+            );
             return exit::USAGE;
         }
         Ok(_) => {}

@@ -31,6 +31,13 @@ pub const DEFAULT_CONFIG_TOML: &str = r#"# Skald configuration.
 # a conversation nears it.
 # context_window = 128000
 
+# [mcp]
+# Seconds an MCP server has to start and answer initialize (a turn never waits for it;
+# only an agent activating a server that is still connecting does).
+# connect_timeout_secs = 30
+# Seconds an MCP tool call may go without an answer or a progress notification.
+# call_timeout_secs = 120
+
 # More OpenAI-compatible (or Anthropic, Ollama) servers, used as `<name>/<model>`. Keys
 # stay in environment variables, never in this file. For example:
 #   [providers.openrouter]
@@ -45,6 +52,7 @@ pub struct Config {
     pub log: LogConfig,
     pub agent: AgentConfig,
     pub models: ModelsConfig,
+    pub mcp: McpConfig,
     pub providers: std::collections::BTreeMap<String, ProviderConfig>,
 }
 
@@ -74,6 +82,22 @@ impl Default for ModelsConfig {
             default: None,
             fallbacks: Vec::new(),
             context_window: 128_000,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct McpConfig {
+    pub connect_timeout_secs: u64,
+    pub call_timeout_secs: u64,
+}
+
+impl Default for McpConfig {
+    fn default() -> Self {
+        McpConfig {
+            connect_timeout_secs: 30,
+            call_timeout_secs: 120,
         }
     }
 }

@@ -43,8 +43,8 @@ pub struct TurnSettings {
     /// What happens to calls needing approval in chats the engine drives.
     pub approval: ApprovalMode,
     pub context_window: usize,
-    /// The MCP list shown in agents' prompts.
-    pub mcp_list: String,
+    /// MCP connect and call timeouts.
+    pub mcp: crate::config::McpConfig,
 }
 
 /// Where the events of sessions the engine drives go, with their session id.
@@ -58,6 +58,8 @@ pub struct Engine {
     pub library: Arc<Library>,
     pub inbox: Arc<Inbox>,
     pub settings: TurnSettings,
+    /// The registered MCP servers and their client.
+    pub mcp: crate::mcp::Servers,
     sink: Sink,
     /// Running background tasks: task id -> (parent chat, stop token).
     tasks: Mutex<HashMap<i64, (i64, CancellationToken)>>,
@@ -80,19 +82,42 @@ impl Engine {
         settings: TurnSettings,
         sink: Sink,
     ) -> Arc<Engine> {
+        let inbox = Inbox::new();
+        let active = Arc::new(Mutex::new(HashMap::new()));
+        let host = crate::mcp::Host {
+            store: store.clone(),
+            inbox: inbox.clone(),
+            sink: sink.clone(),
+            active: active.clone(),
+        };
+        let mcp = crate::mcp::Servers {
+            manager: skald_mcp::McpManager::new(Arc::new(host)),
+            active,
+            connect_timeout: std::time::Duration::from_secs(settings.mcp.connect_timeout_secs),
+            call_timeout: std::time::Duration::from_secs(settings.mcp.call_timeout_secs),
+            logs_dir: Mutex::new(None),
+        };
         Arc::new(Engine {
             store,
             registry,
             models: Arc::new(models),
             health: Arc::new(ModelHealth::default()),
             library,
-            inbox: Inbox::new(),
+            inbox,
             settings,
+            mcp,
             sink,
             tasks: Mutex::new(HashMap::new()),
             changed: tokio::sync::Notify::new(),
             shutdown: CancellationToken::new(),
         })
+    }
+
+    /// Starts the registered MCP servers in the background (stderr logs under
+    /// `logs_dir/mcp`). Never waits for them.
+    pub fn start_mcp(&self, logs_dir: Option<std::path::PathBuf>) -> Result<(), EngineError> {
+        *lock(&self.mcp.logs_dir) = logs_dir;
+        Ok(self.mcp.start_registered(&self.store)?)
     }
 
     /// Sends an event of `session_id` to the engine's sink.
@@ -107,9 +132,11 @@ impl Engine {
         session: &Session,
         approval: ApprovalMode,
     ) -> Result<TurnConfig, EngineError> {
-        let prompt = self
-            .library
-            .system_prompt(&session.agent_id, &self.settings.mcp_list)?;
+        let granted = self.store.granted_groups(session.id, None)?;
+        let prompt = self.library.system_prompt(
+            &session.agent_id,
+            &self.mcp.prompt_list(&self.store, &granted),
+        )?;
         let (mut run, extra) =
             RunContext::for_session(&self.store, session, self.library.skill_dirs())?;
         run.agent_id = session.agent_id.clone();
@@ -146,7 +173,7 @@ impl Engine {
             inbox: Some(&self.inbox),
             frame: turn::Frame::default(),
             library: Some(&self.library),
-            mcp_list: &self.settings.mcp_list,
+            mcp_list: crate::mcp::NONE_CONFIGURED,
             engine: Some(self),
         }
     }

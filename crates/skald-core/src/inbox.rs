@@ -137,7 +137,7 @@ impl Inbox {
         // An approval takes approve/reject answers, a question a text or a rejection.
         let kind = store.get_inbox_item(id)?.kind;
         let fits = match answer {
-            Answer::Text { .. } => kind == skald_store::InboxKind::Question,
+            Answer::Text { .. } => kind != skald_store::InboxKind::Approval,
             Answer::Reject { .. } => true,
             _ => kind == skald_store::InboxKind::Approval,
         };
@@ -146,6 +146,9 @@ impl Inbox {
                 "inbox item {id} is {}: that answer does not fit it",
                 match kind {
                     skald_store::InboxKind::Question => "a question (answer it with text)",
+                    skald_store::InboxKind::Elicitation => {
+                        "a form from an MCP server (answer with its fields as JSON, or reject it)"
+                    }
                     _ => "an approval (approve or reject it)",
                 }
             )));

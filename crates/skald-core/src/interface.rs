@@ -125,19 +125,44 @@ pub fn run(ctx: &Ctx<'_>, name: &str, args: &Value) -> Result<String, String> {
     }
 }
 
-/// The groups `activate_tools` knows: `config`, and MCP servers by name (none can be
-/// configured in this version yet).
+/// The groups `activate_tools` knows: `config` and the registered MCP servers (a
+/// turned-off server cannot be activated).
 fn activate(ctx: &Ctx<'_>, args: &Value) -> Result<String, String> {
     let groups: Vec<&str> = args
         .get("groups")
         .and_then(Value::as_array)
         .map(|a| a.iter().filter_map(Value::as_str).collect())
         .unwrap_or_default();
-    if let Some(unknown) = groups.iter().find(|g| **g != tn::CONFIG_GROUP) {
-        return Err(format!(
-            "unknown tool group `{unknown}`: the groups are `config` (Skald's configuration \
-             tools); no MCP servers are configured"
-        ));
+    for g in &groups {
+        if *g == tn::CONFIG_GROUP {
+            continue;
+        }
+        match ctx.store.find_mcp_server(g).map_err(|e| e.to_string())? {
+            Some(s) if s.enabled => {}
+            Some(_) => {
+                return Err(format!(
+                    "MCP server `{g}` is turned off; the user can turn it on"
+                ));
+            }
+            None => {
+                let servers: Vec<String> = ctx
+                    .store
+                    .list_mcp_servers()
+                    .map_err(|e| e.to_string())?
+                    .into_iter()
+                    .map(|s| s.name)
+                    .collect();
+                return Err(format!(
+                    "unknown tool group `{g}`: the groups are `config` (Skald's configuration \
+                     tools){}",
+                    if servers.is_empty() {
+                        "; no MCP servers are configured".to_string()
+                    } else {
+                        format!(" and the MCP servers {}", servers.join(", "))
+                    }
+                ));
+            }
+        }
     }
     for g in &groups {
         ctx.store

@@ -17,6 +17,7 @@ pub mod engine;
 pub mod inbox;
 pub mod interface;
 pub mod logging;
+pub mod mcp;
 pub mod models;
 pub mod paths;
 pub mod registry;

@@ -135,7 +135,7 @@ pub async fn run_turn(
     }
     // Tools the group denies outright are not offered at all (tools.md "Tool Visibility
     // Filtering").
-    let mut tools = turn_tools(env, session_id)?;
+    let mut tools;
 
     for _round in 0..cfg.max_rounds {
         if cancel.is_cancelled() {
@@ -143,6 +143,9 @@ pub async fn run_turn(
         }
         inject_queued(env, session_id, emit)?;
         take_deliveries(env, session_id, emit)?;
+        // Rebuilt each round: a group activated last round, or an MCP server that became
+        // ready meanwhile, brings its tools from this one.
+        tools = turn_tools(env, session_id)?;
         let (msg_id, text, mut calls) = match answer(env, session_id, &tools, cancel, emit).await? {
             Ok(a) => a,
             Err(outcome) => return finish(emit, session_id, outcome, ""),
@@ -187,10 +190,6 @@ pub async fn run_turn(
         }
         if run_calls(env, session_id, &calls, cancel, emit).await? {
             return finish(emit, session_id, TurnOutcome::Cancelled, "");
-        }
-        // A group activated this round is offered from the next.
-        if calls.iter().any(|c| c.name == tn::ACTIVATE_TOOLS) {
-            tools = turn_tools(env, session_id)?;
         }
     }
     finish(emit, session_id, TurnOutcome::Exhausted, "")
@@ -543,7 +542,12 @@ async fn delegate_inner(
             "an agent cannot delegate to itself".into(),
         ));
     }
-    let system_prompt = match library.system_prompt(&agent_id, env.mcp_list) {
+    // A sub-agent starts with no servers active (its grants are its own frame's).
+    let mcp_list = match env.engine {
+        Some(engine) => engine.mcp.prompt_list(env.store, &[]),
+        None => env.mcp_list.to_string(),
+    };
+    let system_prompt = match library.system_prompt(&agent_id, &mcp_list) {
         Ok(p) => p,
         Err(e) => return Ok(Delegated::Failed(e.to_string())),
     };
@@ -607,12 +611,12 @@ async fn delegate_inner(
 /// The tools offered this round, less those the group denies outright (tools.md "Tool
 /// Visibility Filtering"); every offered name is recorded for the approval UI.
 fn turn_tools(env: &TurnEnv<'_>, session_id: i64) -> Result<Vec<ToolSpec>, TurnError> {
-    let config = env
-        .store
-        .granted_groups(session_id, env.frame.stack_id)?
-        .iter()
-        .any(|g| g == tn::CONFIG_GROUP);
+    let granted = env.store.granted_groups(session_id, env.frame.stack_id)?;
+    let config = granted.iter().any(|g| g == tn::CONFIG_GROUP);
     let mut tools = offered_tools(env, config);
+    if let Some(engine) = env.engine {
+        tools.extend(engine.mcp.offered(&granted));
+    }
     let hidden = approval::hidden_tools(
         env.store,
         &env.cfg.run,
@@ -621,7 +625,14 @@ fn turn_tools(env: &TurnEnv<'_>, session_id: i64) -> Result<Vec<ToolSpec>, TurnE
     tools.retain(|t| !hidden.contains(&t.name));
     crate::discovery::observe(
         env.store,
-        tools.iter().map(|t| (t.name.as_str(), "builtin")),
+        tools.iter().map(|t| {
+            let source = if t.name.starts_with(crate::mcp::PREFIX) {
+                "mcp"
+            } else {
+                "builtin"
+            };
+            (t.name.as_str(), source)
+        }),
     );
     Ok(tools)
 }
@@ -859,6 +870,58 @@ fn inject_queued(env: &TurnEnv<'_>, session_id: i64, emit: Emit<'_>) -> Result<b
     Ok(!texts.is_empty())
 }
 
+/// `activate_tools`: grants the groups (checked against `config` and the registered
+/// servers), and for a server still connecting waits for it, bounded by its connect
+/// timeout, so the agent learns whether its tools will be there.
+async fn activate(env: &TurnEnv<'_>, session_id: i64, args: &Value) -> Result<String, String> {
+    let ctx = crate::interface::Ctx {
+        store: env.store,
+        session_id,
+        stack_id: env.frame.stack_id,
+        library: env.library,
+        engine: env.engine.map(|e| e.as_ref()),
+    };
+    crate::interface::run(&ctx, tn::ACTIVATE_TOOLS, args)?;
+    let Some(engine) = env.engine else {
+        return Ok("Activated; the tools are in your list from your next step.".to_string());
+    };
+    let groups: Vec<&str> = args
+        .get("groups")
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let mut lines = Vec::new();
+    for g in groups {
+        if g == tn::CONFIG_GROUP {
+            lines.push(
+                "config: Skald's configuration tools are in your list from your next step"
+                    .to_string(),
+            );
+            continue;
+        }
+        let status = engine
+            .mcp
+            .manager
+            .wait_ready(g, engine.mcp.connect_timeout)
+            .await;
+        lines.push(match status {
+            Some(skald_mcp::Status::Ready { tools }) => {
+                format!("{g}: ready; its {tools} tools are in your list from your next step")
+            }
+            Some(skald_mcp::Status::Failed { error, .. }) => format!(
+                "{g}: failed ({error}); its tools arrive if it recovers — Skald keeps retrying"
+            ),
+            Some(skald_mcp::Status::Connecting) => {
+                format!("{g}: still connecting; its tools arrive when it is ready")
+            }
+            Some(skald_mcp::Status::Disabled) | None => {
+                format!("{g}: turned off; the user can turn it on")
+            }
+        });
+    }
+    Ok(lines.join("\n"))
+}
+
 /// Takes the deliveries waiting for this chat (finished tasks' results, notifications)
 /// into its history, between rounds of its root agent. Returns whether there were any.
 fn take_deliveries(env: &TurnEnv<'_>, session_id: i64, emit: Emit<'_>) -> Result<bool, TurnError> {
@@ -1072,7 +1135,23 @@ pub(crate) async fn run_call(
                 .find(|t| t.name == call.name)
                 .map(|t| t.parameters)
                 .unwrap_or(Value::Null),
-            None => return fail(format!("there is no tool named `{}`", call.name)),
+            None => match (crate::mcp::split_name(&call.name), env.engine) {
+                (Some((server, _)), Some(engine)) => match engine.mcp.schema(&call.name) {
+                    Some(s) => s,
+                    None => {
+                        let status = engine
+                            .mcp
+                            .manager
+                            .status(server)
+                            .map_or_else(|| "not registered".to_string(), |s| s.describe());
+                        return fail(format!(
+                            "`{}` is not available: MCP server `{server}` is {status}",
+                            call.name
+                        ));
+                    }
+                },
+                _ => return fail(format!("there is no tool named `{}`", call.name)),
+            },
         },
     };
     if let Err(e) = validate_args(&schema, &args) {
@@ -1175,6 +1254,40 @@ pub(crate) async fn run_call(
             }
             crate::inbox::Outcome::Cancelled => mark_cancelled(store, session_id, &call.id, emit),
             _ => fail("The user gave no answer.".to_string()),
+        };
+    }
+    if call.name == tn::ACTIVATE_TOOLS {
+        return match activate(env, session_id, &args).await {
+            Ok(text) => mark_done(store, session_id, &call.id, text, emit),
+            Err(message) => fail(message),
+        };
+    }
+    if let (Some((server, tool)), Some(engine)) = (crate::mcp::split_name(&call.name), env.engine) {
+        let _active = engine.mcp.enter(server, session_id);
+        let progress = |p: skald_mcp::Progress| {
+            emit(Event::ToolProgress {
+                tool_call_id: call.id.clone(),
+                progress: p.progress,
+                total: p.total,
+                message: p.message,
+            })
+        };
+        let arguments = match args {
+            Value::Object(m) => m,
+            _ => serde_json::Map::new(),
+        };
+        return match engine
+            .mcp
+            .manager
+            .call(server, tool, arguments, cancel, &progress)
+            .await
+        {
+            Ok(out) if !out.is_error => mark_done(store, session_id, &call.id, out.text, emit),
+            Ok(out) => fail(format!("the MCP tool failed: {}", out.text)),
+            Err(skald_mcp::McpError::Cancelled) => {
+                mark_cancelled(store, session_id, &call.id, emit)
+            }
+            Err(e) => fail(e.to_string()),
         };
     }
     if crate::interface::schema(&call.name).is_some() {

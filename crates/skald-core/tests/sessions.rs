@@ -60,7 +60,7 @@ fn manager_windowed(
             max_rounds: 10,
             approval,
             context_window,
-            mcp_list: "No MCP servers are configured.".into(),
+            mcp: Default::default(),
         },
     );
     (mgr, session.id)

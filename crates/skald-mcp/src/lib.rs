@@ -180,10 +180,46 @@ impl McpManager {
         tokio::spawn(supervise(host, server));
     }
 
+    /// Records a registered server that cannot be started, and why (a missing variable
+    /// its registration refers to, say).
+    pub fn refuse(self: &Arc<Self>, name: &str, error: String) {
+        self.park(
+            name,
+            Status::Failed {
+                error,
+                log_tail: String::new(),
+            },
+        );
+    }
+
     /// Records a registered server that is turned off.
     pub fn disabled(self: &Arc<Self>, name: &str) {
+        self.park(name, Status::Disabled);
+    }
+
+    /// A server known by name and status only, with nothing running.
+    fn park(self: &Arc<Self>, name: &str, status: Status) {
         self.stop(name);
-        self.host.status_changed(name, &Status::Disabled);
+        let (tx, _) = tokio::sync::watch::channel(status.clone());
+        let server = Arc::new(Server {
+            spec: ServerSpec {
+                name: name.to_string(),
+                transport: Transport::Http {
+                    url: String::new(),
+                    bearer: None,
+                },
+                connect_timeout: Duration::ZERO,
+                call_timeout: Duration::ZERO,
+                log_path: None,
+            },
+            status: tx,
+            tools: Mutex::new(Vec::new()),
+            client: Mutex::new(None),
+            pid: Mutex::new(None),
+            stop: CancellationToken::new(),
+        });
+        lock(&self.servers).insert(name.to_string(), server);
+        self.host.status_changed(name, &status);
     }
 
     /// Disconnects a server (its process group is stopped) and forgets it.

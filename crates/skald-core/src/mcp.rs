@@ -1,0 +1,417 @@
+//! MCP servers inside the engine (reference.md "MCP"): starting the registered ones, the
+//! host side of the client (status events, server forms through the Agent Inbox), the
+//! tools offered to agents that activated a server, the prompt's MCP list, and checking
+//! a registration.
+
+use futures::future::BoxFuture;
+use serde_json::{Value, json};
+use skald_api::CancellationToken;
+use skald_api::events::Event;
+use skald_mcp::{Elicited, McpManager, ServerSpec, Status, Transport};
+use skald_store::{McpServerRecord, Store};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// The MCP list when no server is registered (and for runs without an engine).
+pub const NONE_CONFIGURED: &str = "No MCP servers are configured.";
+
+/// MCP tools reach the model as `mcp__<server>__<tool>`.
+pub const PREFIX: &str = "mcp__";
+
+/// Providers accept tool names of at most 64 characters of `[A-Za-z0-9_-]`.
+const MAX_TOOL_NAME: usize = 64;
+
+pub fn tool_name(server: &str, tool: &str) -> String {
+    format!("{PREFIX}{server}__{tool}")
+}
+
+/// `(server, tool)` of an `mcp__server__tool` name.
+pub fn split_name(name: &str) -> Option<(&str, &str)> {
+    name.strip_prefix(PREFIX)?.split_once("__")
+}
+
+/// A server name must fit tool names: letters, digits, `-` and single `_`, at most 32.
+pub fn check_server_name(name: &str) -> Result<(), String> {
+    let ok = !name.is_empty()
+        && name.len() <= 32
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        && !name.contains("__")
+        && name != skald_api::tool_names::CONFIG_GROUP;
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "`{name}` cannot name an MCP server: use 1 to 32 letters, digits, `-` or `_` \
+             (no `__`, and not `config`)"
+        ))
+    }
+}
+
+/// `${env:NAME}` references in a server's environment and token, resolved at start.
+/// Literal values pass through unchanged.
+fn resolve(value: &str) -> Result<String, String> {
+    match value
+        .strip_prefix("${env:")
+        .and_then(|v| v.strip_suffix('}'))
+    {
+        Some(var) => {
+            std::env::var(var).map_err(|_| format!("the environment variable {var} is not set"))
+        }
+        None => Ok(value.to_string()),
+    }
+}
+
+/// The client's view of a stored registration.
+pub fn spec_for(
+    rec: &McpServerRecord,
+    connect: Duration,
+    call: Duration,
+    logs_dir: Option<&std::path::Path>,
+) -> Result<ServerSpec, String> {
+    let transport = match rec.transport.as_str() {
+        "stdio" => {
+            let command = rec
+                .command
+                .clone()
+                .filter(|c| !c.trim().is_empty())
+                .ok_or("a stdio server needs a command")?;
+            let mut env = Vec::new();
+            for (k, v) in &rec.env {
+                let v = v.as_str().map_or_else(|| v.to_string(), str::to_string);
+                env.push((k.clone(), resolve(&v)?));
+            }
+            Transport::Stdio {
+                command,
+                args: rec.args.clone(),
+                env,
+                cwd: None,
+            }
+        }
+        "http" => Transport::Http {
+            url: rec
+                .url
+                .clone()
+                .filter(|u| u.starts_with("http://") || u.starts_with("https://"))
+                .ok_or("an http server needs an http:// or https:// url")?,
+            bearer: rec.api_key.as_deref().map(resolve).transpose()?,
+        },
+        other => return Err(format!("unknown transport `{other}`: use stdio or http")),
+    };
+    Ok(ServerSpec {
+        name: rec.name.clone(),
+        transport,
+        connect_timeout: connect,
+        call_timeout: call,
+        log_path: logs_dir.map(|d| d.join("mcp").join(format!("{}.log", rec.name))),
+    })
+}
+
+/// The engine's side of the MCP client.
+pub struct Host {
+    pub(crate) store: Arc<Store>,
+    pub(crate) inbox: Arc<crate::inbox::Inbox>,
+    pub(crate) sink: crate::engine::Sink,
+    /// Sessions with a call in flight per server, newest last: a server's form is shown
+    /// in the chat whose call caused it.
+    pub(crate) active: Arc<Mutex<HashMap<String, Vec<i64>>>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl skald_mcp::Host for Host {
+    fn status_changed(&self, server: &str, status: &Status) {
+        match status {
+            Status::Failed { error, .. } => tracing::warn!(server, "MCP server failed: {error}"),
+            other => tracing::info!(server, "MCP server {}", other.describe()),
+        }
+        // Not a session's event: session 0 is the app as a whole.
+        (self.sink)(
+            0,
+            Event::McpStatus {
+                server: server.to_string(),
+                status: serde_json::to_value(status).unwrap_or_default(),
+            },
+        );
+    }
+
+    fn elicit(&self, server: &str, message: String, schema: Value) -> BoxFuture<'static, Elicited> {
+        let session = lock(&self.active)
+            .get(server)
+            .and_then(|v| v.last().copied());
+        let (store, inbox, sink) = (self.store.clone(), self.inbox.clone(), self.sink.clone());
+        let server = server.to_string();
+        Box::pin(async move {
+            // A form with no call of ours behind it has no chat to appear in.
+            let Some(session_id) = session else {
+                return Elicited::Decline;
+            };
+            let emit = move |e: Event| sink(session_id, e);
+            let item = inbox.request(
+                &store,
+                &skald_store::NewInboxItem {
+                    session_id,
+                    kind: skald_store::InboxKind::Elicitation,
+                    tool_call_id: None,
+                    agent_id: String::new(),
+                    depth: 0,
+                    title: format!("{server}: {message}"),
+                    payload: json!({"server": server, "message": message, "schema": schema}),
+                },
+                &emit,
+            );
+            let Ok(item) = item else {
+                return Elicited::Cancel;
+            };
+            // The server bounds how long it waits; its cancellation ends this wait.
+            match inbox.wait(&store, item.id, &CancellationToken::new()).await {
+                Ok(crate::inbox::Outcome::Answered(text)) => {
+                    Elicited::Accept(form_content(&text, &schema))
+                }
+                Ok(crate::inbox::Outcome::Approved) => Elicited::Accept(json!({})),
+                Ok(crate::inbox::Outcome::Rejected(_)) => Elicited::Decline,
+                Ok(crate::inbox::Outcome::Cancelled) | Err(_) => Elicited::Cancel,
+            }
+        })
+    }
+}
+
+/// A text answer as a form's content: a JSON object as is; otherwise the text fills the
+/// form's one required (or only) field.
+fn form_content(text: &str, schema: &Value) -> Value {
+    if let Ok(v @ Value::Object(_)) = serde_json::from_str::<Value>(text) {
+        return v;
+    }
+    let field = schema["required"]
+        .as_array()
+        .and_then(|r| (r.len() == 1).then(|| r[0].as_str()).flatten())
+        .or_else(|| {
+            schema["properties"]
+                .as_object()
+                .filter(|p| p.len() == 1)
+                .and_then(|p| p.keys().next().map(String::as_str))
+        })
+        .unwrap_or("value");
+    json!({ field: text })
+}
+
+/// The engine's MCP servers.
+pub struct Servers {
+    pub manager: Arc<McpManager>,
+    pub(crate) active: Arc<Mutex<HashMap<String, Vec<i64>>>>,
+    pub connect_timeout: Duration,
+    pub call_timeout: Duration,
+    pub logs_dir: Mutex<Option<std::path::PathBuf>>,
+}
+
+impl Servers {
+    /// Starts every registered server in the background (turned-off ones are recorded
+    /// as disabled). Never waits for any of them.
+    pub fn start_registered(&self, store: &Store) -> Result<(), skald_store::StoreError> {
+        for rec in store.list_mcp_servers()? {
+            self.start(&rec);
+        }
+        Ok(())
+    }
+
+    /// Starts (or restarts) one registered server, or records it as disabled.
+    pub fn start(&self, rec: &McpServerRecord) {
+        if !rec.enabled {
+            self.manager.disabled(&rec.name);
+            return;
+        }
+        let logs = lock(&self.logs_dir).clone();
+        match spec_for(
+            rec,
+            self.connect_timeout,
+            self.call_timeout,
+            logs.as_deref(),
+        ) {
+            Ok(spec) => self.manager.start(spec),
+            Err(e) => self.manager.refuse(&rec.name, e),
+        }
+    }
+
+    /// Notes a call in flight on `server` for `session` until the guard is dropped.
+    pub(crate) fn enter(&self, server: &str, session: i64) -> ActiveCall {
+        lock(&self.active)
+            .entry(server.to_string())
+            .or_default()
+            .push(session);
+        ActiveCall {
+            active: self.active.clone(),
+            server: server.to_string(),
+            session,
+        }
+    }
+
+    /// The prompt's MCP list (`<!-- MCP_LIST -->`): every registered server with its
+    /// status and whether this agent has activated it.
+    pub fn prompt_list(&self, store: &Store, granted: &[String]) -> String {
+        let records = store.list_mcp_servers().unwrap_or_default();
+        if records.is_empty() {
+            return NONE_CONFIGURED.to_string();
+        }
+        let mut out = String::from(
+            "MCP servers (activate one with activate_tools {\"groups\": [\"<name>\"]}; its tools \
+             arrive from your next step):\n",
+        );
+        for r in records {
+            let status = self
+                .manager
+                .status(&r.name)
+                .map_or_else(|| "not started".to_string(), |s| s.describe());
+            let active = if granted.contains(&r.name) {
+                "active"
+            } else {
+                "not active"
+            };
+            let label = r.friendly_name.as_deref().unwrap_or(&r.name);
+            let about = if r.description.is_empty() {
+                String::new()
+            } else {
+                format!(" — {}", r.description)
+            };
+            out.push_str(&format!(
+                "- {} ({label}){about} [{status}; {active}]\n",
+                r.name
+            ));
+        }
+        out
+    }
+
+    /// The tool definitions of the servers an agent activated that are ready.
+    pub fn offered(&self, granted: &[String]) -> Vec<skald_llm::ToolSpec> {
+        let mut out = Vec::new();
+        for server in granted {
+            for t in self.manager.tools(server) {
+                let name = tool_name(server, &t.name);
+                let fits = name.len() <= MAX_TOOL_NAME
+                    && name
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+                if !fits {
+                    tracing::warn!(server = %server, tool = %t.name, "MCP tool name cannot be offered to models");
+                    continue;
+                }
+                let mut parameters = t.input_schema.clone();
+                if parameters.get("type").is_none() {
+                    parameters["type"] = json!("object");
+                }
+                out.push(skald_llm::ToolSpec {
+                    name,
+                    description: t.description.clone(),
+                    parameters,
+                });
+            }
+        }
+        out
+    }
+
+    /// The input schema of an offered MCP tool, if its server is ready.
+    pub fn schema(&self, name: &str) -> Option<Value> {
+        let (server, tool) = split_name(name)?;
+        self.manager
+            .tools(server)
+            .into_iter()
+            .find(|t| t.name == tool)
+            .map(|t| t.input_schema)
+    }
+}
+
+/// A call in flight, so a server's form finds its chat.
+pub(crate) struct ActiveCall {
+    active: Arc<Mutex<HashMap<String, Vec<i64>>>>,
+    server: String,
+    session: i64,
+}
+
+impl Drop for ActiveCall {
+    fn drop(&mut self) {
+        if let Some(v) = lock(&self.active).get_mut(&self.server)
+            && let Some(i) = v.iter().rposition(|s| *s == self.session)
+        {
+            v.remove(i);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_split_and_are_checked() {
+        assert_eq!(
+            tool_name("everything", "get-sum"),
+            "mcp__everything__get-sum"
+        );
+        assert_eq!(
+            split_name("mcp__everything__get-sum"),
+            Some(("everything", "get-sum"))
+        );
+        assert_eq!(split_name("mcp__a_b__c__d"), Some(("a_b", "c__d")));
+        assert_eq!(split_name("read_file"), None);
+        assert!(check_server_name("github-work").is_ok());
+        for bad in ["", "a__b", "has space", "config", &"x".repeat(33)] {
+            assert!(check_server_name(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn answers_fill_forms() {
+        let schema = json!({"type": "object", "properties": {"name": {"type": "string"}, "age": {"type": "integer"}}, "required": ["name"]});
+        assert_eq!(form_content("Ada", &schema), json!({"name": "Ada"}));
+        assert_eq!(
+            form_content(r#"{"name": "Ada", "age": 36}"#, &schema),
+            json!({"name": "Ada", "age": 36})
+        );
+        let one = json!({"properties": {"city": {"type": "string"}}});
+        assert_eq!(form_content("Oslo", &one), json!({"city": "Oslo"}));
+    }
+
+    #[test]
+    fn references_resolve_and_specs_are_checked() {
+        let path = std::env::var("PATH").unwrap();
+        let rec = McpServerRecord {
+            name: "web".into(),
+            transport: "http".into(),
+            command: None,
+            args: Vec::new(),
+            env: serde_json::Map::new(),
+            url: Some("http://127.0.0.1:1/mcp".into()),
+            api_key: Some("${env:PATH}".into()),
+            description: String::new(),
+            friendly_name: None,
+            enabled: true,
+            created_at: 0,
+            updated_at: 0,
+        };
+        let spec = spec_for(&rec, Duration::from_secs(1), Duration::from_secs(1), None).unwrap();
+        assert_eq!(
+            spec.transport,
+            Transport::Http {
+                url: "http://127.0.0.1:1/mcp".into(),
+                bearer: Some(path)
+            }
+        );
+        let missing = McpServerRecord {
+            api_key: Some("${env:SKALD_TEST_NOT_SET_ANYWHERE}".into()),
+            ..rec.clone()
+        };
+        assert!(
+            spec_for(&missing, Duration::ZERO, Duration::ZERO, None)
+                .unwrap_err()
+                .contains("SKALD_TEST_NOT_SET_ANYWHERE")
+        );
+        let no_url = McpServerRecord {
+            url: Some("ftp://x".into()),
+            ..rec
+        };
+        assert!(spec_for(&no_url, Duration::ZERO, Duration::ZERO, None).is_err());
+    }
+}
