@@ -5,6 +5,7 @@ mod cmd_cron;
 mod cmd_doctor;
 mod cmd_exec;
 mod cmd_inbox;
+mod cmd_mcp;
 mod cmd_rules;
 mod cmd_sessions;
 mod cmd_tasks;
@@ -128,6 +129,11 @@ enum Command {
         #[command(subcommand)]
         command: CronCommand,
     },
+    /// MCP servers: add, list (with their status), tools, enable, disable, rm
+    Mcp {
+        #[command(subcommand)]
+        command: McpCommand,
+    },
     /// Background tasks started from chats
     Tasks {
         #[command(subcommand)]
@@ -221,6 +227,57 @@ enum CronCommand {
         #[arg(long)]
         json: bool,
     },
+}
+
+#[derive(Debug, Subcommand)]
+enum McpCommand {
+    /// Register a server and check that it starts
+    #[command(after_help = "Examples:\n  \
+                      skald mcp add everything -- npx -y @modelcontextprotocol/server-everything\n  \
+                      skald mcp add github --url https://api.githubcopilot.com/mcp/ --token-env GITHUB_TOKEN\n\n\
+                      Agents see a server's tools after activate_tools {\"groups\": [\"NAME\"]}.")]
+    Add {
+        /// Short id: letters, digits, - and _ (tools are named mcp__NAME__TOOL)
+        name: String,
+        /// A streamable HTTP server's endpoint
+        #[arg(long)]
+        url: Option<String>,
+        /// The environment variable holding its bearer token (the token itself is never stored)
+        #[arg(long, value_name = "VAR")]
+        token_env: Option<String>,
+        /// Extra environment for a stdio server, KEY=VALUE (VALUE may be ${env:NAME}; repeatable)
+        #[arg(long, value_name = "KEY=VALUE")]
+        env: Vec<String>,
+        /// What it is for, shown to agents
+        #[arg(long)]
+        description: Option<String>,
+        /// A display name
+        #[arg(long)]
+        friendly_name: Option<String>,
+        /// Register only; do not start the server to check it
+        #[arg(long)]
+        no_check: bool,
+        /// A stdio server's command and arguments, after `--`
+        #[arg(last = true, value_name = "COMMAND")]
+        command: Vec<String>,
+    },
+    /// Every server with its status (each is started to check)
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// A server's tools
+    Tools {
+        name: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Turn a server on
+    Enable { name: String },
+    /// Turn a server off
+    Disable { name: String },
+    /// Unregister a server
+    Rm { name: String },
 }
 
 #[derive(Debug, Subcommand)]
@@ -536,6 +593,41 @@ fn main() -> ExitCode {
                     )
                     .await
                 }
+            },
+            Command::Mcp { command } => match command {
+                McpCommand::Add {
+                    name,
+                    url,
+                    token_env,
+                    env: vars,
+                    description,
+                    friendly_name,
+                    command,
+                    no_check,
+                } => {
+                    cmd_mcp::add(
+                        &env.data_dir,
+                        &env.config,
+                        cmd_mcp::AddArgs {
+                            name: &name,
+                            url: url.as_deref(),
+                            token_env: token_env.as_deref(),
+                            env: &vars,
+                            description: description.as_deref(),
+                            friendly_name: friendly_name.as_deref(),
+                            command: &command,
+                            no_check,
+                        },
+                    )
+                    .await
+                }
+                McpCommand::List { json } => cmd_mcp::list(&env.data_dir, &env.config, json).await,
+                McpCommand::Tools { name, json } => {
+                    cmd_mcp::tools(&env.data_dir, &env.config, &name, json).await
+                }
+                McpCommand::Enable { name } => cmd_mcp::enable(&env.data_dir, &name, true),
+                McpCommand::Disable { name } => cmd_mcp::enable(&env.data_dir, &name, false),
+                McpCommand::Rm { name } => cmd_mcp::rm(&env.data_dir, &name),
             },
             Command::Tasks { command } => match command {
                 TasksCommand::List { session, json } => {

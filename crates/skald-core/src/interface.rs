@@ -21,6 +21,8 @@ const ENGINE_TOOLS: &[&str] = &[
     tn::ACTIVATE_TOOLS,
     tn::DELETE_CRON_JOB,
     tn::TOGGLE_ITEM,
+    tn::REGISTER_MCP,
+    tn::DELETE_MCP,
 ];
 
 /// Who is being offered tools.
@@ -47,7 +49,7 @@ fn offered_to(name: &str, who: Offer) -> bool {
         tn::ASK_USER_CLARIFICATION => !who.system,
         // Config tools only after activate_tools(["config"]) (tools.md "Lazy config tool
         // group"); the approval rules still apply to them.
-        tn::DELETE_CRON_JOB | tn::TOGGLE_ITEM => who.config,
+        tn::DELETE_CRON_JOB | tn::TOGGLE_ITEM | tn::REGISTER_MCP | tn::DELETE_MCP => who.config,
         _ => true,
     }
 }
@@ -121,6 +123,16 @@ pub fn run(ctx: &Ctx<'_>, name: &str, args: &Value) -> Result<String, String> {
             Ok(format!("Deleted scheduled job {id} ({}).", job.name))
         }
         tn::TOGGLE_ITEM => toggle(ctx, args),
+        tn::DELETE_MCP => {
+            let name = text("name").trim();
+            store.delete_mcp_server(name).map_err(|e| e.to_string())?;
+            if let Some(engine) = ctx.engine {
+                engine.mcp.manager.stop(name);
+            }
+            Ok(format!(
+                "Unregistered MCP server `{name}` and disconnected it."
+            ))
+        }
         other => Err(format!("`{other}` is not an engine tool")),
     }
 }
@@ -206,7 +218,20 @@ fn toggle(ctx: &Ctx<'_>, args: &Value) -> Result<String, String> {
                 format!("Scheduled job {job_id} ({}) is off.", job.name)
             })
         }
-        "mcp" => Err(format!("no MCP server named `{id}` is configured")),
+        "mcp" => {
+            ctx.store
+                .set_mcp_enabled(&id, enabled)
+                .map_err(|_| format!("no MCP server named `{id}` is registered"))?;
+            if let Some(engine) = ctx.engine {
+                let rec = ctx.store.get_mcp_server(&id).map_err(|e| e.to_string())?;
+                engine.mcp.start(&rec);
+            }
+            Ok(if enabled {
+                format!("MCP server `{id}` is on; it is connecting.")
+            } else {
+                format!("MCP server `{id}` is off and disconnected.")
+            })
+        }
         "plugin" => Err(format!("no plugin named `{id}` is installed")),
         other => Err(format!("unknown kind `{other}`: use mcp, plugin or cron")),
     }

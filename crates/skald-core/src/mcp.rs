@@ -7,7 +7,8 @@ use futures::future::BoxFuture;
 use serde_json::{Value, json};
 use skald_api::CancellationToken;
 use skald_api::events::Event;
-use skald_mcp::{Elicited, McpManager, ServerSpec, Status, Transport};
+use skald_mcp::{Elicited, McpManager, ServerSpec, Transport};
+pub use skald_mcp::{McpTool, Status};
 use skald_store::{McpServerRecord, Store};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -87,6 +88,8 @@ pub fn spec_for(
                 command,
                 args: rec.args.clone(),
                 env,
+                // Model-provider keys stay with Skald, as for shell commands.
+                remove_env: skald_tools::execute_cmd::hidden_env_vars(),
                 cwd: None,
             }
         }
@@ -340,6 +343,120 @@ impl Drop for ActiveCall {
     }
 }
 
+/// A registration from `register_mcp`'s arguments (or the CLI's), checked: a valid name,
+/// a transport with what it needs, and a token only as a reference.
+pub fn record_from_args(args: &Value) -> Result<McpServerRecord, String> {
+    let text = |k: &str| {
+        args.get(k)
+            .and_then(Value::as_str)
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+    };
+    let name = text("name").ok_or("`name` is required")?;
+    check_server_name(&name)?;
+    let transport = text("transport").unwrap_or_else(|| {
+        if text("url").is_some() {
+            "http".into()
+        } else {
+            "stdio".into()
+        }
+    });
+    let args_list: Vec<String> = match args.get("args") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Array(a)) => a
+            .iter()
+            .map(|v| {
+                v.as_str()
+                    .map(str::to_string)
+                    .ok_or("`args` must be strings")
+            })
+            .collect::<Result<_, _>>()?,
+        Some(_) => return Err("`args` must be an array of strings".into()),
+    };
+    let env = match args.get("env") {
+        None | Some(Value::Null) => serde_json::Map::new(),
+        Some(Value::Object(m)) if m.values().all(Value::is_string) => m.clone(),
+        Some(_) => return Err("`env` must be an object of strings".into()),
+    };
+    let api_key = text("api_key");
+    if let Some(key) = &api_key
+        && !(key.starts_with("${env:") && key.ends_with('}'))
+    {
+        return Err(
+            "`api_key` must be a reference such as ${env:GITHUB_TOKEN}, never the token \
+             itself: tokens do not belong in Skald's database or in a conversation"
+                .into(),
+        );
+    }
+    let rec = McpServerRecord {
+        name,
+        transport,
+        command: text("command"),
+        args: args_list,
+        env,
+        url: text("url"),
+        api_key,
+        description: text("description").unwrap_or_default(),
+        friendly_name: text("friendly_name"),
+        enabled: true,
+        created_at: 0,
+        updated_at: 0,
+    };
+    // The same checks starting it makes, minus the references, which resolve at start.
+    let probe = McpServerRecord {
+        env: serde_json::Map::new(),
+        api_key: None,
+        ..rec.clone()
+    };
+    spec_for(&probe, Duration::ZERO, Duration::ZERO, None)?;
+    Ok(rec)
+}
+
+/// Host for a one-off check: statuses are read back, forms are declined.
+struct ProbeHost;
+
+impl skald_mcp::Host for ProbeHost {
+    fn status_changed(&self, _server: &str, _status: &Status) {}
+    fn elicit(&self, _: &str, _: String, _: Value) -> BoxFuture<'static, Elicited> {
+        Box::pin(async { Elicited::Decline })
+    }
+}
+
+/// Connects to a registered server once, outside any engine, and reports its status and
+/// tools (`skald mcp list`, `skald mcp tools`).
+pub async fn probe(
+    rec: &McpServerRecord,
+    connect: Duration,
+    logs_dir: Option<&std::path::Path>,
+) -> (Status, Vec<skald_mcp::McpTool>) {
+    if !rec.enabled {
+        return (Status::Disabled, Vec::new());
+    }
+    let spec = match spec_for(rec, connect, connect, logs_dir) {
+        Ok(s) => s,
+        Err(error) => {
+            return (
+                Status::Failed {
+                    error,
+                    log_tail: String::new(),
+                },
+                Vec::new(),
+            );
+        }
+    };
+    let manager = McpManager::new(Arc::new(ProbeHost));
+    manager.start(spec);
+    // A little past the connect timeout, so a server that never answers is seen failed.
+    let status = manager
+        .wait_ready(&rec.name, connect + Duration::from_secs(2))
+        .await
+        .unwrap_or(Status::Connecting);
+    let tools = manager.tools(&rec.name);
+    manager.stop_all();
+    (status, tools)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -359,6 +476,39 @@ mod tests {
         assert!(check_server_name("github-work").is_ok());
         for bad in ["", "a__b", "has space", "config", &"x".repeat(33)] {
             assert!(check_server_name(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn registrations_are_checked() {
+        let ok = record_from_args(&json!({"name": "everything", "command": "node", "args": ["x.js", "stdio"], "env": {"K": "${env:HOME}"}})).unwrap();
+        assert_eq!(ok.transport, "stdio");
+        assert_eq!(ok.args, ["x.js", "stdio"]);
+        let http = record_from_args(
+            &json!({"name": "gh", "url": "https://api.example/mcp", "api_key": "${env:GH_TOKEN}"}),
+        )
+        .unwrap();
+        assert_eq!(http.transport, "http");
+        for (bad, why) in [
+            (json!({"command": "node"}), "`name` is required"),
+            (json!({"name": "a b", "command": "node"}), "cannot name"),
+            (json!({"name": "x"}), "needs a command"),
+            (
+                json!({"name": "x", "url": "ftp://h"}),
+                "http:// or https://",
+            ),
+            (
+                json!({"name": "x", "url": "https://h", "api_key": "ghp_secret"}),
+                "never the token",
+            ),
+            (json!({"name": "x", "command": "c", "args": [1]}), "strings"),
+            (
+                json!({"name": "x", "command": "c", "transport": "carrier-pigeon"}),
+                "unknown transport",
+            ),
+        ] {
+            let e = record_from_args(&bad).unwrap_err();
+            assert!(e.contains(why), "{bad}: {e}");
         }
     }
 

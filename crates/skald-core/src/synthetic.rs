@@ -186,6 +186,44 @@ const SYNTHETIC: &[Synthetic] = &[
         },
     },
     Synthetic {
+        name: tn::REGISTER_MCP,
+        category: Some(ToolCategory::Config),
+        description: "Register an MCP server and connect to it now; says whether it is ready and \
+                      which tools it has. stdio: `command` + `args` (+ `env`); http: `url` (+ \
+                      `api_key` as a reference like ${env:NAME}, never the token itself).",
+        parameters: || {
+            json!({
+                "type": "object",
+                "properties": {
+                    "name": {"type": "string", "description": "Short id: letters, digits, - and _."},
+                    "transport": {"type": "string", "enum": ["stdio", "http"]},
+                    "command": {"type": "string"},
+                    "args": {"type": "array", "items": {"type": "string"}},
+                    "env": {"type": "object", "additionalProperties": {"type": "string"}},
+                    "url": {"type": "string"},
+                    "api_key": {"type": "string"},
+                    "description": {"type": "string"},
+                    "friendly_name": {"type": "string"}
+                },
+                "required": ["name"],
+                "additionalProperties": false
+            })
+        },
+    },
+    Synthetic {
+        name: tn::DELETE_MCP,
+        category: Some(ToolCategory::Config),
+        description: "Unregister an MCP server and disconnect it.",
+        parameters: || {
+            json!({
+                "type": "object",
+                "properties": {"name": {"type": "string"}},
+                "required": ["name"],
+                "additionalProperties": false
+            })
+        },
+    },
+    Synthetic {
         name: tn::DELETE_CRON_JOB,
         category: Some(ToolCategory::Config),
         description: "Delete a scheduled job and its runs' records (see list_items type=cron).",

@@ -870,6 +870,55 @@ fn inject_queued(env: &TurnEnv<'_>, session_id: i64, emit: Emit<'_>) -> Result<b
     Ok(!texts.is_empty())
 }
 
+/// `register_mcp`: stores the server and, in a run with an engine, connects to it now and
+/// says how that went.
+async fn register_mcp(env: &TurnEnv<'_>, args: &Value) -> Result<String, String> {
+    let rec = crate::mcp::record_from_args(args)?;
+    let rec = env
+        .store
+        .upsert_mcp_server(&rec)
+        .map_err(|e| e.to_string())?;
+    let Some(engine) = env.engine else {
+        return Ok(format!(
+            "Registered MCP server `{}`; it connects when Skald next starts.",
+            rec.name
+        ));
+    };
+    engine.mcp.start(&rec);
+    let status = engine
+        .mcp
+        .manager
+        .wait_ready(&rec.name, engine.mcp.connect_timeout)
+        .await;
+    let name = &rec.name;
+    Ok(match status {
+        Some(skald_mcp::Status::Ready { .. }) => {
+            let tools: Vec<String> = engine
+                .mcp
+                .manager
+                .tools(name)
+                .into_iter()
+                .map(|t| t.name)
+                .collect();
+            format!(
+                "Registered `{name}`: ready with {} tools ({}). Activate it with \
+                 activate_tools {{\"groups\": [\"{name}\"]}} to use them.",
+                tools.len(),
+                tools.join(", ")
+            )
+        }
+        Some(skald_mcp::Status::Failed { error, log_tail }) => format!(
+            "Registered `{name}`, but it failed to start: {error}{}",
+            if log_tail.is_empty() {
+                String::new()
+            } else {
+                format!("\nIts last output:\n{log_tail}")
+            }
+        ),
+        _ => format!("Registered `{name}`; it is still connecting."),
+    })
+}
+
 /// `activate_tools`: grants the groups (checked against `config` and the registered
 /// servers), and for a server still connecting waits for it, bounded by its connect
 /// timeout, so the agent learns whether its tools will be there.
@@ -1254,6 +1303,12 @@ pub(crate) async fn run_call(
             }
             crate::inbox::Outcome::Cancelled => mark_cancelled(store, session_id, &call.id, emit),
             _ => fail("The user gave no answer.".to_string()),
+        };
+    }
+    if call.name == tn::REGISTER_MCP {
+        return match register_mcp(env, &args).await {
+            Ok(text) => mark_done(store, session_id, &call.id, text, emit),
+            Err(message) => fail(message),
         };
     }
     if call.name == tn::ACTIVATE_TOOLS {

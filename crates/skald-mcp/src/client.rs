@@ -123,9 +123,13 @@ pub(crate) async fn connect(
             command,
             args,
             env,
+            remove_env,
             cwd,
         } => {
             let mut cmd = tokio::process::Command::new(command);
+            for var in remove_env {
+                cmd.env_remove(var);
+            }
             cmd.args(args).envs(env.iter().map(|(k, v)| (k, v)));
             if let Some(dir) = cwd {
                 cmd.current_dir(dir);

@@ -27,6 +27,8 @@ pub enum Transport {
         command: String,
         args: Vec<String>,
         env: Vec<(String, String)>,
+        /// Inherited variables the server must not see (model-provider keys).
+        remove_env: Vec<String>,
         cwd: Option<PathBuf>,
     },
     /// A streamable HTTP endpoint, with a bearer token if it needs one.

@@ -68,6 +68,7 @@ fn stdio() -> Transport {
         command: "node".into(),
         args: vec![everything_js(), "stdio".into()],
         env: Vec::new(),
+        remove_env: Vec::new(),
         cwd: None,
     }
 }
@@ -268,6 +269,7 @@ async fn a_server_that_never_answers_fails_without_blocking() {
         command: "sh".into(),
         args: vec!["-c".into(), "echo starting >&2; sleep 60".into()],
         env: Vec::new(),
+        remove_env: Vec::new(),
         cwd: None,
     };
     let started = std::time::Instant::now();

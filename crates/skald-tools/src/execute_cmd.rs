@@ -48,6 +48,20 @@ pub fn hide_env_vars(names: impl IntoIterator<Item = String>) {
     }
 }
 
+/// Every variable kept from child processes: the known provider keys and those
+/// registered with `hide_env_vars`. MCP servers' processes drop them too.
+pub fn hidden_env_vars() -> Vec<String> {
+    let mut out: Vec<String> = SECRET_ENV.iter().map(|s| s.to_string()).collect();
+    out.extend(
+        EXTRA_SECRET_ENV
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .cloned(),
+    );
+    out
+}
+
 /// After the command exits (or is killed), how long its pipes may take to drain.
 const DRAIN_TIMEOUT: Duration = Duration::from_secs(2);
 

@@ -1,0 +1,241 @@
+//! `skald mcp`: register, list, check, turn on and off, and remove MCP servers. `add`,
+//! `list` and `tools` connect to the servers to show how they really are.
+
+use crate::exit;
+use skald_core::mcp::{self, Status};
+use skald_core::{Config, DataDir};
+use skald_store::{McpServerRecord, Store, StoreError};
+use std::time::Duration;
+
+fn open(data_dir: &DataDir) -> Result<Store, u8> {
+    Store::open(data_dir.db_path()).map_err(|e| {
+        eprintln!("skald mcp: {e}");
+        exit::FAILED
+    })
+}
+
+fn code(e: &StoreError) -> u8 {
+    match e {
+        StoreError::NotFound { .. } => exit::USAGE,
+        _ => exit::FAILED,
+    }
+}
+
+fn connect_timeout(config: &Config) -> Duration {
+    Duration::from_secs(config.mcp.connect_timeout_secs)
+}
+
+fn describe(rec: &McpServerRecord) -> String {
+    match rec.transport.as_str() {
+        "http" => rec.url.clone().unwrap_or_default(),
+        _ => std::iter::once(rec.command.clone().unwrap_or_default())
+            .chain(rec.args.iter().cloned())
+            .collect::<Vec<_>>()
+            .join(" "),
+    }
+}
+
+pub struct AddArgs<'a> {
+    pub name: &'a str,
+    pub url: Option<&'a str>,
+    pub token_env: Option<&'a str>,
+    pub env: &'a [String],
+    pub description: Option<&'a str>,
+    pub friendly_name: Option<&'a str>,
+    pub command: &'a [String],
+    /// Register only, without starting it to check.
+    pub no_check: bool,
+}
+
+pub async fn add(data_dir: &DataDir, config: &Config, a: AddArgs<'_>) -> u8 {
+    let store = match open(data_dir) {
+        Ok(s) => s,
+        Err(c) => return c,
+    };
+    let mut env = serde_json::Map::new();
+    for pair in a.env {
+        let Some((k, v)) = pair.split_once('=') else {
+            eprintln!("skald mcp: --env takes KEY=VALUE, not `{pair}`");
+            return exit::USAGE;
+        };
+        env.insert(k.to_string(), serde_json::Value::from(v));
+    }
+    let (command, args) = match a.command.split_first() {
+        Some((c, rest)) => (Some(c.clone()), rest.to_vec()),
+        None => (None, Vec::new()),
+    };
+    if command.is_some() == a.url.is_some() {
+        eprintln!("skald mcp: give either --url URL or the command after `--`");
+        return exit::USAGE;
+    }
+    let spec = serde_json::json!({
+        "name": a.name,
+        "command": command,
+        "args": args,
+        "env": env,
+        "url": a.url,
+        "api_key": a.token_env.map(|v| format!("${{env:{v}}}")),
+        "description": a.description,
+        "friendly_name": a.friendly_name,
+    });
+    let rec = match mcp::record_from_args(&spec) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("skald mcp: {e}");
+            return exit::USAGE;
+        }
+    };
+    let rec = match store.upsert_mcp_server(&rec) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("skald mcp: {e}");
+            return exit::FAILED;
+        }
+    };
+    println!("registered `{}`: {}", rec.name, describe(&rec));
+    if a.no_check {
+        return exit::OK;
+    }
+    let (status, tools) =
+        mcp::probe(&rec, connect_timeout(config), Some(&data_dir.logs_dir())).await;
+    report(&rec.name, &status, tools.len());
+    exit::OK
+}
+
+fn report(name: &str, status: &Status, tools: usize) {
+    match status {
+        Status::Ready { .. } => println!("`{name}` is ready with {tools} tools"),
+        Status::Failed { error, log_tail } => {
+            println!("`{name}` failed: {error}");
+            if !log_tail.is_empty() {
+                println!("its last output:");
+                for line in log_tail.lines() {
+                    println!("  {line}");
+                }
+            }
+        }
+        other => println!("`{name}`: {}", other.describe()),
+    }
+}
+
+pub async fn list(data_dir: &DataDir, config: &Config, json: bool) -> u8 {
+    let store = match open(data_dir) {
+        Ok(s) => s,
+        Err(c) => return c,
+    };
+    let records = match store.list_mcp_servers() {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("skald mcp: {e}");
+            return exit::FAILED;
+        }
+    };
+    // All at once: the slowest server bounds the wait, not their sum.
+    let logs = data_dir.logs_dir();
+    let probes = futures::future::join_all(
+        records
+            .iter()
+            .map(|r| mcp::probe(r, connect_timeout(config), Some(&logs))),
+    )
+    .await;
+    if json {
+        let out: Vec<serde_json::Value> = records
+            .iter()
+            .zip(&probes)
+            .map(|(r, (status, tools))| {
+                let mut v = serde_json::to_value(r).unwrap_or_default();
+                v["status"] = serde_json::to_value(status).unwrap_or_default();
+                v["tools"] = serde_json::json!(tools.len());
+                v
+            })
+            .collect();
+        println!("{}", serde_json::Value::Array(out));
+        return exit::OK;
+    }
+    if records.is_empty() {
+        println!(
+            "No MCP servers. Add one with `skald mcp add NAME -- COMMAND ARGS...` or `skald mcp add NAME --url URL`."
+        );
+    }
+    for (r, (status, _)) in records.iter().zip(&probes) {
+        println!(
+            "{:<20} {:<5} {:<40} {}",
+            r.name,
+            r.transport,
+            status.describe(),
+            describe(r)
+        );
+        if let Status::Failed { log_tail, .. } = status
+            && let Some(last) = log_tail.lines().last()
+        {
+            println!("{:<20} last output: {last}", "");
+        }
+    }
+    exit::OK
+}
+
+pub async fn tools(data_dir: &DataDir, config: &Config, name: &str, json: bool) -> u8 {
+    let store = match open(data_dir) {
+        Ok(s) => s,
+        Err(c) => return c,
+    };
+    let rec = match store.get_mcp_server(name) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("skald mcp: {e}");
+            return code(&e);
+        }
+    };
+    let (status, tools) =
+        mcp::probe(&rec, connect_timeout(config), Some(&data_dir.logs_dir())).await;
+    if !matches!(status, Status::Ready { .. }) {
+        report(name, &status, 0);
+        return exit::FAILED;
+    }
+    if json {
+        println!("{}", serde_json::to_value(&tools).unwrap_or_default());
+        return exit::OK;
+    }
+    for t in tools {
+        println!(
+            "{}  {}",
+            mcp::tool_name(name, &t.name),
+            t.description.lines().next().unwrap_or("")
+        );
+    }
+    exit::OK
+}
+
+pub fn rm(data_dir: &DataDir, name: &str) -> u8 {
+    let store = match open(data_dir) {
+        Ok(s) => s,
+        Err(c) => return c,
+    };
+    match store.delete_mcp_server(name) {
+        Ok(()) => {
+            println!("removed `{name}`");
+            exit::OK
+        }
+        Err(e) => {
+            eprintln!("skald mcp: {e}");
+            code(&e)
+        }
+    }
+}
+
+pub fn enable(data_dir: &DataDir, name: &str, on: bool) -> u8 {
+    let store = match open(data_dir) {
+        Ok(s) => s,
+        Err(c) => return c,
+    };
+    match store.set_mcp_enabled(name, on) {
+        Ok(()) => {
+            println!("`{name}` is {}", if on { "on" } else { "off" });
+            exit::OK
+        }
+        Err(e) => {
+            eprintln!("skald mcp: {e}");
+            code(&e)
+        }
+    }
+}

@@ -1,0 +1,361 @@
+//! MCP end to end: `skald mcp` and `skald exec` with a scripted model driving the
+//! reference server `@modelcontextprotocol/server-everything` (tests/mcp, installed by
+//! `scripts/setup.sh --test`) over stdio on 127.0.0.1.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers may panic
+
+use serde_json::Value;
+use skald_testkit::{ScriptedServer, answer, delayed, tool_call, tool_calls};
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+fn everything_js() -> String {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/mcp/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    assert!(
+        p.exists(),
+        "the reference MCP servers are not installed: run `bash scripts/setup.sh --test`"
+    );
+    p.display().to_string()
+}
+
+fn skald(data: &Path, server: Option<&ScriptedServer>) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_skald"));
+    c.arg("--data-dir")
+        .arg(data)
+        .env_remove("SKALD_DATA_DIR")
+        .env_remove("ANTHROPIC_API_KEY")
+        .env_remove("OLLAMA_HOST")
+        .env_remove("SKALD_FALLBACK_MODELS")
+        .stdin(Stdio::null());
+    if let Some(s) = server {
+        c.env("OPENAI_BASE_URL", &s.base_url)
+            .env("OPENAI_API_KEY", "sk-test-provider-key")
+            .env("SKALD_MODEL", "scripted-model");
+    }
+    c
+}
+
+fn ok(out: &Output) -> String {
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "stdout: {}\nstderr: {}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn add_everything(data: &Path) {
+    let out = skald(data, None)
+        .args([
+            "mcp",
+            "add",
+            "everything",
+            "--description",
+            "the MCP reference server",
+            "--",
+        ])
+        .args(["node", &everything_js(), "stdio"])
+        .output()
+        .unwrap();
+    let text = ok(&out);
+    assert!(text.contains("is ready with"), "{text}");
+}
+
+fn events(stdout: &str) -> Vec<Value> {
+    stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn result(events: &[Value], id: &str) -> String {
+    events
+        .iter()
+        .find(|e| {
+            e["tool_call_id"] == id && (e["type"] == "tool_done" || e["type"] == "tool_error")
+        })
+        .map(|e| {
+            let text = e.get("result").or(e.get("error")).unwrap();
+            format!("{} {}", e["type"].as_str().unwrap(), text.as_str().unwrap())
+        })
+        .unwrap_or_else(|| panic!("no result for {id}"))
+}
+
+fn offered(server: &ScriptedServer, i: usize) -> Vec<String> {
+    server.recorded()[i].body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// An agent registers server-everything itself (config group), activates it, and calls
+/// its tools; model-provider keys never reach the server's process.
+#[test]
+fn an_agent_registers_activates_and_calls_an_mcp_server() {
+    let js = everything_js();
+    let register = serde_json::json!({
+        "name": "everything", "command": "node", "args": [js, "stdio"],
+        "description": "the MCP reference server"
+    })
+    .to_string();
+    let server = ScriptedServer::new(vec![
+        tool_call("a1", "activate_tools", r#"{"groups": ["config"]}"#),
+        tool_call("r1", "register_mcp", &register),
+        tool_call("a2", "activate_tools", r#"{"groups": ["everything"]}"#),
+        tool_calls(&[
+            (
+                "e1",
+                "mcp__everything__echo",
+                r#"{"message": "hello over MCP"}"#,
+            ),
+            ("s1", "mcp__everything__get-sum", r#"{"a": 2, "b": 3}"#),
+            ("v1", "mcp__everything__get-env", "{}"),
+        ]),
+        answer("2 + 3 = 5."),
+    ]);
+    let (data, work) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let out = skald(data.path(), Some(&server))
+        .args(["exec", "--json", "--approve", "all", "--cwd"])
+        .arg(work.path())
+        .arg("add 2 and 3 with the everything server")
+        .output()
+        .unwrap();
+    let ev = events(&ok(&out));
+    assert!(
+        result(&ev, "r1").contains("ready with"),
+        "{}",
+        result(&ev, "r1")
+    );
+    assert!(
+        result(&ev, "a2").contains("everything: ready"),
+        "{}",
+        result(&ev, "a2")
+    );
+    assert!(
+        result(&ev, "e1").contains("hello over MCP"),
+        "{}",
+        result(&ev, "e1")
+    );
+    assert!(result(&ev, "s1").contains('5'), "{}", result(&ev, "s1"));
+    let env = result(&ev, "v1");
+    assert!(
+        env.starts_with("tool_done") && env.contains("PATH"),
+        "{env}"
+    );
+    assert!(
+        !env.contains("sk-test-provider-key"),
+        "a provider key reached the server"
+    );
+    // Tools arrive only after activation, from the next step.
+    assert!(!offered(&server, 2).iter().any(|t| t.starts_with("mcp__")));
+    assert!(offered(&server, 3).contains(&"mcp__everything__echo".to_string()));
+    // The labels show the call; the tool names were recorded for the approval UI.
+    let start = ev
+        .iter()
+        .find(|e| e["type"] == "tool_start" && e["tool_call_id"] == "e1")
+        .unwrap();
+    assert_eq!(start["name"], "mcp__everything__echo");
+    let text = ok(&skald(data.path(), None).args(["tools"]).output().unwrap());
+    assert!(text.contains("mcp__everything__echo"), "{text}");
+}
+
+/// Grants outlive the process: the continued session's prompt lists the server as active
+/// and, once it is ready, its tools are offered without activating it again. A server
+/// that never answers does not hold the turn up.
+#[test]
+fn grants_survive_a_restart_and_a_silent_server_never_blocks() {
+    let (data, work) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    add_everything(data.path());
+    let first = ScriptedServer::new(vec![
+        tool_call("a1", "activate_tools", r#"{"groups": ["everything"]}"#),
+        answer("Activated."),
+    ]);
+    ok(&skald(data.path(), Some(&first))
+        .args(["exec", "--json", "--approve", "all", "--cwd"])
+        .arg(work.path())
+        .arg("activate everything")
+        .output()
+        .unwrap());
+    // A second server that never answers initialize (registered without the check, which
+    // would wait out its connect timeout).
+    let text = ok(&skald(data.path(), None)
+        .args(["mcp", "add", "silent", "--no-check", "--"])
+        .args(["sh", "-c", "sleep 120"])
+        .output()
+        .unwrap());
+    assert!(text.contains("registered `silent`"), "{text}");
+
+    // The first reply is held back a moment, so the server is ready by the second round.
+    let second = ScriptedServer::new(vec![
+        delayed(3000, tool_call("w1", "write_todos", r#"{"todos": []}"#)),
+        tool_call(
+            "e1",
+            "mcp__everything__echo",
+            r#"{"message": "still granted"}"#,
+        ),
+        answer("Done."),
+    ]);
+    let started = std::time::Instant::now();
+    let out = skald(data.path(), Some(&second))
+        .args([
+            "exec",
+            "--json",
+            "--approve",
+            "all",
+            "--session",
+            "1",
+            "echo again",
+        ])
+        .output()
+        .unwrap();
+    let ev = events(&ok(&out));
+    // The silent server's 30 s connect timeout did not hold the turn up.
+    assert!(started.elapsed() < std::time::Duration::from_secs(25));
+    let prompt = second.recorded()[0].body["messages"][0]["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(prompt.contains("- everything"), "{prompt}");
+    assert!(prompt.contains("; active]"), "{prompt}");
+    assert!(
+        prompt.contains("- silent (silent)") && prompt.contains("connecting; not active"),
+        "{prompt}"
+    );
+    assert!(offered(&second, 1).contains(&"mcp__everything__echo".to_string()));
+    assert!(
+        result(&ev, "e1").contains("still granted"),
+        "{}",
+        result(&ev, "e1")
+    );
+}
+
+fn spawn_exec(
+    data: &Path,
+    server: &ScriptedServer,
+    prompt: &str,
+) -> (std::process::Child, std::sync::mpsc::Receiver<Value>) {
+    let mut child = skald(data, Some(server))
+        .args(["exec", "--json", "--approve", "all", prompt])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if let Ok(v) = serde_json::from_str::<Value>(&line) {
+                let _ = tx.send(v);
+            }
+        }
+    });
+    (child, rx)
+}
+
+fn wait_for(rx: &std::sync::mpsc::Receiver<Value>, pred: impl Fn(&Value) -> bool) -> Vec<Value> {
+    let mut seen = Vec::new();
+    loop {
+        let ev = rx
+            .recv_timeout(std::time::Duration::from_secs(60))
+            .unwrap_or_else(|_| panic!("timed out; saw {seen:?}"));
+        let hit = pred(&ev);
+        seen.push(ev);
+        if hit {
+            return seen;
+        }
+    }
+}
+
+/// A server's form (elicitation) waits in the Agent Inbox and is filled in from another
+/// process with `skald inbox answer ID --text`.
+#[test]
+fn an_elicitation_is_answered_from_the_inbox() {
+    let (data, work) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let _ = work;
+    add_everything(data.path());
+    let server = ScriptedServer::new(vec![
+        tool_call("a1", "activate_tools", r#"{"groups": ["everything"]}"#),
+        // Held back a moment: the server adds its form tool once it knows we take forms.
+        delayed(1500, tool_call("w1", "write_todos", r#"{"todos": []}"#)),
+        tool_call("f1", "mcp__everything__trigger-elicitation-request", "{}"),
+        answer("Thanks, Ada."),
+    ]);
+    let (child, rx) = spawn_exec(data.path(), &server, "fill in the form");
+    let seen = wait_for(&rx, |e| e["type"] == "inbox_requested");
+    let item = &seen.last().unwrap()["item"];
+    assert_eq!(item["kind"], "elicitation");
+    assert!(item["payload"]["schema"]["properties"]["name"].is_object());
+    let id = item["id"].as_i64().unwrap().to_string();
+    // It is a form: approve alone is refused; a JSON answer fills it.
+    let refused = skald(data.path(), None)
+        .args(["inbox", "answer", &id, "approve"])
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(2));
+    ok(&skald(data.path(), None)
+        .args([
+            "inbox",
+            "answer",
+            &id,
+            "--text",
+            r#"{"name": "Ada Lovelace"}"#,
+        ])
+        .output()
+        .unwrap());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rest: Vec<Value> = rx.try_iter().collect();
+    let ev: Vec<Value> = seen.into_iter().chain(rest).collect();
+    assert!(
+        result(&ev, "f1").contains("Ada Lovelace"),
+        "{}",
+        result(&ev, "f1")
+    );
+}
+
+/// Ctrl-C during a long MCP call stops it (the server is told) and the turn ends.
+#[cfg(unix)]
+#[test]
+fn ctrl_c_stops_a_long_mcp_call() {
+    let (data, _work) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    add_everything(data.path());
+    let server = ScriptedServer::new(vec![
+        tool_call("a1", "activate_tools", r#"{"groups": ["everything"]}"#),
+        tool_call(
+            "l1",
+            "mcp__everything__trigger-long-running-operation",
+            r#"{"duration": 60, "steps": 60}"#,
+        ),
+        answer("(not reached)"),
+    ]);
+    let (child, rx) = spawn_exec(data.path(), &server, "run the long operation");
+    // Progress arrives while it runs.
+    wait_for(&rx, |e| {
+        e["type"] == "tool_progress" && e["tool_call_id"] == "l1"
+    });
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    let seen = wait_for(&rx, |e| e["type"] == "done");
+    assert_eq!(seen.last().unwrap()["outcome"], "cancelled");
+    assert!(
+        seen.iter()
+            .any(|e| e["type"] == "tool_cancelled" && e["tool_call_id"] == "l1")
+    );
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130));
+}
