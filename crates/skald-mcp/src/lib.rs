@@ -122,6 +122,26 @@ pub enum McpError {
     Protocol(String),
 }
 
+/// Fills the fields an accepted form leaves out with the defaults its schema gives
+/// (SEP-1034), so a person who only changed one field still answers the whole form.
+pub fn apply_defaults(content: &mut Value, schema: &Value) {
+    let Some(props) = schema.get("properties").and_then(Value::as_object) else {
+        return;
+    };
+    if !content.is_object() {
+        *content = Value::Object(serde_json::Map::new());
+    }
+    if let Value::Object(map) = content {
+        for (key, prop) in props {
+            if let Some(default) = prop.get("default")
+                && !map.contains_key(key)
+            {
+                map.insert(key.clone(), default.clone());
+            }
+        }
+    }
+}
+
 /// What the manager tells its owner.
 pub trait Host: Send + Sync + 'static {
     /// A server's status changed (its tools may have too).
@@ -439,4 +459,24 @@ pub(crate) fn kill_group(pid: Option<u32>) {
     }
     #[cfg(not(unix))]
     let _ = pid;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_fill_what_the_answer_leaves_out() {
+        let schema = serde_json::json!({"properties": {
+            "name": {"type": "string", "default": "John Doe"},
+            "age": {"type": "integer", "default": 30},
+            "city": {"type": "string"}
+        }});
+        let mut content = serde_json::json!({"name": "Ada"});
+        apply_defaults(&mut content, &schema);
+        assert_eq!(content, serde_json::json!({"name": "Ada", "age": 30}));
+        let mut empty = Value::Null;
+        apply_defaults(&mut empty, &schema);
+        assert_eq!(empty, serde_json::json!({"name": "John Doe", "age": 30}));
+    }
 }
