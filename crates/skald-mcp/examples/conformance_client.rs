@@ -33,7 +33,7 @@ impl Host for AcceptDefaults {
 
 #[tokio::main]
 async fn main() {
-    let url = std::env::args().last().expect("the server URL");
+    let url = std::env::args().next_back().expect("the server URL");
     let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
     let mgr = McpManager::new(Arc::new(AcceptDefaults));
     mgr.start(ServerSpec {
