@@ -59,7 +59,7 @@ pub struct Engine {
     pub inbox: Arc<Inbox>,
     pub settings: TurnSettings,
     /// The registered MCP servers and their client.
-    pub mcp: crate::mcp::Servers,
+    pub mcp: Arc<crate::mcp::Servers>,
     sink: Sink,
     /// Running background tasks: task id -> (parent chat, stop token).
     tasks: Mutex<HashMap<i64, (i64, CancellationToken)>>,
@@ -90,13 +90,13 @@ impl Engine {
             sink: sink.clone(),
             active: active.clone(),
         };
-        let mcp = crate::mcp::Servers {
+        let mcp = Arc::new(crate::mcp::Servers {
             manager: skald_mcp::McpManager::new(Arc::new(host)),
             active,
             connect_timeout: std::time::Duration::from_secs(settings.mcp.connect_timeout_secs),
             call_timeout: std::time::Duration::from_secs(settings.mcp.call_timeout_secs),
             logs_dir: Mutex::new(None),
-        };
+        });
         Arc::new(Engine {
             store,
             registry,

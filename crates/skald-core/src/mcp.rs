@@ -326,6 +326,32 @@ impl Servers {
     }
 }
 
+/// The catalog's MCP tools (`ToolCatalog::list_all`): those of every ready server, under
+/// the names models see.
+impl crate::catalog::McpToolSource for Servers {
+    fn mcp_tools(&self) -> Vec<crate::catalog::ToolInfo> {
+        let mut out = Vec::new();
+        for (server, status) in self.manager.statuses() {
+            if !matches!(status, Status::Ready { .. }) {
+                continue;
+            }
+            for t in self.manager.tools(&server) {
+                out.push(crate::catalog::ToolInfo {
+                    name: tool_name(&server, &t.name),
+                    description: t.description,
+                    category: None,
+                    parameters: t.input_schema,
+                    source: crate::catalog::ToolSource::Mcp,
+                    sub_agents_only: false,
+                    root_agent_only: false,
+                });
+            }
+        }
+        out.sort_by(|a, b| a.name.cmp(&b.name));
+        out
+    }
+}
+
 /// A call in flight, so a server's form finds its chat.
 pub(crate) struct ActiveCall {
     active: Arc<Mutex<HashMap<String, Vec<i64>>>>,
