@@ -183,6 +183,10 @@ pub async fn run(data_dir: &DataDir, config: &Config, a: ExecArgs<'_>) -> u8 {
         },
         sink,
     );
+    // Secrets first: MCP servers may refer to them, and results are redacted with them.
+    if let Err(e) = engine.open_secrets(data_dir.root()) {
+        eprintln!("skald exec: secrets are not available: {e}");
+    }
     // MCP servers connect in the background; the turn never waits for them.
     if let Err(e) = engine.start_mcp(Some(data_dir.logs_dir())) {
         eprintln!("skald exec: cannot start the MCP servers: {e}");

@@ -21,6 +21,17 @@ fn code(e: &StoreError) -> u8 {
     }
 }
 
+/// The user's secrets, for servers that refer to them (`${secret:NAME}`).
+fn secrets(data_dir: &DataDir) -> Option<skald_secrets::Secrets> {
+    match skald_secrets::Secrets::open(data_dir.root()) {
+        Ok(s) => Some(s),
+        Err(e) => {
+            eprintln!("skald mcp: secrets are not available: {e}");
+            None
+        }
+    }
+}
+
 fn connect_timeout(config: &Config) -> Duration {
     Duration::from_secs(config.mcp.connect_timeout_secs)
 }
@@ -96,8 +107,14 @@ pub async fn add(data_dir: &DataDir, config: &Config, a: AddArgs<'_>) -> u8 {
     if a.no_check {
         return exit::OK;
     }
-    let (status, tools) =
-        mcp::probe(&rec, connect_timeout(config), Some(&data_dir.logs_dir())).await;
+    let secrets = secrets(data_dir);
+    let (status, tools) = mcp::probe(
+        &rec,
+        connect_timeout(config),
+        Some(&data_dir.logs_dir()),
+        secrets.as_ref(),
+    )
+    .await;
     report(&rec.name, &status, tools.len());
     exit::OK
 }
@@ -132,10 +149,11 @@ pub async fn list(data_dir: &DataDir, config: &Config, json: bool) -> u8 {
     };
     // All at once: the slowest server bounds the wait, not their sum.
     let logs = data_dir.logs_dir();
+    let secrets = secrets(data_dir);
     let probes = futures::future::join_all(
         records
             .iter()
-            .map(|r| mcp::probe(r, connect_timeout(config), Some(&logs))),
+            .map(|r| mcp::probe(r, connect_timeout(config), Some(&logs), secrets.as_ref())),
     )
     .await;
     if json {
@@ -186,8 +204,14 @@ pub async fn tools(data_dir: &DataDir, config: &Config, name: &str, json: bool) 
             return code(&e);
         }
     };
-    let (status, tools) =
-        mcp::probe(&rec, connect_timeout(config), Some(&data_dir.logs_dir())).await;
+    let secrets = secrets(data_dir);
+    let (status, tools) = mcp::probe(
+        &rec,
+        connect_timeout(config),
+        Some(&data_dir.logs_dir()),
+        secrets.as_ref(),
+    )
+    .await;
     if !matches!(status, Status::Ready { .. }) {
         report(name, &status, 0);
         return exit::FAILED;

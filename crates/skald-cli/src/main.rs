@@ -7,6 +7,7 @@ mod cmd_exec;
 mod cmd_inbox;
 mod cmd_mcp;
 mod cmd_rules;
+mod cmd_secrets;
 mod cmd_sessions;
 mod cmd_tasks;
 mod cmd_tool;
@@ -133,6 +134,11 @@ enum Command {
     Mcp {
         #[command(subcommand)]
         command: McpCommand,
+    },
+    /// Secrets for MCP servers and plugins: set, list (names only), rm
+    Secrets {
+        #[command(subcommand)]
+        command: SecretsCommand,
     },
     /// Background tasks started from chats
     Tasks {
@@ -277,6 +283,31 @@ enum McpCommand {
     /// Turn a server off
     Disable { name: String },
     /// Unregister a server
+    Rm { name: String },
+}
+
+#[derive(Debug, Subcommand)]
+enum SecretsCommand {
+    /// Store a secret (the value is read from stdin unless --value is given)
+    #[command(
+        after_help = "Stored in the OS keyring, or an encrypted file in the data directory where \
+                      there is none. Refer to it as ${secret:NAME} in an MCP server's env or \
+                      token.\n\nExample: printf %s \"$TOKEN\" | skald secrets set GITHUB_TOKEN"
+    )]
+    Set {
+        name: String,
+        /// The value (visible in your shell history; stdin is safer)
+        #[arg(long)]
+        value: Option<String>,
+    },
+    /// Secret names (never values)
+    List {
+        /// A substring, or a `prefix*`
+        pattern: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Remove a secret
     Rm { name: String },
 }
 
@@ -628,6 +659,15 @@ fn main() -> ExitCode {
                 McpCommand::Enable { name } => cmd_mcp::enable(&env.data_dir, &name, true),
                 McpCommand::Disable { name } => cmd_mcp::enable(&env.data_dir, &name, false),
                 McpCommand::Rm { name } => cmd_mcp::rm(&env.data_dir, &name),
+            },
+            Command::Secrets { command } => match command {
+                SecretsCommand::Set { name, value } => {
+                    cmd_secrets::set(&env.data_dir, &name, value.as_deref())
+                }
+                SecretsCommand::List { pattern, json } => {
+                    cmd_secrets::list(&env.data_dir, pattern.as_deref(), json)
+                }
+                SecretsCommand::Rm { name } => cmd_secrets::rm(&env.data_dir, &name),
             },
             Command::Tasks { command } => match command {
                 TasksCommand::List { session, json } => {

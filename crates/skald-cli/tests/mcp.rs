@@ -28,6 +28,8 @@ fn skald(data: &Path, server: Option<&ScriptedServer>) -> Command {
         .env_remove("ANTHROPIC_API_KEY")
         .env_remove("OLLAMA_HOST")
         .env_remove("SKALD_FALLBACK_MODELS")
+        // Never the developer's own keyring.
+        .env("SKALD_SECRETS", "file")
         .stdin(Stdio::null());
     if let Some(s) = server {
         c.env("OPENAI_BASE_URL", &s.base_url)
@@ -358,4 +360,113 @@ fn ctrl_c_stops_a_long_mcp_call() {
     );
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(130));
+}
+
+/// A secret reaches an MCP server through `${secret:NAME}`, and its value is redacted
+/// from what the server sends back; an agent's `set_secret` value is kept nowhere but the
+/// vault, and `list_secrets` shows names only.
+#[test]
+fn secrets_reach_servers_but_never_the_model() {
+    let (data, work) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let mut set = skald(data.path(), None)
+        .args(["secrets", "set", "NOTES_TOKEN"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    set.stdin
+        .take()
+        .unwrap()
+        .write_all(b"tok-very-secret-4242\n")
+        .unwrap();
+    let text = ok(&set.wait_with_output().unwrap());
+    assert!(text.contains("encrypted vault"), "{text}");
+    let listed = ok(&skald(data.path(), None)
+        .args(["secrets", "list"])
+        .output()
+        .unwrap());
+    assert_eq!(listed.trim(), "NOTES_TOKEN");
+    let out = skald(data.path(), None)
+        .args([
+            "mcp",
+            "add",
+            "everything",
+            "--env",
+            "NOTES_TOKEN=${secret:NOTES_TOKEN}",
+            "--",
+        ])
+        .args(["node", &everything_js(), "stdio"])
+        .output()
+        .unwrap();
+    assert!(ok(&out).contains("is ready"));
+
+    let server = ScriptedServer::new(vec![
+        tool_call(
+            "a1",
+            "activate_tools",
+            r#"{"groups": ["everything", "config"]}"#,
+        ),
+        tool_calls(&[
+            ("v1", "mcp__everything__get-env", "{}"),
+            (
+                "s1",
+                "set_secret",
+                r#"{"key": "AGENT_KEY", "value": "agent-given-9999"}"#,
+            ),
+            ("l1", "list_secrets", "{}"),
+        ]),
+        answer("Done."),
+    ]);
+    let out = skald(data.path(), Some(&server))
+        .args(["exec", "--json", "--approve", "all", "--cwd"])
+        .arg(work.path())
+        .arg("check the environment")
+        .output()
+        .unwrap();
+    let stdout = ok(&out);
+    let ev = events(&stdout);
+    let env = result(&ev, "v1");
+    assert!(
+        env.contains("NOTES_TOKEN") && env.contains("[secret:NOTES_TOKEN]"),
+        "{env}"
+    );
+    assert!(
+        !stdout.contains("tok-very-secret-4242"),
+        "a secret value reached the output"
+    );
+    assert!(
+        !stdout.contains("agent-given-9999"),
+        "set_secret's value was shown"
+    );
+    assert!(
+        result(&ev, "s1").contains("stored"),
+        "{}",
+        result(&ev, "s1")
+    );
+    assert!(result(&ev, "l1").contains("AGENT_KEY") && result(&ev, "l1").contains("NOTES_TOKEN"));
+    // The model never sees the values again, and the database never held them.
+    let last = server.recorded().last().unwrap().body.to_string();
+    assert!(!last.contains("tok-very-secret-4242") && !last.contains("agent-given-9999"));
+    let db = std::fs::read(data.path().join("skald.db")).unwrap();
+    let wal = std::fs::read(data.path().join("skald.db-wal")).unwrap_or_default();
+    for bytes in [db, wal] {
+        let text = String::from_utf8_lossy(&bytes);
+        assert!(!text.contains("tok-very-secret-4242") && !text.contains("agent-given-9999"));
+    }
+    // The CLI still has both.
+    let listed = ok(&skald(data.path(), None)
+        .args(["secrets", "list", "--json"])
+        .output()
+        .unwrap());
+    assert_eq!(listed.trim(), r#"["AGENT_KEY","NOTES_TOKEN"]"#);
+    ok(&skald(data.path(), None)
+        .args(["secrets", "rm", "AGENT_KEY"])
+        .output()
+        .unwrap());
+    let gone = skald(data.path(), None)
+        .args(["secrets", "rm", "AGENT_KEY"])
+        .output()
+        .unwrap();
+    assert_eq!(gone.status.code(), Some(2));
 }

@@ -60,6 +60,9 @@ pub struct Engine {
     pub settings: TurnSettings,
     /// The registered MCP servers and their client.
     pub mcp: Arc<crate::mcp::Servers>,
+    /// The user's secrets, once opened; and the redactor over their values.
+    secrets: Mutex<Option<Arc<skald_secrets::Secrets>>>,
+    redactor: Mutex<skald_secrets::Redactor>,
     sink: Sink,
     /// Running background tasks: task id -> (parent chat, stop token).
     tasks: Mutex<HashMap<i64, (i64, CancellationToken)>>,
@@ -96,6 +99,7 @@ impl Engine {
             connect_timeout: std::time::Duration::from_secs(settings.mcp.connect_timeout_secs),
             call_timeout: std::time::Duration::from_secs(settings.mcp.call_timeout_secs),
             logs_dir: Mutex::new(None),
+            secrets: Mutex::new(None),
         });
         Arc::new(Engine {
             store,
@@ -106,11 +110,50 @@ impl Engine {
             inbox,
             settings,
             mcp,
+            secrets: Mutex::new(None),
+            redactor: Mutex::new(skald_secrets::Redactor::default()),
             sink,
             tasks: Mutex::new(HashMap::new()),
             changed: tokio::sync::Notify::new(),
             shutdown: CancellationToken::new(),
         })
+    }
+
+    /// Opens the user's secrets (`<data dir>/secrets`, or the OS keyring): MCP servers can
+    /// then use `${secret:NAME}`, agents `set_secret` and `list_secrets`, and every tool
+    /// result has their values redacted.
+    pub fn open_secrets(
+        &self,
+        data_dir: &std::path::Path,
+    ) -> Result<(), skald_secrets::SecretError> {
+        let secrets = Arc::new(skald_secrets::Secrets::open(data_dir)?);
+        *lock(&self.redactor) = secrets.redactor()?;
+        *lock(&self.mcp.secrets) = Some(secrets.clone());
+        *lock(&self.secrets) = Some(secrets);
+        Ok(())
+    }
+
+    pub fn secrets(&self) -> Option<Arc<skald_secrets::Secrets>> {
+        lock(&self.secrets).clone()
+    }
+
+    /// Re-reads the values to redact (after a secret was set or removed).
+    pub fn refresh_redactor(&self) {
+        if let Some(s) = self.secrets()
+            && let Ok(r) = s.redactor()
+        {
+            *lock(&self.redactor) = r;
+        }
+    }
+
+    /// `text` with every secret value replaced by its name.
+    pub fn redact(&self, text: &str) -> String {
+        let r = lock(&self.redactor);
+        if r.is_empty() {
+            text.to_string()
+        } else {
+            r.redact(text)
+        }
     }
 
     /// Starts the registered MCP servers in the background (stderr logs under

@@ -23,7 +23,24 @@ const ENGINE_TOOLS: &[&str] = &[
     tn::TOGGLE_ITEM,
     tn::REGISTER_MCP,
     tn::DELETE_MCP,
+    tn::SET_SECRET,
+    tn::LIST_SECRETS,
 ];
+
+/// What a `set_secret` value is stored and shown as: the value itself is used once, for
+/// the call, and kept nowhere else.
+pub const HIDDEN_VALUE: &str = "[hidden: secret values are not kept]";
+
+/// A call's arguments as they may be stored and shown: `set_secret`'s value hidden.
+pub fn shown_args(name: &str, mut args: Value) -> Value {
+    if name == tn::SET_SECRET
+        && let Some(v) = args.get_mut("value")
+        && v.as_str().is_some_and(|s| !s.is_empty())
+    {
+        *v = Value::String(HIDDEN_VALUE.to_string());
+    }
+    args
+}
 
 /// Who is being offered tools.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,7 +66,12 @@ fn offered_to(name: &str, who: Offer) -> bool {
         tn::ASK_USER_CLARIFICATION => !who.system,
         // Config tools only after activate_tools(["config"]) (tools.md "Lazy config tool
         // group"); the approval rules still apply to them.
-        tn::DELETE_CRON_JOB | tn::TOGGLE_ITEM | tn::REGISTER_MCP | tn::DELETE_MCP => who.config,
+        tn::DELETE_CRON_JOB
+        | tn::TOGGLE_ITEM
+        | tn::REGISTER_MCP
+        | tn::DELETE_MCP
+        | tn::SET_SECRET
+        | tn::LIST_SECRETS => who.config,
         _ => true,
     }
 }
@@ -123,6 +145,40 @@ pub fn run(ctx: &Ctx<'_>, name: &str, args: &Value) -> Result<String, String> {
             Ok(format!("Deleted scheduled job {id} ({}).", job.name))
         }
         tn::TOGGLE_ITEM => toggle(ctx, args),
+        tn::SET_SECRET => {
+            let engine = ctx.engine.ok_or("secrets are not available in this run")?;
+            let secrets = engine
+                .secrets()
+                .ok_or("secrets are not available in this run")?;
+            let key = text("key").trim();
+            let value = text("value");
+            if value == HIDDEN_VALUE {
+                return Err(
+                    "the value was not kept when Skald stopped; ask the user to give it \
+                            again (or to run `skald secrets set` in a terminal)"
+                        .into(),
+                );
+            }
+            let stored = secrets.set(key, value).map_err(|e| e.to_string())?;
+            engine.refresh_redactor();
+            Ok(match stored {
+                None => format!("Secret `{key}` removed."),
+                Some(_) => format!(
+                    "Secret `{key}` stored. Refer to it as ${{secret:{key}}} (an MCP server's \
+                     env or api_key); its value is never shown."
+                ),
+            })
+        }
+        tn::LIST_SECRETS => {
+            let engine = ctx.engine.ok_or("secrets are not available in this run")?;
+            let secrets = engine
+                .secrets()
+                .ok_or("secrets are not available in this run")?;
+            let names = secrets
+                .list(args.get("pattern").and_then(Value::as_str))
+                .map_err(|e| e.to_string())?;
+            Ok(serde_json::json!({ "names": names }).to_string())
+        }
         tn::DELETE_MCP => {
             let name = text("name").trim();
             store.delete_mcp_server(name).map_err(|e| e.to_string())?;

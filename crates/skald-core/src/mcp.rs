@@ -51,18 +51,32 @@ pub fn check_server_name(name: &str) -> Result<(), String> {
     }
 }
 
-/// `${env:NAME}` references in a server's environment and token, resolved at start.
-/// Literal values pass through unchanged.
-fn resolve(value: &str) -> Result<String, String> {
-    match value
+/// `${env:NAME}` and `${secret:NAME}` references in a server's environment and token,
+/// resolved at start. Literal values pass through unchanged.
+fn resolve(value: &str, secrets: Option<&skald_secrets::Secrets>) -> Result<String, String> {
+    if let Some(var) = value
         .strip_prefix("${env:")
         .and_then(|v| v.strip_suffix('}'))
     {
-        Some(var) => {
-            std::env::var(var).map_err(|_| format!("the environment variable {var} is not set"))
-        }
-        None => Ok(value.to_string()),
+        return std::env::var(var)
+            .map_err(|_| format!("the environment variable {var} is not set"));
     }
+    if let Some(name) = value
+        .strip_prefix("${secret:")
+        .and_then(|v| v.strip_suffix('}'))
+    {
+        let secrets = secrets.ok_or("secrets are not available in this run")?;
+        return secrets
+            .get(name)
+            .map_err(|e| e.to_string())?
+            .ok_or_else(|| format!("the secret {name} is not set (skald secrets set {name})"));
+    }
+    Ok(value.to_string())
+}
+
+/// Whether a value is a reference rather than a literal.
+fn is_reference(value: &str) -> bool {
+    (value.starts_with("${env:") || value.starts_with("${secret:")) && value.ends_with('}')
 }
 
 /// The client's view of a stored registration.
@@ -71,6 +85,7 @@ pub fn spec_for(
     connect: Duration,
     call: Duration,
     logs_dir: Option<&std::path::Path>,
+    secrets: Option<&skald_secrets::Secrets>,
 ) -> Result<ServerSpec, String> {
     let transport = match rec.transport.as_str() {
         "stdio" => {
@@ -82,7 +97,7 @@ pub fn spec_for(
             let mut env = Vec::new();
             for (k, v) in &rec.env {
                 let v = v.as_str().map_or_else(|| v.to_string(), str::to_string);
-                env.push((k.clone(), resolve(&v)?));
+                env.push((k.clone(), resolve(&v, secrets)?));
             }
             Transport::Stdio {
                 command,
@@ -99,7 +114,11 @@ pub fn spec_for(
                 .clone()
                 .filter(|u| u.starts_with("http://") || u.starts_with("https://"))
                 .ok_or("an http server needs an http:// or https:// url")?,
-            bearer: rec.api_key.as_deref().map(resolve).transpose()?,
+            bearer: rec
+                .api_key
+                .as_deref()
+                .map(|k| resolve(k, secrets))
+                .transpose()?,
         },
         other => return Err(format!("unknown transport `{other}`: use stdio or http")),
     };
@@ -209,6 +228,8 @@ pub struct Servers {
     pub connect_timeout: Duration,
     pub call_timeout: Duration,
     pub logs_dir: Mutex<Option<std::path::PathBuf>>,
+    /// Where `${secret:NAME}` references are read.
+    pub secrets: Mutex<Option<Arc<skald_secrets::Secrets>>>,
 }
 
 impl Servers {
@@ -228,11 +249,13 @@ impl Servers {
             return;
         }
         let logs = lock(&self.logs_dir).clone();
+        let secrets = lock(&self.secrets).clone();
         match spec_for(
             rec,
             self.connect_timeout,
             self.call_timeout,
             logs.as_deref(),
+            secrets.as_deref(),
         ) {
             Ok(spec) => self.manager.start(spec),
             Err(e) => self.manager.refuse(&rec.name, e),
@@ -407,10 +430,11 @@ pub fn record_from_args(args: &Value) -> Result<McpServerRecord, String> {
     };
     let api_key = text("api_key");
     if let Some(key) = &api_key
-        && !(key.starts_with("${env:") && key.ends_with('}'))
+        && !is_reference(key)
     {
         return Err(
-            "`api_key` must be a reference such as ${env:GITHUB_TOKEN}, never the token \
+            "`api_key` must be a reference such as ${secret:GITHUB_TOKEN} (set it with \
+             set_secret or `skald secrets set`) or ${env:GITHUB_TOKEN}, never the token \
              itself: tokens do not belong in Skald's database or in a conversation"
                 .into(),
         );
@@ -435,7 +459,7 @@ pub fn record_from_args(args: &Value) -> Result<McpServerRecord, String> {
         api_key: None,
         ..rec.clone()
     };
-    spec_for(&probe, Duration::ZERO, Duration::ZERO, None)?;
+    spec_for(&probe, Duration::ZERO, Duration::ZERO, None, None)?;
     Ok(rec)
 }
 
@@ -455,11 +479,12 @@ pub async fn probe(
     rec: &McpServerRecord,
     connect: Duration,
     logs_dir: Option<&std::path::Path>,
+    secrets: Option<&skald_secrets::Secrets>,
 ) -> (Status, Vec<skald_mcp::McpTool>) {
     if !rec.enabled {
         return (Status::Disabled, Vec::new());
     }
-    let spec = match spec_for(rec, connect, connect, logs_dir) {
+    let spec = match spec_for(rec, connect, connect, logs_dir, secrets) {
         Ok(s) => s,
         Err(error) => {
             return (
@@ -567,7 +592,14 @@ mod tests {
             created_at: 0,
             updated_at: 0,
         };
-        let spec = spec_for(&rec, Duration::from_secs(1), Duration::from_secs(1), None).unwrap();
+        let spec = spec_for(
+            &rec,
+            Duration::from_secs(1),
+            Duration::from_secs(1),
+            None,
+            None,
+        )
+        .unwrap();
         assert_eq!(
             spec.transport,
             Transport::Http {
@@ -580,7 +612,7 @@ mod tests {
             ..rec.clone()
         };
         assert!(
-            spec_for(&missing, Duration::ZERO, Duration::ZERO, None)
+            spec_for(&missing, Duration::ZERO, Duration::ZERO, None, None)
                 .unwrap_err()
                 .contains("SKALD_TEST_NOT_SET_ANYWHERE")
         );
@@ -588,6 +620,6 @@ mod tests {
             url: Some("ftp://x".into()),
             ..rec
         };
-        assert!(spec_for(&no_url, Duration::ZERO, Duration::ZERO, None).is_err());
+        assert!(spec_for(&no_url, Duration::ZERO, Duration::ZERO, None, None).is_err());
     }
 }

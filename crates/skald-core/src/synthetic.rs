@@ -224,6 +224,37 @@ const SYNTHETIC: &[Synthetic] = &[
         },
     },
     Synthetic {
+        name: tn::SET_SECRET,
+        category: Some(ToolCategory::Config),
+        description: "Store a secret (a token, a password) under a name; an empty value deletes \
+                      it. Refer to it as ${secret:NAME} in an MCP server's env or api_key. The \
+                      value is never shown again, to you or in logs.",
+        parameters: || {
+            json!({
+                "type": "object",
+                "properties": {
+                    "key": {"type": "string", "description": "Letters, digits, _ - and ."},
+                    "value": {"type": "string"}
+                },
+                "required": ["key", "value"],
+                "additionalProperties": false
+            })
+        },
+    },
+    Synthetic {
+        name: tn::LIST_SECRETS,
+        category: Some(ToolCategory::Config),
+        description: "List the names of stored secrets (never their values); `pattern` filters \
+                      by a substring or a `prefix*`.",
+        parameters: || {
+            json!({
+                "type": "object",
+                "properties": {"pattern": {"type": "string"}},
+                "additionalProperties": false
+            })
+        },
+    },
+    Synthetic {
         name: tn::DELETE_CRON_JOB,
         category: Some(ToolCategory::Config),
         description: "Delete a scheduled job and its runs' records (see list_items type=cron).",

@@ -166,8 +166,10 @@ pub async fn run_turn(
                 stack_id: env.frame.stack_id,
                 message_id: Some(msg_id),
                 name: call.name.clone(),
-                args: parse_args(&call.arguments)
-                    .unwrap_or_else(|_| Value::String(call.arguments.clone())),
+                args: match parse_args(&call.arguments) {
+                    Ok(args) => crate::interface::shown_args(&call.name, args),
+                    Err(_) => Value::String(call.arguments.clone()),
+                },
                 status: ToolCallStatus::Running,
             })?;
         }
@@ -1144,7 +1146,7 @@ pub(crate) async fn run_call(
 ) -> Result<bool, TurnError> {
     let (store, registry, cfg) = (env.store, env.registry, env.cfg);
     let parsed = parse_args(&call.arguments);
-    let shown = parsed.clone().unwrap_or(Value::Null);
+    let shown = crate::interface::shown_args(&call.name, parsed.clone().unwrap_or(Value::Null));
     emit(Event::ToolStart {
         tool_call_id: call.id.clone(),
         name: call.name.clone(),
@@ -1153,7 +1155,13 @@ pub(crate) async fn run_call(
         label_full: registry.describe_call(&call.name, &shown, ToolDescriptionLength::Full),
         path: registry.target_path(&call.name, &shown),
     });
+    // Secret values never reach the model or the store through a result.
+    let redact = |text: String| match env.engine {
+        Some(engine) => engine.redact(&text),
+        None => text,
+    };
     let fail = |message: String| -> Result<bool, TurnError> {
+        let message = redact(message);
         store.set_tool_call_status(
             session_id,
             &call.id,
@@ -1287,7 +1295,7 @@ pub(crate) async fn run_call(
     }
     if delegation {
         return match delegate(env, session_id, call, &args, cancel, emit).await? {
-            Delegated::Answer(text) => mark_done(store, session_id, &call.id, text, emit),
+            Delegated::Answer(text) => mark_done(store, session_id, &call.id, redact(text), emit),
             Delegated::Failed(message) => fail(message),
             Delegated::Cancelled => mark_cancelled(store, session_id, &call.id, emit),
         };
@@ -1296,7 +1304,7 @@ pub(crate) async fn run_call(
         return match ask_question(env, session_id, call, &args, cancel, emit).await? {
             crate::inbox::Outcome::Answered(text) if !text.trim().is_empty() => {
                 let text = format!("The user answered: {text}");
-                mark_done(store, session_id, &call.id, text, emit)
+                mark_done(store, session_id, &call.id, redact(text), emit)
             }
             crate::inbox::Outcome::Rejected(note) if !note.trim().is_empty() => {
                 fail(format!("The user declined to answer: {note}"))
@@ -1307,13 +1315,13 @@ pub(crate) async fn run_call(
     }
     if call.name == tn::REGISTER_MCP {
         return match register_mcp(env, &args).await {
-            Ok(text) => mark_done(store, session_id, &call.id, text, emit),
+            Ok(text) => mark_done(store, session_id, &call.id, redact(text), emit),
             Err(message) => fail(message),
         };
     }
     if call.name == tn::ACTIVATE_TOOLS {
         return match activate(env, session_id, &args).await {
-            Ok(text) => mark_done(store, session_id, &call.id, text, emit),
+            Ok(text) => mark_done(store, session_id, &call.id, redact(text), emit),
             Err(message) => fail(message),
         };
     }
@@ -1337,7 +1345,9 @@ pub(crate) async fn run_call(
             .call(server, tool, arguments, cancel, &progress)
             .await
         {
-            Ok(out) if !out.is_error => mark_done(store, session_id, &call.id, out.text, emit),
+            Ok(out) if !out.is_error => {
+                mark_done(store, session_id, &call.id, redact(out.text), emit)
+            }
             Ok(out) => fail(format!("the MCP tool failed: {}", out.text)),
             Err(skald_mcp::McpError::Cancelled) => {
                 mark_cancelled(store, session_id, &call.id, emit)
@@ -1354,7 +1364,7 @@ pub(crate) async fn run_call(
             engine: env.engine.map(|e| e.as_ref()),
         };
         return match crate::interface::run(&ctx, &call.name, &args) {
-            Ok(text) => mark_done(store, session_id, &call.id, text, emit),
+            Ok(text) => mark_done(store, session_id, &call.id, redact(text), emit),
             Err(message) => fail(message),
         };
     }
@@ -1366,7 +1376,9 @@ pub(crate) async fn run_call(
         .run(drive_execution(exec.as_ref(), cancel))
         .await;
     match outcome {
-        ExecutionOutcome::Completed(text) => mark_done(store, session_id, &call.id, text, emit),
+        ExecutionOutcome::Completed(text) => {
+            mark_done(store, session_id, &call.id, redact(text), emit)
+        }
         ExecutionOutcome::Failed(message) => fail(message),
         ExecutionOutcome::Cancelled => mark_cancelled(store, session_id, &call.id, emit),
     }
