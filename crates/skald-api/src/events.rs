@@ -134,6 +134,10 @@ pub enum Event {
         server: String,
         status: Value,
     },
+    /// A file should be shown in the user's viewer (a generated image, say).
+    OpenFile {
+        path: String,
+    },
     /// A background task started or ended (sent to the chat that started it).
     TaskUpdate {
         task_id: i64,

@@ -325,6 +325,7 @@ pub async fn run(
     if let Err(e) = engine.open_secrets(data_dir.root()) {
         eprintln!("skald cron: secrets are not available: {e}");
     }
+    engine.start_plugins();
     if let Err(e) = engine.start_mcp(Some(data_dir.logs_dir())) {
         eprintln!("skald cron: cannot start the MCP servers: {e}");
     }

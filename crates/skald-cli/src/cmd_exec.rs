@@ -187,6 +187,7 @@ pub async fn run(data_dir: &DataDir, config: &Config, a: ExecArgs<'_>) -> u8 {
     if let Err(e) = engine.open_secrets(data_dir.root()) {
         eprintln!("skald exec: secrets are not available: {e}");
     }
+    engine.start_plugins();
     // MCP servers connect in the background; the turn never waits for them.
     if let Err(e) = engine.start_mcp(Some(data_dir.logs_dir())) {
         eprintln!("skald exec: cannot start the MCP servers: {e}");

@@ -6,6 +6,7 @@ mod cmd_doctor;
 mod cmd_exec;
 mod cmd_inbox;
 mod cmd_mcp;
+mod cmd_plugins;
 mod cmd_rules;
 mod cmd_secrets;
 mod cmd_sessions;
@@ -134,6 +135,11 @@ enum Command {
     Mcp {
         #[command(subcommand)]
         command: McpCommand,
+    },
+    /// Plugins Skald ships (image generation): list, configure, turn on or off
+    Plugins {
+        #[command(subcommand)]
+        command: PluginsCommand,
     },
     /// Secrets for MCP servers and plugins: set, list (names only), rm
     Secrets {
@@ -284,6 +290,31 @@ enum McpCommand {
     Disable { name: String },
     /// Unregister a server
     Rm { name: String },
+}
+
+#[derive(Debug, Subcommand)]
+enum PluginsCommand {
+    /// Every plugin, on or off, with its configuration
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Set a plugin's configuration (checked against its schema) and turn it on or off
+    #[command(
+        after_help = "Example:\n  printf %s \"$OPENAI_API_KEY\" | skald secrets set OPENAI_IMAGES\n  \
+                      skald plugins configure image-generation --enable \\\n    \
+                      --config '{\"api_key\": \"${secret:OPENAI_IMAGES}\", \"model\": \"gpt-image-1\"}'"
+    )]
+    Configure {
+        id: String,
+        /// The configuration, a JSON object (kept as it is when omitted)
+        #[arg(long, value_name = "JSON")]
+        config: Option<String>,
+        #[arg(long, conflicts_with = "disable")]
+        enable: bool,
+        #[arg(long)]
+        disable: bool,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -659,6 +690,26 @@ fn main() -> ExitCode {
                 McpCommand::Enable { name } => cmd_mcp::enable(&env.data_dir, &name, true),
                 McpCommand::Disable { name } => cmd_mcp::enable(&env.data_dir, &name, false),
                 McpCommand::Rm { name } => cmd_mcp::rm(&env.data_dir, &name),
+            },
+            Command::Plugins { command } => match command {
+                PluginsCommand::List { json } => cmd_plugins::list(&env.data_dir, json),
+                PluginsCommand::Configure {
+                    id,
+                    config,
+                    enable,
+                    disable,
+                } => cmd_plugins::configure(
+                    &env.data_dir,
+                    &id,
+                    config.as_deref(),
+                    if enable {
+                        Some(true)
+                    } else if disable {
+                        Some(false)
+                    } else {
+                        None
+                    },
+                ),
             },
             Command::Secrets { command } => match command {
                 SecretsCommand::Set { name, value } => {

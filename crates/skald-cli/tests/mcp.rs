@@ -470,3 +470,119 @@ fn secrets_reach_servers_but_never_the_model() {
         .unwrap();
     assert_eq!(gone.status.code(), Some(2));
 }
+
+/// The image-generation plugin: configured from the command line with a secret key, it
+/// gives agents image_generate, which calls an OpenAI-compatible images API (here a
+/// scripted one), saves the image under the working folder and opens it in the viewer.
+#[test]
+fn the_image_plugin_generates_and_saves_an_image() {
+    const PNG_1X1: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
+    let (data, work) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let images_reply = (
+        200u16,
+        "application/json",
+        serde_json::json!({"data": [{"b64_json": PNG_1X1, "revised_prompt": "a small red square"}]})
+            .to_string(),
+    );
+    let server = ScriptedServer::new(vec![
+        tool_call("p1", "image_generate_providers_list", "{}"),
+        tool_call(
+            "i1",
+            "image_generate",
+            r#"{"provider_id": "openai", "prompt": "A red square!", "extra_params": {"quality": "low"}}"#,
+        ),
+        images_reply,
+        answer("Here is your square."),
+    ]);
+    // Off until configured: the tools are not offered.
+    let listed = ok(&skald(data.path(), None)
+        .args(["plugins", "list"])
+        .output()
+        .unwrap());
+    assert!(
+        listed.contains("image-generation") && listed.contains("off"),
+        "{listed}"
+    );
+    let mut set = skald(data.path(), None)
+        .args(["secrets", "set", "IMG_KEY"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    set.stdin
+        .take()
+        .unwrap()
+        .write_all(b"img-secret-777\n")
+        .unwrap();
+    assert!(set.wait().unwrap().success());
+    let bad = skald(data.path(), None)
+        .args([
+            "plugins",
+            "configure",
+            "image-generation",
+            "--enable",
+            "--config",
+        ])
+        .arg(r#"{"api_key": "img-secret-777"}"#)
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2), "a literal key is refused");
+    let config = serde_json::json!({"base_url": server.base_url, "api_key": "${secret:IMG_KEY}"})
+        .to_string();
+    ok(&skald(data.path(), None)
+        .args([
+            "plugins",
+            "configure",
+            "image-generation",
+            "--enable",
+            "--config",
+            &config,
+        ])
+        .output()
+        .unwrap());
+
+    let out = skald(data.path(), Some(&server))
+        .args(["exec", "--json", "--cwd"])
+        .arg(work.path())
+        .arg("draw a red square")
+        .output()
+        .unwrap();
+    let stdout = ok(&out);
+    let ev = events(&stdout);
+    assert!(
+        result(&ev, "p1").contains("gpt-image-1"),
+        "{}",
+        result(&ev, "p1")
+    );
+    let r = result(&ev, "i1");
+    assert!(r.starts_with("tool_done"), "{r}");
+    let v: Value = serde_json::from_str(r.trim_start_matches("tool_done ")).unwrap();
+    let rel = v["path"].as_str().unwrap();
+    assert!(
+        rel.starts_with("images/a-red-square-") && rel.ends_with(".png"),
+        "{rel}"
+    );
+    let bytes = std::fs::read(work.path().join(rel)).unwrap();
+    assert_eq!(&bytes[..4], b"\x89PNG");
+    assert!(
+        ev.iter()
+            .any(|e| e["type"] == "open_file" && e["path"] == rel)
+    );
+    assert_eq!(v["revised_prompt"], "a small red square");
+    // The images API got the key from the secret, the prompt and the extra parameters.
+    let req = &server.recorded()[2];
+    assert!(
+        req.headers.starts_with("POST /v1/images/generations"),
+        "{}",
+        req.headers
+    );
+    assert!(
+        req.headers
+            .to_ascii_lowercase()
+            .contains("authorization: bearer img-secret-777")
+    );
+    assert_eq!(req.body["prompt"], "A red square!");
+    assert_eq!(req.body["quality"], "low");
+    assert!(!stdout.contains("img-secret-777"));
+}

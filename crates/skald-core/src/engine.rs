@@ -60,6 +60,8 @@ pub struct Engine {
     pub settings: TurnSettings,
     /// The registered MCP servers and their client.
     pub mcp: Arc<crate::mcp::Servers>,
+    /// The plugins Skald ships, on or off.
+    pub plugins: crate::plugins::Plugins,
     /// The user's secrets, once opened; and the redactor over their values.
     secrets: Mutex<Option<Arc<skald_secrets::Secrets>>>,
     redactor: Mutex<skald_secrets::Redactor>,
@@ -110,6 +112,7 @@ impl Engine {
             inbox,
             settings,
             mcp,
+            plugins: crate::plugins::Plugins::default(),
             secrets: Mutex::new(None),
             redactor: Mutex::new(skald_secrets::Redactor::default()),
             sink,
@@ -154,6 +157,11 @@ impl Engine {
         } else {
             r.redact(text)
         }
+    }
+
+    /// Starts the plugins the user turned on.
+    pub fn start_plugins(&self) {
+        self.plugins.start_enabled(&self.store);
     }
 
     /// Starts the registered MCP servers in the background (stderr logs under

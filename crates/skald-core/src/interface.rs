@@ -25,6 +25,9 @@ const ENGINE_TOOLS: &[&str] = &[
     tn::DELETE_MCP,
     tn::SET_SECRET,
     tn::LIST_SECRETS,
+    tn::CONFIGURE_PLUGIN,
+    tn::IMAGE_GENERATE,
+    tn::IMAGE_GENERATE_PROVIDERS_LIST,
 ];
 
 /// What a `set_secret` value is stored and shown as: the value itself is used once, for
@@ -53,6 +56,8 @@ pub struct Offer {
     pub system: bool,
     /// The agent activated the `config` group: Skald's configuration tools are offered.
     pub config: bool,
+    /// An image provider is running (the image-generation plugin is on).
+    pub images: bool,
 }
 
 /// Whether `name` is offered to `who` (tools.md "Not in ToolRegistry"): `notify` only to
@@ -71,7 +76,10 @@ fn offered_to(name: &str, who: Offer) -> bool {
         | tn::REGISTER_MCP
         | tn::DELETE_MCP
         | tn::SET_SECRET
-        | tn::LIST_SECRETS => who.config,
+        | tn::LIST_SECRETS
+        | tn::CONFIGURE_PLUGIN => who.config,
+        // Provider tools stay on while their plugin runs (tools.md "Lazy config tool group").
+        tn::IMAGE_GENERATE | tn::IMAGE_GENERATE_PROVIDERS_LIST => who.images,
         _ => true,
     }
 }
@@ -168,6 +176,26 @@ pub fn run(ctx: &Ctx<'_>, name: &str, args: &Value) -> Result<String, String> {
                      env or api_key); its value is never shown."
                 ),
             })
+        }
+        tn::CONFIGURE_PLUGIN => {
+            let engine = ctx.engine.ok_or("plugins are not available in this run")?;
+            engine.plugins.configure(
+                store,
+                text("id").trim(),
+                args.get("config"),
+                args.get("enabled").and_then(Value::as_bool),
+            )
+        }
+        tn::IMAGE_GENERATE_PROVIDERS_LIST => {
+            let engine = ctx.engine.ok_or("plugins are not available in this run")?;
+            let providers: Vec<Value> = engine
+                .plugins
+                .images
+                .provider()
+                .into_iter()
+                .map(|p| serde_json::json!({"provider_id": p.id, "model": p.model, "size": p.size}))
+                .collect();
+            Ok(serde_json::json!({ "providers": providers }).to_string())
         }
         tn::LIST_SECRETS => {
             let engine = ctx.engine.ok_or("secrets are not available in this run")?;
@@ -288,7 +316,12 @@ fn toggle(ctx: &Ctx<'_>, args: &Value) -> Result<String, String> {
                 format!("MCP server `{id}` is off and disconnected.")
             })
         }
-        "plugin" => Err(format!("no plugin named `{id}` is installed")),
+        "plugin" => match ctx.engine {
+            Some(engine) => engine
+                .plugins
+                .configure(ctx.store, &id, None, Some(enabled)),
+            None => Err("plugins are not available in this run".into()),
+        },
         other => Err(format!("unknown kind `{other}`: use mcp, plugin or cron")),
     }
 }
@@ -388,9 +421,29 @@ fn list_items(ctx: &Ctx<'_>, kind: &str) -> Result<String, String> {
                 })
             })
             .collect(),
-        // No MCP servers or plugins can be configured in this version yet; the list is
-        // truthfully empty.
-        "mcp" | "plugins" => Vec::new(),
+        "plugins" => match ctx.engine {
+            Some(engine) => engine.plugins.describe(ctx.store),
+            None => Vec::new(),
+        },
+        "mcp" => ctx
+            .store
+            .list_mcp_servers()
+            .map_err(|e| e.to_string())?
+            .into_iter()
+            .map(|r| {
+                let status = ctx
+                    .engine
+                    .and_then(|e| e.mcp.manager.status(&r.name))
+                    .map_or_else(|| "not started".to_string(), |s| s.describe());
+                serde_json::json!({
+                    "name": r.name,
+                    "transport": r.transport,
+                    "description": r.description,
+                    "enabled": r.enabled,
+                    "status": status,
+                })
+            })
+            .collect(),
         other => {
             return Err(format!(
                 "unknown type `{other}`: use mcp, plugins, cron or agents"
@@ -503,6 +556,7 @@ mod tests {
             background: false,
             system: false,
             config: false,
+            images: false,
         });
         assert!(chat.contains(&tn::READ_AGENT_RESULT.to_string()));
         assert!(chat.contains(&tn::READ_NOTIFICATION.to_string()));
@@ -512,6 +566,7 @@ mod tests {
             background: true,
             system: false,
             config: false,
+            images: false,
         });
         assert!(bg.contains(&tn::NOTIFY.to_string()));
         assert!(!bg.contains(&tn::READ_NOTIFICATION.to_string()));
@@ -520,6 +575,7 @@ mod tests {
             background: false,
             system: true,
             config: true,
+            images: true,
         });
         assert!(!sub.contains(&tn::ASK_USER_CLARIFICATION.to_string()));
         assert!(!sub.contains(&tn::READ_AGENT_RESULT.to_string()));

@@ -20,6 +20,7 @@ pub mod logging;
 pub mod mcp;
 pub mod models;
 pub mod paths;
+pub mod plugins;
 pub mod registry;
 pub mod resume;
 pub mod sessions;

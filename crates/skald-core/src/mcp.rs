@@ -53,7 +53,10 @@ pub fn check_server_name(name: &str) -> Result<(), String> {
 
 /// `${env:NAME}` and `${secret:NAME}` references in a server's environment and token,
 /// resolved at start. Literal values pass through unchanged.
-fn resolve(value: &str, secrets: Option<&skald_secrets::Secrets>) -> Result<String, String> {
+pub(crate) fn resolve(
+    value: &str,
+    secrets: Option<&skald_secrets::Secrets>,
+) -> Result<String, String> {
     if let Some(var) = value
         .strip_prefix("${env:")
         .and_then(|v| v.strip_suffix('}'))

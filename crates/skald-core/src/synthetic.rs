@@ -255,6 +255,30 @@ const SYNTHETIC: &[Synthetic] = &[
         },
     },
     Synthetic {
+        name: tn::CONFIGURE_PLUGIN,
+        category: Some(ToolCategory::Config),
+        description: "Configure a plugin (see list_items type=plugins for each one's schema) and \
+                      turn it on or off; the configuration is checked before it is applied.",
+        parameters: || {
+            json!({
+                "type": "object",
+                "properties": {
+                    "id": {"type": "string"},
+                    "config": {"type": "object"},
+                    "enabled": {"type": "boolean"}
+                },
+                "required": ["id"],
+                "additionalProperties": false
+            })
+        },
+    },
+    Synthetic {
+        name: tn::IMAGE_GENERATE_PROVIDERS_LIST,
+        category: Some(ToolCategory::Introspection),
+        description: "List the image-generation providers image_generate can use.",
+        parameters: || json!({"type": "object", "properties": {}, "additionalProperties": false}),
+    },
+    Synthetic {
         name: tn::DELETE_CRON_JOB,
         category: Some(ToolCategory::Config),
         description: "Delete a scheduled job and its runs' records (see list_items type=cron).",

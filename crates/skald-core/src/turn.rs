@@ -674,6 +674,9 @@ fn offered_tools(env: &TurnEnv<'_>, config: bool) -> Vec<ToolSpec> {
         background: env.cfg.background,
         system,
         config,
+        images: env
+            .engine
+            .is_some_and(|e| e.plugins.images.provider().is_some()),
     }));
     if env.library.is_some() {
         let delegate = if root && !env.cfg.background {
@@ -870,6 +873,96 @@ fn inject_queued(env: &TurnEnv<'_>, session_id: i64, emit: Emit<'_>) -> Result<b
         });
     }
     Ok(!texts.is_empty())
+}
+
+/// `image_generate`: asks the running image provider for one image, saves it under the
+/// working directory's `images/`, opens it in the viewer, and answers with its path.
+async fn generate_image(env: &TurnEnv<'_>, args: &Value, emit: Emit<'_>) -> Result<String, String> {
+    let engine = env
+        .engine
+        .ok_or("image generation is not available in this run")?;
+    let provider = engine
+        .plugins
+        .images
+        .provider()
+        .ok_or("no image provider is on; the user can configure the image-generation plugin")?;
+    let wanted = args
+        .get("provider_id")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    if !wanted.is_empty() && wanted != provider.id {
+        return Err(format!(
+            "no image provider `{wanted}`; the one available is `{}`",
+            provider.id
+        ));
+    }
+    let prompt = args
+        .get("prompt")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .trim();
+    if prompt.is_empty() {
+        return Err("invalid argument `prompt`: must not be empty".into());
+    }
+    let key = provider
+        .api_key
+        .as_deref()
+        .map(|k| crate::mcp::resolve(k, engine.secrets().as_deref()))
+        .transpose()?;
+    let extra = args
+        .get("extra_params")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    let image = skald_llm::images::generate_image(&skald_llm::images::ImageRequest {
+        base_url: &provider.base_url,
+        api_key: key.as_deref(),
+        model: &provider.model,
+        prompt,
+        size: provider.size.as_deref(),
+        extra,
+        timeout: provider.timeout,
+    })
+    .await
+    .map_err(|e| e.to_string())?;
+    let slug: String = prompt
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '-'
+            }
+        })
+        .collect::<String>()
+        .split('-')
+        .filter(|p| !p.is_empty())
+        .take(6)
+        .collect::<Vec<_>>()
+        .join("-");
+    let dir = env.cfg.run.working_dir.join("images");
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let stamp = skald_store::now_ms();
+    let name = format!(
+        "{}-{stamp}.{}",
+        if slug.is_empty() { "image" } else { &slug },
+        image.extension
+    );
+    let path = dir.join(&name);
+    skald_tools::text::write_atomic(&path, &image.bytes)
+        .map_err(|e| format!("cannot save {}: {e}", path.display()))?;
+    let relative = format!("images/{name}");
+    emit(Event::OpenFile {
+        path: relative.clone(),
+    });
+    let mut out = serde_json::json!({
+        "path": relative,
+        "url": format!("file://{}", path.display()),
+    });
+    if let Some(revised) = image.revised_prompt {
+        out["revised_prompt"] = Value::String(revised);
+    }
+    Ok(out.to_string())
 }
 
 /// `register_mcp`: stores the server and, in a run with an engine, connects to it now and
@@ -1311,6 +1404,12 @@ pub(crate) async fn run_call(
             }
             crate::inbox::Outcome::Cancelled => mark_cancelled(store, session_id, &call.id, emit),
             _ => fail("The user gave no answer.".to_string()),
+        };
+    }
+    if call.name == tn::IMAGE_GENERATE {
+        return match generate_image(env, &args, emit).await {
+            Ok(text) => mark_done(store, session_id, &call.id, text, emit),
+            Err(message) => fail(message),
         };
     }
     if call.name == tn::REGISTER_MCP {

@@ -11,6 +11,7 @@
 pub mod anthropic;
 pub mod config;
 pub mod error;
+pub mod images;
 pub mod ollama;
 pub mod openai;
 pub mod provider;

@@ -26,7 +26,7 @@ pub use deliveries::{Delivered, DeliveryKind, NOTIFICATION_TOOL, TASK_RESULT_TOO
 pub use error::StoreError;
 pub use inbox::{InboxItem, InboxKind, InboxStatus, NewInboxItem};
 pub use known_tools::KnownTool;
-pub use mcp::McpServerRecord;
+pub use mcp::{McpServerRecord, PluginSettings};
 pub use messages::{Message, MessageStatus, NewMessage, Role};
 pub use migrations::{LATEST_VERSION, MIGRATIONS};
 pub use rules::{NewRule, Rule, RuleAction};

@@ -1,4 +1,4 @@
-//! Registered MCP servers.
+//! Registered MCP servers, and plugins' settings.
 
 use crate::{Store, StoreError, now_ms};
 use rusqlite::{OptionalExtension, Row, params};
@@ -186,5 +186,42 @@ mod tests {
             store.set_mcp_enabled("everything", true),
             Err(StoreError::NotFound { .. })
         ));
+    }
+}
+
+/// A plugin's stored settings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PluginSettings {
+    pub id: String,
+    pub enabled: bool,
+    pub config: Value,
+}
+
+impl Store {
+    /// Stores a plugin's settings (replacing what was there).
+    pub fn set_plugin(&self, id: &str, enabled: bool, config: &Value) -> Result<(), StoreError> {
+        self.conn().execute(
+            "INSERT INTO plugins (id, enabled, config, updated_at) VALUES (?1, ?2, ?3, ?4)
+             ON CONFLICT(id) DO UPDATE SET enabled = excluded.enabled, config = excluded.config,
+                                           updated_at = excluded.updated_at",
+            params![id, enabled, config.to_string(), now_ms()],
+        )?;
+        Ok(())
+    }
+
+    pub fn get_plugin(&self, id: &str) -> Result<Option<PluginSettings>, StoreError> {
+        let row: Option<(bool, String)> = self
+            .conn()
+            .query_row(
+                "SELECT enabled, config FROM plugins WHERE id = ?1",
+                [id],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()?;
+        Ok(row.map(|(enabled, config)| PluginSettings {
+            id: id.to_string(),
+            enabled,
+            config: serde_json::from_str(&config).unwrap_or(Value::Null),
+        }))
     }
 }
