@@ -22,9 +22,12 @@ fi
 packages=(build-essential pkg-config git ca-certificates curl)
 # Test suite: ripgrep (grep_files is checked against it), procps (process checks),
 # bsdutils (`script` gives the terminal-prompt test a real pseudo-terminal), Node.js and
-# npm for the reference MCP servers the MCP client is tested against.
+# npm for the reference MCP servers the MCP client is tested against, and a Secret
+# Service for the keyring.
 if [[ $want_test -eq 1 ]]; then
-  packages+=(ripgrep procps bsdutils)
+  # gnome-keyring and a D-Bus session bus: the secrets' OS-keyring path is tested against
+  # a real Secret Service.
+  packages+=(ripgrep procps bsdutils gnome-keyring dbus-daemon dbus-bin)
   command -v node >/dev/null 2>&1 || packages+=(nodejs)
   command -v npm >/dev/null 2>&1 || packages+=(npm)
 fi

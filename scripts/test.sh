@@ -24,6 +24,13 @@ say "cargo test"
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 cargo test --workspace --locked 2>&1 | tee "$log"
+# The OS-keyring path of the secrets needs a Secret Service: a private D-Bus session with
+# an unlocked gnome-keyring (scripts/setup.sh --test installs both).
+say "cargo test (secrets in the OS keyring, under dbus-run-session)"
+dbus-run-session -- bash -c \
+  'printf skald-test | gnome-keyring-daemon --unlock --components=secrets >/dev/null 2>&1
+   cargo test -p skald-secrets --test keyring --locked -- --include-ignored' 2>&1 \
+  | grep -v "Failed to set fd limit" | tee -a "$log"
 # One closing line for the whole run, summed over every test binary.
 awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($i ~ /^passed/) p += $(i-1); if ($i ~ /^failed/) f += $(i-1) } }
      END { printf "tests: %d passed, %d failed\n", p, f }' "$log"
