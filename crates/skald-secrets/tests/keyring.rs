@@ -11,9 +11,16 @@ use skald_secrets::{Backend, Secrets};
 fn values_go_to_the_keyring_and_never_to_disk() {
     let dir = tempfile::tempdir().unwrap();
     let secrets = Secrets::open(dir.path()).unwrap();
-    assert_eq!(secrets.backend(), Backend::Keyring, "no Secret Service answered");
+    assert_eq!(
+        secrets.backend(),
+        Backend::Keyring,
+        "no Secret Service answered"
+    );
     let name = format!("skald-test-{}", std::process::id());
-    assert_eq!(secrets.set(&name, "kr-value-31337").unwrap(), Some(Backend::Keyring));
+    assert_eq!(
+        secrets.set(&name, "kr-value-31337").unwrap(),
+        Some(Backend::Keyring)
+    );
     let again = Secrets::open(dir.path()).unwrap();
     assert_eq!(again.get(&name).unwrap().as_deref(), Some("kr-value-31337"));
     assert_eq!(again.list(Some("skald-test-*")).unwrap(), [name.clone()]);
