@@ -392,6 +392,7 @@ fn print_event(event: &Event, json: bool) {
                 out,
                 "  ⏸ waiting for approval of {label}: skald inbox answer {inbox_id} approve|reject"
             ),
+            Event::OpenFile { path } => writeln!(out, "  📄 open {path}"),
             Event::TaskUpdate {
                 task_id,
                 title,

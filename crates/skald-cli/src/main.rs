@@ -13,6 +13,7 @@ mod cmd_sessions;
 mod cmd_tasks;
 mod cmd_tool;
 mod cmd_tools;
+mod cmd_view;
 mod exit;
 
 use clap::{Parser, Subcommand};
@@ -155,6 +156,13 @@ enum Command {
     Sessions {
         #[command(subcommand)]
         command: SessionsCommand,
+    },
+    /// What the file viewer makes of a file: its kind, and for Markdown the safe HTML
+    View {
+        path: PathBuf,
+        /// Print the kind and the view as JSON
+        #[arg(long)]
+        json: bool,
     },
     /// Print the version
     Version,
@@ -729,6 +737,7 @@ fn main() -> ExitCode {
                 SessionsCommand::List { json } => cmd_sessions::list(&env.data_dir, json),
                 SessionsCommand::Show { id, json } => cmd_sessions::show(&env.data_dir, id, json),
             },
+            Command::View { path, json } => cmd_view::run(&path, json),
             Command::Version => exit::OK,
         }
     });

@@ -2163,3 +2163,40 @@ fn a_chat_schedules_a_job() {
         .to_string();
     assert!(label.starts_with("execute_task 📅 → researcher"), "{label}");
 }
+
+/// show_file_to_user opens a file in the viewer (an open_file event with the path as the
+/// user reads it); a missing file is an error, and background agents are not offered it.
+#[test]
+fn show_file_to_user_opens_the_viewer() {
+    let server = serve(vec![
+        tool_calls(&[
+            ("v1", "show_file_to_user", r#"{"path": "hello.txt"}"#),
+            ("v2", "show_file_to_user", r#"{"path": "missing.md"}"#),
+        ]),
+        answer("Opened it."),
+    ]);
+    let run = exec(&server, &[], "show me hello.txt");
+    assert_eq!(run.out.status.code(), Some(0));
+    let open: Vec<&Value> = run
+        .events
+        .iter()
+        .filter(|e| e["type"] == "open_file")
+        .collect();
+    assert_eq!(open.len(), 1);
+    assert_eq!(open[0]["path"], "hello.txt");
+    let start = run
+        .events
+        .iter()
+        .find(|e| e["type"] == "tool_start" && e["tool_call_id"] == "v1")
+        .unwrap();
+    assert_eq!(start["label_short"], "show_file_to_user `hello.txt`");
+    assert_eq!(start["path"], "hello.txt");
+    assert!(run.events.iter().any(|e| {
+        e["type"] == "tool_error"
+            && e["tool_call_id"] == "v2"
+            && e["error"]
+                .as_str()
+                .unwrap()
+                .contains("no file at `missing.md`")
+    }));
+}

@@ -28,6 +28,7 @@ const ENGINE_TOOLS: &[&str] = &[
     tn::CONFIGURE_PLUGIN,
     tn::IMAGE_GENERATE,
     tn::IMAGE_GENERATE_PROVIDERS_LIST,
+    tn::SHOW_FILE_TO_USER,
 ];
 
 /// What a `set_secret` value is stored and shown as: the value itself is used once, for
@@ -67,6 +68,8 @@ pub struct Offer {
 fn offered_to(name: &str, who: Offer) -> bool {
     match name {
         tn::NOTIFY => who.background,
+        // Someone is looking at a chat; nobody at a background session.
+        tn::SHOW_FILE_TO_USER => !who.background,
         tn::READ_AGENT_RESULT | tn::READ_NOTIFICATION => who.root && !who.background,
         tn::ASK_USER_CLARIFICATION => !who.system,
         // Config tools only after activate_tools(["config"]) (tools.md "Lazy config tool

@@ -1406,6 +1406,36 @@ pub(crate) async fn run_call(
             _ => fail("The user gave no answer.".to_string()),
         };
     }
+    if call.name == tn::SHOW_FILE_TO_USER {
+        let raw = args
+            .get("path")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .trim();
+        let path = skald_tools::fs::resolve_in(raw, &cfg.run.working_dir);
+        if !path.is_file() {
+            return fail(format!("there is no file at `{raw}`"));
+        }
+        let shown = skald_tools::fs::relativize_for_display(&path, &cfg.run.working_dir);
+        emit(Event::OpenFile {
+            path: shown.clone(),
+        });
+        let hint = if path.extension().is_some_and(|e| e == "pdf")
+            && path.with_extension("tex").is_file()
+        {
+            " It is a built PDF: show the .tex source instead to have it compiled and kept \
+             up to date as its inputs change."
+        } else {
+            ""
+        };
+        return mark_done(
+            store,
+            session_id,
+            &call.id,
+            format!("Opened `{shown}` in the user's viewer.{hint}"),
+            emit,
+        );
+    }
     if call.name == tn::IMAGE_GENERATE {
         return match generate_image(env, &args, emit).await {
             Ok(text) => mark_done(store, session_id, &call.id, text, emit),
