@@ -139,11 +139,18 @@ pub fn add(data_dir: &DataDir, a: AddArgs<'_>) -> u8 {
         );
         return exit::USAGE;
     };
-    if let Some(h) = a.home
-        && let Err(e) = store.get_session(h)
-    {
-        eprintln!("skald cron: --home: {e}");
-        return exit::USAGE;
+    if let Some(h) = a.home {
+        match store.get_session(h) {
+            Ok(s) if s.kind == skald_store::SessionKind::Interactive => {}
+            Ok(_) => {
+                eprintln!("skald cron: --home: session {h} is a background session, not a chat");
+                return exit::USAGE;
+            }
+            Err(e) => {
+                eprintln!("skald cron: --home: {e}");
+                return exit::USAGE;
+            }
+        }
     }
     let job = match cron::create_job(
         &store,
@@ -356,9 +363,17 @@ pub async fn run(
                 scheduler.wait_runs().await;
                 // What the runs delivered is taken in before exiting.
                 let mut outcome = Ok(());
+                // Notifications wait a moment to be batched; a chat that cannot take its
+                // deliveries is left for the next carrier rather than waited on.
+                let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
                 loop {
                     match engine.continue_ready_chats(&cancel).await {
-                        Ok(Some(wait)) if !cancel.is_cancelled() => tokio::time::sleep(wait).await,
+                        Ok(Some(wait))
+                            if !cancel.is_cancelled()
+                                && tokio::time::Instant::now() + wait < deadline =>
+                        {
+                            tokio::time::sleep(wait).await
+                        }
                         Ok(_) => break,
                         Err(e) => {
                             outcome = Err(cron::CronError::Engine(e));
@@ -383,6 +398,8 @@ pub async fn run(
         r
     };
     let stopped = interrupted.is_cancelled();
+    // MCP servers' processes end with this one.
+    engine.mcp.manager.stop_all();
     if let Err(e) = result {
         eprintln!("skald cron: {e}");
         return exit::FAILED;

@@ -295,6 +295,9 @@ pub async fn run(data_dir: &DataDir, config: &Config, a: ExecArgs<'_>) -> u8 {
     // Background tasks the chat started report back into it: the process stays until
     // they have ended and the chat has answered their results (Ctrl-C stops them all).
     while let Ok(TurnOutcome::Final) = outcome {
+        // Tasks first: a task stores its result before it leaves the running set, so
+        // reading them in this order never misses a result in between.
+        let tasks_running = engine.has_running_tasks(session.id);
         let ready = match store.next_delivery_at(session.id) {
             Ok(r) => r,
             Err(e) => {
@@ -308,7 +311,7 @@ pub async fn run(data_dir: &DataDir, config: &Config, a: ExecArgs<'_>) -> u8 {
                 outcome = turn::run_turn(&env, session.id, None, &cancel, &emit).await;
                 continue;
             }
-            None if !engine.has_running_tasks(session.id) => break,
+            None if !tasks_running => break,
             _ => {}
         }
         let wait = ready.map_or(500, |at| (at - now).clamp(1, 500));
@@ -323,6 +326,8 @@ pub async fn run(data_dir: &DataDir, config: &Config, a: ExecArgs<'_>) -> u8 {
         engine.shutdown();
         engine.wait_tasks(std::time::Duration::from_secs(5)).await;
     }
+    // MCP servers' processes end with this one.
+    engine.mcp.manager.stop_all();
     match outcome {
         Ok(TurnOutcome::Final) => exit::OK,
         Ok(TurnOutcome::Cancelled) => exit::CANCELLED,

@@ -216,6 +216,10 @@ fn plan(job: &ScheduledJob, now: i64) -> Result<(Claim, bool), CronError> {
         MissedPolicy::Once => true,
         MissedPolicy::Skip => now - latest <= SKIP_GRACE_MS,
     };
+    // Under `skip` a run never stands for the occurrences it dropped.
+    if job.missed_policy == MissedPolicy::Skip {
+        count = 1;
+    }
     Ok((
         Claim {
             job_id: job.id,
@@ -234,6 +238,9 @@ pub struct Scheduler {
     owner: String,
     lease_ms: i64,
     runs: Mutex<Vec<tokio::task::JoinHandle<()>>>,
+    /// Runs this scheduler is executing: a lease that lapsed while this process slept (a
+    /// laptop's suspend) must not hand it its own run a second time.
+    in_flight: Arc<Mutex<std::collections::HashSet<i64>>>,
 }
 
 impl Scheduler {
@@ -244,6 +251,7 @@ impl Scheduler {
             owner,
             lease_ms: LEASE_MS,
             runs: Mutex::new(Vec::new()),
+            in_flight: Arc::new(Mutex::new(std::collections::HashSet::new())),
         }
     }
 
@@ -266,7 +274,11 @@ impl Scheduler {
     /// Returns the runs started.
     pub fn tick(&self, cancel: &CancellationToken) -> Result<Vec<JobRun>, CronError> {
         let store = &self.engine.store;
-        let mut started = store.take_over_runs(&self.owner, self.lease_ms)?;
+        let mut started: Vec<JobRun> = store
+            .take_over_runs(&self.owner, self.lease_ms)?
+            .into_iter()
+            .filter(|r| !lock(&self.in_flight).contains(&r.id))
+            .collect();
         let now = skald_store::now_ms();
         for job in store.due_jobs(now)? {
             let (claim, run) = match plan(&job, now) {
@@ -288,6 +300,8 @@ impl Scheduler {
             }
         }
         for run in &started {
+            lock(&self.in_flight).insert(run.id);
+            let in_flight = self.in_flight.clone();
             let engine = self.engine.clone();
             let (run, owner, lease) = (run.clone(), self.owner.clone(), self.lease_ms);
             let cancel = cancel.clone();
@@ -296,6 +310,7 @@ impl Scheduler {
                 if let Err(e) = execute(&engine, run, &owner, lease, &cancel).await {
                     tracing::error!(run = id, "scheduled run failed: {e}");
                 }
+                lock(&in_flight).remove(&id);
             });
             lock(&self.runs).push(handle);
         }
@@ -396,10 +411,14 @@ async fn execute(
                 }
                 match engine.store.renew_run_lease(run_id, &owner, lease_ms) {
                     Ok(true) => {}
-                    Ok(false) | Err(_) => {
+                    // Another scheduler took the run over: this one stops.
+                    Ok(false) => {
                         token.cancel();
                         return;
                     }
+                    // A busy database is tried again at the next renewal; the lease has
+                    // two more renewals' worth of time left.
+                    Err(e) => tracing::warn!(run = run_id, "cannot renew the lease: {e}"),
                 }
             }
         })

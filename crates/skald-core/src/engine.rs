@@ -64,7 +64,7 @@ pub struct Engine {
     pub plugins: crate::plugins::Plugins,
     /// The user's secrets, once opened; and the redactor over their values.
     secrets: Mutex<Option<Arc<skald_secrets::Secrets>>>,
-    redactor: Mutex<skald_secrets::Redactor>,
+    redactor: Arc<Mutex<skald_secrets::Redactor>>,
     sink: Sink,
     /// Running background tasks: task id -> (parent chat, stop token).
     tasks: Mutex<HashMap<i64, (i64, CancellationToken)>>,
@@ -89,11 +89,13 @@ impl Engine {
     ) -> Arc<Engine> {
         let inbox = Inbox::new();
         let active = Arc::new(Mutex::new(HashMap::new()));
+        let redactor = Arc::new(Mutex::new(skald_secrets::Redactor::default()));
         let host = crate::mcp::Host {
             store: store.clone(),
             inbox: inbox.clone(),
             sink: sink.clone(),
             active: active.clone(),
+            redactor: redactor.clone(),
         };
         let mcp = Arc::new(crate::mcp::Servers {
             manager: skald_mcp::McpManager::new(Arc::new(host)),
@@ -114,7 +116,7 @@ impl Engine {
             mcp,
             plugins: crate::plugins::Plugins::default(),
             secrets: Mutex::new(None),
-            redactor: Mutex::new(skald_secrets::Redactor::default()),
+            redactor,
             sink,
             tasks: Mutex::new(HashMap::new()),
             changed: tokio::sync::Notify::new(),
@@ -292,24 +294,12 @@ impl Engine {
     /// The home chat: where notifications from background work without a chat of their
     /// own go. Created on first use.
     pub fn home_session(&self) -> Result<i64, EngineError> {
-        if let Some(id) = self
+        let dir = std::env::current_dir()
+            .ok()
+            .map(|d| d.display().to_string());
+        Ok(self
             .store
-            .app_state(HOME_KEY)?
-            .and_then(|v| v.parse::<i64>().ok())
-            && self.store.find_session(id)?.is_some()
-        {
-            return Ok(id);
-        }
-        let session = self.store.create_session(&NewSession {
-            title: "Home".into(),
-            working_dir: std::env::current_dir()
-                .ok()
-                .map(|d| d.display().to_string()),
-            ..NewSession::default()
-        })?;
-        self.store
-            .set_app_state(HOME_KEY, &session.id.to_string())?;
-        Ok(session.id)
+            .ensure_home_session(HOME_KEY, "Home", dir.as_deref())?)
     }
 
     /// Starts a background task from a chat (`execute_task` with mode async): a fresh
@@ -465,23 +455,20 @@ impl Engine {
         status: TaskStatus,
         result: &str,
     ) -> Result<(), EngineError> {
-        if !self.store.finish_task(task.id, status, result)? {
-            return Ok(());
+        let delivery = json!({
+            "type": "task_completed",
+            "task_id": task.id,
+            "title": task.title,
+            "agent_id": task.agent_id,
+            "status": status.as_str(),
+            "result": result,
+        });
+        if self
+            .store
+            .finish_task_and_deliver(task.id, status, result, &delivery)?
+        {
+            self.emit_task(&self.store.get_task(task.id)?);
         }
-        self.store.add_delivery(
-            task.parent_session_id,
-            DeliveryKind::TaskCompleted,
-            &json!({
-                "type": "task_completed",
-                "task_id": task.id,
-                "title": task.title,
-                "agent_id": task.agent_id,
-                "status": status.as_str(),
-                "result": result,
-            }),
-            0,
-        )?;
-        self.emit_task(&self.store.get_task(task.id)?);
         Ok(())
     }
 
@@ -532,30 +519,45 @@ impl Engine {
     }
 
     /// Continues the chats whose deliveries are ready, one turn each. Returns how long
-    /// until the next waiting delivery is ready, or `None` when none waits.
+    /// until the next waiting delivery is ready, or `None` when none waits. A chat whose
+    /// turn cannot take its deliveries (its agent is gone, say) is logged and left for
+    /// later, not retried at once.
     pub async fn continue_ready_chats(
         self: &Arc<Self>,
         cancel: &CancellationToken,
     ) -> Result<Option<std::time::Duration>, EngineError> {
         let now = skald_store::now_ms();
-        let mut wait = None;
+        let mut wait: Option<std::time::Duration> = None;
+        let mut soonest = |d: std::time::Duration| {
+            wait = Some(wait.map_or(d, |w| w.min(d)));
+        };
         for (session_id, ready_at) in self.store.pending_deliveries()? {
             if cancel.is_cancelled() {
                 break;
             }
             if ready_at > now {
-                let until =
-                    std::time::Duration::from_millis(u64::try_from(ready_at - now).unwrap_or(0));
-                wait = Some(wait.map_or(until, |w: std::time::Duration| w.min(until)));
+                soonest(std::time::Duration::from_millis(
+                    u64::try_from(ready_at - now).unwrap_or(0),
+                ));
                 continue;
             }
             let sink = self.sink.clone();
             let emit = move |e: Event| sink(session_id, e);
             let approval = self.background_approval();
-            self.run_session_turn(session_id, None, approval, cancel, None, &emit)
-                .await?;
-            // The turn may have taken others' deliveries too; look again.
-            wait = Some(std::time::Duration::ZERO);
+            let turn = self
+                .run_session_turn(session_id, None, approval, cancel, None, &emit)
+                .await;
+            if let Err(e) = &turn {
+                tracing::error!(session = session_id, "cannot continue the chat: {e}");
+            }
+            // Taken: look again at once (the turn may have taken others' too). Not taken:
+            // try again later rather than in a loop.
+            let taken = self.store.next_delivery_at(session_id)? != Some(ready_at);
+            soonest(if taken && turn.is_ok() {
+                std::time::Duration::ZERO
+            } else {
+                std::time::Duration::from_secs(5)
+            });
         }
         Ok(wait)
     }

@@ -39,7 +39,7 @@ pub const HIDDEN_VALUE: &str = "[hidden: secret values are not kept]";
 pub fn shown_args(name: &str, mut args: Value) -> Value {
     if name == tn::SET_SECRET
         && let Some(v) = args.get_mut("value")
-        && v.as_str().is_some_and(|s| !s.is_empty())
+        && !v.as_str().is_some_and(str::is_empty)
     {
         *v = Value::String(HIDDEN_VALUE.to_string());
     }
@@ -367,7 +367,10 @@ fn read_notifications(store: &Store, session_id: i64, args: &Value) -> Result<St
         .map_err(|e| e.to_string())?
         .into_iter()
         .rev()
-        .filter(|c| c.name == skald_store::NOTIFICATION_TOOL && c.message_id.is_some())
+        // Only the deliveries themselves, not the model's own earlier reads of them.
+        .filter(|c| {
+            c.name == skald_store::NOTIFICATION_TOOL && c.tool_call_id.starts_with("notification_")
+        })
     {
         let batch: Value =
             serde_json::from_str(call.result.as_deref().unwrap_or("{}")).unwrap_or(Value::Null);

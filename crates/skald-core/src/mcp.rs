@@ -36,6 +36,8 @@ pub fn split_name(name: &str) -> Option<(&str, &str)> {
 pub fn check_server_name(name: &str) -> Result<(), String> {
     let ok = !name.is_empty()
         && name.len() <= 32
+        && !name.starts_with('_')
+        && !name.ends_with('_')
         && name
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
@@ -46,7 +48,7 @@ pub fn check_server_name(name: &str) -> Result<(), String> {
     } else {
         Err(format!(
             "`{name}` cannot name an MCP server: use 1 to 32 letters, digits, `-` or `_` \
-             (no `__`, and not `config`)"
+             (no `__`, no `_` at either end, and not `config`)"
         ))
     }
 }
@@ -142,6 +144,8 @@ pub struct Host {
     /// Sessions with a call in flight per server, newest last: a server's form is shown
     /// in the chat whose call caused it.
     pub(crate) active: Arc<Mutex<HashMap<String, Vec<i64>>>>,
+    /// Secret values to keep out of what servers print (their log tail).
+    pub(crate) redactor: Arc<Mutex<skald_secrets::Redactor>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -154,54 +158,90 @@ impl skald_mcp::Host for Host {
             Status::Failed { error, .. } => tracing::warn!(server, "MCP server failed: {error}"),
             other => tracing::info!(server, "MCP server {}", other.describe()),
         }
+        let mut status = serde_json::to_value(status).unwrap_or_default();
+        if let Some(tail) = status.get_mut("log_tail")
+            && let Some(text) = tail.as_str()
+        {
+            *tail = Value::String(lock(&self.redactor).redact(text));
+        }
         // Not a session's event: session 0 is the app as a whole.
         (self.sink)(
             0,
             Event::McpStatus {
                 server: server.to_string(),
-                status: serde_json::to_value(status).unwrap_or_default(),
+                status,
             },
         );
     }
 
-    fn elicit(&self, server: &str, message: String, schema: Value) -> BoxFuture<'static, Elicited> {
+    fn elicit(
+        &self,
+        server: &str,
+        message: String,
+        schema: Value,
+        cancel: CancellationToken,
+    ) -> BoxFuture<'static, Elicited> {
         let session = lock(&self.active)
             .get(server)
             .and_then(|v| v.last().copied());
         let (store, inbox, sink) = (self.store.clone(), self.inbox.clone(), self.sink.clone());
         let server = server.to_string();
-        Box::pin(async move {
-            // A form with no call of ours behind it has no chat to appear in.
-            let Some(session_id) = session else {
-                return Elicited::Decline;
-            };
-            let emit = move |e: Event| sink(session_id, e);
-            let item = inbox.request(
-                &store,
-                &skald_store::NewInboxItem {
-                    session_id,
-                    kind: skald_store::InboxKind::Elicitation,
-                    tool_call_id: None,
-                    agent_id: String::new(),
-                    depth: 0,
-                    title: format!("{server}: {message}"),
-                    payload: json!({"server": server, "message": message, "schema": schema}),
-                },
-                &emit,
-            );
-            let Ok(item) = item else {
-                return Elicited::Cancel;
-            };
-            // The server bounds how long it waits; its cancellation ends this wait.
-            match inbox.wait(&store, item.id, &CancellationToken::new()).await {
-                Ok(crate::inbox::Outcome::Answered(text)) => {
-                    Elicited::Accept(form_content(&text, &schema))
-                }
-                Ok(crate::inbox::Outcome::Approved) => Elicited::Accept(json!({})),
-                Ok(crate::inbox::Outcome::Rejected(_)) => Elicited::Decline,
-                Ok(crate::inbox::Outcome::Cancelled) | Err(_) => Elicited::Cancel,
-            }
-        })
+        // The question lives in its own task: if the request is dropped, the task still
+        // sees `cancel` and closes the Inbox item instead of leaving it open.
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        tokio::spawn(async move {
+            let answer =
+                ask_form(store, inbox, sink, session, server, message, schema, cancel).await;
+            let _ = tx.send(answer);
+        });
+        Box::pin(async move { rx.await.unwrap_or(Elicited::Cancel) })
+    }
+}
+
+/// Puts a server's form in the Agent Inbox of the chat whose call caused it and waits for
+/// the answer (or for `cancel`, which closes the item).
+#[allow(clippy::too_many_arguments)]
+async fn ask_form(
+    store: Arc<Store>,
+    inbox: Arc<crate::inbox::Inbox>,
+    sink: crate::engine::Sink,
+    session: Option<i64>,
+    server: String,
+    message: String,
+    schema: Value,
+    cancel: CancellationToken,
+) -> Elicited {
+    // A form with no call of ours behind it has no chat to appear in.
+    let Some(session_id) = session else {
+        return Elicited::Decline;
+    };
+    let emit = move |e: Event| sink(session_id, e);
+    let item = inbox.request(
+        &store,
+        &skald_store::NewInboxItem {
+            session_id,
+            kind: skald_store::InboxKind::Elicitation,
+            tool_call_id: None,
+            agent_id: String::new(),
+            depth: 0,
+            title: format!("{server}: {message}"),
+            payload: json!({"server": server, "message": message, "schema": schema}),
+        },
+        &emit,
+    );
+    let Ok(item) = item else {
+        return Elicited::Cancel;
+    };
+    // Fields the answer leaves out get the schema's defaults (SEP-1034).
+    let accept = |mut content: Value| {
+        skald_mcp::apply_defaults(&mut content, &schema);
+        Elicited::Accept(content)
+    };
+    match inbox.wait(&store, item.id, &cancel).await {
+        Ok(crate::inbox::Outcome::Answered(text)) => accept(form_content(&text, &schema)),
+        Ok(crate::inbox::Outcome::Approved) => accept(json!({})),
+        Ok(crate::inbox::Outcome::Rejected(_)) => Elicited::Decline,
+        Ok(crate::inbox::Outcome::Cancelled) | Err(_) => Elicited::Cancel,
     }
 }
 
@@ -471,7 +511,13 @@ struct ProbeHost;
 
 impl skald_mcp::Host for ProbeHost {
     fn status_changed(&self, _server: &str, _status: &Status) {}
-    fn elicit(&self, _: &str, _: String, _: Value) -> BoxFuture<'static, Elicited> {
+    fn elicit(
+        &self,
+        _: &str,
+        _: String,
+        _: Value,
+        _: CancellationToken,
+    ) -> BoxFuture<'static, Elicited> {
         Box::pin(async { Elicited::Decline })
     }
 }
@@ -528,7 +574,15 @@ mod tests {
         assert_eq!(split_name("mcp__a_b__c__d"), Some(("a_b", "c__d")));
         assert_eq!(split_name("read_file"), None);
         assert!(check_server_name("github-work").is_ok());
-        for bad in ["", "a__b", "has space", "config", &"x".repeat(33)] {
+        for bad in [
+            "",
+            "a__b",
+            "has space",
+            "config",
+            "gh_",
+            "_gh",
+            &"x".repeat(33),
+        ] {
             assert!(check_server_name(bad).is_err(), "{bad}");
         }
     }

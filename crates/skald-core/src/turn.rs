@@ -168,6 +168,11 @@ pub async fn run_turn(
                 name: call.name.clone(),
                 args: match parse_args(&call.arguments) {
                     Ok(args) => crate::interface::shown_args(&call.name, args),
+                    // Unreadable arguments are kept for the model to see its mistake —
+                    // except a secret's, which are kept nowhere.
+                    Err(_) if call.name == tn::SET_SECRET => {
+                        Value::String(crate::interface::HIDDEN_VALUE.to_string())
+                    }
                     Err(_) => Value::String(call.arguments.clone()),
                 },
                 status: ToolCallStatus::Running,
@@ -756,7 +761,7 @@ async fn ask_inbox(
                     title: label.clone(),
                     payload: serde_json::json!({
                         "tool": call.name,
-                        "arguments": args,
+                        "arguments": crate::interface::shown_args(&call.name, args.clone()),
                         "label": label,
                         "reason": reason,
                         "write": crate::approval::write_preview(&call.name, args, &cfg.run.working_dir),
@@ -769,7 +774,7 @@ async fn ask_inbox(
     emit(Event::ApprovalRequired {
         tool_call_id: call.id.clone(),
         name: call.name.clone(),
-        arguments: args.clone(),
+        arguments: crate::interface::shown_args(&call.name, args.clone()),
         label,
         reason: reason.to_string(),
         inbox_id: item.id,
@@ -967,7 +972,11 @@ async fn generate_image(env: &TurnEnv<'_>, args: &Value, emit: Emit<'_>) -> Resu
 
 /// `register_mcp`: stores the server and, in a run with an engine, connects to it now and
 /// says how that went.
-async fn register_mcp(env: &TurnEnv<'_>, args: &Value) -> Result<String, String> {
+async fn register_mcp(
+    env: &TurnEnv<'_>,
+    args: &Value,
+    cancel: &CancellationToken,
+) -> Result<String, String> {
     let rec = crate::mcp::record_from_args(args)?;
     let rec = env
         .store
@@ -980,11 +989,10 @@ async fn register_mcp(env: &TurnEnv<'_>, args: &Value) -> Result<String, String>
         ));
     };
     engine.mcp.start(&rec);
-    let status = engine
-        .mcp
-        .manager
-        .wait_ready(&rec.name, engine.mcp.connect_timeout)
-        .await;
+    let status = tokio::select! {
+        _ = cancel.cancelled() => return Err("stopped before the server was ready".into()),
+        s = engine.mcp.manager.wait_ready(&rec.name, engine.mcp.connect_timeout) => s,
+    };
     let name = &rec.name;
     Ok(match status {
         Some(skald_mcp::Status::Ready { .. }) => {
@@ -1017,7 +1025,12 @@ async fn register_mcp(env: &TurnEnv<'_>, args: &Value) -> Result<String, String>
 /// `activate_tools`: grants the groups (checked against `config` and the registered
 /// servers), and for a server still connecting waits for it, bounded by its connect
 /// timeout, so the agent learns whether its tools will be there.
-async fn activate(env: &TurnEnv<'_>, session_id: i64, args: &Value) -> Result<String, String> {
+async fn activate(
+    env: &TurnEnv<'_>,
+    session_id: i64,
+    args: &Value,
+    cancel: &CancellationToken,
+) -> Result<String, String> {
     let ctx = crate::interface::Ctx {
         store: env.store,
         session_id,
@@ -1034,8 +1047,24 @@ async fn activate(env: &TurnEnv<'_>, session_id: i64, args: &Value) -> Result<St
         .and_then(Value::as_array)
         .map(|a| a.iter().filter_map(Value::as_str).collect())
         .unwrap_or_default();
+    // Servers still connecting are waited for together, and a /stop ends the wait.
+    let waits = futures::future::join_all(groups.iter().map(|g| async move {
+        if *g == tn::CONFIG_GROUP {
+            None
+        } else {
+            engine
+                .mcp
+                .manager
+                .wait_ready(g, engine.mcp.connect_timeout)
+                .await
+        }
+    }));
+    let statuses = tokio::select! {
+        _ = cancel.cancelled() => return Err("stopped while waiting for the servers".into()),
+        s = waits => s,
+    };
     let mut lines = Vec::new();
-    for g in groups {
+    for (g, status) in groups.into_iter().zip(statuses) {
         if g == tn::CONFIG_GROUP {
             lines.push(
                 "config: Skald's configuration tools are in your list from your next step"
@@ -1043,11 +1072,6 @@ async fn activate(env: &TurnEnv<'_>, session_id: i64, args: &Value) -> Result<St
             );
             continue;
         }
-        let status = engine
-            .mcp
-            .manager
-            .wait_ready(g, engine.mcp.connect_timeout)
-            .await;
         lines.push(match status {
             Some(skald_mcp::Status::Ready { tools }) => {
                 format!("{g}: ready; its {tools} tools are in your list from your next step")
@@ -1165,7 +1189,10 @@ fn refuse_unoffered(
     emit(Event::ToolStart {
         tool_call_id: call.id.clone(),
         name: call.name.clone(),
-        arguments: parse_args(&call.arguments).unwrap_or(Value::Null),
+        arguments: crate::interface::shown_args(
+            &call.name,
+            parse_args(&call.arguments).unwrap_or(Value::Null),
+        ),
         label_short: call.name.clone(),
         label_full: call.name.clone(),
         path: None,
@@ -1351,7 +1378,7 @@ pub(crate) async fn run_call(
                     tool: call.name.clone(),
                     label: registry.describe_call(&call.name, &args, ToolDescriptionLength::Full),
                     reason: decision.reason.clone(),
-                    arguments: args.clone(),
+                    arguments: crate::interface::shown_args(&call.name, args.clone()),
                 });
                 // Ctrl-C while the prompt waits stops the turn, as it does anywhere else.
                 let yes = tokio::select! {
@@ -1443,13 +1470,13 @@ pub(crate) async fn run_call(
         };
     }
     if call.name == tn::REGISTER_MCP {
-        return match register_mcp(env, &args).await {
+        return match register_mcp(env, &args, cancel).await {
             Ok(text) => mark_done(store, session_id, &call.id, redact(text), emit),
             Err(message) => fail(message),
         };
     }
     if call.name == tn::ACTIVATE_TOOLS {
-        return match activate(env, session_id, &args).await {
+        return match activate(env, session_id, &args, cancel).await {
             Ok(text) => mark_done(store, session_id, &call.id, redact(text), emit),
             Err(message) => fail(message),
         };
@@ -1461,7 +1488,7 @@ pub(crate) async fn run_call(
                 tool_call_id: call.id.clone(),
                 progress: p.progress,
                 total: p.total,
-                message: p.message,
+                message: p.message.map(&redact),
             })
         };
         let arguments = match args {

@@ -24,6 +24,7 @@ impl Host for AcceptDefaults {
         _server: &str,
         _message: String,
         schema: Value,
+        _cancel: CancellationToken,
     ) -> BoxFuture<'static, Elicited> {
         let mut content = json!({});
         skald_mcp::apply_defaults(&mut content, &schema);

@@ -23,7 +23,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// Asks the user to fill in a server's form: (message, JSON schema) -> answer.
-pub(crate) type Elicit = Arc<dyn Fn(String, Value) -> BoxFuture<'static, Elicited> + Send + Sync>;
+pub(crate) type Elicit =
+    Arc<dyn Fn(String, Value, CancellationToken) -> BoxFuture<'static, Elicited> + Send + Sync>;
 
 pub(crate) struct Handler {
     progress: ProgressDispatcher,
@@ -88,9 +89,16 @@ impl ClientHandler for Handler {
             // links for servers is a separate decision, so they are declined.
             _ => return Ok(ElicitResult::new(ElicitationAction::Decline)),
         };
-        let asking = (self.elicit)(message, schema);
+        // Withdrawn by the server, or this request dropped (the call timed out or was
+        // stopped): the token tells the asker, so the question is closed, not left open.
+        let withdrawn = CancellationToken::new();
+        let _close_on_drop = withdrawn.clone().drop_guard();
+        let asking = (self.elicit)(message, schema, withdrawn.clone());
         let answer = tokio::select! {
-            _ = cx.ct.cancelled() => Elicited::Cancel,
+            _ = cx.ct.cancelled() => {
+                withdrawn.cancel();
+                Elicited::Cancel
+            }
             a = asking => a,
         };
         Ok(match answer {
@@ -173,11 +181,22 @@ pub(crate) async fn connect(
     }
 }
 
+/// Reads the server's stderr to its end, line by line. Bytes that are not UTF-8 are
+/// shown as U+FFFD rather than ending the read: a closed pipe would kill the server at its
+/// next write.
 async fn drain(err: tokio::process::ChildStderr, mut sink: impl FnMut(String)) {
     use tokio::io::AsyncBufReadExt;
-    let mut lines = tokio::io::BufReader::new(err).lines();
-    while let Ok(Some(line)) = lines.next_line().await {
-        sink(line);
+    let mut reader = tokio::io::BufReader::new(err);
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        match reader.read_until(b'\n', &mut line).await {
+            Ok(0) | Err(_) => return,
+            Ok(_) => {
+                let text = String::from_utf8_lossy(&line);
+                sink(text.trim_end_matches(['\n', '\r']).to_string());
+            }
+        }
     }
 }
 

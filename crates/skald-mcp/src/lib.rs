@@ -146,8 +146,15 @@ pub fn apply_defaults(content: &mut Value, schema: &Value) {
 pub trait Host: Send + Sync + 'static {
     /// A server's status changed (its tools may have too).
     fn status_changed(&self, server: &str, status: &Status);
-    /// A server asks the user to fill in a form.
-    fn elicit(&self, server: &str, message: String, schema: Value) -> BoxFuture<'static, Elicited>;
+    /// A server asks the user to fill in a form. `cancel` fires when the server withdraws
+    /// the request or the call behind it ends, so the question does not stay open.
+    fn elicit(
+        &self,
+        server: &str,
+        message: String,
+        schema: Value,
+        cancel: CancellationToken,
+    ) -> BoxFuture<'static, Elicited>;
 }
 
 struct Server {
@@ -248,13 +255,16 @@ impl McpManager {
     pub fn stop(&self, name: &str) {
         if let Some(server) = lock(&self.servers).remove(name) {
             server.stop.cancel();
+            terminate_group(*lock(&server.pid));
         }
     }
 
-    /// Disconnects every server.
+    /// Disconnects every server, their processes included: called at shutdown, when the
+    /// runtime's tasks will not get to run again.
     pub fn stop_all(&self) {
         for (_, server) in lock(&self.servers).drain() {
             server.stop.cancel();
+            terminate_group(*lock(&server.pid));
         }
     }
 
@@ -334,6 +344,10 @@ impl Drop for McpManager {
 }
 
 fn set_status(host: &Arc<dyn Host>, server: &Server, status: Status) {
+    // A supervisor whose server was replaced or stopped says nothing more.
+    if server.stop.is_cancelled() {
+        return;
+    }
     server.status.send_replace(status.clone());
     host.status_changed(&server.spec.name, &status);
 }
@@ -354,7 +368,9 @@ async fn supervise(host: Arc<dyn Host>, server: Arc<Server>) {
         let elicit_name = name.clone();
         let handler = client::Handler::new(
             changed_tx,
-            Arc::new(move |message, schema| elicit_host.elicit(&elicit_name, message, schema)),
+            Arc::new(move |message, schema, cancel| {
+                elicit_host.elicit(&elicit_name, message, schema, cancel)
+            }),
         );
         let sink = log.clone();
         let connecting = client::connect(
@@ -444,6 +460,22 @@ async fn watch(
             }
         }
     }
+}
+
+/// Stops a stdio server's process group now: SIGTERM, a moment, then SIGKILL — without
+/// relying on the async runtime, which may be shutting down.
+fn terminate_group(pid: Option<u32>) {
+    #[cfg(unix)]
+    if let Some(pid) = pid.and_then(|p| i32::try_from(p).ok()) {
+        use nix::sys::signal::{Signal, killpg};
+        let group = nix::unistd::Pid::from_raw(pid);
+        if killpg(group, Signal::SIGTERM).is_ok() {
+            std::thread::sleep(Duration::from_millis(100));
+            let _ = killpg(group, Signal::SIGKILL);
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = pid;
 }
 
 /// Stops a stdio server's whole process group (it may have started helpers).

@@ -54,22 +54,16 @@ fn run(scenario: &str) {
     );
 }
 
+/// One after the other: the suite's servers pick their ports by probing for a free one,
+/// which concurrent runs could race for.
 #[test]
-fn initialize() {
-    run("initialize");
-}
-
-#[test]
-fn tools_call() {
-    run("tools_call");
-}
-
-#[test]
-fn sse_retry() {
-    run("sse-retry");
-}
-
-#[test]
-fn elicitation_defaults() {
-    run("elicitation-sep1034-client-defaults");
+fn client_scenarios() {
+    for scenario in [
+        "initialize",
+        "tools_call",
+        "sse-retry",
+        "elicitation-sep1034-client-defaults",
+    ] {
+        run(scenario);
+    }
 }

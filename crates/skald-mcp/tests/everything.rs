@@ -47,6 +47,7 @@ impl Host for TestHost {
         _server: &str,
         message: String,
         schema: Value,
+        _cancel: CancellationToken,
     ) -> BoxFuture<'static, Elicited> {
         self.forms.lock().unwrap().push((message, schema));
         Box::pin(async { Elicited::Accept(json!({"name": "Ada Lovelace"})) })

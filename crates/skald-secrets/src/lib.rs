@@ -37,6 +37,8 @@ pub enum SecretError {
     },
     #[error("the secrets vault {0} cannot be read (wrong key or damaged)")]
     Vault(PathBuf),
+    #[error("{0} is damaged; fix or remove it (its values stay where they are)")]
+    Damaged(PathBuf),
     #[error("the OS keyring refused: {0}")]
     Keyring(String),
 }
@@ -126,7 +128,9 @@ impl Secrets {
     fn index(&self) -> Result<BTreeMap<String, Backend>, SecretError> {
         let path = self.index_path();
         match std::fs::read(&path) {
-            Ok(bytes) => Ok(serde_json::from_slice(&bytes).unwrap_or_default()),
+            // A damaged index is reported: read as empty, the next `set` would forget
+            // every other name.
+            Ok(bytes) => serde_json::from_slice(&bytes).map_err(|_| SecretError::Damaged(path)),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(BTreeMap::new()),
             Err(e) => Err(io(&path)(e)),
         }
@@ -307,7 +311,14 @@ impl Secrets {
 
 /// Writes a file readable by the user only, atomically (temp file, then rename).
 fn write_private(path: &Path, bytes: &[u8]) -> Result<(), SecretError> {
-    let tmp = path.with_extension("tmp");
+    // A name of its own per write: two processes never share a temporary file.
+    let mut nonce = [0u8; 8];
+    let _ = getrandom::fill(&mut nonce);
+    let tmp = path.with_extension(format!(
+        "tmp.{}.{}",
+        std::process::id(),
+        nonce.iter().map(|b| format!("{b:02x}")).collect::<String>()
+    ));
     std::fs::write(&tmp, bytes).map_err(io(&tmp))?;
     restrict(&tmp, 0o600);
     std::fs::rename(&tmp, path).map_err(io(path))

@@ -461,6 +461,43 @@ impl Store {
         ids.into_iter().map(|id| self.get_run(id)).collect()
     }
 
+    /// The home chat's id, creating the chat (titled `title`, working in `working_dir`)
+    /// the first time — in one transaction, so two processes asking at once get one chat.
+    pub fn ensure_home_session(
+        &self,
+        key: &str,
+        title: &str,
+        working_dir: Option<&str>,
+    ) -> Result<i64, StoreError> {
+        let now = now_ms();
+        let mut conn = self.conn();
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let existing: Option<i64> = tx
+            .query_row(
+                "SELECT s.id FROM app_state a JOIN chat_sessions s ON s.id = CAST(a.value AS INTEGER)
+                 WHERE a.key = ?1",
+                [key],
+                |r| r.get(0),
+            )
+            .optional()?;
+        if let Some(id) = existing {
+            return Ok(id);
+        }
+        tx.execute(
+            "INSERT INTO chat_sessions (title, agent_id, kind, working_dir, created_at, updated_at)
+             VALUES (?1, 'main', 'interactive', ?2, ?3, ?3)",
+            params![title, working_dir, now],
+        )?;
+        let id = tx.last_insert_rowid();
+        tx.execute(
+            "INSERT INTO app_state (key, value) VALUES (?1, ?2)
+             ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            params![key, id.to_string()],
+        )?;
+        tx.commit()?;
+        Ok(id)
+    }
+
     /// A small piece of app state.
     pub fn app_state(&self, key: &str) -> Result<Option<String>, StoreError> {
         Ok(self
@@ -559,6 +596,22 @@ mod tests {
             store.delete_job(j.id),
             Err(StoreError::NotFound { .. })
         ));
+        let home = store
+            .ensure_home_session("home_chat", "Home", None)
+            .unwrap();
+        assert_eq!(
+            store
+                .ensure_home_session("home_chat", "Home", None)
+                .unwrap(),
+            home
+        );
+        store.delete_session(home).unwrap();
+        assert_ne!(
+            store
+                .ensure_home_session("home_chat", "Home", None)
+                .unwrap(),
+            home
+        );
         store.set_app_state("home", "3").unwrap();
         store.set_app_state("home", "4").unwrap();
         assert_eq!(store.app_state("home").unwrap().as_deref(), Some("4"));

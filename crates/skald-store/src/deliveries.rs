@@ -54,7 +54,8 @@ impl Store {
     ) -> Result<i64, StoreError> {
         let now = now_ms();
         let mut conn = self.conn();
-        let tx = conn.transaction()?;
+        // Immediate: it reads then writes, and another process may write in between.
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
         let ready_at = match kind {
             DeliveryKind::TaskCompleted => now,
             DeliveryKind::Notification => tx
@@ -96,12 +97,14 @@ impl Store {
             .flatten())
     }
 
-    /// Chats with deliveries waiting, and when the earliest is ready.
+    /// Chats with deliveries waiting, and when the earliest is ready. Only chats people
+    /// use take deliveries in; background sessions never do.
     pub fn pending_deliveries(&self) -> Result<Vec<(i64, i64)>, StoreError> {
         let conn = self.conn();
         let mut stmt = conn.prepare(
-            "SELECT session_id, MIN(ready_at) FROM session_deliveries
-             WHERE delivered_at IS NULL GROUP BY session_id ORDER BY 2",
+            "SELECT d.session_id, MIN(d.ready_at) FROM session_deliveries d
+             JOIN chat_sessions s ON s.id = d.session_id AND s.kind = 'interactive'
+             WHERE d.delivered_at IS NULL GROUP BY d.session_id ORDER BY 2",
         )?;
         let rows = stmt
             .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
@@ -116,7 +119,7 @@ impl Store {
     pub fn take_deliveries(&self, session_id: i64) -> Result<Vec<Delivered>, StoreError> {
         let now = now_ms();
         let mut conn = self.conn();
-        let tx = conn.transaction()?;
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
         let ready: Vec<(i64, String, String)> = {
             let mut stmt = tx.prepare(
                 "SELECT id, kind, payload FROM session_deliveries

@@ -156,6 +156,36 @@ impl Store {
         rows.into_iter().map(finish).collect()
     }
 
+    /// Records how a running task ended and stores its result for the chat that started
+    /// it, in one transaction, so a result is never recorded without its delivery. Returns
+    /// false when it had already ended (a stop and a finish racing): the first outcome
+    /// stands.
+    pub fn finish_task_and_deliver(
+        &self,
+        id: i64,
+        status: TaskStatus,
+        result: &str,
+        delivery: &serde_json::Value,
+    ) -> Result<bool, StoreError> {
+        let now = now_ms();
+        let mut conn = self.conn();
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let changed = tx.execute(
+            "UPDATE tasks SET status = ?2, result = ?3, finished_at = ?4
+             WHERE id = ?1 AND status = 'running'",
+            params![id, status.as_str(), result, now],
+        )?;
+        if changed == 1 {
+            tx.execute(
+                "INSERT INTO session_deliveries (session_id, kind, payload, ready_at, created_at)
+                 SELECT parent_session_id, 'task_completed', ?2, ?3, ?3 FROM tasks WHERE id = ?1",
+                params![id, delivery.to_string(), now],
+            )?;
+        }
+        tx.commit()?;
+        Ok(changed == 1)
+    }
+
     /// Records how a running task ended. Returns false when it had already ended (a stop
     /// and a finish racing): the first outcome stands.
     pub fn finish_task(
