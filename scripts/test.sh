@@ -25,9 +25,12 @@ log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 cargo test --workspace --locked 2>&1 | tee "$log"
 # The OS-keyring path of the secrets needs a Secret Service: a private D-Bus session with
-# an unlocked gnome-keyring (scripts/setup.sh --test installs both).
+# an unlocked gnome-keyring (scripts/setup.sh --test installs both), whose keyrings live in
+# a throwaway folder — never the user's own.
 say "cargo test (secrets in the OS keyring, under dbus-run-session)"
-dbus-run-session -- bash -c \
+keyrings=$(mktemp -d)
+trap 'rm -f "$log"; rm -rf "$keyrings"' EXIT
+XDG_DATA_HOME="$keyrings" dbus-run-session -- bash -c \
   'printf skald-test | gnome-keyring-daemon --unlock --components=secrets >/dev/null 2>&1
    cargo test -p skald-secrets --test keyring --locked -- --include-ignored' 2>&1 \
   | grep -v "Failed to set fd limit" | tee -a "$log"

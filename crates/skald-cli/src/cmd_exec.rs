@@ -183,6 +183,15 @@ pub async fn run(data_dir: &DataDir, config: &Config, a: ExecArgs<'_>) -> u8 {
         },
         sink,
     );
+    // The chat is this process's while it runs: another Skald process is told it is busy
+    // instead of writing into the same conversation.
+    let _hold = match engine.hold_session(session.id) {
+        Ok(h) => h,
+        Err(e) => {
+            eprintln!("skald exec: {e}");
+            return exit::FAILED;
+        }
+    };
     // Secrets first: MCP servers may refer to them, and results are redacted with them.
     if let Err(e) = engine.open_secrets(data_dir.root()) {
         eprintln!("skald exec: secrets are not available: {e}");

@@ -2200,3 +2200,47 @@ fn show_file_to_user_opens_the_viewer() {
                 .contains("no file at `missing.md`")
     }));
 }
+
+/// A chat is one process's at a time: a second `skald exec --session` on a chat whose turn
+/// is running elsewhere is told it is busy, and writes nothing.
+#[cfg(unix)]
+#[test]
+fn a_chat_in_use_by_another_process_is_refused() {
+    let stalled = format!(
+        "data: {}\n\nHOLD",
+        json!({"choices": [{"index": 0, "delta": {"content": "Thinking"}}]})
+    );
+    let server = serve(vec![(200, "text/event-stream", stalled)]);
+    let (data, work) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (child, rx) = spawn_exec(&server, data.path(), work.path(), &[], "a long answer");
+    wait_for(&rx, "token_delta");
+    let second = skald_against(&server, data.path())
+        .args(["exec", "--json", "--session", "1", "me too"])
+        .output()
+        .unwrap();
+    assert_eq!(second.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&second.stderr);
+    assert!(err.contains("in use by another Skald process"), "{err}");
+    interrupt(&child);
+    assert_eq!(child.wait_with_output().unwrap().status.code(), Some(130));
+    let store = skald_store::Store::open(data.path().join("skald.db")).unwrap();
+    let texts: Vec<String> = store
+        .list_messages(1)
+        .unwrap()
+        .into_iter()
+        .map(|m| m.content)
+        .collect();
+    assert!(!texts.iter().any(|t| t == "me too"), "{texts:?}");
+    // Once the first process is gone, the chat is free at once.
+    let third = serve(vec![answer("Free again.")]);
+    let out = skald_against(&third, data.path())
+        .args(["exec", "--json", "--session", "1", "now?"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

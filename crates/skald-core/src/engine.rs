@@ -34,6 +34,74 @@ pub enum EngineError {
     Agent(#[from] crate::agents::AgentError),
     #[error("{0}")]
     Turn(#[from] turn::TurnError),
+    #[error(
+        "session {session_id} is in use by another Skald process ({owner}); it is free again \
+         when that process ends, or within a minute if it died"
+    )]
+    Busy { session_id: i64, owner: String },
+}
+
+/// How long a process's hold on a chat or a task lasts without being renewed; it is
+/// renewed at a third of that while the work goes on.
+pub const HOLD_MS: i64 = 60_000;
+
+/// This process's name in leases: its pid (so a lease of a process that is gone can be
+/// taken over at once) and a nonce (pids are reused).
+fn process_owner() -> String {
+    format!(
+        "pid:{}:{}",
+        std::process::id(),
+        skald_store::now_ms().rem_euclid(1_000_000_007)
+    )
+}
+
+/// Whether the process named in a lease is gone (on this machine, where the data
+/// directory is).
+fn owner_is_dead(owner: &str) -> bool {
+    #[cfg(unix)]
+    {
+        let pid = owner
+            .strip_prefix("pid:")
+            .and_then(|r| r.split(':').next())
+            .and_then(|p| p.parse::<i32>().ok());
+        if let Some(pid) = pid {
+            return matches!(
+                nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None),
+                Err(nix::errno::Errno::ESRCH)
+            );
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = owner;
+    false
+}
+
+/// A hold on a chat: renewed in the background, released when dropped.
+pub struct SessionHold {
+    store: Arc<Store>,
+    session_id: i64,
+    owner: String,
+    renewing: CancellationToken,
+}
+
+impl Drop for SessionHold {
+    fn drop(&mut self) {
+        self.renewing.cancel();
+        let _ = self.store.release_session(self.session_id, &self.owner);
+    }
+}
+
+/// Renews a lease every third of `HOLD_MS` until `stop`.
+fn renew_every(stop: CancellationToken, mut renew: impl FnMut() + Send + 'static) {
+    tokio::spawn(async move {
+        let every = std::time::Duration::from_millis(u64::try_from(HOLD_MS / 3).unwrap_or(20_000));
+        loop {
+            tokio::select! {
+                _ = stop.cancelled() => return,
+                _ = tokio::time::sleep(every) => renew(),
+            }
+        }
+    });
 }
 
 /// Settings every turn the engine runs uses.
@@ -72,6 +140,8 @@ pub struct Engine {
     changed: tokio::sync::Notify,
     /// Stops every background task at shutdown.
     shutdown: CancellationToken,
+    /// This process's name in leases.
+    owner: String,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -121,6 +191,7 @@ impl Engine {
             tasks: Mutex::new(HashMap::new()),
             changed: tokio::sync::Notify::new(),
             shutdown: CancellationToken::new(),
+            owner: process_owner(),
         })
     }
 
@@ -171,6 +242,61 @@ impl Engine {
     pub fn start_mcp(&self, logs_dir: Option<std::path::PathBuf>) -> Result<(), EngineError> {
         *lock(&self.mcp.logs_dir) = logs_dir;
         Ok(self.mcp.start_registered(&self.store)?)
+    }
+
+    /// Takes a chat for this process while it runs turns in it: a second process gets
+    /// `Busy` instead of writing into the same conversation. A hold left by a process that
+    /// is gone is taken over at once.
+    pub fn hold_session(&self, session_id: i64) -> Result<SessionHold, EngineError> {
+        let store = &self.store;
+        let mut claimed = store.claim_session(session_id, &self.owner, HOLD_MS, None)?;
+        if !claimed && let Some(holder) = store.session_holder(session_id)? {
+            if owner_is_dead(&holder.owner) {
+                claimed =
+                    store.claim_session(session_id, &self.owner, HOLD_MS, Some(&holder.owner))?;
+            }
+            if !claimed {
+                return Err(EngineError::Busy {
+                    session_id,
+                    owner: holder.owner,
+                });
+            }
+        }
+        if !claimed {
+            // The holder let go between the two looks.
+            store.claim_session(session_id, &self.owner, HOLD_MS, None)?;
+        }
+        let renewing = CancellationToken::new();
+        let (s, owner) = (self.store.clone(), self.owner.clone());
+        renew_every(renewing.clone(), move || {
+            let _ = s.renew_session(session_id, &owner, HOLD_MS);
+        });
+        Ok(SessionHold {
+            store: self.store.clone(),
+            session_id,
+            owner: self.owner.clone(),
+            renewing,
+        })
+    }
+
+    /// Takes a running task for this process (a new one, or one a process that is gone
+    /// left running). False: another live process runs it.
+    fn hold_task(&self, task_id: i64, stop: &CancellationToken) -> Result<bool, EngineError> {
+        let store = &self.store;
+        let mut claimed = store.claim_task(task_id, &self.owner, HOLD_MS, None)?;
+        if !claimed
+            && let Some(holder) = store.task_holder(task_id)?
+            && owner_is_dead(&holder.owner)
+        {
+            claimed = store.claim_task(task_id, &self.owner, HOLD_MS, Some(&holder.owner))?;
+        }
+        if claimed {
+            let (s, owner) = (self.store.clone(), self.owner.clone());
+            renew_every(stop.clone(), move || {
+                let _ = s.renew_task(task_id, &owner, HOLD_MS);
+            });
+        }
+        Ok(claimed)
     }
 
     /// Sends an event of `session_id` to the engine's sink.
@@ -244,6 +370,7 @@ impl Engine {
         emit: Emit<'_>,
     ) -> Result<TurnOutcome, EngineError> {
         let session = self.store.get_session(session_id)?;
+        let _hold = self.hold_session(session_id)?;
         let cfg = self.config_for(&session, approval)?;
         let env = self.env(&cfg, queued, None);
         crate::resume::resume_pending_tools(&env, session_id, cancel, emit).await?;
@@ -360,6 +487,12 @@ impl Engine {
             })
             .map_err(store_err)?;
         let cancel = self.shutdown.child_token();
+        if !self
+            .hold_task(task.id, &cancel)
+            .map_err(|e| e.to_string())?
+        {
+            return Err(format!("task {} is already running elsewhere", task.id));
+        }
         lock(&self.tasks).insert(task.id, (parent_session_id, cancel.clone()));
         self.emit_task(&task);
         let (me, id) = (self.clone(), task.id);
@@ -403,6 +536,8 @@ impl Engine {
             tracing::error!(task = task.id, "cannot record the task's end: {e}");
         }
         lock(&self.tasks).remove(&task.id);
+        // Ends the lease renewal too.
+        cancel.cancel();
         self.wake();
     }
 
@@ -571,6 +706,10 @@ impl Engine {
                 continue;
             }
             let cancel = self.shutdown.child_token();
+            // Still running in another live process: not ours to resume.
+            if !self.hold_task(task.id, &cancel)? {
+                continue;
+            }
             lock(&self.tasks).insert(task.id, (task.parent_session_id, cancel.clone()));
             ids.push(task.id);
             let me = self.clone();

@@ -10,6 +10,7 @@ mod deliveries;
 mod error;
 mod inbox;
 mod known_tools;
+mod leases;
 mod mcp;
 mod messages;
 mod migrations;
@@ -26,6 +27,7 @@ pub use deliveries::{Delivered, DeliveryKind, NOTIFICATION_TOOL, TASK_RESULT_TOO
 pub use error::StoreError;
 pub use inbox::{InboxItem, InboxKind, InboxStatus, NewInboxItem};
 pub use known_tools::KnownTool;
+pub use leases::Holder;
 pub use mcp::{McpServerRecord, PluginSettings};
 pub use messages::{Message, MessageStatus, NewMessage, Role};
 pub use migrations::{LATEST_VERSION, MIGRATIONS};

@@ -16,6 +16,7 @@ const STEPS: &[M<'static>] = &[
     M::up(include_str!("../migrations/0008_tasks_cron.sql")),
     M::up(include_str!("../migrations/0009_mcp_servers.sql")),
     M::up(include_str!("../migrations/0010_plugins.sql")),
+    M::up(include_str!("../migrations/0011_leases.sql")),
 ];
 
 /// Every migration, in order.
