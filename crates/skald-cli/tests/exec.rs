@@ -2244,3 +2244,77 @@ fn a_chat_in_use_by_another_process_is_refused() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// Five delegations in one reply: at most four task agents run at once, they finish out of
+/// order, and their results are recorded — and shown to the model — in call order.
+#[test]
+fn at_most_four_delegations_run_at_once_and_results_keep_call_order() {
+    let call = |id: &'static str, agent: &'static str| {
+        (
+            id,
+            "execute_task",
+            if agent == "researcher" {
+                r#"{"mode": "sync", "title": "job", "agent_id": "researcher", "prompt": "a job"}"#
+            } else {
+                r#"{"mode": "sync", "title": "job", "agent_id": "software-engineer", "prompt": "a job"}"#
+            },
+        )
+    };
+    let server = serve(vec![
+        tool_calls(&[
+            call("t1", "researcher"),
+            call("t2", "software-engineer"),
+            call("t3", "researcher"),
+            call("t4", "software-engineer"),
+            call("t5", "researcher"),
+        ]),
+        // The first to ask waits longest: they finish in reverse order of asking.
+        delayed(900, answer("answer one")),
+        delayed(700, answer("answer two")),
+        delayed(500, answer("answer three")),
+        delayed(300, answer("answer four")),
+        answer("answer five"),
+        answer("All five done."),
+    ]);
+    let run = exec(&server, &[], "do five jobs");
+    assert_eq!(
+        run.out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&run.out.stderr)
+    );
+    let (mut running, mut most) = (0, 0);
+    for e in &run.events {
+        match e["type"].as_str().unwrap() {
+            "agent_start" => {
+                running += 1;
+                most = most.max(running);
+            }
+            "agent_done" => running -= 1,
+            _ => {}
+        }
+    }
+    assert_eq!(most, 4, "four at once, never five");
+    let done_order: Vec<&str> = run
+        .events
+        .iter()
+        .filter(|e| e["type"] == "tool_done")
+        .filter_map(|e| e["tool_call_id"].as_str())
+        .filter(|id| id.starts_with('t'))
+        .collect();
+    assert_ne!(
+        done_order,
+        ["t1", "t2", "t3", "t4", "t5"],
+        "they finished out of order"
+    );
+    // The model reads the results in the order it made the calls.
+    let last = server.recorded().last().unwrap().body["messages"].clone();
+    let ids: Vec<&str> = last
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["tool_call_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["t1", "t2", "t3", "t4", "t5"]);
+}
