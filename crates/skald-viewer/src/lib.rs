@@ -12,10 +12,12 @@
 mod kind;
 mod markdown;
 mod text;
+mod watch;
 
 pub use kind::{Kind, detect};
 pub use markdown::{FileRoute, render_markdown};
 pub use text::{Page, read_page};
+pub use watch::{FileWatcher, WatchError};
 
 use serde::Serialize;
 use std::path::Path;
