@@ -18,8 +18,10 @@ if [[ $(id -u) -ne 0 ]]; then
   fi
 fi
 
-# Debian packages: C toolchain for bundled SQLite, pkg-config for -sys crates.
-packages=(build-essential pkg-config git ca-certificates curl)
+# Debian packages: C toolchain for bundled SQLite, pkg-config for -sys crates, and the C
+# libraries tectonic's TeX engines link (ICU, graphite2, fontconfig, FreeType, libpng).
+packages=(build-essential pkg-config git ca-certificates curl
+  libicu-dev libgraphite2-dev libfontconfig1-dev libfreetype-dev libpng-dev zlib1g-dev)
 # Test suite: ripgrep (grep_files is checked against it), procps (process checks),
 # bsdutils (`script` gives the terminal-prompt test a real pseudo-terminal), Node.js and
 # npm for the reference MCP servers the MCP client is tested against, and a Secret
@@ -28,6 +30,9 @@ if [[ $want_test -eq 1 ]]; then
   # gnome-keyring and a D-Bus session bus: the secrets' OS-keyring path is tested against
   # a real Secret Service.
   packages+=(ripgrep procps bsdutils gnome-keyring dbus-daemon dbus-bin)
+  # TeX files for the small offline bundle LaTeX is tested with, latexmk to compare
+  # against, pdftotext to read the PDFs.
+  packages+=(texlive-latex-base texlive-xetex fonts-lmodern lmodern latexmk poppler-utils python3)
   command -v node >/dev/null 2>&1 || packages+=(nodejs)
   command -v npm >/dev/null 2>&1 || packages+=(npm)
 fi
@@ -83,4 +88,15 @@ if [[ $want_test -eq 1 ]]; then
     cp "$root/tests/mcp/package-lock.json" "$stamp"
   fi
   say "node: $(node --version)"
+fi
+
+# The offline TeX bundle the LaTeX tests compile with (tests/tex/bundle.zip), rebuilt when
+# its file list changes.
+if [[ $want_test -eq 1 ]]; then
+  tex="$root/tests/tex"
+  if ! cmp -s "$tex/bundle-files.txt" "$tex/.bundle-files.built" 2>/dev/null || [[ ! -f "$tex/bundle.zip" ]]; then
+    say "building the offline TeX bundle (tests/tex/bundle.zip)"
+    python3 "$root/scripts/tex-bundle.py" "$tex/bundle-files.txt" "$tex/bundle.zip"
+    cp "$tex/bundle-files.txt" "$tex/.bundle-files.built"
+  fi
 fi

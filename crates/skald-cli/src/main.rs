@@ -5,6 +5,7 @@ mod cmd_cron;
 mod cmd_doctor;
 mod cmd_exec;
 mod cmd_inbox;
+mod cmd_latex;
 mod cmd_mcp;
 mod cmd_plugins;
 mod cmd_rules;
@@ -157,6 +158,11 @@ enum Command {
         #[command(subcommand)]
         command: SessionsCommand,
     },
+    /// LaTeX to PDF in-process (tectonic), cached by its inputs
+    Latex {
+        #[command(subcommand)]
+        command: LatexCommand,
+    },
     /// What the file viewer makes of a file: its kind, and for Markdown the safe HTML
     View {
         path: PathBuf,
@@ -298,6 +304,28 @@ enum McpCommand {
     Disable { name: String },
     /// Unregister a server
     Rm { name: String },
+}
+
+#[derive(Debug, Subcommand)]
+enum LatexCommand {
+    /// Build a .tex file to PDF (from the cache when none of its inputs changed)
+    #[command(
+        after_help = "The TeX support files come from --bundle (a zip bundle, also \
+                      SKALD_TEX_BUNDLE) or tectonic's default online bundle, cached after its \
+                      first use.\n\nExample: skald latex build paper.tex --watch"
+    )]
+    Build {
+        path: PathBuf,
+        /// A local zip bundle (offline)
+        #[arg(long, value_name = "ZIP")]
+        bundle: Option<PathBuf>,
+        /// Rebuild on every change of any input of the last build, until Ctrl-C
+        #[arg(long)]
+        watch: bool,
+        /// One JSON object per build
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -738,6 +766,14 @@ fn main() -> ExitCode {
                 SessionsCommand::Show { id, json } => cmd_sessions::show(&env.data_dir, id, json),
             },
             Command::View { path, json } => cmd_view::run(&path, json),
+            Command::Latex { command } => match command {
+                LatexCommand::Build {
+                    path,
+                    bundle,
+                    watch,
+                    json,
+                } => cmd_latex::build(&env.data_dir, &path, bundle.as_deref(), watch, json).await,
+            },
             Command::Version => exit::OK,
         }
     });

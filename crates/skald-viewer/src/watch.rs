@@ -4,7 +4,8 @@
 //! to a temporary file and rename it over the original; events are debounced, so one save
 //! is one change.
 
-use notify_debouncer_full::notify::{RecommendedWatcher, RecursiveMode};
+use notify_debouncer_full::notify::event::ModifyKind;
+use notify_debouncer_full::notify::{EventKind, RecommendedWatcher, RecursiveMode};
 use notify_debouncer_full::{DebounceEventResult, Debouncer, RecommendedCache, new_debouncer};
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -51,6 +52,18 @@ impl FileWatcher {
             let subs = lock(&seen);
             let changed: HashSet<PathBuf> = events
                 .iter()
+                // Writes, creations (a rename over the file), removals — not reads: a build
+                // reading its inputs must not set itself off again.
+                .filter(|e| {
+                    matches!(
+                        e.event.kind,
+                        EventKind::Create(_)
+                            | EventKind::Remove(_)
+                            | EventKind::Modify(
+                                ModifyKind::Data(_) | ModifyKind::Name(_) | ModifyKind::Any
+                            )
+                    )
+                })
                 .flat_map(|e| e.event.paths.iter())
                 .filter(|p| subs.files.contains_key(*p))
                 .cloned()
@@ -158,6 +171,9 @@ mod tests {
         std::fs::write(&tmp, "saved").unwrap();
         std::fs::rename(&tmp, &main).unwrap();
         assert_eq!(next(&rx), Some(vec![main.clone()]));
+        // Reading it is not a change.
+        let _ = std::fs::read(&main).unwrap();
+        assert_eq!(rx.recv_timeout(Duration::from_millis(600)).ok(), None);
         // A file nobody watches, in the same folder: nothing.
         std::fs::write(&other, "x").unwrap();
         assert_eq!(rx.recv_timeout(Duration::from_millis(600)).ok(), None);

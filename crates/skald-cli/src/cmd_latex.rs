@@ -1,0 +1,111 @@
+//! `skald latex build PATH [--bundle ZIP] [--watch]`: LaTeX to PDF in-process, from the
+//! cache when nothing changed; with `--watch`, rebuilt on every change of any input of the
+//! last build, one line per build.
+
+use crate::exit;
+use skald_core::DataDir;
+use skald_viewer::{Build, BundleChoice, FileWatcher, LatexEngine, LatexError};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+fn report(result: &Result<Build, LatexError>, json: bool) {
+    match (result, json) {
+        (Ok(b), true) => println!("{}", serde_json::to_value(b).unwrap_or_default()),
+        (Ok(b), false) => println!(
+            "built {} in {} ms{}",
+            b.pdf.display(),
+            b.millis,
+            if b.from_cache { " (cached)" } else { "" }
+        ),
+        (Err(LatexError::Compile { errors }), true) => {
+            println!("{}", serde_json::json!({ "errors": errors }))
+        }
+        (Err(e), true) => println!("{}", serde_json::json!({ "error": e.to_string() })),
+        (Err(e), false) => eprintln!("{e}"),
+    }
+}
+
+pub async fn build(
+    data_dir: &DataDir,
+    path: &Path,
+    bundle: Option<&Path>,
+    watch: bool,
+    json: bool,
+) -> u8 {
+    let tex = match std::fs::canonicalize(path) {
+        Ok(p) if p.is_file() => p,
+        _ => {
+            eprintln!("skald latex: {} is not a file", path.display());
+            return exit::USAGE;
+        }
+    };
+    let bundle = match bundle
+        .map(Path::to_path_buf)
+        .or_else(|| std::env::var_os("SKALD_TEX_BUNDLE").map(PathBuf::from))
+    {
+        Some(zip) => BundleChoice::Zip(zip),
+        None => BundleChoice::Default,
+    };
+    let engine = Arc::new(LatexEngine::new(
+        data_dir.root().join("cache").join("latex"),
+        bundle,
+    ));
+    // TeX runs on threads of its own, never on the async runtime's workers.
+    let run = |engine: Arc<LatexEngine>, tex: PathBuf| async move {
+        tokio::task::spawn_blocking(move || engine.build(&tex))
+            .await
+            .unwrap_or_else(|e| Err(LatexError::Io(e.to_string())))
+    };
+    let first = run(engine.clone(), tex.clone()).await;
+    report(&first, json);
+    if !watch {
+        return if first.is_ok() {
+            exit::OK
+        } else {
+            exit::FAILED
+        };
+    }
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let watcher = match FileWatcher::new(move |files| {
+        let _ = tx.send(files);
+    }) {
+        Ok(w) => w,
+        Err(e) => {
+            eprintln!("skald latex: {e}");
+            return exit::FAILED;
+        }
+    };
+    let mut watched = match &first {
+        Ok(b) => b.inputs.clone(),
+        Err(_) => vec![tex.clone()],
+    };
+    if let Err(e) = watcher.subscribe(&watched) {
+        eprintln!("skald latex: {e}");
+        return exit::FAILED;
+    }
+    if !json {
+        eprintln!("watching {} file(s); Ctrl-C stops", watched.len());
+    }
+    loop {
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => return exit::CANCELLED,
+            changed = rx.recv() => {
+                if changed.is_none() {
+                    return exit::FAILED;
+                }
+                // Changes that came in meanwhile are covered by this build.
+                while rx.try_recv().is_ok() {}
+                let result = run(engine.clone(), tex.clone()).await;
+                report(&result, json);
+                // A successful build may have new inputs (a new \input): follow them.
+                if let Ok(b) = &result && b.inputs != watched {
+                    watcher.unsubscribe(&watched);
+                    watched = b.inputs.clone();
+                    if let Err(e) = watcher.subscribe(&watched) {
+                        eprintln!("skald latex: {e}");
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,113 @@
+//! `skald latex build --watch` end to end: a multi-file document rebuilt once per save of
+//! any of its inputs — written in place or saved through a rename — offline, with the
+//! small bundle from `scripts/setup.sh --test`.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers may panic
+
+use serde_json::Value;
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+#[cfg(unix)]
+#[test]
+fn watch_rebuilds_once_per_save_of_any_input() {
+    let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/tex");
+    let bundle = repo.join("bundle.zip");
+    assert!(
+        bundle.is_file(),
+        "no offline TeX bundle: run `bash scripts/setup.sh --test`"
+    );
+    let (doc, data) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    for f in ["main.tex", "chapter.tex", "dot.png"] {
+        std::fs::copy(repo.join("article").join(f), doc.path().join(f)).unwrap();
+    }
+    let mut child = Command::new(env!("CARGO_BIN_EXE_skald"))
+        .arg("--data-dir")
+        .arg(data.path())
+        .args(["latex", "build", "--json", "--watch", "--bundle"])
+        .arg(&bundle)
+        .arg(doc.path().join("main.tex"))
+        .env_remove("SKALD_DATA_DIR")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let (tx, rx) = std::sync::mpsc::channel::<Value>();
+    let stdout = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if let Ok(v) = serde_json::from_str(&line) {
+                let _ = tx.send(v);
+            }
+        }
+    });
+    let next = || {
+        rx.recv_timeout(Duration::from_secs(60))
+            .expect("a build line")
+    };
+    let quiet = || rx.recv_timeout(Duration::from_millis(1500)).ok();
+    let first = next();
+    assert_eq!(first["from_cache"], false, "{first}");
+    let pdf = first["pdf"].as_str().unwrap().to_string();
+    assert_eq!(quiet(), None, "reading the inputs set nothing off");
+
+    // Saved in place.
+    std::fs::write(
+        doc.path().join("chapter.tex"),
+        "\\section{Chapter}\nEdited in place.\n",
+    )
+    .unwrap();
+    let second = next();
+    assert_eq!(second["from_cache"], false, "{second}");
+    assert_eq!(quiet(), None, "one build per save");
+
+    // Saved the way many editors do: a temporary file renamed over the original.
+    let tmp = doc.path().join(".chapter.tex.swp");
+    std::fs::write(&tmp, "\\section{Chapter}\nSaved through a rename.\n").unwrap();
+    std::fs::rename(&tmp, doc.path().join("chapter.tex")).unwrap();
+    let third = next();
+    assert_eq!(third["from_cache"], false, "{third}");
+    assert_eq!(quiet(), None, "one build per save");
+    let text = Command::new("pdftotext")
+        .arg(&pdf)
+        .arg("-")
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&text.stdout).contains("Saved through a rename."));
+
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    assert_eq!(child.wait().unwrap().code(), Some(130));
+}
+
+#[test]
+fn a_build_error_names_the_file_and_line_and_fails() {
+    let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/tex");
+    let (doc, data) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    std::fs::write(
+        doc.path().join("main.tex"),
+        "\\documentclass{article}\n\\begin{document}\n\\input{broken}\n\\end{document}\n",
+    )
+    .unwrap();
+    std::fs::write(doc.path().join("broken.tex"), "ok\n\\nosuchmacro\n").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_skald"))
+        .arg("--data-dir")
+        .arg(data.path())
+        .args(["latex", "build", "--bundle"])
+        .arg(repo.join("bundle.zip"))
+        .arg(doc.path().join("main.tex"))
+        .env_remove("SKALD_DATA_DIR")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("broken.tex:2: Undefined control sequence."),
+        "{err}"
+    );
+}
