@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the benchmarks that compare Skald's tools with their reference programs (ripgrep,
-# universal-ctags, a bare shell spawn) and writes the ratios to docs/performance.md.
-#   bash scripts/bench.sh [--only grep|outline|shell|engine]
+# universal-ctags, a bare shell spawn, latexmk) and writes the ratios to docs/performance.md.
+#   bash scripts/bench.sh [--only grep|outline|shell|engine|latex]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh --test

@@ -7,6 +7,7 @@
 //! page cache). Nothing here asserts a time: the report states the figures.
 
 mod engine;
+mod latex;
 mod outline;
 mod report;
 mod search;
@@ -34,7 +35,7 @@ fn parse_args() -> Result<Args> {
             "--only" => only = it.next(),
             "-h" | "--help" => {
                 println!(
-                    "usage: skald-bench --skald PATH/TO/release/skald [--out docs/performance.md] [--only grep|outline|shell|engine]"
+                    "usage: skald-bench --skald PATH/TO/release/skald [--out docs/performance.md] [--only grep|outline|shell|engine|latex]"
                 );
                 std::process::exit(0);
             }
@@ -60,6 +61,10 @@ fn main() -> Result<()> {
     if wants("engine") {
         let section = engine::run()?;
         report::write_section(&args.out, "engine", &machine, &section)?;
+    }
+    if wants("latex") {
+        let section = latex::run()?;
+        report::write_section(&args.out, "latex", &machine, &section)?;
     }
     if wants("shell") {
         let section = shell::run()?;
