@@ -150,9 +150,13 @@ impl LatexEngine {
         let work = dir.join("work");
         let _ = std::fs::remove_dir_all(&work);
         std::fs::create_dir_all(&work).map_err(io)?;
-        let (tex_owned, work_owned, bundle, fmt_dir) = (
+        // The last successful build's intermediate files (.aux, .toc, …): when a pass
+        // writes them back unchanged, TeX is not run a second time.
+        let previous = dir.join("previous");
+        let (tex_owned, work_owned, prev_owned, bundle, fmt_dir) = (
             tex.to_path_buf(),
             work.clone(),
+            previous.clone(),
             self.bundle.clone(),
             self.cache_dir.join("formats"),
         );
@@ -160,7 +164,13 @@ impl LatexEngine {
         // its result is dropped when it comes.
         let (tx, rx) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
-            let _ = tx.send(compile(&tex_owned, &work_owned, &bundle, &fmt_dir));
+            let _ = tx.send(compile(
+                &tex_owned,
+                &work_owned,
+                &prev_owned,
+                &bundle,
+                &fmt_dir,
+            ));
         });
         let outcome = rx
             .recv_timeout(COMPILE_TIMEOUT)
@@ -171,6 +181,10 @@ impl LatexEngine {
         let inputs = outcome?;
         let stem = tex.file_stem().and_then(|s| s.to_str()).unwrap_or("texput");
         std::fs::rename(work.join(format!("{stem}.pdf")), &pdf).map_err(io)?;
+        // What is left in the work folder are this build's intermediates: the next
+        // build's "previous".
+        let _ = std::fs::remove_dir_all(&previous);
+        std::fs::rename(&work, &previous).map_err(io)?;
         let manifest = Manifest {
             inputs: inputs
                 .iter()
@@ -195,6 +209,7 @@ impl LatexEngine {
 fn compile(
     tex: &Path,
     work: &Path,
+    previous: &Path,
     bundle: &BundleChoice,
     fmt_dir: &Path,
 ) -> Result<Vec<PathBuf>, LatexError> {
@@ -232,20 +247,30 @@ fn compile(
     };
     std::fs::create_dir_all(fmt_dir).map_err(|e| LatexError::Io(e.to_string()))?;
     let deps = work.join("deps.mk");
-    let mut sb = ProcessingSessionBuilder::default();
-    sb.bundle(bundle)
-        .primary_input_path(tex)
-        .tex_input_name(name)
-        .filesystem_root(root)
-        .output_dir(work)
-        .format_name("latex")
-        .format_cache_path(fmt_dir)
-        .output_format(OutputFormat::Pdf)
-        .makefile_output_path(&deps)
-        .keep_logs(true)
-        .keep_intermediates(false)
-        .print_stdout(false)
-        .build_date(std::time::SystemTime::now());
+    // Extra search paths count as an "insecure" feature in tectonic, though this one is
+    // Skald's own cache folder; shell escape stays off (it is never requested).
+    let mut sb =
+        ProcessingSessionBuilder::new_with_security(tectonic_bridge_core::SecuritySettings::new(
+            tectonic_bridge_core::SecurityStance::MaybeAllowInsecures,
+        ));
+    sb.unstables(tectonic::unstable_opts::UnstableOptions {
+        extra_search_paths: vec![previous.to_path_buf()],
+        ..Default::default()
+    })
+    .shell_escape_disabled()
+    .bundle(bundle)
+    .primary_input_path(tex)
+    .tex_input_name(name)
+    .filesystem_root(root)
+    .output_dir(work)
+    .format_name("latex")
+    .format_cache_path(fmt_dir)
+    .output_format(OutputFormat::Pdf)
+    .makefile_output_path(&deps)
+    .keep_logs(true)
+    .keep_intermediates(true)
+    .print_stdout(false)
+    .build_date(std::time::SystemTime::now());
     let run = sb
         .create(&mut status)
         .and_then(|mut session| session.run(&mut status));
