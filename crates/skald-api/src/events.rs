@@ -138,6 +138,11 @@ pub enum Event {
     OpenFile {
         path: String,
     },
+    /// A file someone is viewing changed on disk (for LaTeX, any input of its last build):
+    /// the viewer reloads it.
+    FileChanged {
+        path: String,
+    },
     /// A background task started or ended (sent to the chat that started it).
     TaskUpdate {
         task_id: i64,

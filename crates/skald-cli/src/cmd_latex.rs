@@ -90,8 +90,16 @@ pub async fn build(
         tokio::select! {
             _ = tokio::signal::ctrl_c() => return exit::CANCELLED,
             changed = rx.recv() => {
-                if changed.is_none() {
+                let Some(files) = changed else {
                     return exit::FAILED;
+                };
+                if json {
+                    for f in &files {
+                        let e = skald_api::events::Event::FileChanged {
+                            path: f.display().to_string(),
+                        };
+                        println!("{}", serde_json::to_string(&e).unwrap_or_default());
+                    }
                 }
                 // Changes that came in meanwhile are covered by this build.
                 while rx.try_recv().is_ok() {}

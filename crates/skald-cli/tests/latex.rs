@@ -43,6 +43,14 @@ fn watch_rebuilds_once_per_save_of_any_input() {
             }
         }
     });
+    // Each rebuild is announced by the file_changed event of what changed.
+    let changed = |name: &str| {
+        let e = rx
+            .recv_timeout(Duration::from_secs(60))
+            .expect("a file_changed line");
+        assert_eq!(e["type"], "file_changed", "{e}");
+        assert!(e["path"].as_str().unwrap().ends_with(name), "{e}");
+    };
     let next = || {
         rx.recv_timeout(Duration::from_secs(60))
             .expect("a build line")
@@ -59,6 +67,7 @@ fn watch_rebuilds_once_per_save_of_any_input() {
         "\\section{Chapter}\nEdited in place.\n",
     )
     .unwrap();
+    changed("chapter.tex");
     let second = next();
     assert_eq!(second["from_cache"], false, "{second}");
     assert_eq!(quiet(), None, "one build per save");
@@ -67,6 +76,7 @@ fn watch_rebuilds_once_per_save_of_any_input() {
     let tmp = doc.path().join(".chapter.tex.swp");
     std::fs::write(&tmp, "\\section{Chapter}\nSaved through a rename.\n").unwrap();
     std::fs::rename(&tmp, doc.path().join("chapter.tex")).unwrap();
+    changed("chapter.tex");
     let third = next();
     assert_eq!(third["from_cache"], false, "{third}");
     assert_eq!(quiet(), None, "one build per save");
