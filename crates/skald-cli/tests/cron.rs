@@ -5,35 +5,10 @@
 
 use serde_json::{Value, json};
 use skald_testkit::{ScriptedServer, answer};
-use std::process::{Command, Output, Stdio};
+use std::process::Stdio;
 
-fn skald(data: &std::path::Path, server: Option<&ScriptedServer>) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_skald"));
-    c.arg("--data-dir")
-        .arg(data)
-        .env_remove("SKALD_DATA_DIR")
-        .env_remove("ANTHROPIC_API_KEY")
-        .env_remove("OLLAMA_HOST")
-        .env_remove("SKALD_FALLBACK_MODELS")
-        .stdin(Stdio::null());
-    if let Some(s) = server {
-        c.env("OPENAI_BASE_URL", &s.base_url)
-            .env("OPENAI_API_KEY", "k")
-            .env("SKALD_MODEL", "scripted-model");
-    }
-    c
-}
-
-fn ok(out: &Output) -> String {
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "stdout: {}\nstderr: {}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
+mod common;
+use common::{ok, skald};
 
 /// Adds a job for the researcher and returns its id.
 fn add_job(data: &std::path::Path, work: &std::path::Path, cron: &str) -> i64 {

@@ -8,7 +8,10 @@ use serde_json::Value;
 use skald_testkit::{ScriptedServer, answer, delayed, tool_call, tool_calls};
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::Stdio;
+
+mod common;
+use common::{events, offered, ok, result, set_secret, skald};
 
 fn everything_js() -> String {
     let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -18,36 +21,6 @@ fn everything_js() -> String {
         "the reference MCP servers are not installed: run `bash scripts/setup.sh --test`"
     );
     p.display().to_string()
-}
-
-fn skald(data: &Path, server: Option<&ScriptedServer>) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_skald"));
-    c.arg("--data-dir")
-        .arg(data)
-        .env_remove("SKALD_DATA_DIR")
-        .env_remove("ANTHROPIC_API_KEY")
-        .env_remove("OLLAMA_HOST")
-        .env_remove("SKALD_FALLBACK_MODELS")
-        // Never the developer's own keyring.
-        .env("SKALD_SECRETS", "file")
-        .stdin(Stdio::null());
-    if let Some(s) = server {
-        c.env("OPENAI_BASE_URL", &s.base_url)
-            .env("OPENAI_API_KEY", "sk-test-provider-key")
-            .env("SKALD_MODEL", "scripted-model");
-    }
-    c
-}
-
-fn ok(out: &Output) -> String {
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "stdout: {}\nstderr: {}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 fn add_everything(data: &Path) {
@@ -65,35 +38,6 @@ fn add_everything(data: &Path) {
         .unwrap();
     let text = ok(&out);
     assert!(text.contains("is ready with"), "{text}");
-}
-
-fn events(stdout: &str) -> Vec<Value> {
-    stdout
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
-
-fn result(events: &[Value], id: &str) -> String {
-    events
-        .iter()
-        .find(|e| {
-            e["tool_call_id"] == id && (e["type"] == "tool_done" || e["type"] == "tool_error")
-        })
-        .map(|e| {
-            let text = e.get("result").or(e.get("error")).unwrap();
-            format!("{} {}", e["type"].as_str().unwrap(), text.as_str().unwrap())
-        })
-        .unwrap_or_else(|| panic!("no result for {id}"))
-}
-
-fn offered(server: &ScriptedServer, i: usize) -> Vec<String> {
-    server.recorded()[i].body["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["function"]["name"].as_str().unwrap().to_string())
-        .collect()
 }
 
 /// An agent registers server-everything itself (config group), activates it, and calls
@@ -368,19 +312,7 @@ fn ctrl_c_stops_a_long_mcp_call() {
 #[test]
 fn secrets_reach_servers_but_never_the_model() {
     let (data, work) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let mut set = skald(data.path(), None)
-        .args(["secrets", "set", "NOTES_TOKEN"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    use std::io::Write;
-    set.stdin
-        .take()
-        .unwrap()
-        .write_all(b"tok-very-secret-4242\n")
-        .unwrap();
-    let text = ok(&set.wait_with_output().unwrap());
+    let text = set_secret(data.path(), "NOTES_TOKEN", "tok-very-secret-4242");
     assert!(text.contains("encrypted vault"), "{text}");
     let listed = ok(&skald(data.path(), None)
         .args(["secrets", "list"])
@@ -503,19 +435,7 @@ fn the_image_plugin_generates_and_saves_an_image() {
         listed.contains("image-generation") && listed.contains("off"),
         "{listed}"
     );
-    let mut set = skald(data.path(), None)
-        .args(["secrets", "set", "IMG_KEY"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
-    use std::io::Write;
-    set.stdin
-        .take()
-        .unwrap()
-        .write_all(b"img-secret-777\n")
-        .unwrap();
-    assert!(set.wait().unwrap().success());
+    set_secret(data.path(), "IMG_KEY", "img-secret-777");
     let bad = skald(data.path(), None)
         .args([
             "plugins",

@@ -1197,17 +1197,29 @@ fn refuse_unoffered(
         label_full: call.name.clone(),
         path: None,
     });
+    mark_failed(store, session_id, &call.id, message, emit)?;
+    Ok(())
+}
+
+/// Records a call as failed with `message` and says so; `Ok(false)`: the turn goes on.
+fn mark_failed(
+    store: &Store,
+    session_id: i64,
+    call_id: &str,
+    message: String,
+    emit: Emit<'_>,
+) -> Result<bool, TurnError> {
     store.set_tool_call_status(
         session_id,
-        &call.id,
+        call_id,
         ToolCallStatus::Failed,
         Some((&message, ResultType::Error)),
     )?;
     emit(Event::ToolError {
-        tool_call_id: call.id.clone(),
+        tool_call_id: call_id.to_string(),
         error: message,
     });
-    Ok(())
+    Ok(false)
 }
 
 /// Records a call as stopped by /stop and says so; `Ok(true)` tells the turn to end.
@@ -1281,18 +1293,7 @@ pub(crate) async fn run_call(
         None => text,
     };
     let fail = |message: String| -> Result<bool, TurnError> {
-        let message = redact(message);
-        store.set_tool_call_status(
-            session_id,
-            &call.id,
-            ToolCallStatus::Failed,
-            Some((&message, ResultType::Error)),
-        )?;
-        emit(Event::ToolError {
-            tool_call_id: call.id.clone(),
-            error: message,
-        });
-        Ok(false)
+        mark_failed(store, session_id, &call.id, redact(message), emit)
     };
     let args = match parsed {
         Ok(a) => a,

@@ -1,0 +1,91 @@
+//! Helpers the CLI's end-to-end tests share: the `skald` command against a scripted model,
+//! its outputs, and the JSON events of `--json` runs.
+
+#![allow(dead_code)] // each test binary uses its own part
+
+use serde_json::Value;
+use skald_testkit::ScriptedServer;
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+/// `skald --data-dir DATA`, with no provider configured unless `server` is given (then
+/// the scripted OpenAI-protocol server is the model), and secrets in the file vault —
+/// never the developer's own keyring.
+pub fn skald(data: &Path, server: Option<&ScriptedServer>) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_skald"));
+    c.arg("--data-dir")
+        .arg(data)
+        .env_remove("SKALD_DATA_DIR")
+        .env_remove("ANTHROPIC_API_KEY")
+        .env_remove("OLLAMA_HOST")
+        .env_remove("SKALD_FALLBACK_MODELS")
+        .env("SKALD_SECRETS", "file")
+        .stdin(Stdio::null());
+    if let Some(s) = server {
+        c.env("OPENAI_BASE_URL", &s.base_url)
+            .env("OPENAI_API_KEY", "sk-test-provider-key")
+            .env("SKALD_MODEL", "scripted-model");
+    }
+    c
+}
+
+/// The output of a run that must have succeeded.
+pub fn ok(out: &Output) -> String {
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "stdout: {}\nstderr: {}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The events of a `--json` run's output.
+pub fn events(stdout: &str) -> Vec<Value> {
+    stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// `"tool_done <result>"` or `"tool_error <error>"` for a call.
+pub fn result(events: &[Value], id: &str) -> String {
+    events
+        .iter()
+        .find(|e| {
+            e["tool_call_id"] == id && (e["type"] == "tool_done" || e["type"] == "tool_error")
+        })
+        .map(|e| {
+            let text = e.get("result").or(e.get("error")).unwrap();
+            format!("{} {}", e["type"].as_str().unwrap(), text.as_str().unwrap())
+        })
+        .unwrap_or_else(|| panic!("no result for {id}"))
+}
+
+/// The tool names offered in the scripted server's `i`-th request.
+pub fn offered(server: &ScriptedServer, i: usize) -> Vec<String> {
+    server.recorded()[i].body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// Stores a secret with `skald secrets set`, the value on stdin.
+pub fn set_secret(data: &Path, name: &str, value: &str) -> String {
+    let mut set = skald(data, None)
+        .args(["secrets", "set", name])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    set.stdin
+        .take()
+        .unwrap()
+        .write_all(format!("{value}\n").as_bytes())
+        .unwrap();
+    ok(&set.wait_with_output().unwrap())
+}
