@@ -2,13 +2,11 @@
 //! `run`, the scheduler in the foreground (`--once`: what is due now, then exit).
 
 use crate::exit;
-use skald_api::events::Event;
 use skald_core::cron::{self, JobSpec, Scheduler};
 use skald_core::engine::{Engine, TurnSettings};
 use skald_core::turn::ApprovalMode;
 use skald_core::{Config, DataDir, builtin_registry};
 use skald_store::{MissedPolicy, Store, StoreError};
-use std::io::Write;
 use std::sync::Arc;
 
 fn open(data_dir: &DataDir) -> Result<Store, u8> {
@@ -314,7 +312,7 @@ pub async fn run(
         }
     };
     let sink: skald_core::engine::Sink = Arc::new(move |session_id, event| {
-        print_event(session_id, &event, json);
+        crate::session_events::print(session_id, &event, json, true);
     });
     let engine = Engine::new(
         store,
@@ -408,43 +406,4 @@ pub async fn run(
         return exit::CANCELLED;
     }
     exit::OK
-}
-
-fn print_event(session_id: i64, event: &Event, json: bool) {
-    let mut out = std::io::stdout().lock();
-    let _ = if json {
-        let v = skald_core::sessions::SessionEvent {
-            session_id,
-            event: event.clone(),
-        };
-        match serde_json::to_string(&v) {
-            Ok(line) => writeln!(out, "{line}"),
-            Err(_) => Ok(()),
-        }
-    } else {
-        match event {
-            Event::TurnRunning { .. } => writeln!(out, "▶ session {session_id} running"),
-            Event::ApprovalRequired {
-                label, inbox_id, ..
-            } => writeln!(
-                out,
-                "  ⏸ session {session_id} waits for approval of {label}: skald inbox answer {inbox_id} approve|reject"
-            ),
-            Event::AgentQuestion {
-                question, inbox_id, ..
-            } => writeln!(
-                out,
-                "  ? session {session_id} asks: {question} (skald inbox answer {inbox_id} --text ...)"
-            ),
-            Event::Done { outcome, text, .. } => {
-                writeln!(
-                    out,
-                    "■ session {session_id} {outcome:?}: {}",
-                    text.lines().next().unwrap_or("")
-                )
-            }
-            _ => Ok(()),
-        }
-    };
-    let _ = out.flush();
 }

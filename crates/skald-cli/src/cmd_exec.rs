@@ -167,7 +167,7 @@ pub async fn run(data_dir: &DataDir, config: &Config, a: ExecArgs<'_>) -> u8 {
         if session_id == root_session {
             print_event(&event, json);
         } else {
-            print_background_event(session_id, &event, json);
+            crate::session_events::print(session_id, &event, json, false);
         }
     });
     let engine = Engine::new(
@@ -346,41 +346,6 @@ pub async fn run(data_dir: &DataDir, config: &Config, a: ExecArgs<'_>) -> u8 {
             exit::FAILED
         }
     }
-}
-
-/// An event of a background task's session: with --json the full event and its session;
-/// as text only what the user must see or act on.
-fn print_background_event(session_id: i64, event: &Event, json: bool) {
-    let mut out = std::io::stdout().lock();
-    let _ = if json {
-        let v = skald_core::sessions::SessionEvent {
-            session_id,
-            event: event.clone(),
-        };
-        match serde_json::to_string(&v) {
-            Ok(line) => writeln!(out, "{line}"),
-            Err(_) => Ok(()),
-        }
-    } else {
-        match event {
-            Event::ApprovalRequired {
-                label, inbox_id, ..
-            } => writeln!(
-                out,
-                "  ⏸ background session {session_id} waits for approval of {label}: \
-                 skald inbox answer {inbox_id} approve|reject"
-            ),
-            Event::AgentQuestion {
-                question, inbox_id, ..
-            } => writeln!(
-                out,
-                "  ? background session {session_id} asks: {question} \
-                 (skald inbox answer {inbox_id} --text ...)"
-            ),
-            _ => Ok(()),
-        }
-    };
-    let _ = out.flush();
 }
 
 fn print_event(event: &Event, json: bool) {

@@ -16,6 +16,7 @@ mod cmd_tool;
 mod cmd_tools;
 mod cmd_view;
 mod exit;
+mod session_events;
 
 use clap::{Parser, Subcommand};
 use skald_core::{Config, DataDir};

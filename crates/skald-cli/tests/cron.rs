@@ -8,7 +8,7 @@ use skald_testkit::{ScriptedServer, answer};
 use std::process::Stdio;
 
 mod common;
-use common::{ok, skald};
+use common::{events, ok, skald};
 
 /// Adds a job for the researcher and returns its id.
 fn add_job(data: &std::path::Path, work: &std::path::Path, cron: &str) -> i64 {
@@ -304,22 +304,8 @@ fn an_agent_manages_jobs_after_activating_the_config_group() {
         .output()
         .unwrap();
     let stdout = ok(&out);
-    let events: Vec<Value> = stdout
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    let result = |id: &str| -> String {
-        events
-            .iter()
-            .find(|e| {
-                e["tool_call_id"] == id && (e["type"] == "tool_done" || e["type"] == "tool_error")
-            })
-            .map(|e| {
-                let text = e.get("result").or(e.get("error")).unwrap();
-                format!("{} {}", e["type"].as_str().unwrap(), text.as_str().unwrap())
-            })
-            .unwrap()
-    };
+    let ev = events(&stdout);
+    let result = |id: &str| common::result(&ev, id);
     assert!(result("l1").contains("digest"), "{}", result("l1"));
     assert!(result("l2").contains("Researcher") && result("l2").contains("instructions"));
     assert!(
