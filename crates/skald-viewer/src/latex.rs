@@ -236,13 +236,16 @@ fn compile(
             )
         }
         // Never `PersistentConfig::default_bundle()`: it panics offline.
+        // Online first (tectonic caches what it fetches); offline, from that cache alone.
         BundleChoice::Default => {
-            tectonic_bundles::get_fallback_bundle(tectonic::FORMAT_SERIAL, false).map_err(|e| {
-                LatexError::Bundle(format!(
-                    "the default online bundle cannot be opened ({e}); connect once so it \
-                     is cached, or configure a local zip bundle"
-                ))
-            })?
+            tectonic_bundles::get_fallback_bundle(tectonic::FORMAT_SERIAL, false)
+                .or_else(|_| tectonic_bundles::get_fallback_bundle(tectonic::FORMAT_SERIAL, true))
+                .map_err(|e| {
+                    LatexError::Bundle(format!(
+                        "the default online bundle cannot be opened ({e}); connect once so it \
+                     is cached, or use a local zip bundle (--bundle, SKALD_TEX_BUNDLE)"
+                    ))
+                })?
         }
     };
     std::fs::create_dir_all(fmt_dir).map_err(|e| LatexError::Io(e.to_string()))?;
