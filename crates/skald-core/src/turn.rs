@@ -135,7 +135,8 @@ pub async fn run_turn(
     }
     // Tools the group denies outright are not offered at all (tools.md "Tool Visibility
     // Filtering").
-    let mut tools;
+    let mut tools: Vec<ToolSpec> = Vec::new();
+    let mut tools_key = None;
 
     for _round in 0..cfg.max_rounds {
         if cancel.is_cancelled() {
@@ -143,9 +144,13 @@ pub async fn run_turn(
         }
         inject_queued(env, session_id, emit)?;
         take_deliveries(env, session_id, emit)?;
-        // Rebuilt each round: a group activated last round, or an MCP server that became
-        // ready meanwhile, brings its tools from this one.
-        tools = turn_tools(env, session_id)?;
+        // Rebuilt when what decides them moved — a group activated last round, an MCP
+        // server that became ready, a plugin turned on — so they arrive from this round.
+        let key = tools_key_now(env, session_id)?;
+        if tools_key.as_ref() != Some(&key) {
+            tools = turn_tools(env, session_id)?;
+            tools_key = Some(key);
+        }
         let (msg_id, text, mut calls) = match answer(env, session_id, &tools, cancel, emit).await? {
             Ok(a) => a,
             Err(outcome) => return finish(emit, session_id, outcome, ""),
@@ -613,6 +618,20 @@ async fn delegate_inner(
         )),
         TurnOutcome::Failed => Delegated::Failed(format!("{agent_id} could not reach a model")),
     })
+}
+
+/// What the offered tools depend on besides the registry and the rules (fixed during a
+/// turn): the agent's grants, the MCP servers' state, whether image generation is on.
+fn tools_key_now(
+    env: &TurnEnv<'_>,
+    session_id: i64,
+) -> Result<(Vec<String>, u64, bool), TurnError> {
+    Ok((
+        env.store.granted_groups(session_id, env.frame.stack_id)?,
+        env.engine.map_or(0, |e| e.mcp.manager.generation()),
+        env.engine
+            .is_some_and(|e| e.plugins.images.provider().is_some()),
+    ))
 }
 
 /// The tools offered this round, less those the group denies outright (tools.md "Tool

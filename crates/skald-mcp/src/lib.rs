@@ -174,6 +174,9 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 pub struct McpManager {
     host: Arc<dyn Host>,
     servers: Mutex<HashMap<String, Arc<Server>>>,
+    /// Bumped whenever a server's status or tools change, so callers can keep what they
+    /// built from them until it moves.
+    generation: Arc<std::sync::atomic::AtomicU64>,
 }
 
 /// First wait before reconnecting; it doubles up to `MAX_BACKOFF`.
@@ -184,9 +187,14 @@ const CHECK: Duration = Duration::from_millis(250);
 
 impl McpManager {
     pub fn new(host: Arc<dyn Host>) -> Arc<McpManager> {
+        let generation = Arc::new(std::sync::atomic::AtomicU64::new(0));
         Arc::new(McpManager {
-            host,
+            host: Arc::new(Counting {
+                inner: host,
+                generation: generation.clone(),
+            }),
             servers: Mutex::new(HashMap::new()),
+            generation,
         })
     }
 
@@ -268,6 +276,11 @@ impl McpManager {
         }
     }
 
+    /// Changes with every status or tool-list change of any server.
+    pub fn generation(&self) -> u64 {
+        self.generation.load(std::sync::atomic::Ordering::Acquire)
+    }
+
     pub fn status(&self, name: &str) -> Option<Status> {
         lock(&self.servers)
             .get(name)
@@ -340,6 +353,30 @@ impl McpManager {
 impl Drop for McpManager {
     fn drop(&mut self) {
         self.stop_all();
+    }
+}
+
+/// Counts status changes on their way to the owner's host.
+struct Counting {
+    inner: Arc<dyn Host>,
+    generation: Arc<std::sync::atomic::AtomicU64>,
+}
+
+impl Host for Counting {
+    fn status_changed(&self, server: &str, status: &Status) {
+        self.generation
+            .fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+        self.inner.status_changed(server, status);
+    }
+
+    fn elicit(
+        &self,
+        server: &str,
+        message: String,
+        schema: Value,
+        cancel: CancellationToken,
+    ) -> BoxFuture<'static, Elicited> {
+        self.inner.elicit(server, message, schema, cancel)
     }
 }
 

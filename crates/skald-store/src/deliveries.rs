@@ -118,6 +118,12 @@ impl Store {
     /// completed `read_notification` call holding them all.
     pub fn take_deliveries(&self, session_id: i64) -> Result<Vec<Delivered>, StoreError> {
         let now = now_ms();
+        // The common case — nothing waiting — is one indexed read, not a write
+        // transaction on every round.
+        match self.next_delivery_at(session_id)? {
+            Some(ready_at) if ready_at <= now => {}
+            _ => return Ok(Vec::new()),
+        }
         let mut conn = self.conn();
         let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
         let ready: Vec<(i64, String, String)> = {
