@@ -6,12 +6,10 @@
 
 use serde_json::Value;
 use skald_testkit::{ScriptedServer, answer, delayed, tool_call, tool_calls};
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 
 mod common;
-use common::{events, offered, ok, result, set_secret, skald};
+use common::{events, offered, ok, result, set_secret, skald, spawn_json, wait_for};
 
 fn everything_js() -> String {
     let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -186,37 +184,9 @@ fn spawn_exec(
     server: &ScriptedServer,
     prompt: &str,
 ) -> (std::process::Child, std::sync::mpsc::Receiver<Value>) {
-    let mut child = skald(data, Some(server))
-        .args(["exec", "--json", "--approve", "all", prompt])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines() {
-            let Ok(line) = line else { break };
-            if let Ok(v) = serde_json::from_str::<Value>(&line) {
-                let _ = tx.send(v);
-            }
-        }
-    });
-    (child, rx)
-}
-
-fn wait_for(rx: &std::sync::mpsc::Receiver<Value>, pred: impl Fn(&Value) -> bool) -> Vec<Value> {
-    let mut seen = Vec::new();
-    loop {
-        let ev = rx
-            .recv_timeout(std::time::Duration::from_secs(60))
-            .unwrap_or_else(|_| panic!("timed out; saw {seen:?}"));
-        let hit = pred(&ev);
-        seen.push(ev);
-        if hit {
-            return seen;
-        }
-    }
+    let mut cmd = skald(data, Some(server));
+    cmd.args(["exec", "--json", "--approve", "all", prompt]);
+    spawn_json(cmd)
 }
 
 /// A server's form (elicitation) waits in the Agent Inbox and is filled in from another

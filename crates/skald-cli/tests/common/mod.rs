@@ -5,9 +5,10 @@
 
 use serde_json::Value;
 use skald_testkit::ScriptedServer;
-use std::io::Write;
+use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::mpsc::Receiver;
 
 /// `skald --data-dir DATA`, with no provider configured unless `server` is given (then
 /// the scripted OpenAI-protocol server is the model), and secrets in the file vault —
@@ -88,4 +89,39 @@ pub fn set_secret(data: &Path, name: &str, value: &str) -> String {
         .write_all(format!("{value}\n").as_bytes())
         .unwrap();
     ok(&set.wait_with_output().unwrap())
+}
+
+/// Starts `cmd` (a `--json` run) and streams the JSON lines of its stdout.
+pub fn spawn_json(mut cmd: Command) -> (Child, Receiver<Value>) {
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if let Ok(v) = serde_json::from_str::<Value>(&line) {
+                let _ = tx.send(v);
+            }
+        }
+    });
+    (child, rx)
+}
+
+/// Waits (a minute at most) for an event that `pred` accepts; returns every event seen up
+/// to and including it.
+pub fn wait_for(rx: &Receiver<Value>, pred: impl Fn(&Value) -> bool) -> Vec<Value> {
+    let mut seen = Vec::new();
+    loop {
+        let ev = rx
+            .recv_timeout(std::time::Duration::from_secs(60))
+            .unwrap_or_else(|_| panic!("timed out; saw {seen:?}"));
+        let hit = pred(&ev);
+        seen.push(ev);
+        if hit {
+            return seen;
+        }
+    }
 }
