@@ -28,21 +28,7 @@ pub enum BundleChoice {
     Default,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct TexError {
-    pub file: String,
-    pub line: Option<u32>,
-    pub message: String,
-}
-
-impl std::fmt::Display for TexError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self.line {
-            Some(l) => write!(f, "{}:{l}: {}", self.file, self.message),
-            None => write!(f, "{}: {}", self.file, self.message),
-        }
-    }
-}
+pub use skald_api::view::TexError;
 
 #[derive(Debug, thiserror::Error)]
 pub enum LatexError {
@@ -321,22 +307,35 @@ fn inputs_from_makefile(rules: &str, tex: &Path, root: &Path, work: &Path) -> Ve
 /// TeX opened before the error, the line the `l.N` that follows it.
 fn parse_log(log: &str, root: &Path) -> Vec<TexError> {
     let mut errors = Vec::new();
-    let mut current = String::from("?");
+    // TeX writes `(file` when it opens a file and `)` when it closes it: a stack of what
+    // is open says which file an error is in. Parentheses that open no file (in
+    // messages) are kept as `None` so that their `)` closes nothing real.
+    let mut open: Vec<Option<String>> = Vec::new();
     let lines: Vec<&str> = log.lines().collect();
     for (i, line) in lines.iter().enumerate() {
-        for (pos, _) in line.match_indices('(') {
-            let rest = &line[pos + 1..];
-            let name: String = rest
-                .chars()
-                .take_while(|c| !c.is_whitespace() && *c != ')' && *c != '(')
-                .collect();
-            if !name.is_empty()
-                && (name.contains('.') || root.join(format!("{name}.tex")).is_file())
-            {
-                current = name;
+        for (pos, c) in line.char_indices() {
+            match c {
+                '(' => {
+                    let name: String = line[pos + 1..]
+                        .chars()
+                        .take_while(|c| !c.is_whitespace() && *c != ')' && *c != '(')
+                        .collect();
+                    let is_file = !name.is_empty()
+                        && (name.contains('.') || root.join(format!("{name}.tex")).is_file());
+                    open.push(is_file.then_some(name));
+                }
+                ')' => {
+                    open.pop();
+                }
+                _ => {}
             }
         }
         if let Some(message) = line.strip_prefix("! ") {
+            let current = open
+                .iter()
+                .rev()
+                .find_map(|f| f.clone())
+                .unwrap_or_else(|| "?".to_string());
             let line_no = lines[i + 1..]
                 .iter()
                 .take(12)
@@ -361,6 +360,17 @@ fn parse_log(log: &str, root: &Path) -> Vec<TexError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_file_closed_before_the_error_is_not_blamed() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = "(paper.tex\nLaTeX2e (article.cls (size10.clo)) (ts1cmr.fd)\n\
+                   [1] (see the transcript)\n! Undefined control sequence.\nl.4 \\undefinedmacro\n";
+        let errors = parse_log(log, dir.path());
+        assert_eq!(errors.len(), 1);
+        assert_eq!(errors[0].file, "paper.tex");
+        assert_eq!(errors[0].line, Some(4));
+    }
 
     #[test]
     fn errors_name_their_file_and_line() {
