@@ -4,9 +4,10 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use ts_rs::TS;
 
 /// How a turn ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "snake_case")]
 pub enum TurnOutcome {
     /// The model gave its answer.
@@ -19,7 +20,7 @@ pub enum TurnOutcome {
     Failed,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Event {
     /// A turn started in a session.
@@ -46,7 +47,8 @@ pub enum Event {
         arguments: Value,
         label_short: String,
         label_full: String,
-        #[serde(skip_serializing_if = "Option::is_none")]
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
         path: Option<String>,
     },
     ToolDone {
@@ -123,9 +125,11 @@ pub enum Event {
     ToolProgress {
         tool_call_id: String,
         progress: f64,
-        #[serde(skip_serializing_if = "Option::is_none")]
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
         total: Option<f64>,
-        #[serde(skip_serializing_if = "Option::is_none")]
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
         message: Option<String>,
     },
     /// An MCP server's status changed: connecting, ready, failed (with the error and the
@@ -152,7 +156,8 @@ pub enum Event {
         agent_id: String,
         /// running | done | failed | cancelled
         status: String,
-        #[serde(skip_serializing_if = "Option::is_none")]
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
         result: Option<String>,
     },
     /// Something went wrong outside a tool.

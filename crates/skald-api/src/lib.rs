@@ -8,9 +8,11 @@ pub mod category;
 pub mod events;
 pub mod execution;
 pub mod label;
+pub mod protocol;
 pub mod scope;
 pub mod tool;
 pub mod tool_names;
+pub mod view;
 
 pub use category::ToolCategory;
 pub use execution::{

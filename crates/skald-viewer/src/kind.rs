@@ -2,32 +2,10 @@
 //! PDF signature, or whether it looks like text at all).
 
 use crate::ViewError;
-use serde::Serialize;
 use std::io::Read;
 use std::path::Path;
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum Kind {
-    Markdown,
-    Code {
-        language: String,
-    },
-    Text,
-    Image {
-        mime: String,
-    },
-    Svg {
-        mime: String,
-    },
-    Pdf {
-        mime: String,
-    },
-    Html,
-    Latex,
-    /// Nothing to preview.
-    Binary,
-}
+pub use skald_api::view::Kind;
 
 /// Bytes looked at to tell text from binary and to find a signature.
 const SNIFF: usize = 8192;

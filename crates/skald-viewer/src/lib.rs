@@ -18,10 +18,9 @@ mod watch;
 pub use kind::{Kind, detect};
 pub use latex::{Build, BundleChoice, LatexEngine, LatexError, TexError};
 pub use markdown::{FileRoute, render_markdown};
-pub use text::{Page, read_page};
+pub use text::{PAGE_BYTES, Page, read_page};
 pub use watch::{FileWatcher, WatchError};
 
-use serde::Serialize;
 use std::path::Path;
 
 /// The sandbox attribute the UI's iframe for an HTML preview must carry: scripts may run,
@@ -56,31 +55,7 @@ fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> ViewError + '_ {
     }
 }
 
-/// What the viewer shows for a file.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "view", rename_all = "snake_case")]
-pub enum View {
-    /// Sanitised HTML of a Markdown file.
-    Markdown { html: String },
-    /// The first page of a text or code file (`language` for the highlighter).
-    Text {
-        language: Option<String>,
-        page: Page,
-    },
-    /// Shown by the UI from the file route: images, SVG (as an image), PDF.
-    Media { mime: String, url: String },
-    /// An HTML document for a sandboxed iframe, with its source.
-    Html {
-        url: String,
-        sandbox: &'static str,
-        csp: &'static str,
-        source: Page,
-    },
-    /// LaTeX source; the compiled PDF comes from the LaTeX engine.
-    Latex { source: Page },
-    /// Nothing to preview.
-    None { reason: String },
-}
+pub use skald_api::view::View;
 
 /// The view of `path` (relative paths in Markdown resolved against its folder; the file
 /// route built with `route`).
@@ -117,8 +92,8 @@ pub fn view(path: &Path, route: &FileRoute) -> Result<(Kind, View), ViewError> {
         },
         Kind::Html => View::Html {
             url: route.url(path),
-            sandbox: HTML_SANDBOX,
-            csp: HTML_CSP,
+            sandbox: HTML_SANDBOX.into(),
+            csp: HTML_CSP.into(),
             source: page(path)?,
         },
         Kind::Latex => View::Latex {

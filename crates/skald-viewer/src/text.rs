@@ -2,24 +2,13 @@
 //! boundaries, so a 2 GB log shows its first (or last) part at once and never whole.
 
 use crate::ViewError;
-use serde::Serialize;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 
 /// Bytes in a page.
 pub const PAGE_BYTES: u64 = 256 * 1024;
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Page {
-    /// Where the page starts and how many bytes it covers.
-    pub offset: u64,
-    pub len: u64,
-    /// The file's size.
-    pub total: u64,
-    pub text: String,
-    /// Where the next page starts, if there is more.
-    pub next_offset: Option<u64>,
-}
+pub use skald_api::view::Page;
 
 /// Reads `len` bytes from `offset` (clamped to the file), moved to whole characters: a
 /// page never starts or ends inside a UTF-8 sequence. Invalid bytes are shown as U+FFFD.

@@ -1,0 +1,451 @@
+//! The protocol between the engine and a UI, defined once: the commands a UI sends, the
+//! replies it gets and the events pushed to it. `skald serve` carries it over a WebSocket
+//! and the desktop shell over Tauri IPC; the UI's TypeScript types are generated from
+//! these (`ui/src/protocol.ts`, checked by a test so the two cannot drift).
+//!
+//! Wire form: the UI sends `{"id": 7, "command": {"cmd": "send_message", …}}`; the server
+//! answers `{"type": "reply", "id": 7, "reply": {"cmd": "send_message", …}}` or
+//! `{"type": "failure", "id": 7, "error": "…"}` and pushes
+//! `{"type": "event", "session_id": 3, "event": {"type": "token_delta", …}}`. A reply is
+//! tagged with its command's name, so the UI's transport types each call's result.
+
+use crate::events::Event;
+use crate::view::{Kind, Page, TexError, View};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use ts_rs::TS;
+
+/// One call from the UI.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct Request {
+    /// Chosen by the UI; the reply carries it back.
+    pub id: u64,
+    pub command: Command,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(tag = "cmd", rename_all = "snake_case")]
+pub enum Command {
+    /// Chats, newest first (background sessions are the Tasks screen's).
+    ListSessions,
+    CreateSession {
+        #[serde(default)]
+        #[ts(optional)]
+        title: Option<String>,
+        /// The folder the agent works in; the server's folder when absent.
+        #[serde(default)]
+        #[ts(optional)]
+        working_dir: Option<String>,
+        #[serde(default)]
+        #[ts(optional)]
+        agent_id: Option<String>,
+    },
+    RenameSession {
+        session_id: i64,
+        title: String,
+    },
+    DeleteSession {
+        session_id: i64,
+    },
+    /// A session's conversation: its last `limit` messages before `before` (a message id),
+    /// and their tool calls.
+    History {
+        session_id: i64,
+        #[serde(default)]
+        #[ts(optional)]
+        before: Option<i64>,
+        #[serde(default)]
+        #[ts(optional)]
+        limit: Option<u32>,
+    },
+    /// Starts a turn, or queues the message for the running turn's next round.
+    SendMessage {
+        session_id: i64,
+        text: String,
+    },
+    /// /stop: ends the session's turn and drops its queued messages.
+    Stop {
+        session_id: i64,
+    },
+    /// Markdown to the same sanitised HTML the viewer shows (chat messages, streaming).
+    RenderMarkdown {
+        text: String,
+        /// Relative links resolve against this session's folder.
+        #[serde(default)]
+        #[ts(optional)]
+        session_id: Option<i64>,
+    },
+    /// Everything waiting on the user, across sessions and tasks.
+    Inbox,
+    Answer {
+        inbox_id: i64,
+        answer: InboxAnswer,
+    },
+    /// The "always allow" rule an approval would store, for the rule editor.
+    ProposeRule {
+        inbox_id: i64,
+    },
+    ListRules,
+    RemoveRule {
+        id: i64,
+    },
+    ListAgents,
+    ListTasks,
+    ListCron,
+    SetCronEnabled {
+        id: i64,
+        enabled: bool,
+    },
+    RemoveCron {
+        id: i64,
+    },
+    ListMcp,
+    SetMcpEnabled {
+        name: String,
+        enabled: bool,
+    },
+    /// Secret names only: values never leave the engine.
+    ListSecrets,
+    SetSecret {
+        name: String,
+        value: String,
+    },
+    RemoveSecret {
+        name: String,
+    },
+    ListPlugins,
+    /// Models, data folder and version.
+    Settings,
+    /// Sends a tiny request to the first model and reports how it went.
+    TestModel,
+    /// How the viewer shows a file. Relative paths resolve against the session's folder.
+    View {
+        path: String,
+        #[serde(default)]
+        #[ts(optional)]
+        session_id: Option<i64>,
+    },
+    /// Another page of a text file.
+    ReadPage {
+        path: String,
+        offset: u64,
+    },
+    /// Compiles a LaTeX document (from the cache when nothing changed).
+    LatexBuild {
+        path: String,
+    },
+    /// Follow a file (for LaTeX, every input of its last build): `file_changed` events.
+    Subscribe {
+        path: String,
+    },
+    Unsubscribe {
+        path: String,
+    },
+}
+
+/// The answer to an Inbox item.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(tag = "decision", rename_all = "snake_case")]
+pub enum InboxAnswer {
+    Approve,
+    Reject {
+        #[serde(default)]
+        note: String,
+    },
+    /// Approve, and let the session's calls in `scope` run without asking for `minutes`
+    /// (or as long as the session runs).
+    ApproveWithBypass {
+        scope: BypassSpec,
+        #[serde(default)]
+        #[ts(optional)]
+        minutes: Option<u64>,
+    },
+    /// Approve, and store `rule` so such calls never ask again.
+    AlwaysAllow {
+        rule: RuleDraft,
+    },
+    /// The answer to a question (or an elicitation's form, as JSON text).
+    Text {
+        text: String,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(tag = "scope", content = "value", rename_all = "snake_case")]
+pub enum BypassSpec {
+    All,
+    Category(String),
+    McpServer(String),
+}
+
+/// An approval rule as the rule editor shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct RuleDraft {
+    pub group: String,
+    pub tool_pattern: String,
+    pub path_pattern: Option<String>,
+    pub command_pattern: Option<String>,
+    pub working_dir: Option<String>,
+    /// allow | require | deny
+    pub action: String,
+    pub note: String,
+}
+
+/// What the server sends.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ServerMessage {
+    Reply {
+        id: u64,
+        reply: Reply,
+    },
+    Failure {
+        id: u64,
+        error: String,
+    },
+    /// An engine event; `session_id` is absent for events of no session (a viewed file
+    /// changed).
+    Event {
+        session_id: Option<i64>,
+        event: Event,
+    },
+}
+
+/// A command's result, tagged with the command's name.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(tag = "cmd", rename_all = "snake_case")]
+pub enum Reply {
+    ListSessions {
+        sessions: Vec<SessionInfo>,
+    },
+    CreateSession {
+        session: SessionInfo,
+    },
+    RenameSession,
+    DeleteSession,
+    History {
+        session: SessionInfo,
+        messages: Vec<ChatMessage>,
+        tool_calls: Vec<ToolCallInfo>,
+        /// Older messages exist before the first one returned.
+        has_more: bool,
+    },
+    SendMessage {
+        /// The message waits for the running turn's next round.
+        queued: bool,
+    },
+    Stop {
+        /// A turn was running.
+        stopped: bool,
+    },
+    RenderMarkdown {
+        html: String,
+    },
+    Inbox {
+        items: Vec<InboxEntry>,
+    },
+    Answer,
+    ProposeRule {
+        rule: RuleDraft,
+        /// How many of the session's earlier calls the rule would have allowed.
+        matched: u32,
+    },
+    ListRules {
+        rules: Vec<Value>,
+    },
+    RemoveRule,
+    ListAgents {
+        agents: Vec<AgentInfo>,
+    },
+    ListTasks {
+        tasks: Vec<Value>,
+    },
+    ListCron {
+        jobs: Vec<Value>,
+    },
+    SetCronEnabled,
+    RemoveCron,
+    ListMcp {
+        servers: Vec<McpServerInfo>,
+    },
+    SetMcpEnabled,
+    ListSecrets {
+        names: Vec<String>,
+        /// Where they are kept: the OS keyring or Skald's encrypted file.
+        store: String,
+    },
+    SetSecret,
+    RemoveSecret,
+    ListPlugins {
+        plugins: Vec<Value>,
+    },
+    Settings {
+        version: String,
+        data_dir: String,
+        /// The model first, then its fallbacks.
+        models: Vec<String>,
+        /// Why no model can be used, if none can.
+        model_error: Option<String>,
+        approval: String,
+    },
+    TestModel {
+        ok: bool,
+        message: String,
+        millis: u64,
+    },
+    View {
+        /// The absolute path.
+        path: String,
+        /// As the user would write it (relative to the session's folder when under it).
+        display_path: String,
+        size: u64,
+        kind: Kind,
+        view: View,
+    },
+    ReadPage {
+        page: Page,
+    },
+    LatexBuild {
+        ok: bool,
+        /// The PDF on the file route, when the build succeeded.
+        pdf_url: Option<String>,
+        from_cache: bool,
+        millis: u64,
+        errors: Vec<TexError>,
+        /// Set when the build failed for another reason than TeX errors.
+        message: Option<String>,
+    },
+    Subscribe,
+    Unsubscribe,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct SessionInfo {
+    pub id: i64,
+    pub title: String,
+    pub agent_id: String,
+    /// interactive | background
+    pub kind: String,
+    pub working_dir: Option<String>,
+    pub created_at: i64,
+    pub updated_at: i64,
+    /// A turn runs in this process now.
+    pub running: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct ChatMessage {
+    pub id: i64,
+    /// The sub-agent frame it belongs to (absent for the chat's own agent).
+    pub stack_id: Option<i64>,
+    /// user | assistant | tool | system
+    pub role: String,
+    pub content: String,
+    /// The content rendered as sanitised HTML (assistant messages).
+    pub html: Option<String>,
+    pub reasoning: Option<String>,
+    /// complete | streaming | interrupted …
+    pub status: String,
+    /// Written by Skald, not typed or generated (a delivered task result, say).
+    pub synthetic: bool,
+    pub created_at: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct ToolCallInfo {
+    pub tool_call_id: String,
+    /// The assistant message that made the call.
+    pub message_id: Option<i64>,
+    pub stack_id: Option<i64>,
+    pub name: String,
+    pub arguments: Value,
+    pub label_short: String,
+    pub label_full: String,
+    /// The file the call works on, for the viewer.
+    pub path: Option<String>,
+    /// pending | running | completed | failed | cancelled | rejected | interrupted …
+    pub status: String,
+    pub result: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct InboxEntry {
+    pub id: i64,
+    pub session_id: i64,
+    pub session_title: String,
+    /// approval | question | elicitation
+    pub kind: String,
+    pub tool_call_id: Option<String>,
+    pub agent_id: String,
+    /// 0 for the chat's own agent, more for sub-agents.
+    pub depth: i64,
+    pub title: String,
+    /// What the item asks: for an approval `{tool, arguments, label, reason, write: {path,
+    /// old, new}}`, for a question `{question, suggested_answers}`, for an elicitation the
+    /// server's message and form schema.
+    pub payload: Value,
+    pub created_at: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct AgentInfo {
+    pub id: String,
+    pub name: String,
+    pub description: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct McpServerInfo {
+    pub name: String,
+    pub enabled: bool,
+    /// stdio | http
+    pub transport: String,
+    pub description: String,
+    /// connecting | ready | failed | disabled | not_started, with details.
+    pub status: Value,
+    /// The last lines of the server's log.
+    pub log_tail: Vec<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_request_reads_with_optional_fields_left_out() {
+        let r: Request = serde_json::from_value(json!({
+            "id": 4, "command": {"cmd": "create_session"}
+        }))
+        .unwrap();
+        assert_eq!(
+            r.command,
+            Command::CreateSession {
+                title: None,
+                working_dir: None,
+                agent_id: None
+            }
+        );
+        let r: Request = serde_json::from_value(json!({
+            "id": 5, "command": {"cmd": "answer", "inbox_id": 2,
+                "answer": {"decision": "reject", "note": "not that file"}}
+        }))
+        .unwrap();
+        assert!(matches!(
+            r.command,
+            Command::Answer { inbox_id: 2, answer: InboxAnswer::Reject { ref note } } if note == "not that file"
+        ));
+    }
+
+    #[test]
+    fn a_reply_is_tagged_with_its_command() {
+        let m = ServerMessage::Reply {
+            id: 9,
+            reply: Reply::Stop { stopped: true },
+        };
+        assert_eq!(
+            serde_json::to_value(&m).unwrap(),
+            json!({"type": "reply", "id": 9, "reply": {"cmd": "stop", "stopped": true}})
+        );
+    }
+}

@@ -1,0 +1,64 @@
+//! The UI's TypeScript types are generated from the protocol's Rust types. This test fails
+//! when `ui/src/protocol.ts` is not what the Rust types generate now; run it with
+//! `SKALD_BLESS=1` to write the file after changing the protocol.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers may panic
+
+use skald_api::events::{Event, TurnOutcome};
+use skald_api::protocol::*;
+use skald_api::view::{Kind, Page, TexError, View};
+use std::path::PathBuf;
+use ts_rs::TS;
+
+fn decl<T: TS>() -> String {
+    let docs = T::docs().unwrap_or_default();
+    format!("{docs}export {}\n", T::decl())
+}
+
+fn generate() -> String {
+    let parts = [
+        decl::<serde_json::Value>(),
+        decl::<TurnOutcome>(),
+        decl::<Event>(),
+        decl::<Kind>(),
+        decl::<Page>(),
+        decl::<TexError>(),
+        decl::<View>(),
+        decl::<Request>(),
+        decl::<Command>(),
+        decl::<InboxAnswer>(),
+        decl::<BypassSpec>(),
+        decl::<RuleDraft>(),
+        decl::<ServerMessage>(),
+        decl::<Reply>(),
+        decl::<SessionInfo>(),
+        decl::<ChatMessage>(),
+        decl::<ToolCallInfo>(),
+        decl::<InboxEntry>(),
+        decl::<AgentInfo>(),
+        decl::<McpServerInfo>(),
+    ];
+    // Ids, sizes and millisecond timestamps are far below 2^53 and travel as JSON
+    // numbers, so they are `number` on the TypeScript side, not `bigint`.
+    let body = parts.join("\n").replace("bigint", "number");
+    format!(
+        "// Generated from crates/skald-api (protocol.rs, events.rs, view.rs) by\n\
+         // `SKALD_BLESS=1 cargo test -p skald-api --test typescript`. Do not edit.\n\n{body}"
+    )
+}
+
+#[test]
+fn ui_protocol_types_match_the_rust_ones() {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../ui/src/protocol.ts");
+    let now = generate();
+    if std::env::var_os("SKALD_BLESS").is_some() {
+        std::fs::write(&path, &now).unwrap();
+        return;
+    }
+    let on_disk = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        on_disk == now,
+        "ui/src/protocol.ts is out of date with the Rust protocol; run \
+         `SKALD_BLESS=1 cargo test -p skald-api --test typescript` and commit it"
+    );
+}

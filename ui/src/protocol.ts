@@ -1,0 +1,209 @@
+// Generated from crates/skald-api (protocol.rs, events.rs, view.rs) by
+// `SKALD_BLESS=1 cargo test -p skald-api --test typescript`. Do not edit.
+
+export type JsonValue = number | string | boolean | Array<JsonValue> | { [key in string]?: JsonValue } | null;
+
+/**
+ * How a turn ended.
+ */
+export type TurnOutcome = "final" | "cancelled" | "exhausted" | "failed";
+
+export type Event = { "type": "turn_running", session_id: number, } | { "type": "user_message", session_id: number, message_id: number, text: string, } | { "type": "token_delta", text: string, } | { "type": "thinking", text: string, } | { "type": "tool_start", tool_call_id: string, name: string, arguments: JsonValue, label_short: string, label_full: string, path?: string, } | { "type": "tool_done", tool_call_id: string, result: string, } | { "type": "tool_error", tool_call_id: string, error: string, } | { "type": "tool_cancelled", tool_call_id: string, } | { "type": "tool_rejected", tool_call_id: string, reason: string, } | { "type": "llm_failed", message: string, retrying: boolean, } | { "type": "agent_start", stack_id: number, agent_id: string, depth: number, } | { "type": "agent_done", stack_id: number, agent_id: string, outcome: TurnOutcome, } | { "type": "approval_required", tool_call_id: string, name: string, arguments: JsonValue, label: string, reason: string, inbox_id: number, } | { "type": "agent_question", tool_call_id: string, inbox_id: number, question: string, suggested_answers: Array<string>, } | { "type": "inbox_requested", item: JsonValue, } | { "type": "inbox_resolved", id: number, session_id: number, status: JsonValue, } | { "type": "context_compacted", session_id: number, up_to_message_id: number, } | { "type": "model_fallback", from: string, to: string, reason: string, } | { "type": "tool_progress", tool_call_id: string, progress: number, total?: number, message?: string, } | { "type": "mcp_status", server: string, status: JsonValue, } | { "type": "open_file", path: string, } | { "type": "file_changed", path: string, } | { "type": "task_update", task_id: number, 
+/**
+ * The background session the task works in.
+ */
+session_id: number | null, title: string, agent_id: string, 
+/**
+ * running | done | failed | cancelled
+ */
+status: string, result?: string, } | { "type": "error", message: string, } | { "type": "done", session_id: number, outcome: TurnOutcome, text: string, };
+
+export type Kind = { "kind": "markdown" } | { "kind": "code", language: string, } | { "kind": "text" } | { "kind": "image", mime: string, } | { "kind": "svg", mime: string, } | { "kind": "pdf", mime: string, } | { "kind": "html" } | { "kind": "latex" } | { "kind": "binary" };
+
+export type Page = { 
+/**
+ * Where the page starts and how many bytes it covers.
+ */
+offset: number, len: number, 
+/**
+ * The file's size.
+ */
+total: number, text: string, 
+/**
+ * Where the next page starts, if there is more.
+ */
+next_offset: number | null, };
+
+export type TexError = { file: string, line: number | null, message: string, };
+
+/**
+ * What the viewer shows for a file.
+ */
+export type View = { "view": "markdown", html: string, } | { "view": "text", language: string | null, page: Page, } | { "view": "media", mime: string, url: string, } | { "view": "html", url: string, sandbox: string, csp: string, source: Page, } | { "view": "latex", source: Page, } | { "view": "none", reason: string, };
+
+/**
+ * One call from the UI.
+ */
+export type Request = { 
+/**
+ * Chosen by the UI; the reply carries it back.
+ */
+id: number, command: Command, };
+
+export type Command = { "cmd": "list_sessions" } | { "cmd": "create_session", title?: string, 
+/**
+ * The folder the agent works in; the server's folder when absent.
+ */
+working_dir?: string, agent_id?: string, } | { "cmd": "rename_session", session_id: number, title: string, } | { "cmd": "delete_session", session_id: number, } | { "cmd": "history", session_id: number, before?: number, limit?: number, } | { "cmd": "send_message", session_id: number, text: string, } | { "cmd": "stop", session_id: number, } | { "cmd": "render_markdown", text: string, 
+/**
+ * Relative links resolve against this session's folder.
+ */
+session_id?: number, } | { "cmd": "inbox" } | { "cmd": "answer", inbox_id: number, answer: InboxAnswer, } | { "cmd": "propose_rule", inbox_id: number, } | { "cmd": "list_rules" } | { "cmd": "remove_rule", id: number, } | { "cmd": "list_agents" } | { "cmd": "list_tasks" } | { "cmd": "list_cron" } | { "cmd": "set_cron_enabled", id: number, enabled: boolean, } | { "cmd": "remove_cron", id: number, } | { "cmd": "list_mcp" } | { "cmd": "set_mcp_enabled", name: string, enabled: boolean, } | { "cmd": "list_secrets" } | { "cmd": "set_secret", name: string, value: string, } | { "cmd": "remove_secret", name: string, } | { "cmd": "list_plugins" } | { "cmd": "settings" } | { "cmd": "test_model" } | { "cmd": "view", path: string, session_id?: number, } | { "cmd": "read_page", path: string, offset: number, } | { "cmd": "latex_build", path: string, } | { "cmd": "subscribe", path: string, } | { "cmd": "unsubscribe", path: string, };
+
+/**
+ * The answer to an Inbox item.
+ */
+export type InboxAnswer = { "decision": "approve" } | { "decision": "reject", note: string, } | { "decision": "approve_with_bypass", scope: BypassSpec, minutes?: number, } | { "decision": "always_allow", rule: RuleDraft, } | { "decision": "text", text: string, };
+
+export type BypassSpec = { "scope": "all" } | { "scope": "category", "value": string } | { "scope": "mcp_server", "value": string };
+
+/**
+ * An approval rule as the rule editor shows it.
+ */
+export type RuleDraft = { group: string, tool_pattern: string, path_pattern: string | null, command_pattern: string | null, working_dir: string | null, 
+/**
+ * allow | require | deny
+ */
+action: string, note: string, };
+
+/**
+ * What the server sends.
+ */
+export type ServerMessage = { "type": "reply", id: number, reply: Reply, } | { "type": "failure", id: number, error: string, } | { "type": "event", session_id: number | null, event: Event, };
+
+/**
+ * A command's result, tagged with the command's name.
+ */
+export type Reply = { "cmd": "list_sessions", sessions: Array<SessionInfo>, } | { "cmd": "create_session", session: SessionInfo, } | { "cmd": "rename_session" } | { "cmd": "delete_session" } | { "cmd": "history", session: SessionInfo, messages: Array<ChatMessage>, tool_calls: Array<ToolCallInfo>, 
+/**
+ * Older messages exist before the first one returned.
+ */
+has_more: boolean, } | { "cmd": "send_message", 
+/**
+ * The message waits for the running turn's next round.
+ */
+queued: boolean, } | { "cmd": "stop", 
+/**
+ * A turn was running.
+ */
+stopped: boolean, } | { "cmd": "render_markdown", html: string, } | { "cmd": "inbox", items: Array<InboxEntry>, } | { "cmd": "answer" } | { "cmd": "propose_rule", rule: RuleDraft, 
+/**
+ * How many of the session's earlier calls the rule would have allowed.
+ */
+matched: number, } | { "cmd": "list_rules", rules: Array<JsonValue>, } | { "cmd": "remove_rule" } | { "cmd": "list_agents", agents: Array<AgentInfo>, } | { "cmd": "list_tasks", tasks: Array<JsonValue>, } | { "cmd": "list_cron", jobs: Array<JsonValue>, } | { "cmd": "set_cron_enabled" } | { "cmd": "remove_cron" } | { "cmd": "list_mcp", servers: Array<McpServerInfo>, } | { "cmd": "set_mcp_enabled" } | { "cmd": "list_secrets", names: Array<string>, 
+/**
+ * Where they are kept: the OS keyring or Skald's encrypted file.
+ */
+store: string, } | { "cmd": "set_secret" } | { "cmd": "remove_secret" } | { "cmd": "list_plugins", plugins: Array<JsonValue>, } | { "cmd": "settings", version: string, data_dir: string, 
+/**
+ * The model first, then its fallbacks.
+ */
+models: Array<string>, 
+/**
+ * Why no model can be used, if none can.
+ */
+model_error: string | null, approval: string, } | { "cmd": "test_model", ok: boolean, message: string, millis: number, } | { "cmd": "view", 
+/**
+ * The absolute path.
+ */
+path: string, 
+/**
+ * As the user would write it (relative to the session's folder when under it).
+ */
+display_path: string, size: number, kind: Kind, view: View, } | { "cmd": "read_page", page: Page, } | { "cmd": "latex_build", ok: boolean, 
+/**
+ * The PDF on the file route, when the build succeeded.
+ */
+pdf_url: string | null, from_cache: boolean, millis: number, errors: Array<TexError>, 
+/**
+ * Set when the build failed for another reason than TeX errors.
+ */
+message: string | null, } | { "cmd": "subscribe" } | { "cmd": "unsubscribe" };
+
+export type SessionInfo = { id: number, title: string, agent_id: string, 
+/**
+ * interactive | background
+ */
+kind: string, working_dir: string | null, created_at: number, updated_at: number, 
+/**
+ * A turn runs in this process now.
+ */
+running: boolean, };
+
+export type ChatMessage = { id: number, 
+/**
+ * The sub-agent frame it belongs to (absent for the chat's own agent).
+ */
+stack_id: number | null, 
+/**
+ * user | assistant | tool | system
+ */
+role: string, content: string, 
+/**
+ * The content rendered as sanitised HTML (assistant messages).
+ */
+html: string | null, reasoning: string | null, 
+/**
+ * complete | streaming | interrupted …
+ */
+status: string, 
+/**
+ * Written by Skald, not typed or generated (a delivered task result, say).
+ */
+synthetic: boolean, created_at: number, };
+
+export type ToolCallInfo = { tool_call_id: string, 
+/**
+ * The assistant message that made the call.
+ */
+message_id: number | null, stack_id: number | null, name: string, arguments: JsonValue, label_short: string, label_full: string, 
+/**
+ * The file the call works on, for the viewer.
+ */
+path: string | null, 
+/**
+ * pending | running | completed | failed | cancelled | rejected | interrupted …
+ */
+status: string, result: string | null, };
+
+export type InboxEntry = { id: number, session_id: number, session_title: string, 
+/**
+ * approval | question | elicitation
+ */
+kind: string, tool_call_id: string | null, agent_id: string, 
+/**
+ * 0 for the chat's own agent, more for sub-agents.
+ */
+depth: number, title: string, 
+/**
+ * What the item asks: for an approval `{tool, arguments, label, reason, write: {path,
+ * old, new}}`, for a question `{question, suggested_answers}`, for an elicitation the
+ * server's message and form schema.
+ */
+payload: JsonValue, created_at: number, };
+
+export type AgentInfo = { id: string, name: string, description: string, };
+
+export type McpServerInfo = { name: string, enabled: boolean, 
+/**
+ * stdio | http
+ */
+transport: string, description: string, 
+/**
+ * connecting | ready | failed | disabled | not_started, with details.
+ */
+status: JsonValue, 
+/**
+ * The last lines of the server's log.
+ */
+log_tail: Array<string>, };
