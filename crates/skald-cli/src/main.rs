@@ -10,6 +10,7 @@ mod cmd_mcp;
 mod cmd_plugins;
 mod cmd_rules;
 mod cmd_secrets;
+mod cmd_serve;
 mod cmd_sessions;
 mod cmd_tasks;
 mod cmd_tool;
@@ -170,6 +171,21 @@ enum Command {
         /// Print the kind and the view as JSON
         #[arg(long)]
         json: bool,
+    },
+    /// Serve the UI to a browser on 127.0.0.1, protected by a token in the printed URL
+    Serve {
+        /// The port (0 picks a free one)
+        #[arg(long, default_value_t = 7878)]
+        port: u16,
+        /// The folder new chats work in [default: the current directory]
+        #[arg(long)]
+        root: Option<PathBuf>,
+        /// The built UI (ui/dist) [default: SKALD_UI_DIR, beside the binary, the source tree]
+        #[arg(long)]
+        ui_dir: Option<PathBuf>,
+        /// The model, as `provider/model` or a bare name [default: SKALD_MODEL]
+        #[arg(long)]
+        model: Option<String>,
     },
     /// Print the version
     Version,
@@ -775,6 +791,24 @@ fn main() -> ExitCode {
                     json,
                 } => cmd_latex::build(&env.data_dir, &path, bundle.as_deref(), watch, json).await,
             },
+            Command::Serve {
+                port,
+                root,
+                ui_dir,
+                model,
+            } => {
+                cmd_serve::run(
+                    &env.data_dir,
+                    &env.config,
+                    cmd_serve::ServeArgs {
+                        port,
+                        root: root.as_deref(),
+                        ui_dir: ui_dir.as_deref(),
+                        model: model.as_deref(),
+                    },
+                )
+                .await
+            }
             Command::Version => exit::OK,
         }
     });

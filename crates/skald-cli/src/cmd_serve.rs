@@ -1,0 +1,469 @@
+//! `skald serve`: the UI in a browser. HTTP and a WebSocket on 127.0.0.1 only, carrying
+//! the protocol of `skald_api::protocol` to `skald_service` — no logic of its own.
+//!
+//! Only the person who started it can drive it:
+//! - a random token, printed at start inside the URL to open; the first visit trades it
+//!   for an `HttpOnly`, `SameSite=Strict` cookie, which every other request must carry;
+//! - the `Host` header must name the loopback address and port (no DNS rebinding);
+//! - the WebSocket and the file route check `Origin` (and `Sec-Fetch-Site`), so another
+//!   local web page — or an HTML preview, which runs in an opaque origin — cannot use
+//!   them even with the cookie.
+
+use crate::exit;
+use axum::Router;
+use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
+use axum::extract::{Query, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use futures::{SinkExt, StreamExt};
+use skald_api::protocol::ServerMessage;
+use skald_core::engine::TurnSettings;
+use skald_core::turn::ApprovalMode;
+use skald_core::{Config, DataDir};
+use skald_service::{Service, ServiceConfig};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// The UI's own pages: scripts and styles from the server only, nothing from elsewhere.
+const UI_CSP: &str = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; \
+     img-src 'self' data: blob:; font-src 'self' data:; connect-src 'self'; frame-src 'self'; \
+     worker-src 'self' blob:; object-src 'none'; base-uri 'none'; form-action 'none'; \
+     frame-ancestors 'none'";
+
+/// Files larger than this are not sent through the file route.
+const FILE_LIMIT: u64 = 512 * 1024 * 1024;
+
+pub struct ServeArgs<'a> {
+    pub port: u16,
+    pub root: Option<&'a Path>,
+    pub ui_dir: Option<&'a Path>,
+    pub model: Option<&'a str>,
+}
+
+struct App {
+    service: Arc<Service>,
+    token: String,
+    cookie: String,
+    port: u16,
+    ui_dir: Option<PathBuf>,
+}
+
+pub async fn run(data_dir: &DataDir, config: &Config, a: ServeArgs<'_>) -> u8 {
+    let root = match a
+        .root
+        .map(Path::to_path_buf)
+        .map_or_else(std::env::current_dir, Ok)
+        .and_then(std::fs::canonicalize)
+    {
+        Ok(r) if r.is_dir() => r,
+        Ok(r) => {
+            eprintln!("skald serve: {} is not a folder", r.display());
+            return exit::USAGE;
+        }
+        Err(e) => {
+            eprintln!("skald serve: cannot use the folder: {e}");
+            return exit::USAGE;
+        }
+    };
+    // With no usable model the UI still opens and says what to configure.
+    let (models, model_error) =
+        match skald_core::models::choose_models(config, a.model, |k| std::env::var(k).ok()) {
+            Ok(m) => (m, None),
+            Err(e) => (Vec::new(), Some(e.to_string())),
+        };
+    let listener = match tokio::net::TcpListener::bind(("127.0.0.1", a.port)).await {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("skald serve: cannot listen on 127.0.0.1:{}: {e}", a.port);
+            return exit::FAILED;
+        }
+    };
+    let port = match listener.local_addr() {
+        Ok(addr) => addr.port(),
+        Err(e) => {
+            eprintln!("skald serve: {e}");
+            return exit::FAILED;
+        }
+    };
+    let service = match Service::start(ServiceConfig {
+        data_dir: data_dir.clone(),
+        root,
+        models,
+        model_error,
+        settings: TurnSettings {
+            max_rounds: config.agent.max_rounds.max(1),
+            // A person answers in the chat or the Inbox.
+            approval: ApprovalMode::Inbox,
+            context_window: config.models.context_window,
+            mcp: config.mcp.clone(),
+        },
+        tex_bundle: std::env::var_os("SKALD_TEX_BUNDLE").map(PathBuf::from),
+    }) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("skald serve: {e}");
+            return exit::FAILED;
+        }
+    };
+    let token = match new_token() {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("skald serve: cannot make a token: {e}");
+            return exit::FAILED;
+        }
+    };
+    let ui_dir = find_ui(a.ui_dir);
+    if ui_dir.is_none() {
+        eprintln!(
+            "skald serve: the UI is not built; run `npm --prefix ui ci && npm --prefix ui run \
+             build` (or pass --ui-dir). The API is served anyway."
+        );
+    }
+    let app = Arc::new(App {
+        service: service.clone(),
+        // Cookies ignore ports: each server's has its own name.
+        cookie: format!("skald_{port}"),
+        token,
+        port,
+        ui_dir,
+    });
+    {
+        use std::io::Write;
+        // A closed stdout (a launcher that read the URL and went) must not end the server.
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(
+            out,
+            "Skald is ready: open http://127.0.0.1:{port}/?token={}",
+            app.token
+        );
+        let _ = writeln!(out, "(only this URL opens it; Ctrl-C stops the server)");
+        let _ = out.flush();
+    }
+    let router = Router::new()
+        .route("/api/ws", get(ws))
+        .route("/api/file", get(file))
+        .fallback(get(page))
+        .with_state(app);
+    let stop = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    let served = axum::serve(listener, router)
+        .with_graceful_shutdown(stop)
+        .await;
+    service.shutdown().await;
+    match served {
+        Ok(()) => exit::OK,
+        Err(e) => {
+            eprintln!("skald serve: {e}");
+            exit::FAILED
+        }
+    }
+}
+
+fn new_token() -> Result<String, getrandom::Error> {
+    let mut bytes = [0u8; 24];
+    getrandom::fill(&mut bytes)?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// The built UI: the flag, `SKALD_UI_DIR`, beside the binary, or the source tree's build.
+fn find_ui(flag: Option<&Path>) -> Option<PathBuf> {
+    let exe_dir = std::env::current_exe()
+        .ok()
+        .and_then(|e| e.parent().map(Path::to_path_buf));
+    let candidates = [
+        flag.map(Path::to_path_buf),
+        std::env::var_os("SKALD_UI_DIR").map(PathBuf::from),
+        exe_dir.as_ref().map(|d| d.join("ui")),
+        exe_dir.as_ref().map(|d| d.join("../share/skald/ui")),
+        Some(PathBuf::from(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../ui/dist"
+        ))),
+    ];
+    candidates
+        .into_iter()
+        .flatten()
+        .find(|d| d.join("index.html").is_file())
+        .and_then(|d| std::fs::canonicalize(d).ok())
+}
+
+fn deny(status: StatusCode, why: &str) -> Response {
+    (
+        status,
+        [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+        why.to_string(),
+    )
+        .into_response()
+}
+
+impl App {
+    fn host_ok(&self, headers: &HeaderMap) -> bool {
+        let host = headers
+            .get(header::HOST)
+            .and_then(|h| h.to_str().ok())
+            .unwrap_or("");
+        host == format!("127.0.0.1:{}", self.port) || host == format!("localhost:{}", self.port)
+    }
+
+    fn cookie_ok(&self, headers: &HeaderMap) -> bool {
+        headers
+            .get_all(header::COOKIE)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .flat_map(|v| v.split(';'))
+            .filter_map(|kv| kv.trim().split_once('='))
+            .any(|(k, v)| k == self.cookie && constant_eq(v.as_bytes(), self.token.as_bytes()))
+    }
+
+    /// The request comes from the UI's own pages: no foreign (or opaque) Origin, and not
+    /// a cross-site fetch.
+    fn same_origin(&self, headers: &HeaderMap, require_origin: bool) -> bool {
+        let ours = [
+            format!("http://127.0.0.1:{}", self.port),
+            format!("http://localhost:{}", self.port),
+        ];
+        let origin_ok = match headers.get(header::ORIGIN).and_then(|o| o.to_str().ok()) {
+            Some(o) => ours.iter().any(|x| x == o),
+            None => !require_origin,
+        };
+        let site_ok = match headers.get("sec-fetch-site").and_then(|v| v.to_str().ok()) {
+            Some(s) => s == "same-origin" || s == "none",
+            None => true,
+        };
+        origin_ok && site_ok
+    }
+
+    /// The refusal of a request that may not go on.
+    fn refusal(&self, headers: &HeaderMap) -> Option<Response> {
+        if !self.host_ok(headers) {
+            return Some(deny(StatusCode::MISDIRECTED_REQUEST, "wrong host"));
+        }
+        if !self.cookie_ok(headers) {
+            return Some(deny(
+                StatusCode::UNAUTHORIZED,
+                "Open the URL `skald serve` printed (it carries the token).",
+            ));
+        }
+        None
+    }
+}
+
+fn constant_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+async fn ws(
+    State(app): State<Arc<App>>,
+    headers: HeaderMap,
+    upgrade: WebSocketUpgrade,
+) -> Response {
+    if let Some(r) = app.refusal(&headers) {
+        return r;
+    }
+    if !app.same_origin(&headers, true) {
+        return deny(StatusCode::FORBIDDEN, "foreign origin");
+    }
+    let service = app.service.clone();
+    upgrade.on_upgrade(move |socket| talk(service, socket))
+}
+
+/// One UI: requests answered concurrently (a LaTeX build does not hold up a message), and
+/// every engine event pushed.
+async fn talk(service: Arc<Service>, socket: WebSocket) {
+    let conn = Arc::new(service.connect());
+    let (mut sink, mut stream) = socket.split();
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<ServerMessage>();
+    let mut events = service.subscribe();
+    let forward = tx.clone();
+    let pusher = tokio::spawn(async move {
+        loop {
+            match events.recv().await {
+                Ok(m) => {
+                    if forward.send(m).is_err() {
+                        return;
+                    }
+                }
+                Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => {
+                    tracing::warn!("a UI fell behind; {n} events dropped (history has them)");
+                }
+                Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+            }
+        }
+    });
+    let writer = tokio::spawn(async move {
+        while let Some(m) = rx.recv().await {
+            let Ok(text) = serde_json::to_string(&m) else {
+                continue;
+            };
+            if sink.send(Message::Text(text.into())).await.is_err() {
+                return;
+            }
+        }
+    });
+    while let Some(Ok(msg)) = stream.next().await {
+        let text = match msg {
+            Message::Text(t) => t.to_string(),
+            Message::Close(_) => break,
+            _ => continue,
+        };
+        let conn = conn.clone();
+        let tx = tx.clone();
+        tokio::spawn(async move {
+            let _ = tx.send(conn.handle_text(&text).await);
+        });
+    }
+    pusher.abort();
+    writer.abort();
+}
+
+async fn file(
+    State(app): State<Arc<App>>,
+    headers: HeaderMap,
+    Query(q): Query<HashMap<String, String>>,
+) -> Response {
+    if let Some(r) = app.refusal(&headers) {
+        return r;
+    }
+    if !app.same_origin(&headers, false) {
+        return deny(StatusCode::FORBIDDEN, "foreign origin");
+    }
+    let Some(raw) = q.get("path") else {
+        return deny(StatusCode::BAD_REQUEST, "no path given");
+    };
+    let path = match app.service.file_for_route(raw) {
+        Ok(p) => p,
+        Err(e) => return deny(StatusCode::FORBIDDEN, &e),
+    };
+    let meta = match tokio::fs::metadata(&path).await {
+        Ok(m) if m.is_file() => m,
+        Ok(_) => return deny(StatusCode::NOT_FOUND, "not a file"),
+        Err(e) => return deny(StatusCode::NOT_FOUND, &format!("{}: {e}", path.display())),
+    };
+    if meta.len() > FILE_LIMIT {
+        return deny(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "the file is too large to show",
+        );
+    }
+    let kind = {
+        let p = path.clone();
+        tokio::task::spawn_blocking(move || skald_viewer::detect(&p))
+            .await
+            .ok()
+            .and_then(Result::ok)
+    };
+    use skald_viewer::Kind;
+    // Only types the viewer shows are sent as themselves; the rest as plain text, so
+    // nothing from the route runs as the app's script.
+    let (mime, csp) = match &kind {
+        Some(Kind::Image { mime } | Kind::Pdf { mime }) => (mime.clone(), None),
+        Some(Kind::Svg { mime }) => (
+            mime.clone(),
+            Some("sandbox; default-src 'none'; style-src 'unsafe-inline'; img-src data:".into()),
+        ),
+        Some(Kind::Html) => (
+            "text/html; charset=utf-8".into(),
+            Some(format!("sandbox allow-scripts; {}", skald_viewer::HTML_CSP)),
+        ),
+        Some(Kind::Binary) | None => ("application/octet-stream".into(), None),
+        Some(_) => ("text/plain; charset=utf-8".into(), None),
+    };
+    let bytes = match tokio::fs::read(&path).await {
+        Ok(b) => b,
+        Err(e) => return deny(StatusCode::NOT_FOUND, &format!("{}: {e}", path.display())),
+    };
+    let mut response = bytes.into_response();
+    let h = response.headers_mut();
+    if let Ok(v) = HeaderValue::from_str(&mime) {
+        h.insert(header::CONTENT_TYPE, v);
+    }
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    if let Some(csp) = csp.and_then(|c| HeaderValue::from_str(&c).ok()) {
+        h.insert(header::CONTENT_SECURITY_POLICY, csp);
+    }
+    response
+}
+
+/// The UI's files; the first visit with the token sets the cookie.
+async fn page(
+    State(app): State<Arc<App>>,
+    headers: HeaderMap,
+    uri: Uri,
+    Query(q): Query<HashMap<String, String>>,
+) -> Response {
+    if !app.host_ok(&headers) {
+        return deny(StatusCode::MISDIRECTED_REQUEST, "wrong host");
+    }
+    if let Some(t) = q.get("token") {
+        if !constant_eq(t.as_bytes(), app.token.as_bytes()) {
+            return deny(StatusCode::UNAUTHORIZED, "wrong token");
+        }
+        // Out of the address bar and history at once.
+        let cookie = format!(
+            "{}={}; HttpOnly; SameSite=Strict; Path=/",
+            app.cookie, app.token
+        );
+        let mut r = (StatusCode::SEE_OTHER, [(header::LOCATION, "/")]).into_response();
+        if let Ok(v) = HeaderValue::from_str(&cookie) {
+            r.headers_mut().insert(header::SET_COOKIE, v);
+        }
+        return r;
+    }
+    if let Some(r) = app.refusal(&headers) {
+        return r;
+    }
+    let Some(dir) = &app.ui_dir else {
+        return deny(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "The UI is not built: run `npm --prefix ui ci && npm --prefix ui run build`.",
+        );
+    };
+    let rel = uri.path().trim_start_matches('/');
+    let rel = if rel.is_empty() { "index.html" } else { rel };
+    if rel.split('/').any(|part| part == ".." || part.is_empty()) {
+        return deny(StatusCode::BAD_REQUEST, "bad path");
+    }
+    let mut path = dir.join(rel);
+    // Client-side routes are the app's page.
+    if !path.is_file() {
+        path = dir.join("index.html");
+    }
+    let Ok(bytes) = tokio::fs::read(&path).await else {
+        return deny(StatusCode::NOT_FOUND, "not found");
+    };
+    let mime = match path.extension().and_then(|e| e.to_str()).unwrap_or("") {
+        "html" => "text/html; charset=utf-8",
+        "js" | "mjs" => "text/javascript; charset=utf-8",
+        "css" => "text/css; charset=utf-8",
+        "svg" => "image/svg+xml",
+        "png" => "image/png",
+        "ico" => "image/x-icon",
+        "json" | "map" => "application/json",
+        "woff2" => "font/woff2",
+        "woff" => "font/woff",
+        "ttf" => "font/ttf",
+        "wasm" => "application/wasm",
+        "bcmap" | "pfb" => "application/octet-stream",
+        _ => "application/octet-stream",
+    };
+    let mut response = bytes.into_response();
+    let h = response.headers_mut();
+    h.insert(header::CONTENT_TYPE, HeaderValue::from_static(mime));
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    h.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(UI_CSP),
+    );
+    h.insert("referrer-policy", HeaderValue::from_static("no-referrer"));
+    response
+}

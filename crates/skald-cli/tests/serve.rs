@@ -1,0 +1,579 @@
+//! `skald serve` end to end: a real server process on 127.0.0.1, driven over its WebSocket
+//! and HTTP routes as the UI drives it, against a scripted model server.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers may panic
+
+mod common;
+
+use common::skald;
+use serde_json::{Value, json};
+use skald_testkit::{ScriptedServer, answer, tool_call};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::Path;
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+use tungstenite::client::IntoClientRequest;
+use tungstenite::stream::MaybeTlsStream;
+
+struct Serve {
+    child: Child,
+    port: u16,
+    token: String,
+}
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn serve(data: &Path, root: &Path, server: Option<&ScriptedServer>) -> Serve {
+    let mut cmd = skald(data, server);
+    cmd.args(["serve", "--port", "0", "--root"])
+        .arg(root)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    if let Ok(zip) = std::fs::canonicalize(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tests/tex/bundle.zip"
+    )) {
+        cmd.env("SKALD_TEX_BUNDLE", zip);
+    }
+    let mut child = cmd.spawn().unwrap();
+    let mut line = String::new();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    out.read_line(&mut line).unwrap();
+    // The rest of its output is read too, so the server never writes into a closed pipe.
+    std::thread::spawn(move || std::io::copy(&mut out, &mut std::io::sink()));
+    let url = line
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .unwrap_or_else(|| panic!("no URL in {line:?}"));
+    let rest = url.trim_start_matches("http://127.0.0.1:");
+    let (port, token) = rest.split_once("/?token=").unwrap();
+    Serve {
+        child,
+        port: port.parse().unwrap(),
+        token: token.to_string(),
+    }
+}
+
+struct Http {
+    status: u16,
+    headers: String,
+    body: Vec<u8>,
+}
+
+impl Serve {
+    fn cookie(&self) -> String {
+        format!("skald_{}={}", self.port, self.token)
+    }
+
+    /// A raw HTTP/1.1 GET with the given extra header lines.
+    fn get(&self, path: &str, extra: &[(&str, String)]) -> Http {
+        let mut s = TcpStream::connect(("127.0.0.1", self.port)).unwrap();
+        let mut req = format!(
+            "GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nConnection: close\r\n",
+            self.port
+        );
+        for (k, v) in extra {
+            req.push_str(&format!("{k}: {v}\r\n"));
+        }
+        req.push_str("\r\n");
+        s.write_all(req.as_bytes()).unwrap();
+        let mut raw = Vec::new();
+        s.read_to_end(&mut raw).unwrap();
+        let split = raw.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
+        let headers = String::from_utf8_lossy(&raw[..split]).to_string();
+        let status = headers.split_whitespace().nth(1).unwrap().parse().unwrap();
+        Http {
+            status,
+            headers: headers.to_ascii_lowercase(),
+            body: raw[split + 4..].to_vec(),
+        }
+    }
+
+    fn file(&self, path: &Path) -> Http {
+        let q: String = path
+            .display()
+            .to_string()
+            .bytes()
+            .map(|b| {
+                if b.is_ascii_alphanumeric() || b"/._-".contains(&b) {
+                    char::from(b).to_string()
+                } else {
+                    format!("%{b:02X}")
+                }
+            })
+            .collect();
+        self.get(&format!("/api/file?path={q}"), &[("Cookie", self.cookie())])
+    }
+
+    fn ws_with(&self, origin: Option<&str>, cookie: bool) -> Result<Ws, tungstenite::Error> {
+        let mut req = format!("ws://127.0.0.1:{}/api/ws", self.port)
+            .into_client_request()
+            .unwrap();
+        if let Some(o) = origin {
+            req.headers_mut().insert("Origin", o.parse().unwrap());
+        }
+        if cookie {
+            req.headers_mut()
+                .insert("Cookie", self.cookie().parse().unwrap());
+        }
+        let (socket, _) = tungstenite::connect(req)?;
+        if let MaybeTlsStream::Plain(s) = socket.get_ref() {
+            s.set_read_timeout(Some(Duration::from_millis(200)))
+                .unwrap();
+        }
+        Ok(Ws {
+            socket,
+            next_id: 0,
+            events: Vec::new(),
+        })
+    }
+
+    fn ws(&self) -> Ws {
+        self.ws_with(Some(&format!("http://127.0.0.1:{}", self.port)), true)
+            .unwrap()
+    }
+}
+
+struct Ws {
+    socket: tungstenite::WebSocket<MaybeTlsStream<TcpStream>>,
+    next_id: u64,
+    /// Events received and not yet looked at.
+    events: Vec<Value>,
+}
+
+impl Ws {
+    fn recv(&mut self, until: Instant) -> Option<Value> {
+        while Instant::now() < until {
+            match self.socket.read() {
+                Ok(tungstenite::Message::Text(t)) => {
+                    return Some(serde_json::from_str(&t).unwrap());
+                }
+                Ok(_) => continue,
+                Err(tungstenite::Error::Io(e))
+                    if matches!(
+                        e.kind(),
+                        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                    ) =>
+                {
+                    continue;
+                }
+                Err(e) => panic!("socket: {e}"),
+            }
+        }
+        None
+    }
+
+    /// Sends a command; its reply (or failure), keeping the events that came meanwhile.
+    fn call(&mut self, command: Value) -> Result<Value, String> {
+        self.next_id += 1;
+        let id = self.next_id;
+        let req = json!({"id": id, "command": command});
+        self.socket
+            .send(tungstenite::Message::Text(req.to_string().into()))
+            .unwrap();
+        let until = Instant::now() + Duration::from_secs(120);
+        loop {
+            let m = self.recv(until).expect("no reply in time");
+            match m["type"].as_str() {
+                Some("event") => self.events.push(m),
+                _ if m["id"] == id => {
+                    return if m["type"] == "reply" {
+                        Ok(m["reply"].clone())
+                    } else {
+                        Err(m["error"].as_str().unwrap_or_default().to_string())
+                    };
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// Waits for an event `pred` accepts (a minute at most); returns it.
+    fn event(&mut self, pred: impl Fn(&Value) -> bool) -> Value {
+        if let Some(i) = self.events.iter().position(|e| pred(&e["event"])) {
+            return self.events.remove(i);
+        }
+        let until = Instant::now() + Duration::from_secs(60);
+        loop {
+            let m = self
+                .recv(until)
+                .unwrap_or_else(|| panic!("no such event; saw {:?}", self.events));
+            if m["type"] == "event" {
+                if pred(&m["event"]) {
+                    return m;
+                }
+                self.events.push(m);
+            }
+        }
+    }
+}
+
+fn new_chat(ws: &mut Ws) -> i64 {
+    ws.call(json!({"cmd": "create_session", "title": "test"}))
+        .unwrap()["session"]["id"]
+        .as_i64()
+        .unwrap()
+}
+
+#[test]
+fn only_the_token_holder_on_the_loopback_origin_gets_in() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = serve(&dir.path().join("data"), dir.path(), None);
+    // No cookie: nothing, not even the page.
+    assert_eq!(s.get("/", &[]).status, 401);
+    assert_eq!(s.get("/api/file?path=/etc/hostname", &[]).status, 401);
+    // A wrong token is refused; the right one is traded for a strict, HttpOnly cookie.
+    assert_eq!(s.get("/?token=nope", &[]).status, 401);
+    let first = s.get(&format!("/?token={}", s.token), &[]);
+    assert_eq!(first.status, 303);
+    assert!(first.headers.contains(&format!(
+        "set-cookie: skald_{}={}; httponly; samesite=strict",
+        s.port, s.token
+    )));
+    // A rebinding attack's Host is refused even with the cookie.
+    let mut s2 = TcpStream::connect(("127.0.0.1", s.port)).unwrap();
+    write!(
+        s2,
+        "GET / HTTP/1.1\r\nHost: evil.example:{}\r\nCookie: {}\r\nConnection: close\r\n\r\n",
+        s.port,
+        s.cookie()
+    )
+    .unwrap();
+    let mut out = String::new();
+    s2.read_to_string(&mut out).unwrap();
+    assert!(out.starts_with("HTTP/1.1 421"), "{out}");
+    // The WebSocket wants the cookie and our own Origin: another page, an HTML preview
+    // (opaque origin "null") and a client without Origin are all refused.
+    assert!(
+        s.ws_with(Some(&format!("http://127.0.0.1:{}", s.port)), false)
+            .is_err()
+    );
+    for origin in [Some("http://evil.example"), Some("null"), None] {
+        assert!(s.ws_with(origin, true).is_err(), "{origin:?} got in");
+    }
+    let mut ws = s.ws();
+    assert!(
+        ws.call(json!({"cmd": "list_sessions"})).unwrap()["sessions"]
+            .as_array()
+            .unwrap()
+            .is_empty()
+    );
+    // A malformed request gets a failure naming the problem, and the socket stays up.
+    ws.socket
+        .send(tungstenite::Message::Text(
+            r#"{"id": 77, "command": {"cmd": "no_such"}}"#.into(),
+        ))
+        .unwrap();
+    let m = ws.recv(Instant::now() + Duration::from_secs(10)).unwrap();
+    assert_eq!(m["type"], "failure");
+    assert_eq!(m["id"], 77);
+    assert!(m["error"].as_str().unwrap().contains("no_such"), "{m}");
+    // With no model configured the UI is told what to do instead of a turn that fails.
+    let id = new_chat(&mut ws);
+    let err = ws
+        .call(json!({"cmd": "send_message", "session_id": id, "text": "hi"}))
+        .unwrap_err();
+    assert!(err.contains("Configure a provider in Settings"), "{err}");
+    let settings = ws.call(json!({"cmd": "settings"})).unwrap();
+    assert!(settings["models"].as_array().unwrap().is_empty());
+    assert!(settings["model_error"].is_string());
+}
+
+#[test]
+fn a_chat_streams_its_answer_and_keeps_its_history() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = ScriptedServer::new(vec![answer("Hello **there**, from the model.")]);
+    let s = serve(&dir.path().join("data"), dir.path(), Some(&model));
+    let mut ws = s.ws();
+    let id = new_chat(&mut ws);
+    let sent = ws
+        .call(json!({"cmd": "send_message", "session_id": id, "text": "Say hello"}))
+        .unwrap();
+    assert_eq!(sent["queued"], false);
+    let delta = ws.event(|e| e["type"] == "token_delta");
+    assert_eq!(delta["session_id"], id);
+    let done = ws.event(|e| e["type"] == "done");
+    assert_eq!(done["event"]["outcome"], "final");
+    assert_eq!(done["event"]["text"], "Hello **there**, from the model.");
+    let h = ws
+        .call(json!({"cmd": "history", "session_id": id}))
+        .unwrap();
+    let msgs = h["messages"].as_array().unwrap();
+    assert_eq!(msgs[0]["role"], "user");
+    assert_eq!(msgs[0]["content"], "Say hello");
+    let last = msgs.last().unwrap();
+    assert_eq!(last["role"], "assistant");
+    // The same renderer as the viewer: Markdown to sanitised HTML.
+    assert!(
+        last["html"]
+            .as_str()
+            .unwrap()
+            .contains("<strong>there</strong>"),
+        "{last}"
+    );
+    let r = ws
+        .call(json!({"cmd": "render_markdown", "text": "<script>x</script>\n\n*hi*"}))
+        .unwrap();
+    assert_eq!(r["html"].as_str().unwrap().trim(), "<p><em>hi</em></p>");
+    // Rename, list, delete.
+    ws.call(json!({"cmd": "rename_session", "session_id": id, "title": "Greeting"}))
+        .unwrap();
+    let list = ws.call(json!({"cmd": "list_sessions"})).unwrap();
+    assert_eq!(list["sessions"][0]["title"], "Greeting");
+    ws.call(json!({"cmd": "delete_session", "session_id": id}))
+        .unwrap();
+    assert!(
+        ws.call(json!({"cmd": "history", "session_id": id}))
+            .is_err()
+    );
+}
+
+#[test]
+fn writes_wait_for_the_inbox_and_approve_or_reject_from_the_ui() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("notes.txt"), "old\n").unwrap();
+    let model = ScriptedServer::new(vec![
+        tool_call(
+            "w1",
+            "write_file",
+            r#"{"path": "notes.txt", "content": "new\n"}"#,
+        ),
+        answer("Written."),
+        tool_call(
+            "w2",
+            "write_file",
+            r#"{"path": "other.txt", "content": "x"}"#,
+        ),
+        answer("Not written, as you asked."),
+    ]);
+    let s = serve(&dir.path().join("data"), dir.path(), Some(&model));
+    let mut ws = s.ws();
+    let id = new_chat(&mut ws);
+    ws.call(json!({"cmd": "send_message", "session_id": id, "text": "write it"}))
+        .unwrap();
+    let wait = ws.event(|e| e["type"] == "approval_required");
+    let inbox_id = wait["event"]["inbox_id"].as_i64().unwrap();
+    // The Inbox has it, with the write's before and after for the diff view.
+    let inbox = ws.call(json!({"cmd": "inbox"})).unwrap();
+    let item = &inbox["items"][0];
+    assert_eq!(item["id"], inbox_id);
+    assert_eq!(item["kind"], "approval");
+    assert_eq!(item["session_title"], "test");
+    assert_eq!(item["payload"]["write"]["old"], "old\n");
+    assert_eq!(item["payload"]["write"]["new"], "new\n");
+    // The rule editor's proposal for "always".
+    let rule = ws
+        .call(json!({"cmd": "propose_rule", "inbox_id": inbox_id}))
+        .unwrap();
+    assert_eq!(rule["rule"]["tool_pattern"], "@fs_write");
+    assert_eq!(rule["rule"]["action"], "allow");
+    ws.call(json!({"cmd": "answer", "inbox_id": inbox_id, "answer": {"decision": "approve"}}))
+        .unwrap();
+    ws.event(|e| e["type"] == "tool_done" && e["tool_call_id"] == "w1");
+    ws.event(|e| e["type"] == "done");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("notes.txt")).unwrap(),
+        "new\n"
+    );
+    // A rejection with a note: nothing written, the note reaches the model.
+    ws.call(json!({"cmd": "send_message", "session_id": id, "text": "another"}))
+        .unwrap();
+    let wait = ws.event(|e| e["type"] == "approval_required");
+    let inbox_id = wait["event"]["inbox_id"].as_i64().unwrap();
+    ws.call(json!({"cmd": "answer", "inbox_id": inbox_id,
+        "answer": {"decision": "reject", "note": "not that file"}}))
+        .unwrap();
+    ws.event(|e| e["type"] == "tool_rejected" && e["tool_call_id"] == "w2");
+    ws.event(|e| e["type"] == "done");
+    assert!(!dir.path().join("other.txt").exists());
+    let told = model.recorded()[3].body.to_string();
+    assert!(told.contains("not that file"), "{told}");
+    assert!(
+        ws.call(json!({"cmd": "inbox"})).unwrap()["items"]
+            .as_array()
+            .unwrap()
+            .is_empty()
+    );
+    // History shows both calls with their labels and ends.
+    let h = ws
+        .call(json!({"cmd": "history", "session_id": id}))
+        .unwrap();
+    let calls = h["tool_calls"].as_array().unwrap();
+    assert_eq!(calls.len(), 2);
+    assert_eq!(calls[0]["status"], "done");
+    assert_eq!(calls[1]["status"], "rejected");
+    assert!(
+        calls[0]["label_short"]
+            .as_str()
+            .unwrap()
+            .contains("notes.txt")
+    );
+}
+
+#[test]
+fn the_file_route_applies_the_path_policy_and_isolates_html() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("project");
+    std::fs::create_dir_all(root.join("secrets")).unwrap();
+    std::fs::write(
+        root.join("pic.svg"),
+        "<svg xmlns='http://www.w3.org/2000/svg'><script>alert(1)</script></svg>",
+    )
+    .unwrap();
+    std::fs::write(
+        root.join("page.html"),
+        "<h1>hi</h1><script>fetch('/api/ws')</script>",
+    )
+    .unwrap();
+    std::fs::write(root.join("notes.md"), "# Notes\n\n![pic](pic.svg)\n").unwrap();
+    std::fs::write(root.join("secrets/key.txt"), "s3cret").unwrap();
+    std::fs::write(dir.path().join("outside.txt"), "private").unwrap();
+    let s = serve(&dir.path().join("data"), &root, None);
+    let md = s.file(&root.join("notes.md"));
+    assert_eq!(md.status, 200);
+    assert!(md.headers.contains("content-type: text/plain"));
+    // Outside the folders Skald works in, through `..`, and the seeded secrets deny.
+    assert_eq!(s.file(&dir.path().join("outside.txt")).status, 403);
+    assert_eq!(s.file(&root.join("../outside.txt")).status, 403);
+    let secret = s.file(&root.join("secrets/key.txt"));
+    assert_eq!(secret.status, 403);
+    assert!(!String::from_utf8_lossy(&secret.body).contains("s3cret"));
+    // A symlink inside the folder pointing out of it is judged by its target.
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::symlink(dir.path().join("outside.txt"), root.join("link.txt")).unwrap();
+        assert_eq!(s.file(&root.join("link.txt")).status, 403);
+    }
+    // HTML and SVG come sandboxed: no script of theirs runs with the app's origin.
+    let html = s.file(&root.join("page.html"));
+    assert_eq!(html.status, 200);
+    assert!(
+        html.headers
+            .contains("content-security-policy: sandbox allow-scripts; default-src 'none'"),
+        "{}",
+        html.headers
+    );
+    let svg = s.file(&root.join("pic.svg"));
+    assert!(svg.headers.contains("content-type: image/svg+xml"));
+    assert!(svg.headers.contains("content-security-policy: sandbox;"));
+    // A cross-site request carrying the cookie is still refused.
+    let q = format!("/api/file?path={}", root.join("notes.md").display());
+    let cross = s.get(
+        &q,
+        &[
+            ("Cookie", s.cookie()),
+            ("Sec-Fetch-Site", "cross-site".into()),
+        ],
+    );
+    assert_eq!(cross.status, 403);
+    let foreign = s.get(&q, &[("Cookie", s.cookie()), ("Origin", "null".into())]);
+    assert_eq!(foreign.status, 403);
+    // The viewer's view of Markdown points its image at the route.
+    let mut ws = s.ws();
+    let v = ws
+        .call(json!({"cmd": "view", "path": root.join("notes.md").display().to_string()}))
+        .unwrap();
+    assert_eq!(v["kind"]["kind"], "markdown");
+    assert_eq!(v["display_path"], "notes.md");
+    let html = v["view"]["html"].as_str().unwrap();
+    assert!(html.contains("/api/file?path="), "{html}");
+    let err = ws
+        .call(json!({"cmd": "view", "path": root.join("secrets/key.txt").display().to_string()}))
+        .unwrap_err();
+    assert!(err.contains("denied"), "{err}");
+    let err = ws
+        .call(json!({"cmd": "view", "path": root.join("gone.md").display().to_string()}))
+        .unwrap_err();
+    assert!(err.contains("gone.md"), "{err}");
+}
+
+#[test]
+fn a_followed_file_reports_its_changes_until_unsubscribed() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let doc = root.join("doc.md");
+    std::fs::write(&doc, "one").unwrap();
+    let s = serve(&root.join("data"), &root, None);
+    let mut ws = s.ws();
+    let path = doc.display().to_string();
+    ws.call(json!({"cmd": "subscribe", "path": path})).unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    // An editor's save: a temporary file renamed over the original.
+    std::fs::write(root.join(".doc.md.tmp"), "two").unwrap();
+    std::fs::rename(root.join(".doc.md.tmp"), &doc).unwrap();
+    let changed = ws.event(|e| e["type"] == "file_changed");
+    assert_eq!(changed["event"]["path"], path);
+    assert!(changed["session_id"].is_null());
+    ws.call(json!({"cmd": "unsubscribe", "path": path}))
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    std::fs::write(&doc, "three").unwrap();
+    // Nothing more comes: a later command's reply arrives with no event before it.
+    std::thread::sleep(Duration::from_millis(1500));
+    ws.call(json!({"cmd": "list_sessions"})).unwrap();
+    assert!(
+        !ws.events
+            .iter()
+            .any(|e| e["event"]["type"] == "file_changed"),
+        "{:?}",
+        ws.events
+    );
+}
+
+#[test]
+fn latex_builds_through_the_protocol_with_errors_at_their_line() {
+    let bundle = Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tests/tex/bundle.zip"
+    ));
+    if !bundle.exists() {
+        panic!("tests/tex/bundle.zip is missing: run scripts/setup.sh --test");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let tex = root.join("paper.tex");
+    std::fs::write(
+        &tex,
+        "\\documentclass{article}\n\\begin{document}\nHello.\n\\end{document}\n",
+    )
+    .unwrap();
+    let s = serve(&root.join("data"), &root, None);
+    let mut ws = s.ws();
+    let path = tex.display().to_string();
+    ws.call(json!({"cmd": "subscribe", "path": path})).unwrap();
+    let b = ws
+        .call(json!({"cmd": "latex_build", "path": path}))
+        .unwrap();
+    assert_eq!(b["ok"], true, "{b}");
+    let url = b["pdf_url"].as_str().unwrap();
+    let pdf = s.get(url, &[("Cookie", s.cookie())]);
+    assert_eq!(pdf.status, 200);
+    assert!(pdf.headers.contains("content-type: application/pdf"));
+    assert!(pdf.body.starts_with(b"%PDF"));
+    let again = ws
+        .call(json!({"cmd": "latex_build", "path": path}))
+        .unwrap();
+    assert_eq!(again["from_cache"], true);
+    // An edit is reported; the rebuild fails with the line of the error.
+    std::thread::sleep(Duration::from_millis(300));
+    std::fs::write(
+        &tex,
+        "\\documentclass{article}\n\\begin{document}\nHello.\n\\undefinedmacro\n\\end{document}\n",
+    )
+    .unwrap();
+    let changed = ws.event(|e| e["type"] == "file_changed");
+    assert_eq!(changed["event"]["path"], path);
+    let bad = ws
+        .call(json!({"cmd": "latex_build", "path": path}))
+        .unwrap();
+    assert_eq!(bad["ok"], false);
+    let e = &bad["errors"][0];
+    assert_eq!(e["line"], 4, "{bad}");
+    assert!(e["file"].as_str().unwrap().ends_with("paper.tex"), "{bad}");
+}

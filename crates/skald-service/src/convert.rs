@@ -1,0 +1,124 @@
+//! Stored records to the protocol's types, and the protocol's answers to the engine's.
+
+use skald_api::ToolDescriptionLength;
+use skald_api::protocol::{
+    BypassSpec, ChatMessage, InboxAnswer, InboxEntry, RuleDraft, SessionInfo, ToolCallInfo,
+};
+use skald_core::ToolRegistry;
+use skald_core::approval::{BypassScope, RuleSpec};
+use skald_core::inbox::Answer;
+use skald_store::{Message, Role, RuleAction, Session, ToolCallRecord};
+use skald_viewer::FileRoute;
+use std::path::Path;
+
+pub fn session(s: Session, running: bool) -> SessionInfo {
+    SessionInfo {
+        id: s.id,
+        title: s.title,
+        agent_id: s.agent_id,
+        kind: s.kind.as_str().to_string(),
+        working_dir: s.working_dir,
+        created_at: s.created_at,
+        updated_at: s.updated_at,
+        running,
+    }
+}
+
+/// A stored message; an assistant's is rendered with the viewer's Markdown renderer, its
+/// relative links against the chat's folder.
+pub fn message(m: &Message, base: &Path, route: &FileRoute) -> ChatMessage {
+    let html = (m.role == Role::Assistant && !m.content.is_empty())
+        .then(|| skald_viewer::render_markdown(&m.content, base, route));
+    ChatMessage {
+        id: m.id,
+        stack_id: m.stack_id,
+        role: m.role.as_str().to_string(),
+        content: m.content.clone(),
+        html,
+        reasoning: m.reasoning.clone(),
+        status: m.status.as_str().to_string(),
+        synthetic: m.synthetic,
+        created_at: m.created_at,
+    }
+}
+
+pub fn tool_call(c: ToolCallRecord, registry: &ToolRegistry) -> ToolCallInfo {
+    // What the model sent may hold a secret's value (set_secret): shown as the engine
+    // shows it everywhere else.
+    let shown = skald_core::interface::shown_args(&c.name, c.args.clone());
+    ToolCallInfo {
+        label_short: registry.describe_call(&c.name, &shown, ToolDescriptionLength::Short),
+        label_full: registry.describe_call(&c.name, &shown, ToolDescriptionLength::Full),
+        path: registry.target_path(&c.name, &shown),
+        tool_call_id: c.tool_call_id,
+        message_id: c.message_id,
+        stack_id: c.stack_id,
+        name: c.name,
+        arguments: shown,
+        status: c.status.as_str().to_string(),
+        result: c.result,
+    }
+}
+
+pub fn inbox_item(i: skald_store::InboxItem, session_title: String) -> InboxEntry {
+    InboxEntry {
+        id: i.id,
+        session_id: i.session_id,
+        session_title,
+        kind: i.kind.as_str().to_string(),
+        tool_call_id: i.tool_call_id,
+        agent_id: i.agent_id,
+        depth: i.depth,
+        title: i.title,
+        payload: i.payload,
+        created_at: i.created_at,
+    }
+}
+
+pub fn rule_draft(r: &RuleSpec) -> RuleDraft {
+    RuleDraft {
+        group: r.group.clone(),
+        tool_pattern: r.tool_pattern.clone(),
+        path_pattern: r.path_pattern.clone(),
+        command_pattern: r.command_pattern.clone(),
+        working_dir: r.working_dir.clone(),
+        action: r.action.as_str().to_string(),
+        note: r.note.clone(),
+    }
+}
+
+pub fn answer(a: InboxAnswer) -> Result<Answer, String> {
+    Ok(match a {
+        InboxAnswer::Approve => Answer::Approve,
+        InboxAnswer::Reject { note } => Answer::Reject { note },
+        InboxAnswer::Text { text } => Answer::Text { text },
+        InboxAnswer::ApproveWithBypass { scope, minutes } => Answer::ApproveWithBypass {
+            scope: match scope {
+                BypassSpec::All => BypassScope::All,
+                BypassSpec::Category(c) => BypassScope::Category(c),
+                BypassSpec::McpServer(s) => BypassScope::McpServer(s),
+            },
+            minutes,
+        },
+        InboxAnswer::AlwaysAllow { rule } => Answer::AlwaysAllow {
+            rule: RuleSpec {
+                action: match rule.action.as_str() {
+                    "allow" => RuleAction::Allow,
+                    "require" => RuleAction::Require,
+                    "deny" => RuleAction::Deny,
+                    other => {
+                        return Err(format!(
+                            "a rule's action is allow, require or deny, not `{other}`"
+                        ));
+                    }
+                },
+                group: rule.group,
+                tool_pattern: rule.tool_pattern,
+                path_pattern: rule.path_pattern.filter(|p| !p.is_empty()),
+                command_pattern: rule.command_pattern.filter(|p| !p.is_empty()),
+                working_dir: rule.working_dir.filter(|p| !p.is_empty()),
+                note: rule.note,
+            },
+        },
+    })
+}

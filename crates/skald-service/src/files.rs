@@ -1,0 +1,194 @@
+//! Files the UI may see, and the files it follows.
+//!
+//! The viewer's file route is reachable by anything the UI renders (a Markdown image, a
+//! PDF), so it is policy-checked like a tool's read: a path must be under the server's
+//! folder, a chat's folder or Skald's LaTeX cache, and no deny rule of the default group
+//! (`secrets/` among the seeded ones) may cover it. Symlinks and `..` are resolved before
+//! the check.
+//!
+//! Watching is counted per connection and per file: a file is watched while any UI views
+//! it. A LaTeX document is followed through every input of its last build, and a change
+//! of any of them is reported as a change of the document.
+
+use skald_api::events::Event;
+use skald_core::approval::{self, RunContext};
+use skald_store::{RuleAction, SessionKind, Store};
+use skald_tools::fs::{canonicalize_for_policy, path_under};
+use skald_viewer::FileWatcher;
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+pub struct FilePolicy {
+    store: Arc<Store>,
+    /// The server's own folder: new chats work here.
+    root: PathBuf,
+    /// Built PDFs.
+    latex_cache: PathBuf,
+    /// Never served, whatever the rules say.
+    secrets_dir: PathBuf,
+}
+
+impl FilePolicy {
+    pub fn new(store: Arc<Store>, root: PathBuf, latex_cache: PathBuf, data_dir: &Path) -> Self {
+        FilePolicy {
+            store,
+            root,
+            latex_cache,
+            secrets_dir: canonicalize_for_policy(&data_dir.join("secrets"), data_dir),
+        }
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The absolute, resolved path of `raw` (relative to `base`), if the UI may read it.
+    pub fn check(&self, raw: &str, base: &Path) -> Result<PathBuf, String> {
+        if raw.trim().is_empty() {
+            return Err("no path given".into());
+        }
+        let path = canonicalize_for_policy(Path::new(raw), base);
+        if path_under(&path, &self.secrets_dir) {
+            return Err(format!("{} is in Skald's secrets folder", path.display()));
+        }
+        let mut roots = vec![self.root.clone(), self.latex_cache.clone()];
+        if let Ok(sessions) = self.store.list_sessions() {
+            roots.extend(
+                sessions
+                    .into_iter()
+                    .filter(|s| s.kind == SessionKind::Interactive)
+                    .filter_map(|s| s.working_dir)
+                    .map(PathBuf::from),
+            );
+        }
+        let allowed = roots
+            .iter()
+            .map(|r| canonicalize_for_policy(r, r))
+            .any(|r| path_under(&path, &r));
+        if !allowed {
+            return Err(format!(
+                "{} is outside the folders Skald works in (the server's folder and the chats' \
+                 folders)",
+                path.display()
+            ));
+        }
+        // The user's own deny rules (the seeded ones keep secrets unreadable) apply to the
+        // viewer as they do to agents.
+        let ctx = RunContext {
+            group: "default".into(),
+            agent_id: "user".into(),
+            working_dir: self.root.clone(),
+            allow_fs_reads: Vec::new(),
+            allow_fs_writes: Vec::new(),
+        };
+        let args = serde_json::json!({ "path": path.display().to_string() });
+        let decision = approval::check(&self.store, &ctx, "read_file", &args);
+        if decision.action == RuleAction::Deny {
+            return Err(format!(
+                "{} is denied by an approval rule: {}",
+                path.display(),
+                decision.reason
+            ));
+        }
+        Ok(path)
+    }
+}
+
+/// What is followed: per document, the files whose change means it changed.
+#[derive(Default)]
+struct Follow {
+    /// document -> its watched files (itself, or a LaTeX build's inputs)
+    docs: HashMap<PathBuf, Vec<PathBuf>>,
+    /// document -> how many viewers follow it
+    viewers: HashMap<PathBuf, usize>,
+}
+
+pub struct Watches {
+    watcher: FileWatcher,
+    follow: Arc<Mutex<Follow>>,
+}
+
+impl Watches {
+    /// `emit` gets a `file_changed` for each followed document that changed.
+    pub fn new(emit: impl Fn(Event) + Send + Sync + 'static) -> Result<Watches, String> {
+        let follow: Arc<Mutex<Follow>> = Arc::default();
+        let seen = follow.clone();
+        let watcher = FileWatcher::new(move |changed| {
+            let changed: HashSet<PathBuf> = changed.into_iter().collect();
+            let docs: Vec<PathBuf> = lock(&seen)
+                .docs
+                .iter()
+                .filter(|(_, files)| files.iter().any(|f| changed.contains(f)))
+                .map(|(doc, _)| doc.clone())
+                .collect();
+            for doc in docs {
+                emit(Event::FileChanged {
+                    path: doc.display().to_string(),
+                });
+            }
+        })
+        .map_err(|e| e.to_string())?;
+        Ok(Watches { watcher, follow })
+    }
+
+    /// One more viewer of `doc`.
+    pub fn follow(&self, doc: &Path) -> Result<(), String> {
+        let mut f = lock(&self.follow);
+        let n = f.viewers.entry(doc.to_path_buf()).or_insert(0);
+        *n += 1;
+        if *n == 1 {
+            let files = vec![doc.to_path_buf()];
+            self.watcher.subscribe(&files).map_err(|e| e.to_string())?;
+            f.docs.insert(doc.to_path_buf(), files);
+        }
+        Ok(())
+    }
+
+    /// One viewer fewer; the watches go with the last one.
+    pub fn unfollow(&self, doc: &Path) {
+        let mut f = lock(&self.follow);
+        let Some(n) = f.viewers.get_mut(doc) else {
+            return;
+        };
+        *n -= 1;
+        if *n == 0 {
+            f.viewers.remove(doc);
+            if let Some(files) = f.docs.remove(doc) {
+                self.watcher.unsubscribe(&files);
+            }
+        }
+    }
+
+    /// A LaTeX build of `doc` read `inputs`: follow those instead of the last set, if the
+    /// document is followed at all.
+    pub fn set_inputs(&self, doc: &Path, inputs: &[PathBuf]) {
+        let mut f = lock(&self.follow);
+        if !f.viewers.contains_key(doc) {
+            return;
+        }
+        let mut files: Vec<PathBuf> = inputs.to_vec();
+        if !files.iter().any(|p| p == doc) {
+            files.push(doc.to_path_buf());
+        }
+        let old = f.docs.insert(doc.to_path_buf(), files.clone());
+        if old.as_ref() == Some(&files) {
+            return;
+        }
+        if let Err(e) = self.watcher.subscribe(&files) {
+            tracing::warn!("cannot watch the inputs of {}: {e}", doc.display());
+        }
+        if let Some(old) = old {
+            self.watcher.unsubscribe(&old);
+        }
+    }
+
+    /// The files watched now (for tests and diagnostics).
+    pub fn watched(&self) -> Vec<PathBuf> {
+        self.watcher.watched()
+    }
+}

@@ -1,0 +1,747 @@
+//! The engine behind the UI protocol (`skald_api::protocol`): every command a UI sends is
+//! answered here, so `skald serve` and the desktop shell only carry messages — neither has
+//! logic of its own. A carrier makes one [`Service`] per process and one [`Connection`]
+//! per UI; a connection's file subscriptions end with it.
+
+mod convert;
+pub mod files;
+
+use files::{FilePolicy, Watches};
+use skald_api::protocol::{AgentInfo, Command, McpServerInfo, Reply, Request, ServerMessage};
+use skald_core::DataDir;
+use skald_core::engine::TurnSettings;
+use skald_core::sessions::{Sent, SessionManager};
+use skald_llm::ModelChoice;
+use skald_store::{NewSession, SessionKind, Store};
+use skald_viewer::{BundleChoice, FileRoute, LatexEngine, LatexError};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::sync::broadcast;
+
+/// Where the UI fetches files: `skald serve`'s HTTP route, the desktop shell's URI scheme.
+pub const FILE_ROUTE: &str = "/api/file?path=";
+
+/// How long "test connection" waits for the model's first word.
+const TEST_MODEL_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Messages in one `history` reply when the UI does not say.
+const HISTORY_PAGE: usize = 20_000;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ServiceError {
+    #[error("{0}")]
+    Store(#[from] skald_store::StoreError),
+    #[error("{0}")]
+    Session(#[from] skald_core::sessions::SessionError),
+    #[error("{0}")]
+    Invalid(String),
+}
+
+fn invalid(msg: impl Into<String>) -> ServiceError {
+    ServiceError::Invalid(msg.into())
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// What a carrier decides when it starts the service.
+pub struct ServiceConfig {
+    pub data_dir: DataDir,
+    /// The folder new chats work in, and the viewer's first allowed folder.
+    pub root: PathBuf,
+    pub models: Vec<ModelChoice>,
+    /// Why `models` is empty, for the UI to show.
+    pub model_error: Option<String>,
+    pub settings: TurnSettings,
+    /// A local TeX bundle (zip); tectonic's default bundle otherwise.
+    pub tex_bundle: Option<PathBuf>,
+}
+
+pub struct Service {
+    sessions: Arc<SessionManager>,
+    store: Arc<Store>,
+    data_dir: DataDir,
+    model_labels: Vec<String>,
+    model_error: Option<String>,
+    policy: FilePolicy,
+    watches: Watches,
+    latex: Arc<LatexEngine>,
+    /// The last successful build of each document: its PDF, for the file route.
+    builds: Mutex<HashMap<PathBuf, PathBuf>>,
+    route: FileRoute,
+    events: broadcast::Sender<ServerMessage>,
+}
+
+impl Service {
+    /// Opens the store, loads agents, starts secrets, plugins, MCP servers, the delivery
+    /// loop and the resumption of unfinished sessions. Call inside a tokio runtime.
+    pub fn start(config: ServiceConfig) -> Result<Arc<Service>, String> {
+        let data_dir = config.data_dir;
+        let store = Arc::new(Store::open(data_dir.db_path()).map_err(|e| e.to_string())?);
+        let registry = Arc::new(skald_core::builtin_registry().map_err(|e| e.to_string())?);
+        let library = Arc::new(
+            skald_core::agents::Library::load(data_dir.root()).map_err(|e| e.to_string())?,
+        );
+        let model_labels = config.models.iter().map(ModelChoice::label).collect();
+        let sessions = SessionManager::new(
+            store.clone(),
+            registry,
+            config.models,
+            library,
+            config.settings,
+        );
+        let engine = sessions.engine().clone();
+        if let Err(e) = engine.open_secrets(data_dir.root()) {
+            tracing::warn!("secrets are not available: {e}");
+        }
+        engine.start_plugins();
+        if let Err(e) = engine.start_mcp(Some(data_dir.logs_dir())) {
+            tracing::warn!("cannot start the MCP servers: {e}");
+        }
+        let (events, _) = broadcast::channel(4096);
+        let file_events = events.clone();
+        let watches = Watches::new(move |event| {
+            let _ = file_events.send(ServerMessage::Event {
+                session_id: None,
+                event,
+            });
+        })?;
+        let latex_cache = data_dir.root().join("cache").join("latex");
+        let bundle = match config.tex_bundle {
+            Some(zip) => BundleChoice::Zip(zip),
+            None => BundleChoice::Default,
+        };
+        let service = Arc::new(Service {
+            policy: FilePolicy::new(
+                store.clone(),
+                config.root,
+                latex_cache.clone(),
+                data_dir.root(),
+            ),
+            latex: Arc::new(LatexEngine::new(latex_cache, bundle)),
+            builds: Mutex::new(HashMap::new()),
+            sessions: sessions.clone(),
+            store,
+            data_dir,
+            model_labels,
+            model_error: config.model_error,
+            watches,
+            route: FileRoute::new(FILE_ROUTE),
+            events,
+        });
+        // Engine events go to every UI, tagged with their session.
+        let mut rx = sessions.subscribe();
+        let out = service.events.clone();
+        tokio::spawn(async move {
+            loop {
+                match rx.recv().await {
+                    Ok(e) => {
+                        let _ = out.send(ServerMessage::Event {
+                            session_id: Some(e.session_id),
+                            event: e.event,
+                        });
+                    }
+                    Err(broadcast::error::RecvError::Lagged(n)) => {
+                        tracing::warn!("UI events lagged; {n} dropped (the store has them)");
+                    }
+                    Err(broadcast::error::RecvError::Closed) => return,
+                }
+            }
+        });
+        let cancel = skald_api::CancellationToken::new();
+        tokio::spawn(sessions.clone().deliver(cancel));
+        if let Err(e) = sessions.resume_all() {
+            tracing::error!("cannot resume sessions: {e}");
+        }
+        Ok(service)
+    }
+
+    pub fn data_dir(&self) -> &DataDir {
+        &self.data_dir
+    }
+
+    pub fn policy(&self) -> &FilePolicy {
+        &self.policy
+    }
+
+    /// Events for every connected UI.
+    pub fn subscribe(&self) -> broadcast::Receiver<ServerMessage> {
+        self.events.subscribe()
+    }
+
+    /// A new UI connection.
+    pub fn connect(self: &Arc<Self>) -> Connection {
+        Connection {
+            service: self.clone(),
+            followed: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The file the route `path` names, if the UI may read it: a built PDF of a followed
+    /// document, or any file the policy allows.
+    pub fn file_for_route(&self, raw: &str) -> Result<PathBuf, String> {
+        self.policy.check(raw, self.policy.root())
+    }
+
+    /// Stops every turn and background task, and the MCP servers' processes.
+    pub async fn shutdown(&self) {
+        let engine = self.sessions.engine();
+        for s in self.store.list_sessions().unwrap_or_default() {
+            self.sessions.stop(s.id);
+        }
+        engine.shutdown();
+        engine.wait_tasks(Duration::from_secs(5)).await;
+        engine.mcp.manager.stop_all();
+    }
+
+    fn session_base(&self, session_id: Option<i64>) -> PathBuf {
+        session_id
+            .and_then(|id| self.store.find_session(id).ok().flatten())
+            .and_then(|s| s.working_dir)
+            .map(PathBuf::from)
+            .unwrap_or_else(|| self.policy.root().to_path_buf())
+    }
+
+    fn session_info(&self, s: skald_store::Session) -> skald_api::protocol::SessionInfo {
+        let running = self.sessions.is_running(s.id);
+        convert::session(s, running)
+    }
+
+    async fn handle(&self, conn: &Connection, command: Command) -> Result<Reply, ServiceError> {
+        Ok(match command {
+            Command::ListSessions => {
+                let mut sessions: Vec<_> = self
+                    .store
+                    .list_sessions()?
+                    .into_iter()
+                    .filter(|s| s.kind == SessionKind::Interactive)
+                    .collect();
+                sessions.sort_by_key(|s| std::cmp::Reverse(s.updated_at));
+                Reply::ListSessions {
+                    sessions: sessions.into_iter().map(|s| self.session_info(s)).collect(),
+                }
+            }
+            Command::CreateSession {
+                title,
+                working_dir,
+                agent_id,
+            } => {
+                let dir = match working_dir {
+                    Some(d) => {
+                        let p = std::fs::canonicalize(&d)
+                            .map_err(|e| invalid(format!("working folder {d}: {e}")))?;
+                        if !p.is_dir() {
+                            return Err(invalid(format!("{d} is not a folder")));
+                        }
+                        p
+                    }
+                    None => self.policy.root().to_path_buf(),
+                };
+                let agent = agent_id.unwrap_or_else(|| "main".into());
+                self.sessions
+                    .engine()
+                    .library
+                    .get(&agent)
+                    .map_err(|e| invalid(e.to_string()))?;
+                let s = self.store.create_session(&NewSession {
+                    title: title.unwrap_or_else(|| "New chat".into()),
+                    agent_id: agent,
+                    working_dir: Some(dir.display().to_string()),
+                    ..NewSession::default()
+                })?;
+                Reply::CreateSession {
+                    session: self.session_info(s),
+                }
+            }
+            Command::RenameSession { session_id, title } => {
+                let title = title.trim();
+                if title.is_empty() {
+                    return Err(invalid("a chat's title cannot be empty"));
+                }
+                self.store.rename_session(session_id, title)?;
+                Reply::RenameSession
+            }
+            Command::DeleteSession { session_id } => {
+                if self.sessions.is_running(session_id) {
+                    return Err(invalid(
+                        "this chat's turn is running; stop it before deleting the chat",
+                    ));
+                }
+                self.store.delete_session(session_id)?;
+                Reply::DeleteSession
+            }
+            Command::History {
+                session_id,
+                before,
+                limit,
+            } => {
+                let session = self.store.get_session(session_id)?;
+                let base = self.session_base(Some(session_id));
+                let all = self.store.list_messages(session_id)?;
+                let end = match before {
+                    Some(b) => all.partition_point(|m| m.id < b),
+                    None => all.len(),
+                };
+                let limit = limit.map_or(HISTORY_PAGE, |l| l as usize).max(1);
+                let start = end.saturating_sub(limit);
+                let messages: Vec<_> = all[start..end]
+                    .iter()
+                    .map(|m| convert::message(m, &base, &self.route))
+                    .collect();
+                let first = all.get(start).map_or(i64::MAX, |m| m.id);
+                let last = if end < all.len() {
+                    all[end].id
+                } else {
+                    i64::MAX
+                };
+                let registry = &self.sessions.engine().registry;
+                let tool_calls = self
+                    .store
+                    .list_tool_calls(session_id)?
+                    .into_iter()
+                    .filter(|c| {
+                        c.message_id
+                            .is_none_or(|id| (start == 0 || id >= first) && id < last)
+                    })
+                    .map(|c| convert::tool_call(c, registry))
+                    .collect();
+                Reply::History {
+                    session: self.session_info(session),
+                    messages,
+                    tool_calls,
+                    has_more: start > 0,
+                }
+            }
+            Command::SendMessage { session_id, text } => {
+                if text.trim().is_empty() {
+                    return Err(invalid("the message is empty"));
+                }
+                if self.model_labels.is_empty() {
+                    return Err(invalid(format!(
+                        "no model can be used: {}. Configure a provider in Settings.",
+                        self.model_error.as_deref().unwrap_or("none is configured")
+                    )));
+                }
+                let sent = self.sessions.send_message(session_id, text)?;
+                Reply::SendMessage {
+                    queued: sent == Sent::Queued,
+                }
+            }
+            Command::Stop { session_id } => Reply::Stop {
+                stopped: self.sessions.stop(session_id),
+            },
+            Command::RenderMarkdown { text, session_id } => Reply::RenderMarkdown {
+                html: skald_viewer::render_markdown(
+                    &text,
+                    &self.session_base(session_id),
+                    &self.route,
+                ),
+            },
+            Command::Inbox => {
+                let titles: HashMap<i64, String> = self
+                    .store
+                    .list_sessions()?
+                    .into_iter()
+                    .map(|s| (s.id, s.title))
+                    .collect();
+                Reply::Inbox {
+                    items: self
+                        .sessions
+                        .inbox()?
+                        .into_iter()
+                        .map(|i| {
+                            let title = titles.get(&i.session_id).cloned().unwrap_or_default();
+                            convert::inbox_item(i, title)
+                        })
+                        .collect(),
+                }
+            }
+            Command::Answer { inbox_id, answer } => {
+                let answer = convert::answer(answer).map_err(invalid)?;
+                self.sessions.answer(inbox_id, &answer)?;
+                Reply::Answer
+            }
+            Command::ProposeRule { inbox_id } => {
+                let (rule, matched) = self.sessions.propose_rule(inbox_id)?;
+                Reply::ProposeRule {
+                    rule: convert::rule_draft(&rule),
+                    matched: u32::try_from(matched.len()).unwrap_or(u32::MAX),
+                }
+            }
+            Command::ListRules => Reply::ListRules {
+                rules: to_values(self.store.list_rules()?),
+            },
+            Command::RemoveRule { id } => {
+                self.store.delete_rule(id)?;
+                Reply::RemoveRule
+            }
+            Command::ListAgents => Reply::ListAgents {
+                agents: self
+                    .sessions
+                    .engine()
+                    .library
+                    .agents()
+                    .map(|a| AgentInfo {
+                        id: a.id.clone(),
+                        name: a.meta.name.clone(),
+                        description: a.meta.description.clone(),
+                    })
+                    .collect(),
+            },
+            Command::ListTasks => Reply::ListTasks {
+                tasks: to_values(self.store.list_tasks(None)?),
+            },
+            Command::ListCron => Reply::ListCron {
+                jobs: to_values(self.store.list_jobs()?),
+            },
+            Command::SetCronEnabled { id, enabled } => {
+                skald_core::cron::set_enabled(&self.store, id, enabled)
+                    .map_err(|e| invalid(e.to_string()))?;
+                Reply::SetCronEnabled
+            }
+            Command::RemoveCron { id } => {
+                self.store.delete_job(id)?;
+                Reply::RemoveCron
+            }
+            Command::ListMcp => Reply::ListMcp {
+                servers: self.mcp_servers()?,
+            },
+            Command::SetMcpEnabled { name, enabled } => {
+                self.store.set_mcp_enabled(&name, enabled)?;
+                Reply::SetMcpEnabled
+            }
+            Command::ListSecrets => {
+                let secrets = self.secrets()?;
+                Reply::ListSecrets {
+                    names: secrets.list(None).map_err(|e| invalid(e.to_string()))?,
+                    store: match secrets.backend() {
+                        skald_secrets::Backend::Keyring => "the OS keyring".into(),
+                        skald_secrets::Backend::File => "Skald's encrypted file".into(),
+                    },
+                }
+            }
+            Command::SetSecret { name, value } => {
+                self.secrets()?
+                    .set(&name, &value)
+                    .map_err(|e| invalid(e.to_string()))?;
+                self.sessions.engine().refresh_redactor();
+                Reply::SetSecret
+            }
+            Command::RemoveSecret { name } => {
+                let gone = self
+                    .secrets()?
+                    .delete(&name)
+                    .map_err(|e| invalid(e.to_string()))?;
+                if !gone {
+                    return Err(invalid(format!("no secret named {name}")));
+                }
+                self.sessions.engine().refresh_redactor();
+                Reply::RemoveSecret
+            }
+            Command::ListPlugins => Reply::ListPlugins {
+                plugins: self.sessions.engine().plugins.describe(&self.store),
+            },
+            Command::Settings => Reply::Settings {
+                version: env!("CARGO_PKG_VERSION").to_string(),
+                data_dir: self.data_dir.root().display().to_string(),
+                models: self.model_labels.clone(),
+                model_error: self.model_error.clone(),
+                approval: "Calls that need approval wait in the chat and the Inbox".into(),
+            },
+            Command::TestModel => self.test_model().await,
+            Command::View { path, session_id } => {
+                let abs = self
+                    .policy
+                    .check(&path, &self.session_base(session_id))
+                    .map_err(invalid)?;
+                let display_path =
+                    skald_tools::fs::relativize_for_display(&abs, &self.session_base(session_id));
+                let route = self.route.clone();
+                let p = abs.clone();
+                let (kind, view) =
+                    tokio::task::spawn_blocking(move || skald_viewer::view(&p, &route))
+                        .await
+                        .map_err(|e| invalid(e.to_string()))?
+                        .map_err(|e| invalid(e.to_string()))?;
+                let size = std::fs::metadata(&abs).map(|m| m.len()).unwrap_or(0);
+                Reply::View {
+                    path: abs.display().to_string(),
+                    display_path,
+                    size,
+                    kind,
+                    view,
+                }
+            }
+            Command::ReadPage { path, offset } => {
+                let abs = self
+                    .policy
+                    .check(&path, self.policy.root())
+                    .map_err(invalid)?;
+                let page = tokio::task::spawn_blocking(move || {
+                    skald_viewer::read_page(&abs, offset, skald_viewer::PAGE_BYTES)
+                })
+                .await
+                .map_err(|e| invalid(e.to_string()))?
+                .map_err(|e| invalid(e.to_string()))?;
+                Reply::ReadPage { page }
+            }
+            Command::LatexBuild { path } => self.latex_build(&path).await?,
+            Command::Subscribe { path } => {
+                let abs = self
+                    .policy
+                    .check(&path, self.policy.root())
+                    .map_err(invalid)?;
+                conn.follow(&abs).map_err(invalid)?;
+                Reply::Subscribe
+            }
+            Command::Unsubscribe { path } => {
+                let abs =
+                    skald_tools::fs::canonicalize_for_policy(Path::new(&path), self.policy.root());
+                conn.unfollow(&abs);
+                Reply::Unsubscribe
+            }
+        })
+    }
+
+    fn secrets(&self) -> Result<Arc<skald_secrets::Secrets>, ServiceError> {
+        self.sessions.engine().secrets().ok_or_else(|| {
+            invalid("secrets are not available: neither the OS keyring nor Skald's file opened")
+        })
+    }
+
+    fn mcp_servers(&self) -> Result<Vec<McpServerInfo>, ServiceError> {
+        let manager = &self.sessions.engine().mcp.manager;
+        let logs = self.data_dir.logs_dir();
+        Ok(self
+            .store
+            .list_mcp_servers()?
+            .into_iter()
+            .map(|r| {
+                let status = match manager.status(&r.name) {
+                    Some(s) => serde_json::to_value(s).unwrap_or_default(),
+                    None if !r.enabled => serde_json::json!({"state": "disabled"}),
+                    None => serde_json::json!({"state": "not_started"}),
+                };
+                McpServerInfo {
+                    log_tail: log_tail(&logs.join("mcp").join(format!("{}.log", r.name)), 20),
+                    name: r.name,
+                    enabled: r.enabled,
+                    transport: r.transport,
+                    description: r.description,
+                    status,
+                }
+            })
+            .collect())
+    }
+
+    async fn test_model(&self) -> Reply {
+        let Some(model) = self.sessions.engine().models.first().cloned() else {
+            return Reply::TestModel {
+                ok: false,
+                message: self
+                    .model_error
+                    .clone()
+                    .unwrap_or_else(|| "no model is configured".into()),
+                millis: 0,
+            };
+        };
+        let started = Instant::now();
+        let req = skald_llm::Request {
+            model: model.model.clone(),
+            messages: vec![skald_llm::Message::user("Reply with the word: ok")],
+            tools: Vec::new(),
+            max_tokens: Some(8),
+            temperature: None,
+        };
+        let first = tokio::time::timeout(TEST_MODEL_TIMEOUT, async {
+            use futures::StreamExt;
+            let mut stream = model.provider.stream(&req).await?;
+            match stream.next().await {
+                Some(Err(e)) => Err(e),
+                _ => Ok(()),
+            }
+        })
+        .await;
+        let millis = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        let (ok, message) = match first {
+            Ok(Ok(())) => (true, format!("{} answered", model.label())),
+            Ok(Err(e)) => (false, format!("{}: {e}", model.label())),
+            Err(_) => (
+                false,
+                format!(
+                    "{} did not answer within {} s",
+                    model.label(),
+                    TEST_MODEL_TIMEOUT.as_secs()
+                ),
+            ),
+        };
+        Reply::TestModel {
+            ok,
+            message,
+            millis,
+        }
+    }
+
+    async fn latex_build(&self, path: &str) -> Result<Reply, ServiceError> {
+        let tex = self
+            .policy
+            .check(path, self.policy.root())
+            .map_err(invalid)?;
+        let engine = self.latex.clone();
+        let doc = tex.clone();
+        // TeX runs on a thread of its own, never on the runtime's workers.
+        let result = tokio::task::spawn_blocking(move || engine.build(&doc))
+            .await
+            .unwrap_or_else(|e| Err(LatexError::Io(e.to_string())));
+        Ok(match result {
+            Ok(build) => {
+                self.watches.set_inputs(&tex, &build.inputs);
+                lock(&self.builds).insert(tex.clone(), build.pdf.clone());
+                // The build's time in the URL: a rebuilt PDF is a new URL for the browser.
+                let url = format!(
+                    "{}&v={}",
+                    self.route.url(&build.pdf),
+                    std::fs::metadata(&build.pdf)
+                        .and_then(|m| m.modified())
+                        .ok()
+                        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                        .map_or(0, |d| d.as_millis())
+                );
+                Reply::LatexBuild {
+                    ok: true,
+                    pdf_url: Some(url),
+                    from_cache: build.from_cache,
+                    millis: build.millis,
+                    errors: Vec::new(),
+                    message: None,
+                }
+            }
+            Err(LatexError::Compile { errors }) => Reply::LatexBuild {
+                ok: false,
+                pdf_url: None,
+                from_cache: false,
+                millis: 0,
+                // Absolute where the file is the document's own, so the UI opens it.
+                errors: errors
+                    .into_iter()
+                    .map(|mut e| {
+                        let own = tex.parent().map(|d| d.join(&e.file));
+                        if let Some(p) = own.filter(|p| p.is_file()) {
+                            e.file = p.display().to_string();
+                        }
+                        e
+                    })
+                    .collect(),
+                message: None,
+            },
+            Err(e) => Reply::LatexBuild {
+                ok: false,
+                pdf_url: None,
+                from_cache: false,
+                millis: 0,
+                errors: Vec::new(),
+                message: Some(e.to_string()),
+            },
+        })
+    }
+}
+
+fn to_values<T: serde::Serialize>(items: Vec<T>) -> Vec<serde_json::Value> {
+    items
+        .into_iter()
+        .filter_map(|i| serde_json::to_value(i).ok())
+        .collect()
+}
+
+/// The last `n` lines of a log file, read from its end only.
+fn log_tail(path: &Path, n: usize) -> Vec<String> {
+    use std::io::{Read, Seek, SeekFrom};
+    let Ok(mut f) = std::fs::File::open(path) else {
+        return Vec::new();
+    };
+    let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+    let from = len.saturating_sub(16 * 1024);
+    if f.seek(SeekFrom::Start(from)).is_err() {
+        return Vec::new();
+    }
+    let mut buf = Vec::new();
+    if f.read_to_end(&mut buf).is_err() {
+        return Vec::new();
+    }
+    let text = String::from_utf8_lossy(&buf);
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(n)..]
+        .iter()
+        .map(|l| l.to_string())
+        .collect()
+}
+
+/// One UI's side of the service: its requests, and the files it follows (released when
+/// it goes).
+pub struct Connection {
+    service: Arc<Service>,
+    followed: Mutex<HashMap<PathBuf, usize>>,
+}
+
+impl Connection {
+    /// Answers one request.
+    pub async fn handle(&self, request: Request) -> ServerMessage {
+        let id = request.id;
+        match self.service.handle(self, request.command).await {
+            Ok(reply) => ServerMessage::Reply { id, reply },
+            Err(e) => ServerMessage::Failure {
+                id,
+                error: e.to_string(),
+            },
+        }
+    }
+
+    /// Answers a request given as JSON text; a malformed one gets a failure naming what
+    /// was wrong (with id 0 when not even the id could be read).
+    pub async fn handle_text(&self, text: &str) -> ServerMessage {
+        match serde_json::from_str::<Request>(text) {
+            Ok(r) => self.handle(r).await,
+            Err(e) => {
+                let id = serde_json::from_str::<serde_json::Value>(text)
+                    .ok()
+                    .and_then(|v| v["id"].as_u64())
+                    .unwrap_or(0);
+                ServerMessage::Failure {
+                    id,
+                    error: format!("not a Skald request: {e}"),
+                }
+            }
+        }
+    }
+
+    fn follow(&self, doc: &Path) -> Result<(), String> {
+        self.service.watches.follow(doc)?;
+        *lock(&self.followed).entry(doc.to_path_buf()).or_insert(0) += 1;
+        Ok(())
+    }
+
+    fn unfollow(&self, doc: &Path) {
+        let mut followed = lock(&self.followed);
+        let Some(n) = followed.get_mut(doc) else {
+            return;
+        };
+        *n -= 1;
+        if *n == 0 {
+            followed.remove(doc);
+        }
+        self.service.watches.unfollow(doc);
+    }
+}
+
+impl Drop for Connection {
+    fn drop(&mut self) {
+        for (doc, n) in lock(&self.followed).drain() {
+            for _ in 0..n {
+                self.service.watches.unfollow(&doc);
+            }
+        }
+    }
+}
