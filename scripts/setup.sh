@@ -33,9 +33,12 @@ if [[ $want_test -eq 1 ]]; then
   # TeX files for the small offline bundle LaTeX is tested with, latexmk to compare
   # against, pdftotext to read the PDFs.
   packages+=(texlive-latex-base texlive-xetex fonts-lmodern lmodern latexmk poppler-utils python3)
-  command -v node >/dev/null 2>&1 || packages+=(nodejs)
-  command -v npm >/dev/null 2>&1 || packages+=(npm)
+  # Chromium: the UI's end-to-end tests drive it headless (playwright-core).
+  packages+=(chromium fonts-dejavu-core)
 fi
+# Node.js and npm build the UI (ui/), and run the reference MCP servers in tests.
+command -v node >/dev/null 2>&1 || packages+=(nodejs)
+command -v npm >/dev/null 2>&1 || packages+=(npm)
 
 missing=()
 for p in "${packages[@]}"; do
@@ -77,10 +80,19 @@ if [[ "$rust_minor" -lt 85 ]]; then
 fi
 say "toolchain: $(cargo --version)"
 
+root=$(cd "$(dirname "$0")/.." && pwd)
+
+# The UI's packages (ui/package-lock.json), reinstalled only when the lock file changed.
+ui_stamp="$root/ui/node_modules/.skald-installed"
+if ! cmp -s "$root/ui/package-lock.json" "$ui_stamp" 2>/dev/null; then
+  say "installing the UI's packages (npm ci in ui)"
+  npm ci --prefix "$root/ui" --no-audit --no-fund --loglevel=error >/dev/null
+  cp "$root/ui/package-lock.json" "$ui_stamp"
+fi
+
 # The reference MCP servers (tests/mcp/package-lock.json), reinstalled only when the lock
 # file changed since the last install.
 if [[ $want_test -eq 1 ]]; then
-  root=$(cd "$(dirname "$0")/.." && pwd)
   stamp="$root/tests/mcp/node_modules/.skald-installed"
   if ! cmp -s "$root/tests/mcp/package-lock.json" "$stamp" 2>/dev/null; then
     say "installing the reference MCP servers (npm ci in tests/mcp)"

@@ -34,6 +34,27 @@ XDG_DATA_HOME="$keyrings" dbus-run-session -- bash -c \
   'printf skald-test | gnome-keyring-daemon --unlock --components=secrets >/dev/null 2>&1
    cargo test -p skald-secrets --test keyring --locked -- --include-ignored' 2>&1 \
   | grep -v "Failed to set fd limit" | tee -a "$log"
+# The UI: its unit tests (Vitest), its build, and the end-to-end tests in headless
+# Chromium against a real `skald serve` (the debug binary `cargo test` built) and a
+# scripted model server. Their counts join the summary below.
+say "UI unit tests (vitest)"
+ui_rc=0
+npm --prefix ui run --silent test 2>&1 | tee "$log.ui" || ui_rc=$?
+awk '/Tests +[0-9]+/ { for (i = 1; i <= NF; i++) { if ($i ~ /^passed/) p = $(i-1); if ($i ~ /^failed/) f = $(i-1) } }
+     END { printf "test result: ui. %d passed; %d failed\n", p, f }' "$log.ui" >> "$log"
+say "UI build"
+npm --prefix ui run --silent build
+say "UI end to end (headless Chromium)"
+target="${CARGO_TARGET_DIR:-target}"
+SKALD_BIN="$target/debug/skald" SKALD_E2E_RESULTS="$target/e2e-results.json" \
+  node --test --test-concurrency=1 --test-reporter=spec ui/e2e/skald.e2e.mjs 2>&1 \
+  | tee "$log.e2e" || ui_rc=$?
+awk '/ pass [0-9]+$/ { p = $NF } / fail [0-9]+$/ { f = $NF }
+     END { printf "test result: e2e. %d passed; %d failed\n", p, f }' "$log.e2e" >> "$log"
+rm -f "$log.ui" "$log.e2e"
 # One closing line for the whole run, summed over every test binary.
 awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($i ~ /^passed/) p += $(i-1); if ($i ~ /^failed/) f += $(i-1) } }
      END { printf "tests: %d passed, %d failed\n", p, f }' "$log"
+# A failure anywhere fails the run (the UI's runners also by their exit code: a runner that
+# crashed before counting anything must not pass).
+[[ $ui_rc -eq 0 ]] && ! grep -Eq "^test result: .*[1-9][0-9]* failed" "$log"

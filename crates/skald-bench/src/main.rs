@@ -13,6 +13,7 @@ mod report;
 mod search;
 mod shell;
 mod timing;
+mod ui;
 
 use anyhow::{Context, Result, bail};
 use std::path::PathBuf;
@@ -35,7 +36,7 @@ fn parse_args() -> Result<Args> {
             "--only" => only = it.next(),
             "-h" | "--help" => {
                 println!(
-                    "usage: skald-bench --skald PATH/TO/release/skald [--out docs/performance.md] [--only grep|outline|shell|engine|latex]"
+                    "usage: skald-bench --skald PATH/TO/release/skald [--out docs/performance.md] [--only grep|outline|shell|engine|latex|ui]"
                 );
                 std::process::exit(0);
             }
@@ -65,6 +66,10 @@ fn main() -> Result<()> {
     if wants("latex") {
         let section = latex::run()?;
         report::write_section(&args.out, "latex", &machine, &section)?;
+    }
+    if wants("ui") {
+        let section = ui::run(&args.skald)?;
+        report::write_section(&args.out, "ui", &machine, &section)?;
     }
     if wants("shell") {
         let section = shell::run()?;

@@ -1,0 +1,322 @@
+// End to end in headless Chromium against `skald serve` and a scripted model server:
+// what a person does in the UI, checked on disk and in what the model was sent.
+// Run with `npm run e2e` (after `cargo build -p skald-cli` and `npm run build`).
+
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { mkdirSync, readFileSync, writeFileSync, existsSync } from "node:fs";
+import { join } from "node:path";
+import {
+  browser,
+  call,
+  newChat,
+  openSkald,
+  say,
+  screenshotsDir,
+  scriptedModel,
+  seedLongChat,
+  send,
+  startSkald,
+  tempDir,
+} from "./harness.mjs";
+
+let b;
+before(async () => {
+  mkdirSync(screenshotsDir, { recursive: true });
+  b = await browser();
+});
+after(async () => {
+  await b?.close();
+});
+
+/** Runs `body` with a fresh folder, model, server and page; cleans up whatever happens. */
+async function withSkald(script, body, files = {}) {
+  const root = tempDir();
+  for (const [name, content] of Object.entries(files)) {
+    mkdirSync(join(root, name, ".."), { recursive: true });
+    writeFileSync(join(root, name), content);
+  }
+  const model = script ? await scriptedModel(script) : null;
+  const skald = await startSkald({ root, model });
+  const { page, context, problems } = await openSkald(b, skald);
+  try {
+    await body({ page, root, model, skald });
+    // Failed loads the test provoked on purpose are not the UI's errors.
+    const real = problems.filter((p) => !p.includes("403") && !p.includes("Content Security Policy"));
+    assert.deepEqual(real, [], "the page logged errors");
+  } finally {
+    await context.close();
+    await skald.stop();
+    await model?.close();
+  }
+}
+
+const assistantText = (page) =>
+  page.evaluate(() =>
+    [...document.querySelectorAll("[data-testid='message'][data-role='assistant']")]
+      .map((m) => m.textContent)
+      .join("\n"),
+  );
+
+async function openInViewer(page, path) {
+  if (!(await page.getByTestId("viewer-path").isVisible())) {
+    await page.keyboard.press("Control+Shift+E");
+  }
+  await page.getByTestId("viewer-path").fill(path);
+  await page.getByTestId("viewer-open").click();
+}
+
+test("a message streams its answer, rendered as Markdown", async () => {
+  await withSkald([say(["Hello ", "from ", "**Skald**", ", streaming ", "as it ", "comes."], 300)], async ({ page, model }) => {
+    await newChat(page);
+    await send(page, "Say hello");
+    // The answer shows while it streams, not only at the end.
+    await page.getByTestId("streaming").waitFor({ timeout: 20_000 });
+    const partial = await assistantText(page);
+    assert.ok(!partial.includes("as it comes."), `already complete while streaming: ${partial}`);
+    await page.waitForFunction(
+      () => document.querySelector("[data-testid='message'][data-role='assistant'] strong")?.textContent === "Skald",
+      null,
+      { timeout: 20_000 },
+    );
+    await page.getByTestId("streaming").waitFor({ state: "detached", timeout: 20_000 });
+    assert.match(await assistantText(page), /Hello from Skald, streaming as it comes\./);
+    assert.equal(model.requests.length, 1);
+    assert.match(JSON.stringify(model.requests[0].messages), /Say hello/);
+    await page.screenshot({ path: join(screenshotsDir, "chat.png") });
+  });
+});
+
+test("a write is approved from its diff and the file changes", async () => {
+  await withSkald(
+    [call("w1", "write_file", { path: "notes.txt", content: "first line\nsecond line, new\n" }), say(["Written."])],
+    async ({ page, root }) => {
+      await newChat(page);
+      await send(page, "update the notes");
+      const card = page.getByTestId("approval-card").first();
+      await card.waitFor({ timeout: 20_000 });
+      const diff = card.getByTestId("diff-view");
+      await diff.waitFor();
+      const diffText = await diff.textContent();
+      assert.match(diffText, /second line, new/);
+      assert.match(diffText, /second line, old/);
+      await page.screenshot({ path: join(screenshotsDir, "approval.png") });
+      await card.getByTestId("approve").click();
+      await page.locator("[data-testid='tool-card'][data-tool='write_file'][data-status='done']").waitFor({ timeout: 20_000 });
+      await page.waitForFunction(() =>
+        [...document.querySelectorAll("[data-testid='message'][data-role='assistant']")].some((m) =>
+          m.textContent.includes("Written."),
+        ),
+      );
+      assert.equal(readFileSync(join(root, "notes.txt"), "utf8"), "first line\nsecond line, new\n");
+    },
+    { "notes.txt": "first line\nsecond line, old\n" },
+  );
+});
+
+test("a write is rejected with a note that reaches the model", async () => {
+  await withSkald(
+    [call("w2", "write_file", { path: "other.txt", content: "x" }), say(["Understood, leaving it."])],
+    async ({ page, root, model }) => {
+      await newChat(page);
+      await send(page, "write the other file");
+      const card = page.getByTestId("approval-card").first();
+      await card.waitFor({ timeout: 20_000 });
+      await card.getByTestId("reject").click();
+      await card.getByTestId("reject-note").fill("not that file, please");
+      await card.getByTestId("reject-confirm").click();
+      await page.locator("[data-testid='tool-card'][data-tool='write_file'][data-status='rejected']").waitFor({ timeout: 20_000 });
+      await page.waitForFunction(() =>
+        [...document.querySelectorAll("[data-testid='message'][data-role='assistant']")].some((m) =>
+          m.textContent.includes("Understood, leaving it."),
+        ),
+      );
+      assert.ok(!existsSync(join(root, "other.txt")));
+      assert.match(JSON.stringify(model.requests[1].messages), /not that file, please/);
+    },
+  );
+});
+
+test("a question is answered in the Agent Inbox", async () => {
+  await withSkald(
+    [
+      call("q1", "ask_user_clarification", {
+        title: "Colour",
+        question: "Which colour should the button be?",
+        suggested_answers: ["blue", "green"],
+      }),
+      say(["Making it teal."]),
+    ],
+    async ({ page, model }) => {
+      await newChat(page);
+      await send(page, "style the button");
+      await page.getByTestId("question-card").first().waitFor({ timeout: 20_000 });
+      await page.waitForFunction(() => document.querySelector("[data-testid='inbox-badge']")?.textContent?.trim() === "1");
+      await page.getByTestId("nav-inbox").click();
+      const item = page.getByTestId("inbox-item").first();
+      await item.waitFor();
+      assert.match(await item.textContent(), /Which colour should the button be\?/);
+      await page.screenshot({ path: join(screenshotsDir, "inbox.png") });
+      await item.getByTestId("answer-input").fill("teal");
+      await item.getByTestId("answer-submit").click();
+      await page.getByTestId("inbox-item").first().waitFor({ state: "detached", timeout: 20_000 });
+      await page.waitForFunction(() => !document.querySelector("[data-testid='inbox-badge']")?.textContent?.trim());
+      // The answer went to the model, and the chat went on.
+      await page.getByTestId("nav-chat").click();
+      await page.waitForFunction(
+        () =>
+          [...document.querySelectorAll("[data-testid='message'][data-role='assistant']")].some((m) =>
+            m.textContent.includes("Making it teal."),
+          ),
+        null,
+        { timeout: 20_000 },
+      );
+      assert.match(JSON.stringify(model.requests[1].messages), /teal/);
+    },
+  );
+});
+
+test("a running shell command is stopped from the chat", async () => {
+  await withSkald([call("c1", "execute_cmd", { command: "sleep 60" }), say(["never sent"])], async ({ page, model }) => {
+    await newChat(page);
+    await send(page, "wait a minute");
+    const card = page.getByTestId("approval-card").first();
+    await card.waitFor({ timeout: 20_000 });
+    await card.getByTestId("approve").click();
+    await page.locator("[data-testid='tool-card'][data-tool='execute_cmd'][data-status='running']").waitFor({ timeout: 20_000 });
+    await page.getByTestId("stop").click();
+    await page.locator("[data-testid='tool-card'][data-tool='execute_cmd'][data-status='cancelled']").waitFor({ timeout: 15_000 });
+    await page.getByTestId("stop").waitFor({ state: "hidden", timeout: 15_000 }).catch(async () => {
+      // Some layouts keep the button but disable it.
+      assert.ok(await page.getByTestId("stop").isDisabled());
+    });
+    assert.equal(model.requests.length, 1, "the stopped turn asked the model again");
+  });
+});
+
+const goodTex = "\\documentclass{article}\n\\begin{document}\nHello, \\LaTeX.\n\\end{document}\n";
+const badTex = "\\documentclass{article}\n\\begin{document}\nHello.\n\\undefinedmacro\n\\end{document}\n";
+
+test("the viewer shows Markdown, and a LaTeX error with its line, then the rebuilt PDF", async () => {
+  await withSkald(
+    null,
+    async ({ page, root }) => {
+      await openInViewer(page, join(root, "notes.md"));
+      const md = page.getByTestId("viewer-markdown");
+      await md.waitFor({ timeout: 20_000 });
+      assert.equal(await md.locator("h1").textContent(), "Project notes");
+      assert.ok((await md.locator("script").count()) === 0);
+      await openInViewer(page, join(root, "paper.tex"));
+      const err = page.getByTestId("latex-error").first();
+      await err.waitFor({ timeout: 120_000 });
+      assert.match(await err.textContent(), /paper\.tex:4: Undefined control sequence/);
+      await page.screenshot({ path: join(screenshotsDir, "viewer-latex-error.png") });
+      // Fixed in an editor: the viewer rebuilds on its own and shows the PDF.
+      writeFileSync(join(root, "paper.tex"), goodTex);
+      await page.locator("[data-testid='viewer-pdf'] [data-testid='pdf-page']").first().waitFor({ timeout: 120_000 });
+      assert.equal(await page.getByTestId("latex-error").count(), 0);
+      await page.screenshot({ path: join(screenshotsDir, "viewer-latex.png") });
+    },
+    {
+      "notes.md": "# Project notes\n\nSome *text*.\n\n<script>alert(1)</script>\n\n```rust\nfn main() {}\n```\n",
+      "paper.tex": badTex,
+    },
+  );
+});
+
+const hostileHtml = `<!doctype html><div id="r">pending</div><script>
+const out = [];
+try { localStorage.setItem("pwned", "1"); out.push("storage:open"); } catch (e) { out.push("storage:blocked"); }
+try { out.push("parent:" + (parent.document.body ? "open" : "blocked")); } catch (e) { out.push("parent:blocked"); }
+const done = () => { document.getElementById("r").textContent = out.join(" "); };
+let pending = 2;
+const one = () => { if (--pending === 0) done(); };
+fetch("/api/file?path=" + encodeURIComponent("/etc/hostname"))
+  .then((r) => { out.push(r.ok ? "fetch:open" : "fetch:blocked"); })
+  .catch(() => out.push("fetch:blocked"))
+  .finally(one);
+try {
+  const ws = new WebSocket("ws://" + location.host + "/api/ws");
+  ws.onopen = () => { out.push("ws:open"); one(); };
+  ws.onerror = () => { out.push("ws:blocked"); one(); };
+} catch (e) { out.push("ws:blocked"); one(); }
+</script>`;
+
+test("an HTML preview can neither read the app's storage nor call the server", async () => {
+  await withSkald(
+    null,
+    async ({ page, root }) => {
+      await page.evaluate(() => localStorage.setItem("app-secret", "kept"));
+      await openInViewer(page, join(root, "page.html"));
+      const frame = page.frameLocator("[data-testid='viewer-html']");
+      const result = frame.locator("#r");
+      await page.waitForFunction(
+        () => {
+          const f = document.querySelector("[data-testid='viewer-html']");
+          const iframe = f?.tagName === "IFRAME" ? f : f?.querySelector("iframe");
+          return iframe?.getAttribute("sandbox") === "allow-scripts";
+        },
+        null,
+        { timeout: 20_000 },
+      );
+      await assert.doesNotReject(result.filter({ hasNotText: "pending" }).waitFor({ timeout: 20_000 }));
+      const text = await result.textContent();
+      for (const part of ["storage:blocked", "parent:blocked", "fetch:blocked", "ws:blocked"]) {
+        assert.ok(text.includes(part), `${part} not in "${text}"`);
+      }
+      assert.equal(await page.evaluate(() => localStorage.getItem("pwned")), null);
+      assert.equal(await page.evaluate(() => localStorage.getItem("app-secret")), "kept");
+    },
+    { "page.html": hostileHtml },
+  );
+});
+
+test("a 10,000-message chat opens, paints fast and scrolls", async () => {
+  const root = tempDir();
+  const data = join(root, ".skald-data");
+  mkdirSync(data, { recursive: true });
+  const id = seedLongChat(data, root, 10_000);
+  const skald = await startSkald({ root });
+  const { page, context, problems } = await openSkald(b, skald);
+  try {
+    const item = page.locator(`[data-testid='session-item'][data-session-id='${id}']`);
+    const t0 = await page.evaluate(() => performance.now());
+    await item.click();
+    await page.waitForSelector("[data-testid='message-list'][data-loaded='1']", { timeout: 30_000 });
+    await page.waitForFunction(() => document.body.textContent.includes("Message 9999:"));
+    const t1 = await page.evaluate(() => performance.now());
+    // Virtualised: only what is on screen is in the DOM.
+    const rendered = await page.getByTestId("message").count();
+    assert.ok(rendered > 0 && rendered < 300, `${rendered} message elements in the DOM`);
+    // Scrolling to the top reaches the first message.
+    await page.evaluate(async () => {
+      const list = document.querySelector("[data-testid='message-list']");
+      const scroller = list.scrollHeight > list.clientHeight ? list : list.querySelector("[data-scroller]") ?? list;
+      for (let i = 0; i < 200 && !document.body.textContent.includes("Message 0:"); i++) {
+        scroller.scrollTop = 0;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    });
+    await page.waitForFunction(() => document.body.textContent.includes("Message 0:"), null, { timeout: 30_000 });
+    const memory = await page.evaluate(() => performance.memory?.usedJSHeapSize ?? 0);
+    const results = { messages: 10_000, open_ms: Math.round(t1 - t0), js_heap_bytes: memory, dom_messages: rendered };
+    const out = process.env.SKALD_E2E_RESULTS;
+    if (out) writeFileSync(out, JSON.stringify(results));
+    console.log(`10k chat: ${JSON.stringify(results)}`);
+    assert.deepEqual(problems, []);
+  } finally {
+    await context.close();
+    await skald.stop();
+  }
+});
+
+test("settings show the model and test its connection", async () => {
+  await withSkald([say(["ok"])], async ({ page }) => {
+    await page.getByTestId("nav-settings").click();
+    await page.getByText("openai/scripted-model").first().waitFor({ timeout: 20_000 });
+    await page.getByTestId("test-model").click();
+    const result = page.getByTestId("test-model-result");
+    await result.filter({ hasText: /answered/ }).waitFor({ timeout: 20_000 });
+    await page.screenshot({ path: join(screenshotsDir, "settings.png") });
+  });
+});
