@@ -39,7 +39,7 @@ XDG_DATA_HOME="$keyrings" dbus-run-session -- bash -c \
 # scripted model server. Their counts join the summary below.
 say "UI unit tests (vitest)"
 ui_rc=0
-npm --prefix ui run --silent test 2>&1 | tee "$log.ui" || ui_rc=$?
+NO_COLOR=1 npm --prefix ui run --silent test 2>&1 | tee "$log.ui" || ui_rc=$?
 awk '/Tests +[0-9]+/ { for (i = 1; i <= NF; i++) { if ($i ~ /^passed/) p = $(i-1); if ($i ~ /^failed/) f = $(i-1) } }
      END { printf "test result: ui. %d passed; %d failed\n", p, f }' "$log.ui" >> "$log"
 say "UI build"

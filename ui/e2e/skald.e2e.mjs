@@ -194,7 +194,7 @@ test("a running shell command is stopped from the chat", async () => {
   });
 });
 
-const goodTex = "\\documentclass{article}\n\\begin{document}\nHello, \\LaTeX.\n\\end{document}\n";
+const goodTex = "\\documentclass{article}\n\\begin{document}\nHello, fixed.\n\\end{document}\n";
 const badTex = "\\documentclass{article}\n\\begin{document}\nHello.\n\\undefinedmacro\n\\end{document}\n";
 
 test("the viewer shows Markdown, and a LaTeX error with its line, then the rebuilt PDF", async () => {

@@ -783,6 +783,9 @@ async fn ask_inbox(
                         "arguments": crate::interface::shown_args(&call.name, args.clone()),
                         "label": label,
                         "reason": reason,
+                        // For "bypass this category" (MCP tools have none: their server is
+                        // the scope).
+                        "category": registry.category_of(&call.name),
                         "write": crate::approval::write_preview(&call.name, args, &cfg.run.working_dir),
                     }),
                 },

@@ -592,10 +592,12 @@ impl Service {
             .map_err(invalid)?;
         let engine = self.latex.clone();
         let doc = tex.clone();
+        let started = Instant::now();
         // TeX runs on a thread of its own, never on the runtime's workers.
         let result = tokio::task::spawn_blocking(move || engine.build(&doc))
             .await
             .unwrap_or_else(|e| Err(LatexError::Io(e.to_string())));
+        let failed_after = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
         Ok(match result {
             Ok(build) => {
                 self.watches.set_inputs(&tex, &build.inputs);
@@ -623,7 +625,7 @@ impl Service {
                 ok: false,
                 pdf_url: None,
                 from_cache: false,
-                millis: 0,
+                millis: failed_after,
                 // Absolute where the file is the document's own, so the UI opens it.
                 errors: errors
                     .into_iter()
@@ -641,7 +643,7 @@ impl Service {
                 ok: false,
                 pdf_url: None,
                 from_cache: false,
-                millis: 0,
+                millis: failed_after,
                 errors: Vec::new(),
                 message: Some(e.to_string()),
             },

@@ -1,0 +1,355 @@
+// The shell: sidebar, the current screen, the viewer pane, the palette, the connection
+// banner and global shortcuts. It owns the state shared across screens (sessions, the
+// chats' event-fed state, the Inbox) and routes pushed events to it.
+
+import { useCallback, useEffect, useMemo, useReducer, useRef, useState } from "react";
+import type { InboxEntry, SessionInfo } from "./protocol";
+import type { ConnectionStatus } from "./transport";
+import { AppContext, useTransport, type AppActions, type AppView } from "./app/context";
+import { chatReducer, emptyChat, type ChatAction, type ChatState } from "./chat/state";
+import { errorText } from "./lib/json";
+import { applyTheme, loadTheme, saveTheme, type ThemeChoice } from "./lib/theme";
+import { Sidebar } from "./components/Sidebar";
+import { ChatView, HISTORY_PAGE } from "./components/ChatView";
+import { Palette, type PaletteEntry } from "./components/Palette";
+import { EmptyState, Spinner } from "./components/ui";
+import { InboxView } from "./screens/InboxView";
+import { TasksView } from "./screens/TasksView";
+import { SettingsView } from "./screens/SettingsView";
+import { Viewer, type ViewerTarget } from "./viewer/Viewer";
+
+type Chats = Record<number, ChatState>;
+type ChatsAction = { sid: number; action: ChatAction } | { sid: number; reset: true } | { sid: number; remove: true };
+
+function chatsReducer(state: Chats, a: ChatsAction): Chats {
+  if ("reset" in a) return { ...state, [a.sid]: state[a.sid] ?? emptyChat(a.sid) };
+  if ("remove" in a) {
+    const { [a.sid]: _gone, ...rest } = state;
+    return rest;
+  }
+  const chat = state[a.sid];
+  // Events for chats never opened are dropped: opening one loads its history fresh.
+  if (!chat) return state;
+  const next = chatReducer(chat, a.action);
+  return next === chat ? state : { ...state, [a.sid]: next };
+}
+
+const LAST_SESSION = "skald.session";
+
+function loadLastSession(): number | null {
+  try {
+    const v = Number(localStorage.getItem(LAST_SESSION));
+    return Number.isFinite(v) && v > 0 ? v : null;
+  } catch {
+    return null;
+  }
+}
+
+export function App() {
+  const t = useTransport();
+  const [status, setStatus] = useState<ConnectionStatus>("connecting");
+  const everOpen = useRef(false);
+  const [sessions, setSessions] = useState<SessionInfo[] | null>(null);
+  const [sessionsError, setSessionsError] = useState<string | null>(null);
+  const [currentId, setCurrentId] = useState<number | null>(loadLastSession);
+  const [view, setView] = useState<AppView>("chat");
+  const [chats, dispatchChats] = useReducer(chatsReducer, {});
+  const [loadErrors, setLoadErrors] = useState<Record<number, string>>({});
+  const [inbox, setInbox] = useState<InboxEntry[] | null>(null);
+  const [inboxError, setInboxError] = useState<string | null>(null);
+  const [viewerOpen, setViewerOpen] = useState(false);
+  const [viewerTarget, setViewerTarget] = useState<ViewerTarget | null>(null);
+  const [paletteOpen, setPaletteOpen] = useState(false);
+  const [theme, setTheme] = useState<ThemeChoice>(loadTheme);
+
+  // ---- theme ----
+  useEffect(() => {
+    applyTheme(theme);
+    saveTheme(theme);
+    if (theme !== "system" || typeof matchMedia !== "function") return;
+    const mq = matchMedia("(prefers-color-scheme: dark)");
+    const on = () => applyTheme("system");
+    mq.addEventListener("change", on);
+    return () => mq.removeEventListener("change", on);
+  }, [theme]);
+
+  // ---- loading ----
+  const loadSessions = useCallback(async () => {
+    try {
+      const r = await t.call({ cmd: "list_sessions" });
+      setSessions(r.sessions);
+      setSessionsError(null);
+      // e2e tests and the Tauri shell wait on this.
+      document.body.dataset.ready = "1";
+    } catch (e) {
+      setSessionsError(errorText(e));
+    }
+  }, [t]);
+
+  const inboxTimer = useRef<ReturnType<typeof setTimeout> | null>(null);
+  const loadInbox = useCallback(async () => {
+    try {
+      const r = await t.call({ cmd: "inbox" });
+      setInbox(r.items);
+      setInboxError(null);
+    } catch (e) {
+      setInboxError(errorText(e));
+    }
+  }, [t]);
+  /** Coalesces bursts of inbox events into one reload. */
+  const refreshInbox = useCallback(() => {
+    if (inboxTimer.current) clearTimeout(inboxTimer.current);
+    inboxTimer.current = setTimeout(() => {
+      inboxTimer.current = null;
+      void loadInbox();
+    }, 50);
+  }, [loadInbox]);
+
+  const loadHistory = useCallback(
+    async (sid: number) => {
+      dispatchChats({ sid, reset: true });
+      try {
+        const reply = await t.call({ cmd: "history", session_id: sid, limit: HISTORY_PAGE });
+        dispatchChats({ sid, action: { type: "history", reply } });
+        setLoadErrors(({ [sid]: _x, ...rest }) => rest);
+      } catch (e) {
+        setLoadErrors((m) => ({ ...m, [sid]: errorText(e) }));
+      }
+    },
+    [t],
+  );
+
+  // Connection: on every (re)open, reload what events may have been missed meanwhile.
+  const currentRef = useRef(currentId);
+  currentRef.current = currentId;
+  useEffect(
+    () =>
+      t.onStatus((s) => {
+        setStatus(s);
+        if (s === "open") {
+          const reconnect = everOpen.current;
+          everOpen.current = true;
+          void loadSessions();
+          void loadInbox();
+          if (reconnect && currentRef.current != null) void loadHistory(currentRef.current);
+        }
+      }),
+    [t, loadSessions, loadInbox, loadHistory],
+  );
+
+  // Pick a chat once sessions are known: the last one used, else the newest.
+  useEffect(() => {
+    if (!sessions) return;
+    if (currentId != null && sessions.some((s) => s.id === currentId)) return;
+    const newest = [...sessions].sort((a, b) => b.updated_at - a.updated_at)[0];
+    setCurrentId(newest ? newest.id : null);
+  }, [sessions, currentId]);
+
+  const chatsRef = useRef(chats);
+  chatsRef.current = chats;
+  useEffect(() => {
+    if (currentId == null) return;
+    try {
+      localStorage.setItem(LAST_SESSION, String(currentId));
+    } catch {
+      /* storage disabled */
+    }
+    if (!chatsRef.current[currentId]) void loadHistory(currentId);
+  }, [currentId, loadHistory]);
+
+  // ---- events ----
+  const openViewer = useCallback((path: string, line?: number) => {
+    setViewerTarget({ path, line, nonce: Date.now() + Math.random() });
+    setViewerOpen(true);
+  }, []);
+
+  useEffect(
+    () =>
+      t.onEvent((sid, e) => {
+        if (sid != null) dispatchChats({ sid, action: { type: "event", event: e } });
+        switch (e.type) {
+          case "inbox_requested":
+            refreshInbox();
+            break;
+          case "inbox_resolved":
+            if (sid !== e.session_id) dispatchChats({ sid: e.session_id, action: { type: "event", event: e } });
+            refreshInbox();
+            break;
+          case "turn_running":
+            setSessions((list) => list && list.map((s) => (s.id === e.session_id ? { ...s, running: true } : s)));
+            break;
+          case "done":
+            setSessions((list) => list && list.map((s) => (s.id === e.session_id ? { ...s, running: false, updated_at: Date.now() } : s)));
+            // The server may have titled the chat from its first exchange.
+            void loadSessions();
+            break;
+          case "open_file":
+            openViewer(e.path);
+            break;
+          case "task_update":
+            if (e.session_id != null) void loadSessions();
+            break;
+        }
+      }),
+    [t, refreshInbox, loadSessions, openViewer],
+  );
+
+  // ---- actions ----
+  const openSession = useCallback((id: number) => {
+    setCurrentId(id);
+    setView("chat");
+  }, []);
+
+  const newChat = useCallback(async () => {
+    try {
+      const r = await t.call({ cmd: "create_session" });
+      setSessions((list) => [r.session, ...(list ?? []).filter((s) => s.id !== r.session.id)]);
+      openSession(r.session.id);
+    } catch (e) {
+      setSessionsError(`Could not create a chat: ${errorText(e)}`);
+    }
+  }, [t, openSession]);
+
+  const rename = useCallback(
+    async (id: number, title: string) => {
+      await t.call({ cmd: "rename_session", session_id: id, title });
+      setSessions((list) => list && list.map((s) => (s.id === id ? { ...s, title } : s)));
+    },
+    [t],
+  );
+
+  const remove = useCallback(
+    async (id: number) => {
+      await t.call({ cmd: "delete_session", session_id: id });
+      setSessions((list) => list && list.filter((s) => s.id !== id));
+      dispatchChats({ sid: id, remove: true });
+      if (currentRef.current === id) setCurrentId(null);
+    },
+    [t],
+  );
+
+  const stopCurrent = useCallback(() => {
+    if (currentId != null) t.call({ cmd: "stop", session_id: currentId }).catch(() => {});
+  }, [t, currentId]);
+
+  const toggleViewer = useCallback(() => setViewerOpen((o) => !o), []);
+
+  // ---- keyboard ----
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      const mod = e.ctrlKey || e.metaKey;
+      if (!mod) return;
+      const k = e.key.toLowerCase();
+      if (k === "k" && !e.shiftKey) {
+        e.preventDefault();
+        setPaletteOpen((o) => !o);
+      } else if (e.shiftKey && k === "o") {
+        e.preventDefault();
+        void newChat();
+      } else if (e.shiftKey && k === "i") {
+        e.preventDefault();
+        setView("inbox");
+      } else if (e.shiftKey && k === "e") {
+        e.preventDefault();
+        toggleViewer();
+      }
+    };
+    window.addEventListener("keydown", onKey);
+    return () => window.removeEventListener("keydown", onKey);
+  }, [newChat, toggleViewer]);
+
+  const paletteEntries = useMemo<PaletteEntry[]>(() => {
+    const actions: PaletteEntry[] = [
+      { id: "new", label: "New chat", hint: "Ctrl+Shift+O", run: () => void newChat() },
+      { id: "inbox", label: "Go to Inbox", hint: "Ctrl+Shift+I", run: () => setView("inbox") },
+      { id: "chat", label: "Go to Chat", run: () => setView("chat") },
+      { id: "tasks", label: "Go to Tasks", run: () => setView("tasks") },
+      { id: "settings", label: "Go to Settings", run: () => setView("settings") },
+      { id: "viewer", label: "Toggle viewer", hint: "Ctrl+Shift+E", run: toggleViewer },
+      { id: "stop", label: "Stop the running turn", hint: "Esc", run: stopCurrent },
+      { id: "theme-light", label: "Theme: light", run: () => setTheme("light") },
+      { id: "theme-dark", label: "Theme: dark", run: () => setTheme("dark") },
+      { id: "theme-system", label: "Theme: follow the system", run: () => setTheme("system") },
+    ];
+    const chatsList = (sessions ?? []).map<PaletteEntry>((s) => ({
+      id: `s${s.id}`,
+      label: s.title || `Untitled chat ${s.id}`,
+      hint: "chat",
+      run: () => openSession(s.id),
+    }));
+    return [...actions, ...chatsList];
+  }, [sessions, newChat, toggleViewer, stopCurrent, openSession]);
+
+  const actions = useMemo<AppActions>(
+    () => ({
+      openSession,
+      openViewer,
+      go: setView,
+      sessions: sessions ?? [],
+      inbox: inbox ?? [],
+      refreshInbox,
+      currentSessionId: currentId,
+    }),
+    [openSession, openViewer, sessions, inbox, refreshInbox, currentId],
+  );
+
+  const current = currentId != null ? chats[currentId] : undefined;
+  const currentSession = sessions?.find((s) => s.id === currentId);
+  const dispatchCurrent = useCallback((action: ChatAction) => currentId != null && dispatchChats({ sid: currentId, action }), [currentId]);
+  const showBanner = status !== "open" && (everOpen.current || status === "closed");
+
+  return (
+    <AppContext.Provider value={actions}>
+      <div className={viewerOpen ? "app with-viewer" : "app"}>
+        {showBanner && (
+          <div className="connection-banner" data-testid="connection-banner" role="alert">
+            Disconnected from Skald — reconnecting…
+          </div>
+        )}
+        <Sidebar
+          sessions={sessions}
+          sessionsError={sessionsError}
+          onRetry={() => void loadSessions()}
+          currentId={currentId}
+          view={view}
+          inboxCount={inbox?.length ?? 0}
+          onSelect={openSession}
+          onNew={() => void newChat()}
+          onRename={rename}
+          onDelete={remove}
+          onNav={setView}
+        />
+        <main className="main">
+          {view === "chat" &&
+            (currentId != null && current ? (
+              <ChatView
+                key={currentId}
+                session={currentSession}
+                sessionId={currentId}
+                chat={current}
+                dispatch={dispatchCurrent}
+                loadError={loadErrors[currentId] ?? null}
+                onRetryLoad={() => void loadHistory(currentId)}
+                viewerOpen={viewerOpen}
+                onToggleViewer={toggleViewer}
+              />
+            ) : sessions && sessions.length === 0 ? (
+              <EmptyState title="No chats yet">
+                <button type="button" className="btn btn-primary" onClick={() => void newChat()}>
+                  Start a new chat
+                </button>
+                <div className="small">or press Ctrl+Shift+O</div>
+              </EmptyState>
+            ) : (
+              <Spinner label={sessions ? "Opening chat…" : "Connecting to Skald…"} />
+            ))}
+          {view === "inbox" && <InboxView items={inbox} error={inboxError} onRetry={() => void loadInbox()} />}
+          {view === "tasks" && <TasksView />}
+          {view === "settings" && <SettingsView theme={theme} onTheme={setTheme} />}
+        </main>
+        {viewerOpen && <Viewer target={viewerTarget} sessionId={currentId} onOpen={openViewer} onClose={() => setViewerOpen(false)} />}
+        {paletteOpen && <Palette entries={paletteEntries} onClose={() => setPaletteOpen(false)} />}
+      </div>
+    </AppContext.Provider>
+  );
+}

@@ -1,0 +1,636 @@
+// The chat of one session as a pure reducer: stored history plus live events become a
+// flat-ish list of display items (bubbles, tool cards, notices, sub-agent groups). Kept
+// free of React and the transport so the event logic is unit-tested on its own.
+
+import type { ChatMessage, Event, JsonValue, Reply, ToolCallInfo, TurnOutcome } from "../protocol";
+
+export type ToolStatus =
+  | "pending"
+  | "running"
+  | "waiting"
+  | "done"
+  | "failed"
+  | "cancelled"
+  | "rejected"
+  | "interrupted";
+
+export interface ToolView {
+  id: string;
+  name: string;
+  arguments: JsonValue;
+  labelShort: string;
+  labelFull: string;
+  path: string | null;
+  status: ToolStatus;
+  result: string | null;
+  /** Set while the call waits in the Inbox (approval or question). */
+  inboxId: number | null;
+  approval: { label: string; reason: string } | null;
+  question: { question: string; suggested: string[] } | null;
+  progress: { progress: number; total: number | null; message: string | null } | null;
+}
+
+export type UserState = "sending" | "queued" | "sent" | "failed";
+
+export type Item =
+  | { kind: "user"; key: string; id: number | null; text: string; state: UserState; error?: string }
+  | {
+      kind: "assistant";
+      key: string;
+      id: number | null;
+      text: string;
+      /** Server-rendered, sanitised HTML, and the text it was rendered from. */
+      html: string | null;
+      htmlFor: string | null;
+      reasoning: string;
+      streaming: boolean;
+      interrupted: boolean;
+    }
+  | { kind: "tool"; key: string; tool: ToolView }
+  | { kind: "notice"; key: string; level: "error" | "warning" | "info"; message: string; hint?: string }
+  | {
+      kind: "agent";
+      key: string;
+      stackId: number;
+      agentId: string;
+      depth: number;
+      running: boolean;
+      outcome: TurnOutcome | null;
+      expanded: boolean;
+      children: Item[];
+    };
+
+export interface ChatState {
+  sessionId: number;
+  loaded: boolean;
+  items: Item[];
+  running: boolean;
+  /** Older messages exist on the server before the first one shown. */
+  hasMore: boolean;
+  /** Lowest message id shown, for paging older history. */
+  oldestId: number | null;
+  /** Open sub-agent frames (innermost last); live events go into the innermost. */
+  stack: number[];
+  seq: number;
+}
+
+export type ChatAction =
+  | { type: "history"; reply: Extract<Reply, { cmd: "history" }> }
+  | { type: "older"; reply: Extract<Reply, { cmd: "history" }> }
+  | { type: "event"; event: Event }
+  | { type: "local_send"; key: string; text: string }
+  | { type: "send_result"; key: string; queued: boolean }
+  | { type: "send_failed"; key: string; error: string }
+  | { type: "html"; key: string; html: string; forText: string }
+  | { type: "toggle_group"; key: string };
+
+export function emptyChat(sessionId: number): ChatState {
+  return {
+    sessionId,
+    loaded: false,
+    items: [],
+    running: false,
+    hasMore: false,
+    oldestId: null,
+    stack: [],
+    seq: 0,
+  };
+}
+
+export const PROVIDER_HINT = "Check the provider in Settings, then send again.";
+
+export function toolStatusFromStored(s: string): ToolStatus {
+  switch (s) {
+    case "completed":
+    case "done":
+      return "done";
+    case "failed":
+    case "error":
+      return "failed";
+    case "cancelled":
+      return "cancelled";
+    case "rejected":
+      return "rejected";
+    case "interrupted":
+      return "interrupted";
+    case "running":
+      return "running";
+    case "pending":
+      return "pending";
+    default:
+      return "done";
+  }
+}
+
+function toolFromInfo(t: ToolCallInfo): ToolView {
+  return {
+    id: t.tool_call_id,
+    name: t.name,
+    arguments: t.arguments,
+    labelShort: t.label_short,
+    labelFull: t.label_full,
+    path: t.path,
+    status: toolStatusFromStored(t.status),
+    result: t.result,
+    inboxId: null,
+    approval: null,
+    question: null,
+    progress: null,
+  };
+}
+
+/** Builds display items from stored messages and tool calls. */
+export function itemsFromHistory(
+  messages: ChatMessage[],
+  toolCalls: ToolCallInfo[],
+  keyPrefix: string,
+): Item[] {
+  const byMessage = new Map<number, ToolCallInfo[]>();
+  const ids = new Set(messages.map((m) => m.id));
+  const orphans: ToolCallInfo[] = [];
+  for (const t of toolCalls) {
+    if (t.message_id != null && ids.has(t.message_id)) {
+      const list = byMessage.get(t.message_id) ?? [];
+      list.push(t);
+      byMessage.set(t.message_id, list);
+    } else {
+      orphans.push(t);
+    }
+  }
+  // Each entry remembers its sub-agent frame so consecutive ones can be grouped.
+  const flat: { stack: number | null; item: Item }[] = [];
+  const sorted = [...messages].sort((a, b) => a.id - b.id);
+  for (const m of sorted) {
+    if (m.role === "user") {
+      flat.push({
+        stack: m.stack_id,
+        item: { kind: "user", key: `${keyPrefix}m${m.id}`, id: m.id, text: m.content, state: "sent" },
+      });
+    } else if (m.role === "assistant") {
+      const hasText = m.content.trim() !== "" || (m.reasoning ?? "").trim() !== "";
+      if (hasText) {
+        flat.push({
+          stack: m.stack_id,
+          item: {
+            kind: "assistant",
+            key: `${keyPrefix}m${m.id}`,
+            id: m.id,
+            text: m.content,
+            html: m.html,
+            htmlFor: m.html != null ? m.content : null,
+            reasoning: m.reasoning ?? "",
+            streaming: m.status === "streaming",
+            interrupted: m.status === "interrupted",
+          },
+        });
+      }
+    }
+    // role tool/system: results show in tool cards; system prompts are not chat.
+    for (const t of byMessage.get(m.id) ?? []) {
+      flat.push({ stack: t.stack_id, item: { kind: "tool", key: `${keyPrefix}t${t.tool_call_id}`, tool: toolFromInfo(t) } });
+    }
+  }
+  for (const t of orphans) {
+    flat.push({ stack: t.stack_id, item: { kind: "tool", key: `${keyPrefix}t${t.tool_call_id}`, tool: toolFromInfo(t) } });
+  }
+  const out: Item[] = [];
+  let group: Extract<Item, { kind: "agent" }> | null = null;
+  for (const { stack, item } of flat) {
+    if (stack == null) {
+      group = null;
+      out.push(item);
+      continue;
+    }
+    if (!group || group.stackId !== stack) {
+      group = {
+        kind: "agent",
+        key: `${keyPrefix}a${stack}-${out.length}`,
+        stackId: stack,
+        agentId: "sub-agent",
+        depth: 1,
+        running: false,
+        outcome: null,
+        expanded: false,
+        children: [],
+      };
+      out.push(group);
+    }
+    group.children.push(item);
+  }
+  return out;
+}
+
+// ---- nested item helpers -------------------------------------------------------------
+
+/** Applies `fn` to the children list of the innermost open frame (or the top level). */
+function updateContainer(items: Item[], stack: number[], fn: (list: Item[]) => Item[]): Item[] {
+  if (stack.length === 0) return fn(items);
+  const [head, ...rest] = stack;
+  // The frame is the last agent group with that stack id (ids can repeat across turns).
+  for (let i = items.length - 1; i >= 0; i--) {
+    const it = items[i]!;
+    if (it.kind === "agent" && it.stackId === head && it.running) {
+      const copy = items.slice();
+      copy[i] = { ...it, children: updateContainer(it.children, rest, fn) };
+      return copy;
+    }
+  }
+  return fn(items);
+}
+
+/** Maps every item (depth first); returns the same array when nothing changed. */
+export function mapItems(items: Item[], fn: (it: Item) => Item): Item[] {
+  let changed = false;
+  const out = items.map((it) => {
+    let next = fn(it);
+    if (next.kind === "agent") {
+      const children = mapItems(next.children, fn);
+      if (children !== next.children) next = { ...next, children };
+    }
+    if (next !== it) changed = true;
+    return next;
+  });
+  return changed ? out : items;
+}
+
+export function findItem(items: Item[], pred: (it: Item) => boolean): Item | undefined {
+  for (const it of items) {
+    if (pred(it)) return it;
+    if (it.kind === "agent") {
+      const f = findItem(it.children, pred);
+      if (f) return f;
+    }
+  }
+  return undefined;
+}
+
+function updateTool(items: Item[], id: string, fn: (t: ToolView) => ToolView): Item[] {
+  return mapItems(items, (it) => (it.kind === "tool" && it.tool.id === id ? { ...it, tool: fn(it.tool) } : it));
+}
+
+function lastOf(list: Item[]): Item | undefined {
+  return list[list.length - 1];
+}
+
+/** Streaming text goes into the open assistant bubble at the end, or a new one. */
+function appendToAssistant(state: ChatState, field: "text" | "reasoning", text: string): ChatState {
+  let seq = state.seq;
+  const items = updateContainer(state.items, state.stack, (list) => {
+    const last = lastOf(list);
+    if (last && last.kind === "assistant" && last.streaming) {
+      const copy = list.slice();
+      copy[copy.length - 1] = { ...last, [field]: last[field] + text };
+      return copy;
+    }
+    seq++;
+    return [
+      ...list,
+      {
+        kind: "assistant",
+        key: `s${state.sessionId}-live${seq}`,
+        id: null,
+        text: field === "text" ? text : "",
+        html: null,
+        htmlFor: null,
+        reasoning: field === "reasoning" ? text : "",
+        streaming: true,
+        interrupted: false,
+      },
+    ];
+  });
+  return { ...state, items, seq };
+}
+
+function endStreaming(items: Item[]): Item[] {
+  return mapItems(items, (it) => (it.kind === "assistant" && it.streaming ? { ...it, streaming: false } : it));
+}
+
+function pushItem(state: ChatState, make: (key: string) => Item, top = false): ChatState {
+  const seq = state.seq + 1;
+  const item = make(`s${state.sessionId}-live${seq}`);
+  const items = updateContainer(state.items, top ? [] : state.stack, (list) => [...endStreaming(list), item]);
+  return { ...state, items, seq };
+}
+
+function notice(level: "error" | "warning" | "info", message: string, hint?: string) {
+  return (key: string): Item => (hint ? { kind: "notice", key, level, message, hint } : { kind: "notice", key, level, message });
+}
+
+function sameText(a: string, b: string) {
+  return a.trim() === b.trim();
+}
+
+// ---- the reducer -------------------------------------------------------------------
+
+export function chatReducer(state: ChatState, action: ChatAction): ChatState {
+  switch (action.type) {
+    case "history": {
+      const r = action.reply;
+      const items = itemsFromHistory(r.messages, r.tool_calls, `s${state.sessionId}-`);
+      // Keep messages typed before the history arrived (still sending or queued).
+      const local = state.items.filter((it) => it.kind === "user" && it.id == null && it.state !== "sent");
+      const streaming = findItem(items, (it) => it.kind === "assistant" && it.streaming) != null;
+      return {
+        ...state,
+        loaded: true,
+        items: [...items, ...local],
+        running: r.session.running || streaming || state.running,
+        hasMore: r.has_more,
+        oldestId: r.messages.length ? Math.min(...r.messages.map((m) => m.id)) : state.oldestId,
+        stack: [],
+      };
+    }
+    case "older": {
+      const r = action.reply;
+      const older = itemsFromHistory(r.messages, r.tool_calls, `s${state.sessionId}-`);
+      const known = new Set(state.items.map((i) => i.key));
+      return {
+        ...state,
+        items: [...older.filter((i) => !known.has(i.key)), ...state.items],
+        hasMore: r.has_more,
+        oldestId: r.messages.length ? Math.min(...r.messages.map((m) => m.id)) : state.oldestId,
+      };
+    }
+    case "local_send":
+      return {
+        ...state,
+        items: [...state.items, { kind: "user", key: action.key, id: null, text: action.text, state: "sending" }],
+      };
+    case "send_result":
+      return {
+        ...state,
+        running: true,
+        items: state.items.map((it) =>
+          it.kind === "user" && it.key === action.key && it.state === "sending"
+            ? { ...it, state: action.queued ? "queued" : "sent" }
+            : it,
+        ),
+      };
+    case "send_failed":
+      return {
+        ...state,
+        items: state.items.map((it) =>
+          it.kind === "user" && it.key === action.key ? { ...it, state: "failed", error: action.error } : it,
+        ),
+      };
+    case "html":
+      return {
+        ...state,
+        items: mapItems(state.items, (it) =>
+          it.kind === "assistant" && it.key === action.key ? { ...it, html: action.html, htmlFor: action.forText } : it,
+        ),
+      };
+    case "toggle_group":
+      return {
+        ...state,
+        items: mapItems(state.items, (it) => (it.kind === "agent" && it.key === action.key ? { ...it, expanded: !it.expanded } : it)),
+      };
+    case "event":
+      return applyEvent(state, action.event);
+  }
+}
+
+export function applyEvent(state: ChatState, e: Event): ChatState {
+  switch (e.type) {
+    case "turn_running":
+      return { ...state, running: true };
+    case "user_message": {
+      // Our own optimistic bubble (sending/queued) becomes the stored message; a
+      // message typed elsewhere (another window, the CLI) is added.
+      const idx = state.items.findIndex(
+        (it) => it.kind === "user" && it.id == null && it.state !== "failed" && sameText(it.text, e.text),
+      );
+      if (idx >= 0) {
+        const items = state.items.slice();
+        const it = items[idx] as Extract<Item, { kind: "user" }>;
+        items.splice(idx, 1);
+        // A queued message is delivered now: it moves to where the turn picks it up.
+        return {
+          ...state,
+          running: true,
+          items: [...endStreaming(items), { ...it, id: e.message_id, state: "sent" }],
+        };
+      }
+      if (findItem(state.items, (it) => it.kind === "user" && it.id === e.message_id)) return state;
+      return pushItem(
+        { ...state, running: true },
+        (key) => ({ kind: "user", key, id: e.message_id, text: e.text, state: "sent" }),
+        true,
+      );
+    }
+    case "token_delta":
+      return appendToAssistant({ ...state, running: true }, "text", e.text);
+    case "thinking":
+      return appendToAssistant({ ...state, running: true }, "reasoning", e.text);
+    case "tool_start": {
+      if (findItem(state.items, (it) => it.kind === "tool" && it.tool.id === e.tool_call_id)) {
+        return { ...state, items: updateTool(state.items, e.tool_call_id, (t) => ({ ...t, status: "running" })) };
+      }
+      const tool: ToolView = {
+        id: e.tool_call_id,
+        name: e.name,
+        arguments: e.arguments,
+        labelShort: e.label_short,
+        labelFull: e.label_full,
+        path: e.path ?? null,
+        status: "running",
+        result: null,
+        inboxId: null,
+        approval: null,
+        question: null,
+        progress: null,
+      };
+      return pushItem(state, (key) => ({ kind: "tool", key, tool }));
+    }
+    case "tool_progress":
+      return {
+        ...state,
+        items: updateTool(state.items, e.tool_call_id, (t) => ({
+          ...t,
+          progress: { progress: e.progress, total: e.total ?? null, message: e.message ?? null },
+        })),
+      };
+    case "approval_required":
+      return {
+        ...state,
+        items: updateTool(state.items, e.tool_call_id, (t) => ({
+          ...t,
+          status: "waiting",
+          inboxId: e.inbox_id,
+          approval: { label: e.label, reason: e.reason },
+        })),
+      };
+    case "agent_question":
+      return {
+        ...state,
+        items: updateTool(state.items, e.tool_call_id, (t) => ({
+          ...t,
+          status: "waiting",
+          inboxId: e.inbox_id,
+          question: { question: e.question, suggested: e.suggested_answers },
+        })),
+      };
+    case "inbox_resolved":
+      return {
+        ...state,
+        items: mapItems(state.items, (it) =>
+          it.kind === "tool" && it.tool.inboxId === e.id
+            ? { ...it, tool: { ...it.tool, inboxId: null, status: it.tool.status === "waiting" ? "running" : it.tool.status } }
+            : it,
+        ),
+      };
+    case "tool_done":
+      return { ...state, items: finishTool(state.items, e.tool_call_id, "done", e.result) };
+    case "tool_error":
+      return { ...state, items: finishTool(state.items, e.tool_call_id, "failed", e.error) };
+    case "tool_cancelled":
+      return { ...state, items: finishTool(state.items, e.tool_call_id, "cancelled", null) };
+    case "tool_rejected":
+      return { ...state, items: finishTool(state.items, e.tool_call_id, "rejected", e.reason || null) };
+    case "agent_start": {
+      const next = pushItem(state, (key) => ({
+        kind: "agent",
+        key,
+        stackId: e.stack_id,
+        agentId: e.agent_id,
+        depth: e.depth,
+        running: true,
+        outcome: null,
+        // Open while it works so its approvals and questions are in sight.
+        expanded: true,
+        children: [],
+      }));
+      return { ...next, stack: [...state.stack, e.stack_id] };
+    }
+    case "agent_done": {
+      const idx = state.stack.lastIndexOf(e.stack_id);
+      const frames = idx >= 0 ? state.stack.slice(0, idx + 1) : state.stack;
+      // Close the frame (found while it is still open), then pop it.
+      const items = updateContainer(state.items, frames.slice(0, -1), (list) => {
+        for (let i = list.length - 1; i >= 0; i--) {
+          const it = list[i]!;
+          if (it.kind === "agent" && it.stackId === e.stack_id && it.running) {
+            const copy = list.slice();
+            copy[i] = { ...it, running: false, outcome: e.outcome, expanded: false, children: endStreaming(it.children) };
+            return copy;
+          }
+        }
+        return list;
+      });
+      return { ...state, items, stack: idx >= 0 ? state.stack.slice(0, idx) : state.stack };
+    }
+    case "llm_failed":
+      return pushItem(
+        state,
+        notice(
+          e.retrying ? "warning" : "error",
+          e.retrying ? `The model failed, retrying: ${e.message}` : `The model failed: ${e.message}`,
+          e.retrying ? undefined : PROVIDER_HINT,
+        ),
+        true,
+      );
+    case "error":
+      return pushItem(state, notice("error", e.message, PROVIDER_HINT), true);
+    case "model_fallback":
+      return pushItem(state, notice("info", `Switched model from ${e.from} to ${e.to}: ${e.reason}`), true);
+    case "context_compacted":
+      return pushItem(state, notice("info", "Earlier messages were summarised to fit the model's context."), true);
+    case "done":
+      return finishTurn(state, e.outcome, e.text);
+    default:
+      // Global events (inbox, tasks, files, MCP) are handled outside the chat.
+      return state;
+  }
+}
+
+function finishTool(items: Item[], id: string, status: ToolStatus, result: string | null): Item[] {
+  return updateTool(items, id, (t) => ({ ...t, status, result, inboxId: null, progress: null }));
+}
+
+function finishTurn(state: ChatState, outcome: TurnOutcome, text: string): ChatState {
+  let items = endStreaming(state.items);
+  // Frames left open (the turn was stopped mid-delegation) close with the turn.
+  items = mapItems(items, (it) => {
+    if (it.kind === "agent" && it.running) return { ...it, running: false, outcome, expanded: false };
+    if (it.kind === "tool" && (it.tool.status === "running" || it.tool.status === "waiting" || it.tool.status === "pending"))
+      // A stop cancels what was running; a failure leaves it interrupted.
+      return {
+        ...it,
+        tool: { ...it.tool, status: outcome === "final" ? it.tool.status : outcome === "cancelled" ? "cancelled" : "interrupted", inboxId: null },
+      };
+    return it;
+  });
+  // Queued messages the turn never picked up were dropped by the server (stop drops them).
+  items = items.map((it) =>
+    it.kind === "user" && it.state === "queued" && outcome !== "final" ? { ...it, state: "failed", error: "Not delivered: the turn ended" } : it,
+  );
+  let next: ChatState = { ...state, items, running: false, stack: [] };
+  // The final answer, if no tokens were streamed for it (a provider without streaming).
+  if (text.trim() !== "") {
+    let lastUser = -1;
+    next.items.forEach((it, i) => {
+      if (it.kind === "user") lastUser = i;
+    });
+    const answered = next.items.slice(lastUser + 1).some((it) => it.kind === "assistant" && sameText(it.text, text));
+    if (!answered) {
+      next = pushItem(next, (key) => ({
+        kind: "assistant",
+        key,
+        id: null,
+        text,
+        html: null,
+        htmlFor: null,
+        reasoning: "",
+        streaming: false,
+        interrupted: false,
+      }), true);
+    }
+  }
+  if (outcome === "failed") {
+    next = pushItem(next, notice("error", "The turn failed before the agent could finish.", PROVIDER_HINT), true);
+  } else if (outcome === "exhausted") {
+    next = pushItem(next, notice("warning", "The agent used up its step budget for this turn. Send a message to let it continue."), true);
+  } else if (outcome === "cancelled") {
+    next = pushItem(next, notice("info", "Stopped."), true);
+  }
+  return next;
+}
+
+/** The latest `write_todos` list in the chat, for the checklist above the composer. */
+export interface Todo {
+  content: string;
+  status: string;
+}
+export function latestTodos(items: Item[]): Todo[] | null {
+  for (let i = items.length - 1; i >= 0; i--) {
+    const it = items[i]!;
+    if (it.kind === "tool" && it.tool.name === "write_todos") {
+      const args = it.tool.arguments;
+      if (args && typeof args === "object" && !Array.isArray(args)) {
+        const todos = args["todos"];
+        if (Array.isArray(todos)) {
+          return todos.flatMap((t) => {
+            if (t && typeof t === "object" && !Array.isArray(t) && typeof t["content"] === "string") {
+              return [{ content: t["content"], status: typeof t["status"] === "string" ? t["status"] : "pending" }];
+            }
+            return [];
+          });
+        }
+      }
+    }
+  }
+  return null;
+}
+
+/** Assistant items whose HTML is missing or stale (for throttled rendering). */
+export function staleAssistants(items: Item[]): Extract<Item, { kind: "assistant" }>[] {
+  const out: Extract<Item, { kind: "assistant" }>[] = [];
+  const walk = (list: Item[]) => {
+    for (const it of list) {
+      if (it.kind === "assistant" && it.text !== "" && it.htmlFor !== it.text) out.push(it);
+      else if (it.kind === "agent") walk(it.children);
+    }
+  };
+  walk(items);
+  return out;
+}

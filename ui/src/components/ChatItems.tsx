@@ -1,0 +1,187 @@
+// The rows of the chat: user and assistant bubbles, tool cards, notices and sub-agent
+// groups. Rows live inside a virtualised list, so any state that must survive scrolling
+// out of view (expanded cards) is kept outside the components, in `ExpandedContext`.
+
+import { createContext, memo, useContext, useEffect, useRef, useState } from "react";
+import type { InboxEntry } from "../protocol";
+import type { Item, ToolStatus, ToolView } from "../chat/state";
+import { useApp } from "../app/context";
+import { highlightWithin } from "../lib/highlight";
+import { pretty } from "../lib/json";
+import { InboxCard } from "./InboxCards";
+import { Icon, basename } from "./ui";
+
+/** Expanded tool cards by key; a ref-backed set so virtualised rows remember it. */
+export interface Expanded {
+  has(key: string): boolean;
+  toggle(key: string): void;
+}
+export const ExpandedContext = createContext<Expanded>({ has: () => false, toggle: () => {} });
+
+export const STATUS_LABEL: Record<ToolStatus, string> = {
+  pending: "pending",
+  running: "running",
+  waiting: "waiting for approval",
+  done: "done",
+  failed: "failed",
+  cancelled: "cancelled",
+  rejected: "rejected",
+  interrupted: "interrupted",
+};
+
+export const ChatRow = memo(function ChatRow({ item, onToggleGroup }: { item: Item; onToggleGroup: (key: string) => void }) {
+  switch (item.kind) {
+    case "user":
+      return <UserBubble item={item} />;
+    case "assistant":
+      return <AssistantBubble item={item} />;
+    case "tool":
+      return <ToolCard tool={item.tool} cardKey={item.key} />;
+    case "notice":
+      return (
+        <div className={`notice notice-${item.level}`} role={item.level === "error" ? "alert" : "status"}>
+          <span>{item.message}</span>
+          {item.hint && <span className="hint">{item.hint}</span>}
+        </div>
+      );
+    case "agent":
+      return <AgentGroup item={item} onToggleGroup={onToggleGroup} />;
+  }
+});
+
+function UserBubble({ item }: { item: Extract<Item, { kind: "user" }> }) {
+  return (
+    <div className={`message message-user state-${item.state}`} data-testid="message" data-role="user" data-message-id={item.id ?? undefined}>
+      <div className="bubble plain">{item.text}</div>
+      {item.state === "queued" && <div className="meta">queued — delivered at the agent's next step</div>}
+      {item.state === "sending" && <div className="meta">sending…</div>}
+      {item.state === "failed" && <div className="meta error-text">Not sent: {item.error}</div>}
+    </div>
+  );
+}
+
+function AssistantBubble({ item }: { item: Extract<Item, { kind: "assistant" }> }) {
+  const ref = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    if (ref.current) highlightWithin(ref.current);
+  }, [item.html]);
+  return (
+    <div className="message message-assistant" data-testid="message" data-role="assistant" data-message-id={item.id ?? undefined}>
+      {item.reasoning && (
+        <details className="reasoning">
+          <summary>{item.streaming && !item.text ? "Thinking…" : "Reasoning"}</summary>
+          <div className="plain small">{item.reasoning}</div>
+        </details>
+      )}
+      {item.html != null ? (
+        // Sanitised by the server (ammonia); the server is the one Markdown renderer.
+        <div ref={ref} className="bubble markdown" dangerouslySetInnerHTML={{ __html: item.html }} />
+      ) : (
+        item.text && <div className="bubble plain">{item.text}</div>
+      )}
+      {item.streaming && <span className="streaming-cursor" data-testid="streaming" aria-label="The agent is writing" />}
+      {item.interrupted && <div className="meta">interrupted</div>}
+    </div>
+  );
+}
+
+function findEntry(inbox: InboxEntry[], tool: ToolView): InboxEntry | undefined {
+  return (tool.inboxId != null ? inbox.find((e) => e.id === tool.inboxId) : undefined) ?? inbox.find((e) => e.tool_call_id === tool.id);
+}
+
+export function ToolCard({ tool, cardKey }: { tool: ToolView; cardKey: string }) {
+  const expanded = useContext(ExpandedContext);
+  const { inbox, openViewer } = useApp();
+  const open = expanded.has(cardKey);
+  const entry = findEntry(inbox, tool);
+  const status: ToolStatus = entry && (tool.status === "pending" || tool.status === "running" || tool.status === "waiting") ? "waiting" : tool.status;
+  const statusLabel = entry?.kind === "question" ? "waiting for answer" : STATUS_LABEL[status];
+  return (
+    <div className={`tool-card status-${status}`} data-testid="tool-card" data-tool={tool.name} data-status={status}>
+      <div className="tool-head">
+        <button type="button" className="tool-toggle" aria-expanded={open} aria-label={open ? "Hide details" : "Show details"} onClick={() => expanded.toggle(cardKey)}>
+          <span className={open ? "chev open" : "chev"}>
+            <Icon name="chevron" size={12} />
+          </span>
+          <span className="tool-label" title={tool.labelFull}>
+            {tool.labelShort || tool.name}
+          </span>
+        </button>
+        {tool.path && (
+          <button type="button" className="link path" title={`Open ${tool.path} in the viewer`} onClick={() => openViewer(tool.path!)}>
+            {basename(tool.path)}
+          </button>
+        )}
+        <span className={`chip chip-${status}`}>{statusLabel}</span>
+      </div>
+      {tool.progress && (
+        <div className="progress" role="progressbar" aria-valuenow={tool.progress.progress} aria-valuemax={tool.progress.total ?? undefined}>
+          <div className="bar" style={{ width: tool.progress.total ? `${Math.min(100, (100 * tool.progress.progress) / tool.progress.total)}%` : "30%" }} />
+          {tool.progress.message && <span className="small muted">{tool.progress.message}</span>}
+        </div>
+      )}
+      {open && (
+        <div className="tool-body">
+          <div className="small muted">{tool.labelFull}</div>
+          <div className="small label">Arguments</div>
+          <pre className="json">{pretty(tool.arguments)}</pre>
+          {tool.result != null && (
+            <>
+              <div className="small label">{status === "failed" ? "Error" : "Result"}</div>
+              <ToolResult text={tool.result} />
+            </>
+          )}
+        </div>
+      )}
+      {entry ? (
+        <InboxCard entry={entry} />
+      ) : (
+        tool.inboxId != null && <div className="small muted">Waiting for the Inbox item…</div>
+      )}
+    </div>
+  );
+}
+
+const RESULT_PREVIEW = 20_000;
+
+function ToolResult({ text }: { text: string }) {
+  const [all, setAll] = useState(false);
+  const long = text.length > RESULT_PREVIEW;
+  return (
+    <>
+      <pre className="result">{long && !all ? text.slice(0, RESULT_PREVIEW) + "\n…" : text}</pre>
+      {long && (
+        <button type="button" className="link small" onClick={() => setAll(!all)}>
+          {all ? "Show less" : `Show all ${text.length.toLocaleString()} characters`}
+        </button>
+      )}
+    </>
+  );
+}
+
+function AgentGroup({ item, onToggleGroup }: { item: Extract<Item, { kind: "agent" }>; onToggleGroup: (key: string) => void }) {
+  const count = item.children.length;
+  return (
+    <div className="agent-group" data-testid="agent-group" style={{ marginLeft: Math.min(item.depth - 1, 4) * 12 }}>
+      <button type="button" className="agent-head" aria-expanded={item.expanded} onClick={() => onToggleGroup(item.key)}>
+        <span className={item.expanded ? "chev open" : "chev"}>
+          <Icon name="chevron" size={12} />
+        </span>
+        <span>
+          Sub-agent <strong>{item.agentId}</strong>
+        </span>
+        <span className="muted small">
+          {count} step{count === 1 ? "" : "s"}
+        </span>
+        {item.running ? <span className="chip chip-running">running</span> : item.outcome && item.outcome !== "final" && <span className={`chip chip-${item.outcome}`}>{item.outcome}</span>}
+      </button>
+      {item.expanded && (
+        <div className="agent-children">
+          {item.children.map((c) => (
+            <ChatRow key={c.key} item={c} onToggleGroup={onToggleGroup} />
+          ))}
+        </div>
+      )}
+    </div>
+  );
+}

@@ -1,0 +1,378 @@
+// One session's chat: the virtualised message list, pending Inbox items, the todo
+// checklist and the composer.
+
+import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from "react";
+import { useVirtualizer } from "@tanstack/react-virtual";
+import type { InboxEntry, SessionInfo } from "../protocol";
+import { latestTodos, staleAssistants, type ChatAction, type ChatState, type Item } from "../chat/state";
+import { useApp, useTransport } from "../app/context";
+import { loadDraft, saveDraft } from "../lib/drafts";
+import { errorText } from "../lib/json";
+import { escapeHtml } from "../lib/highlight";
+import { ChatRow, ExpandedContext, type Expanded } from "./ChatItems";
+import { InboxCard } from "./InboxCards";
+import { EmptyState, ErrorState, Icon, Spinner } from "./ui";
+
+export const HISTORY_PAGE = 500;
+/** How often the streaming answer is re-rendered by the server while tokens arrive. */
+const RENDER_THROTTLE_MS = 150;
+
+interface Props {
+  session: SessionInfo | undefined;
+  sessionId: number;
+  chat: ChatState;
+  dispatch: (a: ChatAction) => void;
+  loadError: string | null;
+  onRetryLoad: () => void;
+  viewerOpen: boolean;
+  onToggleViewer: () => void;
+}
+
+export function ChatView({ session, sessionId, chat, dispatch, loadError, onRetryLoad, viewerOpen, onToggleViewer }: Props) {
+  const t = useTransport();
+  const { inbox } = useApp();
+  useMarkdownRendering(chat.items, sessionId, dispatch);
+
+  const todos = useMemo(() => latestTodos(chat.items), [chat.items]);
+  // Inbox items of this session whose tool card is not in sight (elicitations, items
+  // inside collapsed sub-agent groups, calls older than the loaded history).
+  const loose = useMemo(() => {
+    const visible = new Set<string>();
+    const walk = (list: Item[]) => {
+      for (const it of list) {
+        if (it.kind === "tool") visible.add(it.tool.id);
+        else if (it.kind === "agent" && it.expanded) walk(it.children);
+      }
+    };
+    walk(chat.items);
+    return inbox.filter((e) => e.session_id === sessionId && !(e.tool_call_id && visible.has(e.tool_call_id)));
+  }, [inbox, chat.items, sessionId]);
+
+  const [loadingOlder, setLoadingOlder] = useState(false);
+  const loadOlder = useCallback(async () => {
+    if (loadingOlder || !chat.hasMore || chat.oldestId == null) return;
+    setLoadingOlder(true);
+    try {
+      const reply = await t.call({ cmd: "history", session_id: sessionId, before: chat.oldestId, limit: HISTORY_PAGE });
+      dispatch({ type: "older", reply });
+    } catch {
+      // The "Load earlier" button stays and can be pressed again.
+    } finally {
+      setLoadingOlder(false);
+    }
+  }, [t, sessionId, chat.hasMore, chat.oldestId, loadingOlder, dispatch]);
+
+  return (
+    <section className="chat" aria-label={session?.title ?? "Chat"}>
+      <header className="chat-header">
+        <div className="chat-title">
+          <h1>{session?.title || "Untitled chat"}</h1>
+          {session?.working_dir && <span className="muted small" title={session.working_dir}>{session.working_dir}</span>}
+        </div>
+        {chat.running && <span className="chip chip-running">working</span>}
+        <button type="button" className={viewerOpen ? "icon-btn active" : "icon-btn"} aria-label="Toggle viewer (Ctrl+Shift+E)" aria-pressed={viewerOpen} title="Toggle viewer (Ctrl+Shift+E)" onClick={onToggleViewer}>
+          <Icon name="panel" />
+        </button>
+      </header>
+      {loadError && !chat.loaded ? (
+        <ErrorState message={`Could not load this chat: ${loadError}`} onRetry={onRetryLoad} />
+      ) : (
+        <MessageList chat={chat} dispatch={dispatch} loadOlder={loadOlder} loadingOlder={loadingOlder} />
+      )}
+      {loose.length > 0 && (
+        <div className="pending-area" aria-label="Waiting for you">
+          {loose.map((e: InboxEntry) => (
+            <InboxCard key={e.id} entry={e} />
+          ))}
+        </div>
+      )}
+      {todos && todos.length > 0 && <TodoList todos={todos} />}
+      <Composer sessionId={sessionId} running={chat.running} dispatch={dispatch} />
+    </section>
+  );
+}
+
+/** Keeps assistant HTML in step with its text: throttled while streaming, once after. */
+function useMarkdownRendering(items: Item[], sessionId: number, dispatch: (a: ChatAction) => void) {
+  const t = useTransport();
+  const itemsRef = useRef(items);
+  itemsRef.current = items;
+  const jobs = useRef(new Map<string, { busy: boolean; timer: ReturnType<typeof setTimeout> | null; last: number }>());
+  useEffect(() => {
+    for (const it of staleAssistants(items)) {
+      const job = jobs.current.get(it.key) ?? { busy: false, timer: null, last: 0 };
+      jobs.current.set(it.key, job);
+      if (job.busy || job.timer) continue;
+      const wait = it.streaming ? Math.max(0, RENDER_THROTTLE_MS - (Date.now() - job.last)) : 0;
+      job.timer = setTimeout(() => {
+        job.timer = null;
+        const current = staleAssistants(itemsRef.current).find((x) => x.key === it.key);
+        if (!current) return;
+        const text = current.text;
+        job.busy = true;
+        job.last = Date.now();
+        t.call({ cmd: "render_markdown", text, session_id: sessionId }).then(
+          (r) => {
+            job.busy = false;
+            dispatch({ type: "html", key: it.key, html: r.html, forText: text });
+          },
+          () => {
+            job.busy = false;
+            // Without the server's renderer, show the text as it is rather than retry forever.
+            dispatch({ type: "html", key: it.key, html: `<p style="white-space:pre-wrap">${escapeHtml(text)}</p>`, forText: text });
+          },
+        );
+      }, wait);
+    }
+  }, [items, sessionId, t, dispatch]);
+  useEffect(() => {
+    const map = jobs.current;
+    return () => {
+      for (const j of map.values()) if (j.timer) clearTimeout(j.timer);
+      map.clear();
+    };
+  }, [sessionId]);
+}
+
+function MessageList({ chat, dispatch, loadOlder, loadingOlder }: { chat: ChatState; dispatch: (a: ChatAction) => void; loadOlder: () => void; loadingOlder: boolean }) {
+  const { openViewer } = useApp();
+  const scrollRef = useRef<HTMLDivElement>(null);
+  const items = chat.items;
+  const last = items[items.length - 1];
+  const showWorking = chat.running && !(last && last.kind === "assistant" && last.streaming);
+  const count = items.length + (showWorking ? 1 : 0);
+  const virtualizer = useVirtualizer({
+    count,
+    getScrollElement: () => scrollRef.current,
+    estimateSize: () => 72,
+    overscan: 6,
+    getItemKey: (i) => items[i]?.key ?? "working",
+  });
+
+  // Follow the bottom while new content arrives, unless the user scrolled up to read.
+  const stick = useRef(true);
+  const onScroll = () => {
+    const el = scrollRef.current;
+    if (!el) return;
+    stick.current = el.scrollHeight - el.scrollTop - el.clientHeight < 80;
+    prev.current.top = el.scrollTop;
+    if (el.scrollTop < 300 && chat.hasMore && !loadingOlder) loadOlder();
+  };
+  const total = virtualizer.getTotalSize();
+  // Keep the reading position when older messages are prepended.
+  const firstKey = items[0]?.key;
+  const prev = useRef<{ firstKey: string | undefined; total: number; top: number }>({ firstKey, total, top: 0 });
+  useLayoutEffect(() => {
+    const el = scrollRef.current;
+    if (!el) return;
+    const p = prev.current;
+    if (p.firstKey !== undefined && firstKey !== p.firstKey && !stick.current) {
+      el.scrollTop = p.top + (total - p.total);
+    } else if (stick.current) {
+      el.scrollTop = el.scrollHeight;
+    }
+    prev.current = { firstKey, total, top: el.scrollTop };
+  }, [items, total, firstKey]);
+  // A newly opened chat starts at the bottom.
+  useEffect(() => {
+    stick.current = true;
+  }, [chat.sessionId]);
+
+  const [expandedVersion, setExpandedVersion] = useState(0);
+  const expandedSet = useRef(new Set<string>());
+  const expanded = useMemo<Expanded>(
+    () => ({
+      has: (k) => expandedSet.current.has(k),
+      toggle: (k) => {
+        if (!expandedSet.current.delete(k)) expandedSet.current.add(k);
+        setExpandedVersion((v) => v + 1);
+      },
+    }),
+    // A new object on every toggle so rows re-render.
+    [expandedVersion],
+  );
+  const onToggleGroup = useCallback((key: string) => dispatch({ type: "toggle_group", key }), [dispatch]);
+
+  // Links in rendered Markdown that point at files open in the viewer, not a new page.
+  const onClick = (e: React.MouseEvent) => {
+    const a = (e.target as HTMLElement).closest("a");
+    if (!a) return;
+    const href = a.getAttribute("href") ?? "";
+    const path = fileLinkPath(href);
+    if (path) {
+      e.preventDefault();
+      openViewer(path);
+    } else if (/^https?:/i.test(href)) {
+      a.target = "_blank";
+      a.rel = "noopener noreferrer";
+    }
+  };
+
+  return (
+    <div ref={scrollRef} className="message-scroll" data-testid="message-list" data-loaded={chat.loaded ? "1" : undefined} role="log" aria-live="polite" aria-busy={!chat.loaded} onScroll={onScroll} onClick={onClick}>
+      {!chat.loaded ? (
+        <Spinner label="Loading chat…" />
+      ) : items.length === 0 && !chat.running ? (
+        <EmptyState title="Start the conversation">Ask the agent anything. Enter sends, Shift+Enter starts a new line.</EmptyState>
+      ) : (
+        <>
+          {chat.hasMore && (
+            <div className="load-older">
+              <button type="button" className="btn" disabled={loadingOlder} onClick={loadOlder}>
+                {loadingOlder ? "Loading…" : "Load earlier messages"}
+              </button>
+            </div>
+          )}
+          <ExpandedContext.Provider value={expanded}>
+            <div className="virtual-inner" style={{ height: total }}>
+              {virtualizer.getVirtualItems().map((v) => {
+                const item = items[v.index];
+                return (
+                  <div key={v.key} data-index={v.index} ref={virtualizer.measureElement} className="virtual-row" style={{ transform: `translateY(${v.start}px)` }}>
+                    {item ? (
+                      <ChatRow item={item} onToggleGroup={onToggleGroup} />
+                    ) : (
+                      <div className="working" role="status">
+                        <span className="dots" aria-hidden="true">
+                          <i />
+                          <i />
+                          <i />
+                        </span>
+                        The agent is working…
+                      </div>
+                    )}
+                  </div>
+                );
+              })}
+            </div>
+          </ExpandedContext.Provider>
+        </>
+      )}
+    </div>
+  );
+}
+
+/** `/api/file?path=…` links (what the server makes of relative links) → the path. */
+export function fileLinkPath(href: string): string | null {
+  if (!href.startsWith("/api/file?")) return null;
+  const q = new URLSearchParams(href.slice("/api/file?".length).split("#")[0]);
+  return q.get("path");
+}
+
+function TodoList({ todos }: { todos: { content: string; status: string }[] }) {
+  const [open, setOpen] = useState(true);
+  const done = todos.filter((t) => t.status === "completed" || t.status === "done").length;
+  return (
+    <div className="todos">
+      <button type="button" className="todos-head" aria-expanded={open} onClick={() => setOpen(!open)}>
+        <span className={open ? "chev open" : "chev"}>
+          <Icon name="chevron" size={12} />
+        </span>
+        Plan <span className="muted small">{done}/{todos.length} done</span>
+      </button>
+      {open && (
+        <ul className="todo-list" aria-label="The agent's plan">
+          {todos.map((t, i) => (
+            <li key={i} className={`todo todo-${t.status}`}>
+              <span className="todo-box" aria-hidden="true">
+                {t.status === "completed" || t.status === "done" ? "✓" : t.status === "in_progress" ? "▸" : ""}
+              </span>
+              <span>{t.content}</span>
+              <span className="sr-only">({t.status.replace("_", " ")})</span>
+            </li>
+          ))}
+        </ul>
+      )}
+    </div>
+  );
+}
+
+function Composer({ sessionId, running, dispatch }: { sessionId: number; running: boolean; dispatch: (a: ChatAction) => void }) {
+  const t = useTransport();
+  const [text, setText] = useState(() => loadDraft(sessionId));
+  const [error, setError] = useState<string | null>(null);
+  const ref = useRef<HTMLTextAreaElement>(null);
+  const textRef = useRef(text);
+  textRef.current = text;
+
+  useEffect(() => {
+    setText(loadDraft(sessionId));
+    setError(null);
+    ref.current?.focus();
+  }, [sessionId]);
+  useEffect(() => {
+    saveDraft(sessionId, text);
+  }, [sessionId, text]);
+  // Grow with the text up to a limit, then scroll.
+  useLayoutEffect(() => {
+    const el = ref.current;
+    if (!el) return;
+    el.style.height = "auto";
+    el.style.height = `${Math.min(el.scrollHeight, 240)}px`;
+  }, [text]);
+
+  const send = () => {
+    const body = text;
+    if (body.trim() === "") return;
+    const key = `local-${Date.now()}-${Math.random().toString(36).slice(2, 8)}`;
+    dispatch({ type: "local_send", key, text: body });
+    setText("");
+    setError(null);
+    t.call({ cmd: "send_message", session_id: sessionId, text: body }).then(
+      (r) => dispatch({ type: "send_result", key, queued: r.queued }),
+      (e: unknown) => {
+        dispatch({ type: "send_failed", key, error: errorText(e) });
+        // Never lose typed input: put it back if the box is still empty.
+        if (textRef.current === "") setText(body);
+        setError(errorText(e));
+      },
+    );
+  };
+  const stop = () => {
+    t.call({ cmd: "stop", session_id: sessionId }).catch((e: unknown) => setError(`Could not stop: ${errorText(e)}`));
+  };
+
+  return (
+    <form
+      className="composer"
+      onSubmit={(e) => {
+        e.preventDefault();
+        send();
+      }}
+    >
+      {error && (
+        <div className="error-text small" role="alert">
+          {error}
+        </div>
+      )}
+      <div className="composer-row">
+        <textarea
+          ref={ref}
+          data-testid="composer"
+          aria-label="Message"
+          placeholder={running ? "Queue a message for the agent's next step…" : "Message the agent…"}
+          rows={1}
+          value={text}
+          onChange={(e) => setText(e.target.value)}
+          onKeyDown={(e) => {
+            if (e.key === "Enter" && !e.shiftKey && !e.nativeEvent.isComposing) {
+              e.preventDefault();
+              send();
+            } else if (e.key === "Escape" && running) {
+              e.preventDefault();
+              stop();
+            }
+          }}
+        />
+        {running && (
+          <button type="button" className="btn btn-danger icon-text" data-testid="stop" aria-label="Stop the agent (Esc)" title="Stop (Esc)" onClick={stop}>
+            <Icon name="stop" /> Stop
+          </button>
+        )}
+        <button type="submit" className="btn btn-primary icon-text" data-testid="send" aria-label={running ? "Queue message" : "Send message"} disabled={text.trim() === ""}>
+          <Icon name="send" /> {running ? "Queue" : "Send"}
+        </button>
+      </div>
+    </form>
+  );
+}

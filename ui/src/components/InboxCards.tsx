@@ -1,0 +1,424 @@
+// The answerable cards for Inbox items: approvals (with diff, bypass and "always"),
+// agent questions and MCP elicitation forms. The chat and the Inbox screen render the
+// very same components so an item looks and behaves the same in both places.
+
+import { useEffect, useMemo, useRef, useState } from "react";
+import type { InboxAnswer, InboxEntry, JsonValue, RuleDraft } from "../protocol";
+import { useApp, useTransport } from "../app/context";
+import { unifiedDiff } from "../lib/diff";
+import { asObject, errorText, pretty, str } from "../lib/json";
+import { fieldsFromSchema, formToJson, initialValues, type FormValues } from "../lib/elicitation";
+import { Icon } from "./ui";
+
+/** Sends the answer; the card stays with a busy/error state until the server confirms. */
+function useAnswer(entry: InboxEntry, onAnswered?: () => void) {
+  const t = useTransport();
+  const { refreshInbox } = useApp();
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const send = async (answer: InboxAnswer) => {
+    setBusy(true);
+    setError(null);
+    try {
+      await t.call({ cmd: "answer", inbox_id: entry.id, answer });
+      onAnswered?.();
+      refreshInbox();
+    } catch (e) {
+      setError(errorText(e));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return { busy, error, send };
+}
+
+export function InboxCard({ entry, showContext = false }: { entry: InboxEntry; showContext?: boolean }) {
+  switch (entry.kind) {
+    case "approval":
+      return <ApprovalCard entry={entry} showContext={showContext} />;
+    case "question":
+      return <QuestionCard entry={entry} showContext={showContext} />;
+    case "elicitation":
+      return <ElicitationCard entry={entry} showContext={showContext} />;
+    default:
+      return (
+        <div className="card inbox-card">
+          <CardContext entry={entry} show={showContext} />
+          <div>{entry.title}</div>
+          <pre className="json">{pretty(entry.payload)}</pre>
+        </div>
+      );
+  }
+}
+
+function CardContext({ entry, show }: { entry: InboxEntry; show: boolean }) {
+  const { openSession } = useApp();
+  if (!show && entry.depth === 0) return null;
+  return (
+    <div className="card-context">
+      {show && (
+        <button type="button" className="link" onClick={() => openSession(entry.session_id)} title="Open this chat">
+          {entry.session_title || `Chat ${entry.session_id}`}
+        </button>
+      )}
+      <span className="chip">{entry.agent_id || "agent"}</span>
+      {entry.depth > 0 && <span className="muted">sub-agent, depth {entry.depth}</span>}
+    </div>
+  );
+}
+
+// ---- approvals -------------------------------------------------------------------------
+
+interface WritePayload {
+  path: string;
+  old: string;
+  new: string;
+}
+
+function writeOf(payload: JsonValue): WritePayload | null {
+  const w = asObject(asObject(payload)?.["write"]);
+  if (!w) return null;
+  return { path: str(w, "path") ?? "", old: str(w, "old") ?? "", new: str(w, "new") ?? "" };
+}
+
+/**
+ * The tool's category, for "bypass this category" (the engine puts it in the approval
+ * payload; MCP tools have none).
+ */
+export function categoryOf(payload: JsonValue): string | null {
+  return str(asObject(payload), "category") ?? null;
+}
+
+export function ApprovalCard({ entry, showContext }: { entry: InboxEntry; showContext: boolean }) {
+  const { busy, error, send } = useAnswer(entry);
+  const p = asObject(entry.payload);
+  const write = writeOf(entry.payload);
+  const label = str(p, "label") ?? entry.title;
+  const reason = str(p, "reason");
+  const category = categoryOf(entry.payload);
+  const [mode, setMode] = useState<"idle" | "reject" | "always">("idle");
+  const [note, setNote] = useState("");
+  const [menu, setMenu] = useState(false);
+  const { openViewer } = useApp();
+  const noteRef = useRef<HTMLTextAreaElement>(null);
+  useEffect(() => {
+    if (mode === "reject") noteRef.current?.focus();
+  }, [mode]);
+
+  return (
+    <div className="card inbox-card approval-card" data-testid="approval-card" data-inbox-id={entry.id} role="group" aria-label={`Approval: ${label}`}>
+      <CardContext entry={entry} show={showContext} />
+      <div className="card-title">
+        <span className="chip chip-waiting">Needs approval</span>
+        <span className="card-label" title={label}>{label}</span>
+      </div>
+      {reason && <div className="muted small">{reason}</div>}
+      {write ? (
+        <div>
+          <button type="button" className="link path" onClick={() => write.path && openViewer(write.path)}>
+            <Icon name="file" size={14} /> {write.path}
+          </button>
+          <DiffView oldText={write.old} newText={write.new} />
+        </div>
+      ) : (
+        p?.["arguments"] !== undefined && (
+          <details className="args">
+            <summary>Arguments</summary>
+            <pre className="json">{pretty(p["arguments"])}</pre>
+          </details>
+        )
+      )}
+      {mode === "reject" && (
+        <div className="reject-row">
+          <textarea
+            ref={noteRef}
+            data-testid="reject-note"
+            aria-label="Why reject (sent to the agent)"
+            placeholder="Tell the agent why, or what to do instead (optional)"
+            value={note}
+            rows={2}
+            onChange={(e) => setNote(e.target.value)}
+            onKeyDown={(e) => {
+              if (e.key === "Enter" && !e.shiftKey) {
+                e.preventDefault();
+                void send({ decision: "reject", note });
+              } else if (e.key === "Escape") {
+                e.stopPropagation();
+                setMode("idle");
+              }
+            }}
+          />
+          <div className="row">
+            <button type="button" className="btn btn-danger" data-testid="reject-confirm" disabled={busy} onClick={() => void send({ decision: "reject", note })}>
+              Reject
+            </button>
+            <button type="button" className="btn" onClick={() => setMode("idle")}>
+              Cancel
+            </button>
+          </div>
+        </div>
+      )}
+      {mode === "always" && <RuleEditor entry={entry} busy={busy} onCancel={() => setMode("idle")} onSave={(rule) => void send({ decision: "always_allow", rule })} />}
+      {mode === "idle" && (
+        <div className="row actions">
+          <button type="button" className="btn btn-primary" data-testid="approve" disabled={busy} onClick={() => void send({ decision: "approve" })}>
+            Approve
+          </button>
+          <button type="button" className="btn" data-testid="reject" disabled={busy} onClick={() => setMode("reject")}>
+            Reject…
+          </button>
+          <div
+            className="menu-wrap"
+            onBlur={(e) => {
+              // Close the menu when focus leaves it (click elsewhere, Tab away).
+              if (!e.currentTarget.contains(e.relatedTarget as Node | null)) setMenu(false);
+            }}
+          >
+            <button type="button" className="btn" aria-haspopup="menu" aria-expanded={menu} disabled={busy} onClick={() => setMenu((m) => !m)}>
+              Bypass ▾
+            </button>
+            {menu && (
+              <div className="menu" role="menu" onKeyDown={(e) => e.key === "Escape" && setMenu(false)}>
+                {category && (
+                  <button
+                    type="button"
+                    role="menuitem"
+                    autoFocus
+                    onClick={() => {
+                      setMenu(false);
+                      void send({ decision: "approve_with_bypass", scope: { scope: "category", value: category }, minutes: 30 });
+                    }}
+                  >
+                    Approve all {category} calls for 30 min
+                  </button>
+                )}
+                <button
+                  type="button"
+                  role="menuitem"
+                  autoFocus={!category}
+                  onClick={() => {
+                    setMenu(false);
+                    void send({ decision: "approve_with_bypass", scope: { scope: "all" }, minutes: 30 });
+                  }}
+                >
+                  Approve everything for 30 min
+                </button>
+              </div>
+            )}
+          </div>
+          <button type="button" className="btn" disabled={busy} onClick={() => setMode("always")}>
+            Always…
+          </button>
+        </div>
+      )}
+      {error && <div className="error-text" role="alert">{error}</div>}
+    </div>
+  );
+}
+
+export function DiffView({ oldText, newText }: { oldText: string; newText: string }) {
+  const diff = useMemo(() => unifiedDiff(oldText, newText), [oldText, newText]);
+  return (
+    <div className="diff" data-testid="diff-view" role="table" aria-label="Changes">
+      <div className="diff-stats small">
+        <span className="add">+{diff.added}</span> <span className="del">−{diff.removed}</span>
+        {oldText === "" && <span className="muted"> (new file)</span>}
+      </div>
+      {diff.rows.length === 0 && <div className="muted small">No changes.</div>}
+      {diff.rows.map((r, i) =>
+        r.kind === "hunk" || r.kind === "note" ? (
+          <div key={i} className={`diff-row diff-${r.kind}`} role="row">
+            {r.text}
+          </div>
+        ) : (
+          <div key={i} className={`diff-row diff-${r.kind}`} role="row">
+            <span className="ln">{r.oldNo ?? ""}</span>
+            <span className="ln">{r.newNo ?? ""}</span>
+            <span className="mark">{r.kind === "add" ? "+" : r.kind === "del" ? "-" : " "}</span>
+            <span className="code">{r.text}</span>
+          </div>
+        ),
+      )}
+    </div>
+  );
+}
+
+function RuleEditor({ entry, busy, onCancel, onSave }: { entry: InboxEntry; busy: boolean; onCancel: () => void; onSave: (r: RuleDraft) => void }) {
+  const t = useTransport();
+  const [rule, setRule] = useState<RuleDraft | null>(null);
+  const [matched, setMatched] = useState<number | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  useEffect(() => {
+    let live = true;
+    t.call({ cmd: "propose_rule", inbox_id: entry.id }).then(
+      (r) => {
+        if (!live) return;
+        setRule(r.rule);
+        setMatched(r.matched);
+      },
+      (e: unknown) => live && setError(errorText(e)),
+    );
+    return () => {
+      live = false;
+    };
+  }, [t, entry.id]);
+  if (error) return <div className="error-text" role="alert">Could not propose a rule: {error}</div>;
+  if (!rule) return <div className="muted small">Proposing a rule…</div>;
+  const field = (key: "tool_pattern" | "path_pattern" | "command_pattern" | "working_dir" | "note", label: string, optional: boolean) => (
+    <label className="field">
+      <span>{label}</span>
+      <input
+        value={rule[key] ?? ""}
+        placeholder={optional ? "any" : ""}
+        onChange={(e) => {
+          const v = e.target.value;
+          setRule({ ...rule, [key]: optional && v === "" ? null : v });
+        }}
+      />
+    </label>
+  );
+  return (
+    <form
+      className="rule-editor"
+      onSubmit={(e) => {
+        e.preventDefault();
+        onSave(rule);
+      }}
+    >
+      <div className="small">
+        Always allow calls matching this rule{matched != null && <> — it would have matched <strong>{matched}</strong> earlier call{matched === 1 ? "" : "s"}</>}.
+      </div>
+      {field("tool_pattern", "Tool", false)}
+      {field("path_pattern", "Path pattern", true)}
+      {field("command_pattern", "Command pattern", true)}
+      {field("working_dir", "Working folder", true)}
+      {field("note", "Note", false)}
+      <div className="row">
+        <button type="submit" className="btn btn-primary" disabled={busy || rule.tool_pattern.trim() === ""}>
+          Save rule and approve
+        </button>
+        <button type="button" className="btn" onClick={onCancel}>
+          Cancel
+        </button>
+      </div>
+    </form>
+  );
+}
+
+// ---- questions ---------------------------------------------------------------------
+
+export function QuestionCard({ entry, showContext }: { entry: InboxEntry; showContext: boolean }) {
+  const { busy, error, send } = useAnswer(entry);
+  const p = asObject(entry.payload);
+  const question = str(p, "question") ?? entry.title;
+  const suggested = Array.isArray(p?.["suggested_answers"]) ? (p!["suggested_answers"] as JsonValue[]).filter((x): x is string => typeof x === "string") : [];
+  const [text, setText] = useState("");
+  const submit = () => {
+    if (text.trim() !== "") void send({ decision: "text", text });
+  };
+  return (
+    <div className="card inbox-card question-card" data-testid="question-card" data-inbox-id={entry.id} role="group" aria-label="Question from the agent">
+      <CardContext entry={entry} show={showContext} />
+      <div className="card-title">
+        <span className="chip chip-waiting">Question</span>
+      </div>
+      <div className="question">{question}</div>
+      {suggested.length > 0 && (
+        <div className="row wrap">
+          {suggested.map((s) => (
+            <button key={s} type="button" className="btn" data-testid="suggested-answer" disabled={busy} onClick={() => void send({ decision: "text", text: s })}>
+              {s}
+            </button>
+          ))}
+        </div>
+      )}
+      <form
+        className="row"
+        onSubmit={(e) => {
+          e.preventDefault();
+          submit();
+        }}
+      >
+        <input data-testid="answer-input" className="grow" aria-label="Your answer" placeholder="Type an answer…" value={text} onChange={(e) => setText(e.target.value)} />
+        <button type="submit" className="btn btn-primary" data-testid="answer-submit" disabled={busy || text.trim() === ""}>
+          Answer
+        </button>
+      </form>
+      {error && <div className="error-text" role="alert">{error}</div>}
+    </div>
+  );
+}
+
+// ---- elicitation -------------------------------------------------------------------
+
+export function ElicitationCard({ entry, showContext }: { entry: InboxEntry; showContext: boolean }) {
+  const { busy, error, send } = useAnswer(entry);
+  const p = asObject(entry.payload);
+  const message = str(p, "message") ?? entry.title;
+  const schema = p?.["requested_schema"] ?? p?.["schema"];
+  const fields = useMemo(() => fieldsFromSchema(schema ?? null), [schema]);
+  const [values, setValues] = useState<FormValues>(() => initialValues(fields));
+  const [errors, setErrors] = useState<Record<string, string>>({});
+  const submit = () => {
+    const r = formToJson(fields, values);
+    setErrors(r.errors);
+    if (r.ok) void send({ decision: "text", text: JSON.stringify(r.value) });
+  };
+  return (
+    <div className="card inbox-card elicitation-card" data-testid="question-card" data-inbox-id={entry.id} role="group" aria-label="A tool asks for input">
+      <CardContext entry={entry} show={showContext} />
+      <div className="card-title">
+        <span className="chip chip-waiting">Input requested</span>
+        <span className="muted small">{entry.title}</span>
+      </div>
+      <div className="question">{message}</div>
+      <form
+        className="elicitation-form"
+        onSubmit={(e) => {
+          e.preventDefault();
+          submit();
+        }}
+      >
+        {fields.map((f) => (
+          <label key={f.name} className={f.kind === "boolean" ? "field field-check" : "field"}>
+            <span>
+              {f.title}
+              {f.required && <span aria-hidden="true"> *</span>}
+            </span>
+            {f.kind === "boolean" ? (
+              <input type="checkbox" checked={values[f.name] === true} onChange={(e) => setValues({ ...values, [f.name]: e.target.checked })} />
+            ) : f.kind === "enum" ? (
+              <select value={String(values[f.name] ?? "")} onChange={(e) => setValues({ ...values, [f.name]: e.target.value })}>
+                {!f.required && <option value="">—</option>}
+                {f.options.map((o, i) => (
+                  <option key={o} value={o}>
+                    {f.optionLabels[i]}
+                  </option>
+                ))}
+              </select>
+            ) : (
+              <input
+                type={f.kind === "string" ? (f.format === "email" ? "email" : "text") : "number"}
+                step={f.kind === "integer" ? 1 : "any"}
+                required={f.required}
+                value={String(values[f.name] ?? "")}
+                onChange={(e) => setValues({ ...values, [f.name]: e.target.value })}
+              />
+            )}
+            {f.description && <span className="muted small">{f.description}</span>}
+            {errors[f.name] && <span className="error-text small">{errors[f.name]}</span>}
+          </label>
+        ))}
+        <div className="row">
+          <button type="submit" className="btn btn-primary" data-testid="answer-submit" disabled={busy}>
+            Submit
+          </button>
+          <button type="button" className="btn" data-testid="reject" disabled={busy} onClick={() => void send({ decision: "reject", note: "" })}>
+            Decline
+          </button>
+        </div>
+      </form>
+      {error && <div className="error-text" role="alert">{error}</div>}
+    </div>
+  );
+}

@@ -1,0 +1,154 @@
+// Sessions (search, new, rename inline, delete with confirm) and the main navigation.
+
+import { useEffect, useMemo, useRef, useState } from "react";
+import type { SessionInfo } from "../protocol";
+import type { AppView } from "../app/context";
+import { formatTime } from "../lib/json";
+import { ErrorState, Icon, Spinner } from "./ui";
+
+interface Props {
+  sessions: SessionInfo[] | null;
+  sessionsError: string | null;
+  onRetry: () => void;
+  currentId: number | null;
+  view: AppView;
+  inboxCount: number;
+  onSelect: (id: number) => void;
+  onNew: () => void;
+  onRename: (id: number, title: string) => Promise<void>;
+  onDelete: (id: number) => Promise<void>;
+  onNav: (v: AppView) => void;
+}
+
+export function Sidebar(p: Props) {
+  const [query, setQuery] = useState("");
+  const filtered = useMemo(() => {
+    const list = p.sessions ?? [];
+    const q = query.trim().toLowerCase();
+    const sorted = [...list].sort((a, b) => b.updated_at - a.updated_at);
+    return q ? sorted.filter((s) => (s.title || "Untitled chat").toLowerCase().includes(q) || String(s.id) === q) : sorted;
+  }, [p.sessions, query]);
+
+  const nav = (v: AppView, label: string, icon: string, testId: string, shortcut?: string) => (
+    <button type="button" className={p.view === v ? "nav-btn active" : "nav-btn"} data-testid={testId} aria-current={p.view === v ? "page" : undefined} title={shortcut ? `${label} (${shortcut})` : label} onClick={() => p.onNav(v)}>
+      <Icon name={icon} />
+      <span>{label}</span>
+      {v === "inbox" && p.inboxCount > 0 && (
+        <span className="badge" data-testid="inbox-badge" aria-label={`${p.inboxCount} waiting`}>
+          {p.inboxCount}
+        </span>
+      )}
+    </button>
+  );
+
+  return (
+    <nav className="sidebar" aria-label="Sessions and navigation">
+      <div className="brand">Skald</div>
+      <div className="nav">
+        {nav("chat", "Chat", "chat", "nav-chat")}
+        {nav("inbox", "Inbox", "inbox", "nav-inbox", "Ctrl+Shift+I")}
+        {nav("tasks", "Tasks", "tasks", "nav-tasks")}
+        {nav("settings", "Settings", "settings", "nav-settings")}
+      </div>
+      <div className="sessions-head">
+        <button type="button" className="btn btn-primary grow" data-testid="new-session" title="New chat (Ctrl+Shift+O)" onClick={p.onNew}>
+          <Icon name="plus" /> New chat
+        </button>
+      </div>
+      <div className="search">
+        <Icon name="search" size={14} />
+        <input data-testid="session-search" type="search" aria-label="Search chats" placeholder="Search chats" value={query} onChange={(e) => setQuery(e.target.value)} />
+      </div>
+      <div className="sessions">
+        {p.sessions == null ? (
+          p.sessionsError ? <ErrorState message={p.sessionsError} onRetry={p.onRetry} /> : <Spinner label="Loading chats…" />
+        ) : (
+          <ul data-testid="session-list" role="list" aria-label="Chats">
+            {filtered.map((s) => (
+              <SessionRow key={s.id} s={s} active={p.view === "chat" && s.id === p.currentId} onSelect={p.onSelect} onRename={p.onRename} onDelete={p.onDelete} />
+            ))}
+            {filtered.length === 0 && <li className="muted small empty-row">{query ? "No chat matches." : "No chats yet."}</li>}
+          </ul>
+        )}
+      </div>
+    </nav>
+  );
+}
+
+function SessionRow({ s, active, onSelect, onRename, onDelete }: { s: SessionInfo; active: boolean; onSelect: (id: number) => void; onRename: Props["onRename"]; onDelete: Props["onDelete"] }) {
+  const [editing, setEditing] = useState(false);
+  const [confirming, setConfirming] = useState(false);
+  const [title, setTitle] = useState(s.title);
+  const [error, setError] = useState<string | null>(null);
+  const input = useRef<HTMLInputElement>(null);
+  useEffect(() => {
+    if (editing) input.current?.select();
+  }, [editing]);
+
+  const commit = async () => {
+    const tt = title.trim();
+    setEditing(false);
+    if (tt === "" || tt === s.title) return setTitle(s.title);
+    try {
+      await onRename(s.id, tt);
+      setError(null);
+    } catch (e) {
+      setTitle(s.title);
+      setError(e instanceof Error ? e.message : String(e));
+    }
+  };
+
+  return (
+    <li className={active ? "session active" : "session"} data-testid="session-item" data-session-id={s.id}>
+      {editing ? (
+        <input
+          ref={input}
+          className="rename"
+          aria-label="Chat title"
+          value={title}
+          onChange={(e) => setTitle(e.target.value)}
+          onBlur={() => void commit()}
+          onKeyDown={(e) => {
+            if (e.key === "Enter") void commit();
+            if (e.key === "Escape") {
+              setTitle(s.title);
+              setEditing(false);
+            }
+          }}
+        />
+      ) : confirming ? (
+        <div className="confirm" role="alertdialog" aria-label="Delete chat?">
+          <span className="small">Delete “{s.title || "Untitled chat"}”?</span>
+          <button type="button" className="btn btn-danger small-btn" autoFocus onClick={() => void onDelete(s.id).catch((e: unknown) => setError(e instanceof Error ? e.message : String(e))).finally(() => setConfirming(false))}>
+            Delete
+          </button>
+          <button type="button" className="btn small-btn" onClick={() => setConfirming(false)}>
+            Cancel
+          </button>
+        </div>
+      ) : (
+        <>
+          <button type="button" className="session-main" aria-current={active ? "page" : undefined} onClick={() => onSelect(s.id)} onDoubleClick={() => setEditing(true)} title={s.working_dir ?? undefined}>
+            <span className="session-title">
+              {s.running && <span className="dot-running" aria-label="working" />}
+              {s.title || "Untitled chat"}
+            </span>
+            <span className="session-meta small muted">
+              {s.kind === "background" ? "background · " : ""}
+              {formatTime(s.updated_at)}
+            </span>
+          </button>
+          <span className="session-actions">
+            <button type="button" className="icon-btn" aria-label={`Rename ${s.title || "chat"}`} title="Rename" onClick={() => setEditing(true)}>
+              <Icon name="edit" size={14} />
+            </button>
+            <button type="button" className="icon-btn" aria-label={`Delete ${s.title || "chat"}`} title="Delete" onClick={() => setConfirming(true)}>
+              <Icon name="trash" size={14} />
+            </button>
+          </span>
+        </>
+      )}
+      {error && <div className="error-text small">{error}</div>}
+    </li>
+  );
+}

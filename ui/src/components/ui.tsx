@@ -1,0 +1,66 @@
+// Small shared pieces: icons, spinners, empty and error states.
+
+import type { ReactNode } from "react";
+
+const paths: Record<string, string> = {
+  chat: "M4 5h16v10H8l-4 4z",
+  inbox: "M4 13l2-8h12l2 8v6H4zM4 13h5l1 2h4l1-2h5",
+  tasks: "M9 6h11M9 12h11M9 18h11M4 6l1 1 2-2M4 12l1 1 2-2M4 18l1 1 2-2",
+  settings: "M12 9a3 3 0 100 6 3 3 0 000-6zM12 2v3M12 19v3M2 12h3M19 12h3M4.9 4.9l2.1 2.1M17 17l2.1 2.1M4.9 19.1L7 17M17 7l2.1-2.1",
+  plus: "M12 5v14M5 12h14",
+  stop: "M7 7h10v10H7z",
+  send: "M4 12l16-8-6 16-2-7z",
+  close: "M6 6l12 12M18 6L6 18",
+  edit: "M4 20h4L19 9l-4-4L4 16z",
+  trash: "M5 7h14M10 7V4h4v3M7 7l1 13h8l1-13",
+  file: "M6 3h8l4 4v14H6zM14 3v4h4",
+  panel: "M3 5h18v14H3zM15 5v14",
+  search: "M11 4a7 7 0 100 14 7 7 0 000-14zM20 20l-4-4",
+  chevron: "M9 6l6 6-6 6",
+  refresh: "M20 11a8 8 0 10-2.3 5.7M20 5v6h-6",
+  check: "M5 12l5 5 9-10",
+};
+
+export function Icon({ name, size = 16 }: { name: keyof typeof paths | string; size?: number }) {
+  return (
+    <svg width={size} height={size} viewBox="0 0 24 24" fill="none" stroke="currentColor" strokeWidth={2} strokeLinecap="round" strokeLinejoin="round" aria-hidden="true" focusable="false">
+      <path d={paths[name] ?? ""} />
+    </svg>
+  );
+}
+
+export function Spinner({ label = "Loading…" }: { label?: string }) {
+  return (
+    <div className="state state-loading" role="status" aria-live="polite">
+      <span className="spinner" aria-hidden="true" />
+      <span>{label}</span>
+    </div>
+  );
+}
+
+export function ErrorState({ message, onRetry, testId }: { message: string; onRetry?: () => void; testId?: string }) {
+  return (
+    <div className="state state-error" role="alert" data-testid={testId}>
+      <span>{message}</span>
+      {onRetry && (
+        <button type="button" className="btn" onClick={onRetry}>
+          Retry
+        </button>
+      )}
+    </div>
+  );
+}
+
+export function EmptyState({ title, children }: { title: string; children?: ReactNode }) {
+  return (
+    <div className="state state-empty">
+      <strong>{title}</strong>
+      {children && <div className="muted">{children}</div>}
+    </div>
+  );
+}
+
+export function basename(path: string): string {
+  const parts = path.split(/[\\/]/);
+  return parts[parts.length - 1] || path;
+}
