@@ -40,6 +40,7 @@ export const call = (id, name, args) => ({ kind: "tool", id, name, args });
  */
 export async function scriptedModel(script) {
   const requests = [];
+  const headers = [];
   const queue = Array.isArray(script) ? [...script] : null;
   const server = createServer(async (req, res) => {
     let body = "";
@@ -51,6 +52,7 @@ export async function scriptedModel(script) {
       // Not a model request: answered with an error below.
     }
     requests.push(parsed);
+    headers.push(req.headers);
     const reply = queue ? queue.shift() : script(parsed, requests.length - 1);
     if (!reply) {
       res.writeHead(500, { "content-type": "application/json" });
@@ -90,12 +92,13 @@ export async function scriptedModel(script) {
   return {
     baseUrl: `http://127.0.0.1:${port}/v1`,
     requests,
+    headers,
     close: () => new Promise((r) => server.close(r)),
   };
 }
 
 /** `skald serve` on a free port, working in `root`. Resolves once its URL is printed. */
-export async function startSkald({ root, model, env = {} }) {
+export async function startSkald({ root, model, env = {}, modelFromEnv = true }) {
   if (!existsSync(skaldBin)) throw new Error(`no skald binary at ${skaldBin}; build it first`);
   const data = join(root, ".skald-data");
   mkdirSync(data, { recursive: true });
@@ -106,7 +109,7 @@ export async function startSkald({ root, model, env = {} }) {
       SKALD_SECRETS: "file",
       SKALD_UI_DIR: join(repo, "ui", "dist"),
       ...(existsSync(bundle) ? { SKALD_TEX_BUNDLE: bundle } : {}),
-      ...(model
+      ...(model && modelFromEnv
         ? { OPENAI_BASE_URL: model.baseUrl, OPENAI_API_KEY: "sk-e2e", SKALD_MODEL: "scripted-model" }
         : {}),
       ...env,

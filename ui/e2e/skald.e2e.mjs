@@ -81,6 +81,8 @@ test("a message streams its answer, rendered as Markdown", async () => {
     );
     await page.getByTestId("streaming").waitFor({ state: "detached", timeout: 20_000 });
     assert.match(await assistantText(page), /Hello from Skald, streaming as it comes\./);
+    // Token usage per chat, from the provider's usage report.
+    await page.getByTestId("token-usage").filter({ hasText: "10 in · 5 out" }).waitFor({ timeout: 10_000 });
     assert.equal(model.requests.length, 1);
     assert.match(JSON.stringify(model.requests[0].messages), /Say hello/);
     await page.screenshot({ path: join(screenshotsDir, "chat.png") });
@@ -310,13 +312,43 @@ test("a 10,000-message chat opens, paints fast and scrolls", async () => {
   }
 });
 
-test("settings show the model and test its connection", async () => {
-  await withSkald([say(["ok"])], async ({ page }) => {
+test("a provider is configured in Settings, tested, and answers in a chat", async () => {
+  const root = tempDir();
+  const model = await scriptedModel([say(["ok"]), say(["Hello through the configured provider."])]);
+  const skald = await startSkald({ root, model, modelFromEnv: false });
+  const { page, context, problems } = await openSkald(b, skald);
+  try {
     await page.getByTestId("nav-settings").click();
-    await page.getByText("openai/scripted-model").first().waitFor({ timeout: 20_000 });
+    await page.getByText("No model configured").waitFor({ timeout: 20_000 });
+    await page.getByTestId("provider-kind").selectOption("openai");
+    await page.getByTestId("provider-model").fill("scripted-model");
+    await page.getByTestId("provider-url").fill(model.baseUrl);
+    await page.getByTestId("provider-key").fill("sk-typed-in-settings");
+    await page.getByTestId("provider-save").click();
+    await page.getByTestId("provider-result").filter({ hasText: "Now using openai/scripted-model" }).waitFor({ timeout: 20_000 });
     await page.getByTestId("test-model").click();
-    const result = page.getByTestId("test-model-result");
-    await result.filter({ hasText: /answered/ }).waitFor({ timeout: 20_000 });
+    await page.getByTestId("test-model-result").filter({ hasText: /answered/ }).waitFor({ timeout: 20_000 });
     await page.screenshot({ path: join(screenshotsDir, "settings.png") });
-  });
+    assert.equal(model.headers[0].authorization, "Bearer sk-typed-in-settings");
+    // The key went to the secrets, not to the configuration file.
+    const config = readFileSync(join(skald.data, "config.toml"), "utf8");
+    assert.match(config, /default = "openai\/scripted-model"/);
+    assert.ok(!config.includes("sk-typed-in-settings"));
+    await page.getByTestId("nav-chat").click();
+    await newChat(page);
+    await send(page, "hello?");
+    await page.waitForFunction(
+      () =>
+        [...document.querySelectorAll("[data-testid='message'][data-role='assistant']")].some((m) =>
+          m.textContent.includes("Hello through the configured provider."),
+        ),
+      null,
+      { timeout: 20_000 },
+    );
+    assert.deepEqual(problems, []);
+  } finally {
+    await context.close();
+    await skald.stop();
+    await model.close();
+  }
 });

@@ -54,11 +54,23 @@ export type Command = { "cmd": "list_sessions" } | { "cmd": "create_session", ti
 /**
  * The folder the agent works in; the server's folder when absent.
  */
-working_dir?: string, agent_id?: string, } | { "cmd": "rename_session", session_id: number, title: string, } | { "cmd": "delete_session", session_id: number, } | { "cmd": "history", session_id: number, before?: number, limit?: number, } | { "cmd": "send_message", session_id: number, text: string, } | { "cmd": "stop", session_id: number, } | { "cmd": "render_markdown", text: string, 
+working_dir?: string, agent_id?: string, } | { "cmd": "rename_session", session_id: number, title: string, } | { "cmd": "delete_session", session_id: number, } | { "cmd": "history", session_id: number, before?: number, limit?: number, } | { "cmd": "usage", session_id: number, } | { "cmd": "send_message", session_id: number, text: string, } | { "cmd": "stop", session_id: number, } | { "cmd": "render_markdown", text: string, 
 /**
  * Relative links resolve against this session's folder.
  */
-session_id?: number, } | { "cmd": "inbox" } | { "cmd": "answer", inbox_id: number, answer: InboxAnswer, } | { "cmd": "propose_rule", inbox_id: number, } | { "cmd": "list_rules" } | { "cmd": "remove_rule", id: number, } | { "cmd": "list_agents" } | { "cmd": "list_tasks" } | { "cmd": "list_cron" } | { "cmd": "set_cron_enabled", id: number, enabled: boolean, } | { "cmd": "remove_cron", id: number, } | { "cmd": "list_mcp" } | { "cmd": "set_mcp_enabled", name: string, enabled: boolean, } | { "cmd": "list_secrets" } | { "cmd": "set_secret", name: string, value: string, } | { "cmd": "remove_secret", name: string, } | { "cmd": "list_plugins" } | { "cmd": "settings" } | { "cmd": "test_model" } | { "cmd": "view", path: string, session_id?: number, } | { "cmd": "read_page", path: string, offset: number, } | { "cmd": "latex_build", path: string, } | { "cmd": "subscribe", path: string, } | { "cmd": "unsubscribe", path: string, };
+session_id?: number, } | { "cmd": "inbox" } | { "cmd": "answer", inbox_id: number, answer: InboxAnswer, } | { "cmd": "propose_rule", inbox_id: number, } | { "cmd": "list_rules" } | { "cmd": "remove_rule", id: number, } | { "cmd": "list_agents" } | { "cmd": "list_tasks" } | { "cmd": "list_cron" } | { "cmd": "set_cron_enabled", id: number, enabled: boolean, } | { "cmd": "remove_cron", id: number, } | { "cmd": "list_mcp" } | { "cmd": "set_mcp_enabled", name: string, enabled: boolean, } | { "cmd": "list_secrets" } | { "cmd": "set_secret", name: string, value: string, } | { "cmd": "remove_secret", name: string, } | { "cmd": "list_plugins" } | { "cmd": "settings" } | { "cmd": "test_model" } | { "cmd": "configure_model", 
+/**
+ * openai (any OpenAI-compatible server) | anthropic | ollama
+ */
+kind: string, model: string, 
+/**
+ * The provider's address; its usual one when absent.
+ */
+base_url?: string, 
+/**
+ * Stored in the OS keyring (or Skald's encrypted file), never in config.toml.
+ */
+api_key?: string, } | { "cmd": "view", path: string, session_id?: number, } | { "cmd": "read_page", path: string, offset: number, } | { "cmd": "latex_build", path: string, } | { "cmd": "subscribe", path: string, } | { "cmd": "unsubscribe", path: string, };
 
 /**
  * The answer to an Inbox item.
@@ -88,7 +100,11 @@ export type Reply = { "cmd": "list_sessions", sessions: Array<SessionInfo>, } | 
 /**
  * Older messages exist before the first one returned.
  */
-has_more: boolean, } | { "cmd": "send_message", 
+has_more: boolean, } | { "cmd": "usage", 
+/**
+ * Model calls made.
+ */
+requests: number, input_tokens: number, output_tokens: number, } | { "cmd": "send_message", 
 /**
  * The message waits for the running turn's next round.
  */
@@ -112,7 +128,15 @@ models: Array<string>,
 /**
  * Why no model can be used, if none can.
  */
-model_error: string | null, approval: string, } | { "cmd": "test_model", ok: boolean, message: string, millis: number, } | { "cmd": "view", 
+model_error: string | null, 
+/**
+ * Where the configuration is kept.
+ */
+config_path: string, approval: string, } | { "cmd": "test_model", ok: boolean, message: string, millis: number, } | { "cmd": "configure_model", 
+/**
+ * The models now, the configured one first.
+ */
+models: Array<string>, } | { "cmd": "view", 
 /**
  * The absolute path.
  */

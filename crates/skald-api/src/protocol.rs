@@ -58,6 +58,10 @@ pub enum Command {
         #[ts(optional)]
         limit: Option<u32>,
     },
+    /// Tokens the session's model calls used so far.
+    Usage {
+        session_id: i64,
+    },
     /// Starts a turn, or queues the message for the running turn's next round.
     SendMessage {
         session_id: i64,
@@ -118,6 +122,21 @@ pub enum Command {
     Settings,
     /// Sends a tiny request to the first model and reports how it went.
     TestModel,
+    /// Makes a provider's model the default (written to config.toml; the key, if given,
+    /// kept as a secret). Turns use it from their next model call.
+    ConfigureModel {
+        /// openai (any OpenAI-compatible server) | anthropic | ollama
+        kind: String,
+        model: String,
+        /// The provider's address; its usual one when absent.
+        #[serde(default)]
+        #[ts(optional)]
+        base_url: Option<String>,
+        /// Stored in the OS keyring (or Skald's encrypted file), never in config.toml.
+        #[serde(default)]
+        #[ts(optional)]
+        api_key: Option<String>,
+    },
     /// How the viewer shows a file. Relative paths resolve against the session's folder.
     View {
         path: String,
@@ -230,6 +249,12 @@ pub enum Reply {
         /// Older messages exist before the first one returned.
         has_more: bool,
     },
+    Usage {
+        /// Model calls made.
+        requests: u64,
+        input_tokens: u64,
+        output_tokens: u64,
+    },
     SendMessage {
         /// The message waits for the running turn's next round.
         queued: bool,
@@ -286,12 +311,18 @@ pub enum Reply {
         models: Vec<String>,
         /// Why no model can be used, if none can.
         model_error: Option<String>,
+        /// Where the configuration is kept.
+        config_path: String,
         approval: String,
     },
     TestModel {
         ok: bool,
         message: String,
         millis: u64,
+    },
+    ConfigureModel {
+        /// The models now, the configured one first.
+        models: Vec<String>,
     },
     View {
         /// The absolute path.

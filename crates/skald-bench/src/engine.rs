@@ -80,7 +80,7 @@ impl Bench {
 
     async fn turn(
         &self,
-        models: &[skald_llm::ModelChoice],
+        models: &skald_core::models::ModelList,
         prompt: &str,
         cancel: &CancellationToken,
         emit: &(dyn Fn(Event) + Send + Sync),
@@ -136,7 +136,7 @@ async fn run_async() -> Result<String> {
     // read_file call of a tiny file; the turn ends when the round limit is reached.
     let server =
         ScriptedServer::cycling(vec![tool_call("c", "read_file", r#"{"path": "tiny.txt"}"#)]);
-    let models = vec![model_for(&server)?];
+    let models = skald_core::models::ModelList::new(vec![model_for(&server)?]);
     let bench = Bench::new(ROUNDS_PER_TURN)?;
     let url = format!("{}/chat/completions", server.base_url);
     let mut raw = Vec::new();
@@ -194,7 +194,7 @@ async fn run_async() -> Result<String> {
 
     // 2. Time to first token, engine against a raw client, on an instant server.
     let server = ScriptedServer::cycling(vec![answer("Hello there.")]);
-    let models = vec![model_for(&server)?];
+    let models = skald_core::models::ModelList::new(vec![model_for(&server)?]);
     let bench = Bench::new(1)?;
     let url = format!("{}/chat/completions", server.base_url);
     let (mut engine_ttft, mut raw_ttft) = (Vec::new(), Vec::new());
@@ -228,7 +228,7 @@ async fn run_async() -> Result<String> {
         "execute_cmd",
         r#"{"command": "sleep 30"}"#,
     )]);
-    let models = vec![model_for(&server)?];
+    let models = skald_core::models::ModelList::new(vec![model_for(&server)?]);
     let bench = Bench::new(1)?;
     let (mut stops, mut bare) = (Vec::new(), Vec::new());
     for _ in 0..STOP_RUNS {

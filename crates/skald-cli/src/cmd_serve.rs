@@ -18,8 +18,6 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use futures::{SinkExt, StreamExt};
 use skald_api::protocol::ServerMessage;
-use skald_core::engine::TurnSettings;
-use skald_core::turn::ApprovalMode;
 use skald_core::{Config, DataDir};
 use skald_service::{Service, ServiceConfig};
 use std::collections::HashMap;
@@ -67,12 +65,6 @@ pub async fn run(data_dir: &DataDir, config: &Config, a: ServeArgs<'_>) -> u8 {
             return exit::USAGE;
         }
     };
-    // With no usable model the UI still opens and says what to configure.
-    let (models, model_error) =
-        match skald_core::models::choose_models(config, a.model, |k| std::env::var(k).ok()) {
-            Ok(m) => (m, None),
-            Err(e) => (Vec::new(), Some(e.to_string())),
-        };
     let listener = match tokio::net::TcpListener::bind(("127.0.0.1", a.port)).await {
         Ok(l) => l,
         Err(e) => {
@@ -90,15 +82,8 @@ pub async fn run(data_dir: &DataDir, config: &Config, a: ServeArgs<'_>) -> u8 {
     let service = match Service::start(ServiceConfig {
         data_dir: data_dir.clone(),
         root,
-        models,
-        model_error,
-        settings: TurnSettings {
-            max_rounds: config.agent.max_rounds.max(1),
-            // A person answers in the chat or the Inbox.
-            approval: ApprovalMode::Inbox,
-            context_window: config.models.context_window,
-            mcp: config.mcp.clone(),
-        },
+        config: config.clone(),
+        model: a.model.map(str::to_string),
         tex_bundle: std::env::var_os("SKALD_TEX_BUNDLE").map(PathBuf::from),
     }) {
         Ok(s) => s,

@@ -301,6 +301,8 @@ fn a_chat_streams_its_answer_and_keeps_its_history() {
     let done = ws.event(|e| e["type"] == "done");
     assert_eq!(done["event"]["outcome"], "final");
     assert_eq!(done["event"]["text"], "Hello **there**, from the model.");
+    let usage = ws.call(json!({"cmd": "usage", "session_id": id})).unwrap();
+    assert_eq!(usage["requests"], 1, "{usage}");
     let h = ws
         .call(json!({"cmd": "history", "session_id": id}))
         .unwrap();
@@ -576,4 +578,55 @@ fn latex_builds_through_the_protocol_with_errors_at_their_line() {
     let e = &bad["errors"][0];
     assert_eq!(e["line"], 4, "{bad}");
     assert!(e["file"].as_str().unwrap().ends_with("paper.tex"), "{bad}");
+}
+
+#[test]
+fn a_provider_configured_from_the_ui_is_used_at_once_and_after_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let model = ScriptedServer::new(vec![answer("Configured and answering."), answer("again")]);
+    let s = serve(&data, dir.path(), None);
+    let mut ws = s.ws();
+    let bad = ws
+        .call(
+            json!({"cmd": "configure_model", "kind": "openai", "model": "m",
+            "base_url": "ftp://nowhere"}),
+        )
+        .unwrap_err();
+    assert!(bad.contains("http://"), "{bad}");
+    let r = ws
+        .call(
+            json!({"cmd": "configure_model", "kind": "openai", "model": "scripted-model",
+            "base_url": model.base_url, "api_key": "sk-from-the-ui"}),
+        )
+        .unwrap();
+    assert_eq!(r["models"][0], "openai/scripted-model");
+    let id = new_chat(&mut ws);
+    ws.call(json!({"cmd": "send_message", "session_id": id, "text": "hi"}))
+        .unwrap();
+    let done = ws.event(|e| e["type"] == "done");
+    assert_eq!(done["event"]["text"], "Configured and answering.");
+    let headers = model.recorded()[0].headers.to_ascii_lowercase();
+    assert!(
+        headers.contains("authorization: bearer sk-from-the-ui"),
+        "{headers}"
+    );
+    // The key is a secret, never in config.toml.
+    let config = std::fs::read_to_string(data.join("config.toml")).unwrap();
+    assert!(
+        config.contains("default = \"openai/scripted-model\""),
+        "{config}"
+    );
+    assert!(!config.contains("sk-from-the-ui"));
+    let secrets = ws.call(json!({"cmd": "list_secrets"})).unwrap();
+    assert_eq!(secrets["names"], json!(["OPENAI_API_KEY"]));
+    drop(ws);
+    drop(s);
+    // A new server finds the provider in config.toml and its key among the secrets.
+    let s = serve(&data, dir.path(), None);
+    let mut ws = s.ws();
+    let settings = ws.call(json!({"cmd": "settings"})).unwrap();
+    assert_eq!(settings["models"], json!(["openai/scripted-model"]));
+    let t = ws.call(json!({"cmd": "test_model"})).unwrap();
+    assert_eq!(t["ok"], true, "{t}");
 }

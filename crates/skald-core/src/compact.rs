@@ -83,7 +83,8 @@ pub async fn compact_if_needed(
     if (estimate as f64) < window as f64 * START_AT {
         return Ok(false);
     }
-    let Some(model) = env.models.first() else {
+    let models = env.models.current();
+    let Some(model) = models.first() else {
         return Ok(false);
     };
     let store = env.store;

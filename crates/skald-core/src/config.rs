@@ -142,6 +142,59 @@ pub enum ConfigError {
     Parse { path: PathBuf, message: String },
 }
 
+/// Makes `provider/model` the default model in the config file at `path`, with the
+/// provider's protocol, address and the variable (or secret) its key is read from. Only
+/// those keys change: the rest of the file, comments included, stays as it was. The new
+/// file is checked before it replaces the old one, atomically.
+pub fn set_default_model(
+    path: &Path,
+    provider: &str,
+    p: &ProviderConfig,
+    model: &str,
+) -> Result<Config, ConfigError> {
+    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let parse_err = |message: String| ConfigError::Parse {
+        path: path.to_path_buf(),
+        message,
+    };
+    if skald_llm::ProviderKind::parse(&p.kind).is_none() {
+        return Err(parse_err(format!(
+            "a provider's kind is openai, anthropic or ollama, not `{}`",
+            p.kind
+        )));
+    }
+    let mut doc: toml_edit::DocumentMut = text.parse().map_err(|e| parse_err(format!("{e}")))?;
+    let models = doc
+        .entry("models")
+        .or_insert(toml_edit::table())
+        .as_table_mut()
+        .ok_or_else(|| parse_err("[models] is not a table".into()))?;
+    models["default"] = toml_edit::value(format!("{provider}/{model}"));
+    let providers = doc
+        .entry("providers")
+        .or_insert(toml_edit::table())
+        .as_table_mut()
+        .ok_or_else(|| parse_err("[providers] is not a table".into()))?;
+    providers.set_implicit(true);
+    let mut t = toml_edit::Table::new();
+    t["kind"] = toml_edit::value(p.kind.as_str());
+    t["base_url"] = toml_edit::value(p.base_url.as_str());
+    if let Some(k) = &p.api_key_env {
+        t["api_key_env"] = toml_edit::value(k.as_str());
+    }
+    providers[provider] = toml_edit::Item::Table(t);
+    let new = doc.to_string();
+    let config = Config::parse(&new).map_err(parse_err)?;
+    skald_tools::text::write_atomic(path, new.as_bytes()).map_err(|e| ConfigError::Write {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    })?;
+    Ok(config)
+}
+
 impl Config {
     /// Reads `path`, first writing the commented defaults there if it does not exist.
     pub fn load_or_create(path: &Path) -> Result<Config, ConfigError> {
@@ -177,6 +230,41 @@ impl Config {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn setting_the_default_model_keeps_the_rest_of_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.toml");
+        std::fs::write(
+            &path,
+            "# my settings\n[agent]\nmax_rounds = 7 # enough\n\n[models]\nfallbacks = [\"ollama/m\"]\n",
+        )
+        .unwrap();
+        let p = ProviderConfig {
+            kind: "openai".into(),
+            base_url: "http://127.0.0.1:9/v1".into(),
+            api_key_env: Some("OPENAI_API_KEY".into()),
+        };
+        let cfg = set_default_model(&path, "openai", &p, "gpt-x").unwrap();
+        assert_eq!(cfg.models.default.as_deref(), Some("openai/gpt-x"));
+        assert_eq!(cfg.providers["openai"], p);
+        assert_eq!(cfg.agent.max_rounds, 7);
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.starts_with("# my settings\n"), "{text}");
+        assert!(text.contains("max_rounds = 7 # enough"), "{text}");
+        assert_eq!(Config::load(&path).unwrap(), cfg);
+        // A bad provider kind is refused and the file is left alone.
+        let bad = ProviderConfig {
+            kind: "nope".into(),
+            ..p
+        };
+        let err = set_default_model(&path, "x", &bad, "m").unwrap_err();
+        assert!(
+            err.to_string().contains("openai, anthropic or ollama"),
+            "{err}"
+        );
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
+    }
 
     #[test]
     fn first_run_writes_commented_defaults_that_parse_to_default() {

@@ -121,7 +121,8 @@ pub type Sink = Arc<dyn Fn(i64, Event) + Send + Sync>;
 pub struct Engine {
     pub store: Arc<Store>,
     pub registry: Arc<ToolRegistry>,
-    pub models: Arc<Vec<ModelChoice>>,
+    /// The model first, then its fallbacks.
+    models: crate::models::ModelList,
     pub health: Arc<ModelHealth>,
     pub library: Arc<Library>,
     pub inbox: Arc<Inbox>,
@@ -178,7 +179,7 @@ impl Engine {
         Arc::new(Engine {
             store,
             registry,
-            models: Arc::new(models),
+            models: crate::models::ModelList::new(models),
             health: Arc::new(ModelHealth::default()),
             library,
             inbox,
@@ -297,6 +298,16 @@ impl Engine {
             });
         }
         Ok(claimed)
+    }
+
+    /// The models turns start with now.
+    pub fn models(&self) -> Arc<Vec<ModelChoice>> {
+        self.models.current()
+    }
+
+    /// Replaces the models for turns that start from now on.
+    pub fn set_models(&self, models: Vec<ModelChoice>) {
+        self.models.set(models);
     }
 
     /// Sends an event of `session_id` to the engine's sink.

@@ -159,3 +159,22 @@ mod tests {
         assert_eq!(h.health("m"), Health::Ok);
     }
 }
+
+/// The model to use first, then its fallbacks; replaced as a whole when the user configures
+/// another provider.
+#[derive(Default)]
+pub struct ModelList(std::sync::Mutex<std::sync::Arc<Vec<ModelChoice>>>);
+
+impl ModelList {
+    pub fn new(models: Vec<ModelChoice>) -> ModelList {
+        ModelList(std::sync::Mutex::new(std::sync::Arc::new(models)))
+    }
+
+    pub fn current(&self) -> std::sync::Arc<Vec<ModelChoice>> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    pub fn set(&self, models: Vec<ModelChoice>) {
+        *self.0.lock().unwrap_or_else(|p| p.into_inner()) = std::sync::Arc::new(models);
+    }
+}

@@ -159,7 +159,9 @@ mod tests {
             })
             .unwrap();
         let registry = builtin_registry().unwrap();
-        let models = vec![skald_llm::from_env(Some("openai/unused"), |_| None).unwrap()];
+        let models = crate::models::ModelList::new(vec![
+            skald_llm::from_env(Some("openai/unused"), |_| None).unwrap(),
+        ]);
         let health = crate::models::ModelHealth::default();
         let cfg = TurnConfig {
             max_rounds: 1,

@@ -88,7 +88,8 @@ pub struct TurnEnv<'a> {
     pub store: &'a Store,
     pub registry: &'a ToolRegistry,
     /// The chosen model first, then its fallbacks.
-    pub models: &'a [ModelChoice],
+    /// Read at each model call: a provider the user configures applies from the next one.
+    pub models: &'a crate::models::ModelList,
     pub health: &'a ModelHealth,
     pub cfg: &'a TurnConfig,
     /// Messages the user sent while the turn ran, taken at the start of each round.
@@ -220,14 +221,14 @@ async fn answer(
     emit: Emit<'_>,
 ) -> Result<Result<(i64, String, Vec<ToolCall>), TurnOutcome>, TurnError> {
     let store = env.store;
-    let usable: Vec<&ModelChoice> = env
-        .models
+    let models = env.models.current();
+    let usable: Vec<&ModelChoice> = models
         .iter()
         .filter(|m| env.health.health(&m.label()) != Health::Down)
         .collect();
     // If every model is down, trying them beats giving up without a call.
     let candidates: Vec<&ModelChoice> = if usable.is_empty() {
-        env.models.iter().collect()
+        models.iter().collect()
     } else {
         usable
     }
@@ -1667,7 +1668,7 @@ mod tests {
         store: Store,
         session_id: i64,
         registry: ToolRegistry,
-        models: Vec<ModelChoice>,
+        models: crate::models::ModelList,
         health: ModelHealth,
     }
 
@@ -1683,7 +1684,9 @@ mod tests {
                 store,
                 session_id,
                 registry: crate::builtin_registry().unwrap(),
-                models: vec![skald_llm::from_env(Some("openai/unused"), |_| None).unwrap()],
+                models: crate::models::ModelList::new(vec![
+                    skald_llm::from_env(Some("openai/unused"), |_| None).unwrap(),
+                ]),
                 health: ModelHealth::default(),
             }
         }

@@ -8,9 +8,10 @@ pub mod files;
 
 use files::{FilePolicy, Watches};
 use skald_api::protocol::{AgentInfo, Command, McpServerInfo, Reply, Request, ServerMessage};
-use skald_core::DataDir;
 use skald_core::engine::TurnSettings;
 use skald_core::sessions::{Sent, SessionManager};
+use skald_core::turn::ApprovalMode;
+use skald_core::{Config, DataDir};
 use skald_llm::ModelChoice;
 use skald_store::{NewSession, SessionKind, Store};
 use skald_viewer::{BundleChoice, FileRoute, LatexEngine, LatexError};
@@ -52,10 +53,10 @@ pub struct ServiceConfig {
     pub data_dir: DataDir,
     /// The folder new chats work in, and the viewer's first allowed folder.
     pub root: PathBuf,
-    pub models: Vec<ModelChoice>,
-    /// Why `models` is empty, for the UI to show.
-    pub model_error: Option<String>,
-    pub settings: TurnSettings,
+    /// config.toml as loaded.
+    pub config: Config,
+    /// The model asked for on the command line (`--model`), if any.
+    pub model: Option<String>,
     /// A local TeX bundle (zip); tectonic's default bundle otherwise.
     pub tex_bundle: Option<PathBuf>,
 }
@@ -64,8 +65,9 @@ pub struct Service {
     sessions: Arc<SessionManager>,
     store: Arc<Store>,
     data_dir: DataDir,
-    model_labels: Vec<String>,
-    model_error: Option<String>,
+    config: Mutex<Config>,
+    /// Why no model can be used, when none can.
+    model_error: Mutex<Option<String>>,
     policy: FilePolicy,
     watches: Watches,
     latex: Arc<LatexEngine>,
@@ -85,18 +87,27 @@ impl Service {
         let library = Arc::new(
             skald_core::agents::Library::load(data_dir.root()).map_err(|e| e.to_string())?,
         );
-        let model_labels = config.models.iter().map(ModelChoice::label).collect();
-        let sessions = SessionManager::new(
-            store.clone(),
-            registry,
-            config.models,
-            library,
-            config.settings,
-        );
+        let settings = TurnSettings {
+            max_rounds: config.config.agent.max_rounds.max(1),
+            // A person answers in the chat or the Inbox.
+            approval: ApprovalMode::Inbox,
+            context_window: config.config.models.context_window,
+            mcp: config.config.mcp.clone(),
+        };
+        // The models come once the secrets are open: a key set in the UI is one.
+        let sessions = SessionManager::new(store.clone(), registry, Vec::new(), library, settings);
         let engine = sessions.engine().clone();
         if let Err(e) = engine.open_secrets(data_dir.root()) {
             tracing::warn!("secrets are not available: {e}");
         }
+        let model_error = match choose_models(&engine, &config.config, config.model.as_deref()) {
+            Ok(models) => {
+                engine.set_models(models);
+                None
+            }
+            // With no usable model the UI still opens and says what to configure.
+            Err(e) => Some(e),
+        };
         engine.start_plugins();
         if let Err(e) = engine.start_mcp(Some(data_dir.logs_dir())) {
             tracing::warn!("cannot start the MCP servers: {e}");
@@ -126,8 +137,8 @@ impl Service {
             sessions: sessions.clone(),
             store,
             data_dir,
-            model_labels,
-            model_error: config.model_error,
+            config: Mutex::new(config.config),
+            model_error: Mutex::new(model_error),
             watches,
             route: FileRoute::new(FILE_ROUTE),
             events,
@@ -315,14 +326,24 @@ impl Service {
                     has_more: start > 0,
                 }
             }
+            Command::Usage { session_id } => {
+                let u = self.store.session_usage(session_id)?;
+                Reply::Usage {
+                    requests: u.requests,
+                    input_tokens: u.input_tokens,
+                    output_tokens: u.output_tokens,
+                }
+            }
             Command::SendMessage { session_id, text } => {
                 if text.trim().is_empty() {
                     return Err(invalid("the message is empty"));
                 }
-                if self.model_labels.is_empty() {
+                if self.sessions.engine().models().is_empty() {
                     return Err(invalid(format!(
                         "no model can be used: {}. Configure a provider in Settings.",
-                        self.model_error.as_deref().unwrap_or("none is configured")
+                        lock(&self.model_error)
+                            .as_deref()
+                            .unwrap_or("none is configured")
                     )));
                 }
                 let sent = self.sessions.send_message(session_id, text)?;
@@ -447,11 +468,24 @@ impl Service {
             Command::Settings => Reply::Settings {
                 version: env!("CARGO_PKG_VERSION").to_string(),
                 data_dir: self.data_dir.root().display().to_string(),
-                models: self.model_labels.clone(),
-                model_error: self.model_error.clone(),
+                models: self
+                    .sessions
+                    .engine()
+                    .models()
+                    .iter()
+                    .map(ModelChoice::label)
+                    .collect(),
+                model_error: lock(&self.model_error).clone(),
+                config_path: self.data_dir.config_path().display().to_string(),
                 approval: "Calls that need approval wait in the chat and the Inbox".into(),
             },
             Command::TestModel => self.test_model().await,
+            Command::ConfigureModel {
+                kind,
+                model,
+                base_url,
+                api_key,
+            } => self.configure_model(&kind, &model, base_url, api_key)?,
             Command::View { path, session_id } => {
                 let abs = self
                     .policy
@@ -537,12 +571,74 @@ impl Service {
             .collect())
     }
 
+    /// Writes the provider and model into config.toml (the key into the secrets) and
+    /// switches the engine to it.
+    fn configure_model(
+        &self,
+        kind: &str,
+        model: &str,
+        base_url: Option<String>,
+        api_key: Option<String>,
+    ) -> Result<Reply, ServiceError> {
+        let model = model.trim();
+        if model.is_empty() || model.contains(char::is_whitespace) {
+            return Err(invalid("name the model, e.g. gpt-4.1 or claude-sonnet-4-5"));
+        }
+        // Each kind's usual address and the variable its key is read from (a secret of the
+        // same name when the variable is not set).
+        let (default_url, key_name) = match kind {
+            "openai" => ("https://api.openai.com/v1", Some("OPENAI_API_KEY")),
+            "anthropic" => ("https://api.anthropic.com", Some("ANTHROPIC_API_KEY")),
+            "ollama" => ("http://127.0.0.1:11434", None),
+            other => {
+                return Err(invalid(format!(
+                    "the provider is openai (any OpenAI-compatible server), anthropic or \
+                     ollama, not `{other}`"
+                )));
+            }
+        };
+        let url = base_url
+            .map(|u| u.trim().trim_end_matches('/').to_string())
+            .filter(|u| !u.is_empty())
+            .unwrap_or_else(|| default_url.to_string());
+        if !(url.starts_with("http://") || url.starts_with("https://")) {
+            return Err(invalid(format!(
+                "the address must start with http:// or https://, not `{url}`"
+            )));
+        }
+        if let (Some(key), Some(name)) = (api_key.filter(|k| !k.trim().is_empty()), key_name) {
+            self.secrets()?
+                .set(name, key.trim())
+                .map_err(|e| invalid(e.to_string()))?;
+            self.sessions.engine().refresh_redactor();
+        }
+        let provider = skald_core::config::ProviderConfig {
+            kind: kind.to_string(),
+            base_url: url,
+            api_key_env: key_name.map(str::to_string),
+        };
+        let config = skald_core::config::set_default_model(
+            &self.data_dir.config_path(),
+            kind,
+            &provider,
+            model,
+        )
+        .map_err(|e| invalid(e.to_string()))?;
+        let spec = format!("{kind}/{model}");
+        let models =
+            choose_models(self.sessions.engine(), &config, Some(&spec)).map_err(invalid)?;
+        let labels = models.iter().map(ModelChoice::label).collect();
+        self.sessions.engine().set_models(models);
+        *lock(&self.config) = config;
+        *lock(&self.model_error) = None;
+        Ok(Reply::ConfigureModel { models: labels })
+    }
+
     async fn test_model(&self) -> Reply {
-        let Some(model) = self.sessions.engine().models.first().cloned() else {
+        let Some(model) = self.sessions.engine().models().first().cloned() else {
             return Reply::TestModel {
                 ok: false,
-                message: self
-                    .model_error
+                message: lock(&self.model_error)
                     .clone()
                     .unwrap_or_else(|| "no model is configured".into()),
                 millis: 0,
@@ -649,6 +745,22 @@ impl Service {
             },
         })
     }
+}
+
+/// The models for `flag` (or the configured default), their keys read from the
+/// environment or, failing that, from the secrets of the same name.
+fn choose_models(
+    engine: &skald_core::engine::Engine,
+    config: &Config,
+    flag: Option<&str>,
+) -> Result<Vec<ModelChoice>, String> {
+    let secrets = engine.secrets();
+    let lookup = |k: &str| {
+        std::env::var(k)
+            .ok()
+            .or_else(|| secrets.as_ref().and_then(|s| s.get(k).ok().flatten()))
+    };
+    skald_core::models::choose_models(config, flag, lookup).map_err(|e| e.to_string())
 }
 
 fn to_values<T: serde::Serialize>(items: Vec<T>) -> Vec<serde_json::Value> {

@@ -69,6 +69,7 @@ export function ChatView({ session, sessionId, chat, dispatch, loadError, onRetr
           <h1>{session?.title || "Untitled chat"}</h1>
           {session?.working_dir && <span className="muted small" title={session.working_dir}>{session.working_dir}</span>}
         </div>
+        <UsageChip sessionId={sessionId} running={chat.running} />
         {chat.running && <span className="chip chip-running">working</span>}
         <button type="button" className={viewerOpen ? "icon-btn active" : "icon-btn"} aria-label="Toggle viewer (Ctrl+Shift+E)" aria-pressed={viewerOpen} title="Toggle viewer (Ctrl+Shift+E)" onClick={onToggleViewer}>
           <Icon name="panel" />
@@ -89,6 +90,34 @@ export function ChatView({ session, sessionId, chat, dispatch, loadError, onRetr
       {todos && todos.length > 0 && <TodoList todos={todos} />}
       <Composer sessionId={sessionId} running={chat.running} dispatch={dispatch} />
     </section>
+  );
+}
+
+const compact = (n: number) => (n >= 10_000 ? `${Math.round(n / 1000)}k` : n >= 1000 ? `${(n / 1000).toFixed(1)}k` : String(n));
+
+/** Tokens the chat's model calls used: read when the chat opens and after each turn. */
+function UsageChip({ sessionId, running }: { sessionId: number; running: boolean }) {
+  const t = useTransport();
+  const [usage, setUsage] = useState<{ input: number; output: number; requests: number } | null>(null);
+  useEffect(() => {
+    if (running) return;
+    let live = true;
+    t.call({ cmd: "usage", session_id: sessionId })
+      .then((u) => live && setUsage({ input: u.input_tokens, output: u.output_tokens, requests: u.requests }))
+      .catch(() => live && setUsage(null));
+    return () => {
+      live = false;
+    };
+  }, [t, sessionId, running]);
+  if (!usage || usage.requests === 0) return null;
+  return (
+    <span
+      className="muted small usage"
+      data-testid="token-usage"
+      title={`${usage.requests} model calls: ${usage.input} tokens in, ${usage.output} out`}
+    >
+      {compact(usage.input)} in · {compact(usage.output)} out
+    </span>
   );
 }
 
