@@ -58,7 +58,11 @@ working_dir?: string, agent_id?: string, } | { "cmd": "rename_session", session_
 /**
  * Relative links resolve against this session's folder.
  */
-session_id?: number, } | { "cmd": "inbox" } | { "cmd": "answer", inbox_id: number, answer: InboxAnswer, } | { "cmd": "propose_rule", inbox_id: number, } | { "cmd": "list_rules" } | { "cmd": "remove_rule", id: number, } | { "cmd": "list_agents" } | { "cmd": "list_tasks" } | { "cmd": "list_cron" } | { "cmd": "set_cron_enabled", id: number, enabled: boolean, } | { "cmd": "remove_cron", id: number, } | { "cmd": "list_mcp" } | { "cmd": "set_mcp_enabled", name: string, enabled: boolean, } | { "cmd": "list_secrets" } | { "cmd": "set_secret", name: string, value: string, } | { "cmd": "remove_secret", name: string, } | { "cmd": "list_plugins" } | { "cmd": "settings" } | { "cmd": "test_model" } | { "cmd": "configure_model", 
+session_id?: number, } | { "cmd": "inbox" } | { "cmd": "answer", inbox_id: number, answer: InboxAnswer, } | { "cmd": "propose_rule", inbox_id: number, } | { "cmd": "list_rules" } | { "cmd": "remove_rule", id: number, } | { "cmd": "list_agents" } | { "cmd": "list_tasks" } | { "cmd": "list_cron" } | { "cmd": "set_cron_enabled", id: number, enabled: boolean, } | { "cmd": "remove_cron", id: number, } | { "cmd": "update_cron", id: number, name: string, prompt: string, cron: string, 
+/**
+ * An IANA zone, e.g. Europe/Berlin.
+ */
+timezone: string, } | { "cmd": "list_mcp" } | { "cmd": "set_mcp_enabled", name: string, enabled: boolean, } | { "cmd": "list_secrets" } | { "cmd": "set_secret", name: string, value: string, } | { "cmd": "remove_secret", name: string, } | { "cmd": "list_plugins" } | { "cmd": "settings" } | { "cmd": "test_model" } | { "cmd": "configure_model", 
 /**
  * openai (any OpenAI-compatible server) | anthropic | ollama
  */
@@ -116,7 +120,7 @@ stopped: boolean, } | { "cmd": "render_markdown", html: string, } | { "cmd": "in
 /**
  * How many of the session's earlier calls the rule would have allowed.
  */
-matched: number, } | { "cmd": "list_rules", rules: Array<JsonValue>, } | { "cmd": "remove_rule" } | { "cmd": "list_agents", agents: Array<AgentInfo>, } | { "cmd": "list_tasks", tasks: Array<JsonValue>, } | { "cmd": "list_cron", jobs: Array<JsonValue>, } | { "cmd": "set_cron_enabled" } | { "cmd": "remove_cron" } | { "cmd": "list_mcp", servers: Array<McpServerInfo>, } | { "cmd": "set_mcp_enabled" } | { "cmd": "list_secrets", names: Array<string>, 
+matched: number, } | { "cmd": "list_rules", rules: Array<JsonValue>, } | { "cmd": "remove_rule" } | { "cmd": "list_agents", agents: Array<AgentInfo>, } | { "cmd": "list_tasks", tasks: Array<JsonValue>, } | { "cmd": "list_cron", jobs: Array<JsonValue>, } | { "cmd": "set_cron_enabled" } | { "cmd": "remove_cron" } | { "cmd": "update_cron", job: JsonValue, } | { "cmd": "list_mcp", servers: Array<McpServerInfo>, } | { "cmd": "set_mcp_enabled" } | { "cmd": "list_secrets", names: Array<string>, 
 /**
  * Where they are kept: the OS keyring or Skald's encrypted file.
  */

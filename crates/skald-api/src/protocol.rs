@@ -103,6 +103,15 @@ pub enum Command {
     RemoveCron {
         id: i64,
     },
+    /// Changes a job's name, prompt and schedule (5 fields, or 6 with seconds first).
+    UpdateCron {
+        id: i64,
+        name: String,
+        prompt: String,
+        cron: String,
+        /// An IANA zone, e.g. Europe/Berlin.
+        timezone: String,
+    },
     ListMcp,
     SetMcpEnabled {
         name: String,
@@ -290,6 +299,9 @@ pub enum Reply {
     },
     SetCronEnabled,
     RemoveCron,
+    UpdateCron {
+        job: Value,
+    },
     ListMcp {
         servers: Vec<McpServerInfo>,
     },

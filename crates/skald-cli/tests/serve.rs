@@ -630,3 +630,62 @@ fn a_provider_configured_from_the_ui_is_used_at_once_and_after_a_restart() {
     let t = ws.call(json!({"cmd": "test_model"})).unwrap();
     assert_eq!(t["ok"], true, "{t}");
 }
+
+#[test]
+fn a_scheduled_job_is_edited_toggled_and_removed_from_the_ui() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let added = skald(&data, None)
+        .args([
+            "cron",
+            "add",
+            "--agent",
+            "researcher",
+            "--cron",
+            "0 9 * * *",
+            "--tz",
+            "UTC",
+            "--prompt",
+            "Summarise the notes",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    let job: Value = serde_json::from_str(&common::ok(&added)).unwrap();
+    let id = job["id"].as_i64().unwrap();
+    let s = serve(&data, dir.path(), None);
+    let mut ws = s.ws();
+    let err = ws
+        .call(
+            json!({"cmd": "update_cron", "id": id, "name": "n", "prompt": "p",
+            "cron": "61 * * * *", "timezone": "UTC"}),
+        )
+        .unwrap_err();
+    assert!(err.contains("61"), "{err}");
+    let err = ws
+        .call(
+            json!({"cmd": "update_cron", "id": id, "name": "n", "prompt": "p",
+            "cron": "0 9 * * *", "timezone": "Mars/Olympus"}),
+        )
+        .unwrap_err();
+    assert!(err.contains("Mars/Olympus"), "{err}");
+    let r = ws
+        .call(json!({"cmd": "update_cron", "id": id, "name": "Evening digest",
+            "prompt": "Summarise today's notes", "cron": "30 18 * * *", "timezone": "Europe/Berlin"}))
+        .unwrap();
+    assert_eq!(r["job"]["cron"], "30 18 * * *");
+    assert_eq!(r["job"]["timezone"], "Europe/Berlin");
+    assert_ne!(r["job"]["next_run_at"], job["next_run_at"]);
+    ws.call(json!({"cmd": "set_cron_enabled", "id": id, "enabled": false}))
+        .unwrap();
+    let jobs = ws.call(json!({"cmd": "list_cron"})).unwrap();
+    assert_eq!(jobs["jobs"][0]["enabled"], false);
+    assert_eq!(jobs["jobs"][0]["name"], "Evening digest");
+    ws.call(json!({"cmd": "remove_cron", "id": id})).unwrap();
+    assert!(
+        ws.call(json!({"cmd": "list_cron"})).unwrap()["jobs"]
+            .as_array()
+            .unwrap()
+            .is_empty()
+    );
+}

@@ -169,6 +169,34 @@ pub fn create_job(
     })?)
 }
 
+/// Changes a job's name, prompt and schedule; an enabled job's next run is the new
+/// schedule's next occurrence after now.
+pub fn update_job(
+    store: &skald_store::Store,
+    id: i64,
+    name: &str,
+    prompt: &str,
+    cron: &str,
+    timezone: &str,
+) -> Result<ScheduledJob, CronError> {
+    if prompt.trim().is_empty() {
+        return Err(CronError::Invalid("the job needs a prompt".into()));
+    }
+    let schedule = Schedule::parse(cron, timezone)?;
+    let next = schedule.next_after(skald_store::now_ms());
+    if next.is_none() {
+        return Err(CronError::Invalid(format!(
+            "`{cron}` never fires after now"
+        )));
+    }
+    let name = if name.trim().is_empty() {
+        prompt.chars().take(40).collect()
+    } else {
+        name.trim().to_string()
+    };
+    Ok(store.update_job(id, &name, prompt, cron.trim(), timezone.trim(), next)?)
+}
+
 /// Turns a job on (from its next occurrence after now) or off.
 pub fn set_enabled(
     store: &skald_store::Store,

@@ -427,6 +427,20 @@ impl Service {
                 self.store.delete_job(id)?;
                 Reply::RemoveCron
             }
+            Command::UpdateCron {
+                id,
+                name,
+                prompt,
+                cron,
+                timezone,
+            } => {
+                let job =
+                    skald_core::cron::update_job(&self.store, id, &name, &prompt, &cron, &timezone)
+                        .map_err(|e| invalid(e.to_string()))?;
+                Reply::UpdateCron {
+                    job: serde_json::to_value(job).unwrap_or_default(),
+                }
+            }
             Command::ListMcp => Reply::ListMcp {
                 servers: self.mcp_servers()?,
             },

@@ -218,6 +218,30 @@ impl Store {
         self.get_job(id)
     }
 
+    /// What a person changes in a job: its name, prompt and schedule; `next_run_at` goes
+    /// with the schedule.
+    pub fn update_job(
+        &self,
+        id: i64,
+        name: &str,
+        prompt: &str,
+        cron: &str,
+        timezone: &str,
+        next_run_at: Option<i64>,
+    ) -> Result<ScheduledJob, StoreError> {
+        let changed = self.conn().execute(
+            "UPDATE scheduled_jobs
+             SET name = ?2, prompt = ?3, cron = ?4, timezone = ?5,
+                 next_run_at = CASE WHEN enabled THEN ?6 ELSE next_run_at END, updated_at = ?7
+             WHERE id = ?1",
+            params![id, name, prompt, cron, timezone, next_run_at, now_ms()],
+        )?;
+        if changed == 0 {
+            return Err(not_found("scheduled job", id));
+        }
+        self.get_job(id)
+    }
+
     pub fn get_job(&self, id: i64) -> Result<ScheduledJob, StoreError> {
         let row = self
             .conn()

@@ -104,6 +104,7 @@ function CronRow({ job, onChanged }: { job: JsonValue; onChanged: () => void }) 
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const [confirm, setConfirm] = useState(false);
+  const [editing, setEditing] = useState(false);
   const run = async (f: () => Promise<unknown>) => {
     setBusy(true);
     setError(null);
@@ -132,6 +133,9 @@ function CronRow({ job, onChanged }: { job: JsonValue; onChanged: () => void }) 
           next: {formatTime(num(o, "next_run_at", "next_run"))}
           {num(o, "last_run_at", "last_run") != null && <> · last: {formatTime(num(o, "last_run_at", "last_run"))}</>}
         </span>
+        <button type="button" className="icon-btn" aria-label={`Edit ${name}`} data-testid="cron-edit" disabled={id == null} onClick={() => setEditing((v) => !v)}>
+          <Icon name="edit" size={14} />
+        </button>
         {confirm ? (
           <>
             <button type="button" className="btn btn-danger small-btn" autoFocus disabled={busy} onClick={() => void run(() => t.call({ cmd: "remove_cron", id: id! }))}>
@@ -147,8 +151,80 @@ function CronRow({ job, onChanged }: { job: JsonValue; onChanged: () => void }) 
           </button>
         )}
       </div>
-      {str(o, "prompt") && <div className="small muted clamp">{str(o, "prompt")}</div>}
-      {error && <div className="error-text small">{error}</div>}
+      {editing && id != null ? (
+        <CronEditor
+          job={o}
+          busy={busy}
+          onCancel={() => setEditing(false)}
+          onSave={(v) =>
+            void run(async () => {
+              await t.call({ cmd: "update_cron", id, ...v });
+              setEditing(false);
+            })
+          }
+        />
+      ) : (
+        str(o, "prompt") && <div className="small muted clamp">{str(o, "prompt")}</div>
+      )}
+      {error && <div className="error-text small" role="alert">{error}</div>}
     </li>
+  );
+}
+
+type CronFields = { name: string; prompt: string; cron: string; timezone: string };
+
+/** A job's name, prompt and schedule, checked by the engine when saved. */
+function CronEditor({
+  job,
+  busy,
+  onSave,
+  onCancel,
+}: {
+  job: ReturnType<typeof asObject>;
+  busy: boolean;
+  onSave: (v: CronFields) => void;
+  onCancel: () => void;
+}) {
+  const [v, setV] = useState<CronFields>({
+    name: str(job, "name") ?? "",
+    prompt: str(job, "prompt") ?? "",
+    cron: str(job, "cron") ?? "",
+    timezone: str(job, "timezone") ?? "",
+  });
+  const field = (k: keyof CronFields) => (e: { target: { value: string } }) => setV((old) => ({ ...old, [k]: e.target.value }));
+  return (
+    <form
+      className="cron-editor"
+      aria-label="Edit the scheduled job"
+      onSubmit={(e) => {
+        e.preventDefault();
+        onSave(v);
+      }}
+    >
+      <label className="field">
+        <span>Name</span>
+        <input data-testid="cron-name" value={v.name} onChange={field("name")} />
+      </label>
+      <label className="field">
+        <span>Schedule (cron: minute hour day month weekday, or seconds first)</span>
+        <input data-testid="cron-expr" value={v.cron} required onChange={field("cron")} />
+      </label>
+      <label className="field">
+        <span>Time zone</span>
+        <input data-testid="cron-tz" value={v.timezone} required onChange={field("timezone")} />
+      </label>
+      <label className="field">
+        <span>Prompt</span>
+        <textarea data-testid="cron-prompt" rows={3} value={v.prompt} required onChange={field("prompt")} />
+      </label>
+      <div className="row">
+        <button type="submit" className="btn btn-primary" data-testid="cron-save" disabled={busy}>
+          Save
+        </button>
+        <button type="button" className="btn" onClick={onCancel}>
+          Cancel
+        </button>
+      </div>
+    </form>
   );
 }
