@@ -123,7 +123,7 @@ export async function startSkald({ root, model, env = {}, modelFromEnv = true })
     const timer = setTimeout(() => fail(new Error(`skald serve printed no URL; stderr: ${stderr}`)), 30_000);
     child.stdout.on("data", (d) => {
       out += d;
-      const m = out.match(/http:\/\/127\.0\.0\.1:\d+\/\?token=[0-9a-f]+/);
+      const m = out.match(/http:\/\/skald-[0-9a-f]+\.localhost:\d+\/\?token=[0-9a-f]+/);
       if (m) {
         clearTimeout(timer);
         ok(m[0]);

@@ -4,7 +4,11 @@
 //! Only the person who started it can drive it:
 //! - a random token, printed at start inside the URL to open; the first visit trades it
 //!   for an `HttpOnly`, `SameSite=Strict` cookie, which every other request must carry;
-//! - the `Host` header must name the loopback address and port (no DNS rebinding);
+//! - the URL names a host of its own (`skald-<random>.localhost`, which browsers resolve
+//!   to the loopback address): cookies are kept per host but not per port, so a cookie
+//!   set for `127.0.0.1` would also go to every other local server the browser visits;
+//! - the `Host` header must name that host (or the loopback address) and the port, so no
+//!   DNS rebinding;
 //! - the WebSocket and the file route check `Origin` (and `Sec-Fetch-Site`), so another
 //!   local web page — or an HTML preview, which runs in an opaque origin — cannot use
 //!   them even with the cookie.
@@ -44,9 +48,13 @@ struct App {
     service: Arc<Service>,
     token: String,
     cookie: String,
-    port: u16,
+    /// `host:port` forms the server answers to.
+    hosts: [String; 3],
     ui_dir: Option<PathBuf>,
 }
+
+/// Replies waiting to be written to one UI; beyond this its requests wait.
+const REPLY_QUEUE: usize = 64;
 
 pub async fn run(data_dir: &DataDir, config: &Config, a: ServeArgs<'_>) -> u8 {
     let root = match a
@@ -106,12 +114,24 @@ pub async fn run(data_dir: &DataDir, config: &Config, a: ServeArgs<'_>) -> u8 {
              build` (or pass --ui-dir). The API is served anyway."
         );
     }
+    let name = match new_token() {
+        Ok(t) => format!("skald-{}.localhost", &t[..12]),
+        Err(e) => {
+            eprintln!("skald serve: cannot make a host name: {e}");
+            return exit::FAILED;
+        }
+    };
     let app = Arc::new(App {
         service: service.clone(),
-        // Cookies ignore ports: each server's has its own name.
+        // For the loopback forms, whose cookies other local servers also get: each
+        // server's has its own name at least.
         cookie: format!("skald_{port}"),
         token,
-        port,
+        hosts: [
+            format!("{name}:{port}"),
+            format!("127.0.0.1:{port}"),
+            format!("localhost:{port}"),
+        ],
         ui_dir,
     });
     {
@@ -120,10 +140,16 @@ pub async fn run(data_dir: &DataDir, config: &Config, a: ServeArgs<'_>) -> u8 {
         let mut out = std::io::stdout().lock();
         let _ = writeln!(
             out,
-            "Skald is ready: open http://127.0.0.1:{port}/?token={}",
-            app.token
+            "Skald is ready: open http://{}/?token={}",
+            app.hosts[0], app.token
         );
-        let _ = writeln!(out, "(only this URL opens it; Ctrl-C stops the server)");
+        let _ = writeln!(
+            out,
+            "(only this URL opens it; Ctrl-C stops the server. A browser that cannot open \
+             *.localhost names can use http://{}/?token={} — its cookie then also goes to \
+             other servers on 127.0.0.1)",
+            app.hosts[1], app.token
+        );
         let _ = out.flush();
     }
     let router = Router::new()
@@ -190,7 +216,7 @@ impl App {
             .get(header::HOST)
             .and_then(|h| h.to_str().ok())
             .unwrap_or("");
-        host == format!("127.0.0.1:{}", self.port) || host == format!("localhost:{}", self.port)
+        self.hosts.iter().any(|h| h.eq_ignore_ascii_case(host))
     }
 
     fn cookie_ok(&self, headers: &HeaderMap) -> bool {
@@ -206,12 +232,10 @@ impl App {
     /// The request comes from the UI's own pages: no foreign (or opaque) Origin, and not
     /// a cross-site fetch.
     fn same_origin(&self, headers: &HeaderMap, require_origin: bool) -> bool {
-        let ours = [
-            format!("http://127.0.0.1:{}", self.port),
-            format!("http://localhost:{}", self.port),
-        ];
         let origin_ok = match headers.get(header::ORIGIN).and_then(|o| o.to_str().ok()) {
-            Some(o) => ours.iter().any(|x| x == o),
+            Some(o) => o
+                .strip_prefix("http://")
+                .is_some_and(|h| self.hosts.iter().any(|x| x.eq_ignore_ascii_case(h))),
             None => !require_origin,
         };
         let site_ok = match headers.get("sec-fetch-site").and_then(|v| v.to_str().ok()) {
@@ -255,31 +279,38 @@ async fn ws(
     upgrade.on_upgrade(move |socket| talk(service, socket))
 }
 
-/// One UI: requests answered concurrently (a LaTeX build does not hold up a message), and
-/// every engine event pushed.
+/// One UI: requests answered concurrently (a LaTeX build does not hold up a message) but
+/// subscriptions in order, and every engine event pushed. A UI that stops reading falls
+/// behind the events (and is told) instead of piling them up here.
 async fn talk(service: Arc<Service>, socket: WebSocket) {
+    use skald_api::protocol::{Command, Request};
     let conn = Arc::new(service.connect());
     let (mut sink, mut stream) = socket.split();
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<ServerMessage>();
+    let (tx, mut rx) = tokio::sync::mpsc::channel::<ServerMessage>(REPLY_QUEUE);
     let mut events = service.subscribe();
-    let forward = tx.clone();
-    let pusher = tokio::spawn(async move {
-        loop {
-            match events.recv().await {
-                Ok(m) => {
-                    if forward.send(m).is_err() {
-                        return;
-                    }
-                }
-                Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => {
-                    tracing::warn!("a UI fell behind; {n} events dropped (history has them)");
-                }
-                Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
-            }
-        }
-    });
     let writer = tokio::spawn(async move {
-        while let Some(m) = rx.recv().await {
+        loop {
+            let m = tokio::select! {
+                reply = rx.recv() => match reply {
+                    Some(m) => m,
+                    None => return,
+                },
+                event = events.recv() => match event {
+                    Ok(m) => m,
+                    Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => {
+                        ServerMessage::Event {
+                            session_id: None,
+                            event: skald_api::events::Event::Error {
+                                message: format!(
+                                    "{n} updates were missed while this window was busy; \
+                                     reload the chat to see them"
+                                ),
+                            },
+                        }
+                    }
+                    Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+                },
+            };
             let Ok(text) = serde_json::to_string(&m) else {
                 continue;
             };
@@ -294,13 +325,25 @@ async fn talk(service: Arc<Service>, socket: WebSocket) {
             Message::Close(_) => break,
             _ => continue,
         };
+        // Following a file and letting it go are quick and must keep their order (a
+        // viewer opened and closed at once); everything else runs beside the rest.
+        let ordered = matches!(
+            serde_json::from_str::<Request>(&text).map(|r| r.command),
+            Ok(Command::Subscribe { .. } | Command::Unsubscribe { .. })
+        );
+        if ordered {
+            let reply = conn.handle_text(&text).await;
+            if tx.send(reply).await.is_err() {
+                break;
+            }
+            continue;
+        }
         let conn = conn.clone();
         let tx = tx.clone();
         tokio::spawn(async move {
-            let _ = tx.send(conn.handle_text(&text).await);
+            let _ = tx.send(conn.handle_text(&text).await).await;
         });
     }
-    pusher.abort();
     writer.abort();
 }
 
@@ -318,9 +361,11 @@ async fn file(
     let Some(raw) = q.get("path") else {
         return deny(StatusCode::BAD_REQUEST, "no path given");
     };
-    let path = match app.service.file_for_route(raw) {
-        Ok(p) => p,
-        Err(e) => return deny(StatusCode::FORBIDDEN, &e),
+    let (service, raw) = (app.service.clone(), raw.clone());
+    let path = match tokio::task::spawn_blocking(move || service.file_for_route(&raw)).await {
+        Ok(Ok(p)) => p,
+        Ok(Err(e)) => return deny(StatusCode::FORBIDDEN, &e),
+        Err(e) => return deny(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
     };
     let meta = match tokio::fs::metadata(&path).await {
         Ok(m) if m.is_file() => m,
@@ -356,12 +401,15 @@ async fn file(
         Some(Kind::Binary) | None => ("application/octet-stream".into(), None),
         Some(_) => ("text/plain; charset=utf-8".into(), None),
     };
-    let bytes = match tokio::fs::read(&path).await {
-        Ok(b) => b,
+    // Streamed: a large file never sits in memory whole.
+    let file = match tokio::fs::File::open(&path).await {
+        Ok(f) => f,
         Err(e) => return deny(StatusCode::NOT_FOUND, &format!("{}: {e}", path.display())),
     };
-    let mut response = bytes.into_response();
+    let body = axum::body::Body::from_stream(tokio_util::io::ReaderStream::new(file));
+    let mut response = body.into_response();
     let h = response.headers_mut();
+    h.insert(header::CONTENT_LENGTH, HeaderValue::from(meta.len()));
     if let Ok(v) = HeaderValue::from_str(&mime) {
         h.insert(header::CONTENT_TYPE, v);
     }
@@ -412,7 +460,12 @@ async fn page(
     };
     let rel = uri.path().trim_start_matches('/');
     let rel = if rel.is_empty() { "index.html" } else { rel };
-    if rel.split('/').any(|part| part == ".." || part.is_empty()) {
+    // Plain names only: no `..`, no root or drive prefix that `join` would put first.
+    if !Path::new(rel)
+        .components()
+        .all(|c| matches!(c, std::path::Component::Normal(_)))
+        || rel.contains('\\')
+    {
         return deny(StatusCode::BAD_REQUEST, "bad path");
     }
     let mut path = dir.join(rel);

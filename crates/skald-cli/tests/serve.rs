@@ -20,6 +20,8 @@ struct Serve {
     child: Child,
     port: u16,
     token: String,
+    /// The host name of its own the URL names.
+    name: String,
 }
 
 impl Drop for Serve {
@@ -30,7 +32,17 @@ impl Drop for Serve {
 }
 
 fn serve(data: &Path, root: &Path, server: Option<&ScriptedServer>) -> Serve {
+    serve_with(data, root, server, &[])
+}
+
+fn serve_with(
+    data: &Path,
+    root: &Path,
+    server: Option<&ScriptedServer>,
+    env: &[(&str, &str)],
+) -> Serve {
     let mut cmd = skald(data, server);
+    cmd.envs(env.iter().copied());
     cmd.args(["serve", "--port", "0", "--root"])
         .arg(root)
         .stdout(Stdio::piped())
@@ -51,12 +63,21 @@ fn serve(data: &Path, root: &Path, server: Option<&ScriptedServer>) -> Serve {
         .split_whitespace()
         .find(|w| w.starts_with("http://"))
         .unwrap_or_else(|| panic!("no URL in {line:?}"));
-    let rest = url.trim_start_matches("http://127.0.0.1:");
-    let (port, token) = rest.split_once("/?token=").unwrap();
+    // http://skald-<random>.localhost:PORT/?token=T
+    let (host, token) = url
+        .trim_start_matches("http://")
+        .split_once("/?token=")
+        .unwrap();
+    let (name, port) = host.split_once(':').unwrap();
+    assert!(
+        name.starts_with("skald-") && name.ends_with(".localhost"),
+        "{url}"
+    );
     Serve {
         child,
         port: port.parse().unwrap(),
         token: token.to_string(),
+        name: name.to_string(),
     }
 }
 
@@ -248,6 +269,27 @@ fn only_the_token_holder_on_the_loopback_origin_gets_in() {
     let mut out = String::new();
     s2.read_to_string(&mut out).unwrap();
     assert!(out.starts_with("HTTP/1.1 421"), "{out}");
+    // Its own host name works like the loopback address (past the host check, the file
+    // route refuses a path outside its folders); another .localhost name does not.
+    for (host, status) in [
+        (format!("{}:{}", s.name, s.port), "HTTP/1.1 403"),
+        (format!("skald-0000.localhost:{}", s.port), "HTTP/1.1 421"),
+    ] {
+        let mut c = TcpStream::connect(("127.0.0.1", s.port)).unwrap();
+        write!(
+            c,
+            "GET /api/file?path=/nonexistent HTTP/1.1\r\nHost: {host}\r\nCookie: {}\r\nConnection: close\r\n\r\n",
+            s.cookie()
+        )
+        .unwrap();
+        let mut out = String::new();
+        c.read_to_string(&mut out).unwrap();
+        assert!(out.starts_with(status), "{host}: {out}");
+    }
+    assert!(
+        s.ws_with(Some(&format!("http://{}:{}", s.name, s.port)), true)
+            .is_ok()
+    );
     // The WebSocket wants the cookie and our own Origin: another page, an HTML preview
     // (opaque origin "null") and a client without Origin are all refused.
     assert!(
@@ -619,16 +661,27 @@ fn a_provider_configured_from_the_ui_is_used_at_once_and_after_a_restart() {
     );
     assert!(!config.contains("sk-from-the-ui"));
     let secrets = ws.call(json!({"cmd": "list_secrets"})).unwrap();
-    assert_eq!(secrets["names"], json!(["OPENAI_API_KEY"]));
+    assert_eq!(secrets["names"], json!(["SKALD_OPENAI_API_KEY"]));
     drop(ws);
     drop(s);
-    // A new server finds the provider in config.toml and its key among the secrets.
-    let s = serve(&data, dir.path(), None);
+    // A new server finds the provider in config.toml and its key among the secrets — a
+    // stale key in the environment does not shadow the one typed in the UI.
+    let s = serve_with(
+        &data,
+        dir.path(),
+        None,
+        &[("OPENAI_API_KEY", "sk-stale-from-the-shell")],
+    );
     let mut ws = s.ws();
     let settings = ws.call(json!({"cmd": "settings"})).unwrap();
     assert_eq!(settings["models"], json!(["openai/scripted-model"]));
     let t = ws.call(json!({"cmd": "test_model"})).unwrap();
     assert_eq!(t["ok"], true, "{t}");
+    let headers = model.recorded()[1].headers.to_ascii_lowercase();
+    assert!(
+        headers.contains("authorization: bearer sk-from-the-ui"),
+        "{headers}"
+    );
 }
 
 #[test]

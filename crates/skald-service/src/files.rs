@@ -66,34 +66,38 @@ impl FilePolicy {
                     .map(PathBuf::from),
             );
         }
-        let allowed = roots
+        let containing: Vec<PathBuf> = roots
             .iter()
             .map(|r| canonicalize_for_policy(r, r))
-            .any(|r| path_under(&path, &r));
-        if !allowed {
+            .filter(|r| path_under(&path, r))
+            .collect();
+        if containing.is_empty() {
             return Err(format!(
                 "{} is outside the folders Skald works in (the server's folder and the chats' \
                  folders)",
                 path.display()
             ));
         }
-        // The user's own deny rules (the seeded ones keep secrets unreadable) apply to the
-        // viewer as they do to agents.
-        let ctx = RunContext {
-            group: "default".into(),
-            agent_id: "user".into(),
-            working_dir: self.root.clone(),
-            allow_fs_reads: Vec::new(),
-            allow_fs_writes: Vec::new(),
-        };
+        // The user's deny rules (the seeded ones keep `secrets/` folders unreadable) apply
+        // to the viewer as to an agent working in any folder that holds the file: a
+        // relative rule is read against each of them.
         let args = serde_json::json!({ "path": path.display().to_string() });
-        let decision = approval::check(&self.store, &ctx, "read_file", &args);
-        if decision.action == RuleAction::Deny {
-            return Err(format!(
-                "{} is denied by an approval rule: {}",
-                path.display(),
-                decision.reason
-            ));
+        for root in containing {
+            let ctx = RunContext {
+                group: "default".into(),
+                agent_id: "user".into(),
+                working_dir: root,
+                allow_fs_reads: Vec::new(),
+                allow_fs_writes: Vec::new(),
+            };
+            let decision = approval::check(&self.store, &ctx, "read_file", &args);
+            if decision.action == RuleAction::Deny {
+                return Err(format!(
+                    "{} is denied by an approval rule: {}",
+                    path.display(),
+                    decision.reason
+                ));
+            }
         }
         Ok(path)
     }
@@ -102,10 +106,24 @@ impl FilePolicy {
 /// What is followed: per document, the files whose change means it changed.
 #[derive(Default)]
 struct Follow {
-    /// document -> its watched files (itself, or a LaTeX build's inputs)
+    /// document -> its watched files, while anyone follows it
     docs: HashMap<PathBuf, Vec<PathBuf>>,
     /// document -> how many viewers follow it
     viewers: HashMap<PathBuf, usize>,
+    /// document -> the inputs of its last LaTeX build, followed or not: a build may end
+    /// before its viewer subscribes, and a viewer may come back after a reconnect
+    inputs: HashMap<PathBuf, Vec<PathBuf>>,
+}
+
+impl Follow {
+    /// The files that stand for `doc`: its last build's inputs (with itself), or itself.
+    fn files_of(&self, doc: &Path) -> Vec<PathBuf> {
+        let mut files = self.inputs.get(doc).cloned().unwrap_or_default();
+        if !files.iter().any(|p| p == doc) {
+            files.push(doc.to_path_buf());
+        }
+        files
+    }
 }
 
 pub struct Watches {
@@ -136,16 +154,16 @@ impl Watches {
         Ok(Watches { watcher, follow })
     }
 
-    /// One more viewer of `doc`.
+    /// One more viewer of `doc`. On failure nothing is counted.
     pub fn follow(&self, doc: &Path) -> Result<(), String> {
         let mut f = lock(&self.follow);
-        let n = f.viewers.entry(doc.to_path_buf()).or_insert(0);
-        *n += 1;
-        if *n == 1 {
-            let files = vec![doc.to_path_buf()];
+        let n = f.viewers.get(doc).copied().unwrap_or(0);
+        if n == 0 {
+            let files = f.files_of(doc);
             self.watcher.subscribe(&files).map_err(|e| e.to_string())?;
             f.docs.insert(doc.to_path_buf(), files);
         }
+        f.viewers.insert(doc.to_path_buf(), n + 1);
         Ok(())
     }
 
@@ -164,26 +182,26 @@ impl Watches {
         }
     }
 
-    /// A LaTeX build of `doc` read `inputs`: follow those instead of the last set, if the
-    /// document is followed at all.
+    /// A LaTeX build of `doc` read `inputs`: they stand for the document from now on, and
+    /// replace what is watched if anyone follows it.
     pub fn set_inputs(&self, doc: &Path, inputs: &[PathBuf]) {
         let mut f = lock(&self.follow);
+        f.inputs.insert(doc.to_path_buf(), inputs.to_vec());
         if !f.viewers.contains_key(doc) {
             return;
         }
-        let mut files: Vec<PathBuf> = inputs.to_vec();
-        if !files.iter().any(|p| p == doc) {
-            files.push(doc.to_path_buf());
-        }
-        let old = f.docs.insert(doc.to_path_buf(), files.clone());
-        if old.as_ref() == Some(&files) {
+        let files = f.files_of(doc);
+        if f.docs.get(doc) == Some(&files) {
             return;
         }
-        if let Err(e) = self.watcher.subscribe(&files) {
-            tracing::warn!("cannot watch the inputs of {}: {e}", doc.display());
-        }
-        if let Some(old) = old {
-            self.watcher.unsubscribe(&old);
+        // The new set first: on failure the old one stays, and nothing is counted twice.
+        match self.watcher.subscribe(&files) {
+            Ok(()) => {
+                if let Some(old) = f.docs.insert(doc.to_path_buf(), files) {
+                    self.watcher.unsubscribe(&old);
+                }
+            }
+            Err(e) => tracing::warn!("cannot watch the inputs of {}: {e}", doc.display()),
         }
     }
 

@@ -27,8 +27,9 @@ pub const FILE_ROUTE: &str = "/api/file?path=";
 /// How long "test connection" waits for the model's first word.
 const TEST_MODEL_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// Messages in one `history` reply when the UI does not say.
-const HISTORY_PAGE: usize = 20_000;
+/// Messages in one `history` reply when the UI does not say (each assistant message is
+/// rendered to HTML, so a page stays small; older ones come with `before`).
+const HISTORY_PAGE: usize = 500;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ServiceError {
@@ -71,8 +72,6 @@ pub struct Service {
     policy: FilePolicy,
     watches: Watches,
     latex: Arc<LatexEngine>,
-    /// The last successful build of each document: its PDF, for the file route.
-    builds: Mutex<HashMap<PathBuf, PathBuf>>,
     route: FileRoute,
     events: broadcast::Sender<ServerMessage>,
 }
@@ -133,7 +132,6 @@ impl Service {
                 data_dir.root(),
             ),
             latex: Arc::new(LatexEngine::new(latex_cache, bundle)),
-            builds: Mutex::new(HashMap::new()),
             sessions: sessions.clone(),
             store,
             data_dir,
@@ -191,8 +189,8 @@ impl Service {
         }
     }
 
-    /// The file the route `path` names, if the UI may read it: a built PDF of a followed
-    /// document, or any file the policy allows.
+    /// The file the route `path` names, if the UI may read it (the policy's check; it
+    /// reads the store and the disk, so call it off the async workers).
     pub fn file_for_route(&self, raw: &str) -> Result<PathBuf, String> {
         self.policy.check(raw, self.policy.root())
     }
@@ -448,28 +446,29 @@ impl Service {
                 self.store.set_mcp_enabled(&name, enabled)?;
                 Reply::SetMcpEnabled
             }
+            // The keyring is D-Bus (or a file) and may wait: off the async workers.
             Command::ListSecrets => {
                 let secrets = self.secrets()?;
+                let backend = secrets.backend();
+                let names = blocking(move || secrets.list(None)).await?;
                 Reply::ListSecrets {
-                    names: secrets.list(None).map_err(|e| invalid(e.to_string()))?,
-                    store: match secrets.backend() {
+                    names,
+                    store: match backend {
                         skald_secrets::Backend::Keyring => "the OS keyring".into(),
                         skald_secrets::Backend::File => "Skald's encrypted file".into(),
                     },
                 }
             }
             Command::SetSecret { name, value } => {
-                self.secrets()?
-                    .set(&name, &value)
-                    .map_err(|e| invalid(e.to_string()))?;
+                let secrets = self.secrets()?;
+                blocking(move || secrets.set(&name, &value)).await?;
                 self.sessions.engine().refresh_redactor();
                 Reply::SetSecret
             }
             Command::RemoveSecret { name } => {
-                let gone = self
-                    .secrets()?
-                    .delete(&name)
-                    .map_err(|e| invalid(e.to_string()))?;
+                let secrets = self.secrets()?;
+                let n = name.clone();
+                let gone = blocking(move || secrets.delete(&n)).await?;
                 if !gone {
                     return Err(invalid(format!("no secret named {name}")));
                 }
@@ -499,7 +498,10 @@ impl Service {
                 model,
                 base_url,
                 api_key,
-            } => self.configure_model(&kind, &model, base_url, api_key)?,
+            } => {
+                self.configure_model(&kind, &model, base_url, api_key)
+                    .await?
+            }
             Command::View { path, session_id } => {
                 let abs = self
                     .policy
@@ -587,7 +589,7 @@ impl Service {
 
     /// Writes the provider and model into config.toml (the key into the secrets) and
     /// switches the engine to it.
-    fn configure_model(
+    async fn configure_model(
         &self,
         kind: &str,
         model: &str,
@@ -598,9 +600,9 @@ impl Service {
         if model.is_empty() || model.contains(char::is_whitespace) {
             return Err(invalid("name the model, e.g. gpt-4.1 or claude-sonnet-4-5"));
         }
-        // Each kind's usual address and the variable its key is read from (a secret of the
-        // same name when the variable is not set).
-        let (default_url, key_name) = match kind {
+        // Each kind's usual address and the variable its key is read from when none is
+        // typed here.
+        let (default_url, env_key) = match kind {
             "openai" => ("https://api.openai.com/v1", Some("OPENAI_API_KEY")),
             "anthropic" => ("https://api.anthropic.com", Some("ANTHROPIC_API_KEY")),
             "ollama" => ("http://127.0.0.1:11434", None),
@@ -620,16 +622,37 @@ impl Service {
                 "the address must start with http:// or https://, not `{url}`"
             )));
         }
-        if let (Some(key), Some(name)) = (api_key.filter(|k| !k.trim().is_empty()), key_name) {
-            self.secrets()?
-                .set(name, key.trim())
-                .map_err(|e| invalid(e.to_string()))?;
-            self.sessions.engine().refresh_redactor();
-        }
+        // A key typed here is kept as a secret of Skald's own name, so a stale variable in
+        // the environment (OPENAI_API_KEY, say) cannot shadow it; without one, a key
+        // typed earlier stays in use, else the usual variable is read.
+        let own_key = env_key.map(|_| format!("SKALD_{}_API_KEY", kind.to_ascii_uppercase()));
+        let key_env = match (&own_key, api_key.filter(|k| !k.trim().is_empty())) {
+            (Some(own), Some(key)) => {
+                let (secrets, own2) = (self.secrets()?, own.clone());
+                blocking(move || secrets.set(&own2, key.trim())).await?;
+                self.sessions.engine().refresh_redactor();
+                Some(own.clone())
+            }
+            (Some(own), None) => {
+                let known = match self.sessions.engine().secrets() {
+                    Some(secrets) => {
+                        let own2 = own.clone();
+                        blocking(move || secrets.get(&own2)).await?.is_some()
+                    }
+                    None => false,
+                };
+                if known {
+                    Some(own.clone())
+                } else {
+                    env_key.map(str::to_string)
+                }
+            }
+            (None, _) => None,
+        };
         let provider = skald_core::config::ProviderConfig {
             kind: kind.to_string(),
             base_url: url,
-            api_key_env: key_name.map(str::to_string),
+            api_key_env: key_env,
         };
         let config = skald_core::config::set_default_model(
             &self.data_dir.config_path(),
@@ -711,7 +734,6 @@ impl Service {
         Ok(match result {
             Ok(build) => {
                 self.watches.set_inputs(&tex, &build.inputs);
-                lock(&self.builds).insert(tex.clone(), build.pdf.clone());
                 // The build's time in the URL: a rebuilt PDF is a new URL for the browser.
                 let url = format!(
                     "{}&v={}",
@@ -775,6 +797,16 @@ fn choose_models(
             .or_else(|| secrets.as_ref().and_then(|s| s.get(k).ok().flatten()))
     };
     skald_core::models::choose_models(config, flag, lookup).map_err(|e| e.to_string())
+}
+
+/// Runs `f` on a blocking thread; its error becomes the reply's.
+async fn blocking<T: Send + 'static, E: std::fmt::Display + Send + 'static>(
+    f: impl FnOnce() -> Result<T, E> + Send + 'static,
+) -> Result<T, ServiceError> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| invalid(e.to_string()))?
+        .map_err(|e| invalid(e.to_string()))
 }
 
 fn to_values<T: serde::Serialize>(items: Vec<T>) -> Vec<serde_json::Value> {

@@ -85,10 +85,12 @@ impl FileWatcher {
         })
     }
 
-    /// Starts (or adds a viewer to) watching each file. Paths should be absolute.
+    /// Starts (or adds a viewer to) watching each file. Paths should be absolute. All or
+    /// nothing: when one cannot be watched (the system's watch limit, say), the counts of
+    /// the others are rolled back, so a later attempt starts clean.
     pub fn subscribe(&self, files: &[PathBuf]) -> Result<(), WatchError> {
         let mut subs = lock(&self.subs);
-        for file in files {
+        for (i, file) in files.iter().enumerate() {
             let count = subs.files.entry(file.clone()).or_insert(0);
             *count += 1;
             if *count > 1 {
@@ -100,6 +102,10 @@ impl FileWatcher {
             if *dirs == 1
                 && let Err(e) = lock(&self.debouncer).watch(&dir, RecursiveMode::NonRecursive)
             {
+                subs.files.remove(file);
+                subs.dirs.remove(&dir);
+                drop(subs);
+                self.unsubscribe(&files[..i]);
                 return Err(WatchError {
                     path: dir.display().to_string(),
                     message: e.to_string(),

@@ -9,6 +9,7 @@ import { useApp, useTransport } from "../app/context";
 import { loadDraft, saveDraft } from "../lib/drafts";
 import { errorText } from "../lib/json";
 import { escapeHtml } from "../lib/highlight";
+import { onMarkdownClick } from "../lib/links";
 import { ChatRow, ExpandedContext, type Expanded } from "./ChatItems";
 import { InboxCard } from "./InboxCards";
 import { EmptyState, ErrorState, Icon, Spinner } from "./ui";
@@ -222,20 +223,8 @@ function MessageList({ chat, dispatch, loadOlder, loadingOlder }: { chat: ChatSt
   );
   const onToggleGroup = useCallback((key: string) => dispatch({ type: "toggle_group", key }), [dispatch]);
 
-  // Links in rendered Markdown that point at files open in the viewer, not a new page.
-  const onClick = (e: React.MouseEvent) => {
-    const a = (e.target as HTMLElement).closest("a");
-    if (!a) return;
-    const href = a.getAttribute("href") ?? "";
-    const path = fileLinkPath(href);
-    if (path) {
-      e.preventDefault();
-      openViewer(path);
-    } else if (/^https?:/i.test(href)) {
-      a.target = "_blank";
-      a.rel = "noopener noreferrer";
-    }
-  };
+  // Links in rendered Markdown: files open in the viewer, other sites in a new tab.
+  const onClick = (e: React.MouseEvent) => onMarkdownClick(e, openViewer);
 
   return (
     <div ref={scrollRef} className="message-scroll" data-testid="message-list" data-loaded={chat.loaded ? "1" : undefined} role="log" aria-live="polite" aria-busy={!chat.loaded} onScroll={onScroll} onClick={onClick}>
@@ -279,13 +268,6 @@ function MessageList({ chat, dispatch, loadOlder, loadingOlder }: { chat: ChatSt
       )}
     </div>
   );
-}
-
-/** `/api/file?path=…` links (what the server makes of relative links) → the path. */
-export function fileLinkPath(href: string): string | null {
-  if (!href.startsWith("/api/file?")) return null;
-  const q = new URLSearchParams(href.slice("/api/file?".length).split("#")[0]);
-  return q.get("path");
 }
 
 function TodoList({ todos }: { todos: { content: string; status: string }[] }) {

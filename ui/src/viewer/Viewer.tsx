@@ -6,7 +6,7 @@ import type { Reply } from "../protocol";
 import { useEvents, useTransport } from "../app/context";
 import { highlightWithin } from "../lib/highlight";
 import { errorText } from "../lib/json";
-import { fileLinkPath } from "../components/ChatView";
+import { onMarkdownClick } from "../lib/links";
 import { EmptyState, ErrorState, Icon, Spinner } from "../components/ui";
 import { CodeView } from "./CodeView";
 import { LazyPdfView as PdfView } from "./lazyPdf";
@@ -176,19 +176,7 @@ function MarkdownView({ html, onOpen }: { html: string; onOpen: (p: string) => v
       data-testid="viewer-markdown"
       // Sanitised by the server (ammonia).
       dangerouslySetInnerHTML={{ __html: html }}
-      onClick={(e) => {
-        const a = (e.target as HTMLElement).closest("a");
-        if (!a) return;
-        const href = a.getAttribute("href") ?? "";
-        const path = fileLinkPath(href);
-        if (path) {
-          e.preventDefault();
-          onOpen(path);
-        } else if (/^https?:/i.test(href)) {
-          e.preventDefault();
-          window.open(href, "_blank", "noopener,noreferrer");
-        }
-      }}
+      onClick={(e) => onMarkdownClick(e, onOpen)}
     />
   );
 }
