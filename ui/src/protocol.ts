@@ -62,7 +62,7 @@ session_id?: number, } | { "cmd": "inbox" } | { "cmd": "answer", inbox_id: numbe
 /**
  * An IANA zone, e.g. Europe/Berlin.
  */
-timezone: string, } | { "cmd": "list_mcp" } | { "cmd": "set_mcp_enabled", name: string, enabled: boolean, } | { "cmd": "list_secrets" } | { "cmd": "set_secret", name: string, value: string, } | { "cmd": "remove_secret", name: string, } | { "cmd": "list_plugins" } | { "cmd": "settings" } | { "cmd": "test_model" } | { "cmd": "configure_model", 
+timezone: string, } | { "cmd": "list_mcp" } | { "cmd": "set_mcp_enabled", name: string, enabled: boolean, } | { "cmd": "list_secrets" } | { "cmd": "set_secret", name: string, value: string, } | { "cmd": "remove_secret", name: string, } | { "cmd": "list_plugins" } | { "cmd": "configure_plugin", id: string, enabled?: boolean, config?: JsonValue, } | { "cmd": "settings" } | { "cmd": "test_model" } | { "cmd": "configure_model", 
 /**
  * openai (any OpenAI-compatible server) | anthropic | ollama
  */
@@ -124,7 +124,7 @@ matched: number, } | { "cmd": "list_rules", rules: Array<JsonValue>, } | { "cmd"
 /**
  * Where they are kept: the OS keyring or Skald's encrypted file.
  */
-store: string, } | { "cmd": "set_secret" } | { "cmd": "remove_secret" } | { "cmd": "list_plugins", plugins: Array<JsonValue>, } | { "cmd": "settings", version: string, data_dir: string, 
+store: string, } | { "cmd": "set_secret" } | { "cmd": "remove_secret" } | { "cmd": "list_plugins", plugins: Array<JsonValue>, } | { "cmd": "configure_plugin", message: string, } | { "cmd": "settings", version: string, data_dir: string, 
 /**
  * The model first, then its fallbacks.
  */

@@ -127,6 +127,16 @@ pub enum Command {
         name: String,
     },
     ListPlugins,
+    /// Turns a plugin on or off and/or sets its configuration (checked against its schema).
+    ConfigurePlugin {
+        id: String,
+        #[serde(default)]
+        #[ts(optional)]
+        enabled: Option<bool>,
+        #[serde(default)]
+        #[ts(optional)]
+        config: Option<Value>,
+    },
     /// Models, data folder and version.
     Settings,
     /// Sends a tiny request to the first model and reports how it went.
@@ -315,6 +325,9 @@ pub enum Reply {
     RemoveSecret,
     ListPlugins {
         plugins: Vec<Value>,
+    },
+    ConfigurePlugin {
+        message: String,
     },
     Settings {
         version: String,

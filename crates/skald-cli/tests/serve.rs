@@ -742,3 +742,35 @@ fn a_scheduled_job_is_edited_toggled_and_removed_from_the_ui() {
             .is_empty()
     );
 }
+
+#[test]
+fn plugins_are_switched_and_configured_from_the_ui() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = serve(&dir.path().join("data"), dir.path(), None);
+    let mut ws = s.ws();
+    let err = ws
+        .call(json!({"cmd": "configure_plugin", "id": "nope", "enabled": true}))
+        .unwrap_err();
+    assert!(err.contains("image-generation"), "{err}");
+    let err = ws
+        .call(json!({"cmd": "configure_plugin", "id": "image-generation",
+            "config": {"model": 7}}))
+        .unwrap_err();
+    assert!(err.contains("does not fit"), "{err}");
+    let ok = ws
+        .call(
+            json!({"cmd": "configure_plugin", "id": "image-generation", "enabled": true,
+            "config": {"api_key": "${secret:IMAGES_KEY}", "model": "gpt-image-1"}}),
+        )
+        .unwrap();
+    assert!(ok["message"].as_str().unwrap().contains("on"), "{ok}");
+    let list = ws.call(json!({"cmd": "list_plugins"})).unwrap();
+    let p = &list["plugins"][0];
+    assert_eq!(p["id"], "image-generation");
+    assert_eq!(p["enabled"], true);
+    assert_eq!(p["config"]["api_key"], "${secret:IMAGES_KEY}");
+    ws.call(json!({"cmd": "configure_plugin", "id": "image-generation", "enabled": false}))
+        .unwrap();
+    let list = ws.call(json!({"cmd": "list_plugins"})).unwrap();
+    assert_eq!(list["plugins"][0]["enabled"], false);
+}

@@ -478,6 +478,18 @@ impl Service {
             Command::ListPlugins => Reply::ListPlugins {
                 plugins: self.sessions.engine().plugins.describe(&self.store),
             },
+            Command::ConfigurePlugin {
+                id,
+                enabled,
+                config,
+            } => Reply::ConfigurePlugin {
+                message: self
+                    .sessions
+                    .engine()
+                    .plugins
+                    .configure(&self.store, &id, config.as_ref(), enabled)
+                    .map_err(invalid)?,
+            },
             Command::Settings => Reply::Settings {
                 version: env!("CARGO_PKG_VERSION").to_string(),
                 data_dir: self.data_dir.root().display().to_string(),

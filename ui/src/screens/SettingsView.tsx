@@ -415,25 +415,80 @@ function Plugins() {
             <EmptyState title="No plugins installed" />
           ) : (
             <ul className="rows">
-              {r.plugins.map((p, i) => {
-                const o = asObject(p);
-                const enabled = bool(o, "enabled");
-                return (
-                  <li key={str(o, "name", "id") ?? i} className="row-card">
-                    <div className="row-main">
-                      <strong>{str(o, "name", "id") ?? "plugin"}</strong>
-                      {str(o, "version") && <span className="muted small">{str(o, "version")}</span>}
-                      {enabled != null && <span className={`chip ${enabled ? "chip-done" : ""}`}>{enabled ? "enabled" : "disabled"}</span>}
-                    </div>
-                    {str(o, "description") && <div className="small muted">{str(o, "description")}</div>}
-                    {!o && <pre className="json">{pretty(p)}</pre>}
-                  </li>
-                );
-              })}
+              {r.plugins.map((p, i) => (
+                <PluginRow key={str(asObject(p), "id") ?? i} plugin={p} onChanged={reload} />
+              ))}
             </ul>
           )
         }
       </Load>
     </Section>
+  );
+}
+
+/** A plugin: on/off, and its configuration as JSON (the engine checks it against the plugin's schema). */
+function PluginRow({ plugin, onChanged }: { plugin: JsonValue; onChanged: () => void }) {
+  const t = useTransport();
+  const o = asObject(plugin);
+  const id = str(o, "id") ?? "";
+  const enabled = bool(o, "enabled") ?? false;
+  const [editing, setEditing] = useState(false);
+  const [text, setText] = useState(() => pretty(o?.config ?? {}));
+  const [busy, setBusy] = useState(false);
+  const [message, setMessage] = useState<{ ok: boolean; text: string } | null>(null);
+  const configure = async (change: { enabled?: boolean; config?: JsonValue }) => {
+    setBusy(true);
+    setMessage(null);
+    try {
+      const r = await t.call({ cmd: "configure_plugin", id, ...change });
+      setMessage({ ok: true, text: r.message });
+      setEditing(false);
+      onChanged();
+    } catch (e) {
+      setMessage({ ok: false, text: errorText(e) });
+    } finally {
+      setBusy(false);
+    }
+  };
+  const saveConfig = () => {
+    let config: JsonValue;
+    try {
+      config = JSON.parse(text) as JsonValue;
+    } catch (e) {
+      setMessage({ ok: false, text: `Not JSON: ${errorText(e)}` });
+      return;
+    }
+    void configure({ config });
+  };
+  return (
+    <li className="row-card">
+      <div className="row-main">
+        <label className="switch" title={enabled ? "On" : "Off"}>
+          <input type="checkbox" role="switch" aria-label={`${str(o, "name") ?? id} on`} checked={enabled} disabled={busy || !id} onChange={(e) => void configure({ enabled: e.target.checked })} />
+          <span />
+        </label>
+        <strong>{str(o, "name", "id") ?? "plugin"}</strong>
+        {bool(o, "running") && <span className="chip chip-done">running</span>}
+        <button type="button" className="btn small-btn grow-right" onClick={() => setEditing((v) => !v)}>
+          {editing ? "Close" : "Configure…"}
+        </button>
+      </div>
+      {str(o, "description") && <div className="small muted">{str(o, "description")}</div>}
+      {editing && (
+        <div className="plugin-config">
+          <textarea aria-label={`${id} configuration (JSON)`} rows={6} className="json" value={text} onChange={(e) => setText(e.target.value)} spellCheck={false} />
+          <div className="row">
+            <button type="button" className="btn btn-primary" disabled={busy} onClick={saveConfig}>
+              Save configuration
+            </button>
+          </div>
+        </div>
+      )}
+      {message && (
+        <div className={message.ok ? "ok-text small" : "error-text small"} role="status">
+          {message.text}
+        </div>
+      )}
+    </li>
   );
 }
