@@ -1,21 +1,29 @@
 #!/usr/bin/env bash
-# Sets up what is missing, builds Skald and its UI, and runs it. Arguments go to `skald`;
-# with none, it checks the installation and starts the UI (`skald serve`).
-#   bash scripts/run.sh                       # skald doctor, then skald serve
+# Sets up what is missing, builds Skald and its UI, and runs it. With no arguments it starts
+# the desktop app (or, with no display, the UI for a browser: `skald serve`); arguments go
+# to the `skald` command line instead.
+#   bash scripts/run.sh                       # the desktop app
 #   bash scripts/run.sh tools                 # any skald command
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 [[ -d "$HOME/.cargo/bin" ]] && export PATH="$HOME/.cargo/bin:$PATH"
-cargo build --release --locked -p skald-cli
-skald="${CARGO_TARGET_DIR:-target}/release/skald"
-# The UI `skald serve` shows in the browser.
+# The UI, which the desktop app embeds and `skald serve` serves.
 npm --prefix ui run --silent build
 export SKALD_UI_DIR="$PWD/ui/dist"
+target="${CARGO_TARGET_DIR:-target}/release"
 if [[ $# -eq 0 ]]; then
-  # The app: the UI on 127.0.0.1, opened with the URL printed below.
-  "$skald" doctor || true
+  if [[ -n "${DISPLAY:-}" || -n "${WAYLAND_DISPLAY:-}" ]]; then
+    # The app: a desktop window (it keeps running in the tray when closed).
+    cargo build --release --locked -p skald-desktop
+    exec "$target/skald-desktop"
+  fi
+  # No display (a server, a container): the same UI in a browser instead.
+  echo "run.sh: no display here; starting the UI for a browser (skald serve)" >&2
+  cargo build --release --locked -p skald-cli
+  "$target/skald" doctor || true
   echo
-  exec "$skald" serve
+  exec "$target/skald" serve
 fi
-exec "$skald" "$@"
+cargo build --release --locked -p skald-cli
+exec "$target/skald" "$@"

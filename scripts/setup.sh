@@ -19,9 +19,14 @@ if [[ $(id -u) -ne 0 ]]; then
 fi
 
 # Debian packages: C toolchain for bundled SQLite, pkg-config for -sys crates, and the C
-# libraries tectonic's TeX engines link (ICU, graphite2, fontconfig, FreeType, libpng).
+# libraries tectonic's TeX engines link (ICU, graphite2, fontconfig, FreeType, libpng, and
+# on Linux HarfBuzz: the system's, which the desktop app's GTK uses too).
 packages=(build-essential pkg-config git ca-certificates curl
-  libicu-dev libgraphite2-dev libfontconfig1-dev libfreetype-dev libpng-dev zlib1g-dev)
+  libicu-dev libgraphite2-dev libfontconfig1-dev libfreetype-dev libpng-dev zlib1g-dev
+  libharfbuzz-dev)
+# The desktop app (Tauri 2 on WebKitGTK): the webview, the tray (Ayatana), SVG icons, the
+# dialogs' helpers.
+packages+=(libwebkit2gtk-4.1-dev libayatana-appindicator3-dev librsvg2-dev libxdo-dev libssl-dev file)
 # Test suite: ripgrep (grep_files is checked against it), procps (process checks),
 # bsdutils (`script` gives the terminal-prompt test a real pseudo-terminal), Node.js and
 # npm for the reference MCP servers the MCP client is tested against, and a Secret
@@ -35,6 +40,8 @@ if [[ $want_test -eq 1 ]]; then
   packages+=(texlive-latex-base texlive-xetex fonts-lmodern lmodern latexmk poppler-utils python3)
   # Chromium: the UI's end-to-end tests drive it headless (playwright-core).
   packages+=(chromium fonts-dejavu-core)
+  # The desktop app's end-to-end tests: a virtual display and WebKitGTK's WebDriver.
+  packages+=(xvfb xauth webkit2gtk-driver)
 fi
 # Node.js and npm build the UI (ui/), and run the reference MCP servers in tests.
 command -v node >/dev/null 2>&1 || packages+=(nodejs)
@@ -111,4 +118,11 @@ if [[ $want_test -eq 1 ]]; then
     python3 "$root/scripts/tex-bundle.py" "$tex/bundle-files.txt" "$tex/bundle.zip"
     cp "$tex/bundle-files.txt" "$tex/.bundle-files.built"
   fi
+fi
+
+# tauri-driver: WebDriver for the desktop app's end-to-end tests (it starts
+# WebKitWebDriver itself). Built once per machine.
+if [[ $want_test -eq 1 ]] && ! command -v tauri-driver >/dev/null 2>&1; then
+  say "installing tauri-driver (cargo install, once)"
+  cargo install tauri-driver --locked --version '^2' --quiet
 fi

@@ -8,6 +8,10 @@ bash scripts/setup.sh --test
 
 say() { printf '\033[1;34m==>\033[0m %s\n' "$*"; }
 
+# The UI first: the desktop app (src-tauri) embeds its build, so the Rust steps need it.
+say "UI build"
+npm --prefix ui run --silent build
+
 if cargo fmt --version >/dev/null 2>&1; then
   say "cargo fmt --check"
   cargo fmt --all -- --check
@@ -42,8 +46,6 @@ ui_rc=0
 NO_COLOR=1 npm --prefix ui run --silent test 2>&1 | tee "$log.ui" || ui_rc=$?
 awk '/Tests +[0-9]+/ { for (i = 1; i <= NF; i++) { if ($i ~ /^passed/) p = $(i-1); if ($i ~ /^failed/) f = $(i-1) } }
      END { printf "test result: ui. %d passed; %d failed\n", p, f }' "$log.ui" >> "$log"
-say "UI build"
-npm --prefix ui run --silent build
 say "UI end to end (headless Chromium)"
 target="${CARGO_TARGET_DIR:-target}"
 SKALD_BIN="$target/debug/skald" SKALD_E2E_RESULTS="$target/e2e-results.json" \
@@ -51,7 +53,14 @@ SKALD_BIN="$target/debug/skald" SKALD_E2E_RESULTS="$target/e2e-results.json" \
   | tee "$log.e2e" || ui_rc=$?
 awk '/ pass [0-9]+$/ { p = $NF } / fail [0-9]+$/ { f = $NF }
      END { printf "test result: e2e. %d passed; %d failed\n", p, f }' "$log.e2e" >> "$log"
-rm -f "$log.ui" "$log.e2e"
+say "desktop app end to end (Xvfb, tauri-driver, WebKitWebDriver)"
+SKALD_DESKTOP_BIN="$target/debug/skald-desktop" SKALD_DESKTOP_REQUIRED=1 \
+  dbus-run-session -- xvfb-run -a -s "-screen 0 1400x900x24" \
+  node --test --test-concurrency=1 --test-reporter=spec ui/e2e/desktop.e2e.mjs 2>&1 \
+  | grep -v "Failed to set fd limit" | tee "$log.desk" || ui_rc=$?
+awk '/ pass [0-9]+$/ { p = $NF } / fail [0-9]+$/ { f = $NF }
+     END { printf "test result: desktop. %d passed; %d failed\n", p, f }' "$log.desk" >> "$log"
+rm -f "$log.ui" "$log.e2e" "$log.desk"
 # One closing line for the whole run, summed over every test binary.
 awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($i ~ /^passed/) p += $(i-1); if ($i ~ /^failed/) f += $(i-1) } }
      END { printf "tests: %d passed, %d failed\n", p, f }' "$log"

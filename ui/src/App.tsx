@@ -86,6 +86,21 @@ export function App() {
     }
   }, [t]);
 
+  // First start: with no model to talk to, Settings (its provider form) comes first.
+  useEffect(() => {
+    let live = true;
+    t.call({ cmd: "settings" })
+      .then((r) => {
+        if (live && r.models.length === 0) setView("settings");
+      })
+      .catch(() => {
+        // The connection banner says what is wrong; the chat screen stays.
+      });
+    return () => {
+      live = false;
+    };
+  }, [t]);
+
   const inboxTimer = useRef<ReturnType<typeof setTimeout> | null>(null);
   const loadInbox = useCallback(async () => {
     try {
@@ -200,9 +215,9 @@ export function App() {
     setView("chat");
   }, []);
 
-  const newChat = useCallback(async () => {
+  const newChat = useCallback(async (workingDir?: string) => {
     try {
-      const r = await t.call({ cmd: "create_session" });
+      const r = await t.call(workingDir ? { cmd: "create_session", working_dir: workingDir } : { cmd: "create_session" });
       setSessions((list) => [r.session, ...(list ?? []).filter((s) => s.id !== r.session.id)]);
       openSession(r.session.id);
     } catch (e) {
@@ -315,6 +330,14 @@ export function App() {
           inboxCount={inbox?.length ?? 0}
           onSelect={openSession}
           onNew={() => void newChat()}
+          onNewInFolder={
+            t.pickFolder
+              ? () =>
+                  void t.pickFolder?.().then((dir) => {
+                    if (dir) void newChat(dir);
+                  })
+              : undefined
+          }
           onRename={rename}
           onDelete={remove}
           onNav={setView}

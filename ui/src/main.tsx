@@ -9,12 +9,12 @@ import "./styles.css";
 // Before the first paint, so a dark-theme user never sees a white flash.
 applyTheme(loadTheme());
 
-const transport = createTransport();
-
-createRoot(document.getElementById("root")!).render(
-  <StrictMode>
-    <TransportContext.Provider value={transport}>
-      <App />
-    </TransportContext.Provider>
-  </StrictMode>,
+void createTransport().then((transport) =>
+  createRoot(document.getElementById("root")!).render(
+    <StrictMode>
+      <TransportContext.Provider value={transport}>
+        <App />
+      </TransportContext.Provider>
+    </StrictMode>,
+  ),
 );

@@ -1,6 +1,6 @@
 // How the UI talks to the Skald engine. Everything above this module sees only the
 // `Transport` interface, so the same screens run in a browser against `skald serve`
-// (WebSocket) and later inside the Tauri webview (IPC) without change.
+// (WebSocket) and inside the desktop app's webview (Tauri IPC, tauriTransport.ts).
 
 import type { Command, Event, Reply, Request, ServerMessage } from "./protocol";
 
@@ -19,6 +19,8 @@ export interface Transport {
   /** Subscribe to connection status; called at once with the current status. */
   onStatus(fn: StatusHandler): () => void;
   close(): void;
+  /** The OS folder picker, where there is one (the desktop app); `null` when cancelled. */
+  pickFolder?(): Promise<string | null>;
 }
 
 /** A failure the server reported for one call (its message is the server's words). */
@@ -251,13 +253,13 @@ declare global {
 }
 
 /**
- * The one place that picks a transport. Inside Tauri this will return an IPC transport
- * (commands through `invoke`, events through the event bus); that is not built yet, so
- * the webview falls back to the WebSocket that `skald serve` offers as well.
+ * The one place that picks a transport: IPC inside the desktop app (Tauri), the
+ * WebSocket of `skald serve` in a browser.
  */
-export function createTransport(): Transport {
+export async function createTransport(): Promise<Transport> {
   if (typeof window !== "undefined" && window.__TAURI_INTERNALS__) {
-    // Seam for the Tauri IPC transport (not implemented yet).
+    const { TauriTransport, tauriApi } = await import("./tauriTransport");
+    return new TauriTransport(await tauriApi());
   }
   return new WebSocketTransport();
 }

@@ -93,6 +93,7 @@ pub async fn run(data_dir: &DataDir, config: &Config, a: ServeArgs<'_>) -> u8 {
         config: config.clone(),
         model: a.model.map(str::to_string),
         tex_bundle: std::env::var_os("SKALD_TEX_BUNDLE").map(PathBuf::from),
+        file_route: skald_service::FILE_ROUTE.to_string(),
     }) {
         Ok(s) => s,
         Err(e) => {
@@ -378,28 +379,14 @@ async fn file(
             "the file is too large to show",
         );
     }
-    let kind = {
+    let served = {
         let p = path.clone();
-        tokio::task::spawn_blocking(move || skald_viewer::detect(&p))
+        tokio::task::spawn_blocking(move || skald_service::files::served_as(&p))
             .await
-            .ok()
-            .and_then(Result::ok)
-    };
-    use skald_viewer::Kind;
-    // Only types the viewer shows are sent as themselves; the rest as plain text, so
-    // nothing from the route runs as the app's script.
-    let (mime, csp) = match &kind {
-        Some(Kind::Image { mime } | Kind::Pdf { mime }) => (mime.clone(), None),
-        Some(Kind::Svg { mime }) => (
-            mime.clone(),
-            Some("sandbox; default-src 'none'; style-src 'unsafe-inline'; img-src data:".into()),
-        ),
-        Some(Kind::Html) => (
-            "text/html; charset=utf-8".into(),
-            Some(format!("sandbox allow-scripts; {}", skald_viewer::HTML_CSP)),
-        ),
-        Some(Kind::Binary) | None => ("application/octet-stream".into(), None),
-        Some(_) => ("text/plain; charset=utf-8".into(), None),
+            .unwrap_or(skald_service::files::Served {
+                mime: "application/octet-stream".into(),
+                csp: None,
+            })
     };
     // Streamed: a large file never sits in memory whole.
     let file = match tokio::fs::File::open(&path).await {
@@ -410,7 +397,7 @@ async fn file(
     let mut response = body.into_response();
     let h = response.headers_mut();
     h.insert(header::CONTENT_LENGTH, HeaderValue::from(meta.len()));
-    if let Ok(v) = HeaderValue::from_str(&mime) {
+    if let Ok(v) = HeaderValue::from_str(&served.mime) {
         h.insert(header::CONTENT_TYPE, v);
     }
     h.insert(
@@ -418,7 +405,7 @@ async fn file(
         HeaderValue::from_static("nosniff"),
     );
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-    if let Some(csp) = csp.and_then(|c| HeaderValue::from_str(&c).ok()) {
+    if let Some(csp) = served.csp.and_then(|c| HeaderValue::from_str(&c).ok()) {
         h.insert(header::CONTENT_SECURITY_POLICY, csp);
     }
     response

@@ -103,6 +103,36 @@ impl FilePolicy {
     }
 }
 
+/// How the file route sends a file: its type, and the Content-Security-Policy that keeps
+/// it from running as part of the app.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Served {
+    pub mime: String,
+    pub csp: Option<String>,
+}
+
+/// Only the types the viewer shows go out as themselves: images and PDFs; SVG sandboxed
+/// with no scripts; HTML sandboxed in an opaque origin with no network (even opened on
+/// its own); the rest as plain text or bytes, so nothing from the route runs as the app's
+/// script. Reads the file's first bytes: call it off the async workers.
+pub fn served_as(path: &Path) -> Served {
+    use skald_viewer::Kind;
+    let (mime, csp) = match skald_viewer::detect(path).ok() {
+        Some(Kind::Image { mime } | Kind::Pdf { mime }) => (mime, None),
+        Some(Kind::Svg { mime }) => (
+            mime,
+            Some("sandbox; default-src 'none'; style-src 'unsafe-inline'; img-src data:".into()),
+        ),
+        Some(Kind::Html) => (
+            "text/html; charset=utf-8".into(),
+            Some(format!("sandbox allow-scripts; {}", skald_viewer::HTML_CSP)),
+        ),
+        Some(Kind::Binary) | None => ("application/octet-stream".into(), None),
+        Some(_) => ("text/plain; charset=utf-8".into(), None),
+    };
+    Served { mime, csp }
+}
+
 /// What is followed: per document, the files whose change means it changed.
 #[derive(Default)]
 struct Follow {

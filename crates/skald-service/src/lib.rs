@@ -21,7 +21,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::broadcast;
 
-/// Where the UI fetches files: `skald serve`'s HTTP route, the desktop shell's URI scheme.
+/// Where the UI fetches files from `skald serve` (the desktop shell has a URI scheme).
 pub const FILE_ROUTE: &str = "/api/file?path=";
 
 /// How long "test connection" waits for the model's first word.
@@ -60,6 +60,9 @@ pub struct ServiceConfig {
     pub model: Option<String>,
     /// A local TeX bundle (zip); tectonic's default bundle otherwise.
     pub tex_bundle: Option<PathBuf>,
+    /// How the carrier's file route is written, up to the percent-encoded path
+    /// ([`FILE_ROUTE`] for `skald serve`).
+    pub file_route: String,
 }
 
 pub struct Service {
@@ -138,7 +141,7 @@ impl Service {
             config: Mutex::new(config.config),
             model_error: Mutex::new(model_error),
             watches,
-            route: FileRoute::new(FILE_ROUTE),
+            route: FileRoute::new(config.file_route),
             events,
         });
         // Engine events go to every UI, tagged with their session.

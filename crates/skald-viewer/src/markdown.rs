@@ -23,6 +23,13 @@ impl FileRoute {
         }
     }
 
+    /// The route's URL scheme when it has one of its own (`skald-file://…`); `None` for a
+    /// path on the page's own origin (`/api/file?path=`) or a web scheme.
+    pub fn scheme(&self) -> Option<&str> {
+        let (scheme, _) = self.prefix.split_once("://")?;
+        (!matches!(scheme, "http" | "https")).then_some(scheme)
+    }
+
     pub fn url(&self, path: &Path) -> String {
         format!("{}{}", self.prefix, encode(&path.display().to_string()))
     }
@@ -158,11 +165,12 @@ pub fn render_markdown(src: &str, base: &Path, route: &FileRoute) -> String {
     });
     let mut html = String::new();
     pulldown_cmark::html::push_html(&mut html, events);
-    sanitize(&html)
+    sanitize(&html, route.scheme())
 }
 
-/// The allow-list: what CommonMark and its extensions produce, nothing that runs.
-fn sanitize(html: &str) -> String {
+/// The allow-list: what CommonMark and its extensions produce, nothing that runs. `route`
+/// is the file route's own URL scheme (the desktop app's), allowed besides the web's.
+fn sanitize(html: &str, route: Option<&str>) -> String {
     let mut b = ammonia::Builder::default();
     for h in ["h1", "h2", "h3", "h4", "h5", "h6"] {
         b.add_tag_attributes(h, &["id"]);
@@ -189,7 +197,12 @@ fn sanitize(html: &str) -> String {
             }
             _ => Some(value.into()),
         })
-        .url_schemes(HashSet::from(["http", "https", "mailto"]))
+        .url_schemes(
+            ["http", "https", "mailto"]
+                .into_iter()
+                .chain(route)
+                .collect::<HashSet<_>>(),
+        )
         .link_rel(Some("noopener noreferrer"));
     b.clean(html).to_string()
 }

@@ -15,6 +15,8 @@ interface Props {
   inboxCount: number;
   onSelect: (id: number) => void;
   onNew: () => void;
+  /** A new chat in a folder the OS picker chose (the desktop app only). */
+  onNewInFolder?: () => void;
   onRename: (id: number, title: string) => Promise<void>;
   onDelete: (id: number) => Promise<void>;
   onNav: (v: AppView) => void;
@@ -54,6 +56,11 @@ export function Sidebar(p: Props) {
         <button type="button" className="btn btn-primary grow" data-testid="new-session" title="New chat (Ctrl+Shift+O)" onClick={p.onNew}>
           <Icon name="plus" /> New chat
         </button>
+        {p.onNewInFolder && (
+          <button type="button" className="icon-btn" data-testid="new-session-folder" aria-label="New chat in a folder…" title="New chat in a folder…" onClick={p.onNewInFolder}>
+            <Icon name="file" />
+          </button>
+        )}
       </div>
       <div className="search">
         <Icon name="search" size={14} />

@@ -7,6 +7,10 @@ describe("linkAction", () => {
   it("opens the file route's files in the viewer", () => {
     expect(linkAction("/api/file?path=%2Fhome%2Fme%2Fnotes.md", here)).toEqual({ kind: "file", path: "/home/me/notes.md" });
   });
+  it("opens the desktop app's file scheme in the viewer", () => {
+    expect(linkAction("skald-file://localhost/?path=%2Fa%2Fb.md", "tauri://localhost/")).toEqual({ kind: "file", path: "/a/b.md" });
+    expect(linkAction("http://skald-file.localhost/?path=C%3A%5Cx.md", "http://tauri.localhost/")).toEqual({ kind: "file", path: "C:\\x.md" });
+  });
   it("sends other sites to a new tab, protocol-relative ones included", () => {
     expect(linkAction("https://example.org/a", here)).toEqual({ kind: "external", url: "https://example.org/a" });
     expect(linkAction("//evil.example/login", here)).toEqual({ kind: "external", url: "http://evil.example/login" });

@@ -17,6 +17,12 @@ export function linkAction(href: string, here: string): LinkAction {
   } catch {
     return { kind: "block" };
   }
+  // The desktop app's file scheme (WebKitGTK and WKWebView name it, WebView2 makes it
+  // a host): files for the viewer, whichever page is showing the link.
+  if (url.protocol === "skald-file:" || url.host === "skald-file.localhost") {
+    const path = url.searchParams.get("path");
+    return path ? { kind: "file", path } : { kind: "block" };
+  }
   if (url.origin === new URL(here).origin) {
     if (url.pathname === "/api/file") {
       const path = url.searchParams.get("path");

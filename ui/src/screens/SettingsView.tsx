@@ -79,7 +79,9 @@ function Models() {
               </div>
             )}
             {s.models.length === 0 ? (
-              <EmptyState title="No model configured">Choose a provider below to start chatting.</EmptyState>
+              <EmptyState title="Welcome to Skald">
+                Choose the model agents will use: a provider's API (OpenAI or any compatible server, Anthropic) or a local Ollama. The key stays on this machine.
+              </EmptyState>
             ) : (
               <ol className="models">
                 {s.models.map((m, i) => (

@@ -1,0 +1,106 @@
+//! The `skald-file` URI scheme: the viewer's files in the desktop app, checked by the same
+//! path policy as `skald serve`'s file route and sent with the same types and
+//! Content-Security-Policy (an HTML preview runs sandboxed, in an opaque origin).
+
+use skald_service::Service;
+use std::sync::Arc;
+use tauri::UriSchemeResponder;
+use tauri::http::{Request, Response, StatusCode, header};
+
+/// Files larger than this are not sent (the scheme answers with whole bodies).
+const FILE_LIMIT: u64 = 256 * 1024 * 1024;
+
+pub fn serve(service: Arc<Service>, request: Request<Vec<u8>>, responder: UriSchemeResponder) {
+    let query = request.uri().query().unwrap_or("").to_string();
+    // The policy reads the store and the disk: off the async workers.
+    tauri::async_runtime::spawn_blocking(move || responder.respond(answer(&service, &query)));
+}
+
+fn refuse(status: StatusCode, why: &str) -> Response<Vec<u8>> {
+    Response::builder()
+        .status(status)
+        .header(header::CONTENT_TYPE, "text/plain; charset=utf-8")
+        .body(why.as_bytes().to_vec())
+        .unwrap_or_else(|_| Response::new(Vec::new()))
+}
+
+fn answer(service: &Service, query: &str) -> Response<Vec<u8>> {
+    let Some(raw) = query
+        .split('&')
+        .find_map(|kv| kv.strip_prefix("path="))
+        .and_then(percent_decode)
+    else {
+        return refuse(StatusCode::BAD_REQUEST, "no path given");
+    };
+    let path = match service.file_for_route(&raw) {
+        Ok(p) => p,
+        Err(e) => return refuse(StatusCode::FORBIDDEN, &e),
+    };
+    match std::fs::metadata(&path) {
+        Ok(m) if m.is_file() && m.len() <= FILE_LIMIT => {}
+        Ok(m) if m.is_file() => {
+            return refuse(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "the file is too large to show",
+            );
+        }
+        Ok(_) => return refuse(StatusCode::NOT_FOUND, "not a file"),
+        Err(e) => return refuse(StatusCode::NOT_FOUND, &format!("{}: {e}", path.display())),
+    }
+    let body = match std::fs::read(&path) {
+        Ok(b) => b,
+        Err(e) => return refuse(StatusCode::NOT_FOUND, &format!("{}: {e}", path.display())),
+    };
+    let served = skald_service::files::served_as(&path);
+    let mut b = Response::builder()
+        .header(header::CONTENT_TYPE, served.mime)
+        .header(header::X_CONTENT_TYPE_OPTIONS, "nosniff")
+        .header(header::CACHE_CONTROL, "no-cache");
+    if let Some(csp) = served.csp {
+        b = b.header(header::CONTENT_SECURITY_POLICY, csp);
+    }
+    b.body(body)
+        .unwrap_or_else(|_| refuse(StatusCode::INTERNAL_SERVER_ERROR, "bad response"))
+}
+
+/// `%XX` and `+` decoded; `None` for malformed escapes or text that is not UTF-8.
+fn percent_decode(s: &str) -> Option<String> {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'%' => {
+                let hex = s.get(i + 1..i + 3)?;
+                out.push(u8::from_str_radix(hex, 16).ok()?);
+                i += 3;
+            }
+            b'+' => {
+                out.push(b' ');
+                i += 1;
+            }
+            b => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_are_decoded_as_the_viewer_encodes_them() {
+        assert_eq!(
+            percent_decode("%2Fhome%2Fme%2Fa%20b.md").as_deref(),
+            Some("/home/me/a b.md")
+        );
+        assert_eq!(percent_decode("/x/%C3%A9.txt").as_deref(), Some("/x/é.txt"));
+        assert_eq!(percent_decode("%zz"), None);
+        assert_eq!(percent_decode("%2"), None);
+        assert_eq!(percent_decode("%FF"), None);
+    }
+}

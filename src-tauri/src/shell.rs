@@ -1,0 +1,146 @@
+//! What makes it a desktop app: the data folder and the engine at start, the tray (Open,
+//! Quit), closing to the tray, one instance, remembered window geometry, OS notifications
+//! for new Inbox items while the window is not in front, and a clean quit.
+
+use anyhow::Context as _;
+use skald_core::{Config, DataDir};
+use skald_service::{Service, ServiceConfig};
+use std::path::PathBuf;
+use std::sync::Arc;
+use tauri::menu::{Menu, MenuItem};
+use tauri::tray::TrayIconBuilder;
+use tauri::{AppHandle, Manager, RunEvent, Runtime, WindowEvent};
+
+const MAIN: &str = "main";
+
+/// Brings the main window to the front (the tray's Open, a second launch).
+pub fn show_main<R: Runtime>(app: &AppHandle<R>) {
+    if let Some(w) = app.get_webview_window(MAIN) {
+        let _ = w.unminimize();
+        let _ = w.show();
+        let _ = w.set_focus();
+    }
+}
+
+/// A new Inbox item while the window is hidden or in the background: an OS notification.
+pub fn inbox_notification<R: Runtime>(app: &AppHandle<R>, item: &serde_json::Value) {
+    use tauri_plugin_notification::NotificationExt;
+    let in_front = app
+        .get_webview_window(MAIN)
+        .map(|w| w.is_visible().unwrap_or(false) && w.is_focused().unwrap_or(false))
+        .unwrap_or(false);
+    if in_front
+        || app
+            .try_state::<tauri_plugin_notification::Notification<R>>()
+            .is_none()
+    {
+        return;
+    }
+    let title = match item["kind"].as_str() {
+        Some("approval") => "An agent needs your approval",
+        Some("question") => "An agent has a question",
+        _ => "An agent is waiting for you",
+    };
+    let body = item["title"]
+        .as_str()
+        .unwrap_or("Open Skald's Inbox to answer");
+    if let Err(e) = app.notification().builder().title(title).body(body).show() {
+        tracing::warn!("cannot show a notification: {e}");
+    }
+}
+
+/// Stops running turns and background tasks (recorded, to resume at the next start) and
+/// the MCP servers, then leaves.
+fn quit<R: Runtime>(app: &AppHandle<R>) {
+    let app = app.clone();
+    tauri::async_runtime::spawn(async move {
+        if let Some(d) = app.try_state::<crate::Desktop>() {
+            d.service.shutdown().await;
+        }
+        app.exit(0);
+    });
+}
+
+fn tray<R: Runtime>(app: &tauri::App<R>) -> tauri::Result<()> {
+    let open = MenuItem::with_id(app, "open", "Open Skald", true, None::<&str>)?;
+    let quit_item = MenuItem::with_id(app, "quit", "Quit", true, None::<&str>)?;
+    let menu = Menu::with_items(app, &[&open, &quit_item])?;
+    let mut tray = TrayIconBuilder::with_id("skald")
+        .tooltip("Skald")
+        .menu(&menu)
+        .on_menu_event(|app, event| match event.id().as_ref() {
+            "open" => show_main(app),
+            "quit" => quit(app),
+            _ => {}
+        });
+    if let Some(icon) = app.default_window_icon() {
+        tray = tray.icon(icon.clone());
+    }
+    tray.build(app)?;
+    Ok(())
+}
+
+/// The folder new chats work in: `SKALD_ROOT`, else the home folder.
+fn root() -> anyhow::Result<PathBuf> {
+    let dir = std::env::var_os("SKALD_ROOT")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(PathBuf::from))
+        .or_else(|| std::env::var_os("USERPROFILE").map(PathBuf::from))
+        .map_or_else(std::env::current_dir, Ok)?;
+    std::fs::canonicalize(&dir).with_context(|| format!("the folder {}", dir.display()))
+}
+
+pub fn run() -> anyhow::Result<()> {
+    let data_dir = DataDir::resolve(None)?;
+    data_dir.ensure()?;
+    let config = Config::load_or_create(&data_dir.config_path())?;
+    let _log = skald_core::logging::init(&data_dir.logs_dir(), &config.log, None)?;
+    let config = ServiceConfig {
+        data_dir,
+        root: root()?,
+        config,
+        model: None,
+        tex_bundle: std::env::var_os("SKALD_TEX_BUNDLE").map(PathBuf::from),
+        file_route: crate::file_route().to_string(),
+    };
+    // The engine lives on Tauri's tokio runtime, in this process.
+    let service: Arc<Service> =
+        tauri::async_runtime::block_on(async move { Service::start(config) })
+            .map_err(anyhow::Error::msg)?;
+    let builder = tauri::Builder::default()
+        // First: a second launch hands over to this one and exits.
+        .plugin(tauri_plugin_single_instance::init(|app, _args, _cwd| {
+            show_main(app)
+        }))
+        .plugin(tauri_plugin_window_state::Builder::default().build())
+        .plugin(tauri_plugin_notification::init())
+        .plugin(tauri_plugin_dialog::init());
+    let app = crate::with_engine(builder, service)
+        .setup(|app| {
+            tray(app)?;
+            crate::forward_events(app.handle());
+            Ok(())
+        })
+        .on_window_event(|window, event| {
+            // Closing the window keeps Skald running in the tray; Quit ends it.
+            if let WindowEvent::CloseRequested { api, .. } = event
+                && window.label() == MAIN
+            {
+                let _ = window.hide();
+                api.prevent_close();
+            }
+        })
+        .build(tauri::generate_context!())
+        .context("cannot start the window")?;
+    app.run(|app, event| {
+        if let RunEvent::ExitRequested {
+            code: None, api, ..
+        } = event
+        {
+            // Not our own exit (the last window went some other way): drain first.
+            api.prevent_exit();
+            quit(app);
+        }
+    });
+    Ok(())
+}

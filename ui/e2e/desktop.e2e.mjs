@@ -1,0 +1,257 @@
+// The desktop app end to end: the real `skald-desktop` binary in a virtual display (Xvfb),
+// driven through tauri-driver and WebKitGTK's WebDriver, against a scripted model server.
+// Messages go through Tauri IPC, files through the app's URI scheme.
+// Run inside a display and a D-Bus session (the single-instance lock uses D-Bus):
+//   dbus-run-session -- xvfb-run -a node --test ui/e2e/desktop.e2e.mjs
+// (SKALD_DESKTOP_BIN names the binary; scripts/test.sh does this).
+
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { spawn, spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { join, resolve } from "node:path";
+import { call, say, screenshotsDir, scriptedModel, tempDir } from "./harness.mjs";
+
+const repo = resolve(import.meta.dirname, "../..");
+const bin =
+  process.env.SKALD_DESKTOP_BIN ??
+  join(process.env.CARGO_TARGET_DIR ?? join(repo, "target"), "debug", "skald-desktop");
+const ELEMENT = "element-6066-11e4-a52e-4f735466cecf";
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+async function freePort() {
+  const s = createServer();
+  await new Promise((r) => s.listen(0, "127.0.0.1", r));
+  const { port } = s.address();
+  await new Promise((r) => s.close(r));
+  return port;
+}
+
+/** tauri-driver, in this process's display and D-Bus session. */
+async function startDriver(env) {
+  const port = await freePort();
+  const child = spawn("tauri-driver", ["--port", String(port)], {
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
+  });
+  let log = "";
+  child.stdout.on("data", (d) => (log += d));
+  child.stderr.on("data", (d) => (log += d));
+  const base = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 200; i++) {
+    try {
+      const r = await fetch(`${base}/status`);
+      if (r.ok) break;
+    } catch {
+      // not up yet
+    }
+    if (child.exitCode !== null) throw new Error(`tauri-driver exited: ${log}`);
+    await sleep(100);
+  }
+  return {
+    base,
+    log: () => log,
+    stop: () => {
+      try {
+        process.kill(-child.pid, "SIGTERM");
+      } catch {
+        // already gone
+      }
+    },
+  };
+}
+
+/** A minimal W3C WebDriver client: what these tests need and nothing else. */
+class Session {
+  constructor(base, id) {
+    this.base = base;
+    this.id = id;
+  }
+  static async start(base) {
+    const r = await fetch(`${base}/session`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ capabilities: { alwaysMatch: { browserName: "wry", "tauri:options": { application: bin } } } }),
+    });
+    const v = await r.json();
+    if (!r.ok) throw new Error(`no WebDriver session: ${JSON.stringify(v)}`);
+    return new Session(base, v.value.sessionId);
+  }
+  async cmd(method, path, body) {
+    const r = await fetch(`${this.base}/session/${this.id}${path}`, {
+      method,
+      headers: { "content-type": "application/json" },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const v = await r.json();
+    if (!r.ok) throw new Error(`${method} ${path}: ${JSON.stringify(v.value ?? v)}`);
+    return v.value;
+  }
+  async find(css) {
+    const v = await this.cmd("POST", "/element", { using: "css selector", value: css });
+    return v[ELEMENT];
+  }
+  /** Waits (up to `ms`) for `css` to match; its element id. */
+  async wait(css, ms = 30_000) {
+    const until = Date.now() + ms;
+    for (;;) {
+      try {
+        return await this.find(css);
+      } catch (e) {
+        if (Date.now() > until) throw new Error(`no ${css}: ${e.message}`);
+        await sleep(150);
+      }
+    }
+  }
+  async waitFor(script, ms = 30_000) {
+    const until = Date.now() + ms;
+    while (!(await this.js(script))) {
+      if (Date.now() > until) throw new Error(`timed out waiting for: ${script}`);
+      await sleep(150);
+    }
+  }
+  js(script, ...args) {
+    return this.cmd("POST", "/execute/sync", { script: `return (${script});`, args });
+  }
+  click(el) {
+    return this.cmd("POST", `/element/${el}/click`, {});
+  }
+  type(el, text) {
+    return this.cmd("POST", `/element/${el}/value`, { text });
+  }
+  text(el) {
+    return this.cmd("GET", `/element/${el}/text`);
+  }
+  async screenshot(name) {
+    const png = await this.cmd("GET", "/screenshot");
+    mkdirSync(screenshotsDir, { recursive: true });
+    writeFileSync(join(screenshotsDir, name), Buffer.from(png, "base64"));
+  }
+  quit() {
+    return this.cmd("DELETE", "").catch(() => {});
+  }
+}
+
+/** Opens the viewer pane with its shortcut (Ctrl+Shift+E), unless it is open. */
+async function openViewer(s) {
+  if (await s.js("!!document.querySelector(\"[data-testid='viewer-path']\")")) return;
+  await s.js("window.dispatchEvent(new KeyboardEvent('keydown', { key: 'E', ctrlKey: true, shiftKey: true, bubbles: true }))");
+  await s.wait("[data-testid='viewer-path']");
+}
+
+async function withApp(script, files, body) {
+  const root = tempDir("skald-desktop-");
+  for (const [name, content] of Object.entries(files)) writeFileSync(join(root, name), content);
+  const model = script ? await scriptedModel(script) : null;
+  const env = {
+    SKALD_DATA_DIR: join(root, ".skald-data"),
+    SKALD_ROOT: root,
+    SKALD_SECRETS: "file",
+    ...(model ? { OPENAI_BASE_URL: model.baseUrl, OPENAI_API_KEY: "sk-desktop", SKALD_MODEL: "scripted-model" } : {}),
+  };
+  const driver = await startDriver(env);
+  let s;
+  try {
+    s = await Session.start(driver.base);
+    await s.waitFor("document.body.dataset.ready === '1'", 60_000);
+    await body({ s, root, model, env });
+  } catch (e) {
+    throw new Error(`${e.message}\n--- tauri-driver ---\n${driver.log().slice(-3000)}`);
+  } finally {
+    await s?.quit();
+    driver.stop();
+    await model?.close();
+  }
+}
+
+const hasApp =
+  existsSync(bin) &&
+  !!process.env.DISPLAY &&
+  !!process.env.DBUS_SESSION_BUS_ADDRESS &&
+  spawnSync("sh", ["-c", "command -v tauri-driver && command -v WebKitWebDriver"]).status === 0;
+const needs = !hasApp && "needs skald-desktop, tauri-driver, WebKitWebDriver, a display and a D-Bus session";
+// In CI the tests must run, not skip.
+if (!hasApp && process.env.SKALD_DESKTOP_REQUIRED) throw new Error(needs);
+
+test("the desktop app chats over IPC, approves a write from the Inbox and shows a file", { skip: needs }, async () => {
+  await withApp(
+    [say(["Hello from ", "the desktop."]), call("w1", "write_file", { path: "notes.md", content: "# Notes\n\nWritten by the agent.\n" }), say(["Done."])],
+    { "notes.md": "# Notes\n\nOld.\n" },
+    async ({ s, root }) => {
+      // A message round-trips through Tauri IPC against the scripted model.
+      await s.click(await s.wait("[data-testid='new-session']"));
+      await s.wait("[data-testid='message-list'][data-loaded='1']");
+      const composer = await s.wait("[data-testid='composer']");
+      await s.type(composer, "Say hello");
+      await s.click(await s.wait("[data-testid='send']"));
+      await s.waitFor("[...document.querySelectorAll(\"[data-testid='message'][data-role='assistant']\")].some(m => m.textContent.includes('Hello from the desktop.'))");
+      // The Inbox answers an approval.
+      await s.type(composer, "Update the notes");
+      await s.click(await s.wait("[data-testid='send']"));
+      await s.waitFor("document.querySelector(\"[data-testid='inbox-badge']\")?.textContent?.trim() === '1'");
+      await s.click(await s.wait("[data-testid='nav-inbox']"));
+      const item = await s.wait("[data-testid='inbox-item'] [data-testid='approve']");
+      await s.screenshot("desktop-inbox.png");
+      await s.click(item);
+      await s.waitFor("!document.querySelector(\"[data-testid='inbox-item']\")");
+      for (let i = 0; i < 100 && !readFileSync(join(root, "notes.md"), "utf8").includes("Written by the agent"); i++) await sleep(100);
+      assert.match(readFileSync(join(root, "notes.md"), "utf8"), /Written by the agent/);
+      // A file opens in the viewer, through the app's file scheme for its parts.
+      await s.click(await s.wait("[data-testid='nav-chat']"));
+      await openViewer(s);
+      const path = await s.wait("[data-testid='viewer-path']");
+      await s.type(path, join(root, "notes.md"));
+      await s.click(await s.wait("[data-testid='viewer-open']"));
+      await s.waitFor("document.querySelector(\"[data-testid='viewer-markdown'] h1\")?.textContent === 'Notes'");
+      await s.screenshot("desktop.png");
+    },
+  );
+});
+
+const hostile = `<!doctype html><div id="r">pending</div><script>
+const out = [];
+try { out.push("internals:" + (window.__TAURI_INTERNALS__ ? "present" : "absent")); } catch (e) { out.push("internals:blocked"); }
+try { out.push("parent:" + (parent.__TAURI_INTERNALS__ ? "open" : "blocked")); } catch (e) { out.push("parent:blocked"); }
+try { out.push("storage:" + (localStorage ? "open" : "blocked")); } catch (e) { out.push("storage:blocked"); }
+const done = () => { document.getElementById("r").textContent = out.join(" "); };
+try {
+  window.__TAURI_INTERNALS__.invoke("request", { request: { id: 1, command: { cmd: "list_sessions" } } })
+    .then(() => { out.push("ipc:open"); done(); }, () => { out.push("ipc:blocked"); done(); });
+} catch (e) { out.push("ipc:blocked"); done(); }
+fetch("ipc://localhost/request", { method: "POST", body: "{}" }).then(() => out.push("fetch:open"), () => out.push("fetch:blocked")).finally(done);
+</script>`;
+
+test("an HTML preview in the desktop app cannot reach IPC", { skip: needs }, async () => {
+  await withApp(null, { "page.html": hostile }, async ({ s, root }) => {
+    await openViewer(s);
+    await s.type(await s.wait("[data-testid='viewer-path']"), join(root, "page.html"));
+    await s.click(await s.wait("[data-testid='viewer-open']"));
+    const frame = await s.wait("iframe[data-testid='viewer-html'], [data-testid='viewer-html'] iframe");
+    assert.equal(await s.js("arguments[0].getAttribute('sandbox')", { [ELEMENT]: frame }), "allow-scripts");
+    await s.cmd("POST", "/frame", { id: { [ELEMENT]: frame } });
+    const until = Date.now() + 20_000;
+    let text = "pending";
+    while (Date.now() < until) {
+      text = await s.js("document.getElementById('r')?.textContent ?? 'pending'");
+      if (text.includes("ipc:") && text.includes("fetch:")) break;
+      await sleep(200);
+    }
+    await s.cmd("POST", "/frame/parent", {});
+    console.log(`the preview's own report: ${text}`);
+    for (const part of ["internals:absent", "parent:blocked", "ipc:blocked", "fetch:blocked"]) {
+      assert.ok(text.includes(part), `${part} not in "${text}"`);
+    }
+  });
+});
+
+test("a second launch hands over to the first and exits", { skip: needs }, async () => {
+  await withApp(null, {}, async ({ s, env }) => {
+    // The same display and D-Bus session as the first (both are this process's).
+    const second = spawnSync("timeout", ["30", bin], { env: { ...process.env, ...env }, encoding: "utf8" });
+    assert.equal(second.status, 0, `second launch: ${second.stderr}`);
+    // The first is still there and answering.
+    assert.equal(await s.js("document.body.dataset.ready"), "1");
+  });
+});
