@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs the benchmarks that compare Skald's tools with their reference programs (ripgrep,
-# universal-ctags, a bare shell spawn, latexmk, a static page in Chromium) and writes the
-# ratios to docs/performance.md.
-#   bash scripts/bench.sh [--only grep|outline|shell|engine|latex|ui]
+# universal-ctags, a bare shell spawn, latexmk, a static page in Chromium, WebKitGTK's
+# MiniBrowser) and writes the ratios to docs/performance.md.
+#   bash scripts/bench.sh [--only grep|outline|shell|engine|latex|ui|desktop]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh --test
@@ -11,7 +11,7 @@ SUDO=""; [[ $(id -u) -ne 0 ]] && SUDO="sudo"
 for p in ripgrep universal-ctags python3; do
   dpkg -s "$p" >/dev/null 2>&1 || { $SUDO apt-get update -qq; DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "$p" >/dev/null; }
 done
-cargo build --release --locked -p skald-cli -p skald-bench
 npm --prefix ui run --silent build
+cargo build --release --locked -p skald-cli -p skald-bench -p skald-desktop
 target="${CARGO_TARGET_DIR:-target}/release"
 "$target/skald-bench" --skald "$target/skald" --out docs/performance.md "$@"

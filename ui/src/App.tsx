@@ -86,12 +86,14 @@ export function App() {
     }
   }, [t]);
 
-  // First start: with no model to talk to, Settings (its provider form) comes first.
+  // First start: with no model to talk to, Settings (its provider form) comes first —
+  // unless the person has already gone somewhere else.
+  const movedRef = useRef(false);
   useEffect(() => {
     let live = true;
     t.call({ cmd: "settings" })
       .then((r) => {
-        if (live && r.models.length === 0) setView("settings");
+        if (live && r.models.length === 0 && !movedRef.current) setView("settings");
       })
       .catch(() => {
         // The connection banner says what is wrong; the chat screen stays.
@@ -211,6 +213,7 @@ export function App() {
 
   // ---- actions ----
   const openSession = useCallback((id: number) => {
+    movedRef.current = true;
     setCurrentId(id);
     setView("chat");
   }, []);

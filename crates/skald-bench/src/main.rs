@@ -6,6 +6,7 @@
 //! Timings are medians of several runs after a warm-up run (so both sides read from the
 //! page cache). Nothing here asserts a time: the report states the figures.
 
+mod desktop;
 mod engine;
 mod latex;
 mod outline;
@@ -36,7 +37,7 @@ fn parse_args() -> Result<Args> {
             "--only" => only = it.next(),
             "-h" | "--help" => {
                 println!(
-                    "usage: skald-bench --skald PATH/TO/release/skald [--out docs/performance.md] [--only grep|outline|shell|engine|latex|ui]"
+                    "usage: skald-bench --skald PATH/TO/release/skald [--out docs/performance.md] [--only grep|outline|shell|engine|latex|ui|desktop]"
                 );
                 std::process::exit(0);
             }
@@ -66,6 +67,10 @@ fn main() -> Result<()> {
     if wants("latex") {
         let section = latex::run()?;
         report::write_section(&args.out, "latex", &machine, &section)?;
+    }
+    if wants("desktop") {
+        let section = desktop::run(&args.skald)?;
+        report::write_section(&args.out, "desktop", &machine, &section)?;
     }
     if wants("ui") {
         let section = ui::run(&args.skald)?;
