@@ -66,7 +66,8 @@ async function until(f, ms = 60_000) {
   }
 }
 
-/** Resident memory of a process and all its descendants, in MB. */
+/** Memory of a process and all its descendants, in MB: their proportional set sizes
+ * (PSS), so the large shared WebKit libraries count once, not once per process. */
 function treeRssMb(root) {
   const parent = new Map();
   for (const p of readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
@@ -85,7 +86,7 @@ function treeRssMb(root) {
   for (const pid of parent.keys()) {
     if (!inTree(pid)) continue;
     try {
-      const m = readFileSync(`/proc/${pid}/status`, "utf8").match(/VmRSS:\s+(\d+)/);
+      const m = readFileSync(`/proc/${pid}/smaps_rollup`, "utf8").match(/^Pss:\s+(\d+)/m);
       if (m) kb += Number(m[1]);
     } catch {
       // gone meanwhile

@@ -53,7 +53,7 @@ pub fn run(skald: &Path) -> Result<String> {
     let (rss, ref_rss) = (num("skald_rss_mb"), num("reference_rss_mb"));
     let mut s = String::from("## Desktop app: start and memory\n\n");
     s.push_str(&format!(
-        "The release `skald-desktop` in Xvfb, driven by tauri-driver and WebKitWebDriver, median of {RUNS} launches. Start: from the WebDriver session request (the app is launched) to its sessions list on screen. Memory: the resident memory of the app and every process it started (WebKitGTK's web and network processes), 2 s after opening a chat of 10,000 stored messages. The reference is WebKitGTK's own MiniBrowser under the same WebDriver: started to a page of its own, then showing the same 10,000 messages as one static page. Goals: start ≤ 1.5 s, memory ≤ 120 MB.\n\n"
+        "The release `skald-desktop` in Xvfb, driven by tauri-driver and WebKitWebDriver, median of {RUNS} launches. Start: from the WebDriver session request (the app is launched) to its sessions list on screen. Memory: the proportional set size (PSS: shared pages divided among the processes that share them, so the WebKit libraries count once) of the app and every process it started (WebKitGTK's web and network processes), 2 s after opening a chat of 10,000 stored messages. The reference is WebKitGTK's own MiniBrowser under the same WebDriver: started to a page of its own, then showing the same 10,000 messages as one static page. Goals: start ≤ 1.5 s, memory ≤ 120 MB.\n\n"
     ));
     s.push_str("| case | Skald | MiniBrowser | ratio |\n| --- | --- | --- | --- |\n");
     s.push_str(&format!(
