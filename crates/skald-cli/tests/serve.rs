@@ -774,3 +774,24 @@ fn plugins_are_switched_and_configured_from_the_ui() {
     let list = ws.call(json!({"cmd": "list_plugins"})).unwrap();
     assert_eq!(list["plugins"][0]["enabled"], false);
 }
+
+#[cfg(unix)]
+#[test]
+fn ctrl_c_stops_the_server_even_while_a_window_is_connected() {
+    use nix::sys::signal::{Signal, kill};
+    use nix::unistd::Pid;
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = serve(&dir.path().join("data"), dir.path(), None);
+    let mut ws = s.ws();
+    ws.call(json!({"cmd": "list_sessions"})).unwrap();
+    kill(Pid::from_raw(s.child.id() as i32), Signal::SIGINT).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let status = loop {
+        if let Some(st) = s.child.try_wait().unwrap() {
+            break st;
+        }
+        assert!(Instant::now() < deadline, "the server is still running");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert_eq!(status.code(), Some(0));
+}
