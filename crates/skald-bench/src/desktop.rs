@@ -4,8 +4,7 @@
 //! `ui/e2e/desktop-bench.mjs` (tauri-driver, WebKitWebDriver) in Xvfb and a private D-Bus
 //! session; this runs it and writes the table.
 
-use anyhow::{Context, Result, bail};
-use serde_json::Value;
+use anyhow::{Result, bail};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -20,34 +19,22 @@ pub fn run(skald: &Path) -> Result<String> {
             desktop.display()
         );
     }
-    let out = Command::new("dbus-run-session")
-        .args([
-            "--",
-            "xvfb-run",
-            "-a",
-            "-s",
-            "-screen 0 1400x900x24",
-            "node",
-        ])
-        .arg(repo.join("ui/e2e/desktop-bench.mjs"))
-        .arg(RUNS.to_string())
-        .env("SKALD_DESKTOP_BIN", std::fs::canonicalize(&desktop)?)
-        .env("SKALD_BIN", std::fs::canonicalize(skald)?)
-        .output()
-        .context("running ui/e2e/desktop-bench.mjs under dbus-run-session and xvfb-run")?;
-    if !out.status.success() {
-        bail!(
-            "ui/e2e/desktop-bench.mjs failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let line = stdout
-        .lines()
-        .rev()
-        .find(|l| l.starts_with('{'))
-        .context("no JSON from ui/e2e/desktop-bench.mjs")?;
-    let v: Value = serde_json::from_str(line)?;
+    let v = crate::timing::json_result(
+        Command::new("dbus-run-session")
+            .args([
+                "--",
+                "xvfb-run",
+                "-a",
+                "-s",
+                "-screen 0 1400x900x24",
+                "node",
+            ])
+            .arg(repo.join("ui/e2e/desktop-bench.mjs"))
+            .arg(RUNS.to_string())
+            .env("SKALD_DESKTOP_BIN", std::fs::canonicalize(&desktop)?)
+            .env("SKALD_BIN", std::fs::canonicalize(skald)?),
+        "ui/e2e/desktop-bench.mjs under dbus-run-session and xvfb-run",
+    )?;
     let num = |k: &str| v[k].as_f64().unwrap_or(f64::NAN);
     let (start, ref_start) = (num("skald_start_ms"), num("reference_start_ms"));
     let (rss, ref_rss) = (num("skald_rss_mb"), num("reference_rss_mb"));

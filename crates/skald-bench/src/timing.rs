@@ -46,3 +46,19 @@ pub fn ratio(ours: Duration, reference: Duration) -> String {
         ours.as_secs_f64() / reference.as_secs_f64().max(1e-9)
     )
 }
+
+/// Runs a script that prints its measurements as one JSON line last (the browser-side
+/// benchmarks in ui/e2e), and reads that line.
+pub fn json_result(cmd: &mut Command, what: &str) -> Result<serde_json::Value> {
+    let out = cmd.output().with_context(|| format!("running {what}"))?;
+    if !out.status.success() {
+        anyhow::bail!("{what} failed: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let line = stdout
+        .lines()
+        .rev()
+        .find(|l| l.starts_with('{'))
+        .with_context(|| format!("no JSON from {what}"))?;
+    Ok(serde_json::from_str(line)?)
+}

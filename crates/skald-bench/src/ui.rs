@@ -2,8 +2,7 @@
 //! same browser painting the same messages as one static page. The browser side is
 //! `ui/e2e/bench.mjs` (playwright-core); this runs it and writes the table.
 
-use anyhow::{Context, Result, bail};
-use serde_json::Value;
+use anyhow::{Result, bail};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -15,25 +14,13 @@ pub fn run(skald: &Path) -> Result<String> {
     if !dist.is_file() {
         bail!("the UI is not built: run `npm --prefix ui run build`");
     }
-    let out = Command::new("node")
-        .arg(&script)
-        .arg(RUNS.to_string())
-        .env("SKALD_BIN", std::fs::canonicalize(skald)?)
-        .output()
-        .context("running node ui/e2e/bench.mjs")?;
-    if !out.status.success() {
-        bail!(
-            "ui/e2e/bench.mjs failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let line = stdout
-        .lines()
-        .rev()
-        .find(|l| l.starts_with('{'))
-        .context("no JSON from ui/e2e/bench.mjs")?;
-    let v: Value = serde_json::from_str(line)?;
+    let v = crate::timing::json_result(
+        Command::new("node")
+            .arg(&script)
+            .arg(RUNS.to_string())
+            .env("SKALD_BIN", std::fs::canonicalize(skald)?),
+        "ui/e2e/bench.mjs",
+    )?;
     let ours = v["skald_open_ms"].as_f64().unwrap_or(f64::NAN);
     let reference = v["reference_open_ms"].as_f64().unwrap_or(f64::NAN);
     let heap = v["skald_js_heap_mb"].as_f64().unwrap_or(f64::NAN);
