@@ -7,54 +7,18 @@
 //   dbus-run-session -- xvfb-run -a node ui/e2e/desktop-bench.mjs [runs]
 // SKALD_DESKTOP_BIN names the app, SKALD_BIN the `skald` command line (to prepare the store).
 
-import { spawn } from "node:child_process";
 import { readdirSync, readFileSync, mkdirSync } from "node:fs";
 import { createServer } from "node:http";
-import { createServer as netServer } from "node:net";
 import { join } from "node:path";
 import { seedLongChat, tempDir } from "./harness.mjs";
+import { ELEMENT, startDriver, wd } from "./webdriver.mjs";
 
 const runs = Number(process.argv[2] ?? 3);
 const N = 10_000;
 const bin = process.env.SKALD_DESKTOP_BIN;
 const miniBrowser = process.env.MINIBROWSER ?? "/usr/lib/x86_64-linux-gnu/webkit2gtk-4.1/MiniBrowser";
-const ELEMENT = "element-6066-11e4-a52e-4f735466cecf";
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-
-async function freePort() {
-  const s = netServer();
-  await new Promise((r) => s.listen(0, "127.0.0.1", r));
-  const { port } = s.address();
-  await new Promise((r) => s.close(r));
-  return port;
-}
-
-async function driver(cmd, args, env = {}) {
-  const port = await freePort();
-  const child = spawn(cmd, [...args(port)], { env: { ...process.env, ...env }, stdio: "ignore" });
-  const base = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 200; i++) {
-    try {
-      if ((await fetch(`${base}/status`)).ok) break;
-    } catch {
-      // not up yet
-    }
-    await sleep(50);
-  }
-  return { base, stop: () => child.kill() };
-}
-
-async function wd(base, method, path, body) {
-  const r = await fetch(`${base}${path}`, {
-    method,
-    headers: { "content-type": "application/json" },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const v = await r.json();
-  if (!r.ok) throw new Error(`${method} ${path}: ${JSON.stringify(v.value ?? v)}`);
-  return v.value;
-}
 
 const js = (base, id, script) => wd(base, "POST", `/session/${id}/execute/sync`, { script: `return (${script});`, args: [] });
 
@@ -113,7 +77,7 @@ async function skald() {
   const data = join(root, ".skald-data");
   mkdirSync(data, { recursive: true });
   const id = seedLongChat(data, root, N);
-  const d = await driver("tauri-driver", (p) => ["--port", String(p)], { SKALD_DATA_DIR: data, SKALD_ROOT: root, SKALD_SECRETS: "file" });
+  const d = await startDriver("tauri-driver", (p) => ["--port", String(p)], { SKALD_DATA_DIR: data, SKALD_ROOT: root, SKALD_SECRETS: "file" });
   const start = [];
   const rss = [];
   try {
@@ -147,7 +111,7 @@ async function reference() {
   });
   await new Promise((r) => server.listen(0, "127.0.0.1", r));
   const url = `http://127.0.0.1:${server.address().port}/`;
-  const d = await driver("WebKitWebDriver", (p) => [`--port=${p}`]);
+  const d = await startDriver("WebKitWebDriver", (p) => [`--port=${p}`]);
   const start = [];
   const rss = [];
   try {

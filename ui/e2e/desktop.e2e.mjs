@@ -7,61 +7,20 @@
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { join, resolve } from "node:path";
 import { call, say, screenshotsDir, scriptedModel, tempDir } from "./harness.mjs";
+import { ELEMENT, startDriver, wd } from "./webdriver.mjs";
 
 const repo = resolve(import.meta.dirname, "../..");
 const bin =
   process.env.SKALD_DESKTOP_BIN ??
   join(process.env.CARGO_TARGET_DIR ?? join(repo, "target"), "debug", "skald-desktop");
-const ELEMENT = "element-6066-11e4-a52e-4f735466cecf";
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-async function freePort() {
-  const s = createServer();
-  await new Promise((r) => s.listen(0, "127.0.0.1", r));
-  const { port } = s.address();
-  await new Promise((r) => s.close(r));
-  return port;
-}
-
 /** tauri-driver, in this process's display and D-Bus session. */
-async function startDriver(env) {
-  const port = await freePort();
-  const child = spawn("tauri-driver", ["--port", String(port)], {
-    env: { ...process.env, ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-    detached: true,
-  });
-  let log = "";
-  child.stdout.on("data", (d) => (log += d));
-  child.stderr.on("data", (d) => (log += d));
-  const base = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 200; i++) {
-    try {
-      const r = await fetch(`${base}/status`);
-      if (r.ok) break;
-    } catch {
-      // not up yet
-    }
-    if (child.exitCode !== null) throw new Error(`tauri-driver exited: ${log}`);
-    await sleep(100);
-  }
-  return {
-    base,
-    log: () => log,
-    stop: () => {
-      try {
-        process.kill(-child.pid, "SIGTERM");
-      } catch {
-        // already gone
-      }
-    },
-  };
-}
+const startTauriDriver = (env) => startDriver("tauri-driver", (port) => ["--port", String(port)], env);
 
 /** A minimal W3C WebDriver client: what these tests need and nothing else. */
 class Session {
@@ -70,24 +29,13 @@ class Session {
     this.id = id;
   }
   static async start(base) {
-    const r = await fetch(`${base}/session`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ capabilities: { alwaysMatch: { browserName: "wry", "tauri:options": { application: bin } } } }),
+    const v = await wd(base, "POST", "/session", {
+      capabilities: { alwaysMatch: { browserName: "wry", "tauri:options": { application: bin } } },
     });
-    const v = await r.json();
-    if (!r.ok) throw new Error(`no WebDriver session: ${JSON.stringify(v)}`);
-    return new Session(base, v.value.sessionId);
+    return new Session(base, v.sessionId);
   }
-  async cmd(method, path, body) {
-    const r = await fetch(`${this.base}/session/${this.id}${path}`, {
-      method,
-      headers: { "content-type": "application/json" },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const v = await r.json();
-    if (!r.ok) throw new Error(`${method} ${path}: ${JSON.stringify(v.value ?? v)}`);
-    return v.value;
+  cmd(method, path, body) {
+    return wd(this.base, method, `/session/${this.id}${path}`, body);
   }
   async find(css) {
     const v = await this.cmd("POST", "/element", { using: "css selector", value: css });
@@ -151,7 +99,7 @@ async function withApp(script, files, body) {
     SKALD_SECRETS: "file",
     ...(model ? { OPENAI_BASE_URL: model.baseUrl, OPENAI_API_KEY: "sk-desktop", SKALD_MODEL: "scripted-model" } : {}),
   };
-  const driver = await startDriver(env);
+  const driver = await startTauriDriver(env);
   let s;
   try {
     s = await Session.start(driver.base);

@@ -518,12 +518,9 @@ impl Service {
                     .await?
             }
             Command::View { path, session_id } => {
-                let abs = self
-                    .policy
-                    .check(&path, &self.session_base(session_id))
-                    .map_err(invalid)?;
-                let display_path =
-                    skald_tools::fs::relativize_for_display(&abs, &self.session_base(session_id));
+                let base = self.session_base(session_id);
+                let abs = self.policy.check(&path, &base).map_err(invalid)?;
+                let display_path = skald_tools::fs::relativize_for_display(&abs, &base);
                 let route = self.route.clone();
                 let p = abs.clone();
                 let (kind, view) =
