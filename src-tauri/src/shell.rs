@@ -3,13 +3,14 @@
 //! for new Inbox items while the window is not in front, and a clean quit.
 
 use anyhow::Context as _;
+use skald_api::protocol::OpenTarget;
 use skald_core::{Config, DataDir};
-use skald_service::{Service, ServiceConfig};
+use skald_service::{RestartSignal, Service, ServiceConfig};
 use std::path::PathBuf;
 use std::sync::Arc;
 use tauri::menu::{Menu, MenuItem};
 use tauri::tray::TrayIconBuilder;
-use tauri::{AppHandle, Manager, RunEvent, Runtime, WindowEvent};
+use tauri::{AppHandle, Emitter, Manager, RunEvent, Runtime, WindowEvent};
 
 const MAIN: &str = "main";
 
@@ -23,17 +24,13 @@ pub fn show_main<R: Runtime>(app: &AppHandle<R>) {
 }
 
 /// A new Inbox item while the window is hidden or in the background: an OS notification.
+/// Clicking it brings the window up on that item.
 pub fn inbox_notification<R: Runtime>(app: &AppHandle<R>, item: &serde_json::Value) {
-    use tauri_plugin_notification::NotificationExt;
     let in_front = app
         .get_webview_window(MAIN)
         .map(|w| w.is_visible().unwrap_or(false) && w.is_focused().unwrap_or(false))
         .unwrap_or(false);
-    if in_front
-        || app
-            .try_state::<tauri_plugin_notification::Notification<R>>()
-            .is_none()
-    {
+    if in_front {
         return;
     }
     let title = match item["kind"].as_str() {
@@ -44,8 +41,78 @@ pub fn inbox_notification<R: Runtime>(app: &AppHandle<R>, item: &serde_json::Val
     let body = item["title"]
         .as_str()
         .unwrap_or("Open Skald's Inbox to answer");
+    let target = match (item["id"].as_i64(), item["session_id"].as_i64()) {
+        (Some(inbox_id), Some(session_id)) => Some(OpenTarget::InboxItem {
+            inbox_id,
+            session_id,
+        }),
+        _ => None,
+    };
+    notify(app, title, body, target);
+}
+
+/// The notification server of the desktop session (freedesktop Notifications over
+/// D-Bus) reports clicks, so the notification carries a default action and a thread waits
+/// for it. The notification plugin has no click callback on Linux.
+#[cfg(any(
+    target_os = "linux",
+    target_os = "dragonfly",
+    target_os = "freebsd",
+    target_os = "openbsd",
+    target_os = "netbsd"
+))]
+fn notify<R: Runtime>(app: &AppHandle<R>, title: &str, body: &str, target: Option<OpenTarget>) {
+    let mut n = notify_rust::Notification::new();
+    n.appname("Skald")
+        .summary(title)
+        .body(body)
+        .icon("skald")
+        .action("default", "Open");
+    let app = app.clone();
+    // Sending and waiting are D-Bus round trips: off the event loop's threads.
+    let spawned = std::thread::Builder::new()
+        .name("notification".into())
+        .spawn(move || match n.show() {
+            Ok(handle) => handle.wait_for_action(|action| {
+                if action == "default" {
+                    open(&app, target);
+                }
+            }),
+            Err(e) => tracing::warn!("cannot show a notification: {e}"),
+        });
+    if let Err(e) = spawned {
+        tracing::warn!("cannot show a notification: {e}");
+    }
+}
+
+/// Elsewhere the notification plugin shows it; a click brings the app to the front.
+#[cfg(not(any(
+    target_os = "linux",
+    target_os = "dragonfly",
+    target_os = "freebsd",
+    target_os = "openbsd",
+    target_os = "netbsd"
+)))]
+fn notify<R: Runtime>(app: &AppHandle<R>, title: &str, body: &str, _target: Option<OpenTarget>) {
+    use tauri_plugin_notification::NotificationExt;
+    if app
+        .try_state::<tauri_plugin_notification::Notification<R>>()
+        .is_none()
+    {
+        return;
+    }
     if let Err(e) = app.notification().builder().title(title).body(body).show() {
         tracing::warn!("cannot show a notification: {e}");
+    }
+}
+
+/// Brings the window up and asks the UI to show `target`.
+fn open<R: Runtime>(app: &AppHandle<R>, target: Option<OpenTarget>) {
+    show_main(app);
+    if let Some(t) = target
+        && let Err(e) = app.emit(crate::OPEN_EVENT, &t)
+    {
+        tracing::warn!("cannot ask the UI to open an item: {e}");
     }
 }
 
@@ -58,6 +125,20 @@ fn quit<R: Runtime>(app: &AppHandle<R>) {
             d.service.shutdown().await;
         }
         app.exit(0);
+    });
+}
+
+/// After an approved `restart` (the service has waited for the turns and shut the engine
+/// down): the same binary starts again. The single-instance lock is let go first, or the
+/// new process would find this one still holding it, hand over to it and exit.
+fn restart_when_asked<R: Runtime>(app: AppHandle<R>, service: Arc<Service>) {
+    tauri::async_runtime::spawn(async move {
+        service.restart_requested().await;
+        // `restart` from another thread asks the event loop to exit and never returns.
+        std::thread::spawn(move || {
+            tauri_plugin_single_instance::destroy(&app);
+            app.restart();
+        });
     });
 }
 
@@ -95,6 +176,7 @@ pub fn run() -> anyhow::Result<()> {
     data_dir.ensure()?;
     let config = Config::load_or_create(&data_dir.config_path())?;
     let _log = skald_core::logging::init(&data_dir.logs_dir(), &config.log, None)?;
+    let restart = RestartSignal::default();
     let config = ServiceConfig {
         data_dir,
         root: root()?,
@@ -102,6 +184,7 @@ pub fn run() -> anyhow::Result<()> {
         model: None,
         tex_bundle: std::env::var_os("SKALD_TEX_BUNDLE").map(PathBuf::from),
         file_route: crate::file_route().to_string(),
+        restart: Some(restart.clone()),
     };
     // The engine lives on Tauri's tokio runtime, in this process.
     let service: Arc<Service> =
@@ -115,10 +198,12 @@ pub fn run() -> anyhow::Result<()> {
         .plugin(tauri_plugin_window_state::Builder::default().build())
         .plugin(tauri_plugin_notification::init())
         .plugin(tauri_plugin_dialog::init());
+    let service_for_restart = service.clone();
     let app = crate::with_engine(builder, service)
         .setup(|app| {
             tray(app)?;
             crate::forward_events(app.handle());
+            restart_when_asked(app.handle().clone(), service_for_restart);
             Ok(())
         })
         .on_window_event(|window, event| {

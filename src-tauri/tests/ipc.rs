@@ -32,6 +32,7 @@ fn app() -> App {
             model: None,
             tex_bundle: None,
             file_route: skald_desktop::file_route().to_string(),
+            restart: None,
         })
     })
     .unwrap();

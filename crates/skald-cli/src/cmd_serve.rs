@@ -23,8 +23,9 @@ use axum::routing::get;
 use futures::{SinkExt, StreamExt};
 use skald_api::protocol::ServerMessage;
 use skald_core::{Config, DataDir};
-use skald_service::{Service, ServiceConfig};
+use skald_service::{RestartSignal, Service, ServiceConfig};
 use std::collections::HashMap;
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -56,7 +57,85 @@ struct App {
 /// Replies waiting to be written to one UI; beyond this its requests wait.
 const REPLY_QUEUE: usize = 64;
 
-pub async fn run(data_dir: &DataDir, config: &Config, a: ServeArgs<'_>) -> u8 {
+/// What an approved `restart` hands to the server it starts: the same port, token and
+/// host name, so the browser tab that is open reconnects with the cookie it has.
+const RESTART_PORT: &str = "SKALD_RESTART_PORT";
+const RESTART_TOKEN: &str = "SKALD_RESTART_TOKEN";
+const RESTART_HOST: &str = "SKALD_RESTART_HOST";
+
+/// How the server ended.
+pub enum Ended {
+    Exit(u8),
+    /// An approved `restart`: the engine is shut down and the port closed; the caller
+    /// starts the binary again with [`Relaunch::exec`] once its logs are flushed.
+    Restart(Relaunch),
+}
+
+pub struct Relaunch {
+    env: Vec<(&'static str, String)>,
+}
+
+impl Relaunch {
+    /// Starts this binary again with the same arguments. On Unix the process image is
+    /// replaced: same process, same terminal, so Ctrl-C still reaches the server.
+    pub fn exec(self) -> u8 {
+        let exe = match std::env::current_exe() {
+            Ok(e) => e,
+            Err(e) => {
+                eprintln!("skald serve: cannot restart: {e}");
+                return exit::FAILED;
+            }
+        };
+        let args: Vec<OsString> = std::env::args_os().skip(1).collect();
+        let mut cmd = std::process::Command::new(exe);
+        cmd.args(args).envs(self.env);
+        #[cfg(unix)]
+        {
+            use std::os::unix::process::CommandExt;
+            let err = cmd.exec();
+            eprintln!("skald serve: cannot restart: {err}");
+            exit::FAILED
+        }
+        #[cfg(not(unix))]
+        match cmd.spawn() {
+            Ok(_) => exit::OK,
+            Err(e) => {
+                eprintln!("skald serve: cannot restart: {e}");
+                exit::FAILED
+            }
+        }
+    }
+}
+
+/// A value handed over by the server this one restarted, if it is well formed. The
+/// variables never reach commands or MCP servers the agents start.
+fn handed_over(name: &str, valid: impl Fn(&str) -> bool) -> Option<String> {
+    skald_tools::execute_cmd::hide_env_vars([name.to_string()]);
+    std::env::var(name).ok().filter(|v| valid(v))
+}
+
+fn is_hex(s: &str, len: usize) -> bool {
+    s.len() == len && s.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+pub async fn run(data_dir: &DataDir, config: &Config, a: ServeArgs<'_>) -> Ended {
+    match serve(data_dir, config, a).await {
+        Ok(ended) => ended,
+        Err(code) => Ended::Exit(code),
+    }
+}
+
+async fn serve(data_dir: &DataDir, config: &Config, a: ServeArgs<'_>) -> Result<Ended, u8> {
+    let restarted_port = handed_over(RESTART_PORT, |v| v.parse::<u16>().is_ok_and(|p| p > 0))
+        .and_then(|v| v.parse::<u16>().ok());
+    let restarted_token = handed_over(RESTART_TOKEN, |v| is_hex(v, 48));
+    let restarted_host = handed_over(RESTART_HOST, |v| {
+        v.strip_prefix("skald-")
+            .and_then(|r| r.strip_suffix(".localhost"))
+            .is_some_and(|r| is_hex(r, 12))
+    });
+    let restarted = restarted_port.is_some();
+    let port = restarted_port.unwrap_or(a.port);
     let root = match a
         .root
         .map(Path::to_path_buf)
@@ -66,25 +145,25 @@ pub async fn run(data_dir: &DataDir, config: &Config, a: ServeArgs<'_>) -> u8 {
         Ok(r) if r.is_dir() => r,
         Ok(r) => {
             eprintln!("skald serve: {} is not a folder", r.display());
-            return exit::USAGE;
+            return Err(exit::USAGE);
         }
         Err(e) => {
             eprintln!("skald serve: cannot use the folder: {e}");
-            return exit::USAGE;
+            return Err(exit::USAGE);
         }
     };
-    let listener = match tokio::net::TcpListener::bind(("127.0.0.1", a.port)).await {
+    let listener = match tokio::net::TcpListener::bind(("127.0.0.1", port)).await {
         Ok(l) => l,
         Err(e) => {
-            eprintln!("skald serve: cannot listen on 127.0.0.1:{}: {e}", a.port);
-            return exit::FAILED;
+            eprintln!("skald serve: cannot listen on 127.0.0.1:{port}: {e}");
+            return Err(exit::FAILED);
         }
     };
     let port = match listener.local_addr() {
         Ok(addr) => addr.port(),
         Err(e) => {
             eprintln!("skald serve: {e}");
-            return exit::FAILED;
+            return Err(exit::FAILED);
         }
     };
     let service = match Service::start(ServiceConfig {
@@ -94,18 +173,19 @@ pub async fn run(data_dir: &DataDir, config: &Config, a: ServeArgs<'_>) -> u8 {
         model: a.model.map(str::to_string),
         tex_bundle: std::env::var_os("SKALD_TEX_BUNDLE").map(PathBuf::from),
         file_route: skald_service::FILE_ROUTE.to_string(),
+        restart: Some(RestartSignal::default()),
     }) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("skald serve: {e}");
-            return exit::FAILED;
+            return Err(exit::FAILED);
         }
     };
-    let token = match new_token() {
+    let token = match restarted_token.map_or_else(new_token, Ok) {
         Ok(t) => t,
         Err(e) => {
             eprintln!("skald serve: cannot make a token: {e}");
-            return exit::FAILED;
+            return Err(exit::FAILED);
         }
     };
     let ui_dir = find_ui(a.ui_dir);
@@ -115,13 +195,17 @@ pub async fn run(data_dir: &DataDir, config: &Config, a: ServeArgs<'_>) -> u8 {
              build` (or pass --ui-dir). The API is served anyway."
         );
     }
-    let name = match new_token() {
-        Ok(t) => format!("skald-{}.localhost", &t[..12]),
+    let name = match restarted_host.map_or_else(
+        || new_token().map(|t| format!("skald-{}.localhost", &t[..12])),
+        Ok,
+    ) {
+        Ok(name) => name,
         Err(e) => {
             eprintln!("skald serve: cannot make a host name: {e}");
-            return exit::FAILED;
+            return Err(exit::FAILED);
         }
     };
+    let (token_for_restart, name_for_restart) = (token.clone(), name.clone());
     let app = Arc::new(App {
         service: service.clone(),
         // For the loopback forms, whose cookies other local servers also get: each
@@ -141,8 +225,10 @@ pub async fn run(data_dir: &DataDir, config: &Config, a: ServeArgs<'_>) -> u8 {
         let mut out = std::io::stdout().lock();
         let _ = writeln!(
             out,
-            "Skald is ready: open http://{}/?token={}",
-            app.hosts[0], app.token
+            "Skald is {}: open http://{}/?token={}",
+            if restarted { "restarted" } else { "ready" },
+            app.hosts[0],
+            app.token
         );
         let _ = writeln!(
             out,
@@ -158,20 +244,40 @@ pub async fn run(data_dir: &DataDir, config: &Config, a: ServeArgs<'_>) -> u8 {
         .route("/api/file", get(file))
         .fallback(get(page))
         .with_state(app);
-    let stop = async {
-        let _ = tokio::signal::ctrl_c().await;
+    // Ctrl-C, or an approved `restart` once the turns have ended (the service is then
+    // already shut down).
+    let restart = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let stop = {
+        let (service, restart) = (service.clone(), restart.clone());
+        async move {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                () = service.restart_requested() => {
+                    restart.store(true, std::sync::atomic::Ordering::SeqCst);
+                }
+            }
+        }
     };
     let served = axum::serve(listener, router)
         .with_graceful_shutdown(stop)
         .await;
-    service.shutdown().await;
-    match served {
-        Ok(()) => exit::OK,
-        Err(e) => {
-            eprintln!("skald serve: {e}");
-            exit::FAILED
-        }
+    if let Err(e) = served {
+        service.shutdown().await;
+        eprintln!("skald serve: {e}");
+        return Err(exit::FAILED);
     }
+    if !restart.load(std::sync::atomic::Ordering::SeqCst) {
+        service.shutdown().await;
+        return Ok(Ended::Exit(exit::OK));
+    }
+    println!("Skald is restarting…");
+    Ok(Ended::Restart(Relaunch {
+        env: vec![
+            (RESTART_PORT, port.to_string()),
+            (RESTART_TOKEN, token_for_restart),
+            (RESTART_HOST, name_for_restart),
+        ],
+    }))
 }
 
 fn new_token() -> Result<String, getrandom::Error> {

@@ -575,6 +575,7 @@ fn main() -> ExitCode {
             return ExitCode::from(exit::FAILED);
         }
     };
+    let mut relaunch = None;
     let code = runtime.block_on(async {
         match cli.command {
             Command::Tools { json } => cmd_tools::run(&env.data_dir, json),
@@ -796,24 +797,34 @@ fn main() -> ExitCode {
                 root,
                 ui_dir,
                 model,
-            } => {
-                cmd_serve::run(
-                    &env.data_dir,
-                    &env.config,
-                    cmd_serve::ServeArgs {
-                        port,
-                        root: root.as_deref(),
-                        ui_dir: ui_dir.as_deref(),
-                        model: model.as_deref(),
-                    },
-                )
-                .await
-            }
+            } => match cmd_serve::run(
+                &env.data_dir,
+                &env.config,
+                cmd_serve::ServeArgs {
+                    port,
+                    root: root.as_deref(),
+                    ui_dir: ui_dir.as_deref(),
+                    model: model.as_deref(),
+                },
+            )
+            .await
+            {
+                cmd_serve::Ended::Exit(code) => code,
+                cmd_serve::Ended::Restart(r) => {
+                    relaunch = Some(r);
+                    exit::OK
+                }
+            },
             Command::Version => exit::OK,
         }
     });
     // Tools may leave blocking work (a walk of a huge tree) behind after a Ctrl-C; do not
     // wait for it on the way out.
     runtime.shutdown_background();
+    if let Some(r) = relaunch {
+        // The log is flushed before the process image is replaced.
+        drop(env);
+        return ExitCode::from(r.exec());
+    }
     ExitCode::from(code)
 }

@@ -22,6 +22,8 @@ struct Serve {
     token: String,
     /// The host name of its own the URL names.
     name: String,
+    /// Its later lines on stdout.
+    lines: std::sync::mpsc::Receiver<String>,
 }
 
 impl Drop for Serve {
@@ -58,7 +60,13 @@ fn serve_with(
     let mut out = BufReader::new(child.stdout.take().unwrap());
     out.read_line(&mut line).unwrap();
     // The rest of its output is read too, so the server never writes into a closed pipe.
-    std::thread::spawn(move || std::io::copy(&mut out, &mut std::io::sink()));
+    let (tx, lines) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for l in out.lines() {
+            let Ok(l) = l else { return };
+            let _ = tx.send(l);
+        }
+    });
     let url = line
         .split_whitespace()
         .find(|w| w.starts_with("http://"))
@@ -78,6 +86,7 @@ fn serve_with(
         port: port.parse().unwrap(),
         token: token.to_string(),
         name: name.to_string(),
+        lines,
     }
 }
 
@@ -794,4 +803,80 @@ fn ctrl_c_stops_the_server_even_while_a_window_is_connected() {
         std::thread::sleep(Duration::from_millis(100));
     };
     assert_eq!(status.code(), Some(0));
+}
+
+#[test]
+fn an_approved_restart_starts_the_server_again_at_the_same_address_with_every_chat() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = ScriptedServer::new(vec![
+        tool_call("r1", "restart", r#"{"reason": "new settings"}"#),
+        answer("Restarting now."),
+        tool_call("c1", "execute_cmd", r#"{"command": "env"}"#),
+        answer("Listed."),
+    ]);
+    let mut s = serve(&dir.path().join("data"), dir.path(), Some(&model));
+    let mut ws = s.ws();
+    let id = new_chat(&mut ws);
+    ws.call(json!({"cmd": "send_message", "session_id": id, "text": "restart please"}))
+        .unwrap();
+    // Restarting is approved first, like a shell command.
+    let wait = ws.event(|e| e["type"] == "approval_required");
+    let inbox_id = wait["event"]["inbox_id"].as_i64().unwrap();
+    let inbox = ws.call(json!({"cmd": "inbox"})).unwrap();
+    assert_eq!(inbox["items"][0]["title"], "Restart Skald: new settings");
+    ws.call(json!({"cmd": "answer", "inbox_id": inbox_id, "answer": {"decision": "approve"}}))
+        .unwrap();
+    // The turn ends with its answer before the server goes.
+    ws.event(|e| e["type"] == "done");
+    let until = Instant::now() + Duration::from_secs(60);
+    let mut said = Vec::new();
+    let again = loop {
+        let left = until.saturating_duration_since(Instant::now());
+        match s.lines.recv_timeout(left) {
+            Ok(l) if l.starts_with("Skald is restarted") => break l,
+            Ok(l) => said.push(l),
+            Err(e) => panic!("no restart ({e}); the server said {said:?}"),
+        }
+    };
+    assert!(said.iter().any(|l| l.contains("restarting")), "{said:?}");
+    // The same URL: the open tab's cookie still works.
+    assert!(
+        again.contains(&format!("http://{}:{}/?token={}", s.name, s.port, s.token)),
+        "{again}"
+    );
+    // On Unix the process image was replaced: the same process, still running.
+    assert!(s.child.try_wait().unwrap().is_none());
+    let mut ws = loop {
+        match s.ws_with(Some(&format!("http://127.0.0.1:{}", s.port)), true) {
+            Ok(ws) => break ws,
+            Err(e) => {
+                assert!(Instant::now() < until, "cannot reconnect: {e}");
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        }
+    };
+    let h = ws
+        .call(json!({"cmd": "history", "session_id": id}))
+        .unwrap();
+    let calls = h["tool_calls"].as_array().unwrap();
+    assert_eq!(calls.len(), 1);
+    assert_eq!(calls[0]["name"], "restart");
+    assert_eq!(calls[0]["status"], "done");
+    let last = h["messages"].as_array().unwrap().last().unwrap().clone();
+    assert!(last.to_string().contains("Restarting now."), "{last}");
+    // The token handed over is not handed on to the commands the agents run.
+    ws.call(json!({"cmd": "send_message", "session_id": id, "text": "show env"}))
+        .unwrap();
+    let wait = ws.event(|e| e["type"] == "approval_required");
+    let inbox_id = wait["event"]["inbox_id"].as_i64().unwrap();
+    ws.call(json!({"cmd": "answer", "inbox_id": inbox_id, "answer": {"decision": "approve"}}))
+        .unwrap();
+    ws.event(|e| e["type"] == "done");
+    let h = ws
+        .call(json!({"cmd": "history", "session_id": id}))
+        .unwrap();
+    let out = h["tool_calls"][1]["result"].as_str().unwrap().to_string();
+    assert!(out.contains("PATH="), "{out}");
+    assert!(!out.contains("SKALD_RESTART"), "{out}");
+    assert!(!out.contains(&s.token), "{out}");
 }

@@ -21,6 +21,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::broadcast;
 
+pub use skald_tools::RestartSignal;
+
 /// Where the UI fetches files from `skald serve` (the desktop shell has a URI scheme).
 pub const FILE_ROUTE: &str = "/api/file?path=";
 
@@ -30,6 +32,10 @@ const TEST_MODEL_TIMEOUT: Duration = Duration::from_secs(30);
 /// Messages in one `history` reply when the UI does not say (each assistant message is
 /// rendered to HTML, so a page stays small; older ones come with `before`).
 const HISTORY_PAGE: usize = 500;
+
+/// After an approved `restart`, how long running turns may take to end before they are
+/// stopped (and recorded, so the next start shows where they were).
+const RESTART_GRACE: Duration = Duration::from_secs(60);
 
 #[derive(Debug, thiserror::Error)]
 pub enum ServiceError {
@@ -63,6 +69,9 @@ pub struct ServiceConfig {
     /// How the carrier's file route is written, up to the percent-encoded path
     /// ([`FILE_ROUTE`] for `skald serve`).
     pub file_route: String,
+    /// Given by a carrier that can start itself again: the `restart` tool is offered and
+    /// [`Service::restart_requested`] resolves when an approved call asks for it.
+    pub restart: Option<RestartSignal>,
 }
 
 pub struct Service {
@@ -77,6 +86,7 @@ pub struct Service {
     latex: Arc<LatexEngine>,
     route: FileRoute,
     events: broadcast::Sender<ServerMessage>,
+    restart: Option<RestartSignal>,
 }
 
 impl Service {
@@ -85,7 +95,13 @@ impl Service {
     pub fn start(config: ServiceConfig) -> Result<Arc<Service>, String> {
         let data_dir = config.data_dir;
         let store = Arc::new(Store::open(data_dir.db_path()).map_err(|e| e.to_string())?);
-        let registry = Arc::new(skald_core::builtin_registry().map_err(|e| e.to_string())?);
+        let mut registry = skald_core::builtin_registry().map_err(|e| e.to_string())?;
+        if let Some(signal) = &config.restart {
+            registry
+                .register(skald_tools::Restart::new(signal.clone()))
+                .map_err(|e| e.to_string())?;
+        }
+        let registry = Arc::new(registry);
         let library = Arc::new(
             skald_core::agents::Library::load(data_dir.root()).map_err(|e| e.to_string())?,
         );
@@ -143,6 +159,7 @@ impl Service {
             watches,
             route: FileRoute::new(config.file_route),
             events,
+            restart: config.restart,
         });
         // Engine events go to every UI, tagged with their session.
         let mut rx = sessions.subscribe();
@@ -207,6 +224,32 @@ impl Service {
         engine.shutdown();
         engine.wait_tasks(Duration::from_secs(5)).await;
         engine.mcp.manager.stop_all();
+    }
+
+    /// Resolves once an approved `restart` asked for one and the running turns have ended
+    /// (or [`RESTART_GRACE`] has passed), with the engine shut down as for a quit. The
+    /// carrier then starts its binary again. Never resolves for a carrier that gave no
+    /// [`RestartSignal`].
+    pub async fn restart_requested(&self) {
+        let Some(signal) = &self.restart else {
+            return std::future::pending().await;
+        };
+        signal.requested().await;
+        tracing::info!("restart approved; waiting for running turns to end");
+        let deadline = Instant::now() + RESTART_GRACE;
+        while Instant::now() < deadline && self.any_turn_running() {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        self.shutdown().await;
+        tracing::info!("restarting");
+    }
+
+    fn any_turn_running(&self) -> bool {
+        self.store
+            .list_sessions()
+            .unwrap_or_default()
+            .iter()
+            .any(|s| self.sessions.is_running(s.id))
     }
 
     fn session_base(&self, session_id: Option<i64>) -> PathBuf {

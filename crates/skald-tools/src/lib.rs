@@ -14,6 +14,7 @@ mod insert_at_line;
 mod list_files;
 mod read_file;
 mod replace_lines;
+mod restart;
 mod search_file;
 mod write_file;
 
@@ -25,6 +26,7 @@ pub use insert_at_line::InsertAtLine;
 pub use list_files::ListFiles;
 pub use read_file::ReadFile;
 pub use replace_lines::ReplaceLines;
+pub use restart::{Restart, RestartSignal};
 pub use search_file::SearchFile;
 pub use write_file::WriteFile;
 
