@@ -40,8 +40,10 @@ if [[ $want_test -eq 1 ]]; then
   packages+=(texlive-latex-base texlive-xetex fonts-lmodern lmodern latexmk poppler-utils python3)
   # Chromium: the UI's end-to-end tests drive it headless (playwright-core).
   packages+=(chromium fonts-dejavu-core)
-  # The desktop app's end-to-end tests: a virtual display and WebKitGTK's WebDriver.
-  packages+=(xvfb xauth webkit2gtk-driver)
+  # The desktop app's end-to-end tests: a virtual display and WebKitGTK's WebDriver; a
+  # notification server (dunst) to click a notification, python3-xlib to close a window
+  # as a window manager would.
+  packages+=(xvfb xauth webkit2gtk-driver dunst python3-xlib)
 fi
 # Node.js and npm build the UI (ui/), and run the reference MCP servers in tests.
 command -v node >/dev/null 2>&1 || packages+=(nodejs)

@@ -21,6 +21,9 @@ use tauri::{Emitter, Manager, Runtime};
 /// The event the UI listens to for engine events.
 pub const MESSAGE_EVENT: &str = "skald://message";
 
+/// The event that asks the UI to show something (`skald_api::protocol::OpenTarget`).
+pub const OPEN_EVENT: &str = "skald://open";
+
 /// The URI scheme of the viewer's files.
 pub const FILE_SCHEME: &str = "skald-file";
 

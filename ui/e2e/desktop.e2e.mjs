@@ -7,7 +7,7 @@
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { call, say, screenshotsDir, scriptedModel, tempDir } from "./harness.mjs";
@@ -204,12 +204,129 @@ test("an HTML preview in the desktop app cannot reach IPC", { skip: needs }, asy
   });
 });
 
-test("a second launch hands over to the first and exits", { skip: needs }, async () => {
+/** Closes the window as a window manager's close button does (the app hides to the tray). */
+function closeWindow() {
+  const newest = spawnSync("pgrep", ["-n", "-x", "-f", bin], { encoding: "utf8" }).stdout.trim();
+  const r = spawnSync("/usr/bin/python3", [join(import.meta.dirname, "wm_close.py"), "Skald", newest], { encoding: "utf8" });
+  assert.equal(r.status, 0, `wm_close: ${r.stderr}`);
+}
+
+/** Sends a message from the composer (the click works on a hidden window too). */
+async function send(s, text) {
+  const composer = await s.wait("[data-testid='composer']");
+  await s.type(composer, text);
+  await s.js("document.querySelector(\"[data-testid='send']\").click()");
+}
+
+/** Opens a new chat, repeating the first click on a cold window (see the first test). */
+async function newChat(s) {
+  for (let i = 0; ; i++) {
+    await s.click(await s.wait("[data-testid='new-session']"));
+    try {
+      await s.wait("[data-testid='message-list'][data-loaded='1']", 10_000);
+      return;
+    } catch (e) {
+      if (i === 2) throw e;
+    }
+  }
+}
+
+/** The pids of running skald-desktop processes of this binary. */
+function appPids() {
+  const r = spawnSync("pgrep", ["-x", "-f", bin], { encoding: "utf8" });
+  return r.stdout.split("\n").filter(Boolean).map(Number);
+}
+
+test("closing hides the window to the tray; a second launch brings it back and exits", { skip: needs }, async () => {
   await withApp(null, {}, async ({ s, env }) => {
+    await s.waitFor("document.visibilityState === 'visible'");
+    closeWindow();
+    await s.waitFor("document.visibilityState === 'hidden'");
+    // Still running (in the tray), still answering.
+    assert.equal(await s.js("document.body.dataset.ready"), "1");
     // The same display and D-Bus session as the first (both are this process's).
     const second = spawnSync("timeout", ["30", bin], { env: { ...process.env, ...env }, encoding: "utf8" });
     assert.equal(second.status, 0, `second launch: ${second.stderr}`);
-    // The first is still there and answering.
-    assert.equal(await s.js("document.body.dataset.ready"), "1");
+    // The first is in front again.
+    await s.waitFor("document.visibilityState === 'visible'");
+  });
+});
+
+const hasDunst = spawnSync("sh", ["-c", "command -v dunst && command -v dunstctl"]).status === 0;
+if (hasApp && !hasDunst && process.env.SKALD_DESKTOP_REQUIRED) throw new Error("the notification test needs dunst");
+
+test("a notification for an approval opens its Inbox item when clicked", { skip: needs || (!hasDunst && "needs dunst") }, async () => {
+  // A real notification server on this D-Bus session: dunst, on the virtual display.
+  const dunst = spawn("dunst", [], { stdio: "ignore" });
+  try {
+    await withApp(
+      [call("c1", "execute_cmd", { command: "echo notified" }), say(["Ran it."])],
+      {},
+      async ({ s }) => {
+        await newChat(s);
+        closeWindow();
+        await s.waitFor("document.visibilityState === 'hidden'");
+        await send(s, "Run echo");
+        // The window is hidden: the approval becomes an OS notification.
+        const until = Date.now() + 30_000;
+        while (spawnSync("dunstctl", ["count", "displayed"], { encoding: "utf8" }).stdout.trim() === "0") {
+          if (Date.now() > until) throw new Error("no notification was shown");
+          await sleep(200);
+        }
+        // Clicking it (its default action) brings the window up on the item.
+        assert.equal(spawnSync("dunstctl", ["action", "0"]).status, 0);
+        await s.waitFor("document.visibilityState === 'visible'");
+        await s.wait("[data-testid='inbox-item'][data-focused='1'] [data-testid='approve']");
+        await s.screenshot("desktop-notification.png");
+        await s.click(await s.wait("[data-testid='inbox-item'][data-focused='1'] [data-testid='approve']"));
+        await s.waitFor("!document.querySelector(\"[data-testid='inbox-item']\")");
+      },
+    );
+  } finally {
+    dunst.kill();
+  }
+});
+
+test("an approved restart starts the app again and keeps the chat", { skip: needs }, async () => {
+  const before = new Set(appPids());
+  let restarted = [];
+  await withApp(
+    [call("r1", "restart", { reason: "new settings" }), say(["Restarting now."])],
+    {},
+    async ({ s, root, env }) => {
+      const first = appPids().filter((p) => !before.has(p));
+      assert.equal(first.length, 1, "one app process");
+      await newChat(s);
+      await send(s, "Restart please");
+      await s.click(await s.wait("[data-testid='nav-inbox']"));
+      await s.click(await s.wait("[data-testid='inbox-item'] [data-testid='approve']"));
+      // The turn ends, the app leaves, the same binary starts again.
+      const until = Date.now() + 60_000;
+      for (;;) {
+        const now = appPids().filter((p) => !before.has(p));
+        if (!now.includes(first[0]) && now.length === 1) {
+          restarted = now;
+          break;
+        }
+        if (Date.now() > until) throw new Error(`no restart: processes ${now}`);
+        await sleep(200);
+      }
+      // The new one holds the single-instance lock (a further launch hands over to it)...
+      const again = spawnSync("timeout", ["30", bin], { env: { ...process.env, ...env }, encoding: "utf8" });
+      assert.equal(again.status, 0, `launch after restart: ${again.stderr}`);
+      assert.deepEqual(appPids().filter((p) => !before.has(p)), restarted);
+      // ...and the chat was saved to its end before the restart.
+      const py = "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); print(c.execute(\"select content from chat_history where role='assistant' order by id desc limit 1\").fetchone()[0])";
+      const last = spawnSync("python3", ["-c", py, join(root, ".skald-data", "skald.db")], { encoding: "utf8" });
+      assert.match(last.stdout, /Restarting now\./, last.stderr);
+    },
+  ).finally(() => {
+    for (const p of restarted) {
+      try {
+        process.kill(p);
+      } catch {
+        /* gone already */
+      }
+    }
   });
 });

@@ -57,6 +57,8 @@ export function App() {
   const [loadErrors, setLoadErrors] = useState<Record<number, string>>({});
   const [inbox, setInbox] = useState<InboxEntry[] | null>(null);
   const [inboxError, setInboxError] = useState<string | null>(null);
+  /** The Inbox item a clicked notification was about, shown in front. */
+  const [focusedInbox, setFocusedInbox] = useState<number | null>(null);
   const [viewerOpen, setViewerOpen] = useState(false);
   const [viewerTarget, setViewerTarget] = useState<ViewerTarget | null>(null);
   const [paletteOpen, setPaletteOpen] = useState(false);
@@ -252,6 +254,19 @@ export function App() {
 
   const toggleViewer = useCallback(() => setViewerOpen((o) => !o), []);
 
+  // A clicked notification (desktop app): its item, in the Inbox.
+  useEffect(
+    () =>
+      t.onOpen?.((target) => {
+        if (target.what !== "inbox_item") return;
+        movedRef.current = true;
+        setView("inbox");
+        setFocusedInbox(target.inbox_id);
+        void loadInbox();
+      }),
+    [t, loadInbox],
+  );
+
   // ---- keyboard ----
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
@@ -369,7 +384,7 @@ export function App() {
             ) : (
               <Spinner label={sessions ? "Opening chat…" : "Connecting to Skald…"} />
             ))}
-          {view === "inbox" && <InboxView items={inbox} error={inboxError} onRetry={() => void loadInbox()} />}
+          {view === "inbox" && <InboxView items={inbox} error={inboxError} focusedId={focusedInbox} onRetry={() => void loadInbox()} />}
           {view === "tasks" && <TasksView />}
           {view === "settings" && <SettingsView theme={theme} onTheme={setTheme} />}
         </main>

@@ -220,6 +220,12 @@ depth: number, title: string,
  */
 payload: JsonValue, created_at: number, };
 
+/**
+ * What the desktop shell asks the UI to show, sent as its `skald://open` event: a
+ * clicked notification opens the Inbox item it was about.
+ */
+export type OpenTarget = { "what": "inbox_item", inbox_id: number, session_id: number, };
+
 export type AgentInfo = { id: string, name: string, description: string, };
 
 export type McpServerInfo = { name: string, enabled: boolean, 

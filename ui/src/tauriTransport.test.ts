@@ -1,24 +1,30 @@
 import { describe, expect, it } from "vitest";
-import { TauriTransport, MESSAGE_EVENT, type TauriApi } from "./tauriTransport";
-import type { ServerMessage } from "./protocol";
+import { TauriTransport, MESSAGE_EVENT, OPEN_EVENT, type TauriApi } from "./tauriTransport";
+import type { OpenTarget, ServerMessage } from "./protocol";
 
 function fakeApi(answer: (args: Record<string, unknown>) => ServerMessage) {
   const calls: { cmd: string; args: Record<string, unknown> }[] = [];
-  let handler: ((e: { payload: ServerMessage }) => void) | null = null;
+  const handlers = new Map<string, (e: { payload: unknown }) => void>();
   const api: TauriApi = {
     invoke: async <T,>(cmd: string, args: Record<string, unknown>) => {
       calls.push({ cmd, args });
       return answer(args) as T;
     },
     listen: async <T,>(event: string, h: (e: { payload: T }) => void) => {
-      expect(event).toBe(MESSAGE_EVENT);
-      handler = h as unknown as typeof handler;
+      expect([MESSAGE_EVENT, OPEN_EVENT]).toContain(event);
+      handlers.set(event, h as (e: { payload: unknown }) => void);
       return () => {
-        handler = null;
+        handlers.delete(event);
       };
     },
   };
-  return { api, calls, push: (m: ServerMessage) => handler?.({ payload: m }) };
+  return {
+    api,
+    calls,
+    push: (m: ServerMessage) => handlers.get(MESSAGE_EVENT)?.({ payload: m }),
+    open: (t: OpenTarget) => handlers.get(OPEN_EVENT)?.({ payload: t }),
+    listening: () => [...handlers.keys()],
+  };
 }
 
 describe("TauriTransport", () => {
@@ -49,5 +55,18 @@ describe("TauriTransport", () => {
     const statuses: string[] = [];
     t.onStatus((s) => statuses.push(s));
     expect(statuses).toEqual(["open"]);
+  });
+
+  it("passes the shell's open requests (a clicked notification) on, and stops listening on close", async () => {
+    const f = fakeApi(() => ({ type: "failure", id: 0, error: "" }));
+    const t = new TauriTransport(f.api);
+    await Promise.resolve();
+    const seen: OpenTarget[] = [];
+    t.onOpen((target) => seen.push(target));
+    f.open({ what: "inbox_item", inbox_id: 7, session_id: 2 });
+    expect(seen).toEqual([{ what: "inbox_item", inbox_id: 7, session_id: 2 }]);
+    t.close();
+    await new Promise((r) => setTimeout(r, 0));
+    expect(f.listening()).toEqual([]);
   });
 });

@@ -3,7 +3,7 @@
 // engine events arrive as `skald://message` events. IPC has no connection to lose, so
 // the status is always "open".
 
-import type { Command, Event, Reply, Request, ServerMessage } from "./protocol";
+import type { Command, Event, OpenTarget, Reply, Request, ServerMessage } from "./protocol";
 import { ServerError, timeoutFor, type EventHandler, type ReplyOf, type StatusHandler, type Transport } from "./transport";
 
 /** The two Tauri calls this needs, so tests can hand in fakes. */
@@ -13,17 +13,24 @@ export interface TauriApi {
 }
 
 export const MESSAGE_EVENT = "skald://message";
+/** The shell asks to show something: a clicked notification's Inbox item. */
+export const OPEN_EVENT = "skald://open";
 
 export class TauriTransport implements Transport {
   private nextId = 1;
   private handlers = new Set<EventHandler>();
+  private openHandlers = new Set<(target: OpenTarget) => void>();
   private unlisten: Promise<() => void>;
+  private unlistenOpen: Promise<() => void>;
 
   constructor(private api: TauriApi) {
     this.unlisten = api.listen<ServerMessage>(MESSAGE_EVENT, (e) => {
       const m = e.payload;
       if (m.type !== "event") return;
       for (const h of this.handlers) h(m.session_id, m.event as Event);
+    });
+    this.unlistenOpen = api.listen<OpenTarget>(OPEN_EVENT, (e) => {
+      for (const h of this.openHandlers) h(e.payload);
     });
   }
 
@@ -51,6 +58,11 @@ export class TauriTransport implements Transport {
     return () => this.handlers.delete(fn);
   }
 
+  onOpen(fn: (target: OpenTarget) => void): () => void {
+    this.openHandlers.add(fn);
+    return () => this.openHandlers.delete(fn);
+  }
+
   onStatus(fn: StatusHandler): () => void {
     fn("open");
     return () => {};
@@ -63,7 +75,9 @@ export class TauriTransport implements Transport {
 
   close(): void {
     this.handlers.clear();
+    this.openHandlers.clear();
     void this.unlisten.then((f) => f());
+    void this.unlistenOpen.then((f) => f());
   }
 }
 

@@ -2,7 +2,7 @@
 // `Transport` interface, so the same screens run in a browser against `skald serve`
 // (WebSocket) and inside the desktop app's webview (Tauri IPC, tauriTransport.ts).
 
-import type { Command, Event, Reply, Request, ServerMessage } from "./protocol";
+import type { Command, Event, OpenTarget, Reply, Request, ServerMessage } from "./protocol";
 
 /** The reply type that belongs to a command: replies are tagged with the command's name. */
 export type ReplyOf<C extends Command> = Extract<Reply, { cmd: C["cmd"] }>;
@@ -21,6 +21,8 @@ export interface Transport {
   close(): void;
   /** The OS folder picker, where there is one (the desktop app); `null` when cancelled. */
   pickFolder?(): Promise<string | null>;
+  /** What the shell asks to show (the desktop app: a clicked notification). */
+  onOpen?(fn: (target: OpenTarget) => void): () => void;
 }
 
 /** A failure the server reported for one call (its message is the server's words). */

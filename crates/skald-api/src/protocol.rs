@@ -424,6 +424,14 @@ pub struct ToolCallInfo {
     pub result: Option<String>,
 }
 
+/// What the desktop shell asks the UI to show, sent as its `skald://open` event: a
+/// clicked notification opens the Inbox item it was about.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(tag = "what", rename_all = "snake_case")]
+pub enum OpenTarget {
+    InboxItem { inbox_id: i64, session_id: i64 },
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 pub struct InboxEntry {
     pub id: i64,

@@ -35,6 +35,7 @@ fn generate() -> String {
         decl::<ChatMessage>(),
         decl::<ToolCallInfo>(),
         decl::<InboxEntry>(),
+        decl::<OpenTarget>(),
         decl::<AgentInfo>(),
         decl::<McpServerInfo>(),
     ];
