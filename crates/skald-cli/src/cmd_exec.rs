@@ -20,6 +20,7 @@ pub struct ExecArgs<'a> {
     pub approve: ApprovalMode,
     pub json: bool,
     pub max_rounds: Option<usize>,
+    pub tool_choice: skald_llm::ToolChoice,
     /// For a new session: its run context.
     pub group: Option<&'a str>,
     pub allow_read: &'a [std::path::PathBuf],
@@ -29,14 +30,16 @@ pub struct ExecArgs<'a> {
 }
 
 pub async fn run(data_dir: &DataDir, config: &Config, a: ExecArgs<'_>) -> u8 {
-    let models = match skald_core::models::choose_models(config, a.model, |k| std::env::var(k).ok())
-    {
-        Ok(m) => m,
-        Err(e) => {
-            eprintln!("skald exec: {e}");
-            return exit::USAGE;
-        }
-    };
+    let models =
+        match skald_core::models::choose_models(config, a.model, &data_dir.models_dir(), |k| {
+            std::env::var(k).ok()
+        }) {
+            Ok(m) => m,
+            Err(e) => {
+                eprintln!("skald exec: {e}");
+                return exit::USAGE;
+            }
+        };
     let cwd = match a
         .cwd
         .map(Path::to_path_buf)
@@ -256,6 +259,7 @@ pub async fn run(data_dir: &DataDir, config: &Config, a: ExecArgs<'_>) -> u8 {
         system_prompt,
         run,
         background: false,
+        first_tool_choice: a.tool_choice,
     };
     let ask_fn = |req: turn::AskRequest| -> futures::future::BoxFuture<'static, bool> {
         Box::pin(async move {

@@ -7,6 +7,7 @@ mod cmd_exec;
 mod cmd_inbox;
 mod cmd_latex;
 mod cmd_mcp;
+mod cmd_models;
 mod cmd_plugins;
 mod cmd_rules;
 mod cmd_secrets;
@@ -117,6 +118,10 @@ enum Command {
         /// Most model rounds before the turn gives up [default: agent.max_rounds, 20]
         #[arg(long, value_name = "N")]
         max_rounds: Option<usize>,
+        /// `required`: the first answer must be a tool call (small local models rarely
+        /// call one on their own); later rounds are the model's choice
+        #[arg(long, value_enum, default_value = "auto")]
+        tool_choice: ToolChoiceArg,
         /// What to ask
         prompt: String,
     },
@@ -144,6 +149,11 @@ enum Command {
     Plugins {
         #[command(subcommand)]
         command: PluginsCommand,
+    },
+    /// Local models run in-process (GGUF files): list, add, pull, rm
+    Models {
+        #[command(subcommand)]
+        command: ModelsCommand,
     },
     /// Secrets for MCP servers and plugins: set, list (names only), rm
     Secrets {
@@ -396,6 +406,26 @@ enum SecretsCommand {
 }
 
 #[derive(Debug, Subcommand)]
+enum ModelsCommand {
+    /// The local models here, and the recommended ones to pull
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Copy a GGUF file into the models folder
+    Add {
+        file: PathBuf,
+        /// The name to use it by (`--model local/NAME`) [default: the file's name]
+        #[arg(long)]
+        name: Option<String>,
+    },
+    /// Download a recommended model (resumable, checksum verified)
+    Pull { name: String },
+    /// Remove a local model
+    Rm { name: String },
+}
+
+#[derive(Debug, Subcommand)]
 enum TasksCommand {
     /// Background tasks, newest first
     List {
@@ -495,6 +525,14 @@ enum RulesCommand {
     },
     /// Remove a rule
     Rm { id: i64 },
+}
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum ToolChoiceArg {
+    /// The model decides
+    Auto,
+    /// The first answer is a tool call
+    Required,
 }
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
@@ -598,6 +636,7 @@ fn main() -> ExitCode {
                 allow_write,
                 extra_prompt,
                 max_rounds,
+                tool_choice,
                 prompt,
             } => {
                 let args = cmd_exec::ExecArgs {
@@ -608,6 +647,10 @@ fn main() -> ExitCode {
                     approve: approve.mode(),
                     json,
                     max_rounds,
+                    tool_choice: match tool_choice {
+                        ToolChoiceArg::Auto => skald_llm::ToolChoice::Auto,
+                        ToolChoiceArg::Required => skald_llm::ToolChoice::Required,
+                    },
                     group: group.as_deref(),
                     allow_read: &allow_read,
                     allow_write: &allow_write,
@@ -764,6 +807,14 @@ fn main() -> ExitCode {
                         None
                     },
                 ),
+            },
+            Command::Models { command } => match command {
+                ModelsCommand::List { json } => cmd_models::list(&env.data_dir, json),
+                ModelsCommand::Add { file, name } => {
+                    cmd_models::add(&env.data_dir, &file, name.as_deref())
+                }
+                ModelsCommand::Pull { name } => cmd_models::pull(&env.data_dir, &name).await,
+                ModelsCommand::Rm { name } => cmd_models::rm(&env.data_dir, &name),
             },
             Command::Secrets { command } => match command {
                 SecretsCommand::Set { name, value } => {

@@ -131,6 +131,7 @@ pub async fn compact_if_needed(
         model: model.model.clone(),
         messages: vec![Message::system(SUMMARY_PROMPT), Message::user(transcript)],
         tools: Vec::new(),
+        tool_choice: skald_llm::ToolChoice::Auto,
         max_tokens: Some(2048),
         temperature: None,
     };

@@ -342,6 +342,7 @@ impl Engine {
             run,
             system_prompt,
             background: session.kind == SessionKind::Background,
+            first_tool_choice: skald_llm::ToolChoice::Auto,
         })
     }
 

@@ -4,6 +4,7 @@
 use crate::config::Config;
 use skald_llm::{CustomProvider, LlmError, ModelChoice, ProviderKind};
 use std::collections::HashMap;
+use std::path::Path;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -32,17 +33,56 @@ pub fn custom_providers(config: &Config) -> Result<Vec<CustomProvider>, LlmError
         .collect()
 }
 
+/// The local models in `dir` (`<name>.gguf`), by name.
+pub fn local_models(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let stem = name.strip_suffix(".gguf")?.to_string();
+            e.path().is_file().then_some(stem)
+        })
+        .collect();
+    names.sort();
+    names
+}
+
 /// The model to use first, then its fallbacks (`models.fallbacks` in config.toml, then
-/// `SKALD_FALLBACK_MODELS`, comma-separated), without duplicates.
+/// `SKALD_FALLBACK_MODELS`, comma-separated), without duplicates. `local/<name>` models
+/// are looked up in `models_dir` (unless `SKALD_MODELS_DIR` says otherwise); when nothing
+/// names a model and a local one is there, it is the one.
 pub fn choose_models(
     config: &Config,
     flag: Option<&str>,
+    models_dir: &Path,
     env: impl Fn(&str) -> Option<String> + Copy,
 ) -> Result<Vec<ModelChoice>, LlmError> {
+    let dir = models_dir.display().to_string();
+    let env = |k: &str| match env(k) {
+        None if k == skald_llm::local::MODELS_DIR_ENV => Some(dir.clone()),
+        v => v,
+    };
+    let env = &env;
     let custom = custom_providers(config)?;
     // Their keys are secrets too: never in a command's environment.
     skald_tools::execute_cmd::hide_env_vars(custom.iter().filter_map(|c| c.api_key_env.clone()));
-    let first = skald_llm::choose(flag, config.models.default.as_deref(), &custom, env)?;
+    let named = flag.is_some()
+        || env("SKALD_MODEL").is_some_and(|v| !v.trim().is_empty())
+        || config.models.default.is_some();
+    let local_default = match named {
+        false => env(skald_llm::local::MODELS_DIR_ENV)
+            .and_then(|d| local_models(Path::new(&d)).into_iter().next())
+            .map(|name| format!("local/{name}")),
+        true => None,
+    };
+    let default = config
+        .models
+        .default
+        .as_deref()
+        .or(local_default.as_deref());
+    let first = skald_llm::choose(flag, default, &custom, env)?;
     let mut labels = vec![first.label()];
     let mut out = vec![first];
     let from_env = env("SKALD_FALLBACK_MODELS").unwrap_or_default();
@@ -122,7 +162,7 @@ mod tests {
         cfg.models.fallbacks = vec!["ollama/b".into(), "openai/a".into()];
         let vars: HashMap<&str, &str> = [("SKALD_FALLBACK_MODELS", "ollama/c, ollama/b")].into();
         let env = |k: &str| vars.get(k).map(|v| v.to_string());
-        let labels: Vec<String> = choose_models(&cfg, None, env)
+        let labels: Vec<String> = choose_models(&cfg, None, Path::new("/nonexistent"), env)
             .unwrap()
             .iter()
             .map(ModelChoice::label)

@@ -88,6 +88,13 @@ impl DataDir {
         self.root.join("logs")
     }
 
+    /// Local models (`<name>.gguf`): `SKALD_MODELS_DIR` if set, else `models/` here.
+    pub fn models_dir(&self) -> PathBuf {
+        std::env::var_os(skald_llm::local::MODELS_DIR_ENV)
+            .filter(|v| !v.is_empty())
+            .map_or_else(|| self.root.join("models"), PathBuf::from)
+    }
+
     /// The offline TeX bundle (a zip) the LaTeX preview compiles with when present.
     pub fn tex_bundle_path(&self) -> PathBuf {
         self.root.join("tex").join("bundle.zip")

@@ -175,6 +175,7 @@ mod tests {
             },
             system_prompt: String::new(),
             background: false,
+            first_tool_choice: skald_llm::ToolChoice::Auto,
         };
         let env = TurnEnv {
             store: &store,

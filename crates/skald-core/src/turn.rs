@@ -16,7 +16,7 @@ use skald_api::{
     CancellationToken, ExecutionOutcome, ToolCallStatus, ToolDescriptionLength, ToolScope,
     drive_execution, tool_names as tn,
 };
-use skald_llm::{Message, ModelChoice, Request, ToolCall, ToolSpec, Usage};
+use skald_llm::{Message, ModelChoice, Request, ToolCall, ToolChoice, ToolSpec, Usage};
 use skald_store::{
     MessageStatus, NewLlmRequest, NewMessage, NewToolCall, RequestStatus, ResultType, Role,
     RuleAction, Store,
@@ -60,6 +60,9 @@ pub struct TurnConfig {
     /// A background session (a task or a cron run): its root delegates with
     /// `execute_subtask` and may `notify`; no one is typing in it.
     pub background: bool,
+    /// Whether the turn's first answer must be a tool call (`skald exec --tool-choice`);
+    /// later rounds are always the model's choice, or it could never answer.
+    pub first_tool_choice: ToolChoice,
 }
 
 /// Where events go. Called synchronously, in order.
@@ -139,7 +142,7 @@ pub async fn run_turn(
     let mut tools: Vec<ToolSpec> = Vec::new();
     let mut tools_key = None;
 
-    for _round in 0..cfg.max_rounds {
+    for round in 0..cfg.max_rounds {
         if cancel.is_cancelled() {
             return finish(emit, session_id, TurnOutcome::Cancelled, "");
         }
@@ -152,10 +155,16 @@ pub async fn run_turn(
             tools = turn_tools(env, session_id)?;
             tools_key = Some(key);
         }
-        let (msg_id, text, mut calls) = match answer(env, session_id, &tools, cancel, emit).await? {
-            Ok(a) => a,
-            Err(outcome) => return finish(emit, session_id, outcome, ""),
+        let choice = if round == 0 {
+            cfg.first_tool_choice
+        } else {
+            ToolChoice::Auto
         };
+        let (msg_id, text, mut calls) =
+            match answer(env, session_id, &tools, choice, cancel, emit).await? {
+                Ok(a) => a,
+                Err(outcome) => return finish(emit, session_id, outcome, ""),
+            };
         unique_call_ids(store, session_id, &mut calls)?;
         if calls.is_empty() {
             // Messages that arrived during this answer get their own round.
@@ -217,6 +226,7 @@ async fn answer(
     env: &TurnEnv<'_>,
     session_id: i64,
     tools: &[ToolSpec],
+    tool_choice: ToolChoice,
     cancel: &CancellationToken,
     emit: Emit<'_>,
 ) -> Result<Result<(i64, String, Vec<ToolCall>), TurnOutcome>, TurnError> {
@@ -259,6 +269,7 @@ async fn answer(
                 None => conversation(store, session_id, env.cfg, env.frame)?,
             },
             tools: tools.to_vec(),
+            tool_choice,
             max_tokens: None,
             temperature: None,
         };
@@ -1704,6 +1715,7 @@ mod tests {
                 },
                 system_prompt: String::new(),
                 background: false,
+                first_tool_choice: skald_llm::ToolChoice::Auto,
             }
         }
 

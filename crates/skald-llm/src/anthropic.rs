@@ -69,6 +69,9 @@ pub(crate) fn body(req: &Request) -> Value {
             .iter()
             .map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.parameters}))
             .collect();
+        if req.tool_choice == crate::ToolChoice::Required {
+            body["tool_choice"] = json!({"type": "any"});
+        }
     }
     if let Some(t) = req.temperature {
         body["temperature"] = json!(t);
@@ -426,6 +429,7 @@ mod tests {
                 Message::user("thanks"),
             ],
             tools: vec![],
+            tool_choice: crate::ToolChoice::Auto,
             max_tokens: None,
             temperature: None,
         };

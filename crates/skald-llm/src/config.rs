@@ -89,6 +89,7 @@ pub fn resolve(
         Some(("openai", m)) => (Some(ProviderKind::OpenAi), m.to_string()),
         Some(("anthropic", m)) => (Some(ProviderKind::Anthropic), m.to_string()),
         Some(("ollama", m)) => (Some(ProviderKind::Ollama), m.to_string()),
+        Some(("local", m)) => (Some(ProviderKind::Local), m.to_string()),
         _ => (None, spec.to_string()),
     };
     let kind = match kind {
@@ -126,6 +127,16 @@ pub fn resolve(
                 format!("http://{host}")
             };
             (url, None)
+        }
+        ProviderKind::Local => {
+            let dir = get(crate::local::MODELS_DIR_ENV);
+            if dir.is_none() && !std::path::Path::new(&name).is_absolute() {
+                return Err(LlmError::Config(format!(
+                    "`{spec}`: no models folder is known ({} is not set)",
+                    crate::local::MODELS_DIR_ENV
+                )));
+            }
+            (dir.unwrap_or_default(), None)
         }
     };
     let provider = Provider::new(kind.label(), kind, url, key, Timeouts::default())?;

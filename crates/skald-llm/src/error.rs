@@ -37,6 +37,9 @@ pub enum LlmError {
     /// The provider is not configured well enough to call.
     #[error("{0}")]
     Config(String),
+    /// The local model (llama.cpp in this process) failed.
+    #[error("local model: {0}")]
+    Local(String),
 }
 
 impl LlmError {
@@ -50,7 +53,7 @@ impl LlmError {
             LlmError::Connect { .. } | LlmError::Timeout { .. } | LlmError::StreamCut { .. } => {
                 true
             }
-            LlmError::Protocol { .. } | LlmError::Config(_) => false,
+            LlmError::Protocol { .. } | LlmError::Config(_) | LlmError::Local(_) => false,
         }
     }
 

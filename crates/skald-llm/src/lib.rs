@@ -12,6 +12,7 @@ pub mod anthropic;
 pub mod config;
 pub mod error;
 pub mod images;
+pub mod local;
 pub mod ollama;
 pub mod openai;
 pub mod provider;
@@ -22,6 +23,6 @@ pub use config::{CustomProvider, ModelChoice, choose, from_env, resolve};
 pub use error::LlmError;
 pub use provider::{Provider, ProviderKind, Timeouts};
 pub use types::{
-    Event, EventStream, FinishReason, Message, Request, Response, Role, ToolCall, ToolSpec, Usage,
-    collect,
+    Event, EventStream, FinishReason, Message, Request, Response, Role, ToolCall, ToolChoice,
+    ToolSpec, Usage, collect,
 };

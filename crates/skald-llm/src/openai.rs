@@ -65,6 +65,9 @@ pub(crate) fn body(req: &Request) -> Value {
                     "name": t.name, "description": t.description, "parameters": t.parameters}})
             })
             .collect();
+        if req.tool_choice == crate::ToolChoice::Required {
+            body["tool_choice"] = json!("required");
+        }
     }
     if let Some(n) = req.max_tokens {
         body["max_tokens"] = json!(n);
@@ -467,10 +470,12 @@ mod tests {
                 description: "d".into(),
                 parameters: json!({"type": "object"}),
             }],
+            tool_choice: crate::ToolChoice::Required,
             max_tokens: None,
             temperature: None,
         };
         let b = body(&req);
+        assert_eq!(b["tool_choice"], "required");
         assert_eq!(b["stream"], true);
         assert_eq!(b["stream_options"]["include_usage"], true);
         assert_eq!(b["tools"][0]["function"]["name"], "read_file");

@@ -13,6 +13,8 @@ pub enum ProviderKind {
     OpenAi,
     Anthropic,
     Ollama,
+    /// A GGUF model run in this process (`local`); its "base URL" is the models folder.
+    Local,
 }
 
 impl ProviderKind {
@@ -21,6 +23,7 @@ impl ProviderKind {
             "openai" => Some(ProviderKind::OpenAi),
             "anthropic" => Some(ProviderKind::Anthropic),
             "ollama" => Some(ProviderKind::Ollama),
+            "local" => Some(ProviderKind::Local),
             _ => None,
         }
     }
@@ -30,6 +33,7 @@ impl ProviderKind {
             ProviderKind::OpenAi => "openai",
             ProviderKind::Anthropic => "anthropic",
             ProviderKind::Ollama => "ollama",
+            ProviderKind::Local => "local",
         }
     }
 }
@@ -130,6 +134,7 @@ impl Provider {
             ProviderKind::OpenAi => openai::start(self, req).await,
             ProviderKind::Anthropic => anthropic::start(self, req).await,
             ProviderKind::Ollama => ollama::start(self, req).await,
+            ProviderKind::Local => crate::local::start(self, req).await,
         }
     }
 

@@ -102,12 +102,25 @@ impl ToolSpec {
     }
 }
 
+/// Whether the model must call a tool in this answer.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolChoice {
+    /// The model decides.
+    #[default]
+    Auto,
+    /// The answer is a tool call (local models: sampling is constrained to one).
+    Required,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Request {
     pub model: String,
     pub messages: Vec<Message>,
     #[serde(default)]
     pub tools: Vec<ToolSpec>,
+    #[serde(default)]
+    pub tool_choice: ToolChoice,
     #[serde(default)]
     pub max_tokens: Option<u32>,
     #[serde(default)]

@@ -13,6 +13,7 @@ fn request() -> Request {
         model: "m".into(),
         messages: vec![Message::user("hi")],
         tools: vec![],
+        tool_choice: skald_llm::ToolChoice::Auto,
         max_tokens: None,
         temperature: None,
     }

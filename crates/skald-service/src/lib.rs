@@ -118,7 +118,12 @@ impl Service {
         if let Err(e) = engine.open_secrets(data_dir.root()) {
             tracing::warn!("secrets are not available: {e}");
         }
-        let model_error = match choose_models(&engine, &config.config, config.model.as_deref()) {
+        let model_error = match choose_models(
+            &engine,
+            &config.config,
+            config.model.as_deref(),
+            &data_dir.models_dir(),
+        ) {
             Ok(models) => {
                 engine.set_models(models);
                 None
@@ -717,8 +722,13 @@ impl Service {
         )
         .map_err(|e| invalid(e.to_string()))?;
         let spec = format!("{kind}/{model}");
-        let models =
-            choose_models(self.sessions.engine(), &config, Some(&spec)).map_err(invalid)?;
+        let models = choose_models(
+            self.sessions.engine(),
+            &config,
+            Some(&spec),
+            &self.data_dir.models_dir(),
+        )
+        .map_err(invalid)?;
         let labels = models.iter().map(ModelChoice::label).collect();
         self.sessions.engine().set_models(models);
         *lock(&self.config) = config;
@@ -741,6 +751,7 @@ impl Service {
             model: model.model.clone(),
             messages: vec![skald_llm::Message::user("Reply with the word: ok")],
             tools: Vec::new(),
+            tool_choice: skald_llm::ToolChoice::Auto,
             max_tokens: Some(8),
             temperature: None,
         };
@@ -844,6 +855,7 @@ fn choose_models(
     engine: &skald_core::engine::Engine,
     config: &Config,
     flag: Option<&str>,
+    models_dir: &Path,
 ) -> Result<Vec<ModelChoice>, String> {
     let secrets = engine.secrets();
     let lookup = |k: &str| {
@@ -851,7 +863,7 @@ fn choose_models(
             .ok()
             .or_else(|| secrets.as_ref().and_then(|s| s.get(k).ok().flatten()))
     };
-    skald_core::models::choose_models(config, flag, lookup).map_err(|e| e.to_string())
+    skald_core::models::choose_models(config, flag, models_dir, lookup).map_err(|e| e.to_string())
 }
 
 /// Runs `f` on a blocking thread; its error becomes the reply's.

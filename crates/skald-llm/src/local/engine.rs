@@ -1,0 +1,405 @@
+//! llama.cpp behind Skald's `Model` events. The only module that uses `llama-cpp-2`.
+//!
+//! - One llama.cpp backend per process; loaded models are cached by path (and reloaded
+//!   when the file changes) and unloaded after `SKALD_LOCAL_IDLE_SECS` (600 by default)
+//!   unused.
+//! - Each call gets its own context on a blocking thread: prompt, then one token at a
+//!   time; the thread checks between tokens (and between prompt chunks) whether the
+//!   stream was dropped, which is how /stop reaches it.
+//! - With tools, sampling is constrained by a grammar: to exactly one call when the
+//!   request requires one, from the `<tool_call>` tag on otherwise.
+
+use super::calls::{OPEN, Piece, Splitter};
+use super::{files, grammar, prompt};
+use crate::{Event, EventStream, FinishReason, LlmError, Request, ToolChoice, ToolSpec, Usage};
+use futures::StreamExt;
+use llama_cpp_2::context::params::LlamaContextParams;
+use llama_cpp_2::llama_backend::LlamaBackend;
+use llama_cpp_2::llama_batch::LlamaBatch;
+use llama_cpp_2::model::params::LlamaModelParams;
+use llama_cpp_2::model::{LlamaChatMessage, LlamaChatTemplate, LlamaModel};
+use llama_cpp_2::sampling::LlamaSampler;
+use std::collections::HashMap;
+use std::num::NonZeroU32;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::time::{Duration, Instant, SystemTime};
+use tokio::sync::mpsc;
+
+/// Tokens decoded per step while reading the prompt.
+const BATCH: usize = 512;
+/// The context a model gets unless `SKALD_LOCAL_CONTEXT` says otherwise (and never more
+/// than it was trained for): enough for an agent's tools and a conversation, small enough
+/// for a laptop's memory.
+const DEFAULT_CONTEXT: u32 = 8192;
+const DEFAULT_IDLE: Duration = Duration::from_secs(600);
+/// Sampling temperature when the request sets none: low, as agents want reliable steps.
+const DEFAULT_TEMPERATURE: f32 = 0.2;
+/// A fixed seed: the same prompt gives the same answer, which makes runs comparable.
+const SEED: u32 = 0x5eed;
+
+fn local(msg: impl Into<String>) -> LlmError {
+    LlmError::Local(msg.into())
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn env_number<T: std::str::FromStr>(name: &str) -> Option<T> {
+    std::env::var(name).ok().and_then(|v| v.trim().parse().ok())
+}
+
+struct Loaded {
+    model: Arc<LlamaModel>,
+    /// Size and modification time when loaded: a replaced file is loaded again.
+    stamp: (u64, Option<SystemTime>),
+    last_used: Instant,
+}
+
+struct Runtime {
+    backend: LlamaBackend,
+    loaded: Mutex<HashMap<PathBuf, Loaded>>,
+    /// llama.cpp writes to the model when it makes a context: one at a time.
+    contexts: Mutex<()>,
+}
+
+static RUNTIME: OnceLock<Result<Runtime, String>> = OnceLock::new();
+
+/// Generations running now (each holds a blocking thread until it ends or is stopped).
+static ACTIVE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+pub fn active() -> usize {
+    ACTIVE.load(std::sync::atomic::Ordering::SeqCst)
+}
+
+/// Counts a generation while it lives.
+struct Running;
+
+impl Running {
+    fn start() -> Running {
+        ACTIVE.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Running
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        ACTIVE.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+fn runtime() -> Result<&'static Runtime, LlmError> {
+    RUNTIME
+        .get_or_init(|| {
+            let mut backend =
+                LlamaBackend::init().map_err(|e| format!("cannot start llama.cpp: {e}"))?;
+            // llama.cpp writes its progress to stderr; Skald reports what matters itself.
+            backend.void_logs();
+            let idle = env_number::<u64>("SKALD_LOCAL_IDLE_SECS")
+                .map_or(DEFAULT_IDLE, Duration::from_secs);
+            if let Err(e) = std::thread::Builder::new()
+                .name("local-model-idle".into())
+                .spawn(move || unload_idle(idle))
+            {
+                tracing::warn!("local models will stay loaded: {e}");
+            }
+            Ok(Runtime {
+                backend,
+                loaded: Mutex::new(HashMap::new()),
+                contexts: Mutex::new(()),
+            })
+        })
+        .as_ref()
+        .map_err(|e| local(e.clone()))
+}
+
+/// Drops models nobody used for `idle` (a model in use is held by its call too).
+fn unload_idle(idle: Duration) {
+    loop {
+        std::thread::sleep(idle.min(Duration::from_secs(30)));
+        if let Some(Ok(rt)) = RUNTIME.get() {
+            lock(&rt.loaded).retain(|path, l| {
+                let keep = Arc::strong_count(&l.model) > 1 || l.last_used.elapsed() < idle;
+                if !keep {
+                    tracing::info!(model = %path.display(), "unloading an idle local model");
+                }
+                keep
+            });
+        }
+    }
+}
+
+fn stamp(path: &Path) -> (u64, Option<SystemTime>) {
+    std::fs::metadata(path).map_or((0, None), |m| (m.len(), m.modified().ok()))
+}
+
+impl Runtime {
+    /// The model at `path`, loaded if it is not (blocking: loading takes seconds).
+    fn model(&self, path: &Path) -> Result<Arc<LlamaModel>, LlmError> {
+        files::check_gguf(path).map_err(LlmError::Config)?;
+        let now = stamp(path);
+        let mut loaded = lock(&self.loaded);
+        if let Some(l) = loaded.get_mut(path)
+            && l.stamp == now
+        {
+            l.last_used = Instant::now();
+            return Ok(l.model.clone());
+        }
+        let started = Instant::now();
+        let model = LlamaModel::load_from_file(&self.backend, path, &LlamaModelParams::default())
+            .map_err(|e| {
+            local(format!(
+                "llama.cpp cannot load {}: the file is damaged or a model it does not \
+                     support ({e})",
+                path.display()
+            ))
+        })?;
+        tracing::info!(model = %path.display(), ms = started.elapsed().as_millis() as u64, "local model loaded");
+        let model = Arc::new(model);
+        loaded.insert(
+            path.to_path_buf(),
+            Loaded {
+                model: model.clone(),
+                stamp: now,
+                last_used: Instant::now(),
+            },
+        );
+        Ok(model)
+    }
+}
+
+pub async fn start(path: PathBuf, req: &Request) -> Result<EventStream, LlmError> {
+    let rt = runtime()?;
+    let job = Job {
+        turns: prompt::turns(&req.messages, &req.tools),
+        tools: req.tools.clone(),
+        choice: req.tool_choice,
+        max_tokens: req.max_tokens,
+        temperature: req.temperature,
+    };
+    // Loading comes before the stream, so a bad file fails the call, not its stream.
+    let model = tokio::task::spawn_blocking(move || rt.model(&path))
+        .await
+        .map_err(|e| local(format!("the model loader stopped: {e}")))??;
+    let (tx, rx) = mpsc::channel(256);
+    let running = Running::start();
+    tokio::task::spawn_blocking(move || {
+        let _running = running;
+        if let Err(e) = job.run(rt, &model, &tx) {
+            let _ = tx.blocking_send(Err(e));
+        }
+    });
+    Ok(futures::stream::unfold(rx, |mut rx| async move {
+        rx.recv().await.map(|item| (item, rx))
+    })
+    .boxed())
+}
+
+struct Job {
+    turns: Vec<prompt::Turn>,
+    tools: Vec<ToolSpec>,
+    choice: ToolChoice,
+    max_tokens: Option<u32>,
+    temperature: Option<f32>,
+}
+
+type Tx = mpsc::Sender<Result<Event, LlmError>>;
+
+/// Sends an event; false once the stream is gone (stopped).
+fn send(tx: &Tx, event: Event) -> bool {
+    tx.blocking_send(Ok(event)).is_ok()
+}
+
+impl Job {
+    fn run(self, rt: &Runtime, model: &LlamaModel, tx: &Tx) -> Result<(), LlmError> {
+        let prompt = render(model, &self.turns)?;
+        let n_ctx = model.n_ctx_train().clamp(
+            512,
+            env_number("SKALD_LOCAL_CONTEXT").unwrap_or(DEFAULT_CONTEXT),
+        );
+        let threads = std::thread::available_parallelism()
+            .map_or(4, |n| n.get())
+            .min(64) as i32;
+        let params = LlamaContextParams::default()
+            .with_n_ctx(NonZeroU32::new(n_ctx))
+            .with_n_batch(BATCH as u32)
+            .with_n_threads(threads)
+            .with_n_threads_batch(threads);
+        let mut ctx = {
+            let _one = lock(&rt.contexts);
+            model
+                .new_context(&rt.backend, params)
+                .map_err(|e| local(format!("cannot make a llama.cpp context: {e}")))?
+        };
+        let vocab = model.vocab();
+        let tokens = vocab.tokenize(prompt.as_bytes(), true, true);
+        let room = (n_ctx as usize).saturating_sub(tokens.len());
+        if tokens.is_empty() || room < 16 {
+            return Err(local(format!(
+                "the conversation is {} tokens and this local model's context holds {n_ctx}; \
+                 start a new chat (or set SKALD_LOCAL_CONTEXT higher, memory permitting)",
+                tokens.len()
+            )));
+        }
+        let decode_err = |e: &dyn std::fmt::Display| local(format!("llama.cpp failed: {e}"));
+        let mut batch = LlamaBatch::new(BATCH, 1);
+        for (c, chunk) in tokens.chunks(BATCH).enumerate() {
+            if tx.is_closed() {
+                return Ok(());
+            }
+            batch.clear();
+            for (j, t) in chunk.iter().enumerate() {
+                let pos = c * BATCH + j;
+                batch
+                    .add(*t, pos as i32, &[0], pos + 1 == tokens.len())
+                    .map_err(|e| decode_err(&e))?;
+            }
+            ctx.decode(&mut batch).map_err(|e| decode_err(&e))?;
+        }
+        let mut sampler = self.sampler(model)?;
+        let limit = self.max_tokens.map_or(room, |m| (m as usize).min(room));
+        let mut splitter = Splitter::new();
+        let mut pending: Vec<u8> = Vec::new();
+        let (mut pos, mut generated) = (tokens.len(), 0usize);
+        let mut finish = FinishReason::Stop;
+        loop {
+            if tx.is_closed() {
+                return Ok(());
+            }
+            if generated == limit {
+                finish = FinishReason::Length;
+                break;
+            }
+            let token = sampler.sample(&ctx, batch.n_tokens() - 1);
+            if vocab.is_eog(token) {
+                break;
+            }
+            generated += 1;
+            pending.extend(vocab.token_to_piece(token, false, None));
+            let text = take_utf8(&mut pending);
+            if !text.is_empty() {
+                for p in splitter.feed(&text) {
+                    if !send(tx, piece_event(p)) {
+                        return Ok(());
+                    }
+                }
+            }
+            batch.clear();
+            batch
+                .add(token, pos as i32, &[0], true)
+                .map_err(|e| decode_err(&e))?;
+            pos += 1;
+            ctx.decode(&mut batch).map_err(|e| decode_err(&e))?;
+        }
+        let mut rest = splitter.feed(&String::from_utf8_lossy(&pending));
+        rest.extend(splitter.finish());
+        for p in rest {
+            send(tx, piece_event(p));
+        }
+        if splitter.calls() > 0 && finish == FinishReason::Stop {
+            finish = FinishReason::ToolCalls;
+        }
+        send(
+            tx,
+            Event::Usage {
+                usage: Usage {
+                    input_tokens: tokens.len() as u64,
+                    output_tokens: generated as u64,
+                },
+            },
+        );
+        send(tx, Event::Finish { reason: finish });
+        Ok(())
+    }
+
+    fn sampler(&self, model: &LlamaModel) -> Result<LlamaSampler, LlmError> {
+        let mut chain = Vec::new();
+        if !self.tools.is_empty() {
+            let g = grammar::tool_call(&self.tools).map_err(local)?;
+            let constrained = match self.choice {
+                ToolChoice::Required => LlamaSampler::grammar(model, &g, "root"),
+                ToolChoice::Auto => LlamaSampler::grammar_lazy(model, &g, "root", [OPEN], &[]),
+            };
+            chain.push(constrained.map_err(|e| local(format!("the tool-call grammar: {e}")))?);
+        }
+        let t = self.temperature.unwrap_or(DEFAULT_TEMPERATURE);
+        if t <= 0.0 {
+            chain.push(LlamaSampler::greedy());
+        } else {
+            chain.extend([
+                LlamaSampler::top_k(40),
+                LlamaSampler::top_p(0.95, 1),
+                LlamaSampler::temp(t),
+                LlamaSampler::dist(SEED),
+            ]);
+        }
+        Ok(LlamaSampler::chain_simple(chain))
+    }
+}
+
+fn piece_event(p: Piece) -> Event {
+    match p {
+        Piece::Text(delta) => Event::Text { delta },
+        Piece::Call(call) => Event::ToolCall { call },
+    }
+}
+
+/// The complete UTF-8 text at the start of `pending`, leaving an unfinished character for
+/// the next token (a token may end inside one).
+fn take_utf8(pending: &mut Vec<u8>) -> String {
+    match std::str::from_utf8(pending) {
+        Ok(s) => {
+            let s = s.to_string();
+            pending.clear();
+            s
+        }
+        Err(e) if e.error_len().is_none() => {
+            let valid = e.valid_up_to();
+            let s = String::from_utf8_lossy(&pending[..valid]).into_owned();
+            pending.drain(..valid);
+            s
+        }
+        // Invalid bytes, not an unfinished character: replaced, so the stream goes on.
+        Err(_) => {
+            let s = String::from_utf8_lossy(pending).into_owned();
+            pending.clear();
+            s
+        }
+    }
+}
+
+/// The prompt through the model's own chat template (from its GGUF metadata); ChatML when
+/// it has none that llama.cpp knows.
+fn render(model: &LlamaModel, turns: &[prompt::Turn]) -> Result<String, LlmError> {
+    let messages = turns
+        .iter()
+        .map(|t| LlamaChatMessage::new(t.role.to_string(), t.content.replace('\0', "")))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| local(format!("cannot pass the conversation to llama.cpp: {e}")))?;
+    if let Ok(template) = model.chat_template(None)
+        && let Ok(p) = model.apply_chat_template(&template, &messages, true)
+    {
+        return Ok(p);
+    }
+    let chatml =
+        LlamaChatTemplate::new("chatml").map_err(|e| local(format!("the ChatML template: {e}")))?;
+    model
+        .apply_chat_template(&chatml, &messages, true)
+        .map_err(|e| local(format!("cannot format the conversation for the model: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::take_utf8;
+
+    #[test]
+    fn a_character_split_across_tokens_waits_for_its_end() {
+        let bytes = "né".as_bytes();
+        let mut pending = bytes[..2].to_vec(); // "n" and the first byte of "é"
+        assert_eq!(take_utf8(&mut pending), "n");
+        pending.extend(&bytes[2..]);
+        assert_eq!(take_utf8(&mut pending), "é");
+        assert!(pending.is_empty());
+    }
+}

@@ -1,0 +1,64 @@
+//! The `local` provider: GGUF models run inside Skald's own process by llama.cpp, through
+//! the `llama-cpp-2` binding (the only module that touches it is `engine`). Tokens stream
+//! through the same `Event`s as the HTTP providers; a dropped stream (/stop) ends the
+//! generation between two tokens. Models stay loaded between turns and are unloaded after
+//! an idle time. Without the `local` cargo feature the provider exists but says that this
+//! build has no local models.
+//!
+//! Names: `local/<name>` is `<name>.gguf` in the models folder (`SKALD_MODELS_DIR`, which
+//! the engine points at `<data dir>/models`), or an absolute path to a `.gguf` file.
+
+pub mod calls;
+#[cfg(feature = "local")]
+mod engine;
+pub mod files;
+#[cfg(feature = "local")]
+mod grammar;
+pub mod prompt;
+pub mod pull;
+
+use crate::{EventStream, LlmError, Provider, Request};
+use std::path::PathBuf;
+
+/// Where local models live unless a name is a path.
+pub const MODELS_DIR_ENV: &str = "SKALD_MODELS_DIR";
+
+/// Whether this build can run local models.
+pub const AVAILABLE: bool = cfg!(feature = "local");
+
+/// The model file a `local/<name>` refers to: `provider.base_url` is the models folder.
+pub fn model_path(provider: &Provider, name: &str) -> PathBuf {
+    let as_path = PathBuf::from(name);
+    if as_path.is_absolute() {
+        return as_path;
+    }
+    let file = if name.ends_with(".gguf") {
+        name.to_string()
+    } else {
+        format!("{name}.gguf")
+    };
+    PathBuf::from(&provider.base_url).join(file)
+}
+
+/// Local generations running now: each ends when its answer is complete or its stream is
+/// dropped (a stop).
+pub fn active() -> usize {
+    #[cfg(feature = "local")]
+    return engine::active();
+    #[cfg(not(feature = "local"))]
+    0
+}
+
+#[cfg(feature = "local")]
+pub(crate) async fn start(provider: &Provider, req: &Request) -> Result<EventStream, LlmError> {
+    engine::start(model_path(provider, &req.model), req).await
+}
+
+#[cfg(not(feature = "local"))]
+pub(crate) async fn start(_provider: &Provider, _req: &Request) -> Result<EventStream, LlmError> {
+    Err(LlmError::Config(
+        "this build of Skald cannot run local models (it was built without the `local` \
+         feature); use a provider, or a build with it"
+            .into(),
+    ))
+}
