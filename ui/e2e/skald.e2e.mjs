@@ -4,7 +4,7 @@
 
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { mkdirSync, readFileSync, writeFileSync, existsSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync, existsSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import {
   browser,
@@ -350,5 +350,50 @@ test("a provider is configured in Settings, tested, and answers in a chat", asyn
     await context.close();
     await skald.stop();
     await model.close();
+  }
+});
+
+test("with no key, Settings offers the local model and a chat answers with it", async () => {
+  const gguf = join(import.meta.dirname, "..", "..", "tests", "models", "SmolLM2-135M-Instruct.Q4_1.gguf");
+  assert.ok(existsSync(gguf), "the test model is missing: run `bash scripts/setup.sh --test`");
+  const root = tempDir();
+  // No provider anywhere; two models in the models folder (links: the file is 98 MB).
+  mkdirSync(join(root, ".skald-data", "models"), { recursive: true });
+  symlinkSync(gguf, join(root, ".skald-data", "models", "smol.gguf"));
+  symlinkSync(gguf, join(root, ".skald-data", "models", "tiny.gguf"));
+  const skald = await startSkald({
+    root,
+    model: null,
+    env: { OPENAI_API_KEY: "", OPENAI_BASE_URL: "", ANTHROPIC_API_KEY: "", OLLAMA_HOST: "", SKALD_MODEL: "", SKALD_MODELS_DIR: "" },
+  });
+  const { page, context, problems } = await openSkald(b, skald);
+  try {
+    await page.getByTestId("nav-settings").click();
+    const section = page.getByTestId("local-models");
+    await section.waitFor({ timeout: 20_000 });
+    // The recommended model to download is offered next to the installed one.
+    await section.getByTestId("recommended-model").filter({ hasText: "SmolLM2" }).waitFor();
+    // With nothing configured, the first local model is already the one in use.
+    await section.locator("[data-testid='local-model'][data-name='smol'] [data-testid='use-local-model'][disabled]").waitFor();
+    await section.locator("[data-testid='local-model'][data-name='tiny'] [data-testid='use-local-model']").click();
+    await section.getByTestId("local-models-result").filter({ hasText: "local/tiny" }).waitFor({ timeout: 20_000 });
+    await page.screenshot({ path: join(screenshotsDir, "settings-local.png") });
+    assert.match(readFileSync(join(skald.data, "config.toml"), "utf8"), /default = "local\/tiny"/);
+    await page.getByTestId("nav-chat").click();
+    await newChat(page);
+    await send(page, "Say hello.");
+    // The local model answers (a tiny model: any words will do).
+    await page.waitForFunction(
+      () =>
+        [...document.querySelectorAll("[data-testid='message'][data-role='assistant']")].some(
+          (m) => m.textContent.trim().length > 0,
+        ) && !document.querySelector("[data-testid='stop']"),
+      null,
+      { timeout: 180_000 },
+    );
+    assert.deepEqual(problems, []);
+  } finally {
+    await context.close();
+    await skald.stop();
   }
 });

@@ -8,7 +8,7 @@ export type JsonValue = number | string | boolean | Array<JsonValue> | { [key in
  */
 export type TurnOutcome = "final" | "cancelled" | "exhausted" | "failed";
 
-export type Event = { "type": "turn_running", session_id: number, } | { "type": "user_message", session_id: number, message_id: number, text: string, } | { "type": "token_delta", text: string, } | { "type": "thinking", text: string, } | { "type": "tool_start", tool_call_id: string, name: string, arguments: JsonValue, label_short: string, label_full: string, path?: string, } | { "type": "tool_done", tool_call_id: string, result: string, } | { "type": "tool_error", tool_call_id: string, error: string, } | { "type": "tool_cancelled", tool_call_id: string, } | { "type": "tool_rejected", tool_call_id: string, reason: string, } | { "type": "llm_failed", message: string, retrying: boolean, } | { "type": "agent_start", stack_id: number, agent_id: string, depth: number, } | { "type": "agent_done", stack_id: number, agent_id: string, outcome: TurnOutcome, } | { "type": "approval_required", tool_call_id: string, name: string, arguments: JsonValue, label: string, reason: string, inbox_id: number, } | { "type": "agent_question", tool_call_id: string, inbox_id: number, question: string, suggested_answers: Array<string>, } | { "type": "inbox_requested", item: JsonValue, } | { "type": "inbox_resolved", id: number, session_id: number, status: JsonValue, } | { "type": "context_compacted", session_id: number, up_to_message_id: number, } | { "type": "model_fallback", from: string, to: string, reason: string, } | { "type": "tool_progress", tool_call_id: string, progress: number, total?: number, message?: string, } | { "type": "mcp_status", server: string, status: JsonValue, } | { "type": "open_file", path: string, } | { "type": "file_changed", path: string, } | { "type": "task_update", task_id: number, 
+export type Event = { "type": "turn_running", session_id: number, } | { "type": "user_message", session_id: number, message_id: number, text: string, } | { "type": "token_delta", text: string, } | { "type": "thinking", text: string, } | { "type": "tool_start", tool_call_id: string, name: string, arguments: JsonValue, label_short: string, label_full: string, path?: string, } | { "type": "tool_done", tool_call_id: string, result: string, } | { "type": "tool_error", tool_call_id: string, error: string, } | { "type": "tool_cancelled", tool_call_id: string, } | { "type": "tool_rejected", tool_call_id: string, reason: string, } | { "type": "llm_failed", message: string, retrying: boolean, } | { "type": "agent_start", stack_id: number, agent_id: string, depth: number, } | { "type": "agent_done", stack_id: number, agent_id: string, outcome: TurnOutcome, } | { "type": "approval_required", tool_call_id: string, name: string, arguments: JsonValue, label: string, reason: string, inbox_id: number, } | { "type": "agent_question", tool_call_id: string, inbox_id: number, question: string, suggested_answers: Array<string>, } | { "type": "inbox_requested", item: JsonValue, } | { "type": "inbox_resolved", id: number, session_id: number, status: JsonValue, } | { "type": "context_compacted", session_id: number, up_to_message_id: number, } | { "type": "model_fallback", from: string, to: string, reason: string, } | { "type": "tool_progress", tool_call_id: string, progress: number, total?: number, message?: string, } | { "type": "mcp_status", server: string, status: JsonValue, } | { "type": "open_file", path: string, } | { "type": "file_changed", path: string, } | { "type": "model_pull", name: string, done: number, total: number, } | { "type": "task_update", task_id: number, 
 /**
  * The background session the task works in.
  */
@@ -62,9 +62,10 @@ session_id?: number, } | { "cmd": "inbox" } | { "cmd": "answer", inbox_id: numbe
 /**
  * An IANA zone, e.g. Europe/Berlin.
  */
-timezone: string, } | { "cmd": "list_mcp" } | { "cmd": "set_mcp_enabled", name: string, enabled: boolean, } | { "cmd": "list_secrets" } | { "cmd": "set_secret", name: string, value: string, } | { "cmd": "remove_secret", name: string, } | { "cmd": "list_plugins" } | { "cmd": "configure_plugin", id: string, enabled?: boolean, config?: JsonValue, } | { "cmd": "settings" } | { "cmd": "test_model" } | { "cmd": "configure_model", 
+timezone: string, } | { "cmd": "list_mcp" } | { "cmd": "set_mcp_enabled", name: string, enabled: boolean, } | { "cmd": "list_secrets" } | { "cmd": "set_secret", name: string, value: string, } | { "cmd": "remove_secret", name: string, } | { "cmd": "list_plugins" } | { "cmd": "configure_plugin", id: string, enabled?: boolean, config?: JsonValue, } | { "cmd": "settings" } | { "cmd": "test_model" } | { "cmd": "local_models" } | { "cmd": "pull_model", name: string, } | { "cmd": "configure_model", 
 /**
- * openai (any OpenAI-compatible server) | anthropic | ollama
+ * openai (any OpenAI-compatible server) | anthropic | ollama | local (a model in
+ * the models folder, by name; no address or key)
  */
 kind: string, model: string, 
 /**
@@ -136,7 +137,19 @@ model_error: string | null,
 /**
  * Where the configuration is kept.
  */
-config_path: string, approval: string, } | { "cmd": "test_model", ok: boolean, message: string, millis: number, } | { "cmd": "configure_model", 
+config_path: string, approval: string, } | { "cmd": "test_model", ok: boolean, message: string, millis: number, } | { "cmd": "local_models", 
+/**
+ * Whether this build can run local models.
+ */
+available: boolean, folder: string, installed: Array<LocalModelInfo>, 
+/**
+ * Recommended models not installed yet.
+ */
+recommended: Array<RecommendedModel>, } | { "cmd": "pull_model", 
+/**
+ * How to name it as a model: `local/<name>`.
+ */
+model: string, } | { "cmd": "configure_model", 
 /**
  * The models now, the configured one first.
  */
@@ -225,6 +238,10 @@ payload: JsonValue, created_at: number, };
  * clicked notification opens the Inbox item it was about.
  */
 export type OpenTarget = { "what": "inbox_item", inbox_id: number, session_id: number, };
+
+export type LocalModelInfo = { name: string, bytes: number, };
+
+export type RecommendedModel = { name: string, description: string, bytes: number, };
 
 export type AgentInfo = { id: string, name: string, description: string, };
 

@@ -108,6 +108,27 @@ describe("WebSocketTransport", () => {
     expect(timeoutFor({ cmd: "history", session_id: 1 })).toBe(30_000);
   });
 
+  it("gives model downloads an hour", async () => {
+    expect(timeoutFor({ cmd: "pull_model", name: "smollm2-135m" })).toBe(60 * 60_000);
+    expect(timeoutFor({ cmd: "local_models" })).toBe(30_000);
+    // The default timeoutFor is the one a transport uses: still waiting after 30 s.
+    const t = new WebSocketTransport({ url: "ws://test/api/ws", socketFactory: (u) => new FakeSocket(u) });
+    const sock = FakeSocket.all[FakeSocket.all.length - 1]!;
+    sock.open();
+    let settled = false;
+    const p = t.call({ cmd: "pull_model", name: "smollm2-135m" });
+    p.then(
+      () => (settled = true),
+      () => (settled = true),
+    );
+    vi.advanceTimersByTime(5 * 60_000);
+    await Promise.resolve();
+    expect(settled).toBe(false);
+    sock.receive({ type: "reply", id: sock.lastRequest().id, reply: { cmd: "pull_model", model: "local/smollm2-135m" } });
+    await expect(p).resolves.toEqual({ cmd: "pull_model", model: "local/smollm2-135m" });
+    t.close();
+  });
+
   it("delivers events with their session id", () => {
     const { t, sock } = make();
     sock().open();

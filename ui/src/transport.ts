@@ -36,9 +36,18 @@ export class ServerError extends Error {
 export const DEFAULT_TIMEOUT_MS = 30_000;
 /** A cold LaTeX build can fetch packages and run several passes. */
 export const LATEX_TIMEOUT_MS = 180_000;
+/** Downloading a local model answers only when the whole file is in and checked. */
+export const PULL_MODEL_TIMEOUT_MS = 60 * 60_000;
 
 export function timeoutFor(command: Command): number {
-  return command.cmd === "latex_build" ? LATEX_TIMEOUT_MS : DEFAULT_TIMEOUT_MS;
+  switch (command.cmd) {
+    case "latex_build":
+      return LATEX_TIMEOUT_MS;
+    case "pull_model":
+      return PULL_MODEL_TIMEOUT_MS;
+    default:
+      return DEFAULT_TIMEOUT_MS;
+  }
 }
 
 /** The minimal WebSocket surface we use, so tests can hand in a fake class. */

@@ -147,6 +147,12 @@ pub enum Event {
     FileChanged {
         path: String,
     },
+    /// How far a local model's download is (`pull_model`), in bytes.
+    ModelPull {
+        name: String,
+        done: u64,
+        total: u64,
+    },
     /// A background task started or ended (sent to the chat that started it).
     TaskUpdate {
         task_id: i64,

@@ -141,10 +141,19 @@ pub enum Command {
     Settings,
     /// Sends a tiny request to the first model and reports how it went.
     TestModel,
+    /// The local models (GGUF files run in-process), and the recommended ones to pull.
+    LocalModels,
+    /// Downloads a recommended local model; `model_pull` events report progress and the
+    /// reply comes when it is ready (resumable: asking again goes on from where a broken
+    /// download stopped).
+    PullModel {
+        name: String,
+    },
     /// Makes a provider's model the default (written to config.toml; the key, if given,
     /// kept as a secret). Turns use it from their next model call.
     ConfigureModel {
-        /// openai (any OpenAI-compatible server) | anthropic | ollama
+        /// openai (any OpenAI-compatible server) | anthropic | ollama | local (a model in
+        /// the models folder, by name; no address or key)
         kind: String,
         model: String,
         /// The provider's address; its usual one when absent.
@@ -345,6 +354,18 @@ pub enum Reply {
         message: String,
         millis: u64,
     },
+    LocalModels {
+        /// Whether this build can run local models.
+        available: bool,
+        folder: String,
+        installed: Vec<LocalModelInfo>,
+        /// Recommended models not installed yet.
+        recommended: Vec<RecommendedModel>,
+    },
+    PullModel {
+        /// How to name it as a model: `local/<name>`.
+        model: String,
+    },
     ConfigureModel {
         /// The models now, the configured one first.
         models: Vec<String>,
@@ -430,6 +451,19 @@ pub struct ToolCallInfo {
 #[serde(tag = "what", rename_all = "snake_case")]
 pub enum OpenTarget {
     InboxItem { inbox_id: i64, session_id: i64 },
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct LocalModelInfo {
+    pub name: String,
+    pub bytes: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct RecommendedModel {
+    pub name: String,
+    pub description: String,
+    pub bytes: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]

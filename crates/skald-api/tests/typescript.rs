@@ -36,6 +36,8 @@ fn generate() -> String {
         decl::<ToolCallInfo>(),
         decl::<InboxEntry>(),
         decl::<OpenTarget>(),
+        decl::<LocalModelInfo>(),
+        decl::<RecommendedModel>(),
         decl::<AgentInfo>(),
         decl::<McpServerInfo>(),
     ];

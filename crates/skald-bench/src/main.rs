@@ -9,6 +9,7 @@
 mod desktop;
 mod engine;
 mod latex;
+mod local;
 mod outline;
 mod report;
 mod search;
@@ -37,7 +38,7 @@ fn parse_args() -> Result<Args> {
             "--only" => only = it.next(),
             "-h" | "--help" => {
                 println!(
-                    "usage: skald-bench --skald PATH/TO/release/skald [--out docs/performance.md] [--only grep|outline|shell|engine|latex|ui|desktop]"
+                    "usage: skald-bench --skald PATH/TO/release/skald [--out docs/performance.md] [--only grep|outline|shell|engine|latex|local|ui|desktop]"
                 );
                 std::process::exit(0);
             }
@@ -67,6 +68,10 @@ fn main() -> Result<()> {
     if wants("latex") {
         let section = latex::run()?;
         report::write_section(&args.out, "latex", &machine, &section)?;
+    }
+    if wants("local") {
+        let section = local::run()?;
+        report::write_section(&args.out, "local", &machine, &section)?;
     }
     if wants("desktop") {
         let section = desktop::run(&args.skald)?;

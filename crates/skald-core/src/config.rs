@@ -149,7 +149,7 @@ pub enum ConfigError {
 pub fn set_default_model(
     path: &Path,
     provider: &str,
-    p: &ProviderConfig,
+    p: Option<&ProviderConfig>,
     model: &str,
 ) -> Result<Config, ConfigError> {
     let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
@@ -160,9 +160,11 @@ pub fn set_default_model(
         path: path.to_path_buf(),
         message,
     };
-    if skald_llm::ProviderKind::parse(&p.kind).is_none() {
+    if let Some(p) = p
+        && skald_llm::ProviderKind::parse(&p.kind).is_none()
+    {
         return Err(parse_err(format!(
-            "a provider's kind is openai, anthropic or ollama, not `{}`",
+            "a provider's kind is openai, anthropic, ollama or local, not `{}`",
             p.kind
         )));
     }
@@ -173,6 +175,10 @@ pub fn set_default_model(
         .as_table_mut()
         .ok_or_else(|| parse_err("[models] is not a table".into()))?;
     models["default"] = toml_edit::value(format!("{provider}/{model}"));
+    // Local models need no provider entry: their folder is the data directory's.
+    let Some(p) = p else {
+        return write_config(path, doc.to_string(), parse_err);
+    };
     let providers = doc
         .entry("providers")
         .or_insert(toml_edit::table())
@@ -186,7 +192,15 @@ pub fn set_default_model(
         t["api_key_env"] = toml_edit::value(k.as_str());
     }
     providers[provider] = toml_edit::Item::Table(t);
-    let new = doc.to_string();
+    write_config(path, doc.to_string(), parse_err)
+}
+
+/// Writes `new` after checking it parses, atomically.
+fn write_config(
+    path: &Path,
+    new: String,
+    parse_err: impl Fn(String) -> ConfigError,
+) -> Result<Config, ConfigError> {
     let config = Config::parse(&new).map_err(parse_err)?;
     skald_tools::text::write_atomic(path, new.as_bytes()).map_err(|e| ConfigError::Write {
         path: path.to_path_buf(),
@@ -245,7 +259,7 @@ mod tests {
             base_url: "http://127.0.0.1:9/v1".into(),
             api_key_env: Some("OPENAI_API_KEY".into()),
         };
-        let cfg = set_default_model(&path, "openai", &p, "gpt-x").unwrap();
+        let cfg = set_default_model(&path, "openai", Some(&p), "gpt-x").unwrap();
         assert_eq!(cfg.models.default.as_deref(), Some("openai/gpt-x"));
         assert_eq!(cfg.providers["openai"], p);
         assert_eq!(cfg.agent.max_rounds, 7);
@@ -258,7 +272,7 @@ mod tests {
             kind: "nope".into(),
             ..p
         };
-        let err = set_default_model(&path, "x", &bad, "m").unwrap_err();
+        let err = set_default_model(&path, "x", Some(&bad), "m").unwrap_err();
         assert!(
             err.to_string().contains("openai, anthropic or ollama"),
             "{err}"

@@ -72,6 +72,7 @@ pub async fn run(data_dir: &DataDir) -> Vec<Check> {
             Config::load(&data_dir.config_path())
                 .ok()
                 .and_then(|c| c.models.default),
+            &crate::models::local_models(&data_dir.models_dir()),
         ),
     ]
 }
@@ -190,7 +191,7 @@ const MODEL_ENV: &[&str] = &[
     "OLLAMA_HOST",
 ];
 
-fn check_model(config_default: Option<String>) -> Check {
+fn check_model(config_default: Option<String>, local: &[String]) -> Check {
     const NAME: &str = "model";
     let set: Vec<&str> = MODEL_ENV
         .iter()
@@ -201,11 +202,18 @@ fn check_model(config_default: Option<String>) -> Check {
         return Check::ok(NAME, format!("config.toml models.default = {model}"));
     }
     if set.is_empty() {
-        Check::missing(
-            NAME,
-            "no model provider configured",
-            "set OPENAI_API_KEY (+ OPENAI_BASE_URL), ANTHROPIC_API_KEY or OLLAMA_HOST",
-        )
+        match local.first() {
+            Some(name) if skald_llm::local::AVAILABLE => Check::ok(
+                NAME,
+                format!("no provider configured; the local model local/{name} is used"),
+            ),
+            _ => Check::missing(
+                NAME,
+                "no model provider configured",
+                "set OPENAI_API_KEY (+ OPENAI_BASE_URL), ANTHROPIC_API_KEY or OLLAMA_HOST, \
+                 or get a local model: skald models pull smollm2-135m",
+            ),
+        }
     } else {
         Check::ok(NAME, format!("from the environment: {}", set.join(", ")))
     }

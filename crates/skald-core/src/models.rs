@@ -51,8 +51,8 @@ pub fn local_models(dir: &Path) -> Vec<String> {
 
 /// The model to use first, then its fallbacks (`models.fallbacks` in config.toml, then
 /// `SKALD_FALLBACK_MODELS`, comma-separated), without duplicates. `local/<name>` models
-/// are looked up in `models_dir` (unless `SKALD_MODELS_DIR` says otherwise); when nothing
-/// names a model and a local one is there, it is the one.
+/// are looked up in `models_dir`; when nothing names a model and a local one is there, it
+/// is the one.
 pub fn choose_models(
     config: &Config,
     flag: Option<&str>,
@@ -60,9 +60,10 @@ pub fn choose_models(
     env: impl Fn(&str) -> Option<String> + Copy,
 ) -> Result<Vec<ModelChoice>, LlmError> {
     let dir = models_dir.display().to_string();
-    let env = |k: &str| match env(k) {
-        None if k == skald_llm::local::MODELS_DIR_ENV => Some(dir.clone()),
-        v => v,
+    // The caller resolved the folder (`DataDir::models_dir` reads SKALD_MODELS_DIR).
+    let env = |k: &str| match k {
+        skald_llm::local::MODELS_DIR_ENV => Some(dir.clone()),
+        _ => env(k),
     };
     let env = &env;
     let custom = custom_providers(config)?;
@@ -168,6 +169,25 @@ mod tests {
             .map(ModelChoice::label)
             .collect();
         assert_eq!(labels, ["openai/a", "ollama/b", "ollama/c"]);
+    }
+
+    #[test]
+    fn with_nothing_named_a_local_model_is_the_default() {
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = Config::default();
+        let none = |_: &str| None;
+        assert!(choose_models(&cfg, None, dir.path(), none).is_err());
+        std::fs::write(dir.path().join("b.gguf"), b"GGUF").unwrap();
+        std::fs::write(dir.path().join("a.gguf"), b"GGUF").unwrap();
+        std::fs::write(dir.path().join("notes.txt"), b"").unwrap();
+        assert_eq!(local_models(dir.path()), ["a", "b"]);
+        let first = &choose_models(&cfg, None, dir.path(), none).unwrap()[0];
+        assert_eq!(first.label(), "local/a");
+        assert_eq!(first.provider.base_url, dir.path().display().to_string());
+        // Anything named wins over it.
+        let vars = |k: &str| (k == "SKALD_MODEL").then(|| "ollama/llama3.2".to_string());
+        let first = &choose_models(&cfg, None, dir.path(), vars).unwrap()[0];
+        assert_eq!(first.label(), "ollama/llama3.2");
     }
 
     #[test]

@@ -7,7 +7,10 @@ mod convert;
 pub mod files;
 
 use files::{FilePolicy, Watches};
-use skald_api::protocol::{AgentInfo, Command, McpServerInfo, Reply, Request, ServerMessage};
+use skald_api::protocol::{
+    AgentInfo, Command, LocalModelInfo, McpServerInfo, RecommendedModel, Reply, Request,
+    ServerMessage,
+};
 use skald_core::engine::TurnSettings;
 use skald_core::sessions::{Sent, SessionManager};
 use skald_core::turn::ApprovalMode;
@@ -87,6 +90,8 @@ pub struct Service {
     route: FileRoute,
     events: broadcast::Sender<ServerMessage>,
     restart: Option<RestartSignal>,
+    /// Local models being downloaded.
+    pulling: Mutex<std::collections::HashSet<String>>,
 }
 
 impl Service {
@@ -165,6 +170,7 @@ impl Service {
             route: FileRoute::new(config.file_route),
             events,
             restart: config.restart,
+            pulling: Mutex::new(std::collections::HashSet::new()),
         });
         // Engine events go to every UI, tagged with their session.
         let mut rx = sessions.subscribe();
@@ -556,6 +562,8 @@ impl Service {
                 approval: "Calls that need approval wait in the chat and the Inbox".into(),
             },
             Command::TestModel => self.test_model().await,
+            Command::LocalModels => self.local_models(),
+            Command::PullModel { name } => self.pull_model(&name).await?,
             Command::ConfigureModel {
                 kind,
                 model,
@@ -662,14 +670,17 @@ impl Service {
         }
         // Each kind's usual address and the variable its key is read from when none is
         // typed here.
+        if kind == "local" {
+            return self.use_local_model(model);
+        }
         let (default_url, env_key) = match kind {
             "openai" => ("https://api.openai.com/v1", Some("OPENAI_API_KEY")),
             "anthropic" => ("https://api.anthropic.com", Some("ANTHROPIC_API_KEY")),
             "ollama" => ("http://127.0.0.1:11434", None),
             other => {
                 return Err(invalid(format!(
-                    "the provider is openai (any OpenAI-compatible server), anthropic or \
-                     ollama, not `{other}`"
+                    "the provider is openai (any OpenAI-compatible server), anthropic, \
+                     ollama or local, not `{other}`"
                 )));
             }
         };
@@ -717,7 +728,7 @@ impl Service {
         let config = skald_core::config::set_default_model(
             &self.data_dir.config_path(),
             kind,
-            &provider,
+            Some(&provider),
             model,
         )
         .map_err(|e| invalid(e.to_string()))?;
@@ -729,11 +740,108 @@ impl Service {
             &self.data_dir.models_dir(),
         )
         .map_err(invalid)?;
+        Ok(self.use_models(config, models))
+    }
+
+    fn use_models(&self, config: Config, models: Vec<ModelChoice>) -> Reply {
         let labels = models.iter().map(ModelChoice::label).collect();
         self.sessions.engine().set_models(models);
         *lock(&self.config) = config;
         *lock(&self.model_error) = None;
-        Ok(Reply::ConfigureModel { models: labels })
+        Reply::ConfigureModel { models: labels }
+    }
+
+    /// Makes a model of the models folder the default.
+    fn use_local_model(&self, name: &str) -> Result<Reply, ServiceError> {
+        let dir = self.data_dir.models_dir();
+        if !skald_core::models::local_models(&dir)
+            .iter()
+            .any(|m| m == name)
+        {
+            return Err(invalid(format!(
+                "there is no local model `{name}` in {}; pull or add one first",
+                dir.display()
+            )));
+        }
+        let config = skald_core::config::set_default_model(
+            &self.data_dir.config_path(),
+            "local",
+            None,
+            name,
+        )
+        .map_err(|e| invalid(e.to_string()))?;
+        let models = choose_models(
+            self.sessions.engine(),
+            &config,
+            Some(&format!("local/{name}")),
+            &dir,
+        )
+        .map_err(invalid)?;
+        Ok(self.use_models(config, models))
+    }
+
+    fn local_models(&self) -> Reply {
+        let dir = self.data_dir.models_dir();
+        let names = skald_core::models::local_models(&dir);
+        let installed = names
+            .iter()
+            .map(|n| LocalModelInfo {
+                name: n.clone(),
+                bytes: std::fs::metadata(dir.join(format!("{n}.gguf"))).map_or(0, |m| m.len()),
+            })
+            .collect();
+        let recommended = skald_llm::local::pull::recommended()
+            .into_iter()
+            .filter(|r| !names.iter().any(|n| n == r.name))
+            .map(|r| RecommendedModel {
+                name: r.name.to_string(),
+                description: r.description.to_string(),
+                bytes: r.size,
+            })
+            .collect();
+        Reply::LocalModels {
+            available: skald_llm::local::AVAILABLE,
+            folder: dir.display().to_string(),
+            installed,
+            recommended,
+        }
+    }
+
+    /// Downloads a recommended model, reporting progress to every UI.
+    async fn pull_model(&self, name: &str) -> Result<Reply, ServiceError> {
+        let model = skald_llm::local::pull::find(name).ok_or_else(|| {
+            invalid(format!(
+                "`{name}` is not a model Skald knows how to download"
+            ))
+        })?;
+        if !lock(&self.pulling).insert(name.to_string()) {
+            return Err(invalid(format!("`{name}` is being downloaded already")));
+        }
+        let events = self.events.clone();
+        let last = Mutex::new(u64::MAX);
+        let progress = |done: u64, total: u64| {
+            // One event per percent is plenty for a progress bar.
+            let pct = done.saturating_mul(100) / total.max(1);
+            let mut last = lock(&last);
+            if *last != pct {
+                *last = pct;
+                let _ = events.send(ServerMessage::Event {
+                    session_id: None,
+                    event: skald_api::events::Event::ModelPull {
+                        name: model.name.to_string(),
+                        done,
+                        total,
+                    },
+                });
+            }
+        };
+        let result =
+            skald_llm::local::pull::pull(&model, &self.data_dir.models_dir(), &progress).await;
+        lock(&self.pulling).remove(name);
+        result.map_err(|e| invalid(e.to_string()))?;
+        Ok(Reply::PullModel {
+            model: format!("local/{}", model.name),
+        })
     }
 
     async fn test_model(&self) -> Reply {

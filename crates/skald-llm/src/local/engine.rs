@@ -1,10 +1,12 @@
 //! llama.cpp behind Skald's `Model` events. The only module that uses `llama-cpp-2`.
 //!
-//! - One llama.cpp backend per process; loaded models are cached by path (and reloaded
-//!   when the file changes) and unloaded after `SKALD_LOCAL_IDLE_SECS` (600 by default)
-//!   unused.
-//! - Each call gets its own context on a blocking thread: prompt, then one token at a
-//!   time; the thread checks between tokens (and between prompt chunks) whether the
+//! - One llama.cpp backend per process. Each loaded model has a worker thread that owns it
+//!   and one context, and answers its calls one at a time; it exits (unloading the model)
+//!   after `SKALD_LOCAL_IDLE_SECS` (600 by default) without a call, or when the file
+//!   changes.
+//! - The context keeps the tokens of the last call: an agent's next round repeats the
+//!   system prompt, the tools and the conversation so far, so only what is new is read.
+//! - The worker checks between tokens (and between prompt chunks) whether the call's
 //!   stream was dropped, which is how /stop reaches it.
 //! - With tools, sampling is constrained by a grammar: to exactly one call when the
 //!   request requires one, from the `<tool_call>` tag on otherwise.
@@ -13,16 +15,19 @@ use super::calls::{OPEN, Piece, Splitter};
 use super::{files, grammar, prompt};
 use crate::{Event, EventStream, FinishReason, LlmError, Request, ToolChoice, ToolSpec, Usage};
 use futures::StreamExt;
+use llama_cpp_2::context::LlamaContext;
 use llama_cpp_2::context::params::LlamaContextParams;
 use llama_cpp_2::llama_backend::LlamaBackend;
 use llama_cpp_2::llama_batch::LlamaBatch;
 use llama_cpp_2::model::params::LlamaModelParams;
 use llama_cpp_2::model::{LlamaChatMessage, LlamaChatTemplate, LlamaModel};
 use llama_cpp_2::sampling::LlamaSampler;
+use llama_cpp_2::token::LlamaToken;
 use std::collections::HashMap;
 use std::num::NonZeroU32;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Mutex, MutexGuard, OnceLock, mpsc as sync_mpsc};
 use std::time::{Duration, Instant, SystemTime};
 use tokio::sync::mpsc;
 
@@ -50,42 +55,51 @@ fn env_number<T: std::str::FromStr>(name: &str) -> Option<T> {
     std::env::var(name).ok().and_then(|v| v.trim().parse().ok())
 }
 
-struct Loaded {
-    model: Arc<LlamaModel>,
+type Tx = mpsc::Sender<Result<Event, LlmError>>;
+
+/// A call handed to a model's worker.
+struct Work {
+    job: Job,
+    tx: Tx,
+    _running: Running,
+}
+
+struct Worker {
+    id: u64,
+    jobs: sync_mpsc::Sender<Work>,
     /// Size and modification time when loaded: a replaced file is loaded again.
     stamp: (u64, Option<SystemTime>),
-    last_used: Instant,
 }
 
 struct Runtime {
     backend: LlamaBackend,
-    loaded: Mutex<HashMap<PathBuf, Loaded>>,
-    /// llama.cpp writes to the model when it makes a context: one at a time.
-    contexts: Mutex<()>,
+    workers: Mutex<HashMap<PathBuf, Worker>>,
+    idle: Duration,
 }
 
 static RUNTIME: OnceLock<Result<Runtime, String>> = OnceLock::new();
+static WORKER_IDS: AtomicU64 = AtomicU64::new(0);
 
-/// Generations running now (each holds a blocking thread until it ends or is stopped).
-static ACTIVE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+/// Calls queued or running now.
+static ACTIVE: AtomicUsize = AtomicUsize::new(0);
 
 pub fn active() -> usize {
-    ACTIVE.load(std::sync::atomic::Ordering::SeqCst)
+    ACTIVE.load(Ordering::SeqCst)
 }
 
-/// Counts a generation while it lives.
+/// Counts a call from when it is queued until it ends or is stopped.
 struct Running;
 
 impl Running {
     fn start() -> Running {
-        ACTIVE.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        ACTIVE.fetch_add(1, Ordering::SeqCst);
         Running
     }
 }
 
 impl Drop for Running {
     fn drop(&mut self) {
-        ACTIVE.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+        ACTIVE.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
@@ -96,38 +110,15 @@ fn runtime() -> Result<&'static Runtime, LlmError> {
                 LlamaBackend::init().map_err(|e| format!("cannot start llama.cpp: {e}"))?;
             // llama.cpp writes its progress to stderr; Skald reports what matters itself.
             backend.void_logs();
-            let idle = env_number::<u64>("SKALD_LOCAL_IDLE_SECS")
-                .map_or(DEFAULT_IDLE, Duration::from_secs);
-            if let Err(e) = std::thread::Builder::new()
-                .name("local-model-idle".into())
-                .spawn(move || unload_idle(idle))
-            {
-                tracing::warn!("local models will stay loaded: {e}");
-            }
             Ok(Runtime {
                 backend,
-                loaded: Mutex::new(HashMap::new()),
-                contexts: Mutex::new(()),
+                workers: Mutex::new(HashMap::new()),
+                idle: env_number::<u64>("SKALD_LOCAL_IDLE_SECS")
+                    .map_or(DEFAULT_IDLE, Duration::from_secs),
             })
         })
         .as_ref()
         .map_err(|e| local(e.clone()))
-}
-
-/// Drops models nobody used for `idle` (a model in use is held by its call too).
-fn unload_idle(idle: Duration) {
-    loop {
-        std::thread::sleep(idle.min(Duration::from_secs(30)));
-        if let Some(Ok(rt)) = RUNTIME.get() {
-            lock(&rt.loaded).retain(|path, l| {
-                let keep = Arc::strong_count(&l.model) > 1 || l.last_used.elapsed() < idle;
-                if !keep {
-                    tracing::info!(model = %path.display(), "unloading an idle local model");
-                }
-                keep
-            });
-        }
-    }
 }
 
 fn stamp(path: &Path) -> (u64, Option<SystemTime>) {
@@ -135,61 +126,138 @@ fn stamp(path: &Path) -> (u64, Option<SystemTime>) {
 }
 
 impl Runtime {
-    /// The model at `path`, loaded if it is not (blocking: loading takes seconds).
-    fn model(&self, path: &Path) -> Result<Arc<LlamaModel>, LlmError> {
+    /// Queues `work` with the worker of the model at `path`, starting one (and loading the
+    /// model, which takes seconds: call it from a blocking thread) if there is none.
+    fn submit(&'static self, path: &Path, work: Work) -> Result<(), LlmError> {
         files::check_gguf(path).map_err(LlmError::Config)?;
         let now = stamp(path);
-        let mut loaded = lock(&self.loaded);
-        if let Some(l) = loaded.get_mut(path)
-            && l.stamp == now
+        let mut workers = lock(&self.workers);
+        let mut work = work;
+        if let Some(w) = workers.get(path)
+            && w.stamp == now
         {
-            l.last_used = Instant::now();
-            return Ok(l.model.clone());
+            match w.jobs.send(work) {
+                Ok(()) => return Ok(()),
+                // It went idle and exited meanwhile: a new one takes the call.
+                Err(sync_mpsc::SendError(back)) => work = back,
+            }
         }
-        let started = Instant::now();
-        let model = LlamaModel::load_from_file(&self.backend, path, &LlamaModelParams::default())
-            .map_err(|e| {
-            local(format!(
-                "llama.cpp cannot load {}: the file is damaged or a model it does not \
-                     support ({e})",
-                path.display()
-            ))
-        })?;
-        tracing::info!(model = %path.display(), ms = started.elapsed().as_millis() as u64, "local model loaded");
-        let model = Arc::new(model);
-        loaded.insert(
+        let id = WORKER_IDS.fetch_add(1, Ordering::SeqCst);
+        let (jobs, rx) = sync_mpsc::channel();
+        let (ready_tx, ready) = sync_mpsc::sync_channel(1);
+        let owned = path.to_path_buf();
+        std::thread::Builder::new()
+            .name("local-model".into())
+            .spawn(move || self.work(id, owned, rx, ready_tx))
+            .map_err(|e| local(format!("cannot start a thread for the model: {e}")))?;
+        ready
+            .recv()
+            .map_err(|_| local("the model's thread ended while loading it"))??;
+        jobs.send(work)
+            .map_err(|_| local("the model's thread ended"))?;
+        // A replaced worker (the file changed) ends once its queue is done.
+        workers.insert(
             path.to_path_buf(),
-            Loaded {
-                model: model.clone(),
+            Worker {
+                id,
+                jobs,
                 stamp: now,
-                last_used: Instant::now(),
             },
         );
-        Ok(model)
+        Ok(())
+    }
+
+    /// A worker: loads the model, answers calls until idle, then unloads it.
+    fn work(
+        &'static self,
+        id: u64,
+        path: PathBuf,
+        jobs: sync_mpsc::Receiver<Work>,
+        ready: sync_mpsc::SyncSender<Result<(), LlmError>>,
+    ) {
+        let started = Instant::now();
+        let model =
+            match LlamaModel::load_from_file(&self.backend, &path, &LlamaModelParams::default()) {
+                Ok(m) => m,
+                Err(e) => {
+                    let _ = ready.send(Err(local(format!(
+                        "llama.cpp cannot load {}: the file is damaged or a model it does not \
+                         support ({e})",
+                        path.display()
+                    ))));
+                    return;
+                }
+            };
+        tracing::info!(model = %path.display(), ms = started.elapsed().as_millis() as u64, "local model loaded");
+        let _ = ready.send(Ok(()));
+        let mut cache = Cache::default();
+        loop {
+            match jobs.recv_timeout(self.idle) {
+                Ok(w) => {
+                    if w.tx.is_closed() {
+                        continue;
+                    }
+                    if let Err(e) = w.job.run(self, &model, &mut cache, &w.tx) {
+                        cache.forget();
+                        let _ = w.tx.blocking_send(Err(e));
+                    }
+                }
+                Err(sync_mpsc::RecvTimeoutError::Timeout) => {
+                    let mut workers = lock(&self.workers);
+                    if workers.get(&path).is_some_and(|w| w.id == id) {
+                        workers.remove(&path);
+                    }
+                    // Calls sent before the removal are still answered.
+                    drop(workers);
+                    while let Ok(w) = jobs.try_recv() {
+                        if let Err(e) = w.job.run(self, &model, &mut cache, &w.tx) {
+                            cache.forget();
+                            let _ = w.tx.blocking_send(Err(e));
+                        }
+                    }
+                    break;
+                }
+                Err(sync_mpsc::RecvTimeoutError::Disconnected) => break,
+            }
+        }
+        tracing::info!(model = %path.display(), "local model unloaded");
+    }
+}
+
+/// A worker's context and the tokens it holds.
+#[derive(Default)]
+struct Cache<'m> {
+    ctx: Option<LlamaContext<'m>>,
+    tokens: Vec<LlamaToken>,
+}
+
+impl Cache<'_> {
+    fn forget(&mut self) {
+        if let Some(ctx) = self.ctx.as_mut() {
+            ctx.clear_kv_cache();
+        }
+        self.tokens.clear();
     }
 }
 
 pub async fn start(path: PathBuf, req: &Request) -> Result<EventStream, LlmError> {
     let rt = runtime()?;
-    let job = Job {
-        turns: prompt::turns(&req.messages, &req.tools),
-        tools: req.tools.clone(),
-        choice: req.tool_choice,
-        max_tokens: req.max_tokens,
-        temperature: req.temperature,
+    let (tx, rx) = mpsc::channel(256);
+    let work = Work {
+        job: Job {
+            turns: prompt::turns(&req.messages, &req.tools),
+            tools: req.tools.clone(),
+            choice: req.tool_choice,
+            max_tokens: req.max_tokens,
+            temperature: req.temperature,
+        },
+        tx,
+        _running: Running::start(),
     };
     // Loading comes before the stream, so a bad file fails the call, not its stream.
-    let model = tokio::task::spawn_blocking(move || rt.model(&path))
+    tokio::task::spawn_blocking(move || rt.submit(&path, work))
         .await
         .map_err(|e| local(format!("the model loader stopped: {e}")))??;
-    let (tx, rx) = mpsc::channel(256);
-    let running = Running::start();
-    tokio::task::spawn_blocking(move || {
-        let _running = running;
-        if let Err(e) = job.run(rt, &model, &tx) {
-            let _ = tx.blocking_send(Err(e));
-        }
-    });
     Ok(futures::stream::unfold(rx, |mut rx| async move {
         rx.recv().await.map(|item| (item, rx))
     })
@@ -204,34 +272,44 @@ struct Job {
     temperature: Option<f32>,
 }
 
-type Tx = mpsc::Sender<Result<Event, LlmError>>;
-
 /// Sends an event; false once the stream is gone (stopped).
 fn send(tx: &Tx, event: Event) -> bool {
     tx.blocking_send(Ok(event)).is_ok()
 }
 
+fn decode_err(e: &dyn std::fmt::Display) -> LlmError {
+    local(format!("llama.cpp failed: {e}"))
+}
+
 impl Job {
-    fn run(self, rt: &Runtime, model: &LlamaModel, tx: &Tx) -> Result<(), LlmError> {
+    fn run<'m>(
+        self,
+        rt: &Runtime,
+        model: &'m LlamaModel,
+        cache: &mut Cache<'m>,
+        tx: &Tx,
+    ) -> Result<(), LlmError> {
         let prompt = render(model, &self.turns)?;
         let n_ctx = model.n_ctx_train().clamp(
             512,
             env_number("SKALD_LOCAL_CONTEXT").unwrap_or(DEFAULT_CONTEXT),
         );
-        let threads = std::thread::available_parallelism()
-            .map_or(4, |n| n.get())
-            .min(64) as i32;
-        let params = LlamaContextParams::default()
-            .with_n_ctx(NonZeroU32::new(n_ctx))
-            .with_n_batch(BATCH as u32)
-            .with_n_threads(threads)
-            .with_n_threads_batch(threads);
-        let mut ctx = {
-            let _one = lock(&rt.contexts);
-            model
-                .new_context(&rt.backend, params)
-                .map_err(|e| local(format!("cannot make a llama.cpp context: {e}")))?
-        };
+        if cache.ctx.is_none() {
+            let threads = std::thread::available_parallelism()
+                .map_or(4, |n| n.get())
+                .min(64) as i32;
+            let params = LlamaContextParams::default()
+                .with_n_ctx(NonZeroU32::new(n_ctx))
+                .with_n_batch(BATCH as u32)
+                .with_n_threads(threads)
+                .with_n_threads_batch(threads);
+            cache.ctx = Some(
+                model
+                    .new_context(&rt.backend, params)
+                    .map_err(|e| local(format!("cannot make a llama.cpp context: {e}")))?,
+            );
+            cache.tokens.clear();
+        }
         let vocab = model.vocab();
         let tokens = vocab.tokenize(prompt.as_bytes(), true, true);
         let room = (n_ctx as usize).saturating_sub(tokens.len());
@@ -242,26 +320,48 @@ impl Job {
                 tokens.len()
             )));
         }
-        let decode_err = |e: &dyn std::fmt::Display| local(format!("llama.cpp failed: {e}"));
+        let Some(ctx) = cache.ctx.as_mut() else {
+            return Err(local("no llama.cpp context"));
+        };
+        // What the context already holds of this prompt; the last token is read again in
+        // any case, since sampling needs its logits.
+        let mut keep = cache
+            .tokens
+            .iter()
+            .zip(&tokens)
+            .take_while(|(a, b)| a == b)
+            .count()
+            .min(tokens.len() - 1);
+        if keep < cache.tokens.len()
+            && !ctx
+                .clear_kv_cache_seq(Some(0), Some(keep as u32), None)
+                .unwrap_or(false)
+        {
+            ctx.clear_kv_cache();
+            keep = 0;
+        }
+        cache.tokens.truncate(keep);
         let mut batch = LlamaBatch::new(BATCH, 1);
-        for (c, chunk) in tokens.chunks(BATCH).enumerate() {
+        for (c, chunk) in tokens[keep..].chunks(BATCH).enumerate() {
             if tx.is_closed() {
                 return Ok(());
             }
             batch.clear();
             for (j, t) in chunk.iter().enumerate() {
-                let pos = c * BATCH + j;
+                let pos = keep + c * BATCH + j;
                 batch
                     .add(*t, pos as i32, &[0], pos + 1 == tokens.len())
                     .map_err(|e| decode_err(&e))?;
             }
             ctx.decode(&mut batch).map_err(|e| decode_err(&e))?;
+            cache.tokens.extend_from_slice(chunk);
         }
+        tracing::debug!(prompt = tokens.len(), reused = keep, "local prompt read");
         let mut sampler = self.sampler(model)?;
         let limit = self.max_tokens.map_or(room, |m| (m as usize).min(room));
         let mut splitter = Splitter::new();
         let mut pending: Vec<u8> = Vec::new();
-        let (mut pos, mut generated) = (tokens.len(), 0usize);
+        let mut generated = 0usize;
         let mut finish = FinishReason::Stop;
         loop {
             if tx.is_closed() {
@@ -271,7 +371,7 @@ impl Job {
                 finish = FinishReason::Length;
                 break;
             }
-            let token = sampler.sample(&ctx, batch.n_tokens() - 1);
+            let token = sampler.sample(ctx, batch.n_tokens() - 1);
             if vocab.is_eog(token) {
                 break;
             }
@@ -287,10 +387,10 @@ impl Job {
             }
             batch.clear();
             batch
-                .add(token, pos as i32, &[0], true)
+                .add(token, cache.tokens.len() as i32, &[0], true)
                 .map_err(|e| decode_err(&e))?;
-            pos += 1;
             ctx.decode(&mut batch).map_err(|e| decode_err(&e))?;
+            cache.tokens.push(token);
         }
         let mut rest = splitter.feed(&String::from_utf8_lossy(&pending));
         rest.extend(splitter.finish());
