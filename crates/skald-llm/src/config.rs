@@ -36,8 +36,8 @@ pub struct CustomProvider {
 }
 
 const NO_MODEL: &str = "no model chosen: set SKALD_MODEL (e.g. openai/gpt-4.1-mini, \
-     anthropic/claude-sonnet-4-5, ollama/llama3.2), pass --model, or set models.default in \
-     config.toml";
+     anthropic/claude-sonnet-4-5, ollama/llama3.2), pass --model, set models.default in \
+     config.toml, or get a local model (`skald models pull smollm2-135m`)";
 
 /// Picks provider and model from `--model`, else `SKALD_MODEL`. `env` looks a variable up
 /// (the process environment in production, a map in tests).
