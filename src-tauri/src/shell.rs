@@ -54,19 +54,14 @@ pub fn inbox_notification<R: Runtime>(app: &AppHandle<R>, item: &serde_json::Val
 /// The notification server of the desktop session (freedesktop Notifications over
 /// D-Bus) reports clicks, so the notification carries a default action and a thread waits
 /// for it. The notification plugin has no click callback on Linux.
-#[cfg(any(
-    target_os = "linux",
-    target_os = "dragonfly",
-    target_os = "freebsd",
-    target_os = "openbsd",
-    target_os = "netbsd"
-))]
+#[cfg(freedesktop)]
 fn notify<R: Runtime>(app: &AppHandle<R>, title: &str, body: &str, target: Option<OpenTarget>) {
     let mut n = notify_rust::Notification::new();
     n.appname("Skald")
         .summary(title)
         .body(body)
-        .icon("skald")
+        // The name the packages install the icon under.
+        .icon("skald-desktop")
         .action("default", "Open");
     let app = app.clone();
     // Sending and waiting are D-Bus round trips: off the event loop's threads.
@@ -86,13 +81,7 @@ fn notify<R: Runtime>(app: &AppHandle<R>, title: &str, body: &str, target: Optio
 }
 
 /// Elsewhere the notification plugin shows it; a click brings the app to the front.
-#[cfg(not(any(
-    target_os = "linux",
-    target_os = "dragonfly",
-    target_os = "freebsd",
-    target_os = "openbsd",
-    target_os = "netbsd"
-)))]
+#[cfg(not(freedesktop))]
 fn notify<R: Runtime>(app: &AppHandle<R>, title: &str, body: &str, _target: Option<OpenTarget>) {
     use tauri_plugin_notification::NotificationExt;
     if app

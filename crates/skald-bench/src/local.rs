@@ -28,45 +28,52 @@ fn median_d(mut v: Vec<Duration>) -> Duration {
 }
 
 /// llama-bench's prompt (pp) and generation (tg) tokens per second.
-fn reference(bench: &Path, model: &Path, threads: usize) -> Result<(f64, f64, String)> {
-    let out = Command::new(bench)
-        .arg("-m")
-        .arg(model)
-        .args(["-p", "512", "-n", &GEN.to_string(), "-r", &RUNS.to_string()])
-        .args(["-t", &threads.to_string(), "-o", "json"])
-        .output()
-        .context("running llama-bench")?;
-    if !out.status.success() {
-        bail!(
-            "llama-bench failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-    let rows: serde_json::Value =
-        serde_json::from_slice(&out.stdout).context("llama-bench json")?;
-    let rate = |prompt: u64, generated: u64| {
-        rows.as_array().and_then(|a| {
-            a.iter()
-                .find(|r| r["n_prompt"] == prompt && r["n_gen"] == generated)
-                .and_then(|r| r["avg_ts"].as_f64())
-        })
+/// llama-bench's prompt reading (pp512, empty context) and generation (tg at `depth`
+/// tokens already in the context, as after Skald's prompt) in tokens per second.
+fn reference(bench: &Path, model: &Path, threads: usize, depth: u64) -> Result<(f64, f64, String)> {
+    let run = |args: &[&str]| -> Result<serde_json::Value> {
+        let out = Command::new(bench)
+            .arg("-m")
+            .arg(model)
+            .args(args)
+            .args([
+                "-r",
+                &RUNS.to_string(),
+                "-t",
+                &threads.to_string(),
+                "-o",
+                "json",
+            ])
+            .output()
+            .context("running llama-bench")?;
+        if !out.status.success() {
+            bail!(
+                "llama-bench failed: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        serde_json::from_slice(&out.stdout).context("llama-bench json")
     };
-    let pp = rate(512, 0).context("no pp512 row")?;
-    let tg = rate(0, u64::from(GEN)).context("no tg row")?;
-    let build = rows[0]["build_commit"].as_str().unwrap_or("?").to_string();
+    let pp_rows = run(&["-p", "512", "-n", "0"])?;
+    let tg_rows = run(&["-p", "0", "-n", &GEN.to_string(), "-d", &depth.to_string()])?;
+    let first_rate = |rows: &serde_json::Value| rows[0]["avg_ts"].as_f64();
+    let pp = first_rate(&pp_rows).context("no pp512 result")?;
+    let tg = first_rate(&tg_rows).context("no tg result")?;
+    let build = pp_rows[0]["build_commit"]
+        .as_str()
+        .unwrap_or("?")
+        .to_string();
     Ok((pp, tg, build))
 }
 
-struct Ours {
-    /// Generated tokens per second after the first.
-    tg: f64,
-    /// Prompt tokens per second (prompt tokens over the time to the first token).
-    pp: f64,
-    ttft: Duration,
+/// One call: its duration, the prompt and output tokens.
+struct Call {
+    took: Duration,
     prompt_tokens: u64,
+    output_tokens: u64,
 }
 
-fn request(nonce: usize, words: usize) -> Request {
+fn request(nonce: usize, words: usize, max_tokens: u32) -> Request {
     // A different first line each run: the context's cached prefix cannot help.
     let filler = "The lighthouse keeper wrote down the weather, the ships and the birds. "
         .repeat(words / 12);
@@ -80,45 +87,31 @@ fn request(nonce: usize, words: usize) -> Request {
         ],
         tools: vec![],
         tool_choice: ToolChoice::Auto,
-        max_tokens: Some(GEN),
+        max_tokens: Some(max_tokens),
         // Greedy, like llama-bench's generation.
         temperature: Some(0.0),
     }
 }
 
-async fn one(p: &Provider, req: &Request) -> Result<Ours> {
+async fn one(p: &Provider, req: &Request) -> Result<Call> {
     let started = Instant::now();
     let mut stream = p.stream(req).await?;
-    let (mut first, mut last) = (None, started);
     let mut usage = None;
     while let Some(e) = stream.next().await {
-        match e? {
-            Event::Text { .. } => {
-                let now = Instant::now();
-                first.get_or_insert(now);
-                last = now;
-            }
-            Event::Usage { usage: u } => usage = Some(u),
-            _ => {}
+        if let Event::Usage { usage: u } = e? {
+            usage = Some(u);
         }
     }
-    let first = first.context("no text")?;
     let u = usage.context("no usage")?;
-    if u.output_tokens < u64::from(GEN) / 2 {
-        bail!("the model stopped after {} tokens", u.output_tokens);
-    }
-    let ttft = first - started;
-    Ok(Ours {
-        tg: (u.output_tokens - 1) as f64 / (last - first).as_secs_f64().max(1e-9),
-        pp: u.input_tokens as f64 / ttft.as_secs_f64().max(1e-9),
-        ttft,
+    Ok(Call {
+        took: started.elapsed(),
         prompt_tokens: u.input_tokens,
+        output_tokens: u.output_tokens,
     })
 }
 
 async fn stop_latency(p: &Provider, nonce: usize) -> Result<Duration> {
-    let mut req = request(nonce, 24);
-    req.max_tokens = Some(4000);
+    let req = request(nonce, 24, 4000);
     let mut stream = p.stream(&req).await?;
     stream.next().await.context("no first event")??;
     let asked = Instant::now();
@@ -154,7 +147,6 @@ pub fn run() -> Result<String> {
             .unwrap_or(""),
     );
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let (ref_pp, ref_tg, build) = reference(&bench, &model, threads)?;
 
     let rt = tokio::runtime::Runtime::new()?;
     let p = Provider::new(
@@ -164,32 +156,49 @@ pub fn run() -> Result<String> {
         None,
         Timeouts::default(),
     )?;
-    let (ours, stops, cold) = rt.block_on(async {
-        // The first call loads the model: its time to the first token is the cold one.
-        let cold = one(&p, &request(0, 360)).await?.ttft;
-        let mut ours = Vec::new();
+    // Per run, two calls with equally long fresh prompts: one token (the time to the first
+    // token: reading the prompt), and GEN tokens; their difference is the generation.
+    let (firsts, fulls, stops, cold) = rt.block_on(async {
+        // The first call loads the model: its time is the cold one.
+        let cold = one(&p, &request(0, 360, 1)).await?.took;
+        let (mut firsts, mut fulls) = (Vec::new(), Vec::new());
         for i in 1..=RUNS {
-            ours.push(one(&p, &request(i, 360)).await?);
+            firsts.push(one(&p, &request(2 * i, 360, 1)).await?);
+            fulls.push(one(&p, &request(2 * i + 1, 360, GEN)).await?);
         }
         let mut stops = Vec::new();
         for i in 0..RUNS {
             stops.push(stop_latency(&p, 100 + i).await?);
         }
-        anyhow::Ok((ours, stops, cold))
+        anyhow::Ok((firsts, fulls, stops, cold))
     })?;
-    let tg = median_f(ours.iter().map(|o| o.tg).collect());
-    let pp = median_f(ours.iter().map(|o| o.pp).collect());
-    let ttft = median_d(ours.iter().map(|o| o.ttft).collect());
-    let prompt = ours[0].prompt_tokens;
+    let prompt = firsts[0].prompt_tokens;
+    let ttft = median_d(firsts.iter().map(|c| c.took).collect());
+    let pp = prompt as f64 / ttft.as_secs_f64();
+    if fulls.iter().any(|c| c.output_tokens < u64::from(GEN) / 2) {
+        bail!("the model ended its answer too early to measure generation");
+    }
+    let tg = median_f(
+        firsts
+            .iter()
+            .zip(&fulls)
+            .map(|(f, g)| (g.output_tokens - 1) as f64 / (g.took - f.took).as_secs_f64())
+            .collect(),
+    );
     let stop = median_d(stops);
+    // The reference generates at the depth Skald's prompt leaves in the context.
+    let (ref_pp, ref_tg, build) = reference(&bench, &model, threads, prompt)?;
     Ok(format!(
         "## Local model (llama.cpp in-process)\n\n\
          SmolLM2-135M-Instruct Q4_1 on {threads} threads. Reference: llama.cpp's `llama-bench` \
          built from the same llama.cpp sources and flags as Skald's binding \
-         (`scripts/llama-bench.sh`, build {build}), pp512 and tg{GEN}, {RUNS} runs. Skald: \
+         (`scripts/llama-bench.sh`, build {build}): pp512 on an empty context, tg{GEN} with {prompt} \
+         tokens already in the context (as after Skald's prompt), {RUNS} runs. Skald: \
          `skald-llm`'s local provider end to end (a {prompt}-token chat prompt through the \
          model's template, greedy sampling, detokenising and the event stream), median of \
-         {RUNS} runs, each with a fresh prompt so nothing is reused from the cache. Ratios are \
+         {RUNS} runs, each with a fresh prompt so nothing is reused from the cache: a \
+         one-token call gives the time to the first token, a {GEN}-token call less that one \
+         gives the generation speed. Ratios are \
          Skald's speed over the reference's (goal ≥ 0.95).\n\n\
          | | Skald | llama-bench | ratio |\n| --- | --- | --- | --- |\n\
          | generation | {tg:.1} tok/s | {ref_tg:.1} tok/s | {:.2} |\n\

@@ -360,6 +360,7 @@ impl Job {
         let mut sampler = self.sampler(model)?;
         let limit = self.max_tokens.map_or(room, |m| (m as usize).min(room));
         let mut splitter = Splitter::new();
+        let mut out = Coalesce::default();
         let mut pending: Vec<u8> = Vec::new();
         let mut generated = 0usize;
         let mut finish = FinishReason::Stop;
@@ -380,7 +381,7 @@ impl Job {
             let text = take_utf8(&mut pending);
             if !text.is_empty() {
                 for p in splitter.feed(&text) {
-                    if !send(tx, piece_event(p)) {
+                    if !out.push(tx, p) {
                         return Ok(());
                     }
                 }
@@ -395,8 +396,9 @@ impl Job {
         let mut rest = splitter.feed(&String::from_utf8_lossy(&pending));
         rest.extend(splitter.finish());
         for p in rest {
-            send(tx, piece_event(p));
+            out.push(tx, p);
         }
+        out.flush(tx);
         if splitter.calls() > 0 && finish == FinishReason::Stop {
             finish = FinishReason::ToolCalls;
         }
@@ -435,6 +437,46 @@ impl Job {
             ]);
         }
         Ok(LlamaSampler::chain_simple(chain))
+    }
+}
+
+/// How often text is handed over while tokens stream: a wake-up of the reader per token
+/// costs the generation a core on small machines, and nobody reads faster than this.
+const FLUSH_EVERY: Duration = Duration::from_millis(30);
+
+/// Text gathered between flushes; the first words go out at once.
+#[derive(Default)]
+struct Coalesce {
+    text: String,
+    since: Option<Instant>,
+}
+
+impl Coalesce {
+    /// Queues a piece; false once the stream is gone (stopped).
+    fn push(&mut self, tx: &Tx, p: Piece) -> bool {
+        match p {
+            Piece::Text(t) => {
+                self.text.push_str(&t);
+                if self.since.is_none_or(|t| t.elapsed() >= FLUSH_EVERY) {
+                    return self.flush(tx);
+                }
+                true
+            }
+            call => self.flush(tx) && send(tx, piece_event(call)),
+        }
+    }
+
+    fn flush(&mut self, tx: &Tx) -> bool {
+        self.since = Some(Instant::now());
+        if self.text.is_empty() {
+            return true;
+        }
+        send(
+            tx,
+            Event::Text {
+                delta: std::mem::take(&mut self.text),
+            },
+        )
     }
 }
 
