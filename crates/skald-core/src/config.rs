@@ -274,7 +274,8 @@ mod tests {
         };
         let err = set_default_model(&path, "x", Some(&bad), "m").unwrap_err();
         assert!(
-            err.to_string().contains("openai, anthropic or ollama"),
+            err.to_string()
+                .contains("openai, anthropic, ollama or local"),
             "{err}"
         );
         assert_eq!(std::fs::read_to_string(&path).unwrap(), text);

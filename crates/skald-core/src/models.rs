@@ -19,7 +19,7 @@ pub fn custom_providers(config: &Config) -> Result<Vec<CustomProvider>, LlmError
         .map(|(name, p)| {
             let kind = ProviderKind::parse(&p.kind).ok_or_else(|| {
                 LlmError::Config(format!(
-                    "config.toml: providers.{name}.kind must be openai, anthropic or ollama, not `{}`",
+                    "config.toml: providers.{name}.kind must be openai, anthropic, ollama or local, not `{}`",
                     p.kind
                 ))
             })?;

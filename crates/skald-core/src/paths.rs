@@ -60,6 +60,8 @@ impl DataDir {
         if self.root.exists() && !self.root.is_dir() {
             return Err(DataDirError::NotADirectory(self.root.clone()));
         }
+        // Whatever folder a chat works in, file tools never reach Skald's own secrets.
+        crate::approval::protect(&self.root.join("secrets"));
         for dir in [self.root.clone(), self.logs_dir()] {
             std::fs::create_dir_all(&dir).map_err(|source| DataDirError::Create {
                 path: dir.clone(),

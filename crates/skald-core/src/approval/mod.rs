@@ -15,6 +15,25 @@ use skald_store::{Rule, RuleAction, Store};
 use skald_tools::fs::{canonicalize_for_policy, path_under};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
+use std::sync::RwLock;
+
+/// Folders no file tool may touch, whatever the rules, grants or bypasses say: Skald's own
+/// secrets (`<data dir>/secrets`). The seeded `secrets/*` rule is relative to a chat's
+/// folder; this holds when that folder contains the data directory (the home folder).
+static PROTECTED: RwLock<Vec<PathBuf>> = RwLock::new(Vec::new());
+
+/// Adds a folder file tools never touch (see `PROTECTED`).
+pub fn protect(dir: &Path) {
+    let dir = canonicalize_for_policy(dir, dir);
+    let mut list = PROTECTED.write().unwrap_or_else(|p| p.into_inner());
+    if !list.contains(&dir) {
+        list.push(dir);
+    }
+}
+
+fn protected() -> Vec<PathBuf> {
+    PROTECTED.read().unwrap_or_else(|p| p.into_inner()).clone()
+}
 
 /// The tools the `@fs_read` group names.
 pub const FS_READ: &[&str] = &[
@@ -226,18 +245,25 @@ fn granted(ctx: &RunContext, tool: &str, args: &Value) -> Option<&'static str> {
 /// outline) gets these so it skips them inside the folder it walks. Unreadable rules
 /// exclude nothing here: the gate itself then asks before anything runs.
 pub fn denied_paths(store: &Store, ctx: &RunContext, tool: &str) -> Vec<PathBuf> {
-    let Ok(rules) = store.rules_for_group(&ctx.group) else {
-        return Vec::new();
+    let mut out = if FS_READ.contains(&tool) || FS_WRITE.contains(&tool) {
+        protected()
+    } else {
+        Vec::new()
     };
-    rules
-        .iter()
-        .filter(|r| r.action == RuleAction::Deny && rule_applies(r, ctx, tool))
-        .filter_map(|r| r.path_pattern.as_deref())
-        .map(|p| {
-            let target = p.strip_suffix("/*").unwrap_or(p);
-            canonicalize_for_policy(Path::new(target), &ctx.working_dir)
-        })
-        .collect()
+    let Ok(rules) = store.rules_for_group(&ctx.group) else {
+        return out;
+    };
+    out.extend(
+        rules
+            .iter()
+            .filter(|r| r.action == RuleAction::Deny && rule_applies(r, ctx, tool))
+            .filter_map(|r| r.path_pattern.as_deref())
+            .map(|p| {
+                let target = p.strip_suffix("/*").unwrap_or(p);
+                canonicalize_for_policy(Path::new(target), &ctx.working_dir)
+            }),
+    );
+    out
 }
 
 /// Decides a call. Logs every decision for audit.
@@ -256,6 +282,19 @@ pub fn check(store: &Store, ctx: &RunContext, tool: &str, args: &Value) -> Decis
 }
 
 fn decide(store: &Store, ctx: &RunContext, tool: &str, args: &Value) -> Decision {
+    if (FS_READ.contains(&tool) || FS_WRITE.contains(&tool))
+        && let Some(path) = call_path(tool, args, &ctx.working_dir)
+        && let Some(dir) = protected().into_iter().find(|d| path_under(&path, d))
+    {
+        return Decision {
+            action: RuleAction::Deny,
+            rule_id: None,
+            reason: format!(
+                "{} holds Skald's secrets; file tools never touch it",
+                dir.display()
+            ),
+        };
+    }
     let rules = match store.rules_for_group(&ctx.group) {
         Ok(r) => r,
         Err(e) => {
@@ -661,6 +700,36 @@ mod tests {
         for (tool, args, want) in cases {
             assert_eq!(action(&s, &ctx, tool, args.clone()), want, "{tool} {args}");
         }
+    }
+
+    #[test]
+    fn skalds_own_secrets_are_out_of_reach_even_inside_a_chats_folder() {
+        let (s, _d, mut ctx) = setup();
+        // A chat working in the home folder, which holds the data directory.
+        let secrets = ctx.working_dir.join(".local/share/skald/secrets");
+        std::fs::create_dir_all(&secrets).unwrap();
+        std::fs::write(secrets.join("vault.key"), "k").unwrap();
+        protect(&secrets);
+        ctx.allow_fs_reads.push(ctx.working_dir.clone());
+        ctx.allow_fs_writes.push(ctx.working_dir.clone());
+        for (tool, path) in [
+            ("read_file", ".local/share/skald/secrets/vault.key"),
+            ("read_file", ".local/share/skald/x/../secrets/vault.key"),
+            ("list_files", ".local/share/skald/secrets"),
+            ("write_file", ".local/share/skald/secrets/new"),
+        ] {
+            let d = check(&s, &ctx, tool, &json!({"path": path, "content": ""}));
+            assert_eq!(d.action, RuleAction::Deny, "{tool} {path}");
+            assert!(d.reason.contains("Skald's secrets"), "{}", d.reason);
+        }
+        // A walk of the whole folder is allowed, and skips the secrets.
+        assert_eq!(
+            check(&s, &ctx, "grep_files", &json!({"pattern": "k"})).action,
+            RuleAction::Allow
+        );
+        let canonical = canonicalize_for_policy(&secrets, &secrets);
+        assert!(denied_paths(&s, &ctx, "grep_files").contains(&canonical));
+        assert!(!denied_paths(&s, &ctx, "execute_cmd").contains(&canonical));
     }
 
     #[cfg(unix)]
