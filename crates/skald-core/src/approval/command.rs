@@ -126,20 +126,114 @@ pub fn pattern_matches(pattern: &str, line: &str) -> bool {
 /// Whether `pattern` might be part of the command line: some simple command runs the
 /// pattern's program with the pattern's other words somewhere after it, in order (so
 /// `git -c x=y push` is a `git push`), or the line is opaque. This is the test for
-/// **deny** and **require** rules: when in doubt, they apply.
+/// **deny** and **require** rules: when in doubt, they apply. The program is found the way
+/// the shell finds it: after `VAR=value` assignments, by its file name (`/bin/rm` is `rm`),
+/// through programs that run the rest of their line (`env`, `sudo`, `nice -n 5`,
+/// `timeout 5`, `xargs`…), and inside `sh -c '…'`.
 pub fn pattern_hits(pattern: &str, line: &str) -> bool {
     let want: Vec<String> = parse(pattern).parts.into_iter().flatten().collect();
     let Some((program, rest)) = want.split_first() else {
         return false;
     };
+    let program = file_name(program);
     let cmd = parse(line);
     cmd.opaque
         || cmd.parts.iter().any(|words| {
-            words.first() == Some(program) && {
-                let mut it = words[1..].iter();
-                rest.iter().all(|w| it.any(|x| x == w))
-            }
+            runs(words).into_iter().any(|run| match run {
+                Run::Program(i) => {
+                    file_name(&words[i]) == program && {
+                        let mut it = words[i + 1..].iter();
+                        rest.iter().all(|w| it.any(|x| x == w))
+                    }
+                }
+                Run::Script(script) => pattern_hits(pattern, script),
+            })
         })
+}
+
+fn file_name(word: &str) -> &str {
+    word.rsplit('/').next().unwrap_or(word)
+}
+
+/// What a simple command runs: its program, the programs that one runs from the rest of
+/// its words, and the scripts handed to a shell with `-c`.
+enum Run<'a> {
+    Program(usize),
+    Script(&'a str),
+}
+
+/// Programs that run the rest of their words as a command, and their options that take a
+/// value (so the value is not mistaken for the program).
+const RUNNERS: &[(&str, &[&str])] = &[
+    ("env", &["-u", "-C", "-S", "--unset", "--chdir"]),
+    (
+        "sudo",
+        &["-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U"],
+    ),
+    ("doas", &["-u", "-C"]),
+    ("nohup", &[]),
+    ("nice", &["-n"]),
+    ("ionice", &["-c", "-n", "-p"]),
+    ("timeout", &["-s", "-k", "--signal", "--kill-after"]),
+    ("time", &["-f", "-o"]),
+    ("exec", &["-a"]),
+    ("command", &[]),
+    ("builtin", &[]),
+    ("xargs", &["-a", "-d", "-E", "-I", "-L", "-n", "-P", "-s"]),
+    ("stdbuf", &["-i", "-o", "-e"]),
+    ("setsid", &[]),
+    ("chrt", &[]),
+    ("taskset", &[]),
+];
+
+const SHELLS: &[&str] = &["sh", "bash", "zsh", "dash", "ksh", "fish"];
+
+fn runs(words: &[String]) -> Vec<Run<'_>> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    let assignment = |w: &str| {
+        w.split_once('=').is_some_and(|(name, _)| {
+            !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        })
+    };
+    while i < words.len() {
+        while i < words.len() && assignment(&words[i]) {
+            i += 1;
+        }
+        let Some(word) = words.get(i) else { break };
+        out.push(Run::Program(i));
+        let name = file_name(word);
+        if SHELLS.contains(&name) {
+            // `sh -c 'script'` (also `-lc`, `-ec`…): the script is a command line too.
+            let mut j = i + 1;
+            while let Some(w) = words.get(j).filter(|w| w.starts_with('-')) {
+                j += 1;
+                if !w.starts_with("--") && w.contains('c') {
+                    if let Some(script) = words.get(j) {
+                        out.push(Run::Script(script));
+                    }
+                    break;
+                }
+            }
+            break;
+        }
+        let Some((_, takes_value)) = RUNNERS.iter().find(|(r, _)| *r == name) else {
+            break;
+        };
+        i += 1;
+        // Its options (and their values), then, for `timeout`, the duration.
+        while let Some(w) = words.get(i).filter(|w| w.starts_with('-')) {
+            i += if takes_value.contains(&w.as_str()) {
+                2
+            } else {
+                1
+            };
+        }
+        if matches!(name, "timeout" | "chrt" | "taskset") {
+            i += 1;
+        }
+    }
+    out
 }
 
 /// Programs that run other programs or code: a rule naming only them would allow anything.
@@ -251,6 +345,53 @@ mod tests {
         assert!(pattern_hits("rm", "ls; rm -rf x"));
         assert!(!pattern_hits("git push", "git status"));
         assert!(!pattern_hits("git push", "echo git push"));
+    }
+
+    #[test]
+    fn deny_patterns_see_through_paths_assignments_and_runners() {
+        for line in [
+            "/bin/rm -rf x",
+            "./rm x",
+            "FOO=1 rm x",
+            "env rm x",
+            "env -u HOME FOO=1 /usr/bin/rm x",
+            "sudo rm x",
+            "sudo -u root rm x",
+            "doas rm x",
+            "nohup rm x",
+            "nice -n 5 rm x",
+            "timeout 5 rm x",
+            "timeout -s KILL 5 rm x",
+            "command rm x",
+            "exec rm x",
+            "find . -name '*.o' | xargs rm",
+            "xargs -n 1 rm < list",
+            "sh -c 'rm -rf x'",
+            "bash -lc \"cd d && rm x\"",
+            "sudo sh -c 'rm x'",
+        ] {
+            assert!(pattern_hits("rm", line), "{line:?} runs rm");
+        }
+        assert!(pattern_hits(
+            "git push",
+            "env GIT_TRACE=1 /usr/bin/git -c a=b push"
+        ));
+        assert!(
+            pattern_hits("/bin/rm", "rm x"),
+            "the pattern by its name too"
+        );
+        for line in [
+            "echo rm",
+            "git rm x",
+            "ls rm",
+            "grep -r rm .",
+            "sh script.sh rm",
+        ] {
+            assert!(!pattern_hits("rm", line), "{line:?} does not run rm");
+        }
+        // Allow rules stay literal: they must vouch for exactly what runs.
+        assert!(!pattern_matches("rm", "sudo rm x"));
+        assert!(!pattern_matches("cargo test", "/usr/bin/cargo test"));
     }
 
     #[test]
