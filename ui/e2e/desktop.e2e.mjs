@@ -231,6 +231,17 @@ async function newChat(s) {
   }
 }
 
+/** The pid holding the single-instance lock (its D-Bus name), or null. */
+function lockHolder() {
+  const r = spawnSync(
+    "dbus-send",
+    ["--session", "--print-reply", "--dest=org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus.GetConnectionUnixProcessID", "string:app.skald.desktop.SingleInstance"],
+    { encoding: "utf8" },
+  );
+  const m = r.status === 0 && r.stdout.match(/uint32 (\d+)/);
+  return m ? Number(m[1]) : null;
+}
+
 /** The pids of running skald-desktop processes of this binary. */
 function appPids() {
   const r = spawnSync("pgrep", ["-x", "-f", bin], { encoding: "utf8" });
@@ -311,7 +322,12 @@ test("an approved restart starts the app again and keeps the chat", { skip: need
         if (Date.now() > until) throw new Error(`no restart: processes ${now}`);
         await sleep(200);
       }
-      // The new one holds the single-instance lock (a further launch hands over to it)...
+      // The new one takes the single-instance lock once it has started...
+      for (const until2 = Date.now() + 60_000; lockHolder() !== restarted[0]; ) {
+        if (Date.now() > until2) throw new Error(`the lock is held by ${lockHolder()}, not ${restarted[0]}`);
+        await sleep(200);
+      }
+      // ...so a further launch hands over to it and exits...
       const again = spawnSync("timeout", ["30", bin], { env: { ...process.env, ...env }, encoding: "utf8" });
       assert.equal(again.status, 0, `launch after restart: ${again.stderr}`);
       assert.deepEqual(appPids().filter((p) => !before.has(p)), restarted);
