@@ -817,6 +817,14 @@ impl Service {
         if !lock(&self.pulling).insert(name.to_string()) {
             return Err(invalid(format!("`{name}` is being downloaded already")));
         }
+        // Cleared however this ends, a window closed mid-download included.
+        struct Pulling<'a>(&'a Mutex<std::collections::HashSet<String>>, &'a str);
+        impl Drop for Pulling<'_> {
+            fn drop(&mut self) {
+                lock(self.0).remove(self.1);
+            }
+        }
+        let _pulling = Pulling(&self.pulling, name);
         let events = self.events.clone();
         let last = Mutex::new(u64::MAX);
         let progress = |done: u64, total: u64| {
@@ -835,10 +843,9 @@ impl Service {
                 });
             }
         };
-        let result =
-            skald_llm::local::pull::pull(&model, &self.data_dir.models_dir(), &progress).await;
-        lock(&self.pulling).remove(name);
-        result.map_err(|e| invalid(e.to_string()))?;
+        skald_llm::local::pull::pull(&model, &self.data_dir.models_dir(), &progress)
+            .await
+            .map_err(|e| invalid(e.to_string()))?;
         Ok(Reply::PullModel {
             model: format!("local/{}", model.name),
         })
