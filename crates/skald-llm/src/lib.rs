@@ -15,6 +15,8 @@ pub mod images;
 pub mod local;
 pub mod ollama;
 pub mod openai;
+#[cfg(test)]
+mod props;
 pub mod provider;
 pub mod retry;
 pub mod types;

@@ -1,0 +1,137 @@
+//! Properties of the OpenAI-protocol stream parser (`openai::Parser` behind
+//! `eventsource-stream`): however the network cuts a valid stream into chunks, and however
+//! the server splits its text and a tool call's arguments into deltas, the answer comes out
+//! the same; and no byte sequence makes the parser panic. 10,000 cases each
+//! (`PROPTEST_CASES` raises it).
+
+use crate::provider::WireParser;
+use crate::{Event, FinishReason, LlmError, Response, openai};
+use proptest::prelude::*;
+use serde_json::json;
+
+fn config() -> ProptestConfig {
+    ProptestConfig {
+        cases: std::env::var("PROPTEST_CASES")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(10_000),
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    }
+}
+
+/// The SSE events in `body`, cut into `chunk`-byte pieces as a network might.
+fn sse(body: &[u8], chunk: usize) -> Vec<eventsource_stream::Event> {
+    use eventsource_stream::Eventsource;
+    use futures::StreamExt;
+    let chunks = futures::stream::iter(
+        body.chunks(chunk.max(1))
+            .map(|c| Ok::<_, std::io::Error>(bytes::Bytes::copy_from_slice(c)))
+            .collect::<Vec<_>>(),
+    );
+    futures::executor::block_on(
+        chunks
+            .eventsource()
+            .filter_map(|e| async move { e.ok() })
+            .collect::<Vec<_>>(),
+    )
+}
+
+fn parse(body: &[u8], chunk: usize) -> Result<Response, LlmError> {
+    let mut parser = openai::Parser::default();
+    let mut events: Vec<Event> = Vec::new();
+    for ev in sse(body, chunk) {
+        events.extend(parser.feed(ev)?);
+        if parser.is_done() {
+            break;
+        }
+    }
+    events.extend(parser.finish()?);
+    let mut r = Response::default();
+    for e in events {
+        r.apply(e);
+    }
+    Ok(r)
+}
+
+/// Splits `s` at the given fractions, on character boundaries.
+fn split(s: &str, cuts: &[u16]) -> Vec<String> {
+    let bounds: Vec<usize> = s.char_indices().map(|(i, _)| i).chain([s.len()]).collect();
+    let mut at: Vec<usize> = cuts
+        .iter()
+        .map(|c| bounds[usize::from(*c) % bounds.len()])
+        .collect();
+    at.sort_unstable();
+    at.dedup();
+    let mut out = Vec::new();
+    let mut prev = 0;
+    for a in at.into_iter().chain([s.len()]) {
+        if a > prev {
+            out.push(s[prev..a].to_string());
+            prev = a;
+        }
+    }
+    out
+}
+
+fn data(v: serde_json::Value) -> String {
+    format!("data: {v}\n\n")
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn any_cut_and_any_deltas_give_the_same_answer(
+        text in "(?s).{0,80}",
+        path in "[^\u{0}]{0,40}",
+        text_cuts in prop::collection::vec(any::<u16>(), 0..6),
+        arg_cuts in prop::collection::vec(any::<u16>(), 0..6),
+        chunk in 1usize..64,
+        crlf in any::<bool>(),
+    ) {
+        let args = json!({"path": path}).to_string();
+        let mut body = String::new();
+        for piece in split(&text, &text_cuts) {
+            body.push_str(&data(json!({"choices": [{"index": 0, "delta": {"content": piece}}]})));
+        }
+        body.push_str(&data(json!({"choices": [{"index": 0, "delta": {"tool_calls": [
+            {"index": 0, "id": "call_1", "type": "function", "function": {"name": "read_file", "arguments": ""}}
+        ]}}]})));
+        for piece in split(&args, &arg_cuts) {
+            body.push_str(&data(json!({"choices": [{"index": 0, "delta": {"tool_calls": [
+                {"index": 0, "function": {"arguments": piece}}
+            ]}}]})));
+        }
+        body.push_str(&data(json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]})));
+        body.push_str("data: [DONE]\n\n");
+        // Servers may end lines with CRLF; SSE allows it.
+        let body = if crlf { body.replace('\n', "\r\n") } else { body };
+        let r = parse(body.as_bytes(), chunk).unwrap();
+        prop_assert_eq!(&r.text, &text);
+        prop_assert_eq!(r.tool_calls.len(), 1);
+        prop_assert_eq!(&r.tool_calls[0].name, "read_file");
+        prop_assert_eq!(&r.tool_calls[0].id, "call_1");
+        prop_assert_eq!(&r.tool_calls[0].arguments, &args);
+        prop_assert_eq!(r.finish, Some(FinishReason::ToolCalls));
+    }
+
+    #[test]
+    fn no_bytes_make_the_parser_panic(body in prop::collection::vec(any::<u8>(), 0..400), chunk in 1usize..32) {
+        // An error is a fine answer to garbage; a panic is not.
+        let _ = parse(&body, chunk);
+    }
+
+    #[test]
+    fn garbage_inside_a_valid_stream_is_an_error_or_ignored_never_a_panic(
+        junk in "(?s).{0,60}",
+        chunk in 1usize..32,
+    ) {
+        let body = format!(
+            "{}data: {junk}\n\n{}data: [DONE]\n\n",
+            data(json!({"choices": [{"index": 0, "delta": {"content": "a"}}]})),
+            data(json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})),
+        );
+        let _ = parse(body.as_bytes(), chunk);
+    }
+}
