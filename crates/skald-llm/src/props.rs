@@ -20,27 +20,10 @@ fn config() -> ProptestConfig {
     }
 }
 
-/// The SSE events in `body`, cut into `chunk`-byte pieces as a network might.
-fn sse(body: &[u8], chunk: usize) -> Vec<eventsource_stream::Event> {
-    use eventsource_stream::Eventsource;
-    use futures::StreamExt;
-    let chunks = futures::stream::iter(
-        body.chunks(chunk.max(1))
-            .map(|c| Ok::<_, std::io::Error>(bytes::Bytes::copy_from_slice(c)))
-            .collect::<Vec<_>>(),
-    );
-    futures::executor::block_on(
-        chunks
-            .eventsource()
-            .filter_map(|e| async move { e.ok() })
-            .collect::<Vec<_>>(),
-    )
-}
-
 fn parse(body: &[u8], chunk: usize) -> Result<Response, LlmError> {
     let mut parser = openai::Parser::default();
     let mut events: Vec<Event> = Vec::new();
-    for ev in sse(body, chunk) {
+    for ev in crate::types::tests::sse_chunked(body, chunk) {
         events.extend(parser.feed(ev)?);
         if parser.is_done() {
             break;

@@ -236,11 +236,16 @@ pub(crate) mod tests {
 
     /// Splits a recorded SSE body into events the way the wire parser sees them.
     pub fn sse(body: &str) -> Vec<eventsource_stream::Event> {
+        // Arbitrary cuts, as a network would make.
+        sse_chunked(body.as_bytes(), 7)
+    }
+
+    /// The SSE events in `body`, cut into `chunk`-byte pieces on the way.
+    pub fn sse_chunked(body: &[u8], chunk: usize) -> Vec<eventsource_stream::Event> {
         use eventsource_stream::Eventsource;
         use futures::StreamExt;
         let chunks = futures::stream::iter(
-            body.as_bytes()
-                .chunks(7) // arbitrary cuts, as a network would make
+            body.chunks(chunk.max(1))
                 .map(|c| Ok::<_, std::io::Error>(bytes::Bytes::copy_from_slice(c)))
                 .collect::<Vec<_>>(),
         );
