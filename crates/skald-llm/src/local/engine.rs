@@ -126,8 +126,10 @@ fn stamp(path: &Path) -> (u64, Option<SystemTime>) {
 }
 
 impl Runtime {
-    /// Queues `work` with the worker of the model at `path`, starting one (and loading the
-    /// model, which takes seconds: call it from a blocking thread) if there is none.
+    /// Queues `work` with the worker of the model at `path`, starting one if there is none
+    /// and waiting until it has loaded the model (seconds: call it from a blocking thread).
+    /// The lock is not held while a model loads, so calls to other models go on meanwhile;
+    /// calls to the one loading queue behind it.
     fn submit(&'static self, path: &Path, work: Work) -> Result<(), LlmError> {
         files::check_gguf(path).map_err(LlmError::Config)?;
         let now = stamp(path);
@@ -150,9 +152,7 @@ impl Runtime {
             .name("local-model".into())
             .spawn(move || self.work(id, owned, rx, ready_tx))
             .map_err(|e| local(format!("cannot start a thread for the model: {e}")))?;
-        ready
-            .recv()
-            .map_err(|_| local("the model's thread ended while loading it"))??;
+        // The receiver lives until the worker has answered whatever was queued.
         jobs.send(work)
             .map_err(|_| local("the model's thread ended"))?;
         // A replaced worker (the file changed) ends once its queue is done.
@@ -164,7 +164,18 @@ impl Runtime {
                 stamp: now,
             },
         );
-        Ok(())
+        drop(workers);
+        ready
+            .recv()
+            .map_err(|_| local("the model's thread ended while loading it"))?
+    }
+
+    /// Forgets worker `id` for `path`, if it is still the one there.
+    fn retire(&self, id: u64, path: &Path) {
+        let mut workers = lock(&self.workers);
+        if workers.get(path).is_some_and(|w| w.id == id) {
+            workers.remove(path);
+        }
     }
 
     /// A worker: loads the model, answers calls until idle, then unloads it.
@@ -180,11 +191,17 @@ impl Runtime {
             match LlamaModel::load_from_file(&self.backend, &path, &LlamaModelParams::default()) {
                 Ok(m) => m,
                 Err(e) => {
-                    let _ = ready.send(Err(local(format!(
+                    let err = local(format!(
                         "llama.cpp cannot load {}: the file is damaged or a model it does not \
                          support ({e})",
                         path.display()
-                    ))));
+                    ));
+                    self.retire(id, &path);
+                    // Calls that queued behind the load get its error too.
+                    while let Ok(w) = jobs.try_recv() {
+                        let _ = w.tx.blocking_send(Err(err.clone()));
+                    }
+                    let _ = ready.send(Err(err));
                     return;
                 }
             };
@@ -203,12 +220,8 @@ impl Runtime {
                     }
                 }
                 Err(sync_mpsc::RecvTimeoutError::Timeout) => {
-                    let mut workers = lock(&self.workers);
-                    if workers.get(&path).is_some_and(|w| w.id == id) {
-                        workers.remove(&path);
-                    }
+                    self.retire(id, &path);
                     // Calls sent before the removal are still answered.
-                    drop(workers);
                     while let Ok(w) = jobs.try_recv() {
                         if let Err(e) = w.job.run(self, &model, &mut cache, &w.tx) {
                             cache.forget();
