@@ -79,7 +79,12 @@ impl Store {
 
     fn from_connection(mut conn: Connection, path: Option<PathBuf>) -> Result<Store, StoreError> {
         configure(&conn)?;
-        migrations::migrate(&mut conn)?;
+        let lock = path.as_ref().map(|p| {
+            let mut name = p.as_os_str().to_owned();
+            name.push("-migration.lock");
+            PathBuf::from(name)
+        });
+        migrations::migrate(&mut conn, lock.as_deref())?;
         Ok(Store {
             conn: Mutex::new(conn),
             path,

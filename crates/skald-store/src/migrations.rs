@@ -4,6 +4,8 @@
 use crate::StoreError;
 use rusqlite::Connection;
 use rusqlite_migration::{M, Migrations, SchemaVersion};
+use std::path::Path;
+use std::time::{Duration, Instant};
 
 const STEPS: &[M<'static>] = &[
     M::up(include_str!("../migrations/0001_sessions_history.sql")),
@@ -37,7 +39,15 @@ pub(crate) fn current_version(conn: &Connection) -> Result<usize, StoreError> {
     }
 }
 
-pub(crate) fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
+pub(crate) fn migrate(conn: &mut Connection, lock: Option<&Path>) -> Result<(), StoreError> {
+    if current_version(conn)? == LATEST_VERSION {
+        return Ok(());
+    }
+    // Two processes opening a new or older database at once (the app, and `skald` in a
+    // terminal) would both read the old version and both apply the same migrations; the
+    // second then fails on "table already exists". A lock file beside the database lets
+    // one migrate while the other waits, then finds nothing left to do.
+    let _held = lock.map(hold_lock).transpose()?;
     let from = current_version(conn)?;
     if from == LATEST_VERSION {
         return Ok(());
@@ -49,11 +59,62 @@ pub(crate) fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
     Ok(())
 }
 
+/// How long an opening process waits for another one's migration.
+const MIGRATION_WAIT: Duration = Duration::from_secs(60);
+
+/// Takes the migration lock at `path`, waiting for its holder at most [`MIGRATION_WAIT`].
+/// The lock is released when the returned file is closed (also when the process dies).
+fn hold_lock(path: &Path) -> Result<std::fs::File, StoreError> {
+    let io = |source| StoreError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path)
+        .map_err(io)?;
+    let deadline = Instant::now() + MIGRATION_WAIT;
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Ok(file),
+            Err(std::fs::TryLockError::WouldBlock) if Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            Err(std::fs::TryLockError::WouldBlock) => {
+                return Err(StoreError::Migration(format!(
+                    "another process has been migrating the database for over {} s (it holds {})",
+                    MIGRATION_WAIT.as_secs(),
+                    path.display()
+                )));
+            }
+            Err(std::fs::TryLockError::Error(e)) => return Err(io(e)),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::{NewMessage, NewToolCall, Role, SessionKind, Store};
     use skald_api::ToolCallStatus;
+
+    /// The app and a terminal command starting together on a new data folder.
+    #[test]
+    fn processes_opening_a_new_database_at_once_all_succeed() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("skald.db");
+        let openers: Vec<_> = (0..8)
+            .map(|_| {
+                let db = db.clone();
+                std::thread::spawn(move || Store::open(&db).map(|s| s.schema_version().unwrap()))
+            })
+            .collect();
+        for o in openers {
+            assert_eq!(o.join().unwrap().unwrap(), LATEST_VERSION);
+        }
+    }
 
     #[test]
     fn migrations_are_valid() {

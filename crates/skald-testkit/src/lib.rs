@@ -2,10 +2,13 @@
 //! 127.0.0.1, answering each request with the next scripted reply. It records every
 //! request (headers and JSON body) so tests can check what the engine sent.
 //!
-//! A reply body containing `HOLD` is sent up to that marker and the connection is then
-//! held open for a minute: a model that stalls mid-answer. A body starting with
-//! `DELAY_MS=<n>\n` is answered after n milliseconds: a slow model. Test support only: it panics on
-//! malformed requests instead of answering them.
+//! Faults are scripted inside a reply's body. A body containing `HOLD` is sent up to that
+//! marker and the connection is then held open for a minute: a model that stalls
+//! mid-answer. `RESET` sends up to the marker and resets the connection (RST). Directive
+//! lines at the start of a body: `DELAY_MS=<n>` answers after n milliseconds (a slow
+//! model), `DRIP_MS=<n>` sends one SSE event (or NDJSON line) every n milliseconds (a model
+//! producing tokens), `RETRY_AFTER=<s>` adds that header (a rate limit). Test support only:
+//! it panics on malformed requests instead of answering them.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test support may panic
 
@@ -174,30 +177,62 @@ fn read_request(stream: &TcpStream) -> Option<(String, Value)> {
 }
 
 fn respond(mut stream: TcpStream, (status, ctype, body): Reply) {
-    let body = match body
-        .strip_prefix("DELAY_MS=")
-        .and_then(|r| r.split_once('\n'))
-    {
-        Some((ms, rest)) => {
-            std::thread::sleep(std::time::Duration::from_millis(ms.parse().unwrap_or(0)));
-            rest.to_string()
+    // Directive lines at the start of a body shape how it is sent (see the module docs).
+    let (mut delay, mut drip, mut extra) = (0u64, 0u64, String::new());
+    let mut body = body.as_str();
+    while let Some((line, rest)) = body.split_once('\n') {
+        if let Some(ms) = line.strip_prefix("DELAY_MS=") {
+            delay = ms.parse().unwrap();
+        } else if let Some(ms) = line.strip_prefix("DRIP_MS=") {
+            drip = ms.parse().unwrap();
+        } else if let Some(secs) = line.strip_prefix("RETRY_AFTER=") {
+            extra.push_str(&format!("retry-after: {secs}\r\n"));
+        } else {
+            break;
         }
-        None => body,
-    };
-    let reply = format!(
-        "HTTP/1.1 {status} Scripted\r\ncontent-type: {ctype}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body = rest;
+    }
+    std::thread::sleep(std::time::Duration::from_millis(delay));
+    let head = format!(
+        "HTTP/1.1 {status} Scripted\r\ncontent-type: {ctype}\r\ncontent-length: {}\r\n{extra}connection: close\r\n\r\n",
         body.len()
     );
-    match reply.split_once("HOLD") {
-        Some((sent, _)) => {
-            let _ = stream.write_all(sent.as_bytes());
-            let _ = stream.flush();
-            std::thread::sleep(std::time::Duration::from_secs(60));
-        }
-        None => {
-            let _ = stream.write_all(reply.as_bytes());
+    if stream.write_all(head.as_bytes()).is_err() {
+        return;
+    }
+    let (sent, end) = match (body.split_once("HOLD"), body.split_once("RESET")) {
+        (Some((sent, _)), _) => (sent, End::Hold),
+        (None, Some((sent, _))) => (sent, End::Reset),
+        (None, None) => (body, End::Close),
+    };
+    if drip == 0 {
+        let _ = stream.write_all(sent.as_bytes());
+    } else {
+        // One SSE event (or NDJSON line) at a time, like a model producing tokens.
+        for piece in sent.split_inclusive('\n') {
+            if stream.write_all(piece.as_bytes()).is_err() || stream.flush().is_err() {
+                return;
+            }
+            if piece == "\n" || !sent.contains("\n\n") {
+                std::thread::sleep(std::time::Duration::from_millis(drip));
+            }
         }
     }
+    let _ = stream.flush();
+    match end {
+        End::Hold => std::thread::sleep(std::time::Duration::from_secs(60)),
+        // A zero linger makes the close an RST: the connection is reset, not ended.
+        End::Reset => {
+            let _ = socket2::SockRef::from(&stream).set_linger(Some(std::time::Duration::ZERO));
+        }
+        End::Close => {}
+    }
+}
+
+enum End {
+    Close,
+    Hold,
+    Reset,
 }
 
 /// OpenAI chunks as an SSE body ending with `[DONE]`.
@@ -240,6 +275,11 @@ pub fn tool_calls(calls: &[(&str, &str, &str)]) -> Reply {
             json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}),
         ]),
     )
+}
+
+/// `reply` sent one event every `ms` milliseconds.
+pub fn dripped(ms: u64, reply: Reply) -> Reply {
+    (reply.0, reply.1, format!("DRIP_MS={ms}\n{}", reply.2))
 }
 
 /// `reply` answered only after `ms` milliseconds.

@@ -122,6 +122,51 @@ fn write_target(path: &Path) -> PathBuf {
     }
 }
 
+/// Temporary files of writes are named `.skald-write-<pid>-<random>`: the writer's pid lets
+/// a later write in the same folder remove what a killed Skald left behind.
+const TMP_PREFIX: &str = ".skald-write-";
+
+/// Removes the temporary files that writes by processes no longer running left in `dir`
+/// (a kill between creating and renaming one). Best effort: a folder that cannot be
+/// listed simply keeps them.
+fn remove_leftovers(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix(TMP_PREFIX))
+            .and_then(|rest| rest.split_once('-'))
+            .and_then(|(pid, _)| pid.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if pid != std::process::id() && !process_alive(pid) {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
+#[cfg(unix)]
+fn process_alive(pid: u32) -> bool {
+    let Ok(pid) = i32::try_from(pid) else {
+        return true;
+    };
+    // Signal 0 checks existence; EPERM means it exists but belongs to someone else.
+    !matches!(
+        nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None),
+        Err(nix::errno::Errno::ESRCH)
+    )
+}
+
+/// Without a cheap liveness check, nothing is assumed dead.
+#[cfg(not(unix))]
+fn process_alive(_pid: u32) -> bool {
+    true
+}
+
 /// Writes `contents` to `path` atomically: a temporary file in the same directory is
 /// written, flushed to disk and renamed over the target. An existing file keeps its
 /// permissions. Parent directories are created. Returns whether the file existed.
@@ -142,8 +187,10 @@ pub fn write_atomic(path: &Path, contents: &[u8]) -> Result<bool, ToolError> {
         _ => PathBuf::from("."),
     };
     std::fs::create_dir_all(&dir).map_err(|e| io_error("create directory", &dir, &e))?;
+    remove_leftovers(&dir);
+    let prefix = format!("{TMP_PREFIX}{}-", std::process::id());
     let mut builder = tempfile::Builder::new();
-    builder.prefix(".skald-write-");
+    builder.prefix(&prefix);
     // tempfile creates 0600 files; a new file should get the usual 0666 less the umask,
     // like any editor's. An existing file's mode is copied below instead.
     #[cfg(unix)]
@@ -170,6 +217,27 @@ pub fn write_atomic(path: &Path, contents: &[u8]) -> Result<bool, ToolError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(unix)]
+    #[test]
+    fn a_write_removes_what_a_killed_writer_left_but_not_a_live_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        // A pid that cannot be running: above the kernel's limit.
+        let dead = dir.path().join(".skald-write-4194999-abc123");
+        let live = dir.path().join(format!(
+            ".skald-write-{}-xyz789",
+            std::os::unix::process::parent_id()
+        ));
+        let other = dir.path().join(".skald-write-notes.txt");
+        for p in [&dead, &live, &other] {
+            std::fs::write(p, "partial").unwrap();
+        }
+        write_atomic(&dir.path().join("a.txt"), b"whole").unwrap();
+        assert!(!dead.exists(), "a dead writer's leftover is removed");
+        assert!(live.exists(), "a running writer's file is kept");
+        assert!(other.exists(), "a file that only looks similar is kept");
+        assert_eq!(std::fs::read(dir.path().join("a.txt")).unwrap(), b"whole");
+    }
 
     #[test]
     fn binary_detection() {

@@ -1,0 +1,563 @@
+//! The crash suite: `skald exec` turns against a scripted model, killed with SIGKILL at
+//! chosen points — while the model streams, while a file is written, while a call waits for
+//! approval, while a command runs, while a sub-agent works — 50 times (`SKALD_CRASH_KILLS`),
+//! at random offsets from those points (`SKALD_CRASH_SEED`). After every kill:
+//! - the database passes `PRAGMA integrity_check`;
+//! - every piece of answer text the run showed, every user message it echoed and every
+//!   result it reported is in the store;
+//! - the file the agent writes is absent or exactly one of the versions it wrote, never a
+//!   mix or a prefix;
+//! - when the chat goes on, every call the kill left unfinished has been re-run or marked
+//!   interrupted before the new turn starts.
+//!
+//! At the end every chat is continued once more without a kill: nothing is left running,
+//! pending or streaming, and no temporary file of an interrupted write is left behind.
+
+#![cfg(unix)]
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers may panic
+
+mod common;
+
+use common::{skald, spawn_json};
+use nix::sys::signal::{Signal, kill};
+use nix::unistd::Pid;
+use serde_json::{Value, json};
+use skald_store::{MessageStatus, Store};
+use skald_testkit::{Reply, ScriptedServer, dripped, sse, tool_call};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+use std::process::Child;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+/// The researcher's system prompt contains this; its requests are routed by it.
+const RESEARCHER: &str = "meticulous researcher";
+/// How many bytes each version of the written file has.
+const DOC_BYTES: usize = 200_000;
+/// The scripted command creates this file when it starts and removes it when it ends.
+const RUNNING: &str = "command.running";
+
+/// A small deterministic generator, so a failing run can be repeated from its seed.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        // xorshift64*
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+/// The file's k-th version: one line repeated, so a prefix or a mix is never a version.
+fn version(k: usize) -> String {
+    let line = format!("version {k:04} of the document\n");
+    line.repeat(DOC_BYTES / line.len() + 1)
+}
+
+/// A text answer sent one word every 15 ms; every word is unique to this answer, so each
+/// piece the run showed can be looked for in the store.
+fn slow_answer(tag: &str, words: usize) -> Reply {
+    let chunks: Vec<Value> = (0..words)
+        .map(|j| json!({"choices": [{"index": 0, "delta": {"content": format!("{tag}w{j} ")}}]}))
+        .chain([json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})])
+        .collect();
+    dripped(15, (200, "text/event-stream", sse(&chunks)))
+}
+
+/// The chat's model: a write, a command (which waits for approval), a delegation to the
+/// researcher, a streamed answer — over and over. Kills put the script out of step with
+/// the turns, which is the point: any reply may meet any state.
+fn chat_replies(n: usize) -> Vec<Reply> {
+    (0..n)
+        .map(|k| match k % 4 {
+            0 => tool_call(
+                &format!("w{k}"),
+                "write_file",
+                &json!({"path": "doc.txt", "content": version(k)}).to_string(),
+            ),
+            1 => tool_call(
+                &format!("x{k}"),
+                "execute_cmd",
+                &json!({"command": format!("touch {RUNNING}; sleep 0.4; echo {k} >> log.txt; rm {RUNNING}")})
+                    .to_string(),
+            ),
+            2 => tool_call(
+                &format!("t{k}"),
+                "execute_task",
+                &json!({"mode": "sync", "title": "Check the document", "agent_id": "researcher",
+                        "prompt": "What does doc.txt say?"})
+                .to_string(),
+            ),
+            _ => slow_answer(&format!("a{k}"), 40),
+        })
+        .collect()
+}
+
+/// The researcher reads the file, then answers slowly.
+fn researcher_replies(n: usize) -> Vec<Reply> {
+    (0..n)
+        .map(|k| match k % 2 {
+            0 => tool_call(
+                &format!("r{k}"),
+                "read_file",
+                r#"{"path": "doc.txt", "max_lines": 2}"#,
+            ),
+            _ => slow_answer(&format!("s{k}"), 20),
+        })
+        .collect()
+}
+
+/// Where a run is killed: after the first event `at` accepts, plus a random delay of up to
+/// `jitter_ms`.
+struct KillPoint {
+    name: &'static str,
+    at: fn(&Value) -> bool,
+    /// Then also wait until this file appears in the folder (a command's own marker).
+    then_file: Option<&'static str>,
+    jitter_ms: u64,
+}
+
+const KILL_POINTS: &[KillPoint] = &[
+    KillPoint {
+        name: "model stream",
+        at: |e| e["type"] == "token_delta",
+        then_file: None,
+        jitter_ms: 300,
+    },
+    KillPoint {
+        name: "file write",
+        at: |e| e["type"] == "tool_start" && e["name"] == "write_file",
+        then_file: None,
+        jitter_ms: 40,
+    },
+    KillPoint {
+        name: "approval wait",
+        at: |e| e["type"] == "approval_required",
+        then_file: None,
+        jitter_ms: 200,
+    },
+    KillPoint {
+        name: "running command",
+        at: |e| e["type"] == "approval_required",
+        then_file: Some(RUNNING),
+        jitter_ms: 350,
+    },
+    KillPoint {
+        name: "sub-agent",
+        at: |e| e["type"] == "agent_start",
+        then_file: None,
+        jitter_ms: 500,
+    },
+];
+
+/// Answers every pending approval in the Inbox through `skald inbox`, each after a random
+/// delay, until stopped — a person clicking Approve, sometimes while nobody waits.
+fn approver(data: &Path, seed: u64, stop: Arc<AtomicBool>) -> std::thread::JoinHandle<()> {
+    let data = data.to_path_buf();
+    std::thread::spawn(move || {
+        let mut rng = Rng(seed);
+        while !stop.load(Ordering::Relaxed) {
+            let out = skald(&data, None)
+                .args(["inbox", "list", "--json"])
+                .output()
+                .unwrap();
+            let items: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap_or_default();
+            for item in items {
+                if item["kind"] != "approval" {
+                    continue;
+                }
+                std::thread::sleep(Duration::from_millis(rng.below(400)));
+                let id = item["id"].as_i64().unwrap().to_string();
+                // It may have been answered meanwhile, or its turn killed: both are fine.
+                let _ = skald(&data, None)
+                    .args(["inbox", "answer", &id, "approve"])
+                    .output();
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    })
+}
+
+/// One `skald exec --json` run in `work`, continuing `session` if given.
+fn start(
+    server: &ScriptedServer,
+    data: &Path,
+    work: &Path,
+    session: Option<i64>,
+    prompt: &str,
+) -> (Child, Receiver<Value>) {
+    let mut cmd = skald(data, Some(server));
+    cmd.args(["exec", "--json", "--approve", "inbox", "--cwd"])
+        .arg(work);
+    match session {
+        Some(id) => {
+            cmd.args(["--session", &id.to_string()]);
+        }
+        None => {
+            // Writes in the folder without asking; commands still wait for approval.
+            cmd.arg("--allow-write").arg(work);
+        }
+    }
+    cmd.arg(prompt);
+    spawn_json(cmd)
+}
+
+/// Everything one run showed before it ended or was killed.
+#[derive(Default)]
+struct Shown {
+    /// The chat continued, if the run continued one.
+    continued: Option<i64>,
+    events: Vec<Value>,
+}
+
+impl Shown {
+    /// The run's chat: the one continued, or the new one its events name. (A continued
+    /// chat's resumed calls are reported before its turn's first event names it.)
+    fn session(&self) -> Option<i64> {
+        self.continued.or_else(|| {
+            self.events
+                .iter()
+                .find_map(|e| e.get("session_id").and_then(Value::as_i64))
+        })
+    }
+    fn started_turn(&self, prompt: &str) -> bool {
+        self.events
+            .iter()
+            .any(|e| e["type"] == "user_message" && e["text"] == prompt)
+    }
+    fn finished(&self) -> bool {
+        self.events.iter().any(|e| e["type"] == "done")
+    }
+}
+
+/// Reads events until `point` is reached (then waits its jitter) or the run ends.
+fn run_until(
+    rx: &Receiver<Value>,
+    work: &Path,
+    shown: &mut Shown,
+    point: &KillPoint,
+    rng: &mut Rng,
+) -> bool {
+    // Armed once the event is seen; fires when the marker file (if any) is there too.
+    let mut armed = false;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        if armed && point.then_file.is_none_or(|f| work.join(f).exists()) {
+            let until = Instant::now() + Duration::from_millis(rng.below(point.jitter_ms + 1));
+            // Keep collecting what is shown until the moment of the kill.
+            while let Some(left) = until.checked_duration_since(Instant::now()) {
+                match rx.recv_timeout(left) {
+                    Ok(ev) => shown.events.push(ev),
+                    Err(_) => break,
+                }
+            }
+            return !shown.finished();
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the run stalled; saw {:?}",
+            shown.events
+        );
+        match rx.recv_timeout(Duration::from_millis(20)) {
+            Ok(ev) => {
+                armed |= (point.at)(&ev);
+                let done = ev["type"] == "done";
+                shown.events.push(ev);
+                if done {
+                    return false;
+                }
+            }
+            Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => return false,
+        }
+    }
+}
+
+/// Kills `child` and collects what it had already written to its stdout.
+fn kill_9(mut child: Child, rx: &Receiver<Value>, shown: &mut Shown) {
+    kill(Pid::from_raw(child.id() as i32), Signal::SIGKILL).unwrap();
+    child.wait().unwrap();
+    // Lines the run wrote before it died are still in the pipe: they were shown.
+    while let Ok(ev) = rx.recv_timeout(Duration::from_millis(200)) {
+        shown.events.push(ev);
+    }
+}
+
+/// Every message of every chat, by session.
+fn all_messages(store: &Store) -> BTreeMap<i64, Vec<skald_store::Message>> {
+    store
+        .list_sessions()
+        .unwrap()
+        .into_iter()
+        .map(|s| (s.id, store.list_messages(s.id).unwrap()))
+        .collect()
+}
+
+/// The unfinished calls of every chat: (session, call id).
+fn unfinished_calls(store: &Store) -> BTreeSet<(i64, String)> {
+    let mut out = BTreeSet::new();
+    for s in store.list_sessions().unwrap() {
+        for c in store.list_tool_calls(s.id).unwrap() {
+            if c.status.is_unfinished() {
+                out.insert((s.id, c.tool_call_id));
+            }
+        }
+    }
+    out
+}
+
+/// The checks that hold after every kill.
+fn check_after_kill(data: &Path, work: &Path, shown: &Shown, what: &str) {
+    let store = Store::open(data.join("skald.db")).unwrap();
+    store
+        .integrity_check()
+        .unwrap_or_else(|e| panic!("{what}: integrity check failed: {e}"));
+    let messages = all_messages(&store);
+    let stored_text: String = messages
+        .values()
+        .flatten()
+        .map(|m| m.content.as_str())
+        .collect::<Vec<_>>()
+        .join("\n");
+    for ev in &shown.events {
+        match ev["type"].as_str() {
+            Some("token_delta") => {
+                let piece = ev["text"].as_str().unwrap();
+                assert!(
+                    stored_text.contains(piece),
+                    "{what}: the shown text {piece:?} is not in the store"
+                );
+            }
+            Some("user_message") => {
+                let (sid, mid) = (
+                    ev["session_id"].as_i64().unwrap(),
+                    ev["message_id"].as_i64().unwrap(),
+                );
+                assert!(
+                    messages[&sid]
+                        .iter()
+                        .any(|m| m.id == mid && m.content == ev["text"]),
+                    "{what}: the user's message {ev} is not in the store"
+                );
+            }
+            Some("tool_done") | Some("tool_error") => {
+                let id = ev["tool_call_id"].as_str().unwrap();
+                let sid = shown.session().unwrap();
+                let call = store
+                    .list_tool_calls(sid)
+                    .unwrap()
+                    .into_iter()
+                    .find(|c| c.tool_call_id == id)
+                    .unwrap_or_else(|| panic!("{what}: the reported call {id} is not stored"));
+                assert!(
+                    !call.status.is_unfinished(),
+                    "{what}: {id} was reported finished but is stored as {:?}",
+                    call.status
+                );
+            }
+            _ => {}
+        }
+    }
+    check_files(work, what);
+}
+
+/// The written file is whole: absent, or exactly one version.
+fn check_files(work: &Path, what: &str) {
+    match std::fs::read_to_string(work.join("doc.txt")) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => panic!("{what}: doc.txt unreadable: {e}"),
+        Ok(text) => {
+            let k: usize = text
+                .strip_prefix("version ")
+                .and_then(|r| r.get(..4))
+                .and_then(|n| n.parse().ok())
+                .unwrap_or_else(|| {
+                    panic!(
+                        "{what}: doc.txt is not a version: {:?}",
+                        &text[..text.len().min(60)]
+                    )
+                });
+            assert!(
+                text == version(k),
+                "{what}: doc.txt is a partial or mixed version {k}"
+            );
+        }
+    }
+}
+
+#[test]
+fn fifty_kills_lose_nothing_and_leave_no_half_written_file() {
+    let kills: usize = std::env::var("SKALD_CRASH_KILLS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(50);
+    let seed: u64 = std::env::var("SKALD_CRASH_SEED")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0x5EED_C0FFEE);
+    eprintln!("crash suite: {kills} kills, seed {seed} (SKALD_CRASH_SEED repeats this run)");
+    let mut rng = Rng(seed | 1);
+    let server = ScriptedServer::routed(vec![
+        (RESEARCHER, researcher_replies(40 * kills + 100)),
+        ("", chat_replies(40 * kills + 100)),
+    ]);
+    let (data, work) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    // Histories carry every version written; no summarising should take model replies.
+    std::fs::write(
+        data.path().join("config.toml"),
+        "[models]\ncontext_window = 100000000\n",
+    )
+    .unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let approving = approver(data.path(), seed ^ 0xA5A5, stop.clone());
+
+    let mut done = 0;
+    let mut by_point: BTreeMap<&str, usize> = BTreeMap::new();
+    // The chat killed last, how often it was continued, and what the kill left unfinished.
+    let mut chat: Option<(i64, usize)> = None;
+    let mut left_unfinished: BTreeSet<(i64, String)> = BTreeSet::new();
+    let mut ever_unfinished: BTreeSet<(i64, String)> = BTreeSet::new();
+    let mut runs = 0;
+    while done < kills {
+        runs += 1;
+        assert!(runs < kills * 4, "too few runs reached a kill point");
+        let point = &KILL_POINTS[runs % KILL_POINTS.len()];
+        // A chat is continued up to three times, then a new one starts, so histories stay
+        // well below the size where older turns would be summarised.
+        let session = chat.filter(|(_, n)| *n < 3).map(|(id, _)| id);
+        let prompt = format!("turn {runs}");
+        // A command the last kill cut short left its marker behind.
+        let _ = std::fs::remove_file(work.path().join(RUNNING));
+        let (child, rx) = start(&server, data.path(), work.path(), session, &prompt);
+        let mut shown = Shown {
+            continued: session,
+            ..Shown::default()
+        };
+        let hit = run_until(&rx, work.path(), &mut shown, point, &mut rng);
+        let what = format!("run {runs} ({})", if hit { point.name } else { "finished" });
+        if hit {
+            kill_9(child, &rx, &mut shown);
+        } else {
+            let out = child.wait_with_output().unwrap();
+            assert!(
+                shown.finished(),
+                "{what}: the run ended without `done`: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        // Resuming happens before the new turn starts: once the prompt was echoed, what the
+        // last kill left unfinished is done, failed or marked interrupted.
+        if session.is_some() && shown.started_turn(&prompt) {
+            let store = Store::open(data.path().join("skald.db")).unwrap();
+            let still = unfinished_calls(&store);
+            for c in &left_unfinished {
+                assert!(
+                    !still.contains(c),
+                    "{what}: {c:?} was neither resumed nor marked interrupted"
+                );
+            }
+        }
+        check_after_kill(data.path(), work.path(), &shown, &what);
+        let store = Store::open(data.path().join("skald.db")).unwrap();
+        left_unfinished = unfinished_calls(&store)
+            .into_iter()
+            .filter(|(sid, _)| Some(*sid) == shown.session())
+            .collect();
+        ever_unfinished.extend(left_unfinished.iter().cloned());
+        if hit {
+            done += 1;
+            *by_point.entry(point.name).or_default() += 1;
+        }
+        chat = match (shown.session(), session) {
+            (Some(id), Some(prev)) if id == prev => chat.map(|(id, n)| (id, n + 1)),
+            (Some(id), _) => Some((id, 1)),
+            (None, _) => chat,
+        };
+    }
+    eprintln!("crash suite: {done} kills in {runs} runs: {by_point:?}");
+    for p in KILL_POINTS {
+        assert!(
+            by_point.get(p.name).copied().unwrap_or(0) > 0,
+            "no kill landed at {}: {by_point:?}",
+            p.name
+        );
+    }
+
+    // Every chat goes on once more, to the end.
+    let store = Store::open(data.path().join("skald.db")).unwrap();
+    let sessions: Vec<i64> = store
+        .list_sessions()
+        .unwrap()
+        .iter()
+        .map(|s| s.id)
+        .collect();
+    drop(store);
+    for sid in sessions {
+        let (child, rx) = start(&server, data.path(), work.path(), Some(sid), "finish up");
+        let mut shown = Shown {
+            continued: Some(sid),
+            ..Shown::default()
+        };
+        let never = KillPoint {
+            name: "never",
+            at: |_| false,
+            then_file: None,
+            jitter_ms: 0,
+        };
+        assert!(!run_until(&rx, work.path(), &mut shown, &never, &mut rng));
+        let out = child.wait_with_output().unwrap();
+        assert!(
+            shown.finished(),
+            "chat {sid} could not go on: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        check_after_kill(
+            data.path(),
+            work.path(),
+            &shown,
+            &format!("final run of chat {sid}"),
+        );
+    }
+    stop.store(true, Ordering::Relaxed);
+    approving.join().unwrap();
+
+    let store = Store::open(data.path().join("skald.db")).unwrap();
+    store.integrity_check().unwrap();
+    assert_eq!(
+        unfinished_calls(&store),
+        BTreeSet::new(),
+        "calls left unfinished"
+    );
+    for (sid, msgs) in all_messages(&store) {
+        for m in msgs {
+            assert_ne!(
+                m.status,
+                MessageStatus::Streaming,
+                "chat {sid}: message {} still streaming",
+                m.id
+            );
+        }
+    }
+    assert!(
+        !ever_unfinished.is_empty(),
+        "no kill left a call unfinished: the suite tested nothing"
+    );
+    let leftovers: Vec<_> = std::fs::read_dir(work.path())
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(".skald-write-"))
+        .collect();
+    assert!(
+        leftovers.is_empty(),
+        "temporary files of interrupted writes: {leftovers:?}"
+    );
+    check_files(work.path(), "at the end");
+}
