@@ -35,6 +35,29 @@ pub struct CustomProvider {
     pub api_key_env: Option<String>,
 }
 
+/// Seconds to wait for a model's response headers (a cold model may take a while to load).
+pub const TIMEOUT_ENV: &str = "SKALD_MODEL_TIMEOUT_SECS";
+/// Seconds a streaming answer may go without its next chunk.
+pub const IDLE_ENV: &str = "SKALD_MODEL_IDLE_SECS";
+
+/// The defaults, with `SKALD_MODEL_TIMEOUT_SECS` and `SKALD_MODEL_IDLE_SECS` applied.
+fn timeouts(get: impl Fn(&str) -> Option<String>) -> Result<Timeouts, LlmError> {
+    let mut t = Timeouts::default();
+    for (var, slot) in [(TIMEOUT_ENV, &mut t.first_byte), (IDLE_ENV, &mut t.idle)] {
+        if let Some(v) = get(var) {
+            match v.trim().parse::<u64>() {
+                Ok(secs @ 1..=3600) => *slot = std::time::Duration::from_secs(secs),
+                _ => {
+                    return Err(LlmError::Config(format!(
+                        "{var} must be a whole number of seconds from 1 to 3600, not `{v}`"
+                    )));
+                }
+            }
+        }
+    }
+    Ok(t)
+}
+
 const NO_MODEL: &str = "no model chosen: set SKALD_MODEL (e.g. openai/gpt-4.1-mini, \
      anthropic/claude-sonnet-4-5, ollama/llama3.2), pass --model, set models.default in \
      config.toml, or get a local model (`skald models pull smollm2-135m`)";
@@ -78,7 +101,7 @@ pub fn resolve(
             return Err(LlmError::Config(format!("`{spec}` names no model")));
         }
         let key = c.api_key_env.as_deref().and_then(&get);
-        let provider = Provider::new(&c.name, c.kind, &c.base_url, key, Timeouts::default())?;
+        let provider = Provider::new(&c.name, c.kind, &c.base_url, key, timeouts(get)?)?;
         return Ok(ModelChoice {
             provider,
             model: name.to_string(),
@@ -139,7 +162,7 @@ pub fn resolve(
             (dir.unwrap_or_default(), None)
         }
     };
-    let provider = Provider::new(kind.label(), kind, url, key, Timeouts::default())?;
+    let provider = Provider::new(kind.label(), kind, url, key, timeouts(get)?)?;
     Ok(ModelChoice {
         provider,
         model: name,
@@ -149,6 +172,41 @@ pub fn resolve(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn timeouts_come_from_the_environment_and_bad_values_are_named() {
+        let vars = |pairs: &'static [(&'static str, &'static str)]| {
+            move |k: &str| {
+                pairs
+                    .iter()
+                    .find(|(n, _)| *n == k)
+                    .map(|(_, v)| v.to_string())
+            }
+        };
+        let c = resolve(
+            "openai/m",
+            &[],
+            vars(&[
+                ("OPENAI_API_KEY", "k"),
+                (TIMEOUT_ENV, "7"),
+                (IDLE_ENV, " 9 "),
+            ]),
+        )
+        .unwrap();
+        assert_eq!(
+            c.provider.timeouts.first_byte,
+            std::time::Duration::from_secs(7)
+        );
+        assert_eq!(c.provider.timeouts.idle, std::time::Duration::from_secs(9));
+        for bad in ["0", "-1", "soon", "3601"] {
+            let pairs: &'static [(&'static str, &'static str)] =
+                Box::leak(vec![("OPENAI_API_KEY", "k"), (TIMEOUT_ENV, bad)].into_boxed_slice());
+            let err = resolve("openai/m", &[], vars(pairs))
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains(TIMEOUT_ENV) && err.contains(bad), "{err}");
+        }
+    }
     use std::collections::HashMap;
 
     fn env(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {

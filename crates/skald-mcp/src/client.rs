@@ -277,11 +277,13 @@ pub(crate) async fn call(
                 parts = vec![structured.to_string()];
             }
             Ok(CallOutput {
-                text: parts
-                    .into_iter()
-                    .filter(|p| !p.is_empty())
-                    .collect::<Vec<_>>()
-                    .join("\n"),
+                text: capped(
+                    parts
+                        .into_iter()
+                        .filter(|p| !p.is_empty())
+                        .collect::<Vec<_>>()
+                        .join("\n"),
+                ),
                 is_error: r.is_error.unwrap_or(false),
             })
         }
@@ -293,6 +295,26 @@ pub(crate) async fn call(
             "the server answered tools/call with something else than a tool result".into(),
         )),
     }
+}
+
+/// Most bytes of one tool result the model reads (as for `execute_cmd`): a server may
+/// answer with anything, and the history goes to the model with every round.
+pub const RESULT_CAP: usize = 100 * 1024;
+
+/// `text` cut to [`RESULT_CAP`] on a character boundary, saying how much was left out.
+fn capped(text: String) -> String {
+    if text.len() <= RESULT_CAP {
+        return text;
+    }
+    let mut end = RESULT_CAP;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!(
+        "{}\n[Skald kept the first {end} bytes of this {}-byte result; the rest was cut]",
+        &text[..end],
+        text.len()
+    )
 }
 
 /// What the model reads of one content block: text as is, everything else described.
@@ -327,5 +349,23 @@ fn service_error(e: ServiceError) -> McpError {
         ServiceError::TransportClosed => McpError::Closed,
         ServiceError::Cancelled { .. } => McpError::Cancelled,
         other => McpError::Protocol(other.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_results_are_cut_on_a_character_boundary_with_a_note() {
+        assert_eq!(capped("short".into()), "short");
+        let long = "é".repeat(RESULT_CAP); // two bytes each
+        let out = capped(long.clone());
+        let (kept, note) = out.rsplit_once('\n').unwrap();
+        assert!(long.starts_with(kept) && kept.len() <= RESULT_CAP);
+        assert!(
+            note.contains(&format!("{}-byte result", long.len())),
+            "{note}"
+        );
     }
 }

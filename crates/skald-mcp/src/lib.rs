@@ -331,7 +331,31 @@ impl McpManager {
             .get(server)
             .cloned()
             .ok_or_else(|| McpError::Unknown(server.to_string()))?;
-        let connected = lock(&srv.client).clone();
+        let usable = |srv: &Server| {
+            lock(&srv.client)
+                .clone()
+                .filter(|c| !c.is_transport_closed())
+        };
+        let mut connected = usable(&srv);
+        if connected.is_none() {
+            // A server that crashed is being started again: the call waits for it (as long
+            // as a connection may take) instead of failing while it comes back.
+            let mut rx = srv.status.subscribe();
+            let wait = async {
+                // Still "ready" means the crash is not noticed yet: wait past that first.
+                if matches!(*rx.borrow_and_update(), Status::Ready { .. }) {
+                    let _ = rx.changed().await;
+                }
+                let _ = rx
+                    .wait_for(|s| matches!(s, Status::Ready { .. } | Status::Disabled))
+                    .await;
+            };
+            tokio::select! {
+                _ = cancel.cancelled() => return Err(McpError::Cancelled),
+                _ = tokio::time::timeout(srv.spec.connect_timeout, wait) => {}
+            }
+            connected = usable(&srv);
+        }
         let Some(c) = connected else {
             return Err(McpError::NotReady {
                 server: server.to_string(),
