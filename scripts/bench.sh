@@ -2,7 +2,7 @@
 # Runs the benchmarks that compare Skald's tools with their reference programs (ripgrep,
 # universal-ctags, a bare shell spawn, latexmk, a static page in Chromium, WebKitGTK's
 # MiniBrowser) and writes the ratios to docs/performance.md.
-#   bash scripts/bench.sh [--only grep|outline|shell|engine|latex|local|ui|desktop]
+#   bash scripts/bench.sh [--only grep|outline|shell|engine|latex|local|ui|desktop|load]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh --test
@@ -14,4 +14,13 @@ done
 npm --prefix ui run --silent build
 cargo build --release --locked -p skald-cli -p skald-bench -p skald-desktop
 target="${CARGO_TARGET_DIR:-target}/release"
-"$target/skald-bench" --skald "$target/skald" --out docs/performance.md "$@"
+# The load test drives real processes (skald serve, skald cron run, skald exec), so it is a
+# test of skald-cli; its release run reports the figures the benchmark files.
+load=()
+if [[ "$*" != *--only* || "$*" == *"--only load"* ]]; then
+  report=$(mktemp)
+  SKALD_LOAD_REPORT="$report" cargo test --release --locked -p skald-cli --test serve \
+    twenty_chats_a_cron_job_and_a_background_task_run_at_once -- --nocapture
+  load=(--load-report "$report")
+fi
+"$target/skald-bench" --skald "$target/skald" --out docs/performance.md "${load[@]}" "$@"

@@ -24,21 +24,26 @@ struct Args {
     skald: PathBuf,
     out: PathBuf,
     only: Option<String>,
+    /// The load test's report (`SKALD_LOAD_REPORT` of skald-cli's serve test), to file as
+    /// the `load` section: the test drives real processes, so it runs as a test.
+    load_report: Option<PathBuf>,
 }
 
 fn parse_args() -> Result<Args> {
     let mut skald = None;
     let mut out = PathBuf::from("docs/performance.md");
     let mut only = None;
+    let mut load_report = None;
     let mut it = std::env::args().skip(1);
     while let Some(arg) = it.next() {
         match arg.as_str() {
             "--skald" => skald = it.next().map(PathBuf::from),
             "--out" => out = it.next().map(PathBuf::from).context("--out needs a path")?,
             "--only" => only = it.next(),
+            "--load-report" => load_report = it.next().map(PathBuf::from),
             "-h" | "--help" => {
                 println!(
-                    "usage: skald-bench --skald PATH/TO/release/skald [--out docs/performance.md] [--only grep|outline|shell|engine|latex|local|ui|desktop]"
+                    "usage: skald-bench --skald PATH/TO/release/skald [--out docs/performance.md] [--only grep|outline|shell|engine|latex|local|ui|desktop|load] [--load-report FILE]"
                 );
                 std::process::exit(0);
             }
@@ -46,7 +51,12 @@ fn parse_args() -> Result<Args> {
         }
     }
     let skald = skald.context("--skald PATH is required (a release build of skald)")?;
-    Ok(Args { skald, out, only })
+    Ok(Args {
+        skald,
+        out,
+        only,
+        load_report,
+    })
 }
 
 fn main() -> Result<()> {
@@ -68,6 +78,15 @@ fn main() -> Result<()> {
     if wants("latex") {
         let section = latex::run()?;
         report::write_section(&args.out, "latex", &machine, &section)?;
+    }
+    if wants("load")
+        && let Some(file) = &args.load_report
+    {
+        let body = std::fs::read_to_string(file)
+            .with_context(|| format!("cannot read the load report {}", file.display()))?;
+        let section =
+            format!("## Load: 20 chats, a cron job and a background task at once\n\n{body}");
+        report::write_section(&args.out, "load", &machine, &section)?;
     }
     if wants("local") {
         let section = local::run()?;

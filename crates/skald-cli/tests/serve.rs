@@ -880,3 +880,285 @@ fn an_approved_restart_starts_the_server_again_at_the_same_address_with_every_ch
     assert!(!out.contains("SKALD_RESTART"), "{out}");
     assert!(!out.contains(&s.token), "{out}");
 }
+
+/// The researcher's system prompt contains this; the routed model server tells its
+/// requests (the cron job's, the background task's) from the chats' by it.
+const RESEARCHER: &str = "meticulous researcher";
+/// The extra prompt of the chat that starts the background task, which routes its
+/// requests.
+const TASK_STARTER: &str = "load-test task starter";
+const CHATS: usize = 20;
+const TURNS: usize = 10;
+/// Model rounds in a turn when the script is not interleaved: nine reads, then the answer.
+const ROUNDS: usize = 10;
+
+/// Which percentile of `v` (sorted in place).
+fn percentile(v: &mut [Duration], p: f64) -> Duration {
+    v.sort();
+    v.get(((v.len() as f64 - 1.0) * p).round() as usize)
+        .copied()
+        .unwrap_or_default()
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.2} ms", d.as_secs_f64() * 1e3)
+}
+
+/// The load test: 20 chats in one `skald serve` run tool rounds at once, while a
+/// `skald cron run` process runs a job every two seconds and a chat's background task
+/// works — against one scripted model server. Every turn must end with its answer (no
+/// failed model call, no failed tool), nothing may stall (each wait is bounded), and the
+/// store must be whole and consistent afterwards. It reports throughput and the round
+/// overhead (a read_file round against an instant model) beside a raw HTTP client's
+/// round trips to the same kind of server; `SKALD_LOAD_REPORT=FILE` writes that report as
+/// Markdown (`scripts/bench.sh` puts it in docs/performance.md).
+#[test]
+fn twenty_chats_a_cron_job_and_a_background_task_run_at_once() {
+    let read = |i: usize| tool_call(&format!("r{i}"), "read_file", r#"{"path": "tiny.txt"}"#);
+    let mut chat_script = Vec::new();
+    for i in 0..CHATS * TURNS * 3 {
+        chat_script.extend((0..ROUNDS - 1).map(|j| read(i * ROUNDS + j)));
+        chat_script.push(answer("Read it."));
+    }
+    let mut researcher_script = Vec::new();
+    for i in 0..400 {
+        researcher_script.push(read(i));
+        researcher_script.push(answer("tiny.txt says tiny."));
+    }
+    let task_starter = vec![
+        tool_call(
+            "task",
+            "execute_task",
+            r#"{"mode": "async", "title": "Read tiny", "agent_id": "researcher", "prompt": "What does tiny.txt say?"}"#,
+        ),
+        answer("Started a background task."),
+        answer("The task reported back."),
+    ];
+    let server = ScriptedServer::routed(vec![
+        (RESEARCHER, researcher_script),
+        (TASK_STARTER, task_starter),
+        ("", chat_script),
+    ]);
+    let (data, root) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    std::fs::write(root.path().join("tiny.txt"), "tiny\n").unwrap();
+    // The chats draw on one script, so a turn's rounds vary around ten; none may end as
+    // "exhausted" for it.
+    std::fs::write(
+        data.path().join("config.toml"),
+        "[agent]\nmax_rounds = 1000\n",
+    )
+    .unwrap();
+    let job = skald(data.path(), None)
+        .args([
+            "cron",
+            "add",
+            "--agent",
+            "researcher",
+            "--name",
+            "pulse",
+            "--tz",
+            "UTC",
+        ])
+        .args([
+            "--prompt",
+            "Check tiny.txt",
+            "--cron",
+            "*/2 * * * * *",
+            "--json",
+            "--cwd",
+        ])
+        .arg(root.path())
+        .output()
+        .unwrap();
+    let job: Value = serde_json::from_str(&common::ok(&job)).unwrap();
+    let srv = serve(data.path(), root.path(), Some(&server));
+    let scheduler = skald(data.path(), Some(&server))
+        .args(["cron", "run"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+
+    // A chat of its own (a `skald exec` whose extra prompt routes its requests) starts the
+    // background task and waits for its report.
+    let tasker = skald(data.path(), Some(&server))
+        .args(["exec", "--json", "--extra-prompt", TASK_STARTER, "--cwd"])
+        .arg(root.path())
+        .arg("read tiny.txt in the background")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+
+    let started = Instant::now();
+    let chats: Vec<_> = (0..CHATS)
+        .map(|_| {
+            let mut ws = srv.ws();
+            let id = new_chat(&mut ws);
+            std::thread::spawn(move || {
+                let mut gaps = Vec::new();
+                let mut rounds = 0;
+                for t in 0..TURNS {
+                    ws.call(json!({"cmd": "send_message", "session_id": id, "text": format!("turn {t}")}))
+                        .unwrap();
+                    let until = Instant::now() + Duration::from_secs(120);
+                    let mut last_done: Option<Instant> = None;
+                    loop {
+                        let m = ws
+                            .recv(until)
+                            .unwrap_or_else(|| panic!("chat {id}: turn {t} stalled"));
+                        let at = Instant::now();
+                        if m["type"] != "event" || m["session_id"] != id {
+                            continue;
+                        }
+                        let ev = &m["event"];
+                        match ev["type"].as_str().unwrap() {
+                            "llm_failed" | "tool_error" | "error" | "tool_rejected" => {
+                                panic!("chat {id}: {ev}")
+                            }
+                            "tool_start" => {
+                                rounds += 1;
+                                if let Some(d) = last_done.take() {
+                                    gaps.push(at - d);
+                                }
+                            }
+                            "tool_done" => last_done = Some(at),
+                            "done" => {
+                                assert_eq!(ev["outcome"], "final", "chat {id}: {ev}");
+                                break;
+                            }
+                            _ => {}
+                        }
+                    }
+                }
+                (id, rounds, gaps)
+            })
+        })
+        .collect();
+    let mut gaps = Vec::new();
+    let mut rounds = 0;
+    let mut ids = Vec::new();
+    for c in chats {
+        let (id, r, g) = c.join().unwrap();
+        ids.push(id);
+        rounds += r;
+        gaps.extend(g);
+    }
+    let wall = started.elapsed();
+
+    let out = tasker.wait_with_output().unwrap();
+    let text = common::ok(&out);
+    assert!(text.contains("The task reported back."), "{text}");
+    // The scheduler stops; its runs have finished properly.
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(scheduler.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    let out = scheduler.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let store = skald_store::Store::open(data.path().join("skald.db")).unwrap();
+    store.integrity_check().unwrap();
+    let runs = store.list_runs(job["id"].as_i64().unwrap()).unwrap();
+    let done_runs = runs
+        .iter()
+        .filter(|r| r.status == skald_store::RunStatus::Done)
+        .count();
+    assert!(done_runs >= 1, "no cron run finished: {runs:?}");
+    assert!(
+        runs.iter().all(|r| matches!(
+            r.status,
+            skald_store::RunStatus::Done | skald_store::RunStatus::Interrupted
+        )),
+        "{runs:?}"
+    );
+    for s in store.list_sessions().unwrap() {
+        for c in store.list_tool_calls(s.id).unwrap() {
+            assert!(!c.status.is_unfinished(), "session {}: {c:?}", s.id);
+        }
+    }
+    for id in &ids {
+        let msgs = store.list_messages(*id).unwrap();
+        let users = msgs
+            .iter()
+            .filter(|m| m.role == skald_store::Role::User)
+            .count();
+        assert_eq!(users, TURNS, "chat {id}");
+        assert!(
+            msgs.iter()
+                .all(|m| m.status != skald_store::MessageStatus::Streaming),
+            "chat {id}"
+        );
+        assert_eq!(msgs.last().unwrap().content, "Read it.", "chat {id}");
+    }
+
+    // The reference: a raw HTTP client, 20 threads of sequential requests to the same
+    // kind of server with the same reply.
+    let raw = ScriptedServer::cycling(vec![read(0)]);
+    let addr = raw.host();
+    let body = server.recorded()[1].body.to_string();
+    let raw_started = Instant::now();
+    let clients: Vec<_> = (0..CHATS)
+        .map(|_| {
+            let (addr, body) = (addr.clone(), body.clone());
+            std::thread::spawn(move || {
+                let mut times = Vec::new();
+                for _ in 0..TURNS * ROUNDS {
+                    let t = Instant::now();
+                    let mut s = TcpStream::connect(&addr).unwrap();
+                    write!(
+                        s,
+                        "POST /v1/chat/completions HTTP/1.1\r\nhost: {addr}\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
+                        body.len()
+                    )
+                    .unwrap();
+                    let mut reply = Vec::new();
+                    s.read_to_end(&mut reply).unwrap();
+                    assert!(reply.starts_with(b"HTTP/1.1 200"));
+                    times.push(t.elapsed());
+                }
+                times
+            })
+        })
+        .collect();
+    let mut raw_times: Vec<Duration> = clients
+        .into_iter()
+        .flat_map(|c| c.join().unwrap())
+        .collect();
+    let raw_wall = raw_started.elapsed();
+
+    let (p50, p99) = (percentile(&mut gaps, 0.5), percentile(&mut gaps, 0.99));
+    let (raw50, raw99) = (
+        percentile(&mut raw_times, 0.5),
+        percentile(&mut raw_times, 0.99),
+    );
+    let throughput = rounds as f64 / wall.as_secs_f64();
+    let raw_throughput = raw_times.len() as f64 / raw_wall.as_secs_f64();
+    let report = format!(
+        "{CHATS} chats in one `skald serve`, each sending {TURNS} messages in a row; a turn is read_file rounds against an instant scripted model (one script of nine reads and an answer, drawn on by all chats at once, so about ten rounds a turn); meanwhile `skald cron run` runs a researcher job every 2 s and a background task works. Round overhead: from a call's `tool_done` to the next call's `tool_start` in the same chat, as the WebSocket client sees it (the engine stores the result, asks the model over HTTP, parses its stream, checks the approval rules and starts the tool). Reference: a raw HTTP/1.1 client, {CHATS} threads each sending the same request {} times in a row to the same kind of server. Errors: 0 (every turn ended with its answer); cron runs finished: {done_runs}.\n\n\
+         | | rounds | wall time | throughput | p50 | p99 |\n| --- | --- | --- | --- | --- | --- |\n\
+         | Skald, {CHATS} chats | {rounds} | {:.2} s | {throughput:.0} rounds/s | {} | {} |\n\
+         | raw HTTP client, {CHATS} threads | {} | {:.2} s | {raw_throughput:.0} requests/s | {} | {} |\n\
+         | **ratio** | | | {:.2}× | {:.2}× | {:.2}× |\n",
+        TURNS * ROUNDS,
+        wall.as_secs_f64(),
+        ms(p50),
+        ms(p99),
+        raw_times.len(),
+        raw_wall.as_secs_f64(),
+        ms(raw50),
+        ms(raw99),
+        raw_throughput / throughput,
+        p50.as_secs_f64() / raw50.as_secs_f64(),
+        p99.as_secs_f64() / raw99.as_secs_f64(),
+    );
+    eprintln!("{report}");
+    if let Ok(path) = std::env::var("SKALD_LOAD_REPORT") {
+        std::fs::write(path, &report).unwrap();
+    }
+}
