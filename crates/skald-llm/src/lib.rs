@@ -17,6 +17,10 @@ pub mod ollama;
 pub mod openai;
 #[cfg(test)]
 mod props;
+#[cfg(test)]
+mod props_anthropic;
+#[cfg(test)]
+mod props_ollama;
 pub mod provider;
 pub mod retry;
 pub mod types;

@@ -72,7 +72,7 @@ pub(crate) fn body(req: &Request) -> Value {
 }
 
 /// Splits a byte stream into lines.
-fn ndjson_lines<S>(
+pub(crate) fn ndjson_lines<S>(
     bytes: S,
 ) -> impl futures::Stream<Item = Result<String, LlmError>> + Send + Unpin + 'static
 where

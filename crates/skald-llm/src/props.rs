@@ -2,14 +2,16 @@
 //! `eventsource-stream`): however the network cuts a valid stream into chunks, and however
 //! the server splits its text and a tool call's arguments into deltas, the answer comes out
 //! the same; and no byte sequence makes the parser panic. 10,000 cases each
-//! (`PROPTEST_CASES` raises it).
+//! (`PROPTEST_CASES` raises it). Its helpers serve the other parsers' properties too
+//! (`props_anthropic`, `props_ollama`).
 
 use crate::provider::WireParser;
 use crate::{Event, FinishReason, LlmError, Response, openai};
 use proptest::prelude::*;
 use serde_json::json;
 
-fn config() -> ProptestConfig {
+/// 10,000 cases, or `PROPTEST_CASES`; failures are not persisted (a shrunk case is printed).
+pub(crate) fn config() -> ProptestConfig {
     ProptestConfig {
         cases: std::env::var("PROPTEST_CASES")
             .ok()
@@ -20,11 +22,15 @@ fn config() -> ProptestConfig {
     }
 }
 
-fn parse(body: &[u8], chunk: usize) -> Result<Response, LlmError> {
-    let mut parser = openai::Parser::default();
+/// Feeds wire items to a parser the way `provider::drive` does (stopping once the parser
+/// says the answer is complete, then asking for its final events) and assembles the answer.
+pub(crate) fn collect_items<P: WireParser>(
+    mut parser: P,
+    items: impl IntoIterator<Item = P::Item>,
+) -> Result<Response, LlmError> {
     let mut events: Vec<Event> = Vec::new();
-    for ev in crate::types::tests::sse_chunked(body, chunk) {
-        events.extend(parser.feed(ev)?);
+    for item in items {
+        events.extend(parser.feed(item)?);
         if parser.is_done() {
             break;
         }
@@ -37,8 +43,21 @@ fn parse(body: &[u8], chunk: usize) -> Result<Response, LlmError> {
     Ok(r)
 }
 
+/// An SSE body cut into `chunk`-byte network pieces, through `parser`.
+pub(crate) fn parse_sse<P: WireParser<Item = eventsource_stream::Event>>(
+    parser: P,
+    body: &[u8],
+    chunk: usize,
+) -> Result<Response, LlmError> {
+    collect_items(parser, crate::types::tests::sse_chunked(body, chunk))
+}
+
+fn parse(body: &[u8], chunk: usize) -> Result<Response, LlmError> {
+    parse_sse(openai::Parser::default(), body, chunk)
+}
+
 /// Splits `s` at the given fractions, on character boundaries.
-fn split(s: &str, cuts: &[u16]) -> Vec<String> {
+pub(crate) fn split(s: &str, cuts: &[u16]) -> Vec<String> {
     let bounds: Vec<usize> = s.char_indices().map(|(i, _)| i).chain([s.len()]).collect();
     let mut at: Vec<usize> = cuts
         .iter()
@@ -55,6 +74,27 @@ fn split(s: &str, cuts: &[u16]) -> Vec<String> {
         }
     }
     out
+}
+
+/// Any JSON value, nested a few levels: what a confused or hostile server might put where
+/// a parser expects a string, a number or an object.
+pub(crate) fn any_json() -> impl Strategy<Value = serde_json::Value> {
+    use serde_json::Value;
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::Bool),
+        any::<i64>().prop_map(|n| json!(n)),
+        any::<u64>().prop_map(|n| json!(n)),
+        any::<f64>().prop_map(|n| json!(n)),
+        "(?s).{0,12}".prop_map(Value::String),
+    ];
+    leaf.prop_recursive(3, 24, 4, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+            prop::collection::btree_map("[a-z_]{0,8}", inner, 0..4)
+                .prop_map(|m| Value::Object(m.into_iter().collect())),
+        ]
+    })
 }
 
 fn data(v: serde_json::Value) -> String {

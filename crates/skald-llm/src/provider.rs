@@ -319,8 +319,7 @@ pub(crate) fn sse_items(
     resp: reqwest::Response,
 ) -> impl futures::Stream<Item = Result<eventsource_stream::Event, LlmError>> + Send + Unpin + 'static
 {
-    use eventsource_stream::Eventsource;
-    resp.bytes_stream().eventsource().map(move |r| {
+    sse_events(resp.bytes_stream()).map(move |r| {
         r.map_err(|e| match e {
             eventsource_stream::EventStreamError::Transport(t) => LlmError::Connect {
                 provider,
@@ -332,6 +331,41 @@ pub(crate) fn sse_items(
             },
         })
     })
+}
+
+/// The Server-Sent Events of a byte stream. A byte-order mark starting the stream is
+/// dropped here, as the SSE specification says to ignore it: eventsource-stream 0.2.3 would
+/// slice one byte into it and panic.
+pub(crate) fn sse_events<S, E>(
+    bytes: S,
+) -> impl futures::Stream<
+    Item = Result<eventsource_stream::Event, eventsource_stream::EventStreamError<E>>,
+>
+where
+    S: futures::Stream<Item = Result<bytes::Bytes, E>>,
+{
+    use eventsource_stream::Eventsource;
+    const BOM: &[u8] = b"\xEF\xBB\xBF";
+    // The start of the stream, held while it may still be (a cut-off piece of) a BOM.
+    let mut head: Option<Vec<u8>> = Some(Vec::new());
+    bytes
+        .filter_map(move |item| {
+            let out = match (item, head.take()) {
+                (Ok(chunk), Some(mut start)) => {
+                    start.extend_from_slice(&chunk);
+                    if start.len() < BOM.len() && BOM.starts_with(&start) {
+                        head = Some(start);
+                        None
+                    } else {
+                        let rest = start.strip_prefix(BOM).unwrap_or(&start);
+                        Some(Ok(bytes::Bytes::copy_from_slice(rest)))
+                    }
+                }
+                (item, _) => item.map(Some).transpose(),
+            };
+            futures::future::ready(out)
+        })
+        .eventsource()
 }
 
 #[cfg(test)]

@@ -242,16 +242,15 @@ pub(crate) mod tests {
 
     /// The SSE events in `body`, cut into `chunk`-byte pieces on the way.
     pub fn sse_chunked(body: &[u8], chunk: usize) -> Vec<eventsource_stream::Event> {
-        use eventsource_stream::Eventsource;
         use futures::StreamExt;
         let chunks = futures::stream::iter(
             body.chunks(chunk.max(1))
                 .map(|c| Ok::<_, std::io::Error>(bytes::Bytes::copy_from_slice(c)))
                 .collect::<Vec<_>>(),
         );
+        // Through the same byte-to-event step as `provider::sse_items`.
         futures::executor::block_on(
-            chunks
-                .eventsource()
+            crate::provider::sse_events(chunks)
                 .filter_map(|e| async move { e.ok() })
                 .collect::<Vec<_>>(),
         )

@@ -54,24 +54,25 @@ pub fn parse(line: &str) -> ParsedCommand {
                         // Substitutions still run inside double quotes.
                         '`' => opaque = true,
                         '$' if matches!(chars.peek(), Some('(')) => opaque = true,
-                        '\\' => {
-                            if let Some(n) = chars.next() {
-                                word.push(n);
-                            }
-                        }
+                        '\\' => match chars.next() {
+                            // A backslash-newline continues the line here too.
+                            Some('\n') | None => {}
+                            Some(n) => word.push(n),
+                        },
                         _ => word.push(q),
                     }
                 }
                 opaque |= !closed;
             }
-            '\\' => {
-                in_word = true;
-                match chars.next() {
-                    // A backslash-newline continues the line.
-                    Some('\n') | None => {}
-                    Some(n) => word.push(n),
+            '\\' => match chars.next() {
+                // A backslash-newline continues the line: it is no word (else `sudo \`, a
+                // newline and ` rm x` would read as the program `""` and hide `rm`).
+                Some('\n') | None => {}
+                Some(n) => {
+                    in_word = true;
+                    word.push(n);
                 }
-            }
+            },
             '`' => opaque = true,
             // `$(…)`, and bash's `$'…'`/`$"…"` quoting, whose escapes this parser does not
             // follow (`$'\''` would end the quote where bash does not).
