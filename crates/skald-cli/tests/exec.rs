@@ -1775,6 +1775,98 @@ fn a_question_is_answered_after_a_restart() {
     );
 }
 
+/// A chat working in the home folder (the desktop's default) reads ordinary files freely,
+/// but a read of `~/.ssh` asks (so headless it is refused) and a grep over the home folder
+/// does not look inside it.
+#[test]
+fn credential_folders_in_the_home_folder_always_ask() {
+    let (data, home_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let home = std::fs::canonicalize(home_dir.path()).unwrap();
+    let aws = json!({"path": home.join(".aws/credentials")}).to_string();
+    let server = serve(vec![
+        tool_call("k1", "read_file", r#"{"path": ".ssh/id_ed25519"}"#),
+        tool_call("k2", "read_file", &aws),
+        tool_call(
+            "g1",
+            "grep_files",
+            r#"{"pattern": "PRIVATE", "output_mode": "files_only"}"#,
+        ),
+        tool_call("n1", "read_file", r#"{"path": "notes.txt"}"#),
+        answer("Done."),
+    ]);
+    for dir in [".ssh", ".aws"] {
+        std::fs::create_dir_all(home.join(dir)).unwrap();
+    }
+    std::fs::write(
+        home.join(".ssh/id_ed25519"),
+        "-----BEGIN PRIVATE KEY-----\n",
+    )
+    .unwrap();
+    std::fs::write(
+        home.join(".aws/credentials"),
+        "aws_secret_access_key = PRIVATE\n",
+    )
+    .unwrap();
+    std::fs::write(home.join("notes.txt"), "PRIVATE notes, mine to read\n").unwrap();
+    let out = skald_against(&server, data.path())
+        .env("HOME", &home)
+        .args(["exec", "--json", "--cwd"])
+        .arg(&home)
+        .arg("look around")
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let events: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    for id in ["k1", "k2"] {
+        let rejected = events
+            .iter()
+            .find(|e| e["type"] == "tool_rejected" && e["tool_call_id"] == id)
+            .unwrap_or_else(|| panic!("{id} was not refused: {events:?}"));
+        assert!(
+            rejected["reason"]
+                .as_str()
+                .unwrap()
+                .contains("holds credentials"),
+            "{rejected}"
+        );
+    }
+    let grep = events
+        .iter()
+        .find(|e| e["type"] == "tool_done" && e["tool_call_id"] == "g1")
+        .unwrap()["result"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(grep.contains("notes.txt"), "{grep}");
+    assert!(!grep.contains(".ssh") && !grep.contains(".aws"), "{grep}");
+    assert!(
+        events
+            .iter()
+            .any(|e| e["type"] == "tool_done" && e["tool_call_id"] == "n1"),
+        "{events:?}"
+    );
+    let sent = server
+        .requests
+        .lock()
+        .unwrap()
+        .last()
+        .unwrap()
+        .body
+        .to_string();
+    assert!(
+        !sent.contains("BEGIN PRIVATE KEY") && !sent.contains("aws_secret"),
+        "{sent}"
+    );
+}
+
 #[test]
 fn keys_of_configured_providers_never_reach_commands_and_sessions_stay_in_their_folder() {
     let server = serve(vec![

@@ -35,6 +35,50 @@ fn protected() -> Vec<PathBuf> {
     PROTECTED.read().unwrap_or_else(|p| p.into_inner()).clone()
 }
 
+/// Where people keep credentials, relative to their home folder: keys, tokens, cookies.
+/// File tools reading or writing there always ask, even inside a chat's folder or a grant
+/// (the desktop's default folder is the home folder), unless a rule naming such a path
+/// allows it; recursive walks skip them unless they start inside one.
+pub const CREDENTIAL_PATHS: &[&str] = &[
+    ".ssh",
+    ".gnupg",
+    ".aws",
+    ".azure",
+    ".kube",
+    ".docker",
+    ".config/gcloud",
+    ".config/gh",
+    ".password-store",
+    ".local/share/keyrings",
+    ".mozilla",
+    ".config/google-chrome",
+    ".config/chromium",
+    ".netrc",
+    ".git-credentials",
+    ".npmrc",
+    ".pypirc",
+    ".pgpass",
+    ".vault-token",
+    ".cargo/credentials",
+    ".cargo/credentials.toml",
+];
+
+/// The credential paths under the user's home folder, canonical; worked out once per
+/// process (every file tool call is checked against them).
+fn credential_paths() -> &'static [PathBuf] {
+    static PATHS: std::sync::OnceLock<Vec<PathBuf>> = std::sync::OnceLock::new();
+    PATHS.get_or_init(|| {
+        let Some(dirs) = directories::BaseDirs::new() else {
+            return Vec::new();
+        };
+        let home = dirs.home_dir();
+        CREDENTIAL_PATHS
+            .iter()
+            .map(|rel| canonicalize_for_policy(&home.join(rel), home))
+            .collect()
+    })
+}
+
 /// The tools the `@fs_read` group names.
 pub const FS_READ: &[&str] = &[
     tn::READ_FILE,
@@ -246,7 +290,9 @@ fn granted(ctx: &RunContext, tool: &str, args: &Value) -> Option<&'static str> {
 /// exclude nothing here: the gate itself then asks before anything runs.
 pub fn denied_paths(store: &Store, ctx: &RunContext, tool: &str) -> Vec<PathBuf> {
     let mut out = if FS_READ.contains(&tool) || FS_WRITE.contains(&tool) {
-        protected()
+        let mut p = protected();
+        p.extend(credential_paths().iter().cloned());
+        p
     } else {
         Vec::new()
     };
@@ -316,6 +362,37 @@ fn decide(store: &Store, ctx: &RunContext, tool: &str, args: &Value) -> Decision
             action: RuleAction::Deny,
             rule_id: Some(rule.id),
             reason: describe(rule),
+        };
+    }
+    if (FS_READ.contains(&tool) || FS_WRITE.contains(&tool))
+        && let Some(path) = call_path(tool, args, &ctx.working_dir)
+        && let Some(dir) = credential_paths().iter().find(|d| path_under(&path, d))
+    {
+        // Only a rule that names a path in there lifts this: the seeded read rules and the
+        // working-directory grant were not written with keys in mind.
+        let names_it = first.filter(|r| r.action == RuleAction::Allow).filter(|r| {
+            r.path_pattern.as_deref().is_some_and(|p| {
+                let target = p.strip_suffix("/*").unwrap_or(p);
+                path_under(
+                    &canonicalize_for_policy(Path::new(target), &ctx.working_dir),
+                    dir,
+                )
+            })
+        });
+        return match names_it {
+            Some(rule) => Decision {
+                action: RuleAction::Allow,
+                rule_id: Some(rule.id),
+                reason: describe(rule),
+            },
+            None => Decision {
+                action: RuleAction::Require,
+                rule_id: None,
+                reason: format!(
+                    "{} holds credentials (keys, tokens), so this always asks",
+                    dir.display()
+                ),
+            },
         };
     }
     if let Some(why) = granted(ctx, tool, args) {
