@@ -142,7 +142,7 @@ pub fn pattern_hits(pattern: &str, line: &str) -> bool {
         || cmd.parts.iter().any(|words| {
             runs(words).into_iter().any(|run| match run {
                 Run::Program(i) => {
-                    file_name(&words[i]) == program && {
+                    same_program(file_name(&words[i]), program) && {
                         let mut it = words[i + 1..].iter();
                         rest.iter().all(|w| it.any(|x| x == w))
                     }
@@ -164,28 +164,103 @@ enum Run<'a> {
 }
 
 /// Programs that run the rest of their words as a command, and their options that take a
-/// value (so the value is not mistaken for the program).
+/// value as the next word (so the value is not mistaken for the program). A group of short
+/// options ending in one of these (`sudo -iu root`) takes one too.
 const RUNNERS: &[(&str, &[&str])] = &[
-    ("env", &["-u", "-C", "-S", "--unset", "--chdir"]),
+    (
+        "env",
+        &["-u", "-C", "-S", "--unset", "--chdir", "--split-string"],
+    ),
     (
         "sudo",
-        &["-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U"],
+        &[
+            "-u",
+            "-g",
+            "-C",
+            "-D",
+            "-h",
+            "-p",
+            "-r",
+            "-t",
+            "-U",
+            "-R",
+            "--user",
+            "--group",
+            "--close-from",
+            "--chdir",
+            "--host",
+            "--prompt",
+            "--role",
+            "--type",
+            "--other-user",
+            "--chroot",
+        ],
     ),
     ("doas", &["-u", "-C"]),
     ("nohup", &[]),
-    ("nice", &["-n"]),
-    ("ionice", &["-c", "-n", "-p"]),
+    ("nice", &["-n", "--adjustment"]),
+    (
+        "ionice",
+        &["-c", "-n", "-p", "--class", "--classdata", "--pid"],
+    ),
     ("timeout", &["-s", "-k", "--signal", "--kill-after"]),
-    ("time", &["-f", "-o"]),
+    ("time", &["-f", "-o", "--format", "--output"]),
     ("exec", &["-a"]),
     ("command", &[]),
     ("builtin", &[]),
-    ("xargs", &["-a", "-d", "-E", "-I", "-L", "-n", "-P", "-s"]),
-    ("stdbuf", &["-i", "-o", "-e"]),
+    (
+        "xargs",
+        &[
+            "-a",
+            "-d",
+            "-E",
+            "-I",
+            "-L",
+            "-n",
+            "-P",
+            "-s",
+            "--arg-file",
+            "--delimiter",
+            "--max-lines",
+            "--max-args",
+            "--max-procs",
+            "--max-chars",
+            "--process-slot-var",
+        ],
+    ),
+    (
+        "stdbuf",
+        &["-i", "-o", "-e", "--input", "--output", "--error"],
+    ),
     ("setsid", &[]),
     ("chrt", &[]),
     ("taskset", &[]),
 ];
+
+/// Options of `env` whose value is itself a command line.
+const ENV_SPLIT: &[&str] = &["-S", "--split-string"];
+
+/// Whether the option word `w` takes the next word as its value, given the runner's list.
+fn takes_value(w: &str, listed: &[&str]) -> bool {
+    if listed.contains(&w) {
+        return true;
+    }
+    // `-iu` = `-i -u`: the last of a group of short options may take a value.
+    !w.starts_with("--")
+        && w.len() > 2
+        && w.chars()
+            .last()
+            .is_some_and(|c| listed.contains(&format!("-{c}").as_str()))
+}
+
+/// Program names compare as the file system does: without case where it ignores case.
+fn same_program(a: &str, b: &str) -> bool {
+    if cfg!(any(target_os = "macos", windows)) {
+        a.eq_ignore_ascii_case(b)
+    } else {
+        a == b
+    }
+}
 
 const SHELLS: &[&str] = &["sh", "bash", "zsh", "dash", "ksh", "fish"];
 
@@ -205,11 +280,23 @@ fn runs(words: &[String]) -> Vec<Run<'_>> {
         out.push(Run::Program(i));
         let name = file_name(word);
         if SHELLS.contains(&name) {
-            // `sh -c 'script'` (also `-lc`, `-ec`…): the script is a command line too.
+            // `sh -c 'script'` (also `-lc`, `-ec`, `-o pipefail -c`, `+x -c`, `-c -- …`):
+            // the script is a command line too.
             let mut j = i + 1;
-            while let Some(w) = words.get(j).filter(|w| w.starts_with('-')) {
+            while let Some(w) = words
+                .get(j)
+                .filter(|w| w.starts_with('-') || w.starts_with('+'))
+            {
                 j += 1;
-                if !w.starts_with("--") && w.contains('c') {
+                if matches!(
+                    w.as_str(),
+                    "-o" | "+o" | "-O" | "+O" | "--rcfile" | "--init-file"
+                ) {
+                    j += 1; // the option's value
+                } else if w.starts_with('-') && !w.starts_with("--") && w.contains('c') {
+                    if words.get(j).is_some_and(|n| n == "--") {
+                        j += 1;
+                    }
                     if let Some(script) = words.get(j) {
                         out.push(Run::Script(script));
                     }
@@ -218,17 +305,28 @@ fn runs(words: &[String]) -> Vec<Run<'_>> {
             }
             break;
         }
-        let Some((_, takes_value)) = RUNNERS.iter().find(|(r, _)| *r == name) else {
+        let Some((_, listed)) = RUNNERS.iter().find(|(r, _)| *r == name) else {
             break;
         };
         i += 1;
         // Its options (and their values), then, for `timeout`, the duration.
         while let Some(w) = words.get(i).filter(|w| w.starts_with('-')) {
-            i += if takes_value.contains(&w.as_str()) {
-                2
-            } else {
-                1
-            };
+            if w == "--" {
+                i += 1;
+                break;
+            }
+            // `env -S 'rm -rf x'`: the value is a command line of its own.
+            if name == "env" {
+                let split = match w.split_once('=') {
+                    Some((opt, value)) if ENV_SPLIT.contains(&opt) => Some(value),
+                    None if ENV_SPLIT.contains(&w.as_str()) => words.get(i + 1).map(String::as_str),
+                    _ => None,
+                };
+                if let Some(script) = split {
+                    out.push(Run::Script(script));
+                }
+            }
+            i += if takes_value(w, listed) { 2 } else { 1 };
         }
         if matches!(name, "timeout" | "chrt" | "taskset") {
             i += 1;
@@ -370,9 +468,32 @@ mod tests {
             "sh -c 'rm -rf x'",
             "bash -lc \"cd d && rm x\"",
             "sudo sh -c 'rm x'",
+            // Spellings the properties found missed before.
+            "env -S 'rm -rf x'",
+            "env --split-string='rm -rf x'",
+            "env -- rm x",
+            "bash -o pipefail -c 'rm x'",
+            "bash +x -c 'rm x'",
+            "sh -c -- 'rm x'",
+            "bash --rcfile /dev/null -c 'rm x'",
+            "sudo --user root rm x",
+            "nice --adjustment 5 rm x",
+            "xargs --max-args 1 rm < list",
+            "sudo -iu root rm x",
+            "xargs -0n 1 rm < list",
         ] {
             assert!(pattern_hits("rm", line), "{line:?} runs rm");
         }
+        assert!(!pattern_hits("rm", "sudo -iu rm ls"), "an option's value");
+        assert!(
+            !pattern_hits("rm", "env -S 'ls rm'"),
+            "an argument in the split line"
+        );
+        assert_eq!(
+            pattern_hits("rm", "RM -rf x"),
+            cfg!(any(target_os = "macos", windows)),
+            "case counts only where the file system ignores it"
+        );
         assert!(pattern_hits(
             "git push",
             "env GIT_TRACE=1 /usr/bin/git -c a=b push"
