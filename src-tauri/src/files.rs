@@ -71,7 +71,11 @@ fn percent_decode(s: &str) -> Option<String> {
     while i < bytes.len() {
         match bytes[i] {
             b'%' => {
+                // Exactly two hex digits (`from_str_radix` alone would take `%+1`).
                 let hex = s.get(i + 1..i + 3)?;
+                if !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+                    return None;
+                }
                 out.push(u8::from_str_radix(hex, 16).ok()?);
                 i += 3;
             }
@@ -91,6 +95,49 @@ fn percent_decode(s: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    /// What the viewer's `encodeURIComponent` does to a path, segment by segment.
+    fn encode(s: &str) -> String {
+        s.bytes()
+            .map(|b| match b {
+                b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' | b'/' => {
+                    (b as char).to_string()
+                }
+                _ => format!("%{b:02X}"),
+            })
+            .collect()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig {
+            cases: skald_testkit::property_cases(),
+            failure_persistence: None,
+            ..ProptestConfig::default()
+        })]
+
+        /// Any path the viewer encodes comes back exactly.
+        #[test]
+        fn encoded_paths_decode_to_themselves(path in any::<String>()) {
+            prop_assert_eq!(percent_decode(&encode(&path)), Some(path));
+        }
+
+        /// No input makes it panic; what it accepts turned each `%XX` into one byte.
+        #[test]
+        fn any_input_decodes_or_is_refused(raw in r"[%+a-fA-F0-9/ \x{80}-\x{10FFFF}]{0,40}") {
+            if let Some(decoded) = percent_decode(&raw) {
+                prop_assert_eq!(decoded.len(), raw.len() - 2 * raw.matches('%').count());
+            }
+        }
+    }
+
+    #[test]
+    fn escapes_need_two_hex_digits() {
+        assert_eq!(percent_decode("%+1"), None);
+        assert_eq!(percent_decode("%4"), None);
+        assert_eq!(percent_decode("%zz"), None);
+        assert_eq!(percent_decode("a%2Fb").as_deref(), Some("a/b"));
+    }
 
     #[test]
     fn paths_are_decoded_as_the_viewer_encodes_them() {

@@ -476,3 +476,54 @@ fn the_image_plugin_generates_and_saves_an_image() {
     assert_eq!(req.body["quality"], "low");
     assert!(!stdout.contains("img-secret-777"));
 }
+
+/// A model that calls what it was not offered — a made-up tool, a configuration tool
+/// before `activate_tools`, a registered MCP server's tool before activating it — gets
+/// each call refused with a reason it can act on, and nothing runs.
+#[test]
+fn tools_that_were_not_offered_are_refused_with_a_reason() {
+    let (data, work) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    add_everything(data.path());
+    let server = ScriptedServer::new(vec![
+        tool_calls(&[
+            ("u1", "no_such_tool", "{}"),
+            (
+                "u2",
+                "register_mcp",
+                r#"{"name": "x", "command": "touch", "args": ["registered"]}"#,
+            ),
+            ("u3", "mcp__everything__echo", r#"{"message": "too early"}"#),
+        ]),
+        answer("I will use what I have."),
+    ]);
+    let out = skald(data.path(), Some(&server))
+        .args(["exec", "--json", "--approve", "all", "--cwd"])
+        .arg(work.path())
+        .arg("try things")
+        .output()
+        .unwrap();
+    let ev = events(&ok(&out));
+    let r1 = result(&ev, "u1");
+    assert!(
+        r1.starts_with("tool_error") && r1.contains("not among the tools you have"),
+        "{r1}"
+    );
+    let r2 = result(&ev, "u2");
+    assert!(
+        r2.starts_with("tool_error") && r2.contains("activate_tools"),
+        "{r2}"
+    );
+    let r3 = result(&ev, "u3");
+    assert!(r3.starts_with("tool_error"), "{r3}");
+    assert!(!work.path().join("registered").exists());
+    let listed = ok(&skald(data.path(), None)
+        .args(["mcp", "list"])
+        .output()
+        .unwrap());
+    assert!(!listed.contains("\nx "), "nothing was registered: {listed}");
+    assert_eq!(
+        ev.last().unwrap()["text"],
+        "I will use what I have.",
+        "the turn goes on"
+    );
+}

@@ -251,6 +251,50 @@ fn new_chat(ws: &mut Ws) -> i64 {
         .unwrap()
 }
 
+/// The UI's pages carry a policy that lets nothing load from or talk to another origin.
+#[test]
+fn the_ui_is_served_with_a_strict_content_security_policy() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = serve(&dir.path().join("data"), dir.path(), None);
+    let page = s.get("/", &[("Cookie", s.cookie())]);
+    assert_eq!(page.status, 200);
+    let policy = page
+        .headers
+        .lines()
+        .find_map(|l| l.strip_prefix("content-security-policy: "))
+        .unwrap_or_else(|| panic!("no policy: {}", page.headers))
+        .trim();
+    assert_eq!(
+        skald_testkit::csp_problems(policy),
+        Vec::<String>::new(),
+        "{policy}"
+    );
+    assert!(policy.contains("frame-ancestors 'none'"), "{policy}");
+}
+
+/// The UI's route serves files of the UI folder only: `..` in any spelling reaches nothing
+/// outside it.
+#[test]
+fn the_ui_route_never_leaves_the_ui_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = serve(&dir.path().join("data"), dir.path(), None);
+    let cookie = [("Cookie", s.cookie())];
+    assert_eq!(s.get("/../../../../../../etc/passwd", &cookie).status, 400);
+    assert_eq!(s.get("/assets/../../../../etc/passwd", &cookie).status, 400);
+    for path in [
+        "/%2e%2e/%2e%2e/%2e%2e/%2e%2e/etc/passwd",
+        "/..%2f..%2f..%2f..%2fetc%2fpasswd",
+        "/%2fetc%2fpasswd",
+        "/....//....//etc/passwd",
+    ] {
+        let r = s.get(path, &cookie);
+        let body = String::from_utf8_lossy(&r.body);
+        assert!(!body.contains("root:"), "{path}: {}", r.status);
+    }
+    // A backslash is a separator on Windows: refused everywhere.
+    assert_eq!(s.get("/..\\..\\etc\\passwd", &cookie).status, 400);
+}
+
 #[test]
 fn only_the_token_holder_on_the_loopback_origin_gets_in() {
     let dir = tempfile::tempdir().unwrap();

@@ -14,10 +14,7 @@ use skald_core::approval::command::{parse, pattern_hits, pattern_matches, propos
 /// 10,000 cases, or `PROPTEST_CASES`; failures are not persisted (a shrunk case is printed).
 fn config() -> ProptestConfig {
     ProptestConfig {
-        cases: std::env::var("PROPTEST_CASES")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(10_000),
+        cases: skald_testkit::property_cases(),
         failure_persistence: None,
         ..ProptestConfig::default()
     }

@@ -130,7 +130,7 @@ fn paths() -> impl Strategy<Value = String> {
 
 proptest! {
     #![proptest_config(ProptestConfig {
-        cases: std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(10_000),
+        cases: skald_testkit::property_cases(),
         failure_persistence: None,
         ..ProptestConfig::default()
     })]

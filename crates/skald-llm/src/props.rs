@@ -13,10 +13,7 @@ use serde_json::json;
 /// 10,000 cases, or `PROPTEST_CASES`; failures are not persisted (a shrunk case is printed).
 pub(crate) fn config() -> ProptestConfig {
     ProptestConfig {
-        cases: std::env::var("PROPTEST_CASES")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(10_000),
+        cases: skald_testkit::property_cases(),
         failure_persistence: None,
         ..ProptestConfig::default()
     }

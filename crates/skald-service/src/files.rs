@@ -240,3 +240,38 @@ impl Watches {
         self.watcher.watched()
     }
 }
+
+#[cfg(test)]
+mod policy_tests {
+    use super::*;
+
+    /// The viewer's folder may contain Skald's data directory (a home folder does); its
+    /// `secrets/` is never served, by any spelling of the path.
+    #[test]
+    fn skalds_secrets_are_never_served_even_inside_the_served_folder() {
+        let home = tempfile::tempdir().unwrap();
+        let home = std::fs::canonicalize(home.path()).unwrap();
+        let data = home.join(".local/share/skald");
+        std::fs::create_dir_all(data.join("secrets")).unwrap();
+        std::fs::write(data.join("secrets/vault.key"), "key").unwrap();
+        std::fs::write(home.join("notes.txt"), "notes").unwrap();
+        #[cfg(unix)]
+        std::os::unix::fs::symlink(data.join("secrets"), home.join("shortcut")).unwrap();
+        let store = Arc::new(Store::open_in_memory().unwrap());
+        let policy = FilePolicy::new(store, home.clone(), home.join(".cache"), &data);
+        assert!(policy.check("notes.txt", &home).is_ok());
+        let mut tries = vec![
+            data.join("secrets/vault.key").display().to_string(),
+            ".local/share/skald/secrets/vault.key".to_string(),
+            ".local/share/skald/x/../secrets/vault.key".to_string(),
+            ".local/share/skald/secrets".to_string(),
+        ];
+        if cfg!(unix) {
+            tries.push("shortcut/vault.key".to_string());
+        }
+        for raw in tries {
+            let err = policy.check(&raw, &home).unwrap_err();
+            assert!(err.contains("secrets folder"), "{raw}: {err}");
+        }
+    }
+}

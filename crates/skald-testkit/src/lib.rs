@@ -302,3 +302,92 @@ pub fn answer(text: &str) -> Reply {
         ]),
     )
 }
+
+/// What is wrong with a Content-Security-Policy for a page of Skald's UI, which shows
+/// model output and the user's files (empty when nothing is). The defence against a
+/// hostile document sending data out rests on it: nothing may load from, or connect to,
+/// anywhere but the app itself and its own `.localhost` schemes; scripts only from the
+/// app; no plugins; no `<base>` or form posts.
+pub fn csp_problems(policy: &str) -> Vec<String> {
+    let directives: Vec<(&str, Vec<&str>)> = policy
+        .split(';')
+        .filter_map(|d| {
+            let mut words = d.split_whitespace();
+            words.next().map(|name| (name, words.collect()))
+        })
+        .collect();
+    let get = |name: &str| {
+        directives
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, s)| s.clone())
+    };
+    let mut problems = Vec::new();
+    for required in ["default-src", "script-src", "img-src", "connect-src"] {
+        if get(required).is_none() {
+            problems.push(format!("no {required}"));
+        }
+    }
+    for (name, want) in [
+        ("object-src", "'none'"),
+        ("base-uri", "'none'"),
+        ("form-action", "'none'"),
+    ] {
+        if get(name).as_deref() != Some(&[want][..]) {
+            problems.push(format!("{name} is not {want}"));
+        }
+    }
+    for (name, sources) in &directives {
+        for s in sources {
+            let lower = s.to_ascii_lowercase();
+            let host = lower
+                .split_once("://")
+                .map(|(_, rest)| rest.split([':', '/']).next().unwrap_or_default());
+            let outside = match host {
+                Some(h) => h != "localhost" && !h.ends_with(".localhost") && h != "127.0.0.1",
+                None => {
+                    lower.contains('*')
+                        || matches!(lower.as_str(), "http:" | "https:" | "ws:" | "wss:" | "ftp:")
+                }
+            };
+            if outside {
+                problems.push(format!("{name} allows {s}"));
+            }
+        }
+    }
+    if let Some(script) = get("script-src") {
+        for s in script {
+            if s.starts_with("'unsafe-") || matches!(s, "data:" | "blob:") {
+                problems.push(format!("script-src allows {s}"));
+            }
+        }
+    }
+    problems
+}
+
+/// How many cases each property test runs: 10,000 in every test run, or `PROPTEST_CASES`
+/// for a long one (docs/security.md).
+pub fn property_cases() -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(10_000)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn csp_problems_names_what_would_let_data_out() {
+        let strict = "default-src 'self'; script-src 'self'; img-src 'self' data: http://skald-file.localhost; connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'none'";
+        assert_eq!(csp_problems(strict), Vec::<String>::new());
+        let loose = strict
+            .replace("img-src 'self'", "img-src https: 'self'")
+            .replace("script-src 'self'", "script-src 'self' 'unsafe-eval'")
+            .replace("connect-src 'self'", "connect-src https://evil.example");
+        let p = csp_problems(&loose);
+        assert_eq!(p.len(), 3, "{p:?}");
+        assert!(csp_problems("img-src *").len() >= 4);
+    }
+}
