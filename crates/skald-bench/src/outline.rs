@@ -155,12 +155,19 @@ pub fn run(skald: &Path) -> Result<String> {
         let args = json!({ "path": dir });
         let ours = median(RUNS, || {
             run_quiet(
-                Command::new(skald).arg("--data-dir").arg(&data).args([
-                    "tool",
-                    "get_ast_outline",
-                    "--args",
-                    &args.to_string(),
-                ]),
+                // The corpus is the working folder, as for a chat working in it: reads
+                // there need no approval.
+                Command::new(skald)
+                    .arg("--data-dir")
+                    .arg(&data)
+                    .args([
+                        "tool",
+                        "get_ast_outline",
+                        "--args",
+                        &args.to_string(),
+                        "--cwd",
+                    ])
+                    .arg(&dir),
                 &[0],
             )
             .map(|_| ())
