@@ -338,21 +338,10 @@ impl McpManager {
         };
         let mut connected = usable(&srv);
         if connected.is_none() {
-            // A server that crashed is being started again: the call waits for it (as long
-            // as a connection may take) instead of failing while it comes back.
             let mut rx = srv.status.subscribe();
-            let wait = async {
-                // Still "ready" means the crash is not noticed yet: wait past that first.
-                if matches!(*rx.borrow_and_update(), Status::Ready { .. }) {
-                    let _ = rx.changed().await;
-                }
-                let _ = rx
-                    .wait_for(|s| matches!(s, Status::Ready { .. } | Status::Disabled))
-                    .await;
-            };
             tokio::select! {
                 _ = cancel.cancelled() => return Err(McpError::Cancelled),
-                _ = tokio::time::timeout(srv.spec.connect_timeout, wait) => {}
+                _ = restarted(&mut rx, srv.spec.connect_timeout) => {}
             }
             connected = usable(&srv);
         }
@@ -377,6 +366,26 @@ impl McpManager {
 impl Drop for McpManager {
     fn drop(&mut self) {
         self.stop_all();
+    }
+}
+
+/// Waits, bounded, for a server that went away to be started again, so a call made just
+/// after a crash goes to the new process instead of failing. A crash is noticed and a
+/// reconnect begun within about `FIRST_BACKOFF`; a server that has been failing for longer
+/// is in a longer backoff, and the call gives up after a few seconds instead of waiting it
+/// out. Once connecting, the connection may take its timeout.
+async fn restarted(rx: &mut tokio::sync::watch::Receiver<Status>, connect: Duration) {
+    // A crash not noticed yet still reads "ready": that state does not count.
+    let stale = matches!(*rx.borrow_and_update(), Status::Ready { .. });
+    let begun = tokio::time::timeout(FIRST_BACKOFF * 3, async {
+        if stale {
+            let _ = rx.changed().await;
+        }
+        let _ = rx.wait_for(|s| !matches!(s, Status::Failed { .. })).await;
+    })
+    .await;
+    if begun.is_ok() {
+        let _ = tokio::time::timeout(connect, rx.wait_for(|s| *s != Status::Connecting)).await;
     }
 }
 

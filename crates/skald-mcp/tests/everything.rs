@@ -262,6 +262,33 @@ async fn a_crash_mid_call_fails_the_call_and_the_server_comes_back() {
     mgr.stop_all();
 }
 
+/// A call waits for a server that is being started again, but not for one that keeps
+/// failing: it is refused once the restart fails too, long before the connect timeout.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_to_a_server_that_keeps_failing_is_refused_without_waiting_it_out() {
+    let mgr = McpManager::new(Arc::new(TestHost::default()));
+    let broken = Transport::Stdio {
+        command: "sh".into(),
+        args: vec!["-c".into(), "echo broken >&2; exit 1".into()],
+        env: Vec::new(),
+        remove_env: Vec::new(),
+        cwd: None,
+    };
+    mgr.start(spec("broken", broken, Duration::from_secs(120)));
+    let status = mgr.wait_ready("broken", Duration::from_secs(30)).await;
+    assert!(matches!(status, Some(Status::Failed { .. })), "{status:?}");
+    let never = CancellationToken::new();
+    // Far below the 120 s connect timeout: a wait for "ready" would run into it.
+    let r = tokio::time::timeout(
+        Duration::from_secs(60),
+        mgr.call("broken", "x", serde_json::Map::new(), &never, &no_progress),
+    )
+    .await
+    .expect("the call waited for a server that cannot start");
+    assert!(matches!(r, Err(McpError::NotReady { .. })), "{r:?}");
+    mgr.stop_all();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_that_never_answers_fails_without_blocking() {
     let host = Arc::new(TestHost::default());
