@@ -110,11 +110,7 @@ mod tests {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig {
-            cases: skald_testkit::property_cases(),
-            failure_persistence: None,
-            ..ProptestConfig::default()
-        })]
+        #![proptest_config(skald_testkit::property_config())]
 
         /// Any path the viewer encodes comes back exactly.
         #[test]

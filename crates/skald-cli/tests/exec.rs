@@ -3,6 +3,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers may panic
 
+mod common;
+
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Output, Stdio};
@@ -1815,16 +1817,7 @@ fn credential_folders_in_the_home_folder_always_ask() {
         .arg("look around")
         .output()
         .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let events: Vec<Value> = String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let events = common::events(&common::ok(&out));
     for id in ["k1", "k2"] {
         let rejected = events
             .iter()

@@ -11,15 +11,6 @@
 use proptest::prelude::*;
 use skald_core::approval::command::{parse, pattern_hits, pattern_matches, proposed_pattern};
 
-/// 10,000 cases, or `PROPTEST_CASES`; failures are not persisted (a shrunk case is printed).
-fn config() -> ProptestConfig {
-    ProptestConfig {
-        cases: skald_testkit::property_cases(),
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    }
-}
-
 // ---------------------------------------------------------------------------------------
 // Writing words as a shell would read them back.
 
@@ -600,7 +591,7 @@ fn look_alike(p: &str, kind: u8, affix: &str, harmless: usize) -> Vec<String> {
 }
 
 proptest! {
-    #![proptest_config(config())]
+    #![proptest_config(skald_testkit::property_config())]
 
     /// No string — quotes, backslashes, substitutions, separators, newlines, any Unicode —
     /// makes the matcher panic, as a pattern or as a command line.

@@ -129,11 +129,7 @@ fn paths() -> impl Strategy<Value = String> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig {
-        cases: skald_testkit::property_cases(),
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    })]
+    #![proptest_config(skald_testkit::property_config())]
 
     #[test]
     fn reads_are_allowed_only_where_the_os_opens_a_file_inside_the_folder(raw in paths()) {

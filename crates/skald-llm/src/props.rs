@@ -10,15 +10,6 @@ use crate::{Event, FinishReason, LlmError, Response, openai};
 use proptest::prelude::*;
 use serde_json::json;
 
-/// 10,000 cases, or `PROPTEST_CASES`; failures are not persisted (a shrunk case is printed).
-pub(crate) fn config() -> ProptestConfig {
-    ProptestConfig {
-        cases: skald_testkit::property_cases(),
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    }
-}
-
 /// Feeds wire items to a parser the way `provider::drive` does (stopping once the parser
 /// says the answer is complete, then asking for its final events) and assembles the answer.
 pub(crate) fn collect_items<P: WireParser>(
@@ -99,7 +90,7 @@ fn data(v: serde_json::Value) -> String {
 }
 
 proptest! {
-    #![proptest_config(config())]
+    #![proptest_config(skald_testkit::property_config())]
 
     #[test]
     fn any_cut_and_any_deltas_give_the_same_answer(

@@ -5,7 +5,7 @@
 //! byte-order mark, the answer comes out the same; and neither random bytes nor garbage events inside a valid stream make the
 //! parser panic. 10,000 cases each (`PROPTEST_CASES` raises it).
 
-use crate::props::{any_json, config, parse_sse, split};
+use crate::props::{any_json, parse_sse, split};
 use crate::{FinishReason, ToolCall, Usage, anthropic};
 use proptest::prelude::*;
 use serde_json::{Value, json};
@@ -154,7 +154,7 @@ fn junk_event() -> impl Strategy<Value = String> {
 }
 
 proptest! {
-    #![proptest_config(config())]
+    #![proptest_config(skald_testkit::property_config())]
 
     #[test]
     fn any_cut_and_any_deltas_give_the_same_answer(

@@ -5,7 +5,7 @@
 //! over messages, the answer comes out the same; and neither random bytes nor garbage lines
 //! inside a valid stream make it panic. 10,000 cases each (`PROPTEST_CASES` raises it).
 
-use crate::props::{any_json, collect_items, config, split};
+use crate::props::{any_json, collect_items, split};
 use crate::{FinishReason, LlmError, Response, Usage, ollama};
 use futures::StreamExt;
 use proptest::prelude::*;
@@ -139,7 +139,7 @@ fn junk_line() -> impl Strategy<Value = String> {
 }
 
 proptest! {
-    #![proptest_config(config())]
+    #![proptest_config(skald_testkit::property_config())]
 
     #[test]
     fn any_cut_and_any_lines_give_the_same_answer(

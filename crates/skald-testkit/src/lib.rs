@@ -365,13 +365,18 @@ pub fn csp_problems(policy: &str) -> Vec<String> {
     problems
 }
 
-/// How many cases each property test runs: 10,000 in every test run, or `PROPTEST_CASES`
-/// for a long one (docs/security.md).
-pub fn property_cases() -> u32 {
-    std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(10_000)
+/// The settings of every property test: 10,000 cases in every test run, or
+/// `PROPTEST_CASES` for a long one (docs/security.md); failures are not persisted (the
+/// shrunk case is printed instead).
+pub fn property_config() -> proptest::test_runner::Config {
+    proptest::test_runner::Config {
+        cases: std::env::var("PROPTEST_CASES")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(10_000),
+        failure_persistence: None,
+        ..proptest::test_runner::Config::default()
+    }
 }
 
 #[cfg(test)]

@@ -126,11 +126,7 @@ fn scheme(value: &str) -> String {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig {
-        cases: skald_testkit::property_cases(),
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    })]
+    #![proptest_config(skald_testkit::property_config())]
 
     #[test]
     fn nothing_that_runs_survives(parts in prop::collection::vec(prop::sample::select(PIECES), 1..14)) {
