@@ -428,7 +428,8 @@ fn fifty_kills_lose_nothing_and_leave_no_half_written_file() {
     while done < kills {
         runs += 1;
         assert!(runs < kills * 4, "too few runs reached a kill point");
-        let point = &KILL_POINTS[runs % KILL_POINTS.len()];
+        // The next point is tried until a kill lands there, so each gets its share.
+        let point = &KILL_POINTS[done % KILL_POINTS.len()];
         // A chat is continued up to three times, then a new one starts, so histories stay
         // well below the size where older turns would be summarised.
         let session = chat.filter(|(_, n)| *n < 3).map(|(id, _)| id);

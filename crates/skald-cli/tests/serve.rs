@@ -1093,7 +1093,23 @@ fn twenty_chats_a_cron_job_and_a_background_task_run_at_once() {
     let out = tasker.wait_with_output().unwrap();
     let text = common::ok(&out);
     assert!(text.contains("The task reported back."), "{text}");
-    // The scheduler stops; its runs have finished properly.
+    // At least one of the job's runs has finished (a fast machine may be done with the
+    // chats before the first one is); then the scheduler stops.
+    let job_id = job["id"].as_i64().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !skald_store::Store::open(data.path().join("skald.db"))
+        .unwrap()
+        .list_runs(job_id)
+        .unwrap()
+        .iter()
+        .any(|r| r.status == skald_store::RunStatus::Done)
+    {
+        assert!(
+            Instant::now() < deadline,
+            "the cron job never finished a run"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
     nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(scheduler.id() as i32),
         nix::sys::signal::Signal::SIGINT,
@@ -1108,7 +1124,7 @@ fn twenty_chats_a_cron_job_and_a_background_task_run_at_once() {
     );
     let store = skald_store::Store::open(data.path().join("skald.db")).unwrap();
     store.integrity_check().unwrap();
-    let runs = store.list_runs(job["id"].as_i64().unwrap()).unwrap();
+    let runs = store.list_runs(job_id).unwrap();
     let done_runs = runs
         .iter()
         .filter(|r| r.status == skald_store::RunStatus::Done)
