@@ -872,6 +872,9 @@ fn main() -> ExitCode {
     // Tools may leave blocking work (a walk of a huge tree) behind after a Ctrl-C; do not
     // wait for it on the way out.
     runtime.shutdown_background();
+    // A local model still generating (a Ctrl-C mid-answer) is stopped before exit tears
+    // llama.cpp down under it.
+    skald_llm::local::shutdown(std::time::Duration::from_secs(5));
     if let Some(r) = relaunch {
         // The log is flushed before the process image is replaced.
         drop(env);

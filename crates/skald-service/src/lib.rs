@@ -235,6 +235,11 @@ impl Service {
         engine.shutdown();
         engine.wait_tasks(Duration::from_secs(5)).await;
         engine.mcp.manager.stop_all();
+        // A local model still generating would crash the process as it exits.
+        let _ = tokio::task::spawn_blocking(|| {
+            skald_llm::local::shutdown(Duration::from_secs(5));
+        })
+        .await;
     }
 
     /// Resolves once an approved `restart` asked for one and the running turns have ended

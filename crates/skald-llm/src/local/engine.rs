@@ -87,6 +87,34 @@ pub fn active() -> usize {
     ACTIVE.load(Ordering::SeqCst)
 }
 
+/// Worker threads alive now (counted from before their start to their very end).
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+
+/// Ends a worker's count when its thread ends, however it ends.
+struct Live;
+
+impl Drop for Live {
+    fn drop(&mut self) {
+        LIVE.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// Stops every model's worker before the process exits. llama.cpp's (and OpenMP's) static
+/// state is torn down at exit, and a worker still decoding then crashes the process (a
+/// SIGSEGV after a Ctrl-C). Each worker finishes the token at hand (its stream is gone),
+/// unloads its model and ends; this waits for them at most `limit`.
+pub fn shutdown(limit: Duration) {
+    let Some(Ok(rt)) = RUNTIME.get() else {
+        return;
+    };
+    // Without their senders, workers see their queues close once the call at hand ends.
+    lock(&rt.workers).clear();
+    let deadline = Instant::now() + limit;
+    while LIVE.load(Ordering::SeqCst) > 0 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
 /// Counts a call from when it is queued until it ends or is stopped.
 struct Running;
 
@@ -148,9 +176,14 @@ impl Runtime {
         let (jobs, rx) = sync_mpsc::channel();
         let (ready_tx, ready) = sync_mpsc::sync_channel(1);
         let owned = path.to_path_buf();
+        LIVE.fetch_add(1, Ordering::SeqCst);
+        let live = Live;
         std::thread::Builder::new()
             .name("local-model".into())
-            .spawn(move || self.work(id, owned, rx, ready_tx))
+            .spawn(move || {
+                let _live = live;
+                self.work(id, owned, rx, ready_tx)
+            })
             .map_err(|e| local(format!("cannot start a thread for the model: {e}")))?;
         // The receiver lives until the worker has answered whatever was queued.
         jobs.send(work)

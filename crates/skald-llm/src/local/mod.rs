@@ -49,6 +49,15 @@ pub fn active() -> usize {
     0
 }
 
+/// Stops the local models' workers before the process exits, waiting at most `limit`:
+/// a worker still decoding while the process tears llama.cpp down would crash it.
+pub fn shutdown(limit: std::time::Duration) {
+    #[cfg(feature = "local")]
+    engine::shutdown(limit);
+    #[cfg(not(feature = "local"))]
+    let _ = limit;
+}
+
 #[cfg(feature = "local")]
 pub(crate) async fn start(provider: &Provider, req: &Request) -> Result<EventStream, LlmError> {
     engine::start(model_path(provider, &req.model), req).await
