@@ -76,9 +76,17 @@ export function App() {
   }, [theme]);
 
   // ---- loading ----
+  // Bumped by every create and delete this UI makes: a list the server computed before
+  // one of them is out of date (it would drop a chat just created and close it).
+  const sessionChanges = useRef(0);
   const loadSessions = useCallback(async () => {
     try {
-      const r = await t.call({ cmd: "list_sessions" });
+      let r;
+      for (;;) {
+        const seen = sessionChanges.current;
+        r = await t.call({ cmd: "list_sessions" });
+        if (seen === sessionChanges.current) break;
+      }
       setSessions(r.sessions);
       setSessionsError(null);
       // e2e tests and the Tauri shell wait on this.
@@ -124,15 +132,23 @@ export function App() {
     }, 50);
   }, [loadInbox]);
 
+  // Only a chat's latest history request may set its state: an earlier one's reply or
+  // failure, arriving late, would overwrite a newer answer.
+  const historySeq = useRef(0);
+  const historyRequests = useRef(new Map<number, number>());
   const loadHistory = useCallback(
     async (sid: number) => {
+      const n = ++historySeq.current;
+      historyRequests.current.set(sid, n);
+      const latest = () => historyRequests.current.get(sid) === n;
       dispatchChats({ sid, reset: true });
       try {
         const reply = await t.call({ cmd: "history", session_id: sid, limit: HISTORY_PAGE });
+        if (!latest()) return;
         dispatchChats({ sid, action: { type: "history", reply } });
         setLoadErrors(({ [sid]: _x, ...rest }) => rest);
       } catch (e) {
-        setLoadErrors((m) => ({ ...m, [sid]: errorText(e) }));
+        if (latest()) setLoadErrors((m) => ({ ...m, [sid]: errorText(e) }));
       }
     },
     [t],
@@ -164,17 +180,26 @@ export function App() {
     setCurrentId(newest ? newest.id : null);
   }, [sessions, currentId]);
 
+  // Open the current chat: its history is asked for only once the chat is known to
+  // exist. The id remembered from the last run may name no chat here (web storage
+  // outlives a data folder): asking then failed with "session 1 does not exist", and
+  // that failure stuck to id 1 — so the next new chat, 1 in a new store, opened on it.
+  // A chat whose last load failed loads again when it is opened again.
   const chatsRef = useRef(chats);
   chatsRef.current = chats;
+  const loadErrorsRef = useRef(loadErrors);
+  loadErrorsRef.current = loadErrors;
+  const currentKnown = currentId != null && sessions != null && sessions.some((s) => s.id === currentId);
   useEffect(() => {
-    if (currentId == null) return;
+    if (currentId == null || !currentKnown) return;
     try {
       localStorage.setItem(LAST_SESSION, String(currentId));
     } catch {
       /* storage disabled */
     }
-    if (!chatsRef.current[currentId]) void loadHistory(currentId);
-  }, [currentId, loadHistory]);
+    const chat = chatsRef.current[currentId];
+    if (!chat || (!chat.loaded && loadErrorsRef.current[currentId] != null)) void loadHistory(currentId);
+  }, [currentId, currentKnown, loadHistory]);
 
   // ---- events ----
   const openViewer = useCallback((path: string, line?: number) => {
@@ -222,9 +247,20 @@ export function App() {
 
   const newChat = useCallback(async (workingDir?: string) => {
     try {
+      sessionChanges.current += 1;
       const r = await t.call(workingDir ? { cmd: "create_session", working_dir: workingDir } : { cmd: "create_session" });
+      sessionChanges.current += 1;
       setSessions((list) => [r.session, ...(list ?? []).filter((s) => s.id !== r.session.id)]);
-      openSession(r.session.id);
+      // A chat just created has no messages: it opens loaded, with no history request
+      // whose reply (computed before the first message) could land after that message's
+      // events and wipe them.
+      const sid = r.session.id;
+      historyRequests.current.set(sid, ++historySeq.current);
+      setLoadErrors(({ [sid]: _x, ...rest }) => rest);
+      dispatchChats({ sid, remove: true });
+      dispatchChats({ sid, reset: true });
+      dispatchChats({ sid, action: { type: "history", reply: { cmd: "history", session: r.session, messages: [], tool_calls: [], has_more: false } } });
+      openSession(sid);
     } catch (e) {
       setSessionsError(`Could not create a chat: ${errorText(e)}`);
     }
@@ -240,9 +276,13 @@ export function App() {
 
   const remove = useCallback(
     async (id: number) => {
+      sessionChanges.current += 1;
       await t.call({ cmd: "delete_session", session_id: id });
+      sessionChanges.current += 1;
       setSessions((list) => list && list.filter((s) => s.id !== id));
       dispatchChats({ sid: id, remove: true });
+      historyRequests.current.set(id, ++historySeq.current);
+      setLoadErrors(({ [id]: _x, ...rest }) => rest);
       if (currentRef.current === id) setCurrentId(null);
     },
     [t],

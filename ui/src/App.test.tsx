@@ -1,0 +1,231 @@
+// The shell against an in-memory server: creating a chat and loading it, in the orders
+// the replies can really arrive in (issue 19, item 12: "Could not load this chat:
+// session 1 does not exist" right after a new chat's first message).
+
+import { act } from "react";
+import { createRoot, type Root } from "react-dom/client";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { App } from "./App";
+import { TransportContext } from "./app/context";
+import type { Command, SessionInfo } from "./protocol";
+import { ServerError, type Transport } from "./transport";
+
+(globalThis as { IS_REACT_ACT_ENVIRONMENT?: boolean }).IS_REACT_ACT_ENVIRONMENT = true;
+if (typeof globalThis.ResizeObserver === "undefined") {
+  globalThis.ResizeObserver = class {
+    observe() {}
+    unobserve() {}
+    disconnect() {}
+  } as unknown as typeof ResizeObserver;
+}
+
+// jsdom lays nothing out: give every element a size so the virtualised message list
+// renders its rows.
+Element.prototype.getBoundingClientRect = function () {
+  return { x: 0, y: 0, top: 0, left: 0, bottom: 800, right: 1000, width: 1000, height: 800, toJSON: () => ({}) } as DOMRect;
+};
+for (const prop of ["offsetHeight", "clientHeight"] as const) {
+  Object.defineProperty(HTMLElement.prototype, prop, { configurable: true, get: () => 800 });
+}
+Object.defineProperty(HTMLElement.prototype, "offsetWidth", { configurable: true, get: () => 1000 });
+
+const info = (id: number): SessionInfo =>
+  ({ id, title: "New chat", agent_id: "main", kind: "interactive", working_dir: "/w", created_at: id, updated_at: id, running: false }) as SessionInfo;
+
+/**
+ * Skald's store in memory. Every reply is computed when the request arrives (as the
+ * service does) and delivered when `hold` lets it go, so a test can deliver replies out
+ * of order.
+ */
+class FakeServer implements Transport {
+  sessions: SessionInfo[] = [];
+  nextId = 1;
+  calls: string[] = [];
+  hold: ((cmd: Command) => Promise<void> | null) | null = null;
+  call(command: Command): Promise<never> {
+    this.calls.push(command.cmd === "history" ? `history ${command.session_id}` : command.cmd);
+    let reply: () => unknown;
+    try {
+      const r = this.answer(command);
+      reply = () => r;
+    } catch (e) {
+      reply = () => {
+        throw e;
+      };
+    }
+    const gate = this.hold?.(command) ?? Promise.resolve();
+    return gate.then(() => reply()) as Promise<never>;
+  }
+  answer(c: Command): unknown {
+    switch (c.cmd) {
+      case "list_sessions":
+        return { cmd: c.cmd, sessions: [...this.sessions] };
+      case "create_session": {
+        const s = info(this.nextId++);
+        this.sessions.push(s);
+        return { cmd: c.cmd, session: s };
+      }
+      case "history": {
+        const s = this.sessions.find((x) => x.id === c.session_id);
+        if (!s) throw new ServerError(`session ${c.session_id} does not exist`);
+        return { cmd: c.cmd, session: s, messages: [], tool_calls: [], has_more: false };
+      }
+      case "send_message":
+        if (!this.sessions.some((x) => x.id === c.session_id)) throw new ServerError(`session ${c.session_id} does not exist`);
+        return { cmd: c.cmd, queued: false };
+      case "settings":
+        return { cmd: c.cmd, models: ["openai/scripted-model"] };
+      case "inbox":
+        return { cmd: c.cmd, items: [] };
+      case "usage":
+        return { cmd: c.cmd, input_tokens: 0, output_tokens: 0, requests: 0 };
+      default:
+        return { cmd: c.cmd };
+    }
+  }
+  handlers: ((sid: number | null, e: never) => void)[] = [];
+  onEvent(fn: (sid: number | null, e: never) => void) {
+    this.handlers.push(fn);
+    return () => {
+      this.handlers = this.handlers.filter((h) => h !== fn);
+    };
+  }
+  emit(sid: number | null, e: unknown) {
+    for (const h of this.handlers) h(sid, e as never);
+  }
+  onStatus(fn: (s: "open") => void) {
+    fn("open");
+    return () => {};
+  }
+  close() {}
+}
+
+let container: HTMLDivElement;
+let root: Root;
+
+async function settle() {
+  for (let i = 0; i < 10; i++) {
+    await act(async () => {
+      await new Promise((r) => setTimeout(r, 0));
+    });
+  }
+}
+
+async function render(server: FakeServer) {
+  container = document.createElement("div");
+  document.body.appendChild(container);
+  root = createRoot(container);
+  await act(async () => {
+    root.render(
+      <TransportContext.Provider value={server}>
+        <App />
+      </TransportContext.Provider>,
+    );
+  });
+  await settle();
+}
+
+const q = (sel: string) => container.querySelector(sel);
+const text = () => container.textContent ?? "";
+
+async function click(sel: string) {
+  const el = q(sel) as HTMLElement | null;
+  expect(el, `${sel} is on the page`).not.toBeNull();
+  await act(async () => el!.click());
+  await settle();
+}
+
+async function sendFirstMessage(body: string) {
+  const box = q("[data-testid='composer']") as HTMLTextAreaElement;
+  expect(box).not.toBeNull();
+  await act(async () => {
+    const set = Object.getOwnPropertyDescriptor(HTMLTextAreaElement.prototype, "value")!.set!;
+    set.call(box, body);
+    box.dispatchEvent(new Event("input", { bubbles: true }));
+  });
+  await act(async () => {
+    box.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter", bubbles: true }));
+  });
+  await settle();
+}
+
+beforeEach(() => {
+  localStorage.clear();
+});
+afterEach(async () => {
+  await act(async () => root.unmount());
+  container.remove();
+});
+
+describe("creating a chat and loading it", () => {
+  it("a chat id remembered from another data folder does not poison the new chat 1", async () => {
+    // The desktop app's web storage outlives a data folder: the last chat used was 1.
+    localStorage.setItem("skald.session", "1");
+    const server = new FakeServer();
+    await render(server);
+    expect(server.calls).not.toContain("history 1");
+    await click("[data-testid='new-session']");
+    expect(q("[data-testid='message-list'][data-loaded='1']"), text()).not.toBeNull();
+    await sendFirstMessage("hello");
+    expect(text()).not.toContain("Could not load this chat");
+    expect(q("[data-testid='message-list'][data-loaded='1']"), text()).not.toBeNull();
+    expect(server.calls).toContain("send_message");
+  });
+
+  it("a sessions list computed before the create does not close the new chat", async () => {
+    const server = new FakeServer();
+    server.sessions.push(info(server.nextId++));
+    await render(server);
+    // A turn ends: the app reloads the list, whose reply (computed now, before the
+    // create) arrives only after the new chat has been created and opened.
+    let release: () => void = () => {};
+    const late = new Promise<void>((r) => (release = r));
+    server.hold = (c) => (c.cmd === "list_sessions" ? late : null);
+    await act(async () => server.emit(1, { type: "done", session_id: 1, outcome: "final", text: "" }));
+    server.hold = null;
+    await click("[data-testid='new-session']");
+    expect(q(".session.active[data-session-id='2']"), text()).not.toBeNull();
+    release();
+    await settle();
+    expect(q(".session.active[data-session-id='2']"), "the new chat is still open").not.toBeNull();
+    expect(q("[data-testid='message-list'][data-loaded='1']"), text()).not.toBeNull();
+  });
+
+  it("the first message, sent at once, is not wiped by the new chat's history", async () => {
+    const server = new FakeServer();
+    await render(server);
+    // The history of the new chat (empty: computed before the first message) is
+    // answered only after the message's events, as on a busy first launch.
+    let release: () => void = () => {};
+    const late = new Promise<void>((r) => (release = r));
+    server.hold = (c) => (c.cmd === "history" ? late : null);
+    await click("[data-testid='new-session']");
+    await sendFirstMessage("hello there");
+    await act(async () => {
+      server.emit(1, { type: "turn_running", session_id: 1 });
+      server.emit(1, { type: "user_message", session_id: 1, message_id: 1, text: "hello there" });
+      server.emit(1, { type: "token_delta", text: "General Kenobi" });
+    });
+    await settle();
+    release();
+    await settle();
+    expect(text()).not.toContain("Could not load this chat");
+    expect(text()).toContain("hello there");
+    expect(text()).toContain("General Kenobi");
+  });
+
+  it("a chat whose history failed loads again when it is opened again", async () => {
+    const server = new FakeServer();
+    server.sessions.push(info(server.nextId++), info(server.nextId++));
+    localStorage.setItem("skald.session", "2");
+    let fail = true;
+    server.hold = (c) => (c.cmd === "history" && c.session_id === 2 && fail ? Promise.reject(new ServerError("the store is busy")) : null);
+    await render(server);
+    expect(text()).toContain("Could not load this chat: the store is busy");
+    fail = false;
+    await click("[data-testid='session-item'][data-session-id='1'] .session-main");
+    await click("[data-testid='session-item'][data-session-id='2'] .session-main");
+    expect(text()).not.toContain("Could not load this chat");
+    expect(q("[data-testid='message-list'][data-loaded='1']"), text()).not.toBeNull();
+  });
+});
