@@ -4,7 +4,10 @@
 //! assignments, the runners it knows with their options, `sh -c` scripts nested in any
 //! quoting, other commands chained around it) and none of the same disguises of a look-alike
 //! program; an allow pattern is literal and never vouches for a command chained or
-//! substituted after it. 10,000 generated cases per property (`PROPTEST_CASES` raises it).
+//! substituted after it; and, with real shells as the oracle, no line that makes `dash` or
+//! `bash --posix` run a hidden `touch CANARY` is allowed by a rule that does not name
+//! `touch`, or missed by a deny rule that does. 10,000 generated cases per property
+//! (`PROPTEST_CASES` raises it).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers may panic
 
@@ -271,8 +274,48 @@ fn reserved(name: &str) -> bool {
     RUNNERS.iter().any(|r| r.name == name)
         || SHELLS.contains(&name)
         || HARMLESS.contains(&name)
+        || KEYWORDS.contains(&name)
         || name == "su"
 }
+
+/// The shell's words that start a command and run the next one (`then rm x`), and those
+/// that run their arguments as code: no program has these names.
+const KEYWORDS: &[&str] = &[
+    "if",
+    "then",
+    "else",
+    "elif",
+    "while",
+    "until",
+    "do",
+    "coproc",
+    "eval",
+    "trap",
+    "for",
+    "in",
+    "case",
+    "esac",
+    "fi",
+    "done",
+    "let",
+    "declare",
+    "typeset",
+    "local",
+    "alias",
+    "hash",
+    "enable",
+    "unset",
+    "export",
+    "readonly",
+    "test",
+    "read",
+    "getopts",
+    "wait",
+    "mapfile",
+    "readarray",
+    "select",
+    "function",
+];
 
 /// The denied program: a real one or any other name.
 fn program() -> impl Strategy<Value = String> {
@@ -361,7 +404,10 @@ fn layer() -> impl Strategy<Value = Layer> {
     prop_oneof![
         1 => prop::collection::vec(
             (
-                "[A-Za-z_][A-Za-z0-9_]{0,6}",
+                "[A-Za-z_][A-Za-z0-9_]{0,6}".prop_filter("a variable a shell runs", |n| {
+                    !["PS0", "PS1", "PS2", "PS3", "PS4", "BASH_ENV", "SHELLOPTS", "BASHOPTS"]
+                        .contains(&n.as_str())
+                }),
                 prop_oneof![Just(String::new()), arg()]
             ),
             1..3
@@ -688,7 +734,10 @@ proptest! {
     /// `VAR=`). Whatever it matches, a deny rule of the same words hits.
     #[test]
     fn allow_patterns_are_literal_and_refuse_smuggled_commands(
-        pattern in prop::collection::vec("[a-z][a-z0-9_.-]{0,6}", 1..4),
+        pattern in prop::collection::vec(
+            "[a-z][a-z0-9_.-]{0,6}".prop_filter("a shell keyword", |w| !KEYWORDS.contains(&w.as_str())),
+            1..4,
+        ),
         args in prop::collection::vec(arg(), 0..4),
         second in prop_oneof![
             prop::collection::vec(arg(), 0..3).prop_map(|a| (true, a)),
@@ -829,4 +878,178 @@ fn a_backslash_newline_is_no_word() {
     if !cfg!(windows) {
         assert!(pattern_matches("cargo test", "cargo \\\n  test --doc"));
     }
+}
+
+// ---------------------------------------------------------------------------------------
+// Real shells as the oracle.
+
+/// The allow rules a hidden command must never get past: none names `touch`.
+const ALLOWS: &[&str] = &["echo ok", "echo", "true", "cat", "set -x"];
+
+/// What opens a place where a reader could lose track of the shell: comments holding
+/// quotes or a backslash, quotes, continuations, substitutions, expansions, heredocs.
+const OPENERS: &[&str] = &[
+    "", " ", " #'", " #\"", " # \\", " #`", " #", "#'", " '", " \"", " \\", " `", " $(", " ${x:-",
+    " <<E", " <<'E'", " $'", " $\"", " \\#'", " '#'", "\t#'",
+];
+
+/// Between the opener and the hidden command.
+const GLUES: &[&str] = &[
+    "\n", "\\\n", ";", " ", "\r\n", "\r", " && ", " | ", " & ", "\n\n", "\\\r\n",
+];
+
+/// The hidden command, in disguises that run `touch` or do not.
+const PAYLOADS: &[&str] = &[
+    "touch CANARY",
+    "touch 'CANARY'",
+    "tou\\\nch CANARY",
+    "/usr/bin/tou?h CANARY",
+    "/usr/bin/touc[h] CANARY",
+    "t{ouch,} CANARY",
+    "$(touch CANARY)",
+    "`touch CANARY`",
+    "echo \"$(touch CANARY)\"",
+    "eval 'touch CANARY'",
+    "eval touch CANARY",
+    "trap 'touch CANARY' EXIT",
+    "${x:='$(touch CANARY)'}${x@P}",
+    "x='$(touch CANARY)'; echo ${x@P}",
+    "y='a[$(touch CANARY)]'; echo ${HOME:y}",
+    "y='a[$(touch CANARY)]'; [[ $y -eq 0 ]]",
+    "y='a[$(touch CANARY)]'; echo $((y))",
+    "y='a[$(touch CANARY)]'; let y",
+    "if true; then touch CANARY; fi",
+    "while false; do :; done; ! touch CANARY",
+    "PS4='$(touch CANARY)'; set -x; echo ok",
+    "alias t=touch\nt CANARY",
+    "t=touch; $t CANARY",
+    "t=touch; \"$t\" CANARY",
+    "cat <<E\n$(touch CANARY)\nE",
+    "cat <<'E'\n$(touch CANARY)\nE",
+    "echo ok # touch CANARY",
+    "echo CANARY",
+    "x=1",
+];
+
+/// What closes the opener, or leaves it open.
+const CLOSERS: &[&str] = &[
+    "",
+    " #'",
+    " #\"",
+    "'",
+    "\"",
+    "`",
+    ")",
+    "}",
+    "\nE",
+    " #",
+    "\necho ok",
+    " ok",
+];
+
+/// Around it all: nothing, or harmless allowed commands.
+const FRAMES: &[&str] = &["", "echo ok; ", "true && ", "echo 'a\nb' ", "echo ok\n"];
+
+/// Runs `line` with `shell -c` in a folder of its own (no environment but PATH and HOME,
+/// no input, a time limit); whether it left a file named CANARY there.
+fn canary_appears(shell: &[&str], line: &str) -> bool {
+    use std::os::unix::process::CommandExt;
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = std::process::Command::new(shell[0])
+        .args(&shell[1..])
+        .arg("-c")
+        .arg(line)
+        .current_dir(dir.path())
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .env("HOME", dir.path())
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .process_group(0)
+        .spawn()
+        .unwrap_or_else(|e| panic!("{} must be installed: {e}", shell[0]));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        match child.try_wait() {
+            Ok(Some(_)) => break,
+            _ if std::time::Instant::now() > deadline => {
+                let _ = child.kill();
+                let _ = child.wait();
+                break;
+            }
+            _ => std::thread::sleep(std::time::Duration::from_millis(1)),
+        }
+    }
+    if line.contains('&') {
+        // A command sent to the background may still be starting.
+        std::thread::sleep(std::time::Duration::from_millis(30));
+    }
+    dir.path().join("CANARY").exists()
+}
+
+/// Lines the matcher passes: allowed by a rule that does not name `touch`, or missed by
+/// a deny rule that does. Only those run (the others cannot break the property).
+fn verdicts(line: &str) -> (Vec<&'static str>, bool) {
+    let allowed = ALLOWS
+        .iter()
+        .copied()
+        .filter(|p| pattern_matches(p, line))
+        .collect();
+    (allowed, pattern_hits("touch", line))
+}
+
+proptest! {
+    #![proptest_config(skald_testkit::property_config())]
+
+    /// Real shells decide: whenever `dash` or `bash --posix` runs the hidden `touch`, no
+    /// allow rule above let the line through and a deny rule for `touch` hit it.
+    #[test]
+    #[cfg(unix)]
+    fn no_line_that_runs_a_hidden_command_is_allowed_or_missed(
+        frame in prop::sample::select(FRAMES.to_vec()),
+        allowed in prop::sample::select(vec!["echo ok", "echo", "true", "echo ok ok"]),
+        opener in prop::sample::select(OPENERS.to_vec()),
+        glue in prop::sample::select(GLUES.to_vec()),
+        payload in prop::sample::select(PAYLOADS.to_vec()),
+        closer in prop::sample::select(CLOSERS.to_vec()),
+        tail in prop::sample::select(FRAMES.to_vec()),
+    ) {
+        let line = format!("{frame}{allowed}{opener}{glue}{payload}{closer}\n{tail}");
+        let (allowed_by, denied) = verdicts(&line);
+        if allowed_by.is_empty() && denied {
+            return Ok(());
+        }
+        for shell in [&["dash"][..], &["bash", "--posix"][..]] {
+            if canary_appears(shell, &line) {
+                prop_assert!(
+                    allowed_by.is_empty(),
+                    "{shell:?} runs the hidden touch in {line:?}, yet {allowed_by:?} allow it"
+                );
+                prop_assert!(denied, "{shell:?} runs the hidden touch in {line:?}, and a deny rule for touch misses it");
+            }
+        }
+    }
+}
+
+/// The oracle itself works: the shells do run what the review found hidden, so the
+/// property above is about real behaviour.
+#[test]
+#[cfg(unix)]
+fn the_shells_run_the_commands_the_review_found_hidden() {
+    for line in [
+        "echo ok #'\ntouch CANARY #'",
+        "echo ok # \\\ntouch CANARY",
+        "echo ok #\"\ntouch CANARY #\"",
+    ] {
+        for shell in [&["dash"][..], &["bash", "--posix"][..]] {
+            assert!(canary_appears(shell, line), "{shell:?} {line:?}");
+        }
+        assert_eq!(verdicts(line), (Vec::new(), true), "{line:?}");
+    }
+    assert!(canary_appears(
+        &["bash", "--posix"],
+        "x='$(touch CANARY)'; echo ${x@P}"
+    ));
+    assert!(!canary_appears(&["dash"], "echo 'touch CANARY'"));
 }
