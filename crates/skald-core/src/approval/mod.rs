@@ -79,6 +79,15 @@ fn credential_paths() -> &'static [PathBuf] {
     })
 }
 
+/// What no reader outside the file tools may reach either (a LaTeX build's `\input`):
+/// the protected folders (`protect`) and the credential paths in the home folder,
+/// canonical.
+pub fn guarded_paths() -> Vec<PathBuf> {
+    let mut out = protected();
+    out.extend(credential_paths().iter().cloned());
+    out
+}
+
 /// The tools the `@fs_read` group names.
 pub const FS_READ: &[&str] = &[
     tn::READ_FILE,
@@ -201,6 +210,48 @@ fn path_matches(pattern: &str, path: &Path, working_dir: &Path) -> bool {
     }
 }
 
+/// Whether an allow rule's relative path pattern stays in the working directory once
+/// symlinks are followed. A cloned repository's `data -> /` must not turn the seeded
+/// `data/*` allow into "write anywhere": such a rule then matches nothing, and the call
+/// asks. (Deny rules keep following the link: they may cover more, never less.)
+fn allow_pattern_stays_inside(pattern: &str, working_dir: &Path) -> bool {
+    let target = pattern.strip_suffix("/*").unwrap_or(pattern);
+    Path::new(target).is_absolute()
+        || path_under(
+            &canonicalize_for_policy(Path::new(target), working_dir),
+            &canonicalize_for_policy(working_dir, Path::new("/")),
+        )
+}
+
+/// The name every `secrets/` folder has: compared as the file system compares names.
+fn is_secrets_name(name: &std::ffi::OsStr) -> bool {
+    if cfg!(any(target_os = "macos", windows)) {
+        name.eq_ignore_ascii_case("secrets")
+    } else {
+        name == "secrets"
+    }
+}
+
+/// The `secrets/` folder `path` (canonical) is in, at any depth: below the working
+/// directory when the path is inside it (a chat may work in a folder that is itself under
+/// one), else anywhere in the path. File tools, the viewer and the file route never
+/// touch these, whatever the rules say (docs/security.md promises every such folder).
+pub fn secrets_folder_of(path: &Path, working_dir: &Path) -> Option<PathBuf> {
+    let wd = canonicalize_for_policy(working_dir, Path::new("/"));
+    let (base, rest) = match path.strip_prefix(&wd) {
+        Ok(rest) => (wd.clone(), rest),
+        Err(_) => (PathBuf::new(), path),
+    };
+    let mut at = base;
+    for c in rest.components() {
+        at.push(c);
+        if is_secrets_name(c.as_os_str()) {
+            return Some(at);
+        }
+    }
+    None
+}
+
 /// Whether a rule is about this tool in this run, whatever the call's arguments.
 fn rule_applies(rule: &Rule, ctx: &RunContext, tool: &str) -> bool {
     rule_for_tool_and_agent(rule, ctx, tool) && in_rule_dir(rule, &ctx.working_dir)
@@ -242,6 +293,11 @@ fn rule_matches(rule: &Rule, ctx: &RunContext, tool: &str, args: &Value) -> bool
         return false;
     }
     if let Some(pattern) = &rule.path_pattern {
+        if rule.action == RuleAction::Allow
+            && !allow_pattern_stays_inside(pattern, &ctx.working_dir)
+        {
+            return false;
+        }
         match call_path(tool, args, &ctx.working_dir) {
             Some(path) if path_matches(pattern, &path, &ctx.working_dir) => {}
             _ => return false,
@@ -362,6 +418,19 @@ fn decide(store: &Store, ctx: &RunContext, tool: &str, args: &Value) -> Decision
             action: RuleAction::Deny,
             rule_id: Some(rule.id),
             reason: describe(rule),
+        };
+    }
+    if (FS_READ.contains(&tool) || FS_WRITE.contains(&tool))
+        && let Some(path) = call_path(tool, args, &ctx.working_dir)
+        && let Some(dir) = secrets_folder_of(&path, &ctx.working_dir)
+    {
+        return Decision {
+            action: RuleAction::Deny,
+            rule_id: None,
+            reason: format!(
+                "{} is a secrets/ folder; file tools never touch one, at any depth",
+                dir.display()
+            ),
         };
     }
     if (FS_READ.contains(&tool) || FS_WRITE.contains(&tool))
@@ -539,6 +608,36 @@ pub fn propose_rule(ctx: &RunContext, tool: &str, args: &Value) -> RuleSpec {
         action: RuleAction::Allow,
         note: "always allowed from the Inbox".to_string(),
     }
+}
+
+/// What a proposed rule would allow besides the call it came from, in words a person
+/// can check before saying "always": a command rule vouches for every command that starts
+/// with its words, a path rule for every file under its folder.
+pub fn rule_reach(spec: &RuleSpec) -> String {
+    let place = match &spec.working_dir {
+        Some(d) => format!("in {d} and every folder below it"),
+        None => "in every folder".to_string(),
+    };
+    let what = match (&spec.command_pattern, &spec.path_pattern) {
+        (Some(c), _) => format!(
+            "every command that starts with `{c}`, whatever arguments follow (for \
+             example `{c} --help` or `{c} <other files>`), on its own or chained with \
+             other commands this rule or another allows — never with a redirection, a \
+             substitution or a command no rule allows"
+        ),
+        (None, Some(p)) => match p.strip_suffix("/*") {
+            Some(dir) => format!(
+                "{} on any file in {dir}/ and its subfolders, new files included",
+                spec.tool_pattern
+            ),
+            None => format!("{} on {p}", spec.tool_pattern),
+        },
+        (None, None) if spec.tool_pattern == tn::EXECUTE_CMD => {
+            "every shell command, whatever it runs".to_string()
+        }
+        (None, None) => format!("every call of {}, with any arguments", spec.tool_pattern),
+    };
+    format!("Also allows {what}, {place}. A deny rule still wins.")
 }
 
 /// The session's earlier calls a proposed rule would have matched, so the person sees
@@ -827,6 +926,163 @@ mod tests {
         assert_eq!(
             action(&s, &ctx, "read_file", json!({"path": "escape/file"})),
             RuleAction::Require
+        );
+    }
+
+    /// The review's finding: with `memory/` or `data/` a symlink out of the chat's folder
+    /// (a cloned repository's `data -> /`), the seeded folder allows covered every write
+    /// through it. A relative allow only holds where its folder stays inside.
+    #[cfg(unix)]
+    #[test]
+    fn folder_allow_rules_do_not_follow_symlinks_out() {
+        let (s, _d, ctx) = setup();
+        let outside = tempfile::tempdir().unwrap();
+        let outside = std::fs::canonicalize(outside.path()).unwrap();
+        std::os::unix::fs::symlink("/", ctx.working_dir.join("data")).unwrap();
+        std::os::unix::fs::symlink(&outside, ctx.working_dir.join("memory")).unwrap();
+        let w = |path: &str| json!({"path": path, "content": "x"});
+        for tool in FS_WRITE {
+            for path in [
+                "data/etc/cron.d/x",
+                "data/tmp/x",
+                "memory/x.md",
+                "memory/sub/x.md",
+                "./memory/x.md",
+                "docs/../memory/x.md",
+            ] {
+                assert_eq!(
+                    action(&s, &ctx, tool, w(path)),
+                    RuleAction::Require,
+                    "{tool} {path}"
+                );
+            }
+        }
+        // A user's own rule through the link says the same: relative means "in here".
+        s.add_rule(&NewRule {
+            group_name: "default".into(),
+            tool_pattern: "@fs_write".into(),
+            path_pattern: Some("memory/*".into()),
+            action: Some(RuleAction::Allow),
+            priority: 5,
+            ..NewRule::default()
+        })
+        .unwrap();
+        assert_eq!(
+            action(&s, &ctx, "write_file", w("memory/x.md")),
+            RuleAction::Require
+        );
+        // A link that stays inside keeps the rule working.
+        std::fs::remove_file(ctx.working_dir.join("memory")).unwrap();
+        std::fs::create_dir_all(ctx.working_dir.join("notes")).unwrap();
+        std::os::unix::fs::symlink(
+            ctx.working_dir.join("notes"),
+            ctx.working_dir.join("memory"),
+        )
+        .unwrap();
+        assert_eq!(
+            action(&s, &ctx, "write_file", w("memory/x.md")),
+            RuleAction::Allow
+        );
+        // Deny rules still follow links: they may cover more, never less.
+        assert_eq!(
+            action(
+                &s,
+                &ctx,
+                "read_file",
+                json!({"path": "secrets/../secrets/k"})
+            ),
+            RuleAction::Deny
+        );
+    }
+
+    /// The review's finding: only the top-level `secrets/` was denied; docs/security.md
+    /// promises every folder of that name.
+    #[test]
+    fn secrets_folders_are_denied_at_any_depth() {
+        let (s, _d, ctx) = setup();
+        let wd = &ctx.working_dir;
+        for dir in ["app/config/secrets", "app/secrets", "a/b/c/secrets/d"] {
+            std::fs::create_dir_all(wd.join(dir)).unwrap();
+        }
+        let reads = [
+            json!({"path": "app/config/secrets/prod.key"}),
+            json!({"path": "app/secrets"}),
+            json!({"path": "a/b/c/secrets/d/e.txt"}),
+            json!({"path": "app/x/../secrets/new.key"}),
+            json!({"path": wd.join("app/secrets/k").display().to_string()}),
+            json!({"path": "/elsewhere/secrets/k"}),
+        ];
+        for tool in FS_READ.iter().chain(FS_WRITE) {
+            for args in &reads {
+                let mut args = args.clone();
+                args["content"] = json!("x");
+                args["pattern"] = json!("x");
+                let d = check(&s, &ctx, tool, &args);
+                assert_eq!(d.action, RuleAction::Deny, "{tool} {args}: {}", d.reason);
+            }
+        }
+        #[cfg(unix)]
+        {
+            std::os::unix::fs::symlink(wd.join("app/config/secrets"), wd.join("cfg")).unwrap();
+            assert_eq!(
+                action(&s, &ctx, "read_file", json!({"path": "cfg/prod.key"})),
+                RuleAction::Deny
+            );
+        }
+        // Names that only look alike are files like any other.
+        for path in ["app/secrets.md", "app/my-secrets/x", "app/secretsx/y"] {
+            assert_eq!(
+                action(&s, &ctx, "read_file", json!({"path": path})),
+                RuleAction::Allow,
+                "{path}"
+            );
+        }
+        // A chat working inside a folder named secrets still reads its own files.
+        let inner = RunContext {
+            working_dir: wd.join("a/b/c/secrets/d"),
+            ..ctx.clone()
+        };
+        assert_eq!(
+            action(&s, &inner, "read_file", json!({"path": "e.txt"})),
+            RuleAction::Allow
+        );
+    }
+
+    /// The README's own example: a user's allow at the default priority must take effect
+    /// in front of the seeded `require execute_cmd`, and still never lift a deny.
+    #[test]
+    fn a_users_allow_at_the_default_priority_takes_effect() {
+        let (s, _d, ctx) = setup();
+        s.add_rule(&NewRule {
+            group_name: "default".into(),
+            tool_pattern: "execute_cmd".into(),
+            command_pattern: Some("cargo test".into()),
+            action: Some(RuleAction::Allow),
+            priority: ALWAYS_PRIORITY,
+            ..NewRule::default()
+        })
+        .unwrap();
+        assert_eq!(
+            action(&s, &ctx, "execute_cmd", json!({"command": "cargo test"})),
+            RuleAction::Allow
+        );
+        s.add_rule(&NewRule {
+            group_name: "default".into(),
+            tool_pattern: "execute_cmd".into(),
+            command_pattern: Some("cargo test --release".into()),
+            action: Some(RuleAction::Deny),
+            priority: 500,
+            ..NewRule::default()
+        })
+        .unwrap();
+        assert_eq!(
+            action(
+                &s,
+                &ctx,
+                "execute_cmd",
+                json!({"command": "cargo test --release"})
+            ),
+            RuleAction::Deny
         );
     }
 
