@@ -206,6 +206,7 @@ fn write_config(
         path: path.to_path_buf(),
         message: e.to_string(),
     })?;
+    crate::paths::keep_private(path);
     Ok(config)
 }
 
@@ -220,6 +221,7 @@ impl Config {
                     message: e.to_string(),
                 }
             })?;
+            crate::paths::keep_private(path);
         }
         Config::load(path)
     }

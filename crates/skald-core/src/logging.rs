@@ -44,6 +44,10 @@ pub fn init(
             dir: logs_dir.display().to_string(),
             message: e.to_string(),
         })?;
+    // The appender has just opened today's file: it is the user's alone, like the folder.
+    for file in std::fs::read_dir(logs_dir).into_iter().flatten().flatten() {
+        crate::paths::keep_private(&file.path());
+    }
     let (writer, guard) = tracing_appender::non_blocking(appender);
 
     let level = std::env::var(LOG_ENV).unwrap_or_else(|_| config.level.clone());

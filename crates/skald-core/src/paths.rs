@@ -55,7 +55,10 @@ impl DataDir {
         DataDir { root }
     }
 
-    /// Creates the directory (and its `logs/`) if needed.
+    /// Creates the directory (and its `logs/`) if needed, readable by the user only: on
+    /// Unix the folders are 0700 and Skald's files in them 0600 (chats, logs and settings
+    /// are nobody else's business on a shared machine). An older data directory made
+    /// with the umask's modes is tightened here too.
     pub fn ensure(&self) -> Result<(), DataDirError> {
         if self.root.exists() && !self.root.is_dir() {
             return Err(DataDirError::NotADirectory(self.root.clone()));
@@ -67,6 +70,38 @@ impl DataDir {
                 path: dir.clone(),
                 source,
             })?;
+        }
+        for name in ["", "logs", "secrets", "cache", "models", "tex", "plugins"] {
+            let dir = self.root.join(name);
+            if dir.is_dir() {
+                keep_private(&dir);
+            }
+        }
+        // The database first exists empty with the right mode: SQLite gives its journal,
+        // WAL and shared-memory files the database file's mode.
+        let db = self.db_path();
+        if !db.exists() {
+            create_private(&db).map_err(|source| DataDirError::Create {
+                path: db.clone(),
+                source,
+            })?;
+        }
+        let logs = std::fs::read_dir(self.logs_dir())
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path());
+        let own = [
+            "skald.db",
+            "skald.db-wal",
+            "skald.db-shm",
+            "skald.db-journal",
+            "config.toml",
+        ]
+        .into_iter()
+        .map(|n| self.root.join(n));
+        for file in own.chain(logs).filter(|p| p.is_file()) {
+            keep_private(&file);
         }
         Ok(())
     }
@@ -103,9 +138,68 @@ impl DataDir {
     }
 }
 
+/// Makes a file of Skald's 0600, a folder 0700 (Unix; elsewhere the user's profile
+/// folder is already private). Best effort: a file system without modes keeps its own.
+pub fn keep_private(path: &Path) {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = if path.is_dir() { 0o700 } else { 0o600 };
+        let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode));
+    }
+    #[cfg(not(unix))]
+    let _ = path;
+}
+
+/// Creates an empty file readable by the user only (if it does not exist yet).
+fn create_private(path: &Path) -> std::io::Result<()> {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(false);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    options.open(path).map(drop)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(unix)]
+    #[test]
+    fn the_data_directory_is_the_users_alone() {
+        use std::os::unix::fs::PermissionsExt;
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("skald");
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        // An older data directory, made with a permissive umask.
+        std::fs::create_dir_all(root.join("logs")).unwrap();
+        std::fs::write(root.join("config.toml"), "").unwrap();
+        std::fs::write(root.join("logs/skald.2026-01-01.log"), "").unwrap();
+        for p in [&root, &root.join("logs")] {
+            std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        for p in [
+            root.join("config.toml"),
+            root.join("logs/skald.2026-01-01.log"),
+        ] {
+            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o644)).unwrap();
+        }
+        let dd = DataDir::at(&root);
+        dd.ensure().unwrap();
+        assert_eq!(mode(&root), 0o700);
+        assert_eq!(mode(&dd.logs_dir()), 0o700);
+        assert_eq!(mode(&dd.db_path()), 0o600, "the database starts private");
+        assert_eq!(mode(&dd.config_path()), 0o600);
+        assert_eq!(mode(&root.join("logs/skald.2026-01-01.log")), 0o600);
+        // A new one too.
+        let fresh = DataDir::at(tmp.path().join("new"));
+        fresh.ensure().unwrap();
+        assert_eq!(mode(fresh.root()), 0o700);
+        assert_eq!(mode(&fresh.db_path()), 0o600);
+    }
 
     #[test]
     fn explicit_dir_wins_and_paths_live_inside_it() {

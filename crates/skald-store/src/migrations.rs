@@ -69,12 +69,15 @@ fn hold_lock(path: &Path) -> Result<std::fs::File, StoreError> {
         path: path.to_path_buf(),
         source,
     };
-    let file = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(path)
-        .map_err(io)?;
+    let mut options = std::fs::OpenOptions::new();
+    options.create(true).truncate(false).write(true);
+    // Like the database beside it: the user's alone.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    let file = options.open(path).map_err(io)?;
     let deadline = Instant::now() + MIGRATION_WAIT;
     loop {
         match file.try_lock() {
