@@ -21,6 +21,7 @@ pub mod mcp;
 pub mod models;
 pub mod paths;
 pub mod plugins;
+pub mod process;
 pub mod registry;
 pub mod resume;
 pub mod sessions;
