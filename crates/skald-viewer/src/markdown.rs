@@ -168,6 +168,16 @@ pub fn render_markdown(src: &str, base: &Path, route: &FileRoute) -> String {
     sanitize(&html, route.scheme())
 }
 
+/// A table cell's `style` if it is one alignment and nothing else, as pulldown-cmark
+/// writes it; `None` for any other style.
+fn table_alignment(style: &str) -> Option<String> {
+    let (property, value) = style.split_once(':')?;
+    let value = value.trim_matches([' ', '\t']).trim_end_matches(';');
+    (property.trim_matches([' ', '\t']) == "text-align"
+        && matches!(value, "left" | "center" | "right"))
+    .then(|| format!("text-align: {value}"))
+}
+
 /// The allow-list: what CommonMark and its extensions produce, nothing that runs. `route`
 /// is the file route's own URL scheme (the desktop app's), allowed besides the web's.
 fn sanitize(html: &str, route: Option<&str>) -> String {
@@ -186,8 +196,10 @@ fn sanitize(html: &str, route: Option<&str>) -> String {
         .attribute_filter(|element, attribute, value| match (element, attribute) {
             // Task list boxes only, never a text field or a button.
             ("input", "type") if value != "checkbox" => None,
-            // Table alignment is the only style kept.
-            ("th" | "td", "style") if !value.starts_with("text-align:") => None,
+            // Table alignment is the only style kept, and only as exactly that: anything
+            // after it (`text-align:left;position:fixed;inset:0`) could lay a cell over
+            // the app and fake an approval card.
+            ("th" | "td", "style") => table_alignment(value).map(Into::into),
             ("code" | "sup" | "div", "class")
                 if !value
                     .split(' ')
@@ -217,6 +229,44 @@ mod tests {
             Path::new("/proj/docs"),
             &FileRoute::new("/api/file?path="),
         )
+    }
+
+    /// The review's finding: any CSS after `text-align:` was kept on table cells, so a
+    /// chat answer could lay a cell over the whole app.
+    #[test]
+    fn table_cells_keep_only_an_exact_alignment() {
+        for style in [
+            "text-align:left;position:fixed;inset:0",
+            "text-align: left; position: fixed",
+            "text-align:left/**/;position:fixed",
+            "text-align: left !important",
+            "text-align: left\n;top:0",
+            "text-align:expression(alert(1))",
+            "text-align: leftx",
+            "position:fixed;text-align:left",
+            "TEXT-ALIGN: left; z-index: 9",
+            "text-align:;inset:0",
+        ] {
+            for tag in ["td", "th"] {
+                let html = render(&format!(
+                    "<table><tr><{tag} style=\"{style}\">x</{tag}></tr></table>"
+                ));
+                assert!(!html.contains("position"), "{style:?}: {html}");
+                assert!(!html.contains("inset"), "{style:?}: {html}");
+                assert!(!html.contains("z-index"), "{style:?}: {html}");
+                assert!(!html.contains("important"), "{style:?}: {html}");
+                assert!(!html.contains("expression"), "{style:?}: {html}");
+                assert!(!html.contains("style="), "{style:?}: {html}");
+            }
+        }
+        for (style, kept) in [
+            ("text-align: left", "text-align: left"),
+            ("text-align:center", "text-align: center"),
+            ("text-align: right;", "text-align: right"),
+        ] {
+            let html = render(&format!("<table><tr><td style=\"{style}\">x</td></tr></table>"));
+            assert!(html.contains(&format!("style=\"{kept}\"")), "{style:?}: {html}");
+        }
     }
 
     #[test]
