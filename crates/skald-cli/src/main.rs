@@ -516,8 +516,10 @@ enum RulesCommand {
         /// The permission group
         #[arg(long, default_value = "default")]
         group: String,
-        /// Lower numbers are tried first
-        #[arg(long, default_value_t = 100)]
+        /// Lower numbers are tried first. The default (15) comes before the seeded rules
+        /// that ask (20) and the catch-all (1000), so an allow takes effect as written; a
+        /// deny anywhere still wins over any allow
+        #[arg(long, default_value_t = skald_core::approval::ALWAYS_PRIORITY)]
         priority: i64,
         /// Why the rule exists
         #[arg(long, default_value = "")]
@@ -587,6 +589,11 @@ impl Env {
 }
 
 fn main() -> ExitCode {
+    // Commands the agents run must not read provider keys or the restart token out of
+    // /proc/PID/environ or /proc/PID/mem.
+    if let Err(e) = skald_core::process::keep_memory_private() {
+        eprintln!("skald: {e}");
+    }
     let cli = Cli::parse();
     if let Command::Version = cli.command {
         println!(

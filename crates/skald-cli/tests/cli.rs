@@ -319,6 +319,51 @@ fn a_broken_config_is_reported_not_ignored() {
     assert!(err.contains("config.toml is not valid"), "{err}");
 }
 
+/// The README's example, as written: `skald rules add … --action allow` with no
+/// `--priority` must let the command run (it used to land at 100, behind the seeded
+/// `require execute_cmd` at 20), and a deny still wins over it.
+#[test]
+fn the_readmes_allow_rule_works_at_its_default_priority() {
+    let sb = Sandbox::new();
+    let add = |extra: &[&str]| {
+        let mut args = vec!["rules", "add", "--tool", "execute_cmd"];
+        args.extend_from_slice(extra);
+        let out = sb.run(&args);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    };
+    add(&["--command", "echo", "--action", "allow"]);
+    let out = sb.run(&[
+        "tool",
+        "execute_cmd",
+        "--args",
+        r#"{"command": "echo allowed"}"#,
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("allowed"));
+    // Still nothing smuggled behind it.
+    let out = sb.run(&[
+        "tool",
+        "execute_cmd",
+        "--args",
+        r#"{"command": "echo x #'\ntouch pwned #'"}"#,
+    ]);
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
+    assert!(!sb.work.path().join("pwned").exists());
+    add(&["--command", "echo denied", "--action", "deny"]);
+    let out = sb.run(&[
+        "tool",
+        "execute_cmd",
+        "--args",
+        r#"{"command": "echo denied"}"#,
+    ]);
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("denied by rule #"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
 #[test]
 fn the_approval_gate_applies_to_direct_runs() {
     let sb = Sandbox::new();

@@ -116,14 +116,19 @@ impl Library {
     pub fn load(data_dir: &Path) -> Result<Library, AgentError> {
         let mut files: BTreeMap<String, String> = BTreeMap::new();
         let mut skill_files: BTreeMap<String, (String, PathBuf)> = BTreeMap::new();
+        let mut wrote = false;
         for (path, text) in BUNDLED {
             if let Some(rel) = path.strip_prefix("agents/") {
                 files.insert(rel.to_string(), (*text).to_string());
             } else if let Some(rel) = path.strip_prefix("skills/") {
                 let on_disk = data_dir.join("bundled/skills").join(rel);
-                materialize(&on_disk, text)?;
+                wrote |= materialize(&on_disk, text)?;
                 skill_files.insert(rel.to_string(), ((*text).to_string(), on_disk));
             }
+        }
+        if wrote {
+            // Like everything in the data directory: the user's alone.
+            keep_tree_private(&data_dir.join("bundled"));
         }
         overlay(&data_dir.join("agents"), &mut |rel, text, _| {
             files.insert(rel, text);
@@ -291,15 +296,32 @@ impl Library {
 }
 
 /// Writes a bundled file where agents can read it, when it is missing or outdated.
-fn materialize(path: &Path, text: &str) -> Result<(), AgentError> {
+/// Writes a bundled file unless it is there already; whether it wrote.
+fn materialize(path: &Path, text: &str) -> Result<bool, AgentError> {
     if std::fs::read_to_string(path).is_ok_and(|t| t == text) {
-        return Ok(());
+        return Ok(false);
     }
     skald_tools::text::write_atomic(path, text.as_bytes()).map_err(|e| AgentError::Write {
         path: path.display().to_string(),
         message: e.to_string(),
     })?;
-    Ok(())
+    Ok(true)
+}
+
+/// `crate::paths::keep_private` for a folder and everything in it.
+fn keep_tree_private(root: &Path) {
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        crate::paths::keep_private(&dir);
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                crate::paths::keep_private(&path);
+            }
+        }
+    }
 }
 
 /// Calls `add(relative path, text, path)` for every file under `root` (two levels: the

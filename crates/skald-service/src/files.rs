@@ -90,13 +90,26 @@ impl FilePolicy {
                 allow_fs_reads: Vec::new(),
                 allow_fs_writes: Vec::new(),
             };
+            // The viewer cannot ask: what a file tool could read only with a person's
+            // yes (a credential folder such as ~/.ssh in a chat working in the home
+            // folder) is refused here, as what it may never read is.
             let decision = approval::check(&self.store, &ctx, "read_file", &args);
-            if decision.action == RuleAction::Deny {
-                return Err(format!(
-                    "{} is denied by an approval rule: {}",
-                    path.display(),
-                    decision.reason
-                ));
+            match decision.action {
+                RuleAction::Allow => {}
+                RuleAction::Deny => {
+                    return Err(format!(
+                        "{} is denied by an approval rule: {}",
+                        path.display(),
+                        decision.reason
+                    ));
+                }
+                RuleAction::Require => {
+                    return Err(format!(
+                        "{} is not shown: a file tool would need approval to read it ({})",
+                        path.display(),
+                        decision.reason
+                    ));
+                }
             }
         }
         Ok(path)
