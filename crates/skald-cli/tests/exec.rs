@@ -2403,3 +2403,181 @@ fn at_most_four_delegations_run_at_once_and_results_keep_call_order() {
         .collect();
     assert_eq!(ids, ["t1", "t2", "t3", "t4", "t5"]);
 }
+
+/// The user a test runs Skald as so that /proc's same-user rules apply: root may read any
+/// process (CAP_SYS_PTRACE), so a test running as root runs Skald as `nobody`, with a copy
+/// of the binary and folders that user can reach. `None` when already unprivileged.
+#[cfg(target_os = "linux")]
+fn unprivileged() -> Option<(u32, u32)> {
+    let uid = std::fs::metadata("/proc/self").map(|m| {
+        use std::os::unix::fs::MetadataExt;
+        m.uid()
+    });
+    (uid.ok() == Some(0)).then_some((65534, 65534))
+}
+
+/// `skald exec --json --approve all` in `work`, as the unprivileged user of
+/// `unprivileged()` when the test runs as root; with a provider key of `key`.
+#[cfg(target_os = "linux")]
+fn exec_unprivileged(server: &ScriptedServer, key: &str, prompt: &str) -> (Run, tempfile::TempDir) {
+    use std::os::unix::fs::PermissionsExt;
+    let data = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let bin_dir = tempfile::tempdir().unwrap();
+    let bin = bin_dir.path().join("skald");
+    std::fs::copy(env!("CARGO_BIN_EXE_skald"), &bin).unwrap();
+    let mut cmd = match unprivileged() {
+        Some((uid, gid)) => {
+            for d in [data.path(), work.path(), bin_dir.path()] {
+                std::os::unix::fs::chown(d, Some(uid), Some(gid)).unwrap();
+                std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o755)).unwrap();
+            }
+            let mut c = Command::new("setpriv");
+            c.args([
+                format!("--reuid={uid}"),
+                format!("--regid={gid}"),
+                "--clear-groups".to_string(),
+            ])
+            .arg(&bin);
+            c
+        }
+        None => Command::new(&bin),
+    };
+    let out = cmd
+        .arg("--data-dir")
+        .arg(data.path())
+        .args(["exec", "--json", "--approve", "all", "--cwd"])
+        .arg(work.path())
+        .arg(prompt)
+        .env_remove("ANTHROPIC_API_KEY")
+        .env_remove("OLLAMA_HOST")
+        .env_remove("SKALD_DATA_DIR")
+        .env("HOME", data.path())
+        .env("OPENAI_BASE_URL", &server.base_url)
+        .env("OPENAI_API_KEY", key)
+        .env("SKALD_MODEL", "scripted-model")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let events = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+        .collect();
+    (
+        Run {
+            out,
+            events,
+            data,
+            work,
+        },
+        bin_dir,
+    )
+}
+
+/// The review's finding: any approved command could read the provider keys from
+/// `/proc/$PPID/environ` (and the memory they sit in). Skald is non-dumpable, so the
+/// kernel refuses the reads to processes of the same user.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_command_cannot_read_skalds_environment_or_memory() {
+    const KEY: &str = "sk-canary-7f3a9c1e-provider-key";
+    let probe = "cat /proc/$PPID/environ; for f in /proc/$PPID/task/*/environ; do cat $f; done; \
+                 dd if=/proc/$PPID/mem bs=1 count=1 skip=4194304 2>&1; \
+                 cat /proc/$PPID/cmdline >/dev/null && echo cmdline-readable; echo probe-done";
+    // The attack is real where the parent is dumpable: the same probe, the same user,
+    // from a plain shell holding the key, reads it.
+    let mut control = match unprivileged() {
+        Some((uid, gid)) => {
+            let mut c = Command::new("setpriv");
+            c.args([
+                format!("--reuid={uid}"),
+                format!("--regid={gid}"),
+                "--clear-groups".into(),
+            ]);
+            c.arg("sh");
+            c
+        }
+        None => Command::new("sh"),
+    };
+    let control = control
+        .arg("-c")
+        .arg(format!("sh -c '{}'; sleep 0", probe.replace('\'', "")))
+        .env("OPENAI_API_KEY", KEY)
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&control.stdout).contains(KEY),
+        "the probe must work against a dumpable parent: {}",
+        String::from_utf8_lossy(&control.stdout)
+    );
+
+    let server = serve(vec![
+        tool_call(
+            "c1",
+            "execute_cmd",
+            &json!({ "command": probe }).to_string(),
+        ),
+        answer("Done."),
+    ]);
+    let (run, _bin) = exec_unprivileged(&server, KEY, "look around");
+    assert_eq!(
+        run.out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&run.out.stderr)
+    );
+    let result = common::result(&run.events, "c1");
+    assert!(result.contains("probe-done"), "{result}");
+    assert!(
+        result.contains("cmdline-readable"),
+        "only the private parts are refused: {result}"
+    );
+    assert!(
+        !result.contains(KEY),
+        "the key leaked to the command: {result}"
+    );
+    assert!(result.contains("Permission denied"), "{result}");
+    for request in server.recorded() {
+        assert!(
+            !request.body.to_string().contains(KEY),
+            "the key reached the model"
+        );
+    }
+}
+
+/// The review's finding: the data directory was 0755 with 0644 files, so other local
+/// users could read every chat and log.
+#[cfg(unix)]
+#[test]
+fn the_data_directory_and_its_files_are_the_users_alone() {
+    use std::os::unix::fs::PermissionsExt;
+    let server = serve(vec![
+        tool_call("c1", "read_file", r#"{"path": "hello.txt"}"#),
+        answer("Read."),
+    ]);
+    let run = exec(&server, &[], "read it");
+    assert_eq!(run.out.status.code(), Some(0));
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(run.data.path()), 0o700);
+    let mut seen = Vec::new();
+    let mut stack = vec![run.data.path().to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                assert_eq!(mode(&path), 0o700, "{}", path.display());
+                stack.push(path);
+            } else {
+                assert_eq!(mode(&path), 0o600, "{}", path.display());
+                seen.push(path.file_name().unwrap().to_string_lossy().into_owned());
+            }
+        }
+    }
+    for name in ["skald.db", "config.toml"] {
+        assert!(seen.iter().any(|s| s == name), "{name} in {seen:?}");
+    }
+    assert!(
+        seen.iter().any(|s| s.ends_with(".log")),
+        "a log file in {seen:?}"
+    );
+}

@@ -590,6 +590,69 @@ fn the_file_route_applies_the_path_policy_and_isolates_html() {
     assert!(err.contains("gone.md"), "{err}");
 }
 
+/// The review's findings: the viewer and the file route honoured deny rules but not the
+/// credential folders (a chat working in the home folder showed `~/.ssh/id_rsa`), and
+/// only the top-level `secrets/` was protected. Both follow the file tools' policy now,
+/// through symlinks and `..` too.
+#[cfg(unix)]
+#[test]
+fn the_viewer_refuses_credential_folders_and_secrets_at_any_depth() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = std::fs::canonicalize(dir.path()).unwrap();
+    const MARK: &str = "PRIVATE-KEY-MARKER";
+    let secret_files = [
+        ".ssh/id_rsa",
+        ".aws/credentials",
+        ".netrc",
+        ".config/gh/hosts.yml",
+        "app/config/secrets/prod.key",
+        "app/secrets/x.md",
+        "deep/a/b/secrets/c/d.txt",
+    ];
+    for f in secret_files {
+        let p = home.join(f);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, format!("{MARK} {f}")).unwrap();
+    }
+    std::fs::write(home.join("notes.md"), "fine").unwrap();
+    std::os::unix::fs::symlink(home.join(".ssh"), home.join("keys")).unwrap();
+    std::os::unix::fs::symlink(home.join("app/config/secrets"), home.join("cfg")).unwrap();
+    let s = serve_with(
+        &home.join(".local/share/skald"),
+        &home,
+        None,
+        &[("HOME", home.to_str().unwrap())],
+    );
+    assert_eq!(s.file(&home.join("notes.md")).status, 200);
+    let mut tries: Vec<std::path::PathBuf> = secret_files.iter().map(|f| home.join(f)).collect();
+    tries.extend([
+        home.join("keys/id_rsa"),
+        home.join("cfg/prod.key"),
+        home.join("app/x/../config/secrets/prod.key"),
+        home.join(".ssh"),
+        home.join("app/secrets"),
+    ]);
+    let mut ws = s.ws();
+    for path in &tries {
+        let r = s.file(path);
+        assert_eq!(r.status, 403, "{}", path.display());
+        assert!(
+            !String::from_utf8_lossy(&r.body).contains(MARK),
+            "{}",
+            path.display()
+        );
+        let err = ws
+            .call(json!({"cmd": "view", "path": path.display().to_string()}))
+            .unwrap_err();
+        assert!(!err.contains(MARK), "{err}");
+        assert!(
+            err.contains("secrets") || err.contains("credentials") || err.contains("approval"),
+            "{}: {err}",
+            path.display()
+        );
+    }
+}
+
 #[test]
 fn a_followed_file_reports_its_changes_until_unsubscribed() {
     let dir = tempfile::tempdir().unwrap();
