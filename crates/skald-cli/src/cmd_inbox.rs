@@ -3,6 +3,7 @@
 //! picks them up.
 
 use crate::exit;
+use skald_api::escape_controls_inline;
 use skald_core::DataDir;
 use skald_core::approval::{self, RunContext};
 use skald_store::{InboxStatus, Store, StoreError};
@@ -36,9 +37,10 @@ fn store_always_rule(store: &Store, id: i64) -> Result<(), u8> {
         (None, None) => spec.tool_pattern.clone(),
     };
     println!(
-        "added rule {rule_id}: always allow {what} in {} (it covers {} call(s) of this session so far)",
+        "added rule {rule_id}: always allow {what} in {} (it covers {} call(s) of this session so far)\n{}",
         spec.working_dir.as_deref().unwrap_or("any folder"),
-        matched.len()
+        matched.len(),
+        approval::rule_reach(&spec)
     );
     Ok(())
 }
@@ -78,22 +80,24 @@ pub fn list(data_dir: &DataDir, json: bool) -> u8 {
         println!("Nothing is waiting for you.");
     }
     for it in items {
-        let why = it.payload["reason"].as_str().unwrap_or("");
+        let why = escape_controls_inline(it.payload["reason"].as_str().unwrap_or(""));
         println!(
             "{:>4}  session {:<4} {:<10} {}{}",
             it.id,
             it.session_id,
-            it.agent_id,
-            it.title,
+            escape_controls_inline(&it.agent_id),
+            escape_controls_inline(&it.title),
             if why.is_empty() {
                 String::new()
             } else {
                 format!("  ({why})")
             }
         );
-        // The full arguments, JSON-escaped, so nothing past the title is hidden.
+        // The full arguments, line by line with controls escaped: the title is cut.
         let args = it.payload.get("arguments").unwrap_or(&it.payload);
-        println!("      {args}");
+        for line in crate::shown::argument_lines(args, "      ") {
+            println!("{line}");
+        }
     }
     exit::OK
 }

@@ -1086,6 +1086,28 @@ mod tests {
         );
     }
 
+    /// "Always allow" says what else the rule allows before anyone agrees to it.
+    #[test]
+    fn a_proposal_says_what_else_it_allows() {
+        let (_s, _d, ctx) = setup();
+        let spec = propose_rule(&ctx, "execute_cmd", &json!({"command": "uv run pytest -x"}));
+        let reach = rule_reach(&spec);
+        assert!(reach.contains("`uv run pytest`"), "{reach}");
+        assert!(reach.contains("whatever arguments follow"), "{reach}");
+        assert!(
+            reach.contains(&ctx.working_dir.display().to_string()),
+            "{reach}"
+        );
+        let spec = propose_rule(
+            &ctx,
+            "write_file",
+            &json!({"path": "src/app/x.rs", "content": ""}),
+        );
+        let reach = rule_reach(&spec);
+        assert!(reach.contains("src/app/"), "{reach}");
+        assert!(reach.contains("new files included"), "{reach}");
+    }
+
     #[test]
     fn group_rules_come_first_and_command_patterns_are_strict() {
         let (s, _d, mut ctx) = setup();
