@@ -139,6 +139,55 @@ test("a write is rejected with a note that reaches the model", async () => {
   );
 });
 
+// A long multi-line command with terminal and bidi controls: every line is shown, whole
+// and escaped, in the Inbox card and in the chat's tool card — nothing is cut at the
+// label's 120 characters, joined onto one line or left raw to hide or reorder text.
+test("an approval shows a long multi-line command whole, every line, with controls escaped", async () => {
+  const lines = [
+    "echo start " + "a".repeat(200),
+    "printf 'ok\u001b[2K\u001b[1A'",
+    "cp report.pdf \u202efdp.exe",
+    "echo zero\u200bwidth\u2066isolate\u2069",
+    "touch the-last-line-" + "z".repeat(40),
+  ];
+  const shown = [
+    lines[0],
+    "printf 'ok\\x1b[2K\\x1b[1A'",
+    "cp report.pdf \\u{202e}fdp.exe",
+    "echo zero\\u{200b}width\\u{2066}isolate\\u{2069}",
+    lines[4],
+  ];
+  await withSkald([call("m1", "execute_cmd", { command: lines.join("\n") }), say(["Not run."])], async ({ page }) => {
+    await newChat(page);
+    await send(page, "run the script");
+    const check = async (card, where) => {
+      const args = card.getByTestId("approval-arguments");
+      await args.waitFor({ timeout: 20_000 });
+      const rows = args.locator("[data-arg='command'] [data-testid='arg-line'] .code");
+      assert.deepEqual(await rows.allTextContents(), shown, `${where}: every line, whole and escaped`);
+      for (let i = 0; i < shown.length; i++) {
+        assert.ok(await rows.nth(i).isVisible(), `${where}: line ${i + 1} is visible`);
+        const box = await rows.nth(i).boundingBox();
+        assert.ok(box && box.height >= 8 && box.width >= 8, `${where}: line ${i + 1} has room: ${JSON.stringify(box)}`);
+      }
+      const text = await card.evaluate((el) => el.textContent + " " + el.getAttribute("aria-label") + " " + (el.querySelector(".card-label")?.getAttribute("title") ?? ""));
+      assert.ok(!/[\u001b\u202e\u200b\u2066\u2069]/.test(text), `${where}: no raw control characters: ${JSON.stringify(text)}`);
+      assert.ok((await card.locator(".esc").count()) >= 6, `${where}: escapes are marked`);
+    };
+    const chatCard = page.locator("[data-testid='tool-card'][data-tool='execute_cmd'] [data-testid='approval-card']").first();
+    await chatCard.waitFor({ timeout: 20_000 });
+    await check(chatCard, "chat");
+    await page.screenshot({ path: join(screenshotsDir, "approval-multiline.png") });
+    await page.getByTestId("nav-inbox").click();
+    const item = page.getByTestId("inbox-item").first();
+    await item.waitFor();
+    await check(item.getByTestId("approval-card"), "Inbox");
+    await item.getByTestId("reject").click();
+    await item.getByTestId("reject-confirm").click();
+    await page.getByTestId("inbox-item").first().waitFor({ state: "detached", timeout: 20_000 });
+  });
+});
+
 test("a question is answered in the Agent Inbox", async () => {
   await withSkald(
     [

@@ -24,9 +24,11 @@ impl ToolDescriptionLength {
         }
     }
 
-    /// Truncates `s` to this length's budget.
+    /// `s` on one line with its hidden controls escaped
+    /// ([`crate::visible::escape_controls_inline`]), truncated to this length's budget. A
+    /// label is a title: where a call is approved, its arguments are shown whole.
     pub fn fit(self, s: &str) -> String {
-        truncate_label(s, self.max_chars())
+        truncate_label(&crate::visible::escape_controls_inline(s), self.max_chars())
     }
 }
 
@@ -87,6 +89,14 @@ mod tests {
     #[test]
     fn zero_budget_gives_empty_label() {
         assert_eq!(truncate_label("abc", 0), "");
+    }
+
+    #[test]
+    fn fitted_labels_carry_no_hidden_controls() {
+        assert_eq!(
+            ToolDescriptionLength::Full.fit("execute_cmd `ls\u{1b}[2J \u{202e}x`\nnext"),
+            "execute_cmd `ls\\x1b[2J \\u{202e}x`\\nnext"
+        );
     }
 
     #[test]

@@ -13,6 +13,7 @@ pub mod scope;
 pub mod tool;
 pub mod tool_names;
 pub mod view;
+pub mod visible;
 
 pub use category::ToolCategory;
 pub use execution::{
@@ -22,6 +23,7 @@ pub use execution::{
 pub use label::{MAX_LABEL_FULL, MAX_LABEL_SHORT, ToolDescriptionLength, truncate_label};
 pub use scope::ToolScope;
 pub use tool::{BoxToolFuture, Tool, ToolError, ToolResult};
+pub use visible::{escape_controls, escape_controls_inline};
 
 /// Re-exported so that tools and drivers agree on one cancellation type.
 pub use tokio_util::sync::CancellationToken;

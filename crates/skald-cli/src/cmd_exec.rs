@@ -3,6 +3,7 @@
 use crate::exit;
 use skald_api::CancellationToken;
 use skald_api::events::{Event, TurnOutcome};
+use skald_api::{escape_controls, escape_controls_inline};
 use skald_core::approval::RunContext;
 use skald_core::engine::{Engine, TurnSettings};
 use skald_core::turn::{self, ApprovalMode, TurnConfig};
@@ -264,12 +265,21 @@ pub async fn run(data_dir: &DataDir, config: &Config, a: ExecArgs<'_>) -> u8 {
     let ask_fn = |req: turn::AskRequest| -> futures::future::BoxFuture<'static, bool> {
         Box::pin(async move {
             tokio::task::spawn_blocking(move || {
-                // The full arguments, JSON-escaped: a label is cut at 120 characters and
-                // joins lines, and control characters could redraw the prompt.
-                eprint!(
-                    "\n? {} needs approval ({}).\n  {} {}\n  Run it? [y/N] ",
-                    req.label, req.reason, req.tool, req.arguments
+                // The label is a title (cut, on one line); the arguments follow whole,
+                // line by line, with every control that could hide a line or repaint
+                // the terminal escaped.
+                let mut prompt = format!(
+                    "\n? {} needs approval ({}).\n  {}\n",
+                    escape_controls_inline(&req.label),
+                    escape_controls_inline(&req.reason),
+                    escape_controls_inline(&req.tool)
                 );
+                for line in crate::shown::argument_lines(&req.arguments, "    ") {
+                    prompt.push_str(&line);
+                    prompt.push('\n');
+                }
+                prompt.push_str("  Run it? [y/N] ");
+                eprint!("{prompt}");
                 let mut line = String::new();
                 if std::io::stdin().read_line(&mut line).is_err() {
                     return false;
@@ -362,9 +372,15 @@ fn print_event(event: &Event, json: bool) {
         }
     } else {
         match event {
-            Event::TokenDelta { text } => write!(out, "{text}"),
-            Event::ToolStart { label_short, .. } => writeln!(out, "\n→ {label_short}"),
-            Event::ToolError { error, .. } => writeln!(out, "  ✗ {}", first_line(error)),
+            // The model's text keeps its lines but not its terminal controls: a
+            // concealing or colour escape would hide the approval prompt after it.
+            Event::TokenDelta { text } => write!(out, "{}", escape_controls(text)),
+            Event::ToolStart { label_short, .. } => {
+                writeln!(out, "\n→ {}", escape_controls_inline(label_short))
+            }
+            Event::ToolError { error, .. } => {
+                writeln!(out, "  ✗ {}", escape_controls_inline(first_line(error)))
+            }
             Event::ToolRejected { .. } => {
                 writeln!(out, "  ✗ rejected (needs approval; --approve all runs it)")
             }
@@ -373,7 +389,8 @@ fn print_event(event: &Event, json: bool) {
                 label, inbox_id, ..
             } => writeln!(
                 out,
-                "  ⏸ waiting for approval of {label}: skald inbox answer {inbox_id} approve|reject"
+                "  ⏸ waiting for approval of {}: skald inbox answer {inbox_id} approve|reject",
+                escape_controls_inline(label)
             ),
             Event::OpenFile { path } => writeln!(out, "  📄 open {path}"),
             Event::TaskUpdate {
@@ -385,10 +402,15 @@ fn print_event(event: &Event, json: bool) {
             } => match status.as_str() {
                 "running" => writeln!(
                     out,
-                    "\n🚀 task {task_id} started in the background: {title} (session {})",
+                    "\n🚀 task {task_id} started in the background: {} (session {})",
+                    escape_controls_inline(title),
                     session_id.unwrap_or_default()
                 ),
-                other => writeln!(out, "\n■ task {task_id} {other}: {title}"),
+                other => writeln!(
+                    out,
+                    "\n■ task {task_id} {other}: {}",
+                    escape_controls_inline(title)
+                ),
             },
             Event::AgentStart {
                 agent_id, depth, ..

@@ -19,6 +19,7 @@ mod cmd_tools;
 mod cmd_view;
 mod exit;
 mod session_events;
+mod shown;
 
 use clap::{Parser, Subcommand};
 use skald_core::{Config, DataDir};

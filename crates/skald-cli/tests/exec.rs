@@ -1127,6 +1127,66 @@ fn approve_ask_prompts_on_a_terminal() {
     }
 }
 
+/// The terminal prompt shows a multi-line command whole, every line behind the gutter,
+/// with an ESC and a right-to-left override escaped: neither byte reaches the terminal,
+/// so the command cannot repaint the prompt or hide a line.
+#[cfg(target_os = "linux")]
+#[test]
+fn approve_ask_shows_every_line_with_controls_escaped() {
+    let command = format!(
+        "echo first{}\n\u{1b}[1A\u{1b}[2Kecho second \u{202e}txt.exe\nrm -rf ./{}",
+        "x".repeat(150),
+        "y".repeat(20)
+    );
+    let server = serve(vec![
+        tool_call(
+            "c1",
+            "execute_cmd",
+            &json!({ "command": command }).to_string(),
+        ),
+        answer("Done."),
+    ]);
+    let data = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let cmd = format!(
+        "{} --data-dir {} exec --approve ask --cwd {} 'run it'",
+        env!("CARGO_BIN_EXE_skald"),
+        data.path().display(),
+        work.path().display()
+    );
+    let mut child = Command::new("script")
+        .args(["-qec", &cmd, "/dev/null"])
+        .env("OPENAI_BASE_URL", &server.base_url)
+        .env("OPENAI_API_KEY", "k")
+        .env("SKALD_MODEL", "scripted-model")
+        .env_remove("SKALD_DATA_DIR")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    child.stdin.take().unwrap().write_all(b"n\n").unwrap();
+    let out = child.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).replace("\r\n", "\n");
+    assert!(
+        text.contains("needs approval"),
+        "the prompt is shown: {text}"
+    );
+    let lines: Vec<&str> = text.lines().collect();
+    for expected in [
+        format!("│ echo first{}", "x".repeat(150)),
+        "│ \\x1b[1A\\x1b[2Kecho second \\u{202e}txt.exe".to_string(),
+        format!("│ rm -rf ./{}", "y".repeat(20)),
+    ] {
+        assert!(
+            lines.iter().any(|l| l.trim_start() == expected),
+            "the line {expected:?} is shown on its own: {text}"
+        );
+    }
+    assert!(!text.contains('\u{1b}'), "no raw ESC: {text:?}");
+    assert!(!text.contains('\u{202e}'), "no raw U+202E: {text:?}");
+}
+
 #[test]
 fn approve_ask_without_a_terminal_rejects() {
     let server = serve(vec![

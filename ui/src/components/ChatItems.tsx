@@ -7,8 +7,9 @@ import type { InboxEntry } from "../protocol";
 import type { Item, ToolStatus, ToolView } from "../chat/state";
 import { useApp } from "../app/context";
 import { highlightWithin } from "../lib/highlight";
-import { pretty } from "../lib/json";
 import { InboxCard } from "./InboxCards";
+import { ArgumentsView } from "./Arguments";
+import { escapeControlsInline } from "../lib/visible";
 import { Icon, basename } from "./ui";
 
 /** Expanded tool cards by key; a ref-backed set so virtualised rows remember it. */
@@ -103,8 +104,8 @@ export function ToolCard({ tool, cardKey }: { tool: ToolView; cardKey: string })
           <span className={open ? "chev open" : "chev"}>
             <Icon name="chevron" size={12} />
           </span>
-          <span className="tool-label" title={tool.labelFull}>
-            {tool.labelShort || tool.name}
+          <span className="tool-label" title={escapeControlsInline(tool.labelFull)}>
+            {escapeControlsInline(tool.labelShort || tool.name)}
           </span>
         </button>
         {tool.path && (
@@ -122,9 +123,9 @@ export function ToolCard({ tool, cardKey }: { tool: ToolView; cardKey: string })
       )}
       {open && (
         <div className="tool-body">
-          <div className="small muted">{tool.labelFull}</div>
+          <div className="small muted">{escapeControlsInline(tool.labelFull)}</div>
           <div className="small label">Arguments</div>
-          <pre className="json">{pretty(tool.arguments)}</pre>
+          <ArgumentsView args={tool.arguments} testId="tool-arguments" />
           {tool.result != null && (
             <>
               <div className="small label">{status === "failed" ? "Error" : "Result"}</div>

@@ -9,6 +9,8 @@ import { unifiedDiff } from "../lib/diff";
 import { asObject, errorText, pretty, str } from "../lib/json";
 import { fieldsFromSchema, formToJson, initialValues, type FormValues } from "../lib/elicitation";
 import { Icon } from "./ui";
+import { ArgumentsView, VisibleText } from "./Arguments";
+import { escapeControlsInline } from "../lib/visible";
 
 /** Sends the answer; the card stays with a busy/error state until the server confirms. */
 function useAnswer(entry: InboxEntry, onAnswered?: () => void) {
@@ -93,7 +95,8 @@ export function ApprovalCard({ entry, showContext }: { entry: InboxEntry; showCo
   const { busy, error, send } = useAnswer(entry);
   const p = asObject(entry.payload);
   const write = writeOf(entry.payload);
-  const label = str(p, "label") ?? entry.title;
+  // The label is a title (cut, one line); the arguments below are the call whole.
+  const label = escapeControlsInline(str(p, "label") ?? entry.title);
   const reason = str(p, "reason");
   const category = categoryOf(entry.payload);
   const [mode, setMode] = useState<"idle" | "reject" | "always">("idle");
@@ -112,21 +115,20 @@ export function ApprovalCard({ entry, showContext }: { entry: InboxEntry; showCo
         <span className="chip chip-waiting">Needs approval</span>
         <span className="card-label" title={label}>{label}</span>
       </div>
-      {reason && <div className="muted small">{reason}</div>}
+      {reason && (
+        <div className="muted small">
+          <VisibleText text={reason} />
+        </div>
+      )}
       {write ? (
         <div>
           <button type="button" className="link path" onClick={() => write.path && openViewer(write.path)}>
-            <Icon name="file" size={14} /> {write.path}
+            <Icon name="file" size={14} /> <VisibleText text={write.path} inline />
           </button>
           <DiffView oldText={write.old} newText={write.new} />
         </div>
       ) : (
-        p?.["arguments"] !== undefined && (
-          <details className="args">
-            <summary>Arguments</summary>
-            <pre className="json">{pretty(p["arguments"])}</pre>
-          </details>
-        )
+        p?.["arguments"] !== undefined && <ArgumentsView args={p["arguments"]} testId="approval-arguments" />
       )}
       {mode === "reject" && (
         <div className="reject-row">
@@ -235,7 +237,9 @@ export function DiffView({ oldText, newText }: { oldText: string; newText: strin
             <span className="ln">{r.oldNo ?? ""}</span>
             <span className="ln">{r.newNo ?? ""}</span>
             <span className="mark">{r.kind === "add" ? "+" : r.kind === "del" ? "-" : " "}</span>
-            <span className="code">{r.text}</span>
+            <span className="code">
+              <VisibleText text={r.text} />
+            </span>
           </div>
         ),
       )}
