@@ -264,8 +264,13 @@ mod tests {
             ("text-align:center", "text-align: center"),
             ("text-align: right;", "text-align: right"),
         ] {
-            let html = render(&format!("<table><tr><td style=\"{style}\">x</td></tr></table>"));
-            assert!(html.contains(&format!("style=\"{kept}\"")), "{style:?}: {html}");
+            let html = render(&format!(
+                "<table><tr><td style=\"{style}\">x</td></tr></table>"
+            ));
+            assert!(
+                html.contains(&format!("style=\"{kept}\"")),
+                "{style:?}: {html}"
+            );
         }
     }
 
