@@ -47,15 +47,21 @@ NO_COLOR=1 npm --prefix ui run --silent test 2>&1 | tee "$log.ui" || ui_rc=$?
 awk '/Tests +[0-9]+/ { for (i = 1; i <= NF; i++) { if ($i ~ /^passed/) p = $(i-1); if ($i ~ /^failed/) f = $(i-1) } }
      END { printf "test result: ui. %d passed; %d failed\n", p, f }' "$log.ui" >> "$log"
 say "UI end to end (headless Chromium)"
-target="${CARGO_TARGET_DIR:-target}"
+# Absolute, with symlinks resolved: the tests find processes and launch binaries by these
+# paths, whatever folder they run in (CARGO_TARGET_DIR may be relative, or unset: ./target).
+target="$(cd "${CARGO_TARGET_DIR:-target}" && pwd -P)"
 SKALD_BIN="$target/debug/skald" SKALD_E2E_RESULTS="$target/e2e-results.json" \
   node --test --test-concurrency=1 --test-reporter=spec ui/e2e/skald.e2e.mjs 2>&1 \
   | tee "$log.e2e" || ui_rc=$?
 awk '/ pass [0-9]+$/ { p = $NF } / fail [0-9]+$/ { f = $NF }
      END { printf "test result: e2e. %d passed; %d failed\n", p, f }' "$log.e2e" >> "$log"
 say "desktop app end to end (Xvfb, tauri-driver, WebKitWebDriver)"
+# The X authority file is ours, not a temporary folder of xvfb-run's: xvfb-run removes its
+# folder before it stops Xvfb and gives up if that fails, leaving Xvfb running.
+xauth_dir=$(mktemp -d)
+trap 'rm -f "$log"; rm -rf "$keyrings" "$xauth_dir"' EXIT
 SKALD_DESKTOP_BIN="$target/debug/skald-desktop" SKALD_DESKTOP_REQUIRED=1 \
-  dbus-run-session -- xvfb-run -a -s "-screen 0 1400x900x24" \
+  dbus-run-session -- xvfb-run -a -f "$xauth_dir/Xauthority" -s "-screen 0 1400x900x24" \
   node --test --test-concurrency=1 --test-reporter=spec ui/e2e/desktop.e2e.mjs 2>&1 \
   | grep -v "Failed to set fd limit" | tee "$log.desk" || ui_rc=$?
 awk '/ pass [0-9]+$/ { p = $NF } / fail [0-9]+$/ { f = $NF }

@@ -8,8 +8,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { basename, join, resolve } from "node:path";
 import { call, say, screenshotsDir, scriptedModel, tempDir } from "./harness.mjs";
 import { ELEMENT, startDriver, wd } from "./webdriver.mjs";
 
@@ -28,9 +28,9 @@ class Session {
     this.base = base;
     this.id = id;
   }
-  static async start(base) {
+  static async start(base, args = []) {
     const v = await wd(base, "POST", "/session", {
-      capabilities: { alwaysMatch: { browserName: "wry", "tauri:options": { application: bin } } },
+      capabilities: { alwaysMatch: { browserName: "wry", "tauri:options": { application: bin, args } } },
     });
     return new Session(base, v.sessionId);
   }
@@ -89,8 +89,47 @@ async function openViewer(s) {
   await s.wait("[data-testid='viewer-path']");
 }
 
+/**
+ * The app processes started for the test marked `marker`: an argument each test's app is
+ * launched with and that a restart keeps. Found by their command line, which stays
+ * readable (Skald makes itself non-dumpable, so another user's view of its /proc/PID/exe
+ * and environ is closed) — and not by the binary's path, which a restart does not keep:
+ * Tauri starts the canonical path of the binary again, so a relative or symlinked
+ * SKALD_DESKTOP_BIN names the first process and not the second.
+ */
+function appPids(marker) {
+  const pids = [];
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    let argv;
+    try {
+      argv = readFileSync(`/proc/${name}/cmdline`, "utf8").split("\0");
+    } catch {
+      continue; // gone meanwhile
+    }
+    if (basename(argv[0] ?? "") === basename(bin) && argv.includes(marker)) pids.push(Number(name));
+  }
+  return pids.sort((a, b) => a - b);
+}
+
+/** Ends the test's app processes, however they were started, and waits until they are gone. */
+async function endApps(marker) {
+  for (const signal of ["SIGTERM", "SIGKILL"]) {
+    for (const p of appPids(marker)) {
+      try {
+        process.kill(p, signal);
+      } catch {
+        /* gone already */
+      }
+    }
+    for (let i = 0; i < 50 && appPids(marker).length > 0; i++) await sleep(100);
+    if (appPids(marker).length === 0) return;
+  }
+}
+
 async function withApp(script, files, body) {
   const root = tempDir("skald-desktop-");
+  const marker = `--skald-e2e=${basename(root)}`;
   for (const [name, content] of Object.entries(files)) writeFileSync(join(root, name), content);
   const model = script ? await scriptedModel(script) : null;
   const env = {
@@ -102,14 +141,16 @@ async function withApp(script, files, body) {
   const driver = await startTauriDriver(env);
   let s;
   try {
-    s = await Session.start(driver.base);
+    s = await Session.start(driver.base, [marker]);
     await s.waitFor("document.body.dataset.ready === '1'", 60_000);
-    await body({ s, root, model, env });
+    await body({ s, root, model, env, marker });
   } catch (e) {
     throw new Error(`${e.message}\n--- tauri-driver ---\n${driver.log().slice(-3000)}`);
   } finally {
     await s?.quit();
     driver.stop();
+    // Nothing the test started outlives it (a restarted app is no child of the driver).
+    await endApps(marker);
     await model?.close();
   }
 }
@@ -205,8 +246,8 @@ test("an HTML preview in the desktop app cannot reach IPC", { skip: needs }, asy
 });
 
 /** Closes the window as a window manager's close button does (the app hides to the tray). */
-function closeWindow() {
-  const newest = spawnSync("pgrep", ["-n", "-x", "-f", bin], { encoding: "utf8" }).stdout.trim();
+function closeWindow(marker) {
+  const newest = String(appPids(marker).at(-1) ?? "");
   const r = spawnSync("/usr/bin/python3", [join(import.meta.dirname, "wm_close.py"), "Skald", newest], { encoding: "utf8" });
   assert.equal(r.status, 0, `wm_close: ${r.stderr}`);
 }
@@ -242,16 +283,10 @@ function lockHolder() {
   return m ? Number(m[1]) : null;
 }
 
-/** The pids of running skald-desktop processes of this binary. */
-function appPids() {
-  const r = spawnSync("pgrep", ["-x", "-f", bin], { encoding: "utf8" });
-  return r.stdout.split("\n").filter(Boolean).map(Number);
-}
-
 test("closing hides the window to the tray; a second launch brings it back and exits", { skip: needs }, async () => {
-  await withApp(null, {}, async ({ s, env }) => {
+  await withApp(null, {}, async ({ s, env, marker }) => {
     await s.waitFor("document.visibilityState === 'visible'");
-    closeWindow();
+    closeWindow(marker);
     await s.waitFor("document.visibilityState === 'hidden'");
     // Still running (in the tray), still answering.
     assert.equal(await s.js("document.body.dataset.ready"), "1");
@@ -273,9 +308,9 @@ test("a notification for an approval opens its Inbox item when clicked", { skip:
     await withApp(
       [call("c1", "execute_cmd", { command: "echo notified" }), say(["Ran it."])],
       {},
-      async ({ s }) => {
+      async ({ s, marker }) => {
         await newChat(s);
-        closeWindow();
+        closeWindow(marker);
         await s.waitFor("document.visibilityState === 'hidden'");
         await send(s, "Run echo");
         // The window is hidden: the approval becomes an OS notification.
@@ -299,22 +334,21 @@ test("a notification for an approval opens its Inbox item when clicked", { skip:
 });
 
 test("an approved restart starts the app again and keeps the chat", { skip: needs }, async () => {
-  const before = new Set(appPids());
-  let restarted = [];
   await withApp(
     [call("r1", "restart", { reason: "new settings" }), say(["Restarting now."])],
     {},
-    async ({ s, root, env }) => {
-      const first = appPids().filter((p) => !before.has(p));
+    async ({ s, root, env, marker }) => {
+      const first = appPids(marker);
       assert.equal(first.length, 1, "one app process");
       await newChat(s);
       await send(s, "Restart please");
       await s.click(await s.wait("[data-testid='nav-inbox']"));
       await s.click(await s.wait("[data-testid='inbox-item'] [data-testid='approve']"));
-      // The turn ends, the app leaves, the same binary starts again.
-      const until = Date.now() + 60_000;
-      for (;;) {
-        const now = appPids().filter((p) => !before.has(p));
+      // The turn ends, the app leaves, the same binary starts again (with the same
+      // arguments, so with the test's marker).
+      let restarted = [];
+      for (const until = Date.now() + 60_000; ; ) {
+        const now = appPids(marker);
         if (!now.includes(first[0]) && now.length === 1) {
           restarted = now;
           break;
@@ -323,26 +357,18 @@ test("an approved restart starts the app again and keeps the chat", { skip: need
         await sleep(200);
       }
       // The new one takes the single-instance lock once it has started...
-      for (const until2 = Date.now() + 60_000; lockHolder() !== restarted[0]; ) {
-        if (Date.now() > until2) throw new Error(`the lock is held by ${lockHolder()}, not ${restarted[0]}`);
+      for (const until = Date.now() + 60_000; lockHolder() !== restarted[0]; ) {
+        if (Date.now() > until) throw new Error(`the lock is held by ${lockHolder()}, not ${restarted[0]}`);
         await sleep(200);
       }
       // ...so a further launch hands over to it and exits...
       const again = spawnSync("timeout", ["30", bin], { env: { ...process.env, ...env }, encoding: "utf8" });
       assert.equal(again.status, 0, `launch after restart: ${again.stderr}`);
-      assert.deepEqual(appPids().filter((p) => !before.has(p)), restarted);
+      assert.deepEqual(appPids(marker), restarted);
       // ...and the chat was saved to its end before the restart.
       const py = "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); print(c.execute(\"select content from chat_history where role='assistant' order by id desc limit 1\").fetchone()[0])";
       const last = spawnSync("python3", ["-c", py, join(root, ".skald-data", "skald.db")], { encoding: "utf8" });
       assert.match(last.stdout, /Restarting now\./, last.stderr);
     },
-  ).finally(() => {
-    for (const p of restarted) {
-      try {
-        process.kill(p);
-      } catch {
-        /* gone already */
-      }
-    }
-  });
+  );
 });

@@ -60,6 +60,10 @@ fn parse_args() -> Result<Args> {
 }
 
 fn main() -> Result<()> {
+    // Started as a LaTeX worker by the LaTeX benchmark's engine: run that one build.
+    if let Some(code) = skald_viewer::latex::worker::run_worker_if_asked() {
+        std::process::exit(code);
+    }
     let args = parse_args()?;
     let wants = |name: &str| args.only.as_deref().is_none_or(|o| o == name);
     let machine = report::machine();

@@ -1,12 +1,34 @@
-//! `skald latex build PATH [--bundle ZIP] [--watch]`: LaTeX to PDF in-process, from the
-//! cache when nothing changed; with `--watch`, rebuilt on every change of any input of the
-//! last build, one line per build.
+//! `skald latex build PATH [--bundle ZIP] [--watch]`: LaTeX to PDF in a worker process
+//! (this executable started again, see `skald_viewer::latex::worker`), from the cache when
+//! nothing changed; with `--watch`, rebuilt on every change of any input of the last
+//! build, one line per build. Ctrl-C kills a build under way.
 
 use crate::exit;
+use skald_api::CancellationToken;
 use skald_core::DataDir;
 use skald_viewer::{Build, BundleChoice, FileWatcher, LatexEngine, LatexError};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+
+/// One build, in a LaTeX worker process waited for on a blocking thread; Ctrl-C stops it
+/// (the worker is killed) and gives `LatexError::Cancelled`.
+async fn run(engine: Arc<LatexEngine>, tex: PathBuf) -> Result<Build, LatexError> {
+    let cancel = CancellationToken::new();
+    let stop = cancel.clone();
+    let mut build = tokio::task::spawn_blocking(move || engine.build(&tex, &stop));
+    let joined = |r: Result<Result<Build, LatexError>, tokio::task::JoinError>| {
+        r.unwrap_or_else(|e| Err(LatexError::Io(e.to_string())))
+    };
+    tokio::select! {
+        r = &mut build => joined(r),
+        _ = tokio::signal::ctrl_c() => {
+            cancel.cancel();
+            // The worker is killed within one poll; the wait is bounded all the same.
+            let _ = tokio::time::timeout(std::time::Duration::from_secs(5), build).await;
+            Err(LatexError::Cancelled)
+        }
+    }
+}
 
 fn report(result: &Result<Build, LatexError>, json: bool) {
     match (result, json) {
@@ -46,17 +68,17 @@ pub async fn build(
         Some(zip) => BundleChoice::Zip(zip),
         None => BundleChoice::Default,
     };
+    // Builds never read what the file tools guard (credential folders, Skald's secrets).
     let engine = Arc::new(LatexEngine::new(
         data_dir.root().join("cache").join("latex"),
         bundle,
+        skald_core::approval::guarded_paths(),
     ));
-    // TeX runs on threads of its own, never on the async runtime's workers.
-    let run = |engine: Arc<LatexEngine>, tex: PathBuf| async move {
-        tokio::task::spawn_blocking(move || engine.build(&tex))
-            .await
-            .unwrap_or_else(|e| Err(LatexError::Io(e.to_string())))
-    };
     let first = run(engine.clone(), tex.clone()).await;
+    if matches!(first, Err(LatexError::Cancelled)) {
+        eprintln!("skald latex: stopped");
+        return exit::CANCELLED;
+    }
     report(&first, json);
     if !watch {
         return if first.is_ok() {
@@ -104,6 +126,10 @@ pub async fn build(
                 // Changes that came in meanwhile are covered by this build.
                 while rx.try_recv().is_ok() {}
                 let result = run(engine.clone(), tex.clone()).await;
+                if matches!(result, Err(LatexError::Cancelled)) {
+                    eprintln!("skald latex: stopped");
+                    return exit::CANCELLED;
+                }
                 report(&result, json);
                 // A successful build may have new inputs (a new \input): follow them.
                 if let Ok(b) = &result && b.inputs != watched {

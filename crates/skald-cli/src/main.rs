@@ -595,6 +595,11 @@ fn main() -> ExitCode {
     if let Err(e) = skald_core::process::keep_memory_private() {
         eprintln!("skald: {e}");
     }
+    // Started as a LaTeX worker (by `LatexEngine`, with its environment variable): run
+    // that one build and nothing else (a worker is kept private as well).
+    if let Some(code) = skald_viewer::latex::worker::run_worker_if_asked() {
+        return ExitCode::from(u8::try_from(code).unwrap_or(1));
+    }
     let cli = Cli::parse();
     if let Command::Version = cli.command {
         println!(

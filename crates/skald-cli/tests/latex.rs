@@ -128,3 +128,154 @@ fn a_build_error_names_the_file_and_line_and_fails() {
         "{err}"
     );
 }
+
+/// The issue's reproduction: `\openout` to an absolute path in /tmp.
+#[cfg(unix)]
+#[test]
+fn an_openout_to_tmp_is_refused_and_nothing_is_written() {
+    let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/tex");
+    let (doc, data) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    let target = PathBuf::from(format!(
+        "/tmp/skald-openout-{}-{nanos}.sh",
+        std::process::id()
+    ));
+    std::fs::write(
+        doc.path().join("main.tex"),
+        format!(
+            "\\documentclass{{article}}\n\\begin{{document}}\nHello.\n\\newwrite\\w\n\
+             \\immediate\\openout\\w={} \\immediate\\write\\w{{echo pwned}} \
+             \\immediate\\closeout\\w\n\\end{{document}}\n",
+            target.display()
+        ),
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_skald"))
+        .arg("--data-dir")
+        .arg(data.path())
+        .args(["latex", "build", "--bundle"])
+        .arg(repo.join("bundle.zip"))
+        .arg(doc.path().join("main.tex"))
+        .env_remove("SKALD_DATA_DIR")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!target.exists(), "{} was written", target.display());
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(&format!(
+            "cannot write `{}`: refused: absolute path",
+            target.display()
+        )),
+        "{err}"
+    );
+    // Not in the build's own files either.
+    fn walk(dir: &std::path::Path, found: &mut Vec<PathBuf>) {
+        for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                walk(&p, found);
+            } else if std::fs::read(&p).is_ok_and(|b| b.windows(10).any(|w| w == b"echo pwned")) {
+                found.push(p);
+            }
+        }
+    }
+    let mut found = Vec::new();
+    walk(data.path(), &mut found);
+    assert!(found.is_empty(), "{found:?}");
+}
+
+/// The children of `pid`, from /proc.
+#[cfg(target_os = "linux")]
+fn children(pid: u32) -> Vec<u32> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else {
+            continue;
+        };
+        // `pid (comm) state ppid …`, where comm may hold anything.
+        let Some((_, rest)) = stat.rsplit_once(')') else {
+            continue;
+        };
+        let ppid = rest
+            .split_whitespace()
+            .nth(1)
+            .and_then(|p| p.parse::<u32>().ok());
+        if ppid == Some(pid)
+            && let Some(child) = e.file_name().to_str().and_then(|n| n.parse().ok())
+        {
+            out.push(child);
+        }
+    }
+    out
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn ctrl_c_kills_a_looping_build_and_its_worker_which_has_no_keys() {
+    let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/tex");
+    let (doc, data) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    std::fs::write(
+        doc.path().join("loop.tex"),
+        "\\documentclass{article}\n\\begin{document}\n\\def\\x{\\x}\\x\n\\end{document}\n",
+    )
+    .unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_skald"))
+        .arg("--data-dir")
+        .arg(data.path())
+        .args(["latex", "build", "--bundle"])
+        .arg(repo.join("bundle.zip"))
+        .arg(doc.path().join("loop.tex"))
+        .env_remove("SKALD_DATA_DIR")
+        .env("OPENAI_API_KEY", "sk-never-in-a-latex-worker")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let until = std::time::Instant::now() + Duration::from_secs(60);
+    let worker = loop {
+        if let Some(w) = children(child.id()).first() {
+            break *w;
+        }
+        assert!(std::time::Instant::now() < until, "no LaTeX worker started");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    // A worker gets no provider keys (where its environment can be read at all: it is
+    // not dumpable, but root reads it anyway).
+    if let Ok(env) = std::fs::read(format!("/proc/{worker}/environ")) {
+        let env = String::from_utf8_lossy(&env);
+        assert!(env.contains("SKALD_LATEX_WORKER=1"), "{env}");
+        assert!(!env.contains("sk-never-in-a-latex-worker"), "{env}");
+    }
+    // Let it get into the loop (or the format file; either way it never ends).
+    std::thread::sleep(Duration::from_secs(2));
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "the build ended by itself"
+    );
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    let until = std::time::Instant::now() + Duration::from_secs(15);
+    let code = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status.code();
+        }
+        if std::time::Instant::now() > until {
+            let _ = child.kill();
+            panic!("skald latex build did not stop on Ctrl-C");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(code, Some(130));
+    // The worker was killed and reaped before skald exited: no process, not a zombie.
+    assert!(
+        !std::path::Path::new(&format!("/proc/{worker}")).exists(),
+        "the LaTeX worker {worker} is still there"
+    );
+}

@@ -160,7 +160,13 @@ impl Service {
                 latex_cache.clone(),
                 data_dir.root(),
             ),
-            latex: Arc::new(LatexEngine::new(latex_cache, bundle)),
+            // Builds never read what the file tools guard: credential folders and
+            // Skald's own secrets (and `secrets/` folders, which the engine refuses).
+            latex: Arc::new(LatexEngine::new(
+                latex_cache,
+                bundle,
+                skald_core::approval::guarded_paths(),
+            )),
             sessions: sessions.clone(),
             store,
             data_dir,
@@ -228,6 +234,8 @@ impl Service {
 
     /// Stops every turn and background task, and the MCP servers' processes.
     pub async fn shutdown(&self) {
+        // LaTeX workers are killed, not left running after the app.
+        self.latex.stop_all();
         let engine = self.sessions.engine();
         for s in self.store.list_sessions().unwrap_or_default() {
             self.sessions.stop(s.id);
@@ -912,8 +920,12 @@ impl Service {
         let engine = self.latex.clone();
         let doc = tex.clone();
         let started = Instant::now();
-        // TeX runs on a thread of its own, never on the runtime's workers.
-        let result = tokio::task::spawn_blocking(move || engine.build(&doc))
+        // TeX runs in a worker process, waited for on a thread of its own, never on the
+        // runtime's workers. A newer request for the document kills this build's worker
+        // (`Superseded`), `latex_stop` and shutdown kill it too (`Cancelled`).
+        let result = tokio::task::spawn_blocking(move || {
+            engine.build(&doc, &skald_api::CancellationToken::new())
+        })
             .await
             .unwrap_or_else(|e| Err(LatexError::Io(e.to_string())));
         let failed_after = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);

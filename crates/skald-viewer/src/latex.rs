@@ -1,25 +1,83 @@
-//! LaTeX compiled to PDF in-process with `tectonic` (pinned, used only here). A build is
-//! cached by the document's path and a hash of every input file's content — the files the
-//! last successful compile read from the document's folder, not the TeX bundle's — so an
-//! unchanged document is served without running TeX. A failed compile is reported as
-//! `file:line: message` errors from its log. Compiles run on a thread of their own, with a
-//! timeout, one per document at a time (a newer request supersedes a running one's
-//! result).
+//! LaTeX compiled to PDF with tectonic's engines (pinned; used only in this module's
+//! `latex/` files), each build in a worker process of its own (`worker`) that is killed on
+//! its timeout, when it is stopped and when a newer build of the same document supersedes
+//! it — tectonic's engines hold a process-wide lock and cannot be interrupted, so a
+//! document that loops forever must not run in the process that serves the next build.
+//!
+//! What a build may touch is decided by our own I/O layer (`io`, `policy`): it reads only
+//! the document's folder tree (never a `secrets/` folder, never a folder of the deny list)
+//! and the TeX bundle, writes only into its work folder, and refuses absolute and `..`
+//! names with an error that names the file.
+//!
+//! A build is cached by the document's path and a hash of every input file's content —
+//! the files the last successful compile read from the document's folder, not the TeX
+//! bundle's — so an unchanged document is served without running TeX. A failed compile is
+//! reported as `file:line: message` errors from its log. One build per document at a time.
 
-use serde::Serialize;
+mod driver;
+mod io;
+mod policy;
+pub mod worker;
+
+use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
+use skald_api::CancellationToken;
 use std::collections::HashMap;
+use std::ffi::OsString;
+use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use tectonic::driver::{OutputFormat, ProcessingSessionBuilder};
-use tectonic::status::NoopStatusBackend;
+use worker::{Outcome, Request};
 
-/// How long a compile may take.
+/// How long a compile may take, unless the engine is given another limit.
 pub const COMPILE_TIMEOUT: Duration = Duration::from_secs(120);
 
+/// How often a waiting build looks at its worker, its stop token and its generation.
+const POLL: Duration = Duration::from_millis(10);
+
+/// The environment variables a worker gets from its parent (with any case); all others
+/// are left out.
+const WORKER_ENV_KEPT: &[&str] = &[
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "PATH",
+    "TMPDIR",
+    "TEMP",
+    "TMP",
+    "LANG",
+    "LC_ALL",
+    "LC_CTYPE",
+    "XDG_CACHE_HOME",
+    "XDG_CONFIG_HOME",
+    "XDG_DATA_HOME",
+    "XDG_DATA_DIRS",
+    "FONTCONFIG_FILE",
+    "FONTCONFIG_PATH",
+    "TECTONIC_CACHE_DIR",
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "ALL_PROXY",
+    "NO_PROXY",
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "RUST_BACKTRACE",
+    // Windows: where caches live, and what its system libraries need.
+    "USERPROFILE",
+    "APPDATA",
+    "LOCALAPPDATA",
+    "SYSTEMROOT",
+    "WINDIR",
+];
+
+/// How long a killed worker is waited for.
+const REAP_TIMEOUT: Duration = Duration::from_secs(2);
+
 /// Where the TeX support files come from.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum BundleChoice {
     /// A local zip bundle (offline).
     Zip(PathBuf),
@@ -36,10 +94,15 @@ pub enum LatexError {
     Compile { errors: Vec<TexError> },
     #[error("the TeX bundle is not available: {0}")]
     Bundle(String),
-    #[error("the compile took longer than {} s", .0.as_secs())]
+    #[error("the compile took longer than {} s and was stopped", .0.as_secs_f64())]
     Timeout(Duration),
     #[error("a newer build of this document replaced this one")]
     Superseded,
+    #[error("the build was stopped")]
+    Cancelled,
+    /// The worker process could not be started or ended without an answer.
+    #[error("{0}")]
+    Worker(String),
     #[error("{0}")]
     Io(String),
 }
@@ -55,19 +118,47 @@ pub struct Build {
     pub millis: u64,
 }
 
-#[derive(Debug, Clone, serde::Deserialize, Serialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 struct Manifest {
     /// (input, sha256 of its content) for every input of the build.
     inputs: Vec<(PathBuf, String)>,
 }
 
+/// The program a worker runs: by default this process's own executable (whose `main`
+/// calls [`worker::run_worker_if_asked`] first); tests point it at their own binary.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorkerCommand {
+    pub program: PathBuf,
+    pub args: Vec<OsString>,
+}
+
+impl WorkerCommand {
+    pub fn new<A: Into<OsString>>(
+        program: impl Into<PathBuf>,
+        args: impl IntoIterator<Item = A>,
+    ) -> WorkerCommand {
+        WorkerCommand {
+            program: program.into(),
+            args: args.into_iter().map(Into::into).collect(),
+        }
+    }
+}
+
 pub struct LatexEngine {
     cache_dir: PathBuf,
     bundle: BundleChoice,
+    /// Never read by a build (credential folders, Skald's own secrets).
+    deny: Vec<PathBuf>,
+    worker: Option<WorkerCommand>,
+    timeout: Duration,
     /// The newest build requested per document; older ones give way.
     generations: Mutex<HashMap<PathBuf, u64>>,
     /// One compile per document at a time.
     locks: Mutex<HashMap<PathBuf, Arc<Mutex<()>>>>,
+    /// The builds under way (waiting or compiling), by id: their document and the token
+    /// that stops them.
+    running: Mutex<HashMap<u64, (PathBuf, CancellationToken)>>,
+    next_id: AtomicU64,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -79,13 +170,96 @@ fn sha256_file(path: &Path) -> Option<String> {
     Some(format!("{:x}", Sha256::digest(&bytes)))
 }
 
+fn millis_since(t: Instant) -> u64 {
+    u64::try_from(t.elapsed().as_millis()).unwrap_or(u64::MAX)
+}
+
+/// A build's entry in `running`, removed however the build ends.
+struct Registered<'a> {
+    engine: &'a LatexEngine,
+    id: u64,
+}
+
+impl Drop for Registered<'_> {
+    fn drop(&mut self) {
+        lock(&self.engine.running).remove(&self.id);
+    }
+}
+
+/// A worker process: killed and reaped when dropped, unless it already ended.
+struct Worker {
+    child: Child,
+    stdin: Option<ChildStdin>,
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        if matches!(self.child.try_wait(), Ok(None)) {
+            let _ = self.child.kill();
+            let until = Instant::now() + REAP_TIMEOUT;
+            while matches!(self.child.try_wait(), Ok(None)) && Instant::now() < until {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        }
+        // Closed last: a worker that somehow survived the kill ends when it sees EOF.
+        self.stdin.take();
+    }
+}
+
+/// The last `max` bytes of a text file, for an error message.
+fn tail(path: &Path, max: usize) -> String {
+    let text = std::fs::read(path).unwrap_or_default();
+    let start = text.len().saturating_sub(max);
+    String::from_utf8_lossy(&text[start..]).trim().to_string()
+}
+
 impl LatexEngine {
-    pub fn new(cache_dir: PathBuf, bundle: BundleChoice) -> LatexEngine {
+    /// `cache_dir` holds the builds and the format files; `deny` lists folders (or files)
+    /// no build may read, on top of the rules every build follows (see the module doc).
+    pub fn new(cache_dir: PathBuf, bundle: BundleChoice, deny: Vec<PathBuf>) -> LatexEngine {
         LatexEngine {
             cache_dir,
             bundle,
+            deny,
+            worker: None,
+            timeout: COMPILE_TIMEOUT,
             generations: Mutex::new(HashMap::new()),
             locks: Mutex::new(HashMap::new()),
+            running: Mutex::new(HashMap::new()),
+            next_id: AtomicU64::new(0),
+        }
+    }
+
+    /// Runs workers with this command instead of this process's own executable.
+    pub fn with_worker(mut self, worker: WorkerCommand) -> LatexEngine {
+        self.worker = Some(worker);
+        self
+    }
+
+    /// Kills a compile after `timeout` instead of `COMPILE_TIMEOUT`.
+    pub fn with_timeout(mut self, timeout: Duration) -> LatexEngine {
+        self.timeout = timeout;
+        self
+    }
+
+    /// Stops every build of `tex` under way (its worker is killed; the build returns
+    /// `LatexError::Cancelled`). Whether there was one.
+    pub fn stop(&self, tex: &Path) -> bool {
+        let running = lock(&self.running);
+        let mut any = false;
+        for (doc, token) in running.values() {
+            if doc == tex {
+                token.cancel();
+                any = true;
+            }
+        }
+        any
+    }
+
+    /// Stops every build under way (when the app shuts down).
+    pub fn stop_all(&self) {
+        for (_, token) in lock(&self.running).values() {
+            token.cancel();
         }
     }
 
@@ -96,8 +270,10 @@ impl LatexEngine {
     }
 
     /// Builds `tex` (an absolute path) to PDF, from the cache when none of its inputs
-    /// changed. Blocking: call it off the async runtime (`spawn_blocking`).
-    pub fn build(&self, tex: &Path) -> Result<Build, LatexError> {
+    /// changed. Blocking: call it off the async runtime (`spawn_blocking`). It ends within
+    /// the engine's timeout, at once when `cancel` fires or `stop` is called for `tex`,
+    /// and when a newer build of `tex` is requested (`LatexError::Superseded`).
+    pub fn build(&self, tex: &Path, cancel: &CancellationToken) -> Result<Build, LatexError> {
         let started = Instant::now();
         let generation = {
             let mut g = lock(&self.generations);
@@ -105,13 +281,22 @@ impl LatexEngine {
             *n += 1;
             *n
         };
+        let token = cancel.child_token();
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        lock(&self.running).insert(id, (tex.to_path_buf(), token.clone()));
+        let _registered = Registered { engine: self, id };
+        let is_current = || lock(&self.generations).get(tex).copied() == Some(generation);
+
         let doc_lock = lock(&self.locks)
             .entry(tex.to_path_buf())
             .or_default()
             .clone();
         let _one_at_a_time = lock(&doc_lock);
-        if lock(&self.generations).get(tex).copied() != Some(generation) {
+        if !is_current() {
             return Err(LatexError::Superseded);
+        }
+        if token.is_cancelled() {
+            return Err(LatexError::Cancelled);
         }
         let dir = self.doc_dir(tex);
         let pdf = dir.join("out.pdf");
@@ -128,7 +313,7 @@ impl LatexEngine {
                 pdf,
                 from_cache: true,
                 inputs: m.inputs.into_iter().map(|(p, _)| p).collect(),
-                millis: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+                millis: millis_since(started),
             });
         }
         let io = |e: std::io::Error| LatexError::Io(format!("{}: {e}", dir.display()));
@@ -139,32 +324,26 @@ impl LatexEngine {
         // The last successful build's intermediate files (.aux, .toc, …): when a pass
         // writes them back unchanged, TeX is not run a second time.
         let previous = dir.join("previous");
-        let (tex_owned, work_owned, prev_owned, bundle, fmt_dir) = (
-            tex.to_path_buf(),
-            work.clone(),
-            previous.clone(),
-            self.bundle.clone(),
-            self.cache_dir.join("formats"),
-        );
-        // A thread of its own: tectonic blocks, and cannot be interrupted; on a timeout
-        // its result is dropped when it comes.
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let _ = tx.send(compile(
-                &tex_owned,
-                &work_owned,
-                &prev_owned,
-                &bundle,
-                &fmt_dir,
-            ));
-        });
-        let outcome = rx
-            .recv_timeout(COMPILE_TIMEOUT)
-            .map_err(|_| LatexError::Timeout(COMPILE_TIMEOUT))?;
-        if lock(&self.generations).get(tex).copied() != Some(generation) {
+        let request = Request {
+            tex: tex.to_path_buf(),
+            work: work.clone(),
+            previous: previous.clone(),
+            bundle: self.bundle.clone(),
+            formats: self.cache_dir.join("formats"),
+            deny: self.deny.clone(),
+            result: dir.join("result.json"),
+            timeout_ms: u64::try_from(self.timeout.as_millis()).unwrap_or(u64::MAX),
+        };
+        let outcome = self.run_worker(&request, &dir, &token, &is_current)?;
+        if !is_current() {
             return Err(LatexError::Superseded);
         }
-        let inputs = outcome?;
+        let inputs = match outcome {
+            Outcome::Built { inputs } => inputs,
+            Outcome::Compile { errors } => return Err(LatexError::Compile { errors }),
+            Outcome::Bundle { message } => return Err(LatexError::Bundle(message)),
+            Outcome::Io { message } => return Err(LatexError::Io(message)),
+        };
         let stem = tex.file_stem().and_then(|s| s.to_str()).unwrap_or("texput");
         std::fs::rename(work.join(format!("{stem}.pdf")), &pdf).map_err(io)?;
         // What is left in the work folder are this build's intermediates: the next
@@ -186,121 +365,118 @@ impl LatexEngine {
             pdf,
             from_cache: false,
             inputs,
-            millis: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+            millis: millis_since(started),
         })
     }
-}
 
-/// One compile into `work`; returns the document's own input files.
-fn compile(
-    tex: &Path,
-    work: &Path,
-    previous: &Path,
-    bundle: &BundleChoice,
-    fmt_dir: &Path,
-) -> Result<Vec<PathBuf>, LatexError> {
-    let root = tex
-        .parent()
-        .ok_or_else(|| LatexError::Io(format!("{} has no folder", tex.display())))?;
-    let name = tex
-        .file_name()
-        .and_then(|n| n.to_str())
-        .ok_or_else(|| LatexError::Io(format!("{} is not a UTF-8 name", tex.display())))?;
-    let mut status = NoopStatusBackend::default();
-    let bundle: Box<dyn tectonic_bundles::Bundle> = match bundle {
-        BundleChoice::Zip(zip) => {
-            if !zip.is_file() {
-                return Err(LatexError::Bundle(format!(
-                    "{} does not exist (build one with scripts/tex-bundle.py, or use the \
-                     default online bundle)",
-                    zip.display()
-                )));
-            }
-            Box::new(
-                tectonic_bundles::zip::ZipBundle::open(zip)
-                    .map_err(|e| LatexError::Bundle(format!("{}: {e}", zip.display())))?,
-            )
+    /// Starts a worker for `request` and waits for it, killing it on the timeout, on
+    /// `token` and when this build is no longer the newest of its document.
+    fn run_worker(
+        &self,
+        request: &Request,
+        dir: &Path,
+        token: &CancellationToken,
+        is_current: &dyn Fn() -> bool,
+    ) -> Result<Outcome, LatexError> {
+        // A carrier whose main forgot `run_worker_if_asked` would start itself again and
+        // again; the second generation stops here.
+        if std::env::var_os(worker::WORKER_ENV).is_some() {
+            return Err(LatexError::Worker(format!(
+                "this process was started as a LaTeX worker ({}) but did not act as one: \
+                 its main must call skald_viewer::latex::worker::run_worker_if_asked first",
+                worker::WORKER_ENV
+            )));
         }
-        // Never `PersistentConfig::default_bundle()`: it panics offline.
-        // Online first (tectonic caches what it fetches); offline, from that cache alone.
-        BundleChoice::Default => {
-            tectonic_bundles::get_fallback_bundle(tectonic::FORMAT_SERIAL, false)
-                .or_else(|_| tectonic_bundles::get_fallback_bundle(tectonic::FORMAT_SERIAL, true))
-                .map_err(|e| {
-                    LatexError::Bundle(format!(
-                        "the default online bundle cannot be opened ({e}); connect once so it \
-                     is cached, or use a local zip bundle (--bundle, SKALD_TEX_BUNDLE)"
-                    ))
-                })?
-        }
-    };
-    std::fs::create_dir_all(fmt_dir).map_err(|e| LatexError::Io(e.to_string()))?;
-    let deps = work.join("deps.mk");
-    // Extra search paths count as an "insecure" feature in tectonic, though this one is
-    // Skald's own cache folder; shell escape stays off (it is never requested).
-    let mut sb =
-        ProcessingSessionBuilder::new_with_security(tectonic_bridge_core::SecuritySettings::new(
-            tectonic_bridge_core::SecurityStance::MaybeAllowInsecures,
-        ));
-    sb.unstables(tectonic::unstable_opts::UnstableOptions {
-        extra_search_paths: vec![previous.to_path_buf()],
-        ..Default::default()
-    })
-    .shell_escape_disabled()
-    .bundle(bundle)
-    .primary_input_path(tex)
-    .tex_input_name(name)
-    .filesystem_root(root)
-    .output_dir(work)
-    .format_name("latex")
-    .format_cache_path(fmt_dir)
-    .output_format(OutputFormat::Pdf)
-    .makefile_output_path(&deps)
-    .keep_logs(true)
-    .keep_intermediates(true)
-    .print_stdout(false)
-    .build_date(std::time::SystemTime::now());
-    let run = sb
-        .create(&mut status)
-        .and_then(|mut session| session.run(&mut status));
-    let stem = tex.file_stem().and_then(|s| s.to_str()).unwrap_or("texput");
-    if let Err(e) = run {
-        let log = std::fs::read_to_string(work.join(format!("{stem}.log"))).unwrap_or_default();
-        let mut errors = parse_log(&log, root);
-        if errors.is_empty() {
-            errors.push(TexError {
-                file: name.to_string(),
-                line: None,
-                message: e.to_string(),
-            });
-        }
-        return Err(LatexError::Compile { errors });
-    }
-    Ok(inputs_from_makefile(
-        &std::fs::read_to_string(&deps).unwrap_or_default(),
-        tex,
-        root,
-        work,
-    ))
-}
-
-/// The document's own inputs from tectonic's make rules: files under the document's
-/// folder (written re-rooted at the output folder), the main file always included.
-fn inputs_from_makefile(rules: &str, tex: &Path, root: &Path, work: &Path) -> Vec<PathBuf> {
-    let mut out = vec![tex.to_path_buf()];
-    let deps = rules.split_once(':').map_or("", |(_, d)| d);
-    for raw in deps.split_whitespace().filter(|d| *d != "\\") {
-        let p = PathBuf::from(raw);
-        let p = match p.strip_prefix(work) {
-            Ok(rel) => root.join(rel),
-            Err(_) if p.is_relative() => root.join(&p),
-            Err(_) => p,
+        let command = match &self.worker {
+            Some(w) => w.clone(),
+            None => WorkerCommand::new(
+                std::env::current_exe().map_err(|e| {
+                    LatexError::Worker(format!("cannot find this program to run LaTeX: {e}"))
+                })?,
+                Vec::<OsString>::new(),
+            ),
         };
-        if p.starts_with(root) && p.is_file() && !out.contains(&p) {
-            out.push(p);
+        let _ = std::fs::remove_file(&request.result);
+        let log_path = dir.join("worker.log");
+        let log = std::fs::File::create(&log_path)
+            .map_err(|e| LatexError::Io(format!("{}: {e}", log_path.display())))?;
+        let mut cmd = Command::new(&command.program);
+        // Only what TeX, fontconfig and the bundle's download need: no provider keys, no
+        // restart token (another process of the user could read a worker's environment).
+        cmd.env_clear();
+        for (name, value) in std::env::vars_os() {
+            if name
+                .to_str()
+                .is_some_and(|n| WORKER_ENV_KEPT.iter().any(|k| k.eq_ignore_ascii_case(n)))
+            {
+                cmd.env(name, value);
+            }
         }
+        cmd.args(&command.args)
+            .env(worker::WORKER_ENV, "1")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(log);
+        // A group of its own: a Ctrl-C in the terminal reaches the parent, which stops
+        // the build, rather than killing the worker under it.
+        #[cfg(unix)]
+        std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+        let mut child = cmd.spawn().map_err(|e| {
+            LatexError::Worker(format!(
+                "cannot start the LaTeX worker {}: {e}",
+                command.program.display()
+            ))
+        })?;
+        let stdin = child.stdin.take();
+        let mut worker = Worker { child, stdin };
+        let line = serde_json::to_string(request)
+            .map_err(|e| LatexError::Worker(format!("cannot encode the build request: {e}")))?;
+        if let Some(stdin) = worker.stdin.as_mut() {
+            // A worker that died at once is reported below, from its exit.
+            let _ = stdin
+                .write_all(line.as_bytes())
+                .and_then(|()| stdin.write_all(b"\n"))
+                .and_then(|()| stdin.flush());
+        }
+        let deadline = Instant::now() + self.timeout;
+        let status = loop {
+            match worker.child.try_wait() {
+                Ok(Some(status)) => break status,
+                Ok(None) => {}
+                Err(e) => {
+                    return Err(LatexError::Worker(format!(
+                        "cannot wait for the LaTeX worker: {e}"
+                    )));
+                }
+            }
+            // Each return drops `worker`, which kills it.
+            if token.is_cancelled() {
+                return Err(LatexError::Cancelled);
+            }
+            if !is_current() {
+                return Err(LatexError::Superseded);
+            }
+            if Instant::now() >= deadline {
+                return Err(LatexError::Timeout(self.timeout));
+            }
+            std::thread::sleep(POLL);
+        };
+        drop(worker);
+        let bytes = std::fs::read(&request.result).map_err(|_| {
+            let said = tail(&log_path, 1500);
+            LatexError::Worker(format!(
+                "the LaTeX worker ({}) ended ({status}) without a result{}",
+                command.program.display(),
+                if said.is_empty() {
+                    String::new()
+                } else {
+                    format!(": {said}")
+                }
+            ))
+        })?;
+        serde_json::from_slice(&bytes)
+            .map_err(|e| LatexError::Worker(format!("the LaTeX worker's result is garbled: {e}")))
     }
-    out
 }
 
 /// `file:line: message` for each `! …` error of a TeX log: the file is the last one
@@ -390,22 +566,5 @@ mod tests {
             errors[0].to_string(),
             "broken.tex:2: Undefined control sequence."
         );
-    }
-
-    #[test]
-    fn inputs_are_the_documents_own_files() {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path();
-        std::fs::write(root.join("main.tex"), "x").unwrap();
-        std::fs::write(root.join("chapter.tex"), "x").unwrap();
-        let work = root.join(".cache/work");
-        let rules = format!(
-            "{}/main.pdf: {}/main.tex \\\n {}/chapter.tex /usr/share/texmf/article.cls\n",
-            work.display(),
-            work.display(),
-            work.display()
-        );
-        let inputs = inputs_from_makefile(&rules, &root.join("main.tex"), root, &work);
-        assert_eq!(inputs, [root.join("main.tex"), root.join("chapter.tex")]);
     }
 }

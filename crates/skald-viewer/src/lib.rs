@@ -10,13 +10,13 @@
 //! - SVG is shown as an image (an `<img>` never runs its scripts), never inlined.
 
 mod kind;
-mod latex;
+pub mod latex;
 mod markdown;
 mod text;
 mod watch;
 
 pub use kind::{Kind, detect};
-pub use latex::{Build, BundleChoice, LatexEngine, LatexError, TexError};
+pub use latex::{Build, BundleChoice, LatexEngine, LatexError, TexError, WorkerCommand};
 pub use markdown::{FileRoute, render_markdown};
 pub use text::{PAGE_BYTES, Page, read_page};
 pub use watch::{FileWatcher, WatchError};
