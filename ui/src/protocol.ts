@@ -75,7 +75,7 @@ base_url?: string,
 /**
  * Stored in the OS keyring (or Skald's encrypted file), never in config.toml.
  */
-api_key?: string, } | { "cmd": "view", path: string, session_id?: number, } | { "cmd": "read_page", path: string, offset: number, } | { "cmd": "latex_build", path: string, } | { "cmd": "subscribe", path: string, } | { "cmd": "unsubscribe", path: string, };
+api_key?: string, } | { "cmd": "view", path: string, session_id?: number, } | { "cmd": "read_page", path: string, offset: number, } | { "cmd": "latex_build", path: string, } | { "cmd": "latex_stop", path: string, } | { "cmd": "subscribe", path: string, } | { "cmd": "unsubscribe", path: string, };
 
 /**
  * The answer to an Inbox item.
@@ -169,7 +169,11 @@ pdf_url: string | null, from_cache: boolean, millis: number, errors: Array<TexEr
 /**
  * Set when the build failed for another reason than TeX errors.
  */
-message: string | null, } | { "cmd": "subscribe" } | { "cmd": "unsubscribe" };
+message: string | null, } | { "cmd": "latex_stop", 
+/**
+ * Whether a build was under way.
+ */
+stopped: boolean, } | { "cmd": "subscribe" } | { "cmd": "unsubscribe" };
 
 export type SessionInfo = { id: number, title: string, agent_id: string, 
 /**

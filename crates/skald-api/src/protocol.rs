@@ -177,8 +177,14 @@ pub enum Command {
         path: String,
         offset: u64,
     },
-    /// Compiles a LaTeX document (from the cache when nothing changed).
+    /// Compiles a LaTeX document (from the cache when nothing changed). A newer request
+    /// for the same document stops this one (its reply says it was replaced).
     LatexBuild {
+        path: String,
+    },
+    /// Stops the builds of a LaTeX document under way; their replies say they were
+    /// stopped.
+    LatexStop {
         path: String,
     },
     /// Follow a file (for LaTeX, every input of its last build): `file_changed` events.
@@ -391,6 +397,10 @@ pub enum Reply {
         errors: Vec<TexError>,
         /// Set when the build failed for another reason than TeX errors.
         message: Option<String>,
+    },
+    LatexStop {
+        /// Whether a build was under way.
+        stopped: bool,
     },
     Subscribe,
     Unsubscribe,

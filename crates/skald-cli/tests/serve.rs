@@ -739,6 +739,65 @@ fn latex_builds_through_the_protocol_with_errors_at_their_line() {
 }
 
 #[test]
+fn a_looping_latex_build_is_stopped_through_the_protocol_and_the_next_one_works() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let tex = root.join("loop.tex");
+    std::fs::write(
+        &tex,
+        "\\documentclass{article}\n\\begin{document}\n\\def\\x{\\x}\\x\n\\end{document}\n",
+    )
+    .unwrap();
+    let s = serve(&root.join("data"), &root, None);
+    let mut ws = s.ws();
+    let path = tex.display().to_string();
+    let send = |ws: &mut Ws, id: u64, command: Value| {
+        let req = json!({"id": id, "command": command});
+        ws.socket
+            .send(tungstenite::Message::Text(req.to_string().into()))
+            .unwrap();
+    };
+    // The build's reply comes only once it is stopped; `latex_stop` is sent until one
+    // finds the build under way.
+    send(&mut ws, 1000, json!({"cmd": "latex_build", "path": path}));
+    let until = Instant::now() + Duration::from_secs(60);
+    let (mut build, mut stopped, mut stop_id) = (None, false, 2000);
+    let mut next_stop = Instant::now();
+    while build.is_none() {
+        assert!(Instant::now() < until, "the build was never stopped");
+        if !stopped && Instant::now() >= next_stop {
+            stop_id += 1;
+            send(&mut ws, stop_id, json!({"cmd": "latex_stop", "path": path}));
+            next_stop = Instant::now() + Duration::from_millis(300);
+        }
+        let Some(m) = ws.recv(Instant::now() + Duration::from_millis(100)) else {
+            continue;
+        };
+        if m["id"] == 1000 {
+            build = Some(m["reply"].clone());
+        } else if m["reply"]["cmd"] == "latex_stop" && m["reply"]["stopped"] == true {
+            stopped = true;
+        }
+    }
+    let build = build.unwrap();
+    assert!(stopped);
+    assert_eq!(build["ok"], false, "{build}");
+    assert_eq!(build["message"], "the build was stopped", "{build}");
+    let r = ws.call(json!({"cmd": "latex_stop", "path": path})).unwrap();
+    assert_eq!(r["stopped"], false, "nothing is left running");
+    // The next build of the same server works.
+    std::fs::write(
+        &tex,
+        "\\documentclass{article}\n\\begin{document}\nFixed.\n\\end{document}\n",
+    )
+    .unwrap();
+    let ok = ws
+        .call(json!({"cmd": "latex_build", "path": path}))
+        .unwrap();
+    assert_eq!(ok["ok"], true, "{ok}");
+}
+
+#[test]
 fn a_provider_configured_from_the_ui_is_used_at_once_and_after_a_restart() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");

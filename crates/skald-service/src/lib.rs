@@ -620,6 +620,15 @@ impl Service {
                 Reply::ReadPage { page }
             }
             Command::LatexBuild { path } => self.latex_build(&path).await?,
+            Command::LatexStop { path } => {
+                let tex = self
+                    .policy
+                    .check(&path, self.policy.root())
+                    .map_err(invalid)?;
+                Reply::LatexStop {
+                    stopped: self.latex.stop(&tex),
+                }
+            }
             Command::Subscribe { path } => {
                 let abs = self
                     .policy
@@ -926,8 +935,8 @@ impl Service {
         let result = tokio::task::spawn_blocking(move || {
             engine.build(&doc, &skald_api::CancellationToken::new())
         })
-            .await
-            .unwrap_or_else(|e| Err(LatexError::Io(e.to_string())));
+        .await
+        .unwrap_or_else(|e| Err(LatexError::Io(e.to_string())));
         let failed_after = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
         Ok(match result {
             Ok(build) => {

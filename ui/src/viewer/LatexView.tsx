@@ -54,6 +54,11 @@ export function LatexView({ path, source, line, changeTick, onOpen }: { path: st
     );
   }, [t, path, changeTick]);
 
+  // Kills the build under way on the server; its reply then says it was stopped.
+  const stop = () => {
+    t.call({ cmd: "latex_stop", path }).catch((e: unknown) => setError(errorText(e)));
+  };
+
   const status = building
     ? build || pdfUrl
       ? "Rebuilding…"
@@ -75,6 +80,11 @@ export function LatexView({ path, source, line, changeTick, onOpen }: { path: st
           {building && <span className="spinner small-spinner" aria-hidden="true" />}
           {status}
         </span>
+        {building && (
+          <button type="button" className="btn" data-testid="latex-stop" onClick={stop}>
+            Stop
+          </button>
+        )}
         <button type="button" className="btn" data-testid="viewer-source-toggle" aria-pressed={showSource} onClick={() => setShowSource(!showSource)}>
           {showSource ? "PDF" : "Source"}
         </button>
