@@ -121,7 +121,11 @@ stopped: boolean, } | { "cmd": "render_markdown", html: string, } | { "cmd": "in
 /**
  * How many of the session's earlier calls the rule would have allowed.
  */
-matched: number, } | { "cmd": "list_rules", rules: Array<JsonValue>, } | { "cmd": "remove_rule" } | { "cmd": "list_agents", agents: Array<AgentInfo>, } | { "cmd": "list_tasks", tasks: Array<JsonValue>, } | { "cmd": "list_cron", jobs: Array<JsonValue>, } | { "cmd": "set_cron_enabled" } | { "cmd": "remove_cron" } | { "cmd": "update_cron", job: JsonValue, } | { "cmd": "list_mcp", servers: Array<McpServerInfo>, } | { "cmd": "set_mcp_enabled" } | { "cmd": "list_secrets", names: Array<string>, 
+matched: number, 
+/**
+ * What else the proposed rule would allow, in a sentence.
+ */
+reach: string, } | { "cmd": "list_rules", rules: Array<JsonValue>, } | { "cmd": "remove_rule" } | { "cmd": "list_agents", agents: Array<AgentInfo>, } | { "cmd": "list_tasks", tasks: Array<JsonValue>, } | { "cmd": "list_cron", jobs: Array<JsonValue>, } | { "cmd": "set_cron_enabled" } | { "cmd": "remove_cron" } | { "cmd": "update_cron", job: JsonValue, } | { "cmd": "list_mcp", servers: Array<McpServerInfo>, } | { "cmd": "set_mcp_enabled" } | { "cmd": "list_secrets", names: Array<string>, 
 /**
  * Where they are kept: the OS keyring or Skald's encrypted file.
  */

@@ -308,6 +308,8 @@ pub enum Reply {
         rule: RuleDraft,
         /// How many of the session's earlier calls the rule would have allowed.
         matched: u32,
+        /// What else the proposed rule would allow, in a sentence.
+        reach: String,
     },
     ListRules {
         rules: Vec<Value>,

@@ -458,6 +458,7 @@ impl Service {
                 Reply::ProposeRule {
                     rule: convert::rule_draft(&rule),
                     matched: u32::try_from(matched.len()).unwrap_or(u32::MAX),
+                    reach: skald_core::approval::rule_reach(&rule),
                 }
             }
             Command::ListRules => Reply::ListRules {

@@ -251,6 +251,8 @@ function RuleEditor({ entry, busy, onCancel, onSave }: { entry: InboxEntry; busy
   const t = useTransport();
   const [rule, setRule] = useState<RuleDraft | null>(null);
   const [matched, setMatched] = useState<number | null>(null);
+  const [reach, setReach] = useState<string | null>(null);
+  const [proposed, setProposed] = useState<RuleDraft | null>(null);
   const [error, setError] = useState<string | null>(null);
   useEffect(() => {
     let live = true;
@@ -258,7 +260,9 @@ function RuleEditor({ entry, busy, onCancel, onSave }: { entry: InboxEntry; busy
       (r) => {
         if (!live) return;
         setRule(r.rule);
+        setProposed(r.rule);
         setMatched(r.matched);
+        setReach(r.reach);
       },
       (e: unknown) => live && setError(errorText(e)),
     );
@@ -292,6 +296,12 @@ function RuleEditor({ entry, busy, onCancel, onSave }: { entry: InboxEntry; busy
       <div className="small">
         Always allow calls matching this rule{matched != null && <> — it would have matched <strong>{matched}</strong> earlier call{matched === 1 ? "" : "s"}</>}.
       </div>
+      {reach && (
+        <div className="small muted" data-testid="rule-reach">
+          {reach}
+          {JSON.stringify(rule) !== JSON.stringify(proposed) && " (said of the rule as proposed, before your edits)"}
+        </div>
+      )}
       {field("tool_pattern", "Tool", false)}
       {field("path_pattern", "Path pattern", true)}
       {field("command_pattern", "Command pattern", true)}
