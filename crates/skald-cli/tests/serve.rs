@@ -472,7 +472,10 @@ fn writes_wait_for_the_inbox_and_approve_or_reject_from_the_ui() {
     assert_eq!(rule["rule"]["action"], "allow");
     // The editor says what else "always" would allow.
     let reach = rule["reach"].as_str().unwrap();
-    assert!(reach.starts_with("Also allows @fs_write on notes.txt"), "{reach}");
+    assert!(
+        reach.starts_with("Also allows @fs_write on notes.txt"),
+        "{reach}"
+    );
     ws.call(json!({"cmd": "answer", "inbox_id": inbox_id, "answer": {"decision": "approve"}}))
         .unwrap();
     ws.event(|e| e["type"] == "tool_done" && e["tool_call_id"] == "w1");
