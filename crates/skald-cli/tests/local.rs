@@ -33,6 +33,17 @@ fn offline(data: &Path) -> std::process::Command {
 }
 
 /// A data folder whose models folder holds the test model.
+/// One generating test at a time: llama.cpp's threads wait by spinning, so three models
+/// reading a 3.8k-token prompt at once on a 2-core machine took over a minute each to
+/// their first token (and 25 s alone); one after another the whole file takes two minutes.
+static ONE_MODEL_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn one_model_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    ONE_MODEL_AT_A_TIME
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+}
+
 fn data_with_model() -> tempfile::TempDir {
     let data = tempfile::tempdir().unwrap();
     ok(&offline(data.path())
@@ -45,6 +56,7 @@ fn data_with_model() -> tempfile::TempDir {
 
 #[test]
 fn with_no_key_the_local_model_streams_an_answer() {
+    let _one = one_model_at_a_time();
     let data = data_with_model();
     let work = tempfile::tempdir().unwrap();
     // No --model: with nothing configured, the local model is the default.
@@ -71,6 +83,7 @@ fn with_no_key_the_local_model_streams_an_answer() {
 
 #[test]
 fn a_forced_tool_call_is_valid_and_runs_a_real_tool() {
+    let _one = one_model_at_a_time();
     let data = data_with_model();
     let work = tempfile::tempdir().unwrap();
     std::fs::write(work.path().join("notes.txt"), "hello\n").unwrap();
@@ -117,6 +130,7 @@ fn a_forced_tool_call_is_valid_and_runs_a_real_tool() {
 #[cfg(unix)]
 #[test]
 fn ctrl_c_stops_a_local_generation() {
+    let _one = one_model_at_a_time();
     let data = data_with_model();
     let work = tempfile::tempdir().unwrap();
     let mut cmd = offline(data.path());
