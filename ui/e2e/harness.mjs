@@ -135,6 +135,8 @@ export async function startSkald({ root, model, env = {}, modelFromEnv = true })
     url,
     origin: new URL(url).origin,
     data,
+    /** What the server has printed on stderr so far (for a failure's report). */
+    stderr: () => stderr,
     stop: () =>
       new Promise((r) => {
         if (child.exitCode !== null) return r();

@@ -6,6 +6,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { mkdirSync, readFileSync, writeFileSync, existsSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
+import { spawnSync } from "node:child_process";
 import {
   browser,
   call,
@@ -432,14 +433,32 @@ test("with no key, Settings offers the local model and a chat answers with it", 
     await newChat(page);
     await send(page, "Say hello.");
     // The local model answers (a tiny model: any words will do).
-    await page.waitForFunction(
-      () =>
-        [...document.querySelectorAll("[data-testid='message'][data-role='assistant']")].some(
-          (m) => m.textContent.trim().length > 0,
-        ) && !document.querySelector("[data-testid='stop']"),
-      null,
-      { timeout: 180_000 },
-    );
+    try {
+      await page.waitForFunction(
+        () =>
+          [...document.querySelectorAll("[data-testid='message'][data-role='assistant']")].some(
+            (m) => m.textContent.trim().length > 0,
+          ) && !document.querySelector("[data-testid='stop']"),
+        null,
+        { timeout: 180_000 },
+      );
+    } catch (e) {
+      // A local model's speed depends on the machine: say what the chat showed, what the
+      // server logged and what else was using the CPU, so a slow run can be told from a hang.
+      const shown = await page
+        .locator("[data-testid='message']")
+        .allTextContents()
+        .catch(() => []);
+      const busiest = spawnSync("ps", ["-eo", "pcpu,etime,args", "--sort=-pcpu"], { encoding: "utf8" })
+        .stdout?.split("\n")
+        .slice(0, 8)
+        .map((l) => l.slice(0, 160))
+        .join("\n");
+      throw new Error(
+        `${e.message}\nthe chat showed: ${JSON.stringify(shown.map((t) => t.slice(0, 300)))}\n` +
+          `the server's log (end): ${skald.stderr().slice(-3000)}\nthe busiest processes:\n${busiest}`,
+      );
+    }
     assert.deepEqual(problems, []);
   } finally {
     await context.close();
