@@ -40,29 +40,47 @@ pub fn tools_section(tools: &[ToolSpec]) -> String {
     out
 }
 
+/// The turns of a conversation, ordered so that what every chat shares comes first: the
+/// agent's instructions (the first system message), then the tools, then the other
+/// system messages that open the conversation (a summary, the scratchpad). A system
+/// message later in the conversation — the time and working directory at its end — joins
+/// the nearest user turn: a model's context keeps the tokens of its last prompt, and a
+/// note that changes every few minutes must not come before the long part that does not.
 pub fn turns(messages: &[Message], tools: &[ToolSpec]) -> Vec<Turn> {
-    let mut system: Vec<&str> = messages
+    let opening = messages
         .iter()
-        .filter(|m| m.role == Role::System)
-        .map(|m| m.content.as_str())
-        .collect();
-    if system.is_empty() {
-        system.push(DEFAULT_SYSTEM);
-    }
-    let mut system = system.join("\n\n");
+        .take_while(|m| m.role == Role::System)
+        .count();
+    let mut system = messages
+        .first()
+        .filter(|_| opening > 0)
+        .map_or(DEFAULT_SYSTEM, |m| m.content.as_str())
+        .to_string();
     if !tools.is_empty() {
         system.push_str(&tools_section(tools));
+    }
+    for m in messages.iter().take(opening).skip(1) {
+        system.push_str("\n\n");
+        system.push_str(&m.content);
     }
     let mut out = vec![Turn {
         role: "system",
         content: system,
     }];
-    for m in messages {
+    // Later system notes waiting for the next user turn (the last one was the model's).
+    let mut notes: Vec<&str> = Vec::new();
+    for m in messages.iter().skip(opening) {
         match m.role {
-            Role::System => {}
+            Role::System => match out.last_mut() {
+                Some(last) if last.role == "user" => {
+                    last.content.push_str("\n\n");
+                    last.content.push_str(&m.content);
+                }
+                _ => notes.push(&m.content),
+            },
             Role::User => out.push(Turn {
                 role: "user",
-                content: m.content.clone(),
+                content: with_notes(&mut notes, m.content.clone()),
             }),
             Role::Assistant => {
                 let mut content = m.content.clone();
@@ -92,12 +110,30 @@ pub fn turns(messages: &[Message], tools: &[ToolSpec]) -> Vec<Turn> {
                     }
                     _ => out.push(Turn {
                         role: "user",
-                        content: block,
+                        content: with_notes(&mut notes, block),
                     }),
                 }
             }
         }
     }
+    if !notes.is_empty() {
+        out.push(Turn {
+            role: "user",
+            content: notes.join("\n\n"),
+        });
+    }
+    out
+}
+
+/// `content` after the system notes that waited for it.
+fn with_notes(notes: &mut Vec<&str>, content: String) -> String {
+    if notes.is_empty() {
+        return content;
+    }
+    let mut out = notes.join("\n\n");
+    notes.clear();
+    out.push_str("\n\n");
+    out.push_str(&content);
     out
 }
 
@@ -149,6 +185,71 @@ mod tests {
             t[3].content,
             "<tool_response>\na.txt\n</tool_response>\n<tool_response>\nmain.rs\n</tool_response>"
         );
+    }
+
+    #[test]
+    fn what_every_chat_shares_comes_first_and_the_changing_notes_last() {
+        let tools = vec![ToolSpec {
+            name: "read_file".into(),
+            description: "Read a file".into(),
+            parameters: json!({"type": "object"}),
+        }];
+        let chat = |tail: &str| {
+            vec![
+                Message::system("Be brief."),
+                Message::system("Scratchpad: none"),
+                Message::user("hi"),
+                Message::assistant("hello", vec![]),
+                Message::system("The user stopped the last turn."),
+                Message::user("again"),
+                Message::system(tail),
+            ]
+        };
+        let t = turns(&chat("Current time: 10:00"), &tools);
+        let roles: Vec<&str> = t.iter().map(|t| t.role).collect();
+        assert_eq!(roles, ["system", "user", "assistant", "user"]);
+        // Instructions, tools, then the opening notes.
+        assert!(t[0].content.starts_with("Be brief.\n\n# Tools"));
+        assert!(t[0].content.ends_with("\n\nScratchpad: none"));
+        assert!(!t[0].content.contains("Current time"));
+        // A note after the model's turn opens the next user turn; the one at the end
+        // closes the last.
+        assert_eq!(
+            t[3].content,
+            "The user stopped the last turn.\n\nagain\n\nCurrent time: 10:00"
+        );
+        // A later time changes only the last turn.
+        let later = turns(&chat("Current time: 10:15"), &tools);
+        assert_eq!(t[..3], later[..3]);
+        // After tool results, the note joins their turn; with only the model's turn
+        // before it, it becomes a user turn of its own.
+        let mut calls = chat("now");
+        calls.truncate(3);
+        calls.push(Message::assistant(
+            "",
+            vec![ToolCall {
+                id: "c1".into(),
+                name: "read_file".into(),
+                arguments: "{}".into(),
+            }],
+        ));
+        calls.push(Message::tool_result("c1", "text"));
+        calls.push(Message::system("now"));
+        let t = turns(&calls, &tools);
+        assert_eq!(
+            t.last().map(|t| t.content.as_str()),
+            Some("<tool_response>\ntext\n</tool_response>\n\nnow")
+        );
+        let t = turns(
+            &[
+                Message::user("hi"),
+                Message::assistant("hello", vec![]),
+                Message::system("now"),
+            ],
+            &[],
+        );
+        assert_eq!(t[0].content, DEFAULT_SYSTEM);
+        assert_eq!((t[3].role, t[3].content.as_str()), ("user", "now"));
     }
 
     #[test]
