@@ -170,6 +170,12 @@ pub enum Event {
     Finish {
         reason: FinishReason,
     },
+    /// How much of a long prompt the model has read, in tokens (local models, whose
+    /// reading of an agent's prompt can take many seconds on a small machine).
+    Reading {
+        done: u64,
+        total: u64,
+    },
 }
 
 pub type EventStream = BoxStream<'static, Result<Event, LlmError>>;
@@ -192,6 +198,7 @@ impl Response {
             Event::ToolCall { call } => self.tool_calls.push(call),
             Event::Usage { usage } => self.usage = Some(usage),
             Event::Finish { reason } => self.finish = Some(reason),
+            Event::Reading { .. } => {}
         }
     }
 }

@@ -165,3 +165,111 @@ async fn missing_and_damaged_model_files_are_clear_errors() {
         "{err}"
     );
 }
+
+/// An agent-sized system prompt: long enough (over a batch of 512 tokens) to be saved and
+/// to be read with progress.
+fn long_chat(user: &str) -> Request {
+    let rules = (1..=60)
+        .map(|i| format!("Rule {i}: answer in plain words, and name the file you mean."))
+        .collect::<Vec<_>>()
+        .join("\n");
+    Request {
+        messages: vec![Message::system(rules), Message::user(user)],
+        max_tokens: Some(12),
+        temperature: Some(0.0),
+        ..request(user)
+    }
+}
+
+/// The answer's text, and the prompt progress events seen before it.
+async fn answer_of(p: &Provider, req: &Request) -> (String, Vec<(u64, u64)>) {
+    let mut stream = p.stream(req).await.unwrap();
+    let (mut text, mut reading) = (String::new(), Vec::new());
+    while let Some(e) = stream.next().await {
+        match e.unwrap() {
+            Event::Text { delta } => text.push_str(&delta),
+            Event::Reading { done, total } => {
+                assert!(text.is_empty(), "progress comes before the answer");
+                reading.push((done, total));
+            }
+            _ => {}
+        }
+    }
+    (text, reading)
+}
+
+#[tokio::test]
+async fn a_new_chat_loads_the_saved_state_of_the_shared_prompt_and_answers_the_same() {
+    // Links to the one test model under other names: each name has its own worker (so
+    // an empty context, as in a new process), and all share the saved states.
+    let dir = tempfile::tempdir().unwrap();
+    let real = models_dir().join(format!("{MODEL}.gguf"));
+    for name in ["first", "second", "third", "fourth"] {
+        std::os::unix::fs::symlink(&real, dir.path().join(format!("{name}.gguf"))).unwrap();
+    }
+    let p = provider(dir.path());
+    let chat = |model: &str| Request {
+        model: model.into(),
+        ..long_chat("Which rule is first?")
+    };
+    let states = || -> Vec<PathBuf> {
+        std::fs::read_dir(dir.path().join(".prompt-cache"))
+            .map(|d| {
+                d.flatten()
+                    .map(|e| e.path())
+                    .filter(|p| p.extension().is_some_and(|x| x == "kv"))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+
+    // Read with progress, and its shared beginning saved.
+    let (read, progress) = answer_of(&p, &chat("first")).await;
+    assert!(!read.trim().is_empty());
+    assert!(progress.len() >= 2, "{progress:?}");
+    let total = progress[0].1;
+    assert!(
+        progress
+            .windows(2)
+            .all(|w| w[0].0 <= w[1].0 && w[1].1 == total)
+    );
+    assert_eq!(progress.last(), Some(&(total, total)));
+    let saved = states();
+    assert_eq!(saved.len(), 1, "{saved:?}");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&saved[0]).unwrap().permissions().mode();
+        assert_eq!(mode & 0o077, 0, "the state holds the prompt: owner only");
+    }
+
+    // Another worker loads it instead of reading: the same answer, no long read.
+    let before = skald_llm::local::prompt_states_loaded();
+    let (loaded, progress) = answer_of(&p, &chat("second")).await;
+    assert_eq!(skald_llm::local::prompt_states_loaded(), before + 1);
+    assert_eq!(
+        loaded, read,
+        "a loaded state answers as the read prompt did"
+    );
+    assert!(progress.is_empty(), "{progress:?}");
+
+    // A damaged state is dropped, the prompt read again and the state saved anew.
+    std::fs::write(&saved[0], b"ggsq and then nothing that makes sense").unwrap();
+    let before = skald_llm::local::prompt_states_loaded();
+    let (again, progress) = answer_of(&p, &chat("third")).await;
+    assert_eq!(skald_llm::local::prompt_states_loaded(), before);
+    assert_eq!(again, read);
+    assert!(!progress.is_empty());
+    let resaved = states();
+    assert_eq!(resaved, saved);
+    let whole = std::fs::read(&resaved[0]).unwrap();
+    assert!(whole.len() > 1024);
+
+    // So is one cut short (a disk that filled up under another program's write).
+    std::fs::write(&saved[0], &whole[..whole.len() / 2]).unwrap();
+    let before = skald_llm::local::prompt_states_loaded();
+    let (again, _) = answer_of(&p, &chat("fourth")).await;
+    assert_eq!(skald_llm::local::prompt_states_loaded(), before);
+    assert_eq!(again, read);
+    assert_eq!(std::fs::read(&saved[0]).unwrap().len(), whole.len());
+}

@@ -6,12 +6,15 @@
 //!   changes.
 //! - The context keeps the tokens of the last call: an agent's next round repeats the
 //!   system prompt, the tools and the conversation so far, so only what is new is read.
+//!   The state of the system turn (what every chat shares) is also saved on disk (see
+//!   `saved`), so a new process does not read it again.
 //! - The worker checks between tokens (and between prompt chunks) whether the call's
 //!   stream was dropped, which is how /stop reaches it.
 //! - With tools, sampling is constrained by a grammar: to exactly one call when the
 //!   request requires one, from the `<tool_call>` tag on otherwise.
 
 use super::calls::{OPEN, Piece, Splitter};
+use super::saved::{self, Saved};
 use super::{files, grammar, prompt};
 use crate::{Event, EventStream, FinishReason, LlmError, Request, ToolChoice, ToolSpec, Usage};
 use futures::StreamExt;
@@ -40,6 +43,13 @@ const DEFAULT_CONTEXT: u32 = 8192;
 const DEFAULT_IDLE: Duration = Duration::from_secs(600);
 /// Sampling temperature when the request sets none: low, as agents want reliable steps.
 const DEFAULT_TEMPERATURE: f32 = 0.2;
+/// The most an answer may run to when the request sets no limit. A small model can fall
+/// into repeating one sentence until the context is full — minutes of CPU on a laptop,
+/// and a context with no room left for the next round.
+const DEFAULT_MAX_OUTPUT: usize = 2048;
+/// Repetition penalty over the last tokens (Ollama's defaults), against those loops.
+const PENALTY_LAST_N: i32 = 64;
+const PENALTY_REPEAT: f32 = 1.1;
 /// A fixed seed: the same prompt gives the same answer, which makes runs comparable.
 const SEED: u32 = 0x5eed;
 
@@ -85,6 +95,13 @@ static ACTIVE: AtomicUsize = AtomicUsize::new(0);
 
 pub fn active() -> usize {
     ACTIVE.load(Ordering::SeqCst)
+}
+
+/// Prompt states loaded from disk instead of read (see `saved`), since the process began.
+static STATES_LOADED: AtomicU64 = AtomicU64::new(0);
+
+pub fn states_loaded() -> u64 {
+    STATES_LOADED.load(Ordering::SeqCst)
 }
 
 /// Worker threads alive now (counted from before their start to their very end).
@@ -286,11 +303,17 @@ impl Cache<'_> {
     }
 }
 
-pub async fn start(path: PathBuf, req: &Request) -> Result<EventStream, LlmError> {
+pub async fn start(
+    path: PathBuf,
+    models_dir: &str,
+    req: &Request,
+) -> Result<EventStream, LlmError> {
     let rt = runtime()?;
     let (tx, rx) = mpsc::channel(256);
     let work = Work {
         job: Job {
+            model: path.clone(),
+            saved: Saved::new(models_dir),
             turns: prompt::turns(&req.messages, &req.tools),
             tools: req.tools.clone(),
             choice: req.tool_choice,
@@ -311,11 +334,106 @@ pub async fn start(path: PathBuf, req: &Request) -> Result<EventStream, LlmError
 }
 
 struct Job {
+    /// The model's file, and where the states of prompts' shared beginnings are kept.
+    model: PathBuf,
+    saved: Option<Saved>,
     turns: Vec<prompt::Turn>,
     tools: Vec<ToolSpec>,
     choice: ToolChoice,
     max_tokens: Option<u32>,
     temperature: Option<f32>,
+}
+
+/// Reads `tokens[from..to]` into the context in batches; false if the call was stopped.
+/// Only the prompt's last token asks for logits: it is the one sampling starts from. With
+/// `report`, how far the whole prompt is read goes out after each batch.
+#[allow(clippy::too_many_arguments)]
+fn read(
+    report: bool,
+    ctx: &mut LlamaContext<'_>,
+    held: &mut Vec<LlamaToken>,
+    batch: &mut LlamaBatch<'_>,
+    tokens: &[LlamaToken],
+    from: usize,
+    to: usize,
+    tx: &Tx,
+) -> Result<bool, LlmError> {
+    let progress = |done: usize| {
+        report
+            && !send(
+                tx,
+                Event::Reading {
+                    done: done as u64,
+                    total: tokens.len() as u64,
+                },
+            )
+    };
+    if progress(from) {
+        return Ok(false);
+    }
+    for (c, chunk) in tokens[from..to].chunks(BATCH).enumerate() {
+        if tx.is_closed() {
+            return Ok(false);
+        }
+        batch.clear();
+        for (j, t) in chunk.iter().enumerate() {
+            let pos = from + c * BATCH + j;
+            batch
+                .add(*t, pos as i32, &[0], pos + 1 == tokens.len())
+                .map_err(|e| decode_err(&e))?;
+        }
+        ctx.decode(batch).map_err(|e| decode_err(&e))?;
+        held.extend_from_slice(chunk);
+        if progress(held.len()) {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
+/// Loads the state `file` holds if it is that of exactly `tokens`.
+fn restore(
+    ctx: &mut LlamaContext<'_>,
+    saved: &Saved,
+    file: &Path,
+    tokens: &[LlamaToken],
+) -> Option<Vec<LlamaToken>> {
+    ctx.clear_kv_cache();
+    let started = Instant::now();
+    match ctx.state_seq_load_file(file, 0, tokens.len()) {
+        Ok((held, _)) if held == tokens => {
+            STATES_LOADED.fetch_add(1, Ordering::SeqCst);
+            tracing::debug!(
+                tokens = held.len(),
+                ms = started.elapsed().as_millis() as u64,
+                "local prompt state loaded"
+            );
+            Some(held)
+        }
+        other => {
+            // Damaged, or from another build of llama.cpp: read the prompt instead, and
+            // let this read write a good one.
+            tracing::debug!(file = %file.display(), ok = other.is_ok(), "local prompt state unusable");
+            saved.forget(file);
+            None
+        }
+    }
+}
+
+/// Saves the state the context holds now, that of `tokens`, as `file`.
+fn store(ctx: &LlamaContext<'_>, saved: &Saved, file: &Path, tokens: &[LlamaToken]) {
+    let Some(scratch) = saved.scratch(file) else {
+        return;
+    };
+    let done = ctx
+        .state_seq_save_file(&scratch, 0, tokens)
+        .map_err(|e| e.to_string())
+        .and_then(|_| saved.commit(&scratch, file).map_err(|e| e.to_string()));
+    if let Err(e) = done {
+        let _ = std::fs::remove_file(&scratch);
+        let _ = std::fs::remove_file(scratch.with_extension("sum.part"));
+        tracing::debug!(file = %file.display(), error = %e, "local prompt state not saved");
+    }
 }
 
 /// Sends an event; false once the stream is gone (stopped).
@@ -387,24 +505,74 @@ impl Job {
             keep = 0;
         }
         cache.tokens.truncate(keep);
+        // What every chat shares (the system turn: instructions and tools). When the
+        // context does not hold it yet, its state may be on disk from an earlier process;
+        // if not, it is saved once read.
+        let shared = self.shared_len(model, &tokens);
+        let mut save = None;
+        if let Some(saved) = self.saved.as_ref().filter(|_| keep < shared) {
+            let ids: Vec<i32> = tokens[..shared].iter().map(|t| t.0).collect();
+            let file = saved.file(&self.model, n_ctx, &ids);
+            if !file.is_file() {
+                save = Some((saved, file));
+            } else if let Some(restored) = saved
+                .is_whole(&file)
+                .then(|| restore(ctx, saved, &file, &tokens[..shared]))
+                .flatten()
+            {
+                saved.touch(&file);
+                cache.tokens = restored;
+                keep = shared;
+            } else {
+                // The context may hold part of a failed load: start from nothing.
+                ctx.clear_kv_cache();
+                cache.tokens.clear();
+                keep = 0;
+                save = Some((saved, file));
+            }
+        }
         let mut batch = LlamaBatch::new(BATCH, 1);
-        for (c, chunk) in tokens[keep..].chunks(BATCH).enumerate() {
-            if tx.is_closed() {
+        // A read of more than one batch takes seconds: say how far it is.
+        let report = tokens.len() - keep > BATCH;
+        if let Some((saved, file)) = save {
+            if !read(
+                report,
+                ctx,
+                &mut cache.tokens,
+                &mut batch,
+                &tokens,
+                keep,
+                shared,
+                tx,
+            )? {
                 return Ok(());
             }
-            batch.clear();
-            for (j, t) in chunk.iter().enumerate() {
-                let pos = keep + c * BATCH + j;
-                batch
-                    .add(*t, pos as i32, &[0], pos + 1 == tokens.len())
-                    .map_err(|e| decode_err(&e))?;
-            }
-            ctx.decode(&mut batch).map_err(|e| decode_err(&e))?;
-            cache.tokens.extend_from_slice(chunk);
+            store(ctx, saved, &file, &tokens[..shared]);
+            keep = shared;
+        }
+        let total = tokens.len();
+        if !read(
+            report,
+            ctx,
+            &mut cache.tokens,
+            &mut batch,
+            &tokens,
+            keep,
+            total,
+            tx,
+        )? {
+            return Ok(());
+        }
+        if report {
+            let total = total as u64;
+            send(tx, Event::Reading { done: total, total });
         }
         tracing::debug!(prompt = tokens.len(), reused = keep, "local prompt read");
         let mut sampler = self.sampler(model)?;
-        let limit = self.max_tokens.map_or(room, |m| (m as usize).min(room));
+        let limit = self
+            .max_tokens
+            .map_or(DEFAULT_MAX_OUTPUT, |m| m as usize)
+            .min(room);
         let mut splitter = Splitter::new();
         let mut out = Coalesce::default();
         let mut pending: Vec<u8> = Vec::new();
@@ -461,6 +629,26 @@ impl Job {
         Ok(())
     }
 
+    /// How many of the prompt's first tokens are the system turn's, which every chat with
+    /// the same agent and tools shares; 0 when too few to be worth a saved state.
+    fn shared_len(&self, model: &LlamaModel, tokens: &[LlamaToken]) -> usize {
+        let Some(system) = self.turns.first() else {
+            return 0;
+        };
+        let Ok(text) = render_with(model, std::slice::from_ref(system), false) else {
+            return 0;
+        };
+        let alone = model.vocab().tokenize(text.as_bytes(), true, true);
+        let n = alone
+            .iter()
+            .zip(tokens)
+            .take_while(|(a, b)| a == b)
+            .count()
+            // The last token is always read: sampling needs its logits.
+            .min(tokens.len().saturating_sub(1));
+        if n < saved::MIN_TOKENS { 0 } else { n }
+    }
+
     fn sampler(&self, model: &LlamaModel) -> Result<LlamaSampler, LlmError> {
         let mut chain = Vec::new();
         if !self.tools.is_empty() {
@@ -471,6 +659,13 @@ impl Job {
             };
             chain.push(constrained.map_err(|e| local(format!("the tool-call grammar: {e}")))?);
         }
+        chain.push(LlamaSampler::penalties(
+            model.n_vocab(),
+            PENALTY_LAST_N,
+            PENALTY_REPEAT,
+            0.0,
+            0.0,
+        ));
         let t = self.temperature.unwrap_or(DEFAULT_TEMPERATURE);
         if t <= 0.0 {
             chain.push(LlamaSampler::greedy());
@@ -560,20 +755,29 @@ fn take_utf8(pending: &mut Vec<u8>) -> String {
 /// The prompt through the model's own chat template (from its GGUF metadata); ChatML when
 /// it has none that llama.cpp knows.
 fn render(model: &LlamaModel, turns: &[prompt::Turn]) -> Result<String, LlmError> {
+    render_with(model, turns, true)
+}
+
+/// The same, with or without the opening of the model's answer at the end.
+fn render_with(
+    model: &LlamaModel,
+    turns: &[prompt::Turn],
+    answer: bool,
+) -> Result<String, LlmError> {
     let messages = turns
         .iter()
         .map(|t| LlamaChatMessage::new(t.role.to_string(), t.content.replace('\0', "")))
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| local(format!("cannot pass the conversation to llama.cpp: {e}")))?;
     if let Ok(template) = model.chat_template(None)
-        && let Ok(p) = model.apply_chat_template(&template, &messages, true)
+        && let Ok(p) = model.apply_chat_template(&template, &messages, answer)
     {
         return Ok(p);
     }
     let chatml =
         LlamaChatTemplate::new("chatml").map_err(|e| local(format!("the ChatML template: {e}")))?;
     model
-        .apply_chat_template(&chatml, &messages, true)
+        .apply_chat_template(&chatml, &messages, answer)
         .map_err(|e| local(format!("cannot format the conversation for the model: {e}")))
 }
 

@@ -16,6 +16,8 @@ pub mod files;
 mod grammar;
 pub mod prompt;
 pub mod pull;
+#[cfg(feature = "local")]
+mod saved;
 
 use crate::{EventStream, LlmError, Provider, Request};
 use std::path::PathBuf;
@@ -49,6 +51,15 @@ pub fn active() -> usize {
     0
 }
 
+/// How many times a prompt's shared beginning was loaded from its saved state instead of
+/// read again, in this process (for `skald doctor`-style reports, tests and benchmarks).
+pub fn prompt_states_loaded() -> u64 {
+    #[cfg(feature = "local")]
+    return engine::states_loaded();
+    #[cfg(not(feature = "local"))]
+    0
+}
+
 /// Stops the local models' workers before the process exits, waiting at most `limit`:
 /// a worker still decoding while the process tears llama.cpp down would crash it.
 pub fn shutdown(limit: std::time::Duration) {
@@ -60,7 +71,7 @@ pub fn shutdown(limit: std::time::Duration) {
 
 #[cfg(feature = "local")]
 pub(crate) async fn start(provider: &Provider, req: &Request) -> Result<EventStream, LlmError> {
-    engine::start(model_path(provider, &req.model), req).await
+    engine::start(model_path(provider, &req.model), &provider.base_url, req).await
 }
 
 #[cfg(not(feature = "local"))]
