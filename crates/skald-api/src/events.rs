@@ -147,6 +147,12 @@ pub enum Event {
     FileChanged {
         path: String,
     },
+    /// How much of the prompt a local model has read before it answers, in tokens: sent
+    /// while a long prompt is read (a new chat's first, before its state is saved).
+    PromptProgress {
+        read: u64,
+        total: u64,
+    },
     /// How far a local model's download is (`pull_model`), in bytes.
     ModelPull {
         name: String,

@@ -9,7 +9,7 @@ use skald_core::engine::{Engine, TurnSettings};
 use skald_core::turn::{self, ApprovalMode, TurnConfig};
 use skald_core::{Config, DataDir, builtin_registry};
 use skald_store::{NewSession, Store};
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -290,7 +290,6 @@ pub async fn run(data_dir: &DataDir, config: &Config, a: ExecArgs<'_>) -> u8 {
             .unwrap_or(false)
         })
     };
-    use std::io::IsTerminal;
     let ask: Option<turn::Ask<'_>> = if a.approve == ApprovalMode::Ask
         && std::io::stdin().is_terminal()
     {
@@ -393,6 +392,19 @@ fn print_event(event: &Event, json: bool) {
                 escape_controls_inline(label)
             ),
             Event::OpenFile { path } => writeln!(out, "  📄 open {path}"),
+            // On the terminal only, one line rewritten in place and cleared at the end: a
+            // script reading stderr wants the errors, not a percentage a second.
+            Event::PromptProgress { read, total } => {
+                let mut err = std::io::stderr().lock();
+                if err.is_terminal() {
+                    let _ = match (read * 100).checked_div(*total) {
+                        Some(100) | None => write!(err, "\r\x1b[K"),
+                        Some(pct) => write!(err, "\rreading the prompt… {pct}%"),
+                    };
+                    let _ = err.flush();
+                }
+                Ok(())
+            }
             Event::TaskUpdate {
                 task_id,
                 title,

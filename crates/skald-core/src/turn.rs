@@ -362,6 +362,9 @@ async fn answer(
                 Some(Ok(skald_llm::Event::ToolCall { call })) => calls.push(call),
                 Some(Ok(skald_llm::Event::Usage { usage: u })) => usage = Some(u),
                 Some(Ok(skald_llm::Event::Finish { .. })) => {}
+                Some(Ok(skald_llm::Event::Reading { done, total })) => {
+                    emit(Event::PromptProgress { read: done, total });
+                }
             }
         };
         match failure {

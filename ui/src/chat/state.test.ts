@@ -69,6 +69,19 @@ describe("live events", () => {
     expect(kinds(s.items)).toEqual(["user", "assistant"]);
   });
 
+  it("says how far a long prompt is read until the answer starts", () => {
+    let s = ev(loaded(), { type: "user_message", session_id: 1, message_id: 10, text: "hi" }, { type: "prompt_progress", read: 512, total: 2048 });
+    expect(s.reading).toEqual({ read: 512, total: 2048 });
+    s = ev(s, { type: "prompt_progress", read: 1536, total: 2048 });
+    expect(s.reading).toEqual({ read: 1536, total: 2048 });
+    expect(ev(s, { type: "prompt_progress", read: 2048, total: 2048 }).reading).toBeNull();
+    s = ev(s, { type: "token_delta", text: "Hi" });
+    expect(s.reading).toBeNull();
+    expect(s.running).toBe(true);
+    const stopped = ev(loaded(), { type: "prompt_progress", read: 10, total: 2048 }, { type: "done", session_id: 1, outcome: "cancelled", text: "" });
+    expect(stopped.reading).toBeNull();
+  });
+
   it("adds the final answer when nothing was streamed", () => {
     const s = ev(loaded(), { type: "user_message", session_id: 1, message_id: 1, text: "q" }, { type: "done", session_id: 1, outcome: "final", text: "answer" });
     expect(kinds(s.items)).toEqual(["user", "assistant"]);

@@ -72,6 +72,8 @@ export interface ChatState {
   /** Open sub-agent frames (innermost last); live events go into the innermost. */
   stack: number[];
   seq: number;
+  /** How much of a long prompt a local model has read, while it reads (tokens). */
+  reading: { read: number; total: number } | null;
 }
 
 export type ChatAction =
@@ -93,6 +95,7 @@ export function emptyChat(sessionId: number): ChatState {
     hasMore: false,
     oldestId: null,
     stack: [],
+    reading: null,
     seq: 0,
   };
 }
@@ -418,10 +421,12 @@ export function applyEvent(state: ChatState, e: Event): ChatState {
         true,
       );
     }
+    case "prompt_progress":
+      return { ...state, running: true, reading: e.read < e.total ? { read: e.read, total: e.total } : null };
     case "token_delta":
-      return appendToAssistant({ ...state, running: true }, "text", e.text);
+      return appendToAssistant({ ...state, running: true, reading: null }, "text", e.text);
     case "thinking":
-      return appendToAssistant({ ...state, running: true }, "reasoning", e.text);
+      return appendToAssistant({ ...state, running: true, reading: null }, "reasoning", e.text);
     case "tool_start": {
       if (findItem(state.items, (it) => it.kind === "tool" && it.tool.id === e.tool_call_id)) {
         return { ...state, items: updateTool(state.items, e.tool_call_id, (t) => ({ ...t, status: "running" })) };
@@ -536,7 +541,7 @@ export function applyEvent(state: ChatState, e: Event): ChatState {
     case "context_compacted":
       return pushItem(state, notice("info", "Earlier messages were summarised to fit the model's context."), true);
     case "done":
-      return finishTurn(state, e.outcome, e.text);
+      return finishTurn({ ...state, reading: null }, e.outcome, e.text);
     default:
       // Global events (inbox, tasks, files, MCP) are handled outside the chat.
       return state;

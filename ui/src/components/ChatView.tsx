@@ -256,7 +256,9 @@ function MessageList({ chat, dispatch, loadOlder, loadingOlder }: { chat: ChatSt
                           <i />
                           <i />
                         </span>
-                        The agent is working…
+                        {chat.reading
+                          ? `Reading the prompt… ${Math.floor((100 * chat.reading.read) / chat.reading.total)}%`
+                          : "The agent is working…"}
                       </div>
                     )}
                   </div>
