@@ -8,6 +8,7 @@
 
 mod desktop;
 mod engine;
+mod first_answer;
 mod latex;
 mod local;
 mod outline;
@@ -43,7 +44,7 @@ fn parse_args() -> Result<Args> {
             "--load-report" => load_report = it.next().map(PathBuf::from),
             "-h" | "--help" => {
                 println!(
-                    "usage: skald-bench --skald PATH/TO/release/skald [--out docs/performance.md] [--only grep|outline|shell|engine|latex|local|ui|desktop|load] [--load-report FILE]"
+                    "usage: skald-bench --skald PATH/TO/release/skald [--out docs/performance.md] [--only grep|outline|shell|engine|latex|local|first-answer|ui|desktop|load] [--load-report FILE]"
                 );
                 std::process::exit(0);
             }
@@ -95,6 +96,10 @@ fn main() -> Result<()> {
     if wants("local") {
         let section = local::run()?;
         report::write_section(&args.out, "local", &machine, &section)?;
+    }
+    if wants("first-answer") {
+        let section = first_answer::run(&args.skald)?;
+        report::write_section(&args.out, "first-answer", &machine, &section)?;
     }
     if wants("desktop") {
         let section = desktop::run(&args.skald)?;
