@@ -340,16 +340,19 @@ test("a 10,000-message chat opens, paints fast and scrolls", async () => {
     // Virtualised: only what is on screen is in the DOM.
     const rendered = await page.getByTestId("message").count();
     assert.ok(rendered > 0 && rendered < 300, `${rendered} message elements in the DOM`);
-    // Scrolling to the top reaches the first message.
-    await page.evaluate(async () => {
-      const list = document.querySelector("[data-testid='message-list']");
-      const scroller = list.scrollHeight > list.clientHeight ? list : list.querySelector("[data-scroller]") ?? list;
-      for (let i = 0; i < 200 && !document.body.textContent.includes("Message 0:"); i++) {
+    // Scrolling to the top reaches the first message. Each poll scrolls to the top again:
+    // rows measured as they render can move the offset after the first arrival (one CI run
+    // saw "Message 0:" and then lost it while nothing scrolled any more).
+    await page.waitForFunction(
+      () => {
+        const list = document.querySelector("[data-testid='message-list']");
+        const scroller = list.scrollHeight > list.clientHeight ? list : list.querySelector("[data-scroller]") ?? list;
         scroller.scrollTop = 0;
-        await new Promise((r) => setTimeout(r, 50));
-      }
-    });
-    await page.waitForFunction(() => document.body.textContent.includes("Message 0:"), null, { timeout: 30_000 });
+        return document.body.textContent.includes("Message 0:");
+      },
+      null,
+      { timeout: 30_000, polling: 50 },
+    );
     const memory = await page.evaluate(() => performance.memory?.usedJSHeapSize ?? 0);
     const results = { messages: 10_000, open_ms: Math.round(t1 - t0), js_heap_bytes: memory, dom_messages: rendered };
     const out = process.env.SKALD_E2E_RESULTS;
