@@ -534,34 +534,27 @@ impl Job {
         let mut batch = LlamaBatch::new(BATCH, 1);
         // A read of more than one batch takes seconds: say how far it is.
         let report = tokens.len() - keep > BATCH;
-        if let Some((saved, file)) = save {
+        // Up to the shared beginning first when its state is to be saved, then the rest.
+        let total = tokens.len();
+        let stops = [save.as_ref().map(|_| shared), Some(total)];
+        let mut from = keep;
+        for to in stops.into_iter().flatten() {
             if !read(
                 report,
                 ctx,
                 &mut cache.tokens,
                 &mut batch,
                 &tokens,
-                keep,
-                shared,
+                from,
+                to,
                 tx,
             )? {
                 return Ok(());
             }
-            store(ctx, saved, &file, &tokens[..shared]);
-            keep = shared;
-        }
-        let total = tokens.len();
-        if !read(
-            report,
-            ctx,
-            &mut cache.tokens,
-            &mut batch,
-            &tokens,
-            keep,
-            total,
-            tx,
-        )? {
-            return Ok(());
+            if let Some((saved, file)) = save.as_ref().filter(|_| to == shared) {
+                store(ctx, saved, file, &tokens[..shared]);
+            }
+            from = to;
         }
         if report {
             let total = total as u64;
