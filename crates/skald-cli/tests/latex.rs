@@ -6,11 +6,26 @@
 
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
 #[cfg(unix)]
+/// `skald --data-dir DATA latex build [FLAGS] --bundle BUNDLE FILE`, kept off the
+/// developer's own data directory.
+fn latex_build(data: &Path, flags: &[&str], bundle: &Path, file: &Path) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_skald"));
+    cmd.arg("--data-dir")
+        .arg(data)
+        .args(["latex", "build"])
+        .args(flags)
+        .arg("--bundle")
+        .arg(bundle)
+        .arg(file)
+        .env_remove("SKALD_DATA_DIR");
+    cmd
+}
+
 #[test]
 fn watch_rebuilds_once_per_save_of_any_input() {
     let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/tex");
@@ -23,17 +38,16 @@ fn watch_rebuilds_once_per_save_of_any_input() {
     for f in ["main.tex", "chapter.tex", "dot.png"] {
         std::fs::copy(repo.join("article").join(f), doc.path().join(f)).unwrap();
     }
-    let mut child = Command::new(env!("CARGO_BIN_EXE_skald"))
-        .arg("--data-dir")
-        .arg(data.path())
-        .args(["latex", "build", "--json", "--watch", "--bundle"])
-        .arg(&bundle)
-        .arg(doc.path().join("main.tex"))
-        .env_remove("SKALD_DATA_DIR")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = latex_build(
+        data.path(),
+        &["--json", "--watch"],
+        &bundle,
+        &doc.path().join("main.tex"),
+    )
+    .stdout(Stdio::piped())
+    .stderr(Stdio::null())
+    .spawn()
+    .unwrap();
     let (tx, rx) = std::sync::mpsc::channel::<Value>();
     let stdout = child.stdout.take().unwrap();
     std::thread::spawn(move || {
@@ -112,15 +126,14 @@ fn a_build_error_names_the_file_and_line_and_fails() {
     )
     .unwrap();
     std::fs::write(doc.path().join("broken.tex"), "ok\n\\nosuchmacro\n").unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_skald"))
-        .arg("--data-dir")
-        .arg(data.path())
-        .args(["latex", "build", "--bundle"])
-        .arg(repo.join("bundle.zip"))
-        .arg(doc.path().join("main.tex"))
-        .env_remove("SKALD_DATA_DIR")
-        .output()
-        .unwrap();
+    let out = latex_build(
+        data.path(),
+        &[],
+        &repo.join("bundle.zip"),
+        &doc.path().join("main.tex"),
+    )
+    .output()
+    .unwrap();
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -153,15 +166,14 @@ fn an_openout_to_tmp_is_refused_and_nothing_is_written() {
         ),
     )
     .unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_skald"))
-        .arg("--data-dir")
-        .arg(data.path())
-        .args(["latex", "build", "--bundle"])
-        .arg(repo.join("bundle.zip"))
-        .arg(doc.path().join("main.tex"))
-        .env_remove("SKALD_DATA_DIR")
-        .output()
-        .unwrap();
+    let out = latex_build(
+        data.path(),
+        &[],
+        &repo.join("bundle.zip"),
+        &doc.path().join("main.tex"),
+    )
+    .output()
+    .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!target.exists(), "{} was written", target.display());
     assert_eq!(out.status.code(), Some(1), "{err}");
@@ -223,18 +235,17 @@ fn ctrl_c_kills_a_looping_build_and_its_worker_which_has_no_keys() {
         "\\documentclass{article}\n\\begin{document}\n\\def\\x{\\x}\\x\n\\end{document}\n",
     )
     .unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_skald"))
-        .arg("--data-dir")
-        .arg(data.path())
-        .args(["latex", "build", "--bundle"])
-        .arg(repo.join("bundle.zip"))
-        .arg(doc.path().join("loop.tex"))
-        .env_remove("SKALD_DATA_DIR")
-        .env("OPENAI_API_KEY", "sk-never-in-a-latex-worker")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = latex_build(
+        data.path(),
+        &[],
+        &repo.join("bundle.zip"),
+        &doc.path().join("loop.tex"),
+    )
+    .env("OPENAI_API_KEY", "sk-never-in-a-latex-worker")
+    .stdout(Stdio::null())
+    .stderr(Stdio::null())
+    .spawn()
+    .unwrap();
     let until = std::time::Instant::now() + Duration::from_secs(60);
     let worker = loop {
         if let Some(w) = children(child.id()).first() {
