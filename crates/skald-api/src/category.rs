@@ -11,21 +11,25 @@ pub enum ToolCategory {
     Filesystem,
     /// execute_cmd, restart.
     Shell,
-    /// execute_task / execute_subtask (synthetic — not in the registry).
+    /// execute_task / execute_subtask.
     Subagent,
     /// list_items, image_generate_providers_list, read_notification.
     Introspection,
     /// Tools that change Skald's own configuration; lazily activated as the `config` group.
     Config,
+    /// Tools that act on the session itself: the scratchpad, the todo list, questions to
+    /// the user, notifications, the file viewer.
+    Session,
 }
 
 impl ToolCategory {
-    pub const ALL: [ToolCategory; 5] = [
+    pub const ALL: [ToolCategory; 6] = [
         ToolCategory::Filesystem,
         ToolCategory::Shell,
         ToolCategory::Subagent,
         ToolCategory::Introspection,
         ToolCategory::Config,
+        ToolCategory::Session,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -35,6 +39,7 @@ impl ToolCategory {
             ToolCategory::Subagent => "subagent",
             ToolCategory::Introspection => "introspection",
             ToolCategory::Config => "config",
+            ToolCategory::Session => "session",
         }
     }
 }

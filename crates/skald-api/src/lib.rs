@@ -22,7 +22,7 @@ pub use execution::{
 };
 pub use label::{MAX_LABEL_FULL, MAX_LABEL_SHORT, ToolDescriptionLength, truncate_label};
 pub use scope::ToolScope;
-pub use tool::{BoxToolFuture, Tool, ToolError, ToolResult};
+pub use tool::{Audience, BoxToolFuture, Tool, ToolError, ToolResult};
 pub use visible::{escape_controls, escape_controls_inline};
 
 /// Re-exported so that tools and drivers agree on one cancellation type.

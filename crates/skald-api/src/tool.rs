@@ -41,11 +41,35 @@ pub type ToolResult = Result<String, ToolError>;
 /// The future `execute_async` returns.
 pub type BoxToolFuture<'a> = Pin<Box<dyn Future<Output = ToolResult> + Send + 'a>>;
 
+/// Who a tool list is being built for (tools.md "Tool Visibility Filtering"). A tool
+/// answers whether it is offered to them in `Tool::offered_to`, so the rule for a tool
+/// stands in its own file.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Audience {
+    /// 0 for the root agent of a session, 1 and more for the task agents it delegates to.
+    pub depth: usize,
+    /// A background session (a task or a cron run): no one is watching it.
+    pub background: bool,
+    /// A system agent, which never asks the user.
+    pub system: bool,
+    /// The agent activated the lazy `config` group.
+    pub config: bool,
+    /// An image provider is running (the image-generation plugin is on).
+    pub images: bool,
+    /// There are agents to delegate to.
+    pub delegation: bool,
+}
+
 /// A tool definition. A live invocation is the `ToolExecution` that `run` returns.
+///
+/// `Cx` is what the driver hands each call: a tool that acts on the user's files needs
+/// nothing from it (it is generic over every `Cx`; its folder comes from the `ToolScope`),
+/// a tool that acts on the session (its scratchpad, the Inbox, a sub-agent) reads the turn
+/// from it. The engine's registry fixes `Cx` to its own per-call context.
 ///
 /// Sync tools implement `execute` only; async tools implement `execute_async` only. Both
 /// are dispatched the same way, through `run`, so every call is cancellable.
-pub trait Tool: Send + Sync {
+pub trait Tool<Cx: ?Sized + Sync = ()>: Send + Sync {
     fn name(&self) -> &str;
 
     fn description(&self) -> &str;
@@ -63,23 +87,30 @@ pub trait Tool: Send + Sync {
         None
     }
 
+    /// The arguments as they may be stored and shown: a tool whose arguments carry a value
+    /// that must not be kept (a secret) hides it here.
+    fn shown_args(&self, args: Value) -> Value {
+        args
+    }
+
     /// Synchronous body. Runs on the executor thread when the execution is first polled,
     /// so it must be quick; anything slow belongs in `execute_async`.
-    fn execute(&self, _args: Value) -> ToolResult {
+    fn execute(&self, _cx: &Cx, _args: Value) -> ToolResult {
         Err(ToolError::NotImplemented(self.name().to_string()))
     }
 
     /// Asynchronous body. The default defers `execute` to the first poll (not to the call
     /// of `run`), so a stop before the work starts means the work never starts.
-    fn execute_async<'a>(&'a self, args: Value) -> BoxToolFuture<'a> {
-        Box::pin(async move { self.execute(args) })
+    fn execute_async<'a>(&'a self, cx: &'a Cx, args: Value) -> BoxToolFuture<'a> {
+        Box::pin(async move { self.execute(cx, args) })
     }
 
     /// Starts one invocation. The default is a `SimpleExecution` over `execute_async`,
     /// whose stop drops the work future and so aborts its I/O. Tools that must tear down
-    /// remote work override this with their own `ToolExecution`.
-    fn run<'a>(&'a self, args: Value) -> Box<dyn ToolExecution + 'a> {
-        Box::new(SimpleExecution::new(self.execute_async(args)))
+    /// remote work, or wind down by themselves, override this with their own
+    /// `ToolExecution`.
+    fn run<'a>(&'a self, cx: &'a Cx, args: Value) -> Box<dyn ToolExecution + 'a> {
+        Box::new(SimpleExecution::new(self.execute_async(cx, args)))
     }
 
     fn category(&self) -> ToolCategory;
@@ -92,6 +123,17 @@ pub trait Tool: Send + Sync {
     /// Visible only to the root agent (depth 0).
     fn root_agent_only(&self) -> bool {
         false
+    }
+
+    /// Whether this tool is in `who`'s list. The default follows the two depth flags, and
+    /// keeps Config-category tools back until the agent activates the `config` group.
+    fn offered_to(&self, who: &Audience) -> bool {
+        let depth_ok = if who.depth == 0 {
+            !self.sub_agents_only()
+        } else {
+            !self.root_agent_only()
+        };
+        depth_ok && (self.category() != ToolCategory::Config || who.config)
     }
 
     /// The OpenAI function-calling definition offered to the model.
@@ -123,7 +165,7 @@ mod tests {
         fn parameters_schema(&self) -> Value {
             json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]})
         }
-        fn execute(&self, args: Value) -> ToolResult {
+        fn execute(&self, _cx: &(), args: Value) -> ToolResult {
             args.get("text")
                 .and_then(Value::as_str)
                 .map(str::to_string)
@@ -145,7 +187,7 @@ mod tests {
         fn parameters_schema(&self) -> Value {
             json!({"type": "object"})
         }
-        fn execute_async<'a>(&'a self, _args: Value) -> BoxToolFuture<'a> {
+        fn execute_async<'a>(&'a self, _cx: &'a (), _args: Value) -> BoxToolFuture<'a> {
             Box::pin(async {
                 tokio::task::yield_now().await;
                 Ok("async done".to_string())
@@ -188,9 +230,9 @@ mod tests {
 
     #[tokio::test]
     async fn sync_and_async_tools_dispatch_the_same_way() {
-        let sync = Echo.run(json!({"text": "hi"}));
+        let sync = Echo.run(&(), json!({"text": "hi"}));
         assert_eq!(sync.wait().await, ExecutionOutcome::Completed("hi".into()));
-        let asynchronous = AsyncOnly.run(json!({}));
+        let asynchronous = AsyncOnly.run(&(), json!({}));
         assert_eq!(
             asynchronous.wait().await,
             ExecutionOutcome::Completed("async done".into())
@@ -199,12 +241,12 @@ mod tests {
 
     #[tokio::test]
     async fn errors_become_failed_outcomes_with_their_message() {
-        let exec = Echo.run(json!({}));
+        let exec = Echo.run(&(), json!({}));
         assert_eq!(
             exec.wait().await,
             ExecutionOutcome::Failed("invalid argument `text`: must be a string".into())
         );
-        let exec = Nothing.run(json!({}));
+        let exec = Nothing.run(&(), json!({}));
         assert_eq!(
             exec.wait().await,
             ExecutionOutcome::Failed("tool `nothing` has no implementation".into())
@@ -226,7 +268,7 @@ mod tests {
             fn parameters_schema(&self) -> Value {
                 json!({"type": "object"})
             }
-            fn execute(&self, _args: Value) -> ToolResult {
+            fn execute(&self, _cx: &(), _args: Value) -> ToolResult {
                 CALLS.fetch_add(1, Ordering::SeqCst);
                 Ok(String::new())
             }
@@ -234,7 +276,7 @@ mod tests {
                 ToolCategory::Filesystem
             }
         }
-        let exec = Counting.run(json!({}));
+        let exec = Counting.run(&(), json!({}));
         exec.stop().await;
         assert_eq!(exec.wait().await, ExecutionOutcome::Cancelled);
         assert_eq!(CALLS.load(Ordering::SeqCst), 0);

@@ -24,7 +24,7 @@ pub fn run() -> Result<String> {
         let mut bare = Vec::with_capacity(RUNS);
         for i in 0..=RUNS {
             let t = Instant::now();
-            let exec = ExecuteCmd.run(json!({"command": "true"}));
+            let exec = ExecuteCmd.run(&(), json!({"command": "true"}));
             let outcome = ToolScope::new(&dir).run(exec.wait()).await;
             let elapsed = t.elapsed();
             if !matches!(outcome, ExecutionOutcome::Completed(_)) {

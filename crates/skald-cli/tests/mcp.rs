@@ -477,6 +477,81 @@ fn the_image_plugin_generates_and_saves_an_image() {
     assert!(!stdout.contains("img-secret-777"));
 }
 
+/// Ctrl-C while an image is being generated stops the request at once, and the calls the
+/// same reply makes after it never start: the scratchpad stays empty. (Before every tool
+/// went through the registry, image_generate waited out the provider's timeout and the
+/// engine tool after it ran in a stopped turn.)
+#[cfg(unix)]
+#[test]
+fn ctrl_c_stops_an_image_generation_and_the_calls_after_it() {
+    use nix::sys::signal::{Signal, kill};
+    use nix::unistd::Pid;
+
+    let (data, work) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let server = ScriptedServer::new(vec![
+        tool_calls(&[
+            (
+                "i1",
+                "image_generate",
+                r#"{"provider_id": "openai", "prompt": "A slow square"}"#,
+            ),
+            (
+                "s1",
+                "update_scratchpad",
+                r#"{"key": "after", "value": "ran in a stopped turn"}"#,
+            ),
+        ]),
+        // The images API never answers within the test.
+        delayed(600_000, answer("unused")),
+    ]);
+    set_secret(data.path(), "IMG_KEY", "img-secret-777");
+    let config = serde_json::json!({
+        "base_url": server.base_url,
+        "api_key": "${secret:IMG_KEY}",
+        "timeout_secs": 5
+    })
+    .to_string();
+    ok(&skald(data.path(), None)
+        .args([
+            "plugins",
+            "configure",
+            "image-generation",
+            "--enable",
+            "--config",
+            &config,
+        ])
+        .output()
+        .unwrap());
+    let mut cmd = skald(data.path(), Some(&server));
+    cmd.args(["exec", "--json", "--cwd"])
+        .arg(work.path())
+        .arg("draw a slow square");
+    let (child, rx) = spawn_json(cmd);
+    wait_for(&rx, |e| {
+        e["type"] == "tool_start" && e["tool_call_id"] == "i1"
+    });
+    // The request is in flight once the images API has it.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while server.recorded().len() < 2 {
+        assert!(std::time::Instant::now() < deadline, "no image request");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    kill(Pid::from_raw(child.id() as i32), Signal::SIGINT).unwrap();
+    let seen = wait_for(&rx, |e| {
+        e["tool_call_id"] == "i1" && e["type"] != "tool_start"
+    });
+    assert_eq!(seen.last().unwrap()["type"], "tool_cancelled", "{seen:?}");
+    let rest: Vec<Value> = rx.iter().collect();
+    let s1: Vec<&Value> = rest.iter().filter(|e| e["tool_call_id"] == "s1").collect();
+    assert!(
+        s1.iter().all(|e| e["type"] != "tool_done"),
+        "the call after the stop ran: {s1:?}"
+    );
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130));
+    assert!(!work.path().join("images").exists());
+}
+
 /// A model that calls what it was not offered — a made-up tool, a configuration tool
 /// before `activate_tools`, a registered MCP server's tool before activating it — gets
 /// each call refused with a reason it can act on, and nothing runs.

@@ -2,7 +2,7 @@
 //! and MCP — for the approval UI, `skald tools` and labelling (tools.md "ToolCatalog").
 
 use crate::registry::ToolRegistry;
-use crate::synthetic::synthetic_tools;
+use crate::tools::Kind;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use skald_api::{ToolCategory, ToolDescriptionLength};
@@ -12,9 +12,10 @@ use std::sync::Arc;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ToolSource {
-    /// Registered in the `ToolRegistry`.
+    /// A file or shell tool, which can also run on its own (`skald tool`).
     Builtin,
-    /// Injected by the engine outside the registry.
+    /// One of the engine's own tools, which act on the session and run only inside an
+    /// agent turn.
     Synthetic,
     /// Served by an MCP server.
     Mcp,
@@ -28,7 +29,7 @@ pub enum ToolSource {
 pub struct ToolInfo {
     pub name: String,
     pub description: String,
-    /// `None` for synthetic tools without a category and for MCP tools.
+    /// `None` for MCP tools.
     pub category: Option<ToolCategory>,
     pub parameters: Value,
     pub source: ToolSource,
@@ -39,7 +40,7 @@ pub struct ToolInfo {
 /// Every tool, split the way the approval UI shows them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AllTools {
-    /// Registry tools and synthetic tools, sorted by name.
+    /// Every registered tool, sorted by name.
     pub built_in: Vec<ToolInfo>,
     /// MCP tools of every connected server, sorted by name.
     pub mcp: Vec<ToolInfo>,
@@ -83,25 +84,22 @@ impl ToolCatalog {
     }
 
     pub fn list_all(&self) -> AllTools {
-        let mut built_in: Vec<ToolInfo> = self
+        let built_in: Vec<ToolInfo> = self
             .registry
-            .tools()
-            .map(|t| ToolInfo {
+            .entries()
+            .map(|(t, kind)| ToolInfo {
                 name: t.name().to_string(),
                 description: t.description().to_string(),
                 category: Some(t.category()),
                 parameters: t.parameters_schema(),
-                source: ToolSource::Builtin,
+                source: match kind {
+                    Kind::Files => ToolSource::Builtin,
+                    Kind::Engine => ToolSource::Synthetic,
+                },
                 sub_agents_only: t.sub_agents_only(),
                 root_agent_only: t.root_agent_only(),
             })
             .collect();
-        built_in.extend(
-            synthetic_tools()
-                .into_iter()
-                .filter(|s| !self.registry.contains(&s.name)),
-        );
-        built_in.sort_by(|a, b| a.name.cmp(&b.name));
         let mut mcp = self.mcp.as_ref().map(|m| m.mcp_tools()).unwrap_or_default();
         for k in &self.known {
             let listed = built_in.iter().chain(mcp.iter()).any(|t| t.name == k.name);
@@ -133,7 +131,7 @@ mod tests {
     use skald_api::{Tool, tool_names as tn};
 
     struct Reader;
-    impl Tool for Reader {
+    impl<'a> Tool<crate::tools::ToolCx<'a>> for Reader {
         fn name(&self) -> &str {
             "read_file"
         }
@@ -170,6 +168,11 @@ mod tests {
     fn lists_registry_synthetic_and_mcp_tools() {
         let mut reg = ToolRegistry::new();
         reg.register(Reader).unwrap();
+        for (tool, kind) in crate::tools::all() {
+            if kind == Kind::Engine {
+                reg.register_arc(tool, kind).unwrap();
+            }
+        }
         let catalog = ToolCatalog::new(Arc::new(reg)).with_mcp(Arc::new(FakeServer));
         let all = catalog.list_all();
         let names: Vec<&str> = all.built_in.iter().map(|t| t.name.as_str()).collect();

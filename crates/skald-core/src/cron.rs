@@ -9,6 +9,7 @@
 //! run whose process died, once its lease runs out.
 
 use crate::engine::{Engine, EngineError};
+use crate::lock;
 use chrono::{DateTime, TimeZone, Utc};
 use chrono_tz::Tz;
 use croner::Cron;
@@ -376,10 +377,6 @@ impl Scheduler {
         self.wait_runs().await;
         Ok(())
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// Runs one claimed occurrence in its session (new, or the one an interrupted run left),

@@ -4,7 +4,7 @@
 
 use crate::args::{ArgsError, validate_args};
 use crate::registry::ToolRegistry;
-use crate::synthetic::is_synthetic;
+use crate::tools::ToolCx;
 use serde_json::Value;
 use skald_api::{CancellationToken, ExecutionOutcome, ToolScope, drive_execution};
 use std::path::{Path, PathBuf};
@@ -49,10 +49,10 @@ pub fn prepare(
     args: &Value,
     working_dir: &Path,
 ) -> Result<ToolScope, DirectRunError> {
+    if registry.is_engine_tool(name) {
+        return Err(DirectRunError::AgentOnly(name.to_string()));
+    }
     let Some(tool) = registry.get(name) else {
-        if is_synthetic(name) {
-            return Err(DirectRunError::AgentOnly(name.to_string()));
-        }
         return Err(DirectRunError::Unknown {
             name: name.to_string(),
             close: close_names(registry, name),
@@ -83,7 +83,8 @@ pub async fn run(
     scope: ToolScope,
     cancel: &CancellationToken,
 ) -> Option<ExecutionOutcome> {
-    let exec = registry.run(name, args)?;
+    let cx = ToolCx::outside_turn();
+    let exec = registry.run(name, &cx, args)?;
     Some(scope.run(drive_execution(exec.as_ref(), cancel)).await)
 }
 
@@ -93,6 +94,7 @@ fn close_names(registry: &ToolRegistry, name: &str) -> Vec<String> {
         .list_all()
         .into_iter()
         .map(|(n, _)| n)
+        .filter(|n| !registry.is_engine_tool(n))
         .filter(|n| edit_distance(n, name) <= 2 || (name.len() >= 4 && n.starts_with(name)))
         .take(3)
         .collect()
@@ -119,7 +121,7 @@ mod tests {
     use skald_api::{Tool, ToolCategory, ToolResult, tool_names as tn};
 
     struct Upper;
-    impl Tool for Upper {
+    impl<'a> Tool<ToolCx<'a>> for Upper {
         fn name(&self) -> &str {
             "upper"
         }
@@ -130,7 +132,7 @@ mod tests {
             json!({"type": "object", "properties": {"text": {"type": "string"}},
                    "required": ["text"], "additionalProperties": false})
         }
-        fn execute(&self, args: Value) -> ToolResult {
+        fn execute(&self, _cx: &ToolCx<'a>, args: Value) -> ToolResult {
             let dir = ToolScope::current();
             Ok(format!(
                 "{} in {}",
@@ -146,6 +148,11 @@ mod tests {
     fn registry() -> ToolRegistry {
         let mut r = ToolRegistry::new();
         r.register(Upper).unwrap();
+        for (tool, kind) in crate::tools::all() {
+            if kind == crate::tools::Kind::Engine {
+                r.register_arc(tool, kind).unwrap();
+            }
+        }
         r
     }
 

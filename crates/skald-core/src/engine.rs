@@ -9,6 +9,7 @@
 use crate::agents::{AgentKind, Library};
 use crate::approval::RunContext;
 use crate::inbox::Inbox;
+use crate::lock;
 use crate::models::ModelHealth;
 use crate::registry::ToolRegistry;
 use crate::turn::{self, ApprovalMode, Ask, Emit, TurnConfig, TurnEnv};
@@ -143,10 +144,6 @@ pub struct Engine {
     shutdown: CancellationToken,
     /// This process's name in leases.
     owner: String,
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 impl Engine {

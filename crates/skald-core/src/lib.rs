@@ -15,7 +15,6 @@ pub mod discovery;
 pub mod doctor;
 pub mod engine;
 pub mod inbox;
-pub mod interface;
 pub mod logging;
 pub mod mcp;
 pub mod models;
@@ -25,7 +24,7 @@ pub mod process;
 pub mod registry;
 pub mod resume;
 pub mod sessions;
-pub mod synthetic;
+pub mod tools;
 pub mod turn;
 
 pub use args::{ArgsError, validate_args};
@@ -34,11 +33,17 @@ pub use config::{Config, ConfigError};
 pub use paths::{DataDir, DataDirError};
 pub use registry::{DispatchError, RegistryError, ToolRegistry};
 
-/// The registry with every built-in tool of `skald-tools` registered.
+/// The registry with every tool Skald ships registered (`tools::all`).
 pub fn builtin_registry() -> Result<ToolRegistry, RegistryError> {
     let mut registry = ToolRegistry::new();
-    for tool in skald_tools::builtin_tools() {
-        registry.register_arc(tool)?;
+    for (tool, kind) in tools::all() {
+        registry.register_arc(tool, kind)?;
     }
     Ok(registry)
+}
+
+/// Locks `m`, also after a thread panicked while holding it: the data behind every lock
+/// here stays consistent between statements, so a panic elsewhere is no reason to stop.
+pub(crate) fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
 }

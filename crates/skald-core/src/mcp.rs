@@ -3,6 +3,7 @@
 //! tools offered to agents that activated a server, the prompt's MCP list, and checking
 //! a registration.
 
+use crate::lock;
 use futures::future::BoxFuture;
 use serde_json::{Value, json};
 use skald_api::CancellationToken;
@@ -146,10 +147,6 @@ pub struct Host {
     pub(crate) active: Arc<Mutex<HashMap<String, Vec<i64>>>>,
     /// Secret values to keep out of what servers print (their log tail).
     pub(crate) redactor: Arc<Mutex<skald_secrets::Redactor>>,
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 impl skald_mcp::Host for Host {

@@ -3,6 +3,7 @@
 //! compiled in and turned on by the user (`configure_plugin`, `toggle_item {kind:
 //! "plugin"}`, `skald plugins`). The one shipped so far is the image generator.
 
+use crate::lock;
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -21,10 +22,6 @@ pub trait Plugin: Send + Sync {
     fn running(&self) -> bool;
     /// The tools it adds while running.
     fn tools(&self) -> &'static [&'static str];
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// The image generator's settings, once started.

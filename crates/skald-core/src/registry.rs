@@ -1,9 +1,10 @@
-//! `ToolRegistry`: the built-in tools by name (tools.md "ToolRegistry").
+//! `ToolRegistry`: every tool a model can be offered, by name (tools.md "ToolRegistry").
 
-use crate::synthetic;
+use crate::tools::{DynTool, Kind, ToolCx};
 use serde_json::Value;
 use skald_api::{
-    ExecutionOutcome, Tool, ToolCategory, ToolDescriptionLength, ToolExecution, tool_names as tn,
+    Audience, ExecutionOutcome, Tool, ToolCategory, ToolDescriptionLength, ToolExecution,
+    tool_names as tn,
 };
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -31,14 +32,20 @@ pub enum DispatchError {
     Cancelled,
 }
 
-/// Built-in tools keyed by name. Built once at start and then shared read-only; MCP,
-/// plugin and synthetic tools are injected per turn by their owners, not stored here.
+struct Entry {
+    tool: Arc<DynTool>,
+    kind: Kind,
+}
+
+/// Tools keyed by name: the file and shell tools and the engine's own (`crate::tools`).
+/// Built once at start and then shared read-only; MCP tools are added per turn by their
+/// servers, not stored here.
 ///
 /// A `BTreeMap` keeps every listing in name order, so the tool array sent to a model is
 /// byte-identical between rounds (providers' prompt caches depend on that).
 #[derive(Default)]
 pub struct ToolRegistry {
-    tools: BTreeMap<String, Arc<dyn Tool>>,
+    tools: BTreeMap<String, Entry>,
 }
 
 /// The character set OpenAI and Anthropic both accept for function names.
@@ -54,12 +61,15 @@ impl ToolRegistry {
         Self::default()
     }
 
-    /// Inserts `tool` under its name.
-    pub fn register(&mut self, tool: impl Tool + 'static) -> Result<(), RegistryError> {
-        self.register_arc(Arc::new(tool))
+    /// Inserts `tool` under its name, as a tool that can also run outside a turn.
+    pub fn register(
+        &mut self,
+        tool: impl for<'a> Tool<ToolCx<'a>> + 'static,
+    ) -> Result<(), RegistryError> {
+        self.register_arc(Arc::new(tool), Kind::Files)
     }
 
-    pub fn register_arc(&mut self, tool: Arc<dyn Tool>) -> Result<(), RegistryError> {
+    pub fn register_arc(&mut self, tool: Arc<DynTool>, kind: Kind) -> Result<(), RegistryError> {
         let name = tool.name().to_string();
         if !valid_name(&name) {
             return Err(RegistryError::InvalidName(name));
@@ -70,29 +80,44 @@ impl ToolRegistry {
         if self.tools.contains_key(&name) {
             return Err(RegistryError::Duplicate(name));
         }
-        self.tools.insert(name, tool);
+        self.tools.insert(name, Entry { tool, kind });
         Ok(())
     }
 
-    pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
-        self.tools.get(name)
+    pub fn get(&self, name: &str) -> Option<&Arc<DynTool>> {
+        self.tools.get(name).map(|e| &e.tool)
     }
 
     pub fn contains(&self, name: &str) -> bool {
         self.tools.contains_key(name)
     }
 
-    /// Every registered tool, in name order.
-    pub fn tools(&self) -> impl Iterator<Item = &Arc<dyn Tool>> {
-        self.tools.values()
+    /// Whether `name` acts on the session (and so runs only inside an agent turn).
+    pub fn is_engine_tool(&self, name: &str) -> bool {
+        self.tools.get(name).is_some_and(|e| e.kind == Kind::Engine)
     }
 
-    fn definitions(&self, keep: impl Fn(&dyn Tool) -> bool) -> Vec<Value> {
-        self.tools
-            .values()
+    /// Every registered tool, in name order.
+    pub fn tools(&self) -> impl Iterator<Item = &Arc<DynTool>> {
+        self.tools.values().map(|e| &e.tool)
+    }
+
+    /// Every registered tool with its kind, in name order.
+    pub fn entries(&self) -> impl Iterator<Item = (&Arc<DynTool>, Kind)> {
+        self.tools.values().map(|e| (&e.tool, e.kind))
+    }
+
+    fn definitions(&self, keep: impl Fn(&DynTool) -> bool) -> Vec<Value> {
+        self.tools()
             .filter(|t| keep(t.as_ref()))
             .map(|t| t.openai_definition())
             .collect()
+    }
+
+    /// The definitions offered to `who`, in name order (tools.md "Tool Visibility
+    /// Filtering"): each tool decides in its `offered_to`.
+    pub fn offered(&self, who: &Audience) -> Vec<Value> {
+        self.definitions(|t| t.offered_to(who))
     }
 
     /// Definitions offered to the root agent: everything but `sub_agents_only` tools.
@@ -118,8 +143,7 @@ impl ToolRegistry {
 
     /// Names of the tools a sub-agent must not see.
     pub fn root_agent_only_names(&self) -> Vec<String> {
-        self.tools
-            .values()
+        self.tools()
             .filter(|t| t.root_agent_only())
             .map(|t| t.name().to_string())
             .collect()
@@ -127,28 +151,33 @@ impl ToolRegistry {
 
     /// `(name, description)` of every tool, sorted by name.
     pub fn list_all(&self) -> Vec<(String, String)> {
-        self.tools
-            .values()
+        self.tools()
             .map(|t| (t.name().to_string(), t.description().to_string()))
             .collect()
     }
 
-    /// The category of a registered tool; `None` for MCP, synthetic and unknown names.
+    /// The category of a registered tool; `None` for MCP and unknown names.
     pub fn category_of(&self, name: &str) -> Option<ToolCategory> {
-        self.tools.get(name).map(|t| t.category())
+        self.get(name).map(|t| t.category())
     }
 
-    /// Starts an execution of a registered tool; `None` for names the caller owns (MCP,
-    /// synthetic) or that do not exist. The cancellable dispatch path.
-    pub fn run(&self, name: &str, args: Value) -> Option<Box<dyn ToolExecution + '_>> {
-        self.tools.get(name).map(|t| t.run(args))
+    /// Starts an execution of a registered tool; `None` for names the caller owns (MCP)
+    /// or that do not exist. The cancellable dispatch path.
+    pub fn run<'s>(
+        &'s self,
+        name: &str,
+        cx: &'s ToolCx<'_>,
+        args: Value,
+    ) -> Option<Box<dyn ToolExecution + 's>> {
+        self.get(name).map(|t| t.run(cx, args))
     }
 
-    /// Runs a registered tool to completion, uncancellable. For callers with no /stop
-    /// (a REST resolve endpoint); turns go through `run` + `drive_execution`.
+    /// Runs a registered tool outside any turn to completion, uncancellable. For callers
+    /// with no /stop (a REST resolve endpoint); turns go through `run` + `drive_execution`.
     pub async fn dispatch(&self, name: &str, args: Value) -> Result<String, DispatchError> {
+        let cx = ToolCx::outside_turn();
         let exec = self
-            .run(name, args)
+            .run(name, &cx, args)
             .ok_or_else(|| DispatchError::Unknown(name.to_string()))?;
         match exec.wait().await {
             ExecutionOutcome::Completed(text) => Ok(text),
@@ -157,25 +186,28 @@ impl ToolRegistry {
         }
     }
 
-    /// A label for any tool call, registered or not, within the length's budget. Synthetic
-    /// tools outside the registry get their labels here; anything else unknown falls back
-    /// to its name.
+    /// A label for any tool call, registered or not, within the length's budget. The
+    /// legacy `run_subtask` of old histories is labelled as a delegation; anything else
+    /// unknown falls back to its name.
     pub fn describe_call(&self, name: &str, args: &Value, length: ToolDescriptionLength) -> String {
-        let label = match self.tools.get(name) {
+        let label = match self.get(name) {
             Some(tool) => tool.describe(args, length),
-            None => synthetic::describe(name, args).unwrap_or_else(|| name.to_string()),
+            None if name == tn::RUN_SUBTASK => crate::tools::delegation_label(name, args),
+            None => name.to_string(),
         };
         length.fit(&label)
     }
 
     /// The single file a call acts on, for a clickable link in the UI.
     pub fn target_path(&self, name: &str, args: &Value) -> Option<String> {
-        match self.tools.get(name) {
-            Some(tool) => tool.target_path(args),
-            None if name == tn::SHOW_FILE_TO_USER => {
-                args.get("path").and_then(Value::as_str).map(str::to_string)
-            }
-            None => None,
+        self.get(name).and_then(|t| t.target_path(args))
+    }
+
+    /// A call's arguments as they may be stored and shown (a secret's value hidden).
+    pub fn shown_args(&self, name: &str, args: Value) -> Value {
+        match self.get(name) {
+            Some(tool) => tool.shown_args(args),
+            None => args,
         }
     }
 }
@@ -204,7 +236,7 @@ mod tests {
         }
     }
 
-    impl Tool for T {
+    impl<'a> Tool<ToolCx<'a>> for T {
         fn name(&self) -> &str {
             self.name
         }
@@ -220,7 +252,7 @@ mod tests {
         fn target_path(&self, args: &Value) -> Option<String> {
             args["path"].as_str().map(str::to_string)
         }
-        fn execute(&self, args: Value) -> ToolResult {
+        fn execute(&self, _cx: &ToolCx<'a>, args: Value) -> ToolResult {
             match args.get("fail") {
                 Some(_) => Err(ToolError::failed("asked to fail")),
                 None => Ok(format!("ran {}", self.name)),
@@ -262,6 +294,17 @@ mod tests {
             ..T::new("set_secret")
         })
         .unwrap();
+        r
+    }
+
+    /// `r` with the engine's own tools too, as `builtin_registry` has them (but for the
+    /// test tools named like some of them).
+    fn with_engine_tools(mut r: ToolRegistry) -> ToolRegistry {
+        for (tool, kind) in crate::tools::all() {
+            if kind == Kind::Engine && !r.contains(tool.name()) {
+                r.register_arc(tool, kind).unwrap();
+            }
+        }
         r
     }
 
@@ -339,8 +382,9 @@ mod tests {
     #[tokio::test]
     async fn run_and_dispatch() {
         let r = sample();
-        assert!(r.run("nope", json!({})).is_none());
-        let exec = r.run("read_file", json!({})).unwrap();
+        let cx = ToolCx::outside_turn();
+        assert!(r.run("nope", &cx, json!({})).is_none());
+        let exec = r.run("read_file", &cx, json!({})).unwrap();
         assert_eq!(
             exec.wait().await,
             ExecutionOutcome::Completed("ran read_file".into())
@@ -363,7 +407,7 @@ mod tests {
 
     #[test]
     fn describe_call_covers_registered_synthetic_and_unknown_tools() {
-        let r = sample();
+        let r = with_engine_tools(sample());
         let short = ToolDescriptionLength::Short;
         assert_eq!(
             r.describe_call("read_file", &json!({"path": "src/main.rs"}), short),
@@ -390,7 +434,7 @@ mod tests {
 
     #[test]
     fn target_path_of_registered_and_show_file() {
-        let r = sample();
+        let r = with_engine_tools(sample());
         assert_eq!(
             r.target_path("read_file", &json!({"path": "a.md"}))
                 .as_deref(),

@@ -6,6 +6,7 @@ use crate::agents::Library;
 use crate::approval::RunContext;
 use crate::engine::Engine;
 use crate::inbox::Answer;
+use crate::lock;
 use crate::registry::ToolRegistry;
 use serde::Serialize;
 use skald_api::CancellationToken;
@@ -59,10 +60,6 @@ pub struct SessionManager {
 
 /// Events kept for a slow subscriber before it starts missing some.
 const EVENT_BUFFER: usize = 4096;
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
 
 impl SessionManager {
     pub fn new(

@@ -9,12 +9,13 @@ use crate::approval::{self, RunContext};
 use crate::args::validate_args;
 use crate::models::{Health, MAX_FALLBACKS, ModelHealth};
 use crate::registry::ToolRegistry;
+use crate::tools::{Call, ToolCx};
 use futures::StreamExt;
 use serde_json::Value;
 use skald_api::events::{Event, TurnOutcome};
 use skald_api::{
-    CancellationToken, ExecutionOutcome, ToolCallStatus, ToolDescriptionLength, ToolScope,
-    drive_execution, tool_names as tn,
+    Audience, CancellationToken, ExecutionOutcome, ToolCallStatus, ToolCategory,
+    ToolDescriptionLength, ToolScope, drive_execution, tool_names as tn,
 };
 use skald_llm::{Message, ModelChoice, Request, ToolCall, ToolChoice, ToolSpec, Usage};
 use skald_store::{
@@ -181,15 +182,13 @@ pub async fn run_turn(
                 stack_id: env.frame.stack_id,
                 message_id: Some(msg_id),
                 name: call.name.clone(),
-                args: match parse_args(&call.arguments) {
-                    Ok(args) => crate::interface::shown_args(&call.name, args),
-                    // Unreadable arguments are kept for the model to see its mistake —
-                    // except a secret's, which are kept nowhere.
-                    Err(_) if call.name == tn::SET_SECRET => {
-                        Value::String(crate::interface::HIDDEN_VALUE.to_string())
-                    }
-                    Err(_) => Value::String(call.arguments.clone()),
-                },
+                // Unreadable arguments are kept for the model to see its mistake — but
+                // shown like any others, so a secret's are kept nowhere.
+                args: env.registry.shown_args(
+                    &call.name,
+                    parse_args(&call.arguments)
+                        .unwrap_or_else(|_| Value::String(call.arguments.clone())),
+                ),
                 status: ToolCallStatus::Running,
             })?;
         }
@@ -208,7 +207,7 @@ pub async fn run_turn(
                     == RuleAction::Deny
         });
         for call in &unoffered {
-            refuse_unoffered(store, session_id, call, emit)?;
+            refuse_unoffered(env, session_id, call, emit)?;
         }
         if run_calls(env, session_id, &calls, cancel, emit).await? {
             return finish(emit, session_id, TurnOutcome::Cancelled, "");
@@ -415,7 +414,7 @@ async fn run_calls(
     emit: Emit<'_>,
 ) -> Result<bool, TurnError> {
     let is_delegation =
-        |c: &&ToolCall| matches!(c.name.as_str(), tn::EXECUTE_TASK | tn::EXECUTE_SUBTASK);
+        |c: &&ToolCall| env.registry.category_of(&c.name) == Some(ToolCategory::Subagent);
     let delegations: Vec<&ToolCall> = calls.iter().filter(is_delegation).collect();
     let (sequential, parallel): (Vec<&ToolCall>, Vec<&ToolCall>) = if delegations.len() >= 2 {
         (
@@ -462,179 +461,6 @@ async fn run_calls(
     Ok(stopped)
 }
 
-enum Delegated {
-    Answer(String),
-    Failed(String),
-    Cancelled,
-}
-
-/// Runs a task agent inline on a child frame — same session, same cancel token, the
-/// parent's run context — and returns its final answer as the delegating call's result.
-///
-/// It returns a boxed `Send` future: a turn awaits its delegations and a delegation awaits
-/// a turn, and naming the type here is what lets the compiler see the cycle is `Send`.
-fn delegate<'a, 'b: 'a>(
-    env: &'a TurnEnv<'b>,
-    session_id: i64,
-    call: &'a ToolCall,
-    args: &'a Value,
-    cancel: &'a CancellationToken,
-    emit: Emit<'a>,
-) -> futures::future::BoxFuture<'a, Result<Delegated, TurnError>> {
-    Box::pin(delegate_inner(env, session_id, call, args, cancel, emit))
-}
-
-async fn delegate_inner(
-    env: &TurnEnv<'_>,
-    session_id: i64,
-    call: &ToolCall,
-    args: &Value,
-    cancel: &CancellationToken,
-    emit: Emit<'_>,
-) -> Result<Delegated, TurnError> {
-    let text = |k: &str| {
-        args.get(k)
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .trim()
-            .to_string()
-    };
-    let Some(library) = env.library else {
-        return Ok(Delegated::Failed("delegation is not available here".into()));
-    };
-    // execute_task belongs to the root of an interactive chat; everywhere else (task
-    // agents, background sessions) delegation is execute_subtask.
-    let chat_root = env.frame.depth == 0 && !env.cfg.background;
-    if call.name == tn::EXECUTE_TASK && !chat_root {
-        return Ok(Delegated::Failed(
-            "execute_task is for the root agent of a chat; use execute_subtask".into(),
-        ));
-    }
-    if call.name == tn::EXECUTE_SUBTASK && chat_root {
-        return Ok(Delegated::Failed(
-            "execute_subtask is for task agents; use execute_task".into(),
-        ));
-    }
-    let depth = env.frame.depth + 1;
-    if depth > MAX_DEPTH {
-        return Ok(Delegated::Failed(format!(
-            "delegation goes at most {MAX_DEPTH} levels deep"
-        )));
-    }
-    if call.name == tn::EXECUTE_TASK {
-        let mode = text("mode");
-        let later = match mode.as_str() {
-            "sync" => None,
-            "async" | "cron" => Some(mode.as_str()),
-            other => {
-                return Ok(Delegated::Failed(format!(
-                    "unknown mode `{other}`: use sync, async or cron"
-                )));
-            }
-        };
-        if let Some(mode) = later {
-            let Some(engine) = env.engine else {
-                return Ok(Delegated::Failed(format!(
-                    "mode `{mode}` needs work to outlive this turn, which this run cannot do; \
-                     use mode \"sync\""
-                )));
-            };
-            let started = if mode == "async" {
-                engine
-                    .start_task(session_id, &call.id, &env.cfg.run, args)
-                    .map(|task_id| {
-                        serde_json::json!({"task_id": task_id, "status": "started"}).to_string()
-                    })
-            } else {
-                crate::cron::schedule_from_chat(engine, session_id, &env.cfg.run, args)
-            };
-            return Ok(match started {
-                Ok(text) => Delegated::Answer(text),
-                Err(e) => Delegated::Failed(e),
-            });
-        }
-    }
-    let agent_id = text("agent_id");
-    let agent = match library.get(&agent_id) {
-        Ok(a) => a,
-        Err(e) => return Ok(Delegated::Failed(e.to_string())),
-    };
-    if agent.meta.kind != crate::agents::AgentKind::Task {
-        return Ok(Delegated::Failed(format!(
-            "`{agent_id}` is not a task agent"
-        )));
-    }
-    if agent_id == env.cfg.run.agent_id {
-        return Ok(Delegated::Failed(
-            "an agent cannot delegate to itself".into(),
-        ));
-    }
-    // A sub-agent starts with no servers active (its grants are its own frame's).
-    let mcp_list = match env.engine {
-        Some(engine) => engine.mcp.prompt_list(env.store, &[]),
-        None => env.mcp_list.to_string(),
-    };
-    let system_prompt = match library.system_prompt(&agent_id, &mcp_list) {
-        Ok(p) => p,
-        Err(e) => return Ok(Delegated::Failed(e.to_string())),
-    };
-    let stack_id =
-        env.store
-            .create_stack_frame(session_id, env.frame.stack_id, &call.id, &agent_id, depth)?;
-    emit(Event::AgentStart {
-        stack_id,
-        agent_id: agent_id.clone(),
-        depth,
-    });
-    let child_cfg = TurnConfig {
-        system_prompt,
-        run: RunContext {
-            agent_id: agent_id.clone(),
-            ..env.cfg.run.clone()
-        },
-        ..env.cfg.clone()
-    };
-    let child = TurnEnv {
-        cfg: &child_cfg,
-        frame: Frame {
-            stack_id: Some(stack_id),
-            depth,
-        },
-        queued: None,
-        ..*env
-    };
-    // The child's own turn events stand inside agent_start/agent_done; its `done` is the
-    // delegating call's result, not the end of the user's turn.
-    let answer: std::sync::Mutex<String> = std::sync::Mutex::new(String::new());
-    let child_emit = |e: Event| match e {
-        Event::Done { text, .. } => *answer.lock().unwrap_or_else(|p| p.into_inner()) = text,
-        Event::TurnRunning { .. } | Event::UserMessage { .. } => {}
-        other => emit(other),
-    };
-    let outcome = run_turn(
-        &child,
-        session_id,
-        Some(&text("prompt")),
-        cancel,
-        &child_emit,
-    )
-    .await?;
-    emit(Event::AgentDone {
-        stack_id,
-        agent_id: agent_id.clone(),
-        outcome,
-    });
-    let answer = answer.into_inner().unwrap_or_else(|p| p.into_inner());
-    Ok(match outcome {
-        TurnOutcome::Final => Delegated::Answer(answer),
-        TurnOutcome::Cancelled => Delegated::Cancelled,
-        TurnOutcome::Exhausted => Delegated::Failed(format!(
-            "{agent_id} reached its round limit without an answer"
-        )),
-        TurnOutcome::Failed => Delegated::Failed(format!("{agent_id} could not reach a model")),
-    })
-}
-
 /// What the offered tools depend on besides the registry and the rules (fixed during a
 /// turn): the agent's grants, the MCP servers' state, whether image generation is on.
 fn tools_key_now(
@@ -678,65 +504,29 @@ fn turn_tools(env: &TurnEnv<'_>, session_id: i64) -> Result<Vec<ToolSpec>, TurnE
     Ok(tools)
 }
 
-/// The tools a frame is offered (tools.md "Tool Visibility Filtering"): the root agent gets
-/// the registry's root tools and `execute_task`; a task agent gets the sub-agent tools and,
-/// while it may still delegate, `execute_subtask`. Engine tools go to every agent.
+/// The tools a frame is offered (tools.md "Tool Visibility Filtering"): each registered
+/// tool says whether it is for this agent — its depth, whether anyone is watching, whether
+/// it activated the `config` group.
 fn offered_tools(env: &TurnEnv<'_>, config: bool) -> Vec<ToolSpec> {
-    let registry = env.registry;
-    let root = env.frame.depth == 0;
-    let mut defs: Vec<Value> = if root {
-        registry.openai_definitions()
-    } else {
-        let root_only = registry.root_agent_only_names();
-        registry
-            .openai_definitions()
-            .into_iter()
-            .filter(|d| {
-                let name = d["function"]["name"].as_str().unwrap_or("");
-                !root_only.iter().any(|r| r == name)
-            })
-            .chain(registry.openai_definitions_sub_agents_only())
-            .collect()
-    };
-    defs.sort_by(|a, b| {
-        a["function"]["name"]
-            .as_str()
-            .cmp(&b["function"]["name"].as_str())
-    });
-    let mut tools: Vec<ToolSpec> = defs.iter().filter_map(ToolSpec::from_openai).collect();
     let system = env.library.is_some_and(|l| {
         l.get(&env.cfg.run.agent_id)
             .is_ok_and(|a| a.meta.kind == crate::agents::AgentKind::System)
     });
-    tools.extend(crate::interface::offered(crate::interface::Offer {
-        root,
+    let who = Audience {
+        depth: env.frame.depth,
         background: env.cfg.background,
         system,
         config,
         images: env
             .engine
             .is_some_and(|e| e.plugins.images.provider().is_some()),
-    }));
-    if env.library.is_some() {
-        let delegate = if root && !env.cfg.background {
-            Some(skald_api::tool_names::EXECUTE_TASK)
-        } else if env.frame.depth < MAX_DEPTH {
-            Some(skald_api::tool_names::EXECUTE_SUBTASK)
-        } else {
-            None
-        };
-        tools.extend(
-            crate::synthetic::synthetic_tools()
-                .into_iter()
-                .filter(|t| Some(t.name.as_str()) == delegate)
-                .map(|t| ToolSpec {
-                    name: t.name,
-                    description: t.description,
-                    parameters: t.parameters,
-                }),
-        );
-    }
-    tools
+        delegation: env.library.is_some(),
+    };
+    env.registry
+        .offered(&who)
+        .iter()
+        .filter_map(ToolSpec::from_openai)
+        .collect()
 }
 
 /// Some servers (and small local models) reuse tool call ids. Ids must be unique in a
@@ -795,7 +585,7 @@ async fn ask_inbox(
                     title: label.clone(),
                     payload: serde_json::json!({
                         "tool": call.name,
-                        "arguments": crate::interface::shown_args(&call.name, args.clone()),
+                        "arguments": registry.shown_args(&call.name, args.clone()),
                         "label": label,
                         "reason": reason,
                         // For "bypass this category" (MCP tools have none: their server is
@@ -811,7 +601,7 @@ async fn ask_inbox(
     emit(Event::ApprovalRequired {
         tool_call_id: call.id.clone(),
         name: call.name.clone(),
-        arguments: crate::interface::shown_args(&call.name, args.clone()),
+        arguments: registry.shown_args(&call.name, args.clone()),
         label,
         reason: reason.to_string(),
         inbox_id: item.id,
@@ -824,76 +614,6 @@ async fn ask_inbox(
         store.set_tool_call_status(session_id, &call.id, ToolCallStatus::Running, None)?;
     }
     Ok(outcome)
-}
-
-/// Asks the user a question through the Agent Inbox and waits for the answer (the call's
-/// row is `pending` meanwhile; after a restart it finds its question again). Runs without
-/// an Inbox cannot ask, and say so.
-async fn ask_question(
-    env: &TurnEnv<'_>,
-    session_id: i64,
-    call: &ToolCall,
-    args: &Value,
-    cancel: &CancellationToken,
-    emit: Emit<'_>,
-) -> Result<crate::inbox::Outcome, TurnError> {
-    let store = env.store;
-    let inbox = match (env.cfg.approval, env.inbox) {
-        (ApprovalMode::Inbox, Some(inbox)) => inbox,
-        _ => {
-            return Ok(crate::inbox::Outcome::Rejected(
-                "no one can answer questions in this run; decide yourself, or end your answer \
-                 with the question for the user"
-                    .to_string(),
-            ));
-        }
-    };
-    let text = |k: &str| {
-        args.get(k)
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string()
-    };
-    let item =
-        match store.inbox_item_for_call(session_id, &call.id, skald_store::InboxKind::Question)? {
-            Some(existing) => existing,
-            None => {
-                store.set_tool_call_status(session_id, &call.id, ToolCallStatus::Pending, None)?;
-                let title = match text("title") {
-                    t if t.trim().is_empty() => text("question"),
-                    t => t,
-                };
-                inbox.request(
-                    store,
-                    &skald_store::NewInboxItem {
-                        session_id,
-                        kind: skald_store::InboxKind::Question,
-                        tool_call_id: Some(call.id.clone()),
-                        agent_id: env.cfg.run.agent_id.clone(),
-                        depth: i64::try_from(env.frame.depth).unwrap_or(i64::MAX),
-                        title,
-                        payload: args.clone(),
-                    },
-                    emit,
-                )?
-            }
-        };
-    emit(Event::AgentQuestion {
-        tool_call_id: call.id.clone(),
-        inbox_id: item.id,
-        question: text("question"),
-        suggested_answers: args
-            .get("suggested_answers")
-            .and_then(Value::as_array)
-            .map(|a| {
-                a.iter()
-                    .filter_map(Value::as_str)
-                    .map(str::to_string)
-                    .collect()
-            })
-            .unwrap_or_default(),
-    });
-    Ok(inbox.wait(store, item.id, cancel).await?)
 }
 
 /// Stores the messages queued while the turn ran as user messages. Returns whether there
@@ -915,216 +635,6 @@ fn inject_queued(env: &TurnEnv<'_>, session_id: i64, emit: Emit<'_>) -> Result<b
         });
     }
     Ok(!texts.is_empty())
-}
-
-/// `image_generate`: asks the running image provider for one image, saves it under the
-/// working directory's `images/`, opens it in the viewer, and answers with its path.
-async fn generate_image(env: &TurnEnv<'_>, args: &Value, emit: Emit<'_>) -> Result<String, String> {
-    let engine = env
-        .engine
-        .ok_or("image generation is not available in this run")?;
-    let provider = engine
-        .plugins
-        .images
-        .provider()
-        .ok_or("no image provider is on; the user can configure the image-generation plugin")?;
-    let wanted = args
-        .get("provider_id")
-        .and_then(Value::as_str)
-        .unwrap_or("");
-    if !wanted.is_empty() && wanted != provider.id {
-        return Err(format!(
-            "no image provider `{wanted}`; the one available is `{}`",
-            provider.id
-        ));
-    }
-    let prompt = args
-        .get("prompt")
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .trim();
-    if prompt.is_empty() {
-        return Err("invalid argument `prompt`: must not be empty".into());
-    }
-    let key = provider
-        .api_key
-        .as_deref()
-        .map(|k| crate::mcp::resolve(k, engine.secrets().as_deref()))
-        .transpose()?;
-    let extra = args
-        .get("extra_params")
-        .and_then(Value::as_object)
-        .cloned()
-        .unwrap_or_default();
-    let image = skald_llm::images::generate_image(&skald_llm::images::ImageRequest {
-        base_url: &provider.base_url,
-        api_key: key.as_deref(),
-        model: &provider.model,
-        prompt,
-        size: provider.size.as_deref(),
-        extra,
-        timeout: provider.timeout,
-    })
-    .await
-    .map_err(|e| e.to_string())?;
-    let slug: String = prompt
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() {
-                c.to_ascii_lowercase()
-            } else {
-                '-'
-            }
-        })
-        .collect::<String>()
-        .split('-')
-        .filter(|p| !p.is_empty())
-        .take(6)
-        .collect::<Vec<_>>()
-        .join("-");
-    let dir = env.cfg.run.working_dir.join("images");
-    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    let stamp = skald_store::now_ms();
-    let name = format!(
-        "{}-{stamp}.{}",
-        if slug.is_empty() { "image" } else { &slug },
-        image.extension
-    );
-    let path = dir.join(&name);
-    skald_tools::text::write_atomic(&path, &image.bytes)
-        .map_err(|e| format!("cannot save {}: {e}", path.display()))?;
-    let relative = format!("images/{name}");
-    emit(Event::OpenFile {
-        path: relative.clone(),
-    });
-    let mut out = serde_json::json!({
-        "path": relative,
-        "url": format!("file://{}", path.display()),
-    });
-    if let Some(revised) = image.revised_prompt {
-        out["revised_prompt"] = Value::String(revised);
-    }
-    Ok(out.to_string())
-}
-
-/// `register_mcp`: stores the server and, in a run with an engine, connects to it now and
-/// says how that went.
-async fn register_mcp(
-    env: &TurnEnv<'_>,
-    args: &Value,
-    cancel: &CancellationToken,
-) -> Result<String, String> {
-    let rec = crate::mcp::record_from_args(args)?;
-    let rec = env
-        .store
-        .upsert_mcp_server(&rec)
-        .map_err(|e| e.to_string())?;
-    let Some(engine) = env.engine else {
-        return Ok(format!(
-            "Registered MCP server `{}`; it connects when Skald next starts.",
-            rec.name
-        ));
-    };
-    engine.mcp.start(&rec);
-    let status = tokio::select! {
-        _ = cancel.cancelled() => return Err("stopped before the server was ready".into()),
-        s = engine.mcp.manager.wait_ready(&rec.name, engine.mcp.connect_timeout) => s,
-    };
-    let name = &rec.name;
-    Ok(match status {
-        Some(skald_mcp::Status::Ready { .. }) => {
-            let tools: Vec<String> = engine
-                .mcp
-                .manager
-                .tools(name)
-                .into_iter()
-                .map(|t| t.name)
-                .collect();
-            format!(
-                "Registered `{name}`: ready with {} tools ({}). Activate it with \
-                 activate_tools {{\"groups\": [\"{name}\"]}} to use them.",
-                tools.len(),
-                tools.join(", ")
-            )
-        }
-        Some(skald_mcp::Status::Failed { error, log_tail }) => format!(
-            "Registered `{name}`, but it failed to start: {error}{}",
-            if log_tail.is_empty() {
-                String::new()
-            } else {
-                format!("\nIts last output:\n{log_tail}")
-            }
-        ),
-        _ => format!("Registered `{name}`; it is still connecting."),
-    })
-}
-
-/// `activate_tools`: grants the groups (checked against `config` and the registered
-/// servers), and for a server still connecting waits for it, bounded by its connect
-/// timeout, so the agent learns whether its tools will be there.
-async fn activate(
-    env: &TurnEnv<'_>,
-    session_id: i64,
-    args: &Value,
-    cancel: &CancellationToken,
-) -> Result<String, String> {
-    let ctx = crate::interface::Ctx {
-        store: env.store,
-        session_id,
-        stack_id: env.frame.stack_id,
-        library: env.library,
-        engine: env.engine.map(|e| e.as_ref()),
-    };
-    crate::interface::run(&ctx, tn::ACTIVATE_TOOLS, args)?;
-    let Some(engine) = env.engine else {
-        return Ok("Activated; the tools are in your list from your next step.".to_string());
-    };
-    let groups: Vec<&str> = args
-        .get("groups")
-        .and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
-    // Servers still connecting are waited for together, and a /stop ends the wait.
-    let waits = futures::future::join_all(groups.iter().map(|g| async move {
-        if *g == tn::CONFIG_GROUP {
-            None
-        } else {
-            engine
-                .mcp
-                .manager
-                .wait_ready(g, engine.mcp.connect_timeout)
-                .await
-        }
-    }));
-    let statuses = tokio::select! {
-        _ = cancel.cancelled() => return Err("stopped while waiting for the servers".into()),
-        s = waits => s,
-    };
-    let mut lines = Vec::new();
-    for (g, status) in groups.into_iter().zip(statuses) {
-        if g == tn::CONFIG_GROUP {
-            lines.push(
-                "config: Skald's configuration tools are in your list from your next step"
-                    .to_string(),
-            );
-            continue;
-        }
-        lines.push(match status {
-            Some(skald_mcp::Status::Ready { tools }) => {
-                format!("{g}: ready; its {tools} tools are in your list from your next step")
-            }
-            Some(skald_mcp::Status::Failed { error, .. }) => format!(
-                "{g}: failed ({error}); its tools arrive if it recovers — Skald keeps retrying"
-            ),
-            Some(skald_mcp::Status::Connecting) => {
-                format!("{g}: still connecting; its tools arrive when it is ready")
-            }
-            Some(skald_mcp::Status::Disabled) | None => {
-                format!("{g}: turned off; the user can turn it on")
-            }
-        });
-    }
-    Ok(lines.join("\n"))
 }
 
 /// Takes the deliveries waiting for this chat (finished tasks' results, notifications)
@@ -1202,14 +712,14 @@ fn mark_done(
 /// Fails a call of a tool this agent was not offered this round, saying how to get it when
 /// there is a way.
 fn refuse_unoffered(
-    store: &Store,
+    env: &TurnEnv<'_>,
     session_id: i64,
     call: &ToolCall,
     emit: Emit<'_>,
 ) -> Result<(), TurnError> {
-    let config_tool = crate::synthetic::synthetic_tools()
-        .iter()
-        .any(|t| t.name == call.name && t.category == Some(skald_api::ToolCategory::Config))
+    let (store, registry) = (env.store, env.registry);
+    let config_tool = registry.is_engine_tool(&call.name)
+        && registry.category_of(&call.name) == Some(ToolCategory::Config)
         && call.name != tn::ACTIVATE_TOOLS;
     let message = if config_tool {
         format!(
@@ -1226,7 +736,7 @@ fn refuse_unoffered(
     emit(Event::ToolStart {
         tool_call_id: call.id.clone(),
         name: call.name.clone(),
-        arguments: crate::interface::shown_args(
+        arguments: registry.shown_args(
             &call.name,
             parse_args(&call.arguments).unwrap_or(Value::Null),
         ),
@@ -1313,9 +823,9 @@ pub(crate) async fn run_call(
     cancel: &CancellationToken,
     emit: Emit<'_>,
 ) -> Result<bool, TurnError> {
-    let (store, registry, cfg) = (env.store, env.registry, env.cfg);
+    let (store, registry) = (env.store, env.registry);
     let parsed = parse_args(&call.arguments);
-    let shown = crate::interface::shown_args(&call.name, parsed.clone().unwrap_or(Value::Null));
+    let shown = registry.shown_args(&call.name, parsed.clone().unwrap_or(Value::Null));
     emit(Event::ToolStart {
         tool_call_id: call.id.clone(),
         name: call.name.clone(),
@@ -1340,105 +850,19 @@ pub(crate) async fn run_call(
             ));
         }
     };
-    let delegation = matches!(call.name.as_str(), tn::EXECUTE_TASK | tn::EXECUTE_SUBTASK);
-    let schema = match registry.get(&call.name) {
-        Some(tool) => tool.parameters_schema(),
-        None => match crate::interface::schema(&call.name) {
-            Some(s) => s,
-            None if delegation => crate::synthetic::synthetic_tools()
-                .into_iter()
-                .find(|t| t.name == call.name)
-                .map(|t| t.parameters)
-                .unwrap_or(Value::Null),
-            None => match (crate::mcp::split_name(&call.name), env.engine) {
-                (Some((server, _)), Some(engine)) => match engine.mcp.schema(&call.name) {
-                    Some(s) => s,
-                    None => {
-                        let status = engine
-                            .mcp
-                            .manager
-                            .status(server)
-                            .map_or_else(|| "not registered".to_string(), |s| s.describe());
-                        return fail(format!(
-                            "`{}` is not available: MCP server `{server}` is {status}",
-                            call.name
-                        ));
-                    }
-                },
-                _ => return fail(format!("there is no tool named `{}`", call.name)),
-            },
-        },
+    let schema = match schema_of(env, &call.name) {
+        Ok(schema) => schema,
+        Err(message) => return fail(message),
     };
     if let Err(e) = validate_args(&schema, &args) {
         return fail(e.to_string());
     }
-    let decision = approval::check(store, &cfg.run, &call.name, &args);
-    let rejection = match decision.action {
-        RuleAction::Allow => None,
-        RuleAction::Deny => Some(format!(
-            "This tool call was denied by the user's approval rules: {}. Do not retry it; \
-             find another way or ask the user.",
-            decision.reason
-        )),
-        RuleAction::Require => match (cfg.approval, env.ask) {
-            (ApprovalMode::All, _) => None,
-            // A bypass granted from an earlier answer covers it.
-            _ if env
-                .inbox
-                .is_some_and(|i| i.bypasses.covers(session_id, &call.name, registry)) =>
-            {
-                None
-            }
-            (ApprovalMode::Inbox, _) if env.inbox.is_some() => {
-                match ask_inbox(env, session_id, call, &args, &decision.reason, cancel, emit)
-                    .await?
-                {
-                    crate::inbox::Outcome::Approved => None,
-                    // An approval is never answered with text (Inbox::answer refuses it).
-                    crate::inbox::Outcome::Answered(_) => Some(
-                        "User rejected this tool call. Reason: no approval was given".to_string(),
-                    ),
-                    crate::inbox::Outcome::Rejected(note) => Some(format!(
-                        "User rejected this tool call. Reason: {}",
-                        if note.trim().is_empty() {
-                            "no reason given"
-                        } else {
-                            note.trim()
-                        }
-                    )),
-                    crate::inbox::Outcome::Cancelled => {
-                        return mark_cancelled(store, session_id, &call.id, emit);
-                    }
-                }
-            }
-            (ApprovalMode::Ask, Some(ask)) => {
-                let asking = ask(AskRequest {
-                    tool: call.name.clone(),
-                    label: registry.describe_call(&call.name, &args, ToolDescriptionLength::Full),
-                    reason: decision.reason.clone(),
-                    arguments: crate::interface::shown_args(&call.name, args.clone()),
-                });
-                // Ctrl-C while the prompt waits stops the turn, as it does anywhere else.
-                let yes = tokio::select! {
-                    biased;
-                    _ = cancel.cancelled() => {
-                        return mark_cancelled(store, session_id, &call.id, emit);
-                    }
-                    yes = asking => yes,
-                };
-                (!yes).then(|| {
-                    "User rejected this tool call. Reason: declined when asked.".to_string()
-                })
-            }
-            (ApprovalMode::Never | ApprovalMode::Ask | ApprovalMode::Inbox, _) => Some(format!(
-                "User rejected this tool call. Reason: it needs approval ({}) and this \
-                 headless run does not give it (--approve never).",
-                decision.reason
-            )),
-        },
-    };
+    let gate = gate(env, session_id, call, &args, cancel, emit).await?;
+    if gate == Gate::Cancelled {
+        return mark_cancelled(store, session_id, &call.id, emit);
+    }
     retire_stale_approval(store, session_id, &call.id, emit)?;
-    if let Some(reason) = rejection {
+    if let Gate::Rejected(reason) = gate {
         store.set_tool_call_status(
             session_id,
             &call.id,
@@ -1451,130 +875,206 @@ pub(crate) async fn run_call(
         });
         return Ok(false);
     }
-    if delegation {
-        return match delegate(env, session_id, call, &args, cancel, emit).await? {
-            Delegated::Answer(text) => mark_done(store, session_id, &call.id, redact(text), emit),
-            Delegated::Failed(message) => fail(message),
-            Delegated::Cancelled => mark_cancelled(store, session_id, &call.id, emit),
-        };
+    // A stopped turn starts no more calls, whatever kind of tool they are.
+    if cancel.is_cancelled() {
+        return mark_cancelled(store, session_id, &call.id, emit);
     }
-    if call.name == tn::ASK_USER_CLARIFICATION {
-        return match ask_question(env, session_id, call, &args, cancel, emit).await? {
-            crate::inbox::Outcome::Answered(text) if !text.trim().is_empty() => {
-                let text = format!("The user answered: {text}");
-                mark_done(store, session_id, &call.id, redact(text), emit)
-            }
-            crate::inbox::Outcome::Rejected(note) if !note.trim().is_empty() => {
-                fail(format!("The user declined to answer: {note}"))
-            }
-            crate::inbox::Outcome::Cancelled => mark_cancelled(store, session_id, &call.id, emit),
-            _ => fail("The user gave no answer.".to_string()),
-        };
-    }
-    if call.name == tn::SHOW_FILE_TO_USER {
-        let raw = args
-            .get("path")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .trim();
-        let path = skald_tools::fs::resolve_in(raw, &cfg.run.working_dir);
-        if !path.is_file() {
-            return fail(format!("there is no file at `{raw}`"));
-        }
-        let shown = skald_tools::fs::relativize_for_display(&path, &cfg.run.working_dir);
-        emit(Event::OpenFile {
-            path: shown.clone(),
-        });
-        let hint = if path.extension().is_some_and(|e| e == "pdf")
-            && path.with_extension("tex").is_file()
-        {
-            " It is a built PDF: show the .tex source instead to have it compiled and kept \
-             up to date as its inputs change."
-        } else {
-            ""
-        };
-        return mark_done(
-            store,
-            session_id,
-            &call.id,
-            format!("Opened `{shown}` in the user's viewer.{hint}"),
-            emit,
-        );
-    }
-    if call.name == tn::IMAGE_GENERATE {
-        return match generate_image(env, &args, emit).await {
-            Ok(text) => mark_done(store, session_id, &call.id, text, emit),
-            Err(message) => fail(message),
-        };
-    }
-    if call.name == tn::REGISTER_MCP {
-        return match register_mcp(env, &args, cancel).await {
-            Ok(text) => mark_done(store, session_id, &call.id, redact(text), emit),
-            Err(message) => fail(message),
-        };
-    }
-    if call.name == tn::ACTIVATE_TOOLS {
-        return match activate(env, session_id, &args, cancel).await {
-            Ok(text) => mark_done(store, session_id, &call.id, redact(text), emit),
-            Err(message) => fail(message),
-        };
-    }
-    if let (Some((server, tool)), Some(engine)) = (crate::mcp::split_name(&call.name), env.engine) {
-        let _active = engine.mcp.enter(server, session_id);
-        let progress = |p: skald_mcp::Progress| {
-            emit(Event::ToolProgress {
-                tool_call_id: call.id.clone(),
-                progress: p.progress,
-                total: p.total,
-                message: p.message.map(&redact),
-            })
-        };
-        let arguments = match args {
-            Value::Object(m) => m,
-            _ => serde_json::Map::new(),
-        };
-        return match engine
-            .mcp
-            .manager
-            .call(server, tool, arguments, cancel, &progress)
+    let outcome = match (crate::mcp::split_name(&call.name), env.engine) {
+        (Some((server, tool)), Some(engine)) if !registry.contains(&call.name) => {
+            run_mcp(
+                engine, session_id, call, server, tool, args, cancel, emit, &redact,
+            )
             .await
-        {
-            Ok(out) if !out.is_error => {
-                mark_done(store, session_id, &call.id, redact(out.text), emit)
-            }
-            Ok(out) => fail(format!("the MCP tool failed: {}", out.text)),
-            Err(skald_mcp::McpError::Cancelled) => {
-                mark_cancelled(store, session_id, &call.id, emit)
-            }
-            Err(e) => fail(e.to_string()),
-        };
-    }
-    if crate::interface::schema(&call.name).is_some() {
-        let ctx = crate::interface::Ctx {
-            store,
-            session_id,
-            stack_id: env.frame.stack_id,
-            library: env.library,
-            engine: env.engine.map(|e| e.as_ref()),
-        };
-        return match crate::interface::run(&ctx, &call.name, &args) {
-            Ok(text) => mark_done(store, session_id, &call.id, redact(text), emit),
-            Err(message) => fail(message),
-        };
-    }
-    let Some(exec) = registry.run(&call.name, args) else {
-        return fail(format!("there is no tool named `{}`", call.name));
+        }
+        _ => run_tool(env, session_id, call, args, cancel, emit).await?,
     };
-    let outcome = ToolScope::new(&cfg.run.working_dir)
-        .with_excluded(approval::denied_paths(store, &cfg.run, &call.name))
-        .run(drive_execution(exec.as_ref(), cancel))
-        .await;
     match outcome {
         ExecutionOutcome::Completed(text) => {
             mark_done(store, session_id, &call.id, redact(text), emit)
         }
         ExecutionOutcome::Failed(message) => fail(message),
         ExecutionOutcome::Cancelled => mark_cancelled(store, session_id, &call.id, emit),
+    }
+}
+
+/// The argument schema of the tool `name`, or why there is no such tool to call.
+fn schema_of(env: &TurnEnv<'_>, name: &str) -> Result<Value, String> {
+    if let Some(tool) = env.registry.get(name) {
+        return Ok(tool.parameters_schema());
+    }
+    match (crate::mcp::split_name(name), env.engine) {
+        (Some((server, _)), Some(engine)) => engine.mcp.schema(name).ok_or_else(|| {
+            let status = engine
+                .mcp
+                .manager
+                .status(server)
+                .map_or_else(|| "not registered".to_string(), |s| s.describe());
+            format!("`{name}` is not available: MCP server `{server}` is {status}")
+        }),
+        _ => Err(format!("there is no tool named `{name}`")),
+    }
+}
+
+/// What the approval gate decided for a call.
+#[derive(Debug, PartialEq, Eq)]
+enum Gate {
+    Run,
+    /// Denied by a rule or by the person asked; the reason is the call's result.
+    Rejected(String),
+    /// The turn was stopped while the person was being asked.
+    Cancelled,
+}
+
+/// Asks the approval gate about a call and, when a person's yes is needed, asks for it
+/// the way this run asks: the Inbox, the terminal, or not at all.
+async fn gate(
+    env: &TurnEnv<'_>,
+    session_id: i64,
+    call: &ToolCall,
+    args: &Value,
+    cancel: &CancellationToken,
+    emit: Emit<'_>,
+) -> Result<Gate, TurnError> {
+    let (store, registry, cfg) = (env.store, env.registry, env.cfg);
+    let decision = approval::check(store, &cfg.run, &call.name, args);
+    let rejected = |reason: &str| {
+        Gate::Rejected(format!(
+            "User rejected this tool call. Reason: {}",
+            match reason.trim() {
+                "" => "no reason given",
+                r => r,
+            }
+        ))
+    };
+    Ok(match decision.action {
+        RuleAction::Allow => Gate::Run,
+        RuleAction::Deny => Gate::Rejected(format!(
+            "This tool call was denied by the user's approval rules: {}. Do not retry it; \
+             find another way or ask the user.",
+            decision.reason
+        )),
+        RuleAction::Require => match (cfg.approval, env.ask) {
+            (ApprovalMode::All, _) => Gate::Run,
+            // A bypass granted from an earlier answer covers it.
+            _ if env
+                .inbox
+                .is_some_and(|i| i.bypasses.covers(session_id, &call.name, registry)) =>
+            {
+                Gate::Run
+            }
+            (ApprovalMode::Inbox, _) if env.inbox.is_some() => {
+                match ask_inbox(env, session_id, call, args, &decision.reason, cancel, emit).await?
+                {
+                    crate::inbox::Outcome::Approved => Gate::Run,
+                    // An approval is never answered with text (Inbox::answer refuses it).
+                    crate::inbox::Outcome::Answered(_) => rejected("no approval was given"),
+                    crate::inbox::Outcome::Rejected(note) => rejected(&note),
+                    crate::inbox::Outcome::Cancelled => Gate::Cancelled,
+                }
+            }
+            (ApprovalMode::Ask, Some(ask)) => {
+                let asking = ask(AskRequest {
+                    tool: call.name.clone(),
+                    label: registry.describe_call(&call.name, args, ToolDescriptionLength::Full),
+                    reason: decision.reason.clone(),
+                    arguments: registry.shown_args(&call.name, args.clone()),
+                });
+                // Ctrl-C while the prompt waits stops the turn, as it does anywhere else.
+                tokio::select! {
+                    biased;
+                    _ = cancel.cancelled() => Gate::Cancelled,
+                    yes = asking => match yes {
+                        true => Gate::Run,
+                        false => rejected("declined when asked."),
+                    },
+                }
+            }
+            (ApprovalMode::Never | ApprovalMode::Ask | ApprovalMode::Inbox, _) => {
+                Gate::Rejected(format!(
+                    "User rejected this tool call. Reason: it needs approval ({}) and this \
+                     headless run does not give it (--approve never).",
+                    decision.reason
+                ))
+            }
+        },
+    })
+}
+
+/// Runs a registered tool through `drive_execution`, in the run's folder, with the
+/// paths the rules deny kept out of its walks. The turn's context goes to tools that act
+/// on the session; an engine error one of them met ends the turn.
+async fn run_tool(
+    env: &TurnEnv<'_>,
+    session_id: i64,
+    call: &ToolCall,
+    args: Value,
+    cancel: &CancellationToken,
+    emit: Emit<'_>,
+) -> Result<ExecutionOutcome, TurnError> {
+    let cx = ToolCx::new(Call {
+        store: env.store,
+        session_id,
+        stack_id: env.frame.stack_id,
+        library: env.library,
+        engine: env.engine,
+        call_id: &call.id,
+        cancel,
+        emit,
+        turn: Some(env),
+    });
+    let Some(exec) = env.registry.run(&call.name, &cx, args) else {
+        return Ok(ExecutionOutcome::Failed(format!(
+            "there is no tool named `{}`",
+            call.name
+        )));
+    };
+    let outcome = ToolScope::new(&env.cfg.run.working_dir)
+        .with_excluded(approval::denied_paths(env.store, &env.cfg.run, &call.name))
+        .run(drive_execution(exec.as_ref(), cancel))
+        .await;
+    drop(exec);
+    match cx.take_fatal() {
+        Some(e) => Err(e),
+        None => Ok(outcome),
+    }
+}
+
+/// Calls an MCP server's tool, its progress shown as it comes (redacted like results).
+#[allow(clippy::too_many_arguments)]
+async fn run_mcp(
+    engine: &std::sync::Arc<crate::engine::Engine>,
+    session_id: i64,
+    call: &ToolCall,
+    server: &str,
+    tool: &str,
+    args: Value,
+    cancel: &CancellationToken,
+    emit: Emit<'_>,
+    redact: &(dyn Fn(String) -> String + Sync),
+) -> ExecutionOutcome {
+    let _active = engine.mcp.enter(server, session_id);
+    let progress = |p: skald_mcp::Progress| {
+        emit(Event::ToolProgress {
+            tool_call_id: call.id.clone(),
+            progress: p.progress,
+            total: p.total,
+            message: p.message.map(redact),
+        })
+    };
+    let arguments = match args {
+        Value::Object(m) => m,
+        _ => serde_json::Map::new(),
+    };
+    match engine
+        .mcp
+        .manager
+        .call(server, tool, arguments, cancel, &progress)
+        .await
+    {
+        Ok(out) if !out.is_error => ExecutionOutcome::Completed(out.text),
+        Ok(out) => ExecutionOutcome::Failed(format!("the MCP tool failed: {}", out.text)),
+        Err(skald_mcp::McpError::Cancelled) => ExecutionOutcome::Cancelled,
+        Err(e) => ExecutionOutcome::Failed(e.to_string()),
     }
 }
 
@@ -1604,7 +1104,7 @@ fn conversation(
         )));
     }
     let calls = store.list_tool_calls(session_id)?;
-    if let Some(board) = crate::interface::scratchpad_message(store, session_id)? {
+    if let Some(board) = crate::tools::scratchpad_message(store, session_id)? {
         out.insert(1, Message::system(board));
     }
     for m in store
@@ -1767,23 +1267,22 @@ mod tests {
             "not offered at the limit"
         );
         // Called anyway, it is refused before anything runs.
-        let call = ToolCall {
-            id: "d".into(),
-            name: tn::EXECUTE_SUBTASK.into(),
-            arguments: String::new(),
-        };
+        let cancel = CancellationToken::new();
+        let cx = ToolCx::new(Call {
+            store: env.store,
+            session_id: fx.session_id,
+            stack_id: env.frame.stack_id,
+            library: env.library,
+            engine: None,
+            call_id: "d",
+            cancel: &cancel,
+            emit: &|_| {},
+            turn: Some(&env),
+        });
         let args = serde_json::json!({"agent_id": "researcher", "prompt": "go"});
-        let out = delegate_inner(
-            &env,
-            fx.session_id,
-            &call,
-            &args,
-            &CancellationToken::new(),
-            &|_| {},
-        )
-        .await
-        .unwrap();
-        assert!(matches!(out, Delegated::Failed(m) if m.contains("at most 5 levels")));
+        let exec = env.registry.run(tn::EXECUTE_SUBTASK, &cx, args).unwrap();
+        let out = exec.wait().await;
+        assert!(matches!(out, ExecutionOutcome::Failed(m) if m.contains("at most 5 levels")));
     }
 
     #[tokio::test]

@@ -13,7 +13,7 @@ pub struct EditFile;
 /// Line numbers reported in an "ambiguous match" error, at most.
 const MAX_REPORTED_LINES: usize = 20;
 
-impl Tool for EditFile {
+impl<Cx: ?Sized + Sync> Tool<Cx> for EditFile {
     fn name(&self) -> &str {
         tn::EDIT_FILE
     }
@@ -39,14 +39,14 @@ impl Tool for EditFile {
     }
 
     fn describe(&self, args: &Value, length: ToolDescriptionLength) -> String {
-        label(self.name(), path_arg(args).as_deref(), length)
+        label(Tool::<Cx>::name(self), path_arg(args).as_deref(), length)
     }
 
     fn target_path(&self, args: &Value) -> Option<String> {
         path_arg(args)
     }
 
-    fn execute_async<'a>(&'a self, args: Value) -> BoxToolFuture<'a> {
+    fn execute_async<'a>(&'a self, _cx: &'a Cx, args: Value) -> BoxToolFuture<'a> {
         run_blocking(move |scope, _| {
             let path = fs::resolve_in(str_arg(&args, "path")?, scope.working_dir());
             let old = str_arg(&args, "old")?;

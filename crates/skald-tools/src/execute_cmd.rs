@@ -65,7 +65,7 @@ pub fn hidden_env_vars() -> Vec<String> {
 /// After the command exits (or is killed), how long its pipes may take to drain.
 const DRAIN_TIMEOUT: Duration = Duration::from_secs(2);
 
-impl Tool for ExecuteCmd {
+impl<Cx: ?Sized + Sync> Tool<Cx> for ExecuteCmd {
     fn name(&self) -> &str {
         tn::EXECUTE_CMD
     }
@@ -93,13 +93,13 @@ impl Tool for ExecuteCmd {
 
     fn describe(&self, args: &Value, length: ToolDescriptionLength) -> String {
         fs::label(
-            self.name(),
+            Tool::<Cx>::name(self),
             args.get("command").and_then(Value::as_str),
             length,
         )
     }
 
-    fn execute_async<'a>(&'a self, args: Value) -> BoxToolFuture<'a> {
+    fn execute_async<'a>(&'a self, _cx: &'a Cx, args: Value) -> BoxToolFuture<'a> {
         Box::pin(async move {
             let command = str_arg(&args, "command")?.to_string();
             if command.trim().is_empty() {
@@ -527,7 +527,7 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let pidfile = d.path().join("pid");
         let cmd = format!("sleep 100 & echo $! > {}; wait", pidfile.display());
-        let exec = ExecuteCmd.run(json!({"command": cmd}));
+        let exec = ExecuteCmd.run(&(), json!({"command": cmd}));
         let cancel = CancellationToken::new();
         let trigger = cancel.clone();
         let watch = pidfile.clone();
@@ -600,7 +600,8 @@ mod tests {
 
     #[test]
     fn label() {
-        let l = ExecuteCmd.describe(
+        let l = Tool::<()>::describe(
+            &ExecuteCmd,
             &json!({"command": "git\n status"}),
             ToolDescriptionLength::Short,
         );

@@ -19,7 +19,7 @@ pub struct GetAstOutline;
 /// only, so the model can ask for a subdirectory.
 const DIR_OUTPUT_CAP: usize = 100 * 1024;
 
-impl Tool for GetAstOutline {
+impl<Cx: ?Sized + Sync> Tool<Cx> for GetAstOutline {
     fn name(&self) -> &str {
         tn::GET_AST_OUTLINE
     }
@@ -47,10 +47,10 @@ impl Tool for GetAstOutline {
     }
 
     fn describe(&self, args: &Value, length: ToolDescriptionLength) -> String {
-        label(self.name(), path_arg(args).as_deref(), length)
+        label(Tool::<Cx>::name(self), path_arg(args).as_deref(), length)
     }
 
-    fn execute_async<'a>(&'a self, args: Value) -> BoxToolFuture<'a> {
+    fn execute_async<'a>(&'a self, _cx: &'a Cx, args: Value) -> BoxToolFuture<'a> {
         run_blocking(move |scope, stop| {
             let path = fs::resolve_in(str_arg(&args, "path")?, scope.working_dir());
             let meta = std::fs::metadata(&path).map_err(|e| fs::io_error("outline", &path, &e))?;

@@ -22,7 +22,7 @@ enum Mode {
     Count,
 }
 
-impl Tool for GrepFiles {
+impl<Cx: ?Sized + Sync> Tool<Cx> for GrepFiles {
     fn name(&self) -> &str {
         tn::GREP_FILES
     }
@@ -57,14 +57,19 @@ impl Tool for GrepFiles {
         let pattern = args.get("pattern").and_then(Value::as_str).unwrap_or("");
         let label = match args.get("path").and_then(Value::as_str) {
             Some(p) if p != "." && !p.is_empty() => {
-                format!("{} `{}` in {}", self.name(), fs::one_line(pattern), p)
+                format!(
+                    "{} `{}` in {}",
+                    Tool::<Cx>::name(self),
+                    fs::one_line(pattern),
+                    p
+                )
             }
-            _ => format!("{} `{}`", self.name(), fs::one_line(pattern)),
+            _ => format!("{} `{}`", Tool::<Cx>::name(self), fs::one_line(pattern)),
         };
         length.fit(&label)
     }
 
-    fn execute_async<'a>(&'a self, args: Value) -> BoxToolFuture<'a> {
+    fn execute_async<'a>(&'a self, _cx: &'a Cx, args: Value) -> BoxToolFuture<'a> {
         run_blocking(move |scope, stop| {
             let pattern = str_arg(&args, "pattern")?;
             let root = fs::resolve_in(
@@ -383,7 +388,8 @@ mod tests {
 
     #[test]
     fn labels() {
-        let l = GrepFiles.describe(
+        let l = Tool::<()>::describe(
+            &GrepFiles,
             &json!({"pattern": "fn main", "path": "src"}),
             ToolDescriptionLength::Short,
         );

@@ -10,7 +10,7 @@ use skald_api::{
 
 pub struct InsertAtLine;
 
-impl Tool for InsertAtLine {
+impl<Cx: ?Sized + Sync> Tool<Cx> for InsertAtLine {
     fn name(&self) -> &str {
         tn::INSERT_AT_LINE
     }
@@ -35,14 +35,14 @@ impl Tool for InsertAtLine {
     }
 
     fn describe(&self, args: &Value, length: ToolDescriptionLength) -> String {
-        label(self.name(), path_arg(args).as_deref(), length)
+        label(Tool::<Cx>::name(self), path_arg(args).as_deref(), length)
     }
 
     fn target_path(&self, args: &Value) -> Option<String> {
         path_arg(args)
     }
 
-    fn execute_async<'a>(&'a self, args: Value) -> BoxToolFuture<'a> {
+    fn execute_async<'a>(&'a self, _cx: &'a Cx, args: Value) -> BoxToolFuture<'a> {
         run_blocking(move |scope, _| {
             let path = fs::resolve_in(str_arg(&args, "path")?, scope.working_dir());
             let line = opt_uint(&args, "line", 1, u64::MAX)?

@@ -1,4 +1,5 @@
-//! Skald's built-in tools, one file per tool, named after it. Paths resolve against the
+//! Skald's built-in tools that act on the user's files and shell, one file per tool, named
+//! after it. The engine's registry lists them with its own tools (skald-core `tools`). Paths resolve against the
 //! run's working directory (`fs::resolve`); file I/O runs on the blocking pool so a large
 //! file never stalls the engine's event loop, and a stopped call stops walking.
 
@@ -30,25 +31,9 @@ pub use restart::{Restart, RestartSignal};
 pub use search_file::SearchFile;
 pub use write_file::WriteFile;
 
-use skald_api::{BoxToolFuture, Tool, ToolError, ToolResult, ToolScope};
+use skald_api::{BoxToolFuture, ToolError, ToolResult, ToolScope};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-
-/// Every built-in tool, ready to register.
-pub fn builtin_tools() -> Vec<Arc<dyn Tool>> {
-    vec![
-        Arc::new(ListFiles),
-        Arc::new(ReadFile),
-        Arc::new(WriteFile),
-        Arc::new(EditFile),
-        Arc::new(InsertAtLine),
-        Arc::new(ReplaceLines),
-        Arc::new(SearchFile),
-        Arc::new(GrepFiles),
-        Arc::new(GetAstOutline),
-        Arc::new(ExecuteCmd),
-    ]
-}
 
 /// Set when the call that started some blocking work is stopped or dropped, so long
 /// walks can end early instead of running on unobserved.
@@ -93,7 +78,7 @@ pub(crate) mod test_support {
 
     /// Runs `tool` with `args` in `dir` the way the engine does and returns its outcome.
     pub async fn run_in(tool: &dyn Tool, dir: &Path, args: Value) -> ExecutionOutcome {
-        let exec = tool.run(args);
+        let exec = tool.run(&(), args);
         ToolScope::new(dir).run(exec.wait()).await
     }
 

@@ -29,7 +29,7 @@ struct Listing {
     truncated: bool,
 }
 
-impl Tool for ListFiles {
+impl<Cx: ?Sized + Sync> Tool<Cx> for ListFiles {
     fn name(&self) -> &str {
         tn::LIST_FILES
     }
@@ -55,13 +55,13 @@ impl Tool for ListFiles {
 
     fn describe(&self, args: &Value, length: ToolDescriptionLength) -> String {
         fs::label(
-            self.name(),
+            Tool::<Cx>::name(self),
             args.get("path").and_then(Value::as_str),
             length,
         )
     }
 
-    fn execute_async<'a>(&'a self, args: Value) -> BoxToolFuture<'a> {
+    fn execute_async<'a>(&'a self, _cx: &'a Cx, args: Value) -> BoxToolFuture<'a> {
         run_blocking(move |scope, stop| {
             let raw = args.get("path").and_then(Value::as_str).unwrap_or(".");
             let root = fs::resolve_in(raw, scope.working_dir());

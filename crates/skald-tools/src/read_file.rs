@@ -22,7 +22,7 @@ const COUNT_ALL_BELOW: u64 = 32 * 1024 * 1024;
 
 pub struct ReadFile;
 
-impl Tool for ReadFile {
+impl<Cx: ?Sized + Sync> Tool<Cx> for ReadFile {
     fn name(&self) -> &str {
         tn::READ_FILE
     }
@@ -48,14 +48,14 @@ impl Tool for ReadFile {
     }
 
     fn describe(&self, args: &Value, length: ToolDescriptionLength) -> String {
-        label(self.name(), path_arg(args).as_deref(), length)
+        label(Tool::<Cx>::name(self), path_arg(args).as_deref(), length)
     }
 
     fn target_path(&self, args: &Value) -> Option<String> {
         path_arg(args)
     }
 
-    fn execute_async<'a>(&'a self, args: Value) -> BoxToolFuture<'a> {
+    fn execute_async<'a>(&'a self, _cx: &'a Cx, args: Value) -> BoxToolFuture<'a> {
         run_blocking(move |scope, _| {
             let path = fs::resolve_in(str_arg(&args, "path")?, scope.working_dir());
             let start = opt_uint(&args, "start_line", 1, u64::MAX)?.unwrap_or(1);
@@ -377,9 +377,12 @@ mod tests {
     fn label_and_target() {
         let args = json!({"path": "src/main.rs"});
         assert_eq!(
-            ReadFile.describe(&args, ToolDescriptionLength::Short),
+            Tool::<()>::describe(&ReadFile, &args, ToolDescriptionLength::Short),
             "read_file `src/main.rs`"
         );
-        assert_eq!(ReadFile.target_path(&args).as_deref(), Some("src/main.rs"));
+        assert_eq!(
+            Tool::<()>::target_path(&ReadFile, &args).as_deref(),
+            Some("src/main.rs")
+        );
     }
 }

@@ -10,7 +10,7 @@ use skald_api::{
 
 pub struct ReplaceLines;
 
-impl Tool for ReplaceLines {
+impl<Cx: ?Sized + Sync> Tool<Cx> for ReplaceLines {
     fn name(&self) -> &str {
         tn::REPLACE_LINES
     }
@@ -36,14 +36,14 @@ impl Tool for ReplaceLines {
     }
 
     fn describe(&self, args: &Value, length: ToolDescriptionLength) -> String {
-        label(self.name(), path_arg(args).as_deref(), length)
+        label(Tool::<Cx>::name(self), path_arg(args).as_deref(), length)
     }
 
     fn target_path(&self, args: &Value) -> Option<String> {
         path_arg(args)
     }
 
-    fn execute_async<'a>(&'a self, args: Value) -> BoxToolFuture<'a> {
+    fn execute_async<'a>(&'a self, _cx: &'a Cx, args: Value) -> BoxToolFuture<'a> {
         run_blocking(move |scope, _| {
             let path = fs::resolve_in(str_arg(&args, "path")?, scope.working_dir());
             let required = |field: &str| {

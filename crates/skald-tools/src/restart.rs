@@ -54,7 +54,7 @@ impl Restart {
     }
 }
 
-impl Tool for Restart {
+impl<Cx: ?Sized + Sync> Tool<Cx> for Restart {
     fn name(&self) -> &str {
         tn::RESTART
     }
@@ -89,7 +89,7 @@ impl Tool for Restart {
         }
     }
 
-    fn execute(&self, _args: Value) -> ToolResult {
+    fn execute(&self, _cx: &Cx, _args: Value) -> ToolResult {
         self.signal.request();
         Ok(
             "Skald will restart as soon as the running turns have ended; every conversation \
@@ -116,7 +116,7 @@ mod tests {
         });
         let tool = Restart::new(signal.clone());
         assert!(!signal.is_requested());
-        let out = tool.execute(json!({"reason": "new plugin"})).unwrap();
+        let out = tool.execute(&(), json!({"reason": "new plugin"})).unwrap();
         assert!(out.contains("restart"), "{out}");
         tokio::time::timeout(std::time::Duration::from_secs(5), waiter)
             .await
@@ -125,7 +125,8 @@ mod tests {
         // A carrier that looks after the request still sees it.
         signal.requested().await;
         assert_eq!(
-            tool.describe(
+            Tool::<()>::describe(
+                &tool,
                 &json!({"reason": "new plugin"}),
                 ToolDescriptionLength::Short
             ),

@@ -15,7 +15,7 @@ pub struct SearchFile;
 /// Matching lines shown at most; the rest are counted.
 const MAX_MATCHES: usize = 200;
 
-impl Tool for SearchFile {
+impl<Cx: ?Sized + Sync> Tool<Cx> for SearchFile {
     fn name(&self) -> &str {
         tn::SEARCH_FILE
     }
@@ -40,14 +40,14 @@ impl Tool for SearchFile {
     }
 
     fn describe(&self, args: &Value, length: ToolDescriptionLength) -> String {
-        label(self.name(), path_arg(args).as_deref(), length)
+        label(Tool::<Cx>::name(self), path_arg(args).as_deref(), length)
     }
 
     fn target_path(&self, args: &Value) -> Option<String> {
         path_arg(args)
     }
 
-    fn execute_async<'a>(&'a self, args: Value) -> BoxToolFuture<'a> {
+    fn execute_async<'a>(&'a self, _cx: &'a Cx, args: Value) -> BoxToolFuture<'a> {
         run_blocking(move |scope, _| {
             let path = fs::resolve_in(str_arg(&args, "path")?, scope.working_dir());
             let query = str_arg(&args, "query")?;

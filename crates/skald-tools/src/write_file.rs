@@ -8,7 +8,7 @@ use skald_api::{BoxToolFuture, Tool, ToolCategory, ToolDescriptionLength, tool_n
 
 pub struct WriteFile;
 
-impl Tool for WriteFile {
+impl<Cx: ?Sized + Sync> Tool<Cx> for WriteFile {
     fn name(&self) -> &str {
         tn::WRITE_FILE
     }
@@ -32,14 +32,14 @@ impl Tool for WriteFile {
     }
 
     fn describe(&self, args: &Value, length: ToolDescriptionLength) -> String {
-        label(self.name(), path_arg(args).as_deref(), length)
+        label(Tool::<Cx>::name(self), path_arg(args).as_deref(), length)
     }
 
     fn target_path(&self, args: &Value) -> Option<String> {
         path_arg(args)
     }
 
-    fn execute_async<'a>(&'a self, args: Value) -> BoxToolFuture<'a> {
+    fn execute_async<'a>(&'a self, _cx: &'a Cx, args: Value) -> BoxToolFuture<'a> {
         run_blocking(move |scope, _| {
             let raw = str_arg(&args, "path")?;
             let content = str_arg(&args, "content")?;

@@ -36,7 +36,7 @@ async fn ours(root: &Path, args: Value) -> BTreeSet<String> {
     let mut offset = 0;
     loop {
         args["offset"] = json!(offset);
-        let exec = GrepFiles.run(args.clone());
+        let exec = GrepFiles.run(&(), args.clone());
         let outcome = ToolScope::new(root).run(exec.wait()).await;
         let ExecutionOutcome::Completed(text) = outcome else {
             panic!("grep_files failed: {outcome:?}");

@@ -1,0 +1,154 @@
+//! activate_tools: bring tool groups into the agent's list from its next step — MCP
+//! servers by name, or `config` for Skald's configuration tools (tools.md "Lazy config
+//! tool group"). For a server still connecting it waits, bounded by the server's connect
+//! timeout, so the agent learns whether its tools will be there.
+
+use super::{Call, Cooperative, ToolCx, outcome, store_err};
+use serde_json::{Value, json};
+use skald_api::{
+    Audience, ExecutionOutcome, Tool, ToolCategory, ToolError, ToolExecution, tool_names as tn,
+};
+
+pub struct ActivateTools;
+
+impl<'a> Tool<ToolCx<'a>> for ActivateTools {
+    fn name(&self) -> &str {
+        tn::ACTIVATE_TOOLS
+    }
+
+    fn description(&self) -> &str {
+        "Bring tool groups into your tool list from the next step: MCP server names, or \
+         `config` for Skald's configuration tools."
+    }
+
+    fn parameters_schema(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {"groups": {"type": "array", "items": {"type": "string"}, "minItems": 1}},
+            "required": ["groups"],
+            "additionalProperties": false
+        })
+    }
+
+    fn category(&self) -> ToolCategory {
+        ToolCategory::Config
+    }
+
+    /// The way into the lazy groups is always there.
+    fn offered_to(&self, _who: &Audience) -> bool {
+        true
+    }
+
+    /// The wait for servers watches the turn's stop token and says it was stopped.
+    fn run<'s>(&'s self, cx: &'s ToolCx<'a>, args: Value) -> Box<dyn ToolExecution + 's> {
+        Box::new(Cooperative::new(async move {
+            match cx.call() {
+                Ok(call) => outcome(activate(call, &args).await),
+                Err(e) => ExecutionOutcome::Failed(e.to_string()),
+            }
+        }))
+    }
+}
+
+fn groups(args: &Value) -> Vec<&str> {
+    args.get("groups")
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default()
+}
+
+async fn activate(call: &Call<'_>, args: &Value) -> Result<String, ToolError> {
+    let groups = groups(args);
+    grant(call, &groups)?;
+    let Some(engine) = call.engine else {
+        return Ok("Activated; the tools are in your list from your next step.".to_string());
+    };
+    // Servers still connecting are waited for together, and a /stop ends the wait.
+    let waits = futures::future::join_all(groups.iter().map(|g| async move {
+        if *g == tn::CONFIG_GROUP {
+            None
+        } else {
+            engine
+                .mcp
+                .manager
+                .wait_ready(g, engine.mcp.connect_timeout)
+                .await
+        }
+    }));
+    let statuses = tokio::select! {
+        _ = call.cancel.cancelled() => {
+            return Err(ToolError::failed("stopped while waiting for the servers"));
+        }
+        s = waits => s,
+    };
+    let lines: Vec<String> = groups
+        .into_iter()
+        .zip(statuses)
+        .map(|(g, status)| line(g, status))
+        .collect();
+    Ok(lines.join("\n"))
+}
+
+/// What the agent is told about one group.
+fn line(g: &str, status: Option<skald_mcp::Status>) -> String {
+    if g == tn::CONFIG_GROUP {
+        return "config: Skald's configuration tools are in your list from your next step"
+            .to_string();
+    }
+    match status {
+        Some(skald_mcp::Status::Ready { tools }) => {
+            format!("{g}: ready; its {tools} tools are in your list from your next step")
+        }
+        Some(skald_mcp::Status::Failed { error, .. }) => {
+            format!("{g}: failed ({error}); its tools arrive if it recovers — Skald keeps retrying")
+        }
+        Some(skald_mcp::Status::Connecting) => {
+            format!("{g}: still connecting; its tools arrive when it is ready")
+        }
+        Some(skald_mcp::Status::Disabled) | None => {
+            format!("{g}: turned off; the user can turn it on")
+        }
+    }
+}
+
+/// Grants the groups, each checked first: `config` and the registered MCP servers (a
+/// turned-off server cannot be activated).
+fn grant(call: &Call<'_>, groups: &[&str]) -> Result<(), ToolError> {
+    for g in groups {
+        if *g == tn::CONFIG_GROUP {
+            continue;
+        }
+        match call.store.find_mcp_server(g).map_err(store_err)? {
+            Some(s) if s.enabled => {}
+            Some(_) => {
+                return Err(ToolError::failed(format!(
+                    "MCP server `{g}` is turned off; the user can turn it on"
+                )));
+            }
+            None => {
+                let servers: Vec<String> = call
+                    .store
+                    .list_mcp_servers()
+                    .map_err(store_err)?
+                    .into_iter()
+                    .map(|s| s.name)
+                    .collect();
+                return Err(ToolError::failed(format!(
+                    "unknown tool group `{g}`: the groups are `config` (Skald's configuration \
+                     tools){}",
+                    if servers.is_empty() {
+                        "; no MCP servers are configured".to_string()
+                    } else {
+                        format!(" and the MCP servers {}", servers.join(", "))
+                    }
+                )));
+            }
+        }
+    }
+    for g in groups {
+        call.store
+            .grant_group(call.session_id, call.stack_id, g)
+            .map_err(store_err)?;
+    }
+    Ok(())
+}

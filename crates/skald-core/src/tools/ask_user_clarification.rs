@@ -1,0 +1,125 @@
+//! ask_user_clarification: ask the user a question through the Agent Inbox and wait for
+//! the answer. The call's row is `pending` meanwhile; after a restart it finds its question
+//! again. Runs without an Inbox cannot ask, and say so.
+
+use super::{Call, Cooperative, ToolCx, text};
+use crate::inbox::Outcome;
+use crate::turn::{ApprovalMode, TurnEnv, TurnError};
+use serde_json::{Value, json};
+use skald_api::events::Event;
+use skald_api::{
+    Audience, ExecutionOutcome, Tool, ToolCallStatus, ToolCategory, ToolExecution, tool_names as tn,
+};
+
+pub struct AskUserClarification;
+
+impl<'a> Tool<ToolCx<'a>> for AskUserClarification {
+    fn name(&self) -> &str {
+        tn::ASK_USER_CLARIFICATION
+    }
+
+    fn description(&self) -> &str {
+        "Ask the user a question and wait for the answer."
+    }
+
+    fn parameters_schema(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "title": {"type": "string"},
+                "question": {"type": "string"},
+                "suggested_answers": {"type": "array", "items": {"type": "string"}}
+            },
+            "required": ["question"],
+            "additionalProperties": false
+        })
+    }
+
+    fn category(&self) -> ToolCategory {
+        ToolCategory::Session
+    }
+
+    /// System agents work unattended and never ask.
+    fn offered_to(&self, who: &Audience) -> bool {
+        !who.system
+    }
+
+    /// The wait watches the turn's stop token and closes the Inbox item itself.
+    fn run<'s>(&'s self, cx: &'s ToolCx<'a>, args: Value) -> Box<dyn ToolExecution + 's> {
+        Box::new(Cooperative::new(async move {
+            let call = match cx.call() {
+                Ok(call) => call,
+                Err(e) => return ExecutionOutcome::Failed(e.to_string()),
+            };
+            let answer = match call.turn {
+                Some(env) => ask(env, call, &args).await,
+                None => Ok(Outcome::Rejected(NO_ONE.to_string())),
+            };
+            match answer {
+                Ok(Outcome::Answered(text)) if !text.trim().is_empty() => {
+                    ExecutionOutcome::Completed(format!("The user answered: {text}"))
+                }
+                Ok(Outcome::Rejected(note)) if !note.trim().is_empty() => {
+                    ExecutionOutcome::Failed(format!("The user declined to answer: {note}"))
+                }
+                Ok(Outcome::Cancelled) => ExecutionOutcome::Cancelled,
+                Ok(_) => ExecutionOutcome::Failed("The user gave no answer.".to_string()),
+                Err(e) => cx.fatal(e),
+            }
+        }))
+    }
+}
+
+const NO_ONE: &str = "no one can answer questions in this run; decide yourself, or end your \
+                      answer with the question for the user";
+
+async fn ask(env: &TurnEnv<'_>, call: &Call<'_>, args: &Value) -> Result<Outcome, TurnError> {
+    let (store, session_id) = (call.store, call.session_id);
+    let inbox = match (env.cfg.approval, env.inbox) {
+        (ApprovalMode::Inbox, Some(inbox)) => inbox,
+        _ => return Ok(Outcome::Rejected(NO_ONE.to_string())),
+    };
+    let item = match store.inbox_item_for_call(
+        session_id,
+        call.call_id,
+        skald_store::InboxKind::Question,
+    )? {
+        Some(existing) => existing,
+        None => {
+            store.set_tool_call_status(session_id, call.call_id, ToolCallStatus::Pending, None)?;
+            let title = match text(args, "title") {
+                t if t.trim().is_empty() => text(args, "question"),
+                t => t,
+            };
+            inbox.request(
+                store,
+                &skald_store::NewInboxItem {
+                    session_id,
+                    kind: skald_store::InboxKind::Question,
+                    tool_call_id: Some(call.call_id.to_string()),
+                    agent_id: env.cfg.run.agent_id.clone(),
+                    depth: i64::try_from(env.frame.depth).unwrap_or(i64::MAX),
+                    title: title.to_string(),
+                    payload: args.clone(),
+                },
+                call.emit,
+            )?
+        }
+    };
+    (call.emit)(Event::AgentQuestion {
+        tool_call_id: call.call_id.to_string(),
+        inbox_id: item.id,
+        question: text(args, "question").to_string(),
+        suggested_answers: args
+            .get("suggested_answers")
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_string)
+                    .collect()
+            })
+            .unwrap_or_default(),
+    });
+    Ok(inbox.wait(store, item.id, call.cancel).await?)
+}

@@ -1,0 +1,39 @@
+//! delete_cron_job: delete a scheduled job and its runs' records. Destructive, so it is
+//! its own tool rather than a mode of toggle_item.
+
+use super::{ToolCx, store_err};
+use serde_json::{Value, json};
+use skald_api::{Tool, ToolCategory, ToolResult, tool_names as tn};
+
+pub struct DeleteCronJob;
+
+impl<'a> Tool<ToolCx<'a>> for DeleteCronJob {
+    fn name(&self) -> &str {
+        tn::DELETE_CRON_JOB
+    }
+
+    fn description(&self) -> &str {
+        "Delete a scheduled job and its runs' records (see list_items type=cron)."
+    }
+
+    fn parameters_schema(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {"job_id": {"type": "integer"}},
+            "required": ["job_id"],
+            "additionalProperties": false
+        })
+    }
+
+    fn category(&self) -> ToolCategory {
+        ToolCategory::Config
+    }
+
+    fn execute(&self, cx: &ToolCx<'a>, args: Value) -> ToolResult {
+        let store = cx.call()?.store;
+        let id = args.get("job_id").and_then(Value::as_i64).unwrap_or(-1);
+        let job = store.get_job(id).map_err(store_err)?;
+        store.delete_job(id).map_err(store_err)?;
+        Ok(format!("Deleted scheduled job {id} ({}).", job.name))
+    }
+}

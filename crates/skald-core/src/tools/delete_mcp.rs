@@ -1,0 +1,43 @@
+//! delete_mcp: unregister an MCP server and disconnect it. Destructive, so it is its own
+//! tool rather than a mode of toggle_item.
+
+use super::{ToolCx, store_err, text};
+use serde_json::{Value, json};
+use skald_api::{Tool, ToolCategory, ToolResult, tool_names as tn};
+
+pub struct DeleteMcp;
+
+impl<'a> Tool<ToolCx<'a>> for DeleteMcp {
+    fn name(&self) -> &str {
+        tn::DELETE_MCP
+    }
+
+    fn description(&self) -> &str {
+        "Unregister an MCP server and disconnect it."
+    }
+
+    fn parameters_schema(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {"name": {"type": "string"}},
+            "required": ["name"],
+            "additionalProperties": false
+        })
+    }
+
+    fn category(&self) -> ToolCategory {
+        ToolCategory::Config
+    }
+
+    fn execute(&self, cx: &ToolCx<'a>, args: Value) -> ToolResult {
+        let call = cx.call()?;
+        let name = text(&args, "name").trim();
+        call.store.delete_mcp_server(name).map_err(store_err)?;
+        if let Some(engine) = call.engine {
+            engine.mcp.manager.stop(name);
+        }
+        Ok(format!(
+            "Unregistered MCP server `{name}` and disconnected it."
+        ))
+    }
+}

@@ -1,0 +1,108 @@
+//! list_items: what is configured — agents, scheduled jobs, MCP servers or plugins.
+//! Introspection, so it stays in every list; only the mutating config tools are lazy.
+
+use super::{ToolCx, store_err, text};
+use serde_json::{Value, json};
+use skald_api::{Tool, ToolCategory, ToolError, ToolResult, tool_names as tn};
+
+pub struct ListItems;
+
+impl<'a> Tool<ToolCx<'a>> for ListItems {
+    fn name(&self) -> &str {
+        tn::LIST_ITEMS
+    }
+
+    fn description(&self) -> &str {
+        "List what is configured: `agents` (id, name, description, instructions), `cron` \
+         (scheduled jobs), `mcp` (MCP servers) or `plugins`."
+    }
+
+    fn parameters_schema(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {"type": {"type": "string", "enum": ["mcp", "plugins", "cron", "agents"]}},
+            "required": ["type"],
+            "additionalProperties": false
+        })
+    }
+
+    fn category(&self) -> ToolCategory {
+        ToolCategory::Introspection
+    }
+
+    fn execute(&self, cx: &ToolCx<'a>, args: Value) -> ToolResult {
+        let call = cx.call()?;
+        let kind = text(&args, "type");
+        let items: Vec<Value> = match kind {
+            "agents" => {
+                let library = call
+                    .library
+                    .ok_or_else(|| ToolError::failed("no agents are loaded in this run"))?;
+                library.agents().map(agent_item).collect()
+            }
+            "cron" => call
+                .store
+                .list_jobs()
+                .map_err(store_err)?
+                .into_iter()
+                .map(|j| {
+                    json!({
+                        "id": j.id,
+                        "name": j.name,
+                        "description": j.description,
+                        "agent_id": j.agent_id,
+                        "cron": j.cron,
+                        "timezone": j.timezone,
+                        "enabled": j.enabled,
+                        "next_run": j.next_run_at.map(crate::cron::format_time),
+                    })
+                })
+                .collect(),
+            "plugins" => match call.engine {
+                Some(engine) => engine.plugins.describe(call.store),
+                None => Vec::new(),
+            },
+            "mcp" => call
+                .store
+                .list_mcp_servers()
+                .map_err(store_err)?
+                .into_iter()
+                .map(|r| {
+                    let status = call
+                        .engine
+                        .and_then(|e| e.mcp.manager.status(&r.name))
+                        .map_or_else(|| "not started".to_string(), |s| s.describe());
+                    json!({
+                        "name": r.name,
+                        "transport": r.transport,
+                        "description": r.description,
+                        "enabled": r.enabled,
+                        "status": status,
+                    })
+                })
+                .collect(),
+            other => {
+                return Err(ToolError::failed(format!(
+                    "unknown type `{other}`: use mcp, plugins, cron or agents"
+                )));
+            }
+        };
+        Ok(json!({ "type": kind, "items": items }).to_string())
+    }
+}
+
+fn agent_item(a: &crate::agents::Agent) -> Value {
+    let mut v = json!({
+        "id": a.id,
+        "name": a.meta.name,
+        "description": a.meta.description,
+        "type": a.meta.kind,
+    });
+    if let Some(i) = &a.meta.instructions {
+        v["instructions"] = Value::String(i.clone());
+    }
+    if let Some(m) = &a.meta.model {
+        v["client"] = Value::String(m.clone());
+    }
+    v
+}

@@ -1,0 +1,43 @@
+//! list_secrets: the names of the stored secrets, never their values.
+
+use super::ToolCx;
+use serde_json::{Value, json};
+use skald_api::{Tool, ToolCategory, ToolError, ToolResult, tool_names as tn};
+
+pub struct ListSecrets;
+
+impl<'a> Tool<ToolCx<'a>> for ListSecrets {
+    fn name(&self) -> &str {
+        tn::LIST_SECRETS
+    }
+
+    fn description(&self) -> &str {
+        "List the names of stored secrets (never their values); `pattern` filters by a \
+         substring or a `prefix*`."
+    }
+
+    fn parameters_schema(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {"pattern": {"type": "string"}},
+            "additionalProperties": false
+        })
+    }
+
+    fn category(&self) -> ToolCategory {
+        ToolCategory::Config
+    }
+
+    fn execute(&self, cx: &ToolCx<'a>, args: Value) -> ToolResult {
+        let engine = cx
+            .call()?
+            .engine_or("secrets are not available in this run")?;
+        let secrets = engine
+            .secrets()
+            .ok_or_else(|| ToolError::failed("secrets are not available in this run"))?;
+        let names = secrets
+            .list(args.get("pattern").and_then(Value::as_str))
+            .map_err(|e| ToolError::failed(e.to_string()))?;
+        Ok(json!({ "names": names }).to_string())
+    }
+}

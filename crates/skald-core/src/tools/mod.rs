@@ -1,0 +1,498 @@
+//! Every tool a model can be offered, in one list (tools.md "Built-in Tool Catalogue").
+//! The file and shell tools come from `skald-tools`; the tools that act on the session —
+//! its scratchpad, the Inbox, sub-agents, Skald's own configuration — are here, one file
+//! each, named after the tool. All of them implement the one `Tool` trait and sit in the
+//! `ToolRegistry`, so their category, label, target path, schema and visibility are read
+//! from the same place, and the turn runs every one of them through `drive_execution`.
+//!
+//! A tool that needs the turn gets it from the `ToolCx` the driver passes to `run`: the
+//! session, the agent's frame, the engine, the stop token and where events go.
+
+mod activate_tools;
+mod ask_user_clarification;
+mod configure_plugin;
+mod delegate;
+mod delete_cron_job;
+mod delete_mcp;
+mod execute_subtask;
+mod execute_task;
+mod image_generate;
+mod image_generate_providers_list;
+mod list_items;
+mod list_secrets;
+mod notify;
+mod read_agent_result;
+mod read_notification;
+mod register_mcp;
+mod set_secret;
+mod show_file_to_user;
+mod toggle_item;
+mod update_scratchpad;
+mod write_todos;
+
+pub(crate) use delegate::label as delegation_label;
+pub use set_secret::HIDDEN_VALUE;
+pub use update_scratchpad::scratchpad_message;
+
+use crate::agents::Library;
+use crate::engine::Engine;
+use crate::turn::{Emit, TurnEnv, TurnError};
+use futures::FutureExt;
+use futures::future::BoxFuture;
+use serde_json::Value;
+use skald_api::{
+    CancellationToken, ExecutionOutcome, StateCell, Tool, ToolError, ToolExecution,
+    ToolExecutionState,
+};
+use skald_store::Store;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// A tool as the engine's registry holds it: one that can run with any call's context.
+pub type DynTool = dyn for<'a> Tool<ToolCx<'a>>;
+
+/// Whether a tool acts on the user's files and shell (and so can also run on its own, in
+/// `skald tool`) or on the session, which only an agent turn has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Files,
+    Engine,
+}
+
+/// Every tool Skald ships, each with its kind. `restart` is not here: only a carrier that
+/// can restart the program registers it (skald-tools `Restart`).
+pub fn all() -> Vec<(Arc<DynTool>, Kind)> {
+    use skald_tools::*;
+    let files: Vec<Arc<DynTool>> = vec![
+        Arc::new(ListFiles),
+        Arc::new(ReadFile),
+        Arc::new(WriteFile),
+        Arc::new(EditFile),
+        Arc::new(InsertAtLine),
+        Arc::new(ReplaceLines),
+        Arc::new(SearchFile),
+        Arc::new(GrepFiles),
+        Arc::new(GetAstOutline),
+        Arc::new(ExecuteCmd),
+    ];
+    let engine: Vec<Arc<DynTool>> = vec![
+        Arc::new(execute_task::ExecuteTask),
+        Arc::new(execute_subtask::ExecuteSubtask),
+        Arc::new(update_scratchpad::UpdateScratchpad),
+        Arc::new(ask_user_clarification::AskUserClarification),
+        Arc::new(write_todos::WriteTodos),
+        Arc::new(activate_tools::ActivateTools),
+        Arc::new(notify::Notify),
+        Arc::new(read_agent_result::ReadAgentResult),
+        Arc::new(read_notification::ReadNotification),
+        Arc::new(list_items::ListItems),
+        Arc::new(register_mcp::RegisterMcp),
+        Arc::new(delete_mcp::DeleteMcp),
+        Arc::new(set_secret::SetSecret),
+        Arc::new(list_secrets::ListSecrets),
+        Arc::new(configure_plugin::ConfigurePlugin),
+        Arc::new(image_generate_providers_list::ImageGenerateProvidersList),
+        Arc::new(delete_cron_job::DeleteCronJob),
+        Arc::new(toggle_item::ToggleItem),
+        Arc::new(show_file_to_user::ShowFileToUser),
+        Arc::new(image_generate::ImageGenerate),
+    ];
+    files
+        .into_iter()
+        .map(|t| (t, Kind::Files))
+        .chain(engine.into_iter().map(|t| (t, Kind::Engine)))
+        .collect()
+}
+
+/// The call a tool runs for: its session and agent frame, and what the turn offers it.
+#[derive(Clone, Copy)]
+pub struct Call<'a> {
+    pub store: &'a Store,
+    pub session_id: i64,
+    /// The calling agent's stack frame (`None`: the session's root agent).
+    pub stack_id: Option<i64>,
+    /// The agents it may delegate to and list.
+    pub library: Option<&'a Library>,
+    /// The engine, for work that outlives the turn (background tasks, schedules, MCP
+    /// servers, secrets, plugins); without it those are refused with a clear message.
+    pub engine: Option<&'a Arc<Engine>>,
+    pub call_id: &'a str,
+    /// The turn's stop token, for tools that wind down by themselves.
+    pub cancel: &'a CancellationToken,
+    pub emit: Emit<'a>,
+    /// The turn the call was made in (delegation runs a turn of its own in it; a question
+    /// needs its Inbox). `None` for a call run outside a turn, as unit tests do.
+    pub turn: Option<&'a TurnEnv<'a>>,
+}
+
+/// What the driver passes to every tool's `run`. File tools ignore it.
+pub struct ToolCx<'a> {
+    call: Option<Call<'a>>,
+    /// An error of the engine itself (the store failed) met while a tool ran: the turn
+    /// ends with it, as it would have outside the tool.
+    fatal: Mutex<Option<TurnError>>,
+}
+
+impl<'a> ToolCx<'a> {
+    /// For a call inside an agent turn.
+    pub fn new(call: Call<'a>) -> Self {
+        ToolCx {
+            call: Some(call),
+            fatal: Mutex::new(None),
+        }
+    }
+
+    /// For a tool run on its own (`skald tool`): file tools only.
+    pub fn outside_turn() -> Self {
+        ToolCx {
+            call: None,
+            fatal: Mutex::new(None),
+        }
+    }
+
+    /// The call, for tools that act on the session.
+    pub fn call(&self) -> Result<&Call<'a>, ToolError> {
+        self.call
+            .as_ref()
+            .ok_or_else(|| ToolError::failed("this tool runs only inside an agent turn"))
+    }
+
+    /// Records an engine error for the driver and fails the call with its message.
+    pub(crate) fn fatal(&self, e: TurnError) -> ExecutionOutcome {
+        let message = e.to_string();
+        *crate::lock(&self.fatal) = Some(e);
+        ExecutionOutcome::Failed(message)
+    }
+
+    /// The engine error a tool met, if any; the turn ends with it.
+    pub(crate) fn take_fatal(&self) -> Option<TurnError> {
+        crate::lock(&self.fatal).take()
+    }
+}
+
+impl Call<'_> {
+    /// The engine, or the message a run without one answers with.
+    pub(crate) fn engine_or(&self, missing: &str) -> Result<&Arc<Engine>, ToolError> {
+        self.engine.ok_or_else(|| ToolError::failed(missing))
+    }
+}
+
+/// A string argument, `""` when absent: arguments were validated against the schema
+/// before the tool runs, so absence means an optional field left out.
+pub(crate) fn text<'v>(args: &'v Value, key: &str) -> &'v str {
+    args.get(key).and_then(Value::as_str).unwrap_or("")
+}
+
+/// A store error as the model reads it.
+pub(crate) fn store_err(e: skald_store::StoreError) -> ToolError {
+    ToolError::failed(e.to_string())
+}
+
+/// The execution of a tool that watches the turn's stop token itself and winds down on
+/// its own — closing the Inbox item it waits on, ending the sub-agent it runs — so its
+/// stored state stays true. `stop` leaves it to do so (within `STOP_GRACE`, after which
+/// the driver drops it) instead of dropping the work mid-way as `SimpleExecution` does.
+pub(crate) struct Cooperative<'a> {
+    work: tokio::sync::Mutex<Option<BoxFuture<'a, ExecutionOutcome>>>,
+    state: StateCell,
+    outcome: OnceLock<ExecutionOutcome>,
+}
+
+impl<'a> Cooperative<'a> {
+    pub(crate) fn new(work: impl Future<Output = ExecutionOutcome> + Send + 'a) -> Self {
+        Cooperative {
+            work: tokio::sync::Mutex::new(Some(Box::pin(work))),
+            state: StateCell::default(),
+            outcome: OnceLock::new(),
+        }
+    }
+
+    fn finish(&self, outcome: ExecutionOutcome) -> ExecutionOutcome {
+        let stored = self.outcome.get_or_init(|| outcome).clone();
+        self.state.advance(stored.state());
+        stored
+    }
+}
+
+impl ToolExecution for Cooperative<'_> {
+    fn state(&self) -> ToolExecutionState {
+        self.state.get()
+    }
+
+    fn wait<'b>(&'b self) -> Pin<Box<dyn Future<Output = ExecutionOutcome> + Send + 'b>> {
+        Box::pin(async move {
+            let mut slot = self.work.lock().await;
+            if let Some(done) = self.outcome.get() {
+                return done.clone();
+            }
+            let Some(work) = slot.take() else {
+                // An earlier wait was dropped mid-flight and took the work with it.
+                return self.finish(ExecutionOutcome::Cancelled);
+            };
+            self.state.advance(ToolExecutionState::Running);
+            // A panicking tool is a failed call, not a crash of the engine.
+            let outcome = match std::panic::AssertUnwindSafe(work).catch_unwind().await {
+                Ok(outcome) => outcome,
+                Err(_) => ExecutionOutcome::Failed("the tool crashed".to_string()),
+            };
+            self.finish(outcome)
+        })
+    }
+}
+
+/// A tool result as an outcome.
+pub(crate) fn outcome(result: Result<String, ToolError>) -> ExecutionOutcome {
+    match result {
+        Ok(text) => ExecutionOutcome::Completed(text),
+        Err(e) => ExecutionOutcome::Failed(e.to_string()),
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod test_support {
+    use super::*;
+
+    /// Runs the tool called `name` for `call` to its outcome, as the turn would, and gives
+    /// its text or its error message.
+    pub fn run(call: Call<'_>, name: &str, args: &Value) -> Result<String, String> {
+        let tools = all();
+        let tool = &tools
+            .iter()
+            .find(|(t, _)| t.name() == name)
+            .unwrap_or_else(|| panic!("no tool {name}"))
+            .0;
+        let cx = ToolCx::new(call);
+        let exec = tool.run(&cx, args.clone());
+        match futures::executor::block_on(exec.wait()) {
+            ExecutionOutcome::Completed(text) => Ok(text),
+            ExecutionOutcome::Failed(message) => Err(message),
+            ExecutionOutcome::Cancelled => Err("cancelled".to_string()),
+        }
+    }
+
+    /// A call of the root agent of `session_id`, outside any turn.
+    pub fn call<'a>(
+        store: &'a Store,
+        session_id: i64,
+        cancel: &'a CancellationToken,
+        emit: Emit<'a>,
+    ) -> Call<'a> {
+        Call {
+            store,
+            session_id,
+            stack_id: None,
+            library: None,
+            engine: None,
+            call_id: "call_1",
+            cancel,
+            emit,
+            turn: None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::test_support::{call, run};
+    use serde_json::{Value, json};
+    use skald_api::{Audience, CancellationToken, tool_names as tn};
+    use skald_store::Store;
+
+    #[test]
+    fn each_tool_is_offered_to_whom_it_is_for() {
+        let registry = crate::builtin_registry().unwrap();
+        assert!(registry.is_engine_tool(tn::WRITE_TODOS));
+        assert!(!registry.is_engine_tool(tn::READ_FILE));
+        let names = |who: Audience| -> Vec<String> {
+            registry
+                .offered(&who)
+                .iter()
+                .map(|d| d["function"]["name"].as_str().unwrap().to_string())
+                .collect()
+        };
+        let chat = names(Audience {
+            depth: 0,
+            background: false,
+            system: false,
+            config: false,
+            images: false,
+            delegation: false,
+        });
+        assert!(chat.contains(&tn::READ_AGENT_RESULT.to_string()));
+        assert!(chat.contains(&tn::READ_NOTIFICATION.to_string()));
+        assert!(!chat.contains(&tn::NOTIFY.to_string()));
+        let bg = names(Audience {
+            depth: 0,
+            background: true,
+            system: false,
+            config: false,
+            images: false,
+            delegation: false,
+        });
+        assert!(bg.contains(&tn::NOTIFY.to_string()));
+        assert!(!bg.contains(&tn::READ_NOTIFICATION.to_string()));
+        let sub = names(Audience {
+            depth: 1,
+            background: false,
+            system: true,
+            config: true,
+            images: true,
+            delegation: false,
+        });
+        assert!(!sub.contains(&tn::ASK_USER_CLARIFICATION.to_string()));
+        assert!(!sub.contains(&tn::READ_AGENT_RESULT.to_string()));
+        assert!(sub.contains(&tn::LIST_ITEMS.to_string()));
+        assert!(sub.contains(&tn::TOGGLE_ITEM.to_string()));
+        assert!(!chat.contains(&tn::DELETE_CRON_JOB.to_string()));
+    }
+
+    /// The Inbox's "approve all config calls" (a category bypass) covers the engine's
+    /// configuration tools, and a bypass of another category does not: every tool has its
+    /// category in the registry.
+    #[test]
+    fn category_bypasses_cover_the_engine_tools() {
+        use crate::approval::{BypassScope, Bypasses};
+        let registry = crate::builtin_registry().unwrap();
+        let bypasses = Bypasses::default();
+        bypasses.grant(1, BypassScope::Category("config".into()), None);
+        for name in [
+            tn::TOGGLE_ITEM,
+            tn::SET_SECRET,
+            tn::LIST_SECRETS,
+            tn::REGISTER_MCP,
+            tn::DELETE_MCP,
+            tn::DELETE_CRON_JOB,
+            tn::CONFIGURE_PLUGIN,
+            tn::IMAGE_GENERATE,
+            tn::ACTIVATE_TOOLS,
+        ] {
+            assert!(bypasses.covers(1, name, &registry), "{name}");
+            assert!(
+                !bypasses.covers(2, name, &registry),
+                "{name}: another session"
+            );
+        }
+        for name in [
+            tn::READ_FILE,
+            tn::EXECUTE_TASK,
+            tn::UPDATE_SCRATCHPAD,
+            tn::LIST_ITEMS,
+        ] {
+            assert!(!bypasses.covers(1, name, &registry), "{name}");
+        }
+        bypasses.grant(1, BypassScope::Category("subagent".into()), None);
+        assert!(bypasses.covers(1, tn::EXECUTE_TASK, &registry));
+        assert!(bypasses.covers(1, tn::EXECUTE_SUBTASK, &registry));
+        bypasses.grant(1, BypassScope::Category("session".into()), None);
+        assert!(bypasses.covers(1, tn::ASK_USER_CLARIFICATION, &registry));
+        assert!(bypasses.covers(1, tn::SHOW_FILE_TO_USER, &registry));
+    }
+
+    #[test]
+    fn every_schema_is_a_valid_object_schema() {
+        let registry = crate::builtin_registry().unwrap();
+        for tool in registry.tools() {
+            let parameters = tool.parameters_schema();
+            assert_eq!(parameters["type"], "object", "{}", tool.name());
+            // An empty object fails exactly when the schema requires something.
+            let requires = parameters.get("required").is_some();
+            assert_eq!(
+                crate::args::validate_args(&parameters, &json!({})).is_err(),
+                requires,
+                "{}",
+                tool.name()
+            );
+        }
+    }
+
+    #[test]
+    fn task_state_notifications_and_lists() {
+        let store = Store::open_in_memory().unwrap();
+        let chat = store
+            .create_session(&skald_store::NewSession::default())
+            .unwrap();
+        let other = store
+            .create_session(&skald_store::NewSession::default())
+            .unwrap();
+        let task = store
+            .create_task(&skald_store::NewTask {
+                parent_session_id: chat.id,
+                parent_tool_call_id: None,
+                session_id: other.id,
+                agent_id: "researcher".into(),
+                title: "t".into(),
+                description: String::new(),
+                prompt: "p".into(),
+            })
+            .unwrap();
+        let cancel = CancellationToken::new();
+        let ctx = |session_id| call(&store, session_id, &cancel, &|_| {});
+        let read = |session_id| {
+            run(
+                ctx(session_id),
+                tn::READ_AGENT_RESULT,
+                &json!({"task_id": task.id}),
+            )
+        };
+        assert!(read(chat.id).unwrap().contains("not_ready"));
+        assert!(read(other.id).unwrap_err().contains("started no task"));
+        store
+            .finish_task(task.id, skald_store::TaskStatus::Done, "r")
+            .unwrap();
+        assert!(read(chat.id).unwrap().contains("\"status\":\"done\""));
+
+        for summary in ["one", "two"] {
+            store
+                .add_delivery(
+                    chat.id,
+                    skald_store::DeliveryKind::Notification,
+                    &json!({"summary": summary}),
+                    0,
+                )
+                .unwrap();
+        }
+        store.take_deliveries(chat.id).unwrap();
+        let notes: Value = serde_json::from_str(
+            &run(ctx(chat.id), tn::READ_NOTIFICATION, &json!({"limit": 1})).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(notes["notifications"], json!([{"summary": "two"}]));
+
+        let cron: Value = serde_json::from_str(
+            &run(ctx(chat.id), tn::LIST_ITEMS, &json!({"type": "cron"})).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(cron["items"], json!([]));
+        assert!(
+            run(ctx(chat.id), tn::LIST_ITEMS, &json!({"type": "agents"}))
+                .unwrap_err()
+                .contains("no agents")
+        );
+        assert!(
+            run(
+                ctx(chat.id),
+                tn::ACTIVATE_TOOLS,
+                &json!({"groups": ["github"]})
+            )
+            .unwrap_err()
+            .contains("unknown tool group `github`")
+        );
+        run(
+            ctx(chat.id),
+            tn::ACTIVATE_TOOLS,
+            &json!({"groups": ["config"]}),
+        )
+        .unwrap();
+        assert_eq!(store.granted_groups(chat.id, None).unwrap(), ["config"]);
+        assert!(
+            run(
+                ctx(chat.id),
+                tn::TOGGLE_ITEM,
+                &json!({"kind": "mcp", "id": "github", "enabled": true})
+            )
+            .unwrap_err()
+            .contains("no MCP server named `github`")
+        );
+    }
+}

@@ -1,0 +1,102 @@
+//! update_scratchpad: set a key on the session's shared scratchpad, which every agent of
+//! the session reads in its prompt.
+
+use super::{ToolCx, store_err, text};
+use serde_json::{Value, json};
+use skald_api::{Tool, ToolCategory, ToolError, ToolResult, tool_names as tn};
+use skald_store::Store;
+
+pub struct UpdateScratchpad;
+
+impl<'a> Tool<ToolCx<'a>> for UpdateScratchpad {
+    fn name(&self) -> &str {
+        tn::UPDATE_SCRATCHPAD
+    }
+
+    fn description(&self) -> &str {
+        "Set a key on the session's shared scratchpad, seen by every agent of the session. An \
+         empty value removes the key."
+    }
+
+    fn parameters_schema(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {"key": {"type": "string"}, "value": {"type": "string"}},
+            "required": ["key", "value"],
+            "additionalProperties": false
+        })
+    }
+
+    fn category(&self) -> ToolCategory {
+        ToolCategory::Session
+    }
+
+    fn execute(&self, cx: &ToolCx<'a>, args: Value) -> ToolResult {
+        let call = cx.call()?;
+        let key = text(&args, "key").trim();
+        if key.is_empty() {
+            return Err(ToolError::invalid("key", "must not be empty"));
+        }
+        let value = text(&args, "value");
+        call.store
+            .set_scratchpad(call.session_id, key, value)
+            .map_err(store_err)?;
+        Ok(if value.is_empty() {
+            format!("Removed `{key}` from the scratchpad.")
+        } else {
+            format!("Scratchpad `{key}` set; every agent of this session sees it.")
+        })
+    }
+}
+
+/// The scratchpad as the agents read it, or nothing when it is empty.
+pub fn scratchpad_message(
+    store: &Store,
+    session_id: i64,
+) -> Result<Option<String>, skald_store::StoreError> {
+    let entries = store.scratchpad(session_id)?;
+    if entries.is_empty() {
+        return Ok(None);
+    }
+    let mut out = "Session scratchpad — notes shared by every agent of this session \
+                   (update with update_scratchpad):\n"
+        .to_string();
+    for (k, v) in entries {
+        out.push_str(&format!("- {k}: {v}\n"));
+    }
+    Ok(Some(out))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tools::test_support::{call, run};
+    use skald_api::CancellationToken;
+
+    #[test]
+    fn scratchpad_round_trip() {
+        let store = Store::open_in_memory().unwrap();
+        let s = store
+            .create_session(&skald_store::NewSession::default())
+            .unwrap();
+        assert_eq!(scratchpad_message(&store, s.id).unwrap(), None);
+        let cancel = CancellationToken::new();
+        let ctx = call(&store, s.id, &cancel, &|_| {});
+        run(
+            ctx,
+            tn::UPDATE_SCRATCHPAD,
+            &json!({"key": "goal", "value": "ship"}),
+        )
+        .unwrap();
+        let msg = scratchpad_message(&store, s.id).unwrap().unwrap();
+        assert!(msg.ends_with("- goal: ship\n"), "{msg}");
+        assert!(
+            run(
+                ctx,
+                tn::UPDATE_SCRATCHPAD,
+                &json!({"key": " ", "value": "x"})
+            )
+            .is_err()
+        );
+    }
+}
