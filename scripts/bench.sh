@@ -19,8 +19,8 @@ target="${CARGO_TARGET_DIR:-target}/release"
 load=()
 if [[ "$*" != *--only* || "$*" == *"--only load"* ]]; then
   report=$(mktemp)
-  SKALD_LOAD_REPORT="$report" cargo test --release --locked -p skald-cli --test serve \
-    twenty_chats_a_cron_job_and_a_background_task_run_at_once -- --nocapture
+  SKALD_LOAD_REPORT="$report" cargo test --release --locked -p skald-cli --test it \
+    serve::twenty_chats_a_cron_job_and_a_background_task_run_at_once -- --nocapture
   load=(--load-report "$report")
 fi
 "$target/skald-bench" --skald "$target/skald" --out docs/performance.md "${load[@]}" "$@"

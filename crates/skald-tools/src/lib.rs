@@ -1,7 +1,8 @@
 //! Skald's built-in tools that act on the user's files and shell, one file per tool, named
-//! after it. The engine's registry lists them with its own tools (skald-core `tools`). Paths resolve against the
-//! run's working directory (`fs::resolve`); file I/O runs on the blocking pool so a large
-//! file never stalls the engine's event loop, and a stopped call stops walking.
+//! after it; the engine's registry lists them with its own tools (skald-core `tools`).
+//! Paths resolve against the run's working directory (`fs::resolve`); file I/O runs on the
+//! blocking pool so a large file never stalls the engine's event loop, and a stopped call
+//! stops walking.
 
 pub mod fs;
 pub mod search;

@@ -1,8 +1,6 @@
 //! Helpers the CLI's end-to-end tests share: the `skald` command against a scripted model,
 //! its outputs, and the JSON events of `--json` runs.
 
-#![allow(dead_code)] // each test binary uses its own part
-
 use serde_json::Value;
 use skald_testkit::ScriptedServer;
 use std::io::{BufRead, BufReader, Write};
@@ -10,19 +8,42 @@ use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::mpsc::Receiver;
 
-/// `skald --data-dir DATA`, with no provider configured unless `server` is given (then
-/// the scripted OpenAI-protocol server is the model), and secrets in the file vault —
-/// never the developer's own keyring.
-pub fn skald(data: &Path, server: Option<&ScriptedServer>) -> Command {
+/// The variables of a developer's own setup that would reach a test's `skald`: data
+/// directory, providers, model choice.
+const DEVELOPER_VARS: &[&str] = &[
+    "SKALD_DATA_DIR",
+    "SKALD_MODEL",
+    "SKALD_FALLBACK_MODELS",
+    "OPENAI_BASE_URL",
+    "OPENAI_API_KEY",
+    "ANTHROPIC_BASE_URL",
+    "ANTHROPIC_API_KEY",
+    "OLLAMA_HOST",
+];
+
+/// Points a `skald` command at DATA and keeps the developer's own setup out of it: none
+/// of their provider, model or data-dir variables, secrets in the file vault — never their
+/// keyring — and stdin closed.
+pub fn isolate(c: &mut Command, data: &Path) {
+    c.arg("--data-dir").arg(data);
+    for var in DEVELOPER_VARS {
+        c.env_remove(var);
+    }
+    c.env("SKALD_SECRETS", "file").stdin(Stdio::null());
+}
+
+/// `skald --data-dir DATA`, isolated. Every test's command starts here (or, for another
+/// copy of the binary, with `isolate`).
+pub fn bare(data: &Path) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_skald"));
-    c.arg("--data-dir")
-        .arg(data)
-        .env_remove("SKALD_DATA_DIR")
-        .env_remove("ANTHROPIC_API_KEY")
-        .env_remove("OLLAMA_HOST")
-        .env_remove("SKALD_FALLBACK_MODELS")
-        .env("SKALD_SECRETS", "file")
-        .stdin(Stdio::null());
+    isolate(&mut c, data);
+    c
+}
+
+/// `bare`, with no provider configured unless `server` is given (then the scripted
+/// OpenAI-protocol server is the model).
+pub fn skald(data: &Path, server: Option<&ScriptedServer>) -> Command {
+    let mut c = bare(data);
     if let Some(s) = server {
         c.env("OPENAI_BASE_URL", &s.base_url)
             .env("OPENAI_API_KEY", "sk-test-provider-key")

@@ -2,14 +2,11 @@
 //! reference server `@modelcontextprotocol/server-everything` (tests/mcp, installed by
 //! `scripts/setup.sh --test`) over stdio on 127.0.0.1.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers may panic
-
 use serde_json::Value;
 use skald_testkit::{ScriptedServer, answer, delayed, tool_call, tool_calls};
 use std::path::{Path, PathBuf};
 
-mod common;
-use common::{events, offered, ok, result, set_secret, skald, spawn_json, wait_for};
+use crate::common::{events, offered, ok, result, set_secret, skald, spawn_json, wait_for};
 
 fn everything_js() -> String {
     let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))

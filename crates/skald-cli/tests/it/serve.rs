@@ -1,11 +1,7 @@
 //! `skald serve` end to end: a real server process on 127.0.0.1, driven over its WebSocket
 //! and HTTP routes as the UI drives it, against a scripted model server.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers may panic
-
-mod common;
-
-use common::skald;
+use crate::common::skald;
 use serde_json::{Value, json};
 use skald_testkit::{ScriptedServer, answer, tool_call};
 use std::io::{BufRead, BufReader, Read, Write};
@@ -885,7 +881,7 @@ fn a_scheduled_job_is_edited_toggled_and_removed_from_the_ui() {
         ])
         .output()
         .unwrap();
-    let job: Value = serde_json::from_str(&common::ok(&added)).unwrap();
+    let job: Value = serde_json::from_str(&crate::common::ok(&added)).unwrap();
     let id = job["id"].as_i64().unwrap();
     let s = serve(&data, dir.path(), None);
     let mut ws = s.ws();
@@ -1142,7 +1138,7 @@ fn twenty_chats_a_cron_job_and_a_background_task_run_at_once() {
         .arg(root.path())
         .output()
         .unwrap();
-    let job: Value = serde_json::from_str(&common::ok(&job)).unwrap();
+    let job: Value = serde_json::from_str(&crate::common::ok(&job)).unwrap();
     let srv = serve(data.path(), root.path(), Some(&server));
     let scheduler = skald(data.path(), Some(&server))
         .args(["cron", "run"])
@@ -1219,7 +1215,7 @@ fn twenty_chats_a_cron_job_and_a_background_task_run_at_once() {
     let wall = started.elapsed();
 
     let out = tasker.wait_with_output().unwrap();
-    let text = common::ok(&out);
+    let text = crate::common::ok(&out);
     assert!(text.contains("The task reported back."), "{text}");
     // At least one of the job's runs has finished (a fast machine may be done with the
     // chats before the first one is); then the scheduler stops.

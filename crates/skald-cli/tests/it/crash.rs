@@ -14,11 +14,8 @@
 //! pending or streaming, and no temporary file of an interrupted write is left behind.
 
 #![cfg(unix)]
-#![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers may panic
 
-mod common;
-
-use common::{skald, spawn_json};
+use crate::common::{skald, spawn_json};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 use serde_json::{Value, json};

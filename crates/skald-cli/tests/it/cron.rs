@@ -1,14 +1,11 @@
 //! `skald cron` end to end: jobs added and managed from the command line, run by
 //! `skald cron run` processes against a scripted model server on 127.0.0.1.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers may panic
-
 use serde_json::{Value, json};
 use skald_testkit::{ScriptedServer, answer};
 use std::process::Stdio;
 
-mod common;
-use common::{events, ok, skald};
+use crate::common::{events, ok, skald};
 
 /// Adds a job for the researcher and returns its id.
 fn add_job(data: &std::path::Path, work: &std::path::Path, cron: &str) -> i64 {
@@ -305,7 +302,7 @@ fn an_agent_manages_jobs_after_activating_the_config_group() {
         .unwrap();
     let stdout = ok(&out);
     let ev = events(&stdout);
-    let result = |id: &str| common::result(&ev, id);
+    let result = |id: &str| crate::common::result(&ev, id);
     assert!(result("l1").contains("digest"), "{}", result("l1"));
     assert!(result("l2").contains("Researcher") && result("l2").contains("instructions"));
     assert!(

@@ -2,11 +2,8 @@
 //! key and no network (`scripts/setup.sh --test` puts the GGUF file in tests/models/).
 
 #![cfg(feature = "local")]
-#![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers may panic
 
-mod common;
-
-use common::{events, ok, skald, spawn_json, wait_for};
+use crate::common::{events, ok, skald, spawn_json, wait_for};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};

@@ -1,7 +1,5 @@
 //! `skald` run as a real process: the catalog, direct tool runs and their exit codes.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers may panic
-
 use serde_json::Value;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
@@ -23,12 +21,9 @@ impl Sandbox {
     }
 
     fn cmd(&self, args: &[&str]) -> Command {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_skald"));
+        let mut c = crate::common::bare(self.data.path());
         c.args(args)
-            .arg("--data-dir")
-            .arg(self.data.path())
             .current_dir(self.work.path())
-            .env_remove("SKALD_DATA_DIR")
             .stdin(Stdio::null());
         c
     }

@@ -1,10 +1,7 @@
 //! `skald exec` against a scripted model server that speaks OpenAI's streaming protocol
 //! over a real socket on 127.0.0.1.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers may panic
-
-mod common;
-
+use crate::common::bare;
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Output, Stdio};
@@ -18,16 +15,10 @@ fn serve(replies: Vec<skald_testkit::Reply>) -> ScriptedServer {
 /// `skald --data-dir DATA` talking to the scripted OpenAI-protocol `server`, with no
 /// other provider or fallback configured.
 fn skald_against(server: &ScriptedServer, data: &std::path::Path) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_skald"));
-    c.arg("--data-dir")
-        .arg(data)
-        .env("OPENAI_BASE_URL", &server.base_url)
+    let mut c = bare(data);
+    c.env("OPENAI_BASE_URL", &server.base_url)
         .env("OPENAI_API_KEY", "k")
-        .env("SKALD_MODEL", "scripted-model")
-        .env_remove("ANTHROPIC_API_KEY")
-        .env_remove("OLLAMA_HOST")
-        .env_remove("SKALD_DATA_DIR")
-        .env_remove("SKALD_FALLBACK_MODELS");
+        .env("SKALD_MODEL", "scripted-model");
     c
 }
 
@@ -55,19 +46,11 @@ fn exec_with(vars: &[(&str, &str)], extra: &[&str], prompt: &str) -> Run {
     let data = tempfile::tempdir().unwrap();
     let work = tempfile::tempdir().unwrap();
     std::fs::write(work.path().join("hello.txt"), "hello from the fixture\n").unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_skald"))
-        .arg("--data-dir")
-        .arg(data.path())
+    let out = bare(data.path())
         .args(["exec", "--json", "--cwd"])
         .arg(work.path())
         .args(extra)
         .arg(prompt)
-        .env_remove("OPENAI_BASE_URL")
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("ANTHROPIC_API_KEY")
-        .env_remove("ANTHROPIC_BASE_URL")
-        .env_remove("OLLAMA_HOST")
-        .env_remove("SKALD_DATA_DIR")
         .envs(vars.iter().copied())
         .stdin(Stdio::null())
         .output()
@@ -348,17 +331,7 @@ fn a_server_error_is_retried() {
 #[test]
 fn no_model_configured_is_a_usage_error() {
     let data = tempfile::tempdir().unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_skald"))
-        .arg("--data-dir")
-        .arg(data.path())
-        .args(["exec", "hi"])
-        .env_remove("SKALD_MODEL")
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("OPENAI_BASE_URL")
-        .env_remove("ANTHROPIC_API_KEY")
-        .env_remove("OLLAMA_HOST")
-        .output()
-        .unwrap();
+    let out = bare(data.path()).args(["exec", "hi"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("SKALD_MODEL"));
 }
@@ -372,9 +345,7 @@ fn spawn_exec(
     extra: &[&str],
     prompt: &str,
 ) -> (std::process::Child, std::sync::mpsc::Receiver<Value>) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_skald"))
-        .arg("--data-dir")
-        .arg(data)
+    let mut child = bare(data)
         .args(["exec", "--json", "--cwd"])
         .arg(work)
         .args(extra)
@@ -382,7 +353,6 @@ fn spawn_exec(
         .env("OPENAI_BASE_URL", &server.base_url)
         .env("OPENAI_API_KEY", "test-key")
         .env("SKALD_MODEL", "scripted-model")
-        .env_remove("SKALD_DATA_DIR")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -776,9 +746,7 @@ fn a_failing_model_falls_back_to_the_next_and_usage_is_recorded() {
         ),
     )
     .unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_skald"))
-        .arg("--data-dir")
-        .arg(data.path())
+    let out = bare(data.path())
         .args(["exec", "--json", "--cwd"])
         .arg(work.path())
         .arg("hi")
@@ -787,7 +755,6 @@ fn a_failing_model_falls_back_to_the_next_and_usage_is_recorded() {
         .env("SKALD_MODEL", "openai/primary-model")
         .env("SKALD_FALLBACK_MODELS", "backup/model-b")
         .env("BACKUP_KEY", "backup-secret")
-        .env_remove("SKALD_DATA_DIR")
         .output()
         .unwrap();
     assert_eq!(
@@ -1098,7 +1065,6 @@ fn approve_ask_prompts_on_a_terminal() {
             .env("OPENAI_BASE_URL", &server.base_url)
             .env("OPENAI_API_KEY", "k")
             .env("SKALD_MODEL", "scripted-model")
-            .env_remove("SKALD_DATA_DIR")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()
@@ -1159,7 +1125,6 @@ fn approve_ask_shows_every_line_with_controls_escaped() {
         .env("OPENAI_BASE_URL", &server.base_url)
         .env("OPENAI_API_KEY", "k")
         .env("SKALD_MODEL", "scripted-model")
-        .env_remove("SKALD_DATA_DIR")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
@@ -1483,11 +1448,8 @@ fn approvals_wait_in_the_inbox_across_processes_and_restarts() {
     use nix::sys::signal::{Signal, kill};
     use nix::unistd::Pid;
     let inbox_answer = |data: &std::path::Path, id: i64, decision: &str| {
-        Command::new(env!("CARGO_BIN_EXE_skald"))
-            .arg("--data-dir")
-            .arg(data)
+        bare(data)
             .args(["inbox", "answer", &id.to_string(), decision])
-            .env_remove("SKALD_DATA_DIR")
             .output()
             .unwrap()
     };
@@ -1517,9 +1479,7 @@ fn approvals_wait_in_the_inbox_across_processes_and_restarts() {
         "the child is the one waiting"
     );
     let id = seen.last().unwrap()["inbox_id"].as_i64().unwrap();
-    let listed = Command::new(env!("CARGO_BIN_EXE_skald"))
-        .arg("--data-dir")
-        .arg(data.path())
+    let listed = bare(data.path())
         .args(["inbox", "list", "--json"])
         .output()
         .unwrap();
@@ -1723,16 +1683,7 @@ fn a_question_waits_in_the_inbox_for_a_text_answer() {
     let q = seen.last().unwrap();
     assert_eq!(q["suggested_answers"], json!(["blue", "green"]));
     let id = q["inbox_id"].as_i64().unwrap();
-    let skald_inbox = |args: &[&str]| {
-        Command::new(env!("CARGO_BIN_EXE_skald"))
-            .arg("--data-dir")
-            .arg(data.path())
-            .arg("inbox")
-            .args(args)
-            .env_remove("SKALD_DATA_DIR")
-            .output()
-            .unwrap()
-    };
+    let skald_inbox = |args: &[&str]| bare(data.path()).arg("inbox").args(args).output().unwrap();
     // A question is answered with text, not approve/reject.
     assert_eq!(
         skald_inbox(&["answer", &id.to_string(), "approve"])
@@ -1806,11 +1757,8 @@ fn a_question_is_answered_after_a_restart() {
     let id = seen.last().unwrap()["inbox_id"].as_i64().unwrap();
     kill(Pid::from_raw(child.id() as i32), Signal::SIGKILL).unwrap();
     child.wait().unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_skald"))
-        .arg("--data-dir")
-        .arg(data.path())
+    let out = bare(data.path())
         .args(["inbox", "answer", &id.to_string(), "--text", "staging"])
-        .env_remove("SKALD_DATA_DIR")
         .output()
         .unwrap();
     assert_eq!(
@@ -1877,7 +1825,7 @@ fn credential_folders_in_the_home_folder_always_ask() {
         .arg("look around")
         .output()
         .unwrap();
-    let events = common::events(&common::ok(&out));
+    let events = crate::common::events(&crate::common::ok(&out));
     for id in ["k1", "k2"] {
         let rejected = events
             .iter()
@@ -1940,16 +1888,12 @@ fn keys_of_configured_providers_never_reach_commands_and_sessions_stay_in_their_
         ),
     )
     .unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_skald"))
-        .arg("--data-dir")
-        .arg(data.path())
+    let out = bare(data.path())
         .args(["exec", "--json", "--approve", "all", "--cwd"])
         .arg(work.path())
         .arg("show the key")
         .env("SKALD_MODEL", "mine/model-x")
         .env("MINE_KEY", "sk-mine-secret")
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("SKALD_DATA_DIR")
         .output()
         .unwrap();
     assert_eq!(
@@ -1966,14 +1910,11 @@ fn keys_of_configured_providers_never_reach_commands_and_sessions_stay_in_their_
     assert!(stdout.contains("[]"));
     // The session works in `work`; continuing it from elsewhere with --cwd is refused.
     let other = tempfile::tempdir().unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_skald"))
-        .arg("--data-dir")
-        .arg(data.path())
+    let out = bare(data.path())
         .args(["exec", "--session", "1", "--cwd"])
         .arg(other.path())
         .arg("again")
         .env("SKALD_MODEL", "mine/model-x")
-        .env_remove("SKALD_DATA_DIR")
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
@@ -2075,11 +2016,8 @@ fn an_async_task_reports_back_and_the_chat_goes_on() {
     assert_eq!(payload["status"], "done");
 
     // `skald tasks list` shows it done, and its session is a background one.
-    let out = Command::new(env!("CARGO_BIN_EXE_skald"))
-        .arg("--data-dir")
-        .arg(run.data.path())
+    let out = bare(run.data.path())
         .args(["tasks", "list", "--json"])
-        .env_remove("SKALD_DATA_DIR")
         .output()
         .unwrap();
     let tasks: Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -2229,11 +2167,8 @@ fn a_background_task_waits_in_the_inbox_for_approval() {
     let ask = seen.last().unwrap();
     assert_eq!(ask["session_id"], 2, "the task's session asks");
     let id = ask["inbox_id"].as_i64().unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_skald"))
-        .arg("--data-dir")
-        .arg(data.path())
+    let out = bare(data.path())
         .args(["inbox", "answer", &id.to_string(), "approve"])
-        .env_remove("SKALD_DATA_DIR")
         .output()
         .unwrap();
     assert_eq!(
@@ -2286,11 +2221,8 @@ fn a_chat_schedules_a_job() {
     let v: Value = serde_json::from_str(done["result"].as_str().unwrap()).unwrap();
     assert_eq!(v["status"], "scheduled");
     assert!(v["next_run"].as_str().unwrap().ends_with('Z'));
-    let out = Command::new(env!("CARGO_BIN_EXE_skald"))
-        .arg("--data-dir")
-        .arg(run.data.path())
+    let out = bare(run.data.path())
         .args(["cron", "list", "--json"])
-        .env_remove("SKALD_DATA_DIR")
         .output()
         .unwrap();
     let jobs: Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -2503,15 +2435,11 @@ fn exec_unprivileged(server: &ScriptedServer, key: &str, prompt: &str) -> (Run, 
         }
         None => Command::new(&bin),
     };
+    crate::common::isolate(&mut cmd, data.path());
     let out = cmd
-        .arg("--data-dir")
-        .arg(data.path())
         .args(["exec", "--json", "--approve", "all", "--cwd"])
         .arg(work.path())
         .arg(prompt)
-        .env_remove("ANTHROPIC_API_KEY")
-        .env_remove("OLLAMA_HOST")
-        .env_remove("SKALD_DATA_DIR")
         .env("HOME", data.path())
         .env("OPENAI_BASE_URL", &server.base_url)
         .env("OPENAI_API_KEY", key)
@@ -2586,7 +2514,7 @@ fn a_command_cannot_read_skalds_environment_or_memory() {
         "{}",
         String::from_utf8_lossy(&run.out.stderr)
     );
-    let result = common::result(&run.events, "c1");
+    let result = crate::common::result(&run.events, "c1");
     assert!(result.contains("probe-done"), "{result}");
     assert!(
         result.contains("cmdline-readable"),

@@ -4,11 +4,7 @@
 //! whole history. (A stream that stops without `[DONE]` and an unknown-key 401 are in
 //! exec.rs; the provider-level wire cases in skald-llm/tests/wire.rs.)
 
-#![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers may panic
-
-mod common;
-
-use common::{events, ok, result, skald};
+use crate::common::{events, ok, result, skald};
 use serde_json::{Value, json};
 use skald_testkit::{Reply, ScriptedServer, answer, tool_call};
 use std::path::Path;

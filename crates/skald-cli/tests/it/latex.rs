@@ -2,8 +2,6 @@
 //! any of its inputs — written in place or saved through a rename — offline, with the
 //! small bundle from `scripts/setup.sh --test`.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers may panic
-
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -14,15 +12,12 @@ use std::time::Duration;
 /// `skald --data-dir DATA latex build [FLAGS] --bundle BUNDLE FILE`, kept off the
 /// developer's own data directory.
 fn latex_build(data: &Path, flags: &[&str], bundle: &Path, file: &Path) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_skald"));
-    cmd.arg("--data-dir")
-        .arg(data)
-        .args(["latex", "build"])
+    let mut cmd = crate::common::bare(data);
+    cmd.args(["latex", "build"])
         .args(flags)
         .arg("--bundle")
         .arg(bundle)
-        .arg(file)
-        .env_remove("SKALD_DATA_DIR");
+        .arg(file);
     cmd
 }
 

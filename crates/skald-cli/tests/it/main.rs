@@ -1,0 +1,18 @@
+//! The CLI's end-to-end tests: `skald` run as a real process against scripted model
+//! servers, the MCP reference servers and real TeX, in one test binary (one link of the
+//! whole engine instead of one per file). Every command starts from `common::bare`, which
+//! keeps the developer's own providers, data directory and keyring out of the tests.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers may panic
+
+mod common;
+
+mod cli;
+mod crash;
+mod cron;
+mod exec;
+mod faults;
+mod latex;
+mod local;
+mod mcp;
+mod serve;
