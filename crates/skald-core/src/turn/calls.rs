@@ -1,0 +1,543 @@
+//! Running the calls of one answer: the approval gate, the tools of the registry through
+//! `drive_execution`, MCP tools, and each call's final status in the store.
+
+use super::{ApprovalMode, AskRequest, Emit, TurnEnv, TurnError};
+use crate::approval;
+use crate::args::validate_args;
+use crate::tools::{Call, ToolCx};
+use serde_json::Value;
+use skald_api::events::Event;
+use skald_api::{
+    CancellationToken, ExecutionOutcome, ToolCallStatus, ToolCategory, ToolDescriptionLength,
+    ToolScope, drive_execution, tool_names as tn,
+};
+use skald_llm::ToolCall;
+use skald_store::{ResultType, RuleAction, Store};
+
+/// Sync delegations of one reply that run at the same time, at most (reference.md).
+const MAX_PARALLEL_DELEGATIONS: usize = 4;
+
+/// Runs a reply's calls: the ordinary ones one after the other in the order the model
+/// wrote them, then — when there are two or more — its delegations concurrently, at most
+/// four at a time. Every call was stored in call order before any ran, so the history
+/// keeps that order however the delegations finish. Returns whether the turn was stopped;
+/// calls that never started are then marked cancelled.
+pub(super) async fn run_calls(
+    env: &TurnEnv<'_>,
+    session_id: i64,
+    calls: &[ToolCall],
+    cancel: &CancellationToken,
+    emit: Emit<'_>,
+) -> Result<bool, TurnError> {
+    let is_delegation =
+        |c: &&ToolCall| env.registry.category_of(&c.name) == Some(ToolCategory::Subagent);
+    let delegations: Vec<&ToolCall> = calls.iter().filter(is_delegation).collect();
+    let (sequential, parallel): (Vec<&ToolCall>, Vec<&ToolCall>) = if delegations.len() >= 2 {
+        (
+            calls.iter().filter(|c| !is_delegation(c)).collect(),
+            delegations,
+        )
+    } else {
+        (calls.iter().collect(), Vec::new())
+    };
+    let mut started = std::collections::HashSet::new();
+    let mut stopped = false;
+    for call in sequential {
+        started.insert(call.id.clone());
+        if run_call(env, session_id, call, cancel, emit).await? {
+            stopped = true;
+            break;
+        }
+    }
+    if !stopped && !parallel.is_empty() {
+        use futures::StreamExt;
+        started.extend(parallel.iter().map(|c| c.id.clone()));
+        // Boxed one by one: a stream built from a closure over borrowed calls would not
+        // prove `Send` for the higher-ranked lifetimes involved.
+        let runs: Vec<futures::future::BoxFuture<'_, Result<bool, TurnError>>> = parallel
+            .into_iter()
+            .map(|call| {
+                Box::pin(run_call(env, session_id, call, cancel, emit))
+                    as futures::future::BoxFuture<'_, Result<bool, TurnError>>
+            })
+            .collect();
+        let results: Vec<Result<bool, TurnError>> = futures::stream::iter(runs)
+            .buffer_unordered(MAX_PARALLEL_DELEGATIONS)
+            .collect()
+            .await;
+        for r in results {
+            stopped |= r?;
+        }
+    }
+    if stopped {
+        for rest in calls.iter().filter(|c| !started.contains(&c.id)) {
+            mark_cancelled(env.store, session_id, &rest.id, emit)?;
+        }
+    }
+    Ok(stopped)
+}
+
+/// Puts a call that needs approval in the Agent Inbox (its row `pending`) and waits for
+/// the answer. A call resumed after a restart finds the item it already has.
+async fn ask_inbox(
+    env: &TurnEnv<'_>,
+    session_id: i64,
+    call: &ToolCall,
+    args: &Value,
+    reason: &str,
+    cancel: &CancellationToken,
+    emit: Emit<'_>,
+) -> Result<crate::inbox::Outcome, TurnError> {
+    let (store, registry, cfg) = (env.store, env.registry, env.cfg);
+    let Some(inbox) = env.inbox else {
+        return Ok(crate::inbox::Outcome::Rejected("no inbox to ask in".into()));
+    };
+    let label = registry.describe_call(&call.name, args, ToolDescriptionLength::Full);
+    let item = match store.inbox_item_for_call(
+        session_id,
+        &call.id,
+        skald_store::InboxKind::Approval,
+    )? {
+        Some(existing) => existing,
+        None => {
+            store.set_tool_call_status(session_id, &call.id, ToolCallStatus::Pending, None)?;
+            inbox.request(
+                store,
+                &skald_store::NewInboxItem {
+                    session_id,
+                    kind: skald_store::InboxKind::Approval,
+                    tool_call_id: Some(call.id.clone()),
+                    agent_id: cfg.run.agent_id.clone(),
+                    depth: i64::try_from(env.frame.depth).unwrap_or(i64::MAX),
+                    title: label.clone(),
+                    payload: serde_json::json!({
+                        "tool": call.name,
+                        "arguments": registry.shown_args(&call.name, args.clone()),
+                        "label": label,
+                        "reason": reason,
+                        // For "bypass this category" (MCP tools have none: their server is
+                        // the scope).
+                        "category": registry.category_of(&call.name),
+                        "write": crate::approval::write_preview(&call.name, args, &cfg.run.working_dir),
+                    }),
+                },
+                emit,
+            )?
+        }
+    };
+    emit(Event::ApprovalRequired {
+        tool_call_id: call.id.clone(),
+        name: call.name.clone(),
+        arguments: registry.shown_args(&call.name, args.clone()),
+        label,
+        reason: reason.to_string(),
+        inbox_id: item.id,
+    });
+    let outcome = inbox.wait(store, item.id, cancel).await?;
+    if matches!(
+        outcome,
+        crate::inbox::Outcome::Approved | crate::inbox::Outcome::Answered(_)
+    ) {
+        store.set_tool_call_status(session_id, &call.id, ToolCallStatus::Running, None)?;
+    }
+    Ok(outcome)
+}
+
+pub(super) fn parse_args(raw: &str) -> Result<Value, String> {
+    let raw = if raw.trim().is_empty() { "{}" } else { raw };
+    match serde_json::from_str::<Value>(raw) {
+        Ok(v @ Value::Object(_)) => Ok(v),
+        Ok(_) => Err("the arguments must be a JSON object".to_string()),
+        Err(e) => Err(format!("the arguments are not valid JSON ({e})")),
+    }
+}
+
+/// Records a call's result and says so; `Ok(false)`: the turn goes on.
+fn mark_done(
+    store: &Store,
+    session_id: i64,
+    call_id: &str,
+    text: String,
+    emit: Emit<'_>,
+) -> Result<bool, TurnError> {
+    store.set_tool_call_status(
+        session_id,
+        call_id,
+        ToolCallStatus::Done,
+        Some((&text, ResultType::Text)),
+    )?;
+    emit(Event::ToolDone {
+        tool_call_id: call_id.to_string(),
+        result: text,
+    });
+    Ok(false)
+}
+
+/// Fails a call of a tool this agent was not offered this round, saying how to get it when
+/// there is a way.
+pub(super) fn refuse_unoffered(
+    env: &TurnEnv<'_>,
+    session_id: i64,
+    call: &ToolCall,
+    emit: Emit<'_>,
+) -> Result<(), TurnError> {
+    let (store, registry) = (env.store, env.registry);
+    let config_tool = registry.is_engine_tool(&call.name)
+        && registry.category_of(&call.name) == Some(ToolCategory::Config)
+        && call.name != tn::ACTIVATE_TOOLS;
+    let message = if config_tool {
+        format!(
+            "`{}` is one of Skald's configuration tools; call activate_tools with groups \
+             [\"config\"] first, then use it from your next step",
+            call.name
+        )
+    } else {
+        format!(
+            "`{}` is not among the tools you have; use one of those",
+            call.name
+        )
+    };
+    emit(Event::ToolStart {
+        tool_call_id: call.id.clone(),
+        name: call.name.clone(),
+        arguments: registry.shown_args(
+            &call.name,
+            parse_args(&call.arguments).unwrap_or(Value::Null),
+        ),
+        label_short: call.name.clone(),
+        label_full: call.name.clone(),
+        path: None,
+    });
+    mark_failed(store, session_id, &call.id, message, emit)?;
+    Ok(())
+}
+
+/// Records a call as failed with `message` and says so; `Ok(false)`: the turn goes on.
+fn mark_failed(
+    store: &Store,
+    session_id: i64,
+    call_id: &str,
+    message: String,
+    emit: Emit<'_>,
+) -> Result<bool, TurnError> {
+    store.set_tool_call_status(
+        session_id,
+        call_id,
+        ToolCallStatus::Failed,
+        Some((&message, ResultType::Error)),
+    )?;
+    emit(Event::ToolError {
+        tool_call_id: call_id.to_string(),
+        error: message,
+    });
+    Ok(false)
+}
+
+/// Records a call as stopped by /stop and says so; `Ok(true)` tells the turn to end.
+pub(super) fn mark_cancelled(
+    store: &Store,
+    session_id: i64,
+    call_id: &str,
+    emit: Emit<'_>,
+) -> Result<bool, TurnError> {
+    store.set_tool_call_status(session_id, call_id, ToolCallStatus::Cancelled, None)?;
+    emit(Event::ToolCancelled {
+        tool_call_id: call_id.to_string(),
+    });
+    Ok(true)
+}
+
+/// A call resumed after a restart may still have the approval item an earlier run put in
+/// the Inbox. If this run decided without it (another approval mode, a rule added since),
+/// the item is retired so the Inbox does not keep asking about a call that has moved on.
+fn retire_stale_approval(
+    store: &Store,
+    session_id: i64,
+    call_id: &str,
+    emit: Emit<'_>,
+) -> Result<(), TurnError> {
+    let Some(item) =
+        store.inbox_item_for_call(session_id, call_id, skald_store::InboxKind::Approval)?
+    else {
+        return Ok(());
+    };
+    if item.status != skald_store::InboxStatus::Pending {
+        return Ok(());
+    }
+    match store.resolve_inbox_item(item.id, skald_store::InboxStatus::Cancelled, None) {
+        Ok(resolved) => {
+            emit(Event::InboxResolved {
+                id: item.id,
+                session_id,
+                status: serde_json::to_value(resolved.status).unwrap_or_default(),
+            });
+            Ok(())
+        }
+        // Someone answered it in the meantime; this run's decision stands all the same.
+        Err(skald_store::StoreError::AlreadyFinal { .. }) => Ok(()),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Runs one stored call to its final status. Returns true when the turn was stopped.
+pub(crate) async fn run_call(
+    env: &TurnEnv<'_>,
+    session_id: i64,
+    call: &ToolCall,
+    cancel: &CancellationToken,
+    emit: Emit<'_>,
+) -> Result<bool, TurnError> {
+    let (store, registry) = (env.store, env.registry);
+    let parsed = parse_args(&call.arguments);
+    let shown = registry.shown_args(&call.name, parsed.clone().unwrap_or(Value::Null));
+    emit(Event::ToolStart {
+        tool_call_id: call.id.clone(),
+        name: call.name.clone(),
+        arguments: shown.clone(),
+        label_short: registry.describe_call(&call.name, &shown, ToolDescriptionLength::Short),
+        label_full: registry.describe_call(&call.name, &shown, ToolDescriptionLength::Full),
+        path: registry.target_path(&call.name, &shown),
+    });
+    // Secret values never reach the model or the store through a result.
+    let redact = |text: String| match env.engine {
+        Some(engine) => engine.redact(&text),
+        None => text,
+    };
+    let fail = |message: String| -> Result<bool, TurnError> {
+        mark_failed(store, session_id, &call.id, redact(message), emit)
+    };
+    let args = match parsed {
+        Ok(a) => a,
+        Err(e) => {
+            return fail(format!(
+                "{e}. Call the tool again with a JSON object that matches its parameters."
+            ));
+        }
+    };
+    let schema = match schema_of(env, &call.name) {
+        Ok(schema) => schema,
+        Err(message) => return fail(message),
+    };
+    if let Err(e) = validate_args(&schema, &args) {
+        return fail(e.to_string());
+    }
+    let gate = gate(env, session_id, call, &args, cancel, emit).await?;
+    if gate == Gate::Cancelled {
+        return mark_cancelled(store, session_id, &call.id, emit);
+    }
+    retire_stale_approval(store, session_id, &call.id, emit)?;
+    if let Gate::Rejected(reason) = gate {
+        store.set_tool_call_status(
+            session_id,
+            &call.id,
+            ToolCallStatus::Rejected,
+            Some((&reason, ResultType::Text)),
+        )?;
+        emit(Event::ToolRejected {
+            tool_call_id: call.id.clone(),
+            reason,
+        });
+        return Ok(false);
+    }
+    // A stopped turn starts no more calls, whatever kind of tool they are.
+    if cancel.is_cancelled() {
+        return mark_cancelled(store, session_id, &call.id, emit);
+    }
+    let outcome = match (crate::mcp::split_name(&call.name), env.engine) {
+        (Some((server, tool)), Some(engine)) if !registry.contains(&call.name) => {
+            run_mcp(
+                engine, session_id, call, server, tool, args, cancel, emit, &redact,
+            )
+            .await
+        }
+        _ => run_tool(env, session_id, call, args, cancel, emit).await?,
+    };
+    match outcome {
+        ExecutionOutcome::Completed(text) => {
+            mark_done(store, session_id, &call.id, redact(text), emit)
+        }
+        ExecutionOutcome::Failed(message) => fail(message),
+        ExecutionOutcome::Cancelled => mark_cancelled(store, session_id, &call.id, emit),
+    }
+}
+
+/// The argument schema of the tool `name`, or why there is no such tool to call.
+fn schema_of(env: &TurnEnv<'_>, name: &str) -> Result<Value, String> {
+    if let Some(tool) = env.registry.get(name) {
+        return Ok(tool.parameters_schema());
+    }
+    match (crate::mcp::split_name(name), env.engine) {
+        (Some((server, _)), Some(engine)) => engine.mcp.schema(name).ok_or_else(|| {
+            let status = engine
+                .mcp
+                .manager
+                .status(server)
+                .map_or_else(|| "not registered".to_string(), |s| s.describe());
+            format!("`{name}` is not available: MCP server `{server}` is {status}")
+        }),
+        _ => Err(format!("there is no tool named `{name}`")),
+    }
+}
+
+/// What the approval gate decided for a call.
+#[derive(Debug, PartialEq, Eq)]
+enum Gate {
+    Run,
+    /// Denied by a rule or by the person asked; the reason is the call's result.
+    Rejected(String),
+    /// The turn was stopped while the person was being asked.
+    Cancelled,
+}
+
+/// Asks the approval gate about a call and, when a person's yes is needed, asks for it
+/// the way this run asks: the Inbox, the terminal, or not at all.
+async fn gate(
+    env: &TurnEnv<'_>,
+    session_id: i64,
+    call: &ToolCall,
+    args: &Value,
+    cancel: &CancellationToken,
+    emit: Emit<'_>,
+) -> Result<Gate, TurnError> {
+    let (store, registry, cfg) = (env.store, env.registry, env.cfg);
+    let decision = approval::check(store, &cfg.run, &call.name, args);
+    let rejected = |reason: &str| {
+        Gate::Rejected(format!(
+            "User rejected this tool call. Reason: {}",
+            match reason.trim() {
+                "" => "no reason given",
+                r => r,
+            }
+        ))
+    };
+    Ok(match decision.action {
+        RuleAction::Allow => Gate::Run,
+        RuleAction::Deny => Gate::Rejected(format!(
+            "This tool call was denied by the user's approval rules: {}. Do not retry it; \
+             find another way or ask the user.",
+            decision.reason
+        )),
+        RuleAction::Require => match (cfg.approval, env.ask) {
+            (ApprovalMode::All, _) => Gate::Run,
+            // A bypass granted from an earlier answer covers it.
+            _ if env
+                .inbox
+                .is_some_and(|i| i.bypasses.covers(session_id, &call.name, registry)) =>
+            {
+                Gate::Run
+            }
+            (ApprovalMode::Inbox, _) if env.inbox.is_some() => {
+                match ask_inbox(env, session_id, call, args, &decision.reason, cancel, emit).await?
+                {
+                    crate::inbox::Outcome::Approved => Gate::Run,
+                    // An approval is never answered with text (Inbox::answer refuses it).
+                    crate::inbox::Outcome::Answered(_) => rejected("no approval was given"),
+                    crate::inbox::Outcome::Rejected(note) => rejected(&note),
+                    crate::inbox::Outcome::Cancelled => Gate::Cancelled,
+                }
+            }
+            (ApprovalMode::Ask, Some(ask)) => {
+                let asking = ask(AskRequest {
+                    tool: call.name.clone(),
+                    label: registry.describe_call(&call.name, args, ToolDescriptionLength::Full),
+                    reason: decision.reason.clone(),
+                    arguments: registry.shown_args(&call.name, args.clone()),
+                });
+                // Ctrl-C while the prompt waits stops the turn, as it does anywhere else.
+                tokio::select! {
+                    biased;
+                    _ = cancel.cancelled() => Gate::Cancelled,
+                    yes = asking => match yes {
+                        true => Gate::Run,
+                        false => rejected("declined when asked."),
+                    },
+                }
+            }
+            (ApprovalMode::Never | ApprovalMode::Ask | ApprovalMode::Inbox, _) => {
+                Gate::Rejected(format!(
+                    "User rejected this tool call. Reason: it needs approval ({}) and this \
+                     headless run does not give it (--approve never).",
+                    decision.reason
+                ))
+            }
+        },
+    })
+}
+
+/// Runs a registered tool through `drive_execution`, in the run's folder, with the
+/// paths the rules deny kept out of its walks. The turn's context goes to tools that act
+/// on the session; an engine error one of them met ends the turn.
+async fn run_tool(
+    env: &TurnEnv<'_>,
+    session_id: i64,
+    call: &ToolCall,
+    args: Value,
+    cancel: &CancellationToken,
+    emit: Emit<'_>,
+) -> Result<ExecutionOutcome, TurnError> {
+    let cx = ToolCx::new(Call {
+        store: env.store,
+        session_id,
+        stack_id: env.frame.stack_id,
+        library: env.library,
+        engine: env.engine,
+        call_id: &call.id,
+        cancel,
+        emit,
+        turn: Some(env),
+    });
+    let Some(exec) = env.registry.run(&call.name, &cx, args) else {
+        return Ok(ExecutionOutcome::Failed(format!(
+            "there is no tool named `{}`",
+            call.name
+        )));
+    };
+    let outcome = ToolScope::new(&env.cfg.run.working_dir)
+        .with_excluded(approval::denied_paths(env.store, &env.cfg.run, &call.name))
+        .run(drive_execution(exec.as_ref(), cancel))
+        .await;
+    drop(exec);
+    match cx.take_fatal() {
+        Some(e) => Err(e),
+        None => Ok(outcome),
+    }
+}
+
+/// Calls an MCP server's tool, its progress shown as it comes (redacted like results).
+#[allow(clippy::too_many_arguments)]
+async fn run_mcp(
+    engine: &std::sync::Arc<crate::engine::Engine>,
+    session_id: i64,
+    call: &ToolCall,
+    server: &str,
+    tool: &str,
+    args: Value,
+    cancel: &CancellationToken,
+    emit: Emit<'_>,
+    redact: &(dyn Fn(String) -> String + Sync),
+) -> ExecutionOutcome {
+    let _active = engine.mcp.enter(server, session_id);
+    let progress = |p: skald_mcp::Progress| {
+        emit(Event::ToolProgress {
+            tool_call_id: call.id.clone(),
+            progress: p.progress,
+            total: p.total,
+            message: p.message.map(redact),
+        })
+    };
+    let arguments = match args {
+        Value::Object(m) => m,
+        _ => serde_json::Map::new(),
+    };
+    match engine
+        .mcp
+        .manager
+        .call(server, tool, arguments, cancel, &progress)
+        .await
+    {
+        Ok(out) if !out.is_error => ExecutionOutcome::Completed(out.text),
+        Ok(out) => ExecutionOutcome::Failed(format!("the MCP tool failed: {}", out.text)),
+        Err(skald_mcp::McpError::Cancelled) => ExecutionOutcome::Cancelled,
+        Err(e) => ExecutionOutcome::Failed(e.to_string()),
+    }
+}

@@ -1,0 +1,99 @@
+//! The conversation as the model sees it, rebuilt from the store for each request.
+
+use super::{Frame, TurnConfig, TurnError};
+use serde_json::Value;
+use skald_api::ToolCallStatus;
+use skald_llm::{Message, ToolCall};
+use skald_store::{Role, Store};
+
+/// The conversation as the model must see it, in the order of reference.md: the static
+/// system part, the history with every tool call of an assistant message followed by its
+/// result, then the short dynamic tail (time, OS, working directory). Keeping what changes
+/// at the end keeps the long prefix cacheable by providers.
+pub(super) fn conversation(
+    store: &Store,
+    session_id: i64,
+    cfg: &TurnConfig,
+    frame: Frame,
+) -> Result<Vec<Message>, TurnError> {
+    let mut out = vec![Message::system(cfg.system_prompt.clone())];
+    // A summary stands in for the turns it covers (reference.md: after the system part
+    // and the scratchpad, before the history). Summaries are of the root conversation; a
+    // task agent's own conversation is short-lived.
+    let summary = match frame.stack_id {
+        None => store.latest_summary(session_id)?,
+        Some(_) => None,
+    };
+    let covered = summary.as_ref().map_or(0, |s| s.up_to_message_id);
+    if let Some(s) = summary {
+        out.push(Message::system(format!(
+            "Summary of the earlier part of this conversation:\n\n{}",
+            s.summary
+        )));
+    }
+    let calls = store.list_tool_calls(session_id)?;
+    if let Some(board) = crate::tools::scratchpad_message(store, session_id)? {
+        out.insert(1, Message::system(board));
+    }
+    for m in store
+        .list_messages(session_id)?
+        .into_iter()
+        .filter(|m| m.id > covered && m.stack_id == frame.stack_id)
+    {
+        match m.role {
+            Role::System => out.push(Message::system(m.content)),
+            Role::User => out.push(Message::user(m.content)),
+            Role::Tool => {}
+            Role::Assistant => {
+                let mine: Vec<_> = calls
+                    .iter()
+                    .filter(|c| c.message_id == Some(m.id))
+                    .collect();
+                if m.content.is_empty() && mine.is_empty() {
+                    continue;
+                }
+                out.push(Message::assistant(
+                    m.content.clone(),
+                    mine.iter()
+                        .map(|c| ToolCall {
+                            id: c.tool_call_id.clone(),
+                            name: c.name.clone(),
+                            arguments: match &c.args {
+                                Value::String(raw) => raw.clone(),
+                                v => v.to_string(),
+                            },
+                        })
+                        .collect(),
+                ));
+                for c in mine {
+                    out.push(Message::tool_result(c.tool_call_id.clone(), result_text(c)));
+                }
+            }
+        }
+    }
+    out.push(Message::system(crate::agents::dynamic_tail(
+        std::time::SystemTime::now(),
+        &cfg.run.working_dir,
+    )));
+    Ok(out)
+}
+
+/// What the model reads as a call's result, whatever became of it.
+fn result_text(c: &skald_store::ToolCallRecord) -> String {
+    let result = c.result.clone().unwrap_or_default();
+    match c.status {
+        ToolCallStatus::Done | ToolCallStatus::Rejected => result,
+        ToolCallStatus::Failed => format!("Error: {result}"),
+        ToolCallStatus::Cancelled => {
+            "The user stopped this tool call before it finished.".to_string()
+        }
+        ToolCallStatus::Interrupted if !result.is_empty() => result,
+        ToolCallStatus::Interrupted => {
+            "Skald stopped while this call was running; it did not complete and was not re-run."
+                .to_string()
+        }
+        ToolCallStatus::Running | ToolCallStatus::Pending => {
+            "This tool call did not complete.".to_string()
+        }
+    }
+}

@@ -1,0 +1,525 @@
+//! One agent turn: the loop of reference.md "Agent loop" — rebuild the conversation from
+//! the store, stream the model's answer (persisting it before showing it), run the tool
+//! calls it makes, and go round again until a final answer, a stop, or the round limit.
+//!
+//! This is the headless core that `skald exec` drives. The approval gate, sub-agents,
+//! queued messages and resume after a restart build on it.
+
+mod calls;
+mod conversation;
+mod offer;
+#[cfg(test)]
+mod tests;
+
+pub(crate) use calls::run_call;
+use calls::{parse_args, refuse_unoffered, run_calls};
+use conversation::conversation;
+use offer::{tools_key_now, turn_tools};
+
+use crate::approval::{self, RunContext};
+use crate::models::{Health, MAX_FALLBACKS, ModelHealth};
+use crate::registry::ToolRegistry;
+use futures::StreamExt;
+use serde_json::Value;
+use skald_api::events::{Event, TurnOutcome};
+use skald_api::{CancellationToken, ToolCallStatus};
+use skald_llm::{ModelChoice, Request, ToolCall, ToolChoice, ToolSpec, Usage};
+use skald_store::{
+    MessageStatus, NewLlmRequest, NewMessage, NewToolCall, RequestStatus, Role, RuleAction, Store,
+};
+
+/// What happens to a call the approval gate says needs a person's yes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ApprovalMode {
+    /// Reject it; the model is told and the turn goes on (headless default).
+    Never,
+    /// Run it (headless, the user said so up front).
+    All,
+    /// Ask through the turn's `ask` callback (a terminal prompt); without one, reject.
+    Ask,
+    /// Ask in the chat and the Agent Inbox, and wait for the answer (interactive).
+    Inbox,
+}
+
+/// A question to the person at the terminal: may this call run?
+#[derive(Debug, Clone)]
+pub struct AskRequest {
+    pub tool: String,
+    pub label: String,
+    pub reason: String,
+    pub arguments: Value,
+}
+
+/// Answers an `AskRequest`; true means yes.
+pub type Ask<'a> =
+    &'a (dyn Fn(AskRequest) -> futures::future::BoxFuture<'static, bool> + Send + Sync);
+
+#[derive(Debug, Clone)]
+pub struct TurnConfig {
+    pub max_rounds: usize,
+    /// Tokens the models' context holds; older turns are summarised near it.
+    pub context_window: usize,
+    pub approval: ApprovalMode,
+    /// Permission group, agent, working directory and grants: what the gate decides with.
+    pub run: RunContext,
+    pub system_prompt: String,
+    /// A background session (a task or a cron run): its root delegates with
+    /// `execute_subtask` and may `notify`; no one is typing in it.
+    pub background: bool,
+    /// Whether the turn's first answer must be a tool call (`skald exec --tool-choice`);
+    /// later rounds are always the model's choice, or it could never answer.
+    pub first_tool_choice: ToolChoice,
+}
+
+/// Where events go. Called synchronously, in order.
+pub type Emit<'a> = &'a (dyn Fn(Event) + Send + Sync);
+
+#[derive(Debug, thiserror::Error)]
+pub enum TurnError {
+    #[error("{0}")]
+    Store(#[from] skald_store::StoreError),
+}
+
+/// Which agent frame of the session a turn runs in: the root agent, or a task agent a
+/// delegation started (its messages and calls are stored under its own stack row).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Frame {
+    pub stack_id: Option<i64>,
+    pub depth: usize,
+}
+
+/// Delegation goes no deeper than this (reference.md).
+pub const MAX_DEPTH: usize = 5;
+
+/// What a turn runs against.
+#[derive(Clone, Copy)]
+pub struct TurnEnv<'a> {
+    pub store: &'a Store,
+    pub registry: &'a ToolRegistry,
+    /// The chosen model first, then its fallbacks.
+    /// Read at each model call: a provider the user configures applies from the next one.
+    pub models: &'a crate::models::ModelList,
+    pub health: &'a ModelHealth,
+    pub cfg: &'a TurnConfig,
+    /// Messages the user sent while the turn ran, taken at the start of each round.
+    pub queued: Option<&'a (dyn Fn() -> Vec<String> + Send + Sync)>,
+    /// How `ApprovalMode::Ask` asks.
+    pub ask: Option<Ask<'a>>,
+    /// Where `ApprovalMode::Inbox` asks.
+    pub inbox: Option<&'a crate::inbox::Inbox>,
+    pub frame: Frame,
+    /// The agents a turn may delegate to; without it, no delegation is offered.
+    pub library: Option<&'a crate::agents::Library>,
+    /// The MCP list shown in delegated agents' prompts.
+    pub mcp_list: &'a str,
+    /// The engine, for work that outlives the turn (background tasks, schedules,
+    /// notifications); without it those are refused with a clear message.
+    pub engine: Option<&'a std::sync::Arc<crate::engine::Engine>>,
+}
+
+/// Runs one turn for `prompt` in a session; with no prompt, the turn continues the
+/// conversation as it stands (after a restart finished what a session left). Store calls happen on the turn's task: they
+/// are short indexed statements on a WAL database, cheaper than a hop to the blocking pool.
+pub async fn run_turn(
+    env: &TurnEnv<'_>,
+    session_id: i64,
+    prompt: Option<&str>,
+    cancel: &CancellationToken,
+    emit: Emit<'_>,
+) -> Result<TurnOutcome, TurnError> {
+    let TurnEnv { store, cfg, .. } = *env;
+    let user = match prompt {
+        Some(p) => Some(store.append_message(&NewMessage {
+            stack_id: env.frame.stack_id,
+            ..NewMessage::new(session_id, Role::User, p)
+        })?),
+        None => None,
+    };
+    emit(Event::TurnRunning { session_id });
+    if let Some(user) = user {
+        emit(Event::UserMessage {
+            session_id,
+            message_id: user.id,
+            text: user.content,
+        });
+    }
+    // Tools the group denies outright are not offered at all (tools.md "Tool Visibility
+    // Filtering").
+    let mut tools: Vec<ToolSpec> = Vec::new();
+    let mut tools_key = None;
+
+    for round in 0..cfg.max_rounds {
+        if cancel.is_cancelled() {
+            return finish(emit, session_id, TurnOutcome::Cancelled, "");
+        }
+        inject_queued(env, session_id, emit)?;
+        take_deliveries(env, session_id, emit)?;
+        // Rebuilt when what decides them moved — a group activated last round, an MCP
+        // server that became ready, a plugin turned on — so they arrive from this round.
+        let key = tools_key_now(env, session_id)?;
+        if tools_key.as_ref() != Some(&key) {
+            tools = turn_tools(env, session_id)?;
+            tools_key = Some(key);
+        }
+        let choice = if round == 0 {
+            cfg.first_tool_choice
+        } else {
+            ToolChoice::Auto
+        };
+        let (msg_id, text, mut calls) =
+            match answer(env, session_id, &tools, choice, cancel, emit).await? {
+                Ok(a) => a,
+                Err(outcome) => return finish(emit, session_id, outcome, ""),
+            };
+        unique_call_ids(store, session_id, &mut calls)?;
+        if calls.is_empty() {
+            // Messages that arrived during this answer get their own round.
+            if inject_queued(env, session_id, emit)? | take_deliveries(env, session_id, emit)? {
+                continue;
+            }
+            return finish(emit, session_id, TurnOutcome::Final, &text);
+        }
+        // Every call is stored before any runs, so a crash leaves a row for each.
+        for call in &calls {
+            store.insert_tool_call(&NewToolCall {
+                tool_call_id: call.id.clone(),
+                session_id,
+                stack_id: env.frame.stack_id,
+                message_id: Some(msg_id),
+                name: call.name.clone(),
+                // Unreadable arguments are kept for the model to see its mistake — but
+                // shown like any others, so a secret's are kept nowhere.
+                args: env.registry.shown_args(
+                    &call.name,
+                    parse_args(&call.arguments)
+                        .unwrap_or_else(|_| Value::String(call.arguments.clone())),
+                ),
+                status: ToolCallStatus::Running,
+            })?;
+        }
+        // A model may call a tool it was not offered (one it saw earlier, or made up):
+        // it is refused, not run. A tool hidden because the rules deny it goes to the gate,
+        // which says so.
+        let (calls, unoffered): (Vec<ToolCall>, Vec<ToolCall>) = calls.into_iter().partition(|c| {
+            tools.iter().any(|t| t.name == c.name)
+                || approval::check(
+                    store,
+                    &cfg.run,
+                    &c.name,
+                    &parse_args(&c.arguments).unwrap_or(Value::Null),
+                )
+                .action
+                    == RuleAction::Deny
+        });
+        for call in &unoffered {
+            refuse_unoffered(env, session_id, call, emit)?;
+        }
+        if run_calls(env, session_id, &calls, cancel, emit).await? {
+            return finish(emit, session_id, TurnOutcome::Cancelled, "");
+        }
+    }
+    finish(emit, session_id, TurnOutcome::Exhausted, "")
+}
+
+/// One model answer for the next round: the stored message's id, its text and its tool
+/// calls — or how the turn ends if no model could answer. Failures before an answer
+/// starts move on to the next fallback model (at most `MAX_FALLBACKS`); a stream cut
+/// mid-answer keeps what arrived (marked interrupted) and asks again, so the model can
+/// continue from it.
+async fn answer(
+    env: &TurnEnv<'_>,
+    session_id: i64,
+    tools: &[ToolSpec],
+    tool_choice: ToolChoice,
+    cancel: &CancellationToken,
+    emit: Emit<'_>,
+) -> Result<Result<(i64, String, Vec<ToolCall>), TurnOutcome>, TurnError> {
+    let store = env.store;
+    let models = env.models.current();
+    let candidates = candidates(&models, env.health);
+    let current = conversation(store, session_id, env.cfg, env.frame)?;
+    // The first attempt sends the context just built, unless a summary replaced part of
+    // it; later attempts rebuild it, since a cut answer has been added to the history.
+    let mut prepared =
+        if crate::compact::compact_if_needed(env, session_id, &current, cancel, emit).await? {
+            None
+        } else {
+            Some(current)
+        };
+    let max_attempts = candidates.len() + 2;
+    let (mut idx, mut attempts) = (0, 0);
+    while let Some(model) = candidates.get(idx).copied() {
+        if attempts == max_attempts {
+            break;
+        }
+        attempts += 1;
+        let label = model.label();
+        let request = Request {
+            model: model.model.clone(),
+            messages: match prepared.take() {
+                Some(m) => m,
+                None => conversation(store, session_id, env.cfg, env.frame)?,
+            },
+            tools: tools.to_vec(),
+            tool_choice,
+            max_tokens: None,
+            temperature: None,
+        };
+        let started_at = skald_store::now_ms();
+        let record = |status: RequestStatus, usage: Option<Usage>, error: Option<&str>| {
+            let usage = usage.unwrap_or_default();
+            store.record_llm_request(&NewLlmRequest {
+                session_id: Some(session_id),
+                provider: &model.provider.name,
+                model: &model.model,
+                status,
+                input_tokens: usage.input_tokens,
+                output_tokens: usage.output_tokens,
+                error,
+                started_at,
+            })
+        };
+        let next = candidates.get(idx + 1).copied();
+        let move_on = |e: &skald_llm::LlmError| {
+            emit(Event::LlmFailed {
+                message: e.to_string(),
+                retrying: next.is_some(),
+            });
+            if let Some(to) = next {
+                emit(Event::ModelFallback {
+                    from: label.clone(),
+                    to: to.label(),
+                    reason: e.to_string(),
+                });
+            }
+        };
+        let started = tokio::select! {
+            biased;
+            _ = cancel.cancelled() => return Ok(Err(TurnOutcome::Cancelled)),
+            r = model.provider.stream(&request) => r,
+        };
+        let stream = match started {
+            Ok(s) => s,
+            Err(e) => {
+                record(RequestStatus::Failed, None, Some(&e.to_string()))?;
+                env.health.failed(&label);
+                move_on(&e);
+                idx += 1;
+                continue;
+            }
+        };
+        match read_stream(env, session_id, stream, cancel, emit).await? {
+            Streamed::Complete {
+                message_id,
+                text,
+                calls,
+                usage,
+            } => {
+                record(RequestStatus::Ok, usage, None)?;
+                env.health.succeeded(&label);
+                return Ok(Ok((message_id, text, calls)));
+            }
+            Streamed::Cancelled { usage } => {
+                record(RequestStatus::Cancelled, usage, None)?;
+                return Ok(Err(TurnOutcome::Cancelled));
+            }
+            Streamed::Failed { error: e, usage } => {
+                record(RequestStatus::Failed, usage, Some(&e.to_string()))?;
+                env.health.failed(&label);
+                if e.is_retryable() && attempts < max_attempts {
+                    // The same model again: it sees its cut answer and can continue.
+                    emit(Event::LlmFailed {
+                        message: e.to_string(),
+                        retrying: true,
+                    });
+                } else {
+                    move_on(&e);
+                    idx += 1;
+                }
+            }
+        }
+    }
+    Ok(Err(TurnOutcome::Failed))
+}
+
+/// The models to try, in order: the chosen one and its fallbacks, without those that are
+/// down — unless every one is, since trying them beats giving up without a call.
+fn candidates<'m>(models: &'m [ModelChoice], health: &ModelHealth) -> Vec<&'m ModelChoice> {
+    let usable: Vec<&ModelChoice> = models
+        .iter()
+        .filter(|m| health.health(&m.label()) != Health::Down)
+        .collect();
+    if usable.is_empty() {
+        models.iter().collect()
+    } else {
+        usable
+    }
+    .into_iter()
+    .take(1 + MAX_FALLBACKS)
+    .collect()
+}
+
+/// How one streamed answer ended.
+enum Streamed {
+    Complete {
+        message_id: i64,
+        text: String,
+        calls: Vec<ToolCall>,
+        usage: Option<Usage>,
+    },
+    Failed {
+        error: skald_llm::LlmError,
+        usage: Option<Usage>,
+    },
+    Cancelled {
+        usage: Option<Usage>,
+    },
+}
+
+/// Reads one answer as it streams. It is stored before each piece is shown: a crash never
+/// loses text the user has seen. A cut or stopped answer stays, marked interrupted.
+async fn read_stream(
+    env: &TurnEnv<'_>,
+    session_id: i64,
+    mut stream: skald_llm::EventStream,
+    cancel: &CancellationToken,
+    emit: Emit<'_>,
+) -> Result<Streamed, TurnError> {
+    let store = env.store;
+    let msg = store.append_message(&NewMessage {
+        status: MessageStatus::Streaming,
+        stack_id: env.frame.stack_id,
+        ..NewMessage::new(session_id, Role::Assistant, "")
+    })?;
+    let (mut text, mut reasoning) = (String::new(), String::new());
+    let mut calls: Vec<ToolCall> = Vec::new();
+    let mut usage = None;
+    let failure = loop {
+        let next_event = tokio::select! {
+            biased;
+            _ = cancel.cancelled() => {
+                store.update_message(msg.id, &text, some(&reasoning), MessageStatus::Interrupted)?;
+                return Ok(Streamed::Cancelled { usage });
+            }
+            n = stream.next() => n,
+        };
+        match next_event {
+            None => break None,
+            Some(Err(e)) => break Some(e),
+            Some(Ok(skald_llm::Event::Text { delta })) => {
+                text.push_str(&delta);
+                store.update_message(msg.id, &text, some(&reasoning), MessageStatus::Streaming)?;
+                emit(Event::TokenDelta { text: delta });
+            }
+            Some(Ok(skald_llm::Event::Reasoning { delta })) => {
+                reasoning.push_str(&delta);
+                store.update_message(msg.id, &text, some(&reasoning), MessageStatus::Streaming)?;
+                emit(Event::Thinking { text: delta });
+            }
+            Some(Ok(skald_llm::Event::ToolCall { call })) => calls.push(call),
+            Some(Ok(skald_llm::Event::Usage { usage: u })) => usage = Some(u),
+            Some(Ok(skald_llm::Event::Finish { .. })) => {}
+            Some(Ok(skald_llm::Event::Reading { done, total })) => {
+                emit(Event::PromptProgress { read: done, total });
+            }
+        }
+    };
+    let status = match failure {
+        None => MessageStatus::Complete,
+        Some(_) => MessageStatus::Interrupted,
+    };
+    store.update_message(msg.id, &text, some(&reasoning), status)?;
+    Ok(match failure {
+        None => Streamed::Complete {
+            message_id: msg.id,
+            text,
+            calls,
+            usage,
+        },
+        Some(error) => Streamed::Failed { error, usage },
+    })
+}
+
+/// Some servers (and small local models) reuse tool call ids. Ids must be unique in a
+/// session to pair each result with its call, so a reused id gets a suffix; the model
+/// sees the renamed id in both its call and the result.
+fn unique_call_ids(
+    store: &Store,
+    session_id: i64,
+    calls: &mut [ToolCall],
+) -> Result<(), TurnError> {
+    let mut taken: std::collections::HashSet<String> = std::collections::HashSet::new();
+    for call in calls.iter_mut() {
+        let base = call.id.clone();
+        let mut n = 1;
+        while taken.contains(&call.id) || store.find_tool_call(session_id, &call.id)?.is_some() {
+            n += 1;
+            call.id = format!("{base}_{n}");
+        }
+        taken.insert(call.id.clone());
+    }
+    Ok(())
+}
+
+/// Stores the messages queued while the turn ran as user messages. Returns whether there
+/// were any.
+fn inject_queued(env: &TurnEnv<'_>, session_id: i64, emit: Emit<'_>) -> Result<bool, TurnError> {
+    let Some(take) = env.queued else {
+        return Ok(false);
+    };
+    let texts = take();
+    for text in &texts {
+        let m = env.store.append_message(&NewMessage {
+            stack_id: env.frame.stack_id,
+            ..NewMessage::new(session_id, Role::User, text.as_str())
+        })?;
+        emit(Event::UserMessage {
+            session_id,
+            message_id: m.id,
+            text: text.clone(),
+        });
+    }
+    Ok(!texts.is_empty())
+}
+
+/// Takes the deliveries waiting for this chat (finished tasks' results, notifications)
+/// into its history, between rounds of its root agent. Returns whether there were any.
+fn take_deliveries(env: &TurnEnv<'_>, session_id: i64, emit: Emit<'_>) -> Result<bool, TurnError> {
+    if env.frame.stack_id.is_some() || env.cfg.background {
+        return Ok(false);
+    }
+    let delivered = env.store.take_deliveries(session_id)?;
+    for d in &delivered {
+        emit(Event::ToolStart {
+            tool_call_id: d.tool_call_id.clone(),
+            name: d.tool.clone(),
+            arguments: d.arguments.clone(),
+            label_short: d.text.clone(),
+            label_full: d.text.clone(),
+            path: None,
+        });
+        emit(Event::ToolDone {
+            tool_call_id: d.tool_call_id.clone(),
+            result: d.result.clone(),
+        });
+    }
+    Ok(!delivered.is_empty())
+}
+
+fn some(s: &str) -> Option<&str> {
+    (!s.is_empty()).then_some(s)
+}
+
+fn finish(
+    emit: Emit<'_>,
+    session_id: i64,
+    outcome: TurnOutcome,
+    text: &str,
+) -> Result<TurnOutcome, TurnError> {
+    emit(Event::Done {
+        session_id,
+        outcome,
+        text: text.to_string(),
+    });
+    Ok(outcome)
+}

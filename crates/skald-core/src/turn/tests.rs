@@ -1,0 +1,165 @@
+//! The turn's unit tests: offered tools, delegation limits, stops while asking.
+
+use super::offer::offered_tools;
+use super::*;
+use crate::agents::Library;
+use crate::models::ModelHealth;
+use crate::tools::{Call, ToolCx};
+use skald_api::{ExecutionOutcome, tool_names as tn};
+
+/// What a turn borrows, owned by the test.
+struct Fixture {
+    data: tempfile::TempDir,
+    store: Store,
+    session_id: i64,
+    registry: ToolRegistry,
+    models: crate::models::ModelList,
+    health: ModelHealth,
+}
+
+impl Fixture {
+    fn new() -> Self {
+        let store = Store::open_in_memory().unwrap();
+        let session_id = store
+            .create_session(&skald_store::NewSession::default())
+            .unwrap()
+            .id;
+        Fixture {
+            data: tempfile::tempdir().unwrap(),
+            store,
+            session_id,
+            registry: crate::builtin_registry().unwrap(),
+            models: crate::models::ModelList::new(vec![
+                skald_llm::from_env(Some("openai/unused"), |_| None).unwrap(),
+            ]),
+            health: ModelHealth::default(),
+        }
+    }
+
+    fn cfg(&self, approval: ApprovalMode, agent_id: &str) -> TurnConfig {
+        TurnConfig {
+            max_rounds: 1,
+            context_window: 128_000,
+            approval,
+            run: RunContext {
+                group: "default".into(),
+                agent_id: agent_id.into(),
+                working_dir: self.data.path().to_path_buf(),
+                ..RunContext::default()
+            },
+            system_prompt: String::new(),
+            background: false,
+            first_tool_choice: skald_llm::ToolChoice::Auto,
+        }
+    }
+
+    fn env<'a>(&'a self, cfg: &'a TurnConfig) -> TurnEnv<'a> {
+        TurnEnv {
+            store: &self.store,
+            registry: &self.registry,
+            models: &self.models,
+            health: &self.health,
+            cfg,
+            queued: None,
+            ask: None,
+            inbox: None,
+            frame: Frame::default(),
+            library: None,
+            mcp_list: "",
+            engine: None,
+        }
+    }
+}
+
+#[tokio::test]
+async fn delegation_stops_at_the_depth_limit() {
+    let fx = Fixture::new();
+    let library = Library::load(fx.data.path()).unwrap();
+    let cfg = fx.cfg(ApprovalMode::Never, "software-engineer");
+    let mut env = TurnEnv {
+        frame: Frame {
+            stack_id: Some(1),
+            depth: MAX_DEPTH - 1,
+        },
+        library: Some(&library),
+        ..fx.env(&cfg)
+    };
+    let names = |env: &TurnEnv<'_>| {
+        offered_tools(env, false)
+            .into_iter()
+            .map(|t| t.name)
+            .collect::<Vec<_>>()
+    };
+    assert!(names(&env).contains(&tn::EXECUTE_SUBTASK.to_string()));
+    assert!(!names(&env).contains(&tn::EXECUTE_TASK.to_string()));
+    env.frame.depth = MAX_DEPTH;
+    assert!(
+        !names(&env).contains(&tn::EXECUTE_SUBTASK.to_string()),
+        "not offered at the limit"
+    );
+    // Called anyway, it is refused before anything runs.
+    let cancel = CancellationToken::new();
+    let cx = ToolCx::new(Call {
+        store: env.store,
+        session_id: fx.session_id,
+        stack_id: env.frame.stack_id,
+        library: env.library,
+        engine: None,
+        call_id: "d",
+        cancel: &cancel,
+        emit: &|_| {},
+        turn: Some(&env),
+    });
+    let args = serde_json::json!({"agent_id": "researcher", "prompt": "go"});
+    let exec = env.registry.run(tn::EXECUTE_SUBTASK, &cx, args).unwrap();
+    let out = exec.wait().await;
+    assert!(matches!(out, ExecutionOutcome::Failed(m) if m.contains("at most 5 levels")));
+}
+
+#[tokio::test]
+async fn stop_while_the_prompt_waits_cancels_the_call() {
+    let fx = Fixture::new();
+    let cfg = fx.cfg(ApprovalMode::Ask, "main");
+    // A person who never answers.
+    let ask = |_req: AskRequest| -> futures::future::BoxFuture<'static, bool> {
+        Box::pin(futures::future::pending())
+    };
+    let env = TurnEnv {
+        ask: Some(&ask),
+        ..fx.env(&cfg)
+    };
+    let (store, session) = (&fx.store, fx.session_id);
+    store
+        .insert_tool_call(&skald_store::NewToolCall {
+            tool_call_id: "c1".into(),
+            session_id: session,
+            stack_id: None,
+            message_id: None,
+            name: tn::EXECUTE_CMD.into(),
+            args: serde_json::json!({"command": "touch made"}),
+            status: ToolCallStatus::Running,
+        })
+        .unwrap();
+    let call = ToolCall {
+        id: "c1".into(),
+        name: tn::EXECUTE_CMD.into(),
+        arguments: r#"{"command": "touch made"}"#.into(),
+    };
+    let cancel = CancellationToken::new();
+    let stopper = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        stopper.cancel();
+    });
+    let stopped = tokio::time::timeout(
+        std::time::Duration::from_secs(30),
+        run_call(&env, session, &call, &cancel, &|_| {}),
+    )
+    .await
+    .expect("the prompt gave way to the stop")
+    .unwrap();
+    assert!(stopped);
+    let calls = store.list_tool_calls(session).unwrap();
+    assert_eq!(calls[0].status, ToolCallStatus::Cancelled);
+    assert!(!fx.data.path().join("made").exists());
+}
