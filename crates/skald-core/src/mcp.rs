@@ -302,6 +302,20 @@ impl Servers {
         }
     }
 
+    /// Turns a registered server on or off: stored, and connected or disconnected now. The
+    /// one way every carrier (the UI, `toggle_item`) switches a server.
+    pub fn set_enabled(
+        &self,
+        store: &Store,
+        name: &str,
+        enabled: bool,
+    ) -> Result<McpServerRecord, skald_store::StoreError> {
+        store.set_mcp_enabled(name, enabled)?;
+        let rec = store.get_mcp_server(name)?;
+        self.start(&rec);
+        Ok(rec)
+    }
+
     /// Notes a call in flight on `server` for `session` until the guard is dropped.
     pub(crate) fn enter(&self, server: &str, session: i64) -> ActiveCall {
         lock(&self.active)

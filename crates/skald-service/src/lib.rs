@@ -514,7 +514,10 @@ impl Service {
                 servers: self.mcp_servers()?,
             },
             Command::SetMcpEnabled { name, enabled } => {
-                self.store.set_mcp_enabled(&name, enabled)?;
+                self.sessions
+                    .engine()
+                    .mcp
+                    .set_enabled(&self.store, &name, enabled)?;
                 Reply::SetMcpEnabled
             }
             // The keyring is D-Bus (or a file) and may wait: off the async workers.

@@ -18,7 +18,7 @@ fn everything_js() -> String {
     p.display().to_string()
 }
 
-fn add_everything(data: &Path) {
+pub(crate) fn add_everything(data: &Path) {
     let out = skald(data, None)
         .args([
             "mcp",

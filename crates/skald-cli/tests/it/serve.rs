@@ -952,6 +952,47 @@ fn plugins_are_switched_and_configured_from_the_ui() {
     assert_eq!(list["plugins"][0]["enabled"], false);
 }
 
+/// An MCP server switched off from the UI is disconnected at once, and switched on again
+/// it connects: the same operation the agents' toggle_item runs. (The UI's switch used to
+/// only write the setting, so a running server stayed connected until a restart.)
+#[test]
+fn an_mcp_server_switched_from_the_ui_disconnects_and_reconnects() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    crate::mcp::add_everything(&data);
+    let s = serve(&data, dir.path(), None);
+    let mut ws = s.ws();
+    let state = |ws: &mut Ws| -> String {
+        let list = ws.call(json!({"cmd": "list_mcp"})).unwrap();
+        list["servers"][0]["status"]["state"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    };
+    let wait_for_state = |ws: &mut Ws, want: &str| {
+        let until = Instant::now() + Duration::from_secs(60);
+        loop {
+            let now = state(ws);
+            if now == want {
+                return;
+            }
+            assert!(Instant::now() < until, "still {now}, not {want}");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    };
+    wait_for_state(&mut ws, "ready");
+    ws.call(json!({"cmd": "set_mcp_enabled", "name": "everything", "enabled": false}))
+        .unwrap();
+    assert_eq!(state(&mut ws), "disabled");
+    ws.call(json!({"cmd": "set_mcp_enabled", "name": "everything", "enabled": true}))
+        .unwrap();
+    wait_for_state(&mut ws, "ready");
+    let err = ws
+        .call(json!({"cmd": "set_mcp_enabled", "name": "nope", "enabled": true}))
+        .unwrap_err();
+    assert!(!err.is_empty());
+}
+
 #[cfg(unix)]
 #[test]
 fn ctrl_c_stops_the_server_even_while_a_window_is_connected() {

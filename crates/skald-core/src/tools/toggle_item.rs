@@ -1,7 +1,7 @@
 //! toggle_item: turn an MCP server, a plugin or a scheduled job on or off. A server is
 //! connected or disconnected at once in a run with an engine.
 
-use super::{ToolCx, store_err, text};
+use super::{ToolCx, text};
 use serde_json::{Value, json};
 use skald_api::{Tool, ToolCategory, ToolError, ToolResult, tool_names as tn};
 
@@ -63,12 +63,16 @@ impl<'a> Tool<ToolCx<'a>> for ToggleItem {
                 })
             }
             "mcp" => {
-                call.store.set_mcp_enabled(&id, enabled).map_err(|_| {
-                    ToolError::failed(format!("no MCP server named `{id}` is registered"))
-                })?;
-                if let Some(engine) = call.engine {
-                    let rec = call.store.get_mcp_server(&id).map_err(store_err)?;
-                    engine.mcp.start(&rec);
+                let unknown =
+                    |_| ToolError::failed(format!("no MCP server named `{id}` is registered"));
+                match call.engine {
+                    Some(engine) => {
+                        engine
+                            .mcp
+                            .set_enabled(call.store, &id, enabled)
+                            .map_err(unknown)?;
+                    }
+                    None => call.store.set_mcp_enabled(&id, enabled).map_err(unknown)?,
                 }
                 Ok(if enabled {
                     format!("MCP server `{id}` is on; it is connecting.")
