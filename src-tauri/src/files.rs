@@ -7,9 +7,6 @@ use std::sync::Arc;
 use tauri::UriSchemeResponder;
 use tauri::http::{Request, Response, StatusCode, header};
 
-/// Files larger than this are not sent (the scheme answers with whole bodies).
-const FILE_LIMIT: u64 = 256 * 1024 * 1024;
-
 pub fn serve(service: Arc<Service>, request: Request<Vec<u8>>, responder: UriSchemeResponder) {
     let query = request.uri().query().unwrap_or("").to_string();
     // The policy reads the store and the disk: off the async workers.
@@ -25,38 +22,37 @@ fn refuse(status: StatusCode, why: &str) -> Response<Vec<u8>> {
 }
 
 fn answer(service: &Service, query: &str) -> Response<Vec<u8>> {
-    let Some(raw) = query
+    let raw = query
         .split('&')
         .find_map(|kv| kv.strip_prefix("path="))
-        .and_then(percent_decode)
-    else {
-        return refuse(StatusCode::BAD_REQUEST, "no path given");
+        .map(|p| percent_decode(p).ok_or(()));
+    let raw = match raw {
+        Some(Ok(p)) => Some(p),
+        // A path that does not decode is no path at all.
+        Some(Err(())) | None => None,
     };
-    let path = match service.file_for_route(&raw) {
-        Ok(p) => p,
-        Err(e) => return refuse(StatusCode::FORBIDDEN, &e),
+    let route = match service.file_route(raw.as_deref()) {
+        Ok(route) => route,
+        Err(refusal) => {
+            let status =
+                StatusCode::from_u16(refusal.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+            return refuse(status, &refusal.to_string());
+        }
     };
-    match std::fs::metadata(&path) {
-        Ok(m) if m.is_file() && m.len() <= FILE_LIMIT => {}
-        Ok(m) if m.is_file() => {
+    let body = match std::fs::read(&route.path) {
+        Ok(b) => b,
+        Err(e) => {
             return refuse(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                "the file is too large to show",
+                StatusCode::NOT_FOUND,
+                &format!("{}: {e}", route.path.display()),
             );
         }
-        Ok(_) => return refuse(StatusCode::NOT_FOUND, "not a file"),
-        Err(e) => return refuse(StatusCode::NOT_FOUND, &format!("{}: {e}", path.display())),
-    }
-    let body = match std::fs::read(&path) {
-        Ok(b) => b,
-        Err(e) => return refuse(StatusCode::NOT_FOUND, &format!("{}: {e}", path.display())),
     };
-    let served = skald_service::files::served_as(&path);
     let mut b = Response::builder()
-        .header(header::CONTENT_TYPE, served.mime)
+        .header(header::CONTENT_TYPE, route.served.mime)
         .header(header::X_CONTENT_TYPE_OPTIONS, "nosniff")
         .header(header::CACHE_CONTROL, "no-cache");
-    if let Some(csp) = served.csp {
+    if let Some(csp) = route.served.csp {
         b = b.header(header::CONTENT_SECURITY_POLICY, csp);
     }
     b.body(body)

@@ -5,7 +5,7 @@
 use crate::exit;
 use skald_api::escape_controls_inline;
 use skald_core::DataDir;
-use skald_core::approval::{self, RunContext};
+use skald_core::approval;
 use skald_store::{InboxStatus, Store, StoreError};
 
 /// Stores the rule "always allow" proposes for the item's call, and says what it covers.
@@ -15,19 +15,10 @@ fn store_always_rule(store: &Store, id: i64) -> Result<(), u8> {
         eprintln!("skald inbox: {e}");
         code
     };
-    let item = store.get_inbox_item(id).map_err(|e| match e {
+    let (spec, matched) = approval::propose_for_item(store, id).map_err(|e| match e {
         StoreError::NotFound { .. } => fail(&e, exit::USAGE),
         _ => fail(&e, exit::FAILED),
     })?;
-    let session = store
-        .get_session(item.session_id)
-        .map_err(|e| fail(&e, exit::FAILED))?;
-    let (ctx, _) =
-        RunContext::for_session(store, &session, Vec::new()).map_err(|e| fail(&e, exit::FAILED))?;
-    let tool = item.payload["tool"].as_str().unwrap_or_default();
-    let spec = approval::propose_rule(&ctx, tool, &item.payload["arguments"]);
-    let matched = approval::would_match(store, item.session_id, &ctx, &spec)
-        .map_err(|e| fail(&e, exit::FAILED))?;
     let rule_id = store
         .add_rule(&spec.to_new_rule())
         .map_err(|e| fail(&e, exit::FAILED))?;

@@ -36,7 +36,6 @@ const UI_CSP: &str = "default-src 'self'; script-src 'self'; style-src 'self' 'u
      frame-ancestors 'none'";
 
 /// Files larger than this are not sent through the file route.
-const FILE_LIMIT: u64 = 512 * 1024 * 1024;
 
 pub struct ServeArgs<'a> {
     pub port: u16,
@@ -465,35 +464,18 @@ async fn file(
     if !app.same_origin(&headers, false) {
         return deny(StatusCode::FORBIDDEN, "foreign origin");
     }
-    let Some(raw) = q.get("path") else {
-        return deny(StatusCode::BAD_REQUEST, "no path given");
-    };
-    let (service, raw) = (app.service.clone(), raw.clone());
-    let path = match tokio::task::spawn_blocking(move || service.file_for_route(&raw)).await {
-        Ok(Ok(p)) => p,
-        Ok(Err(e)) => return deny(StatusCode::FORBIDDEN, &e),
+    let (service, raw) = (app.service.clone(), q.get("path").cloned());
+    let route = match tokio::task::spawn_blocking(move || service.file_route(raw.as_deref())).await
+    {
+        Ok(Ok(route)) => route,
+        Ok(Err(refusal)) => {
+            let status =
+                StatusCode::from_u16(refusal.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+            return deny(status, &refusal.to_string());
+        }
         Err(e) => return deny(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
     };
-    let meta = match tokio::fs::metadata(&path).await {
-        Ok(m) if m.is_file() => m,
-        Ok(_) => return deny(StatusCode::NOT_FOUND, "not a file"),
-        Err(e) => return deny(StatusCode::NOT_FOUND, &format!("{}: {e}", path.display())),
-    };
-    if meta.len() > FILE_LIMIT {
-        return deny(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            "the file is too large to show",
-        );
-    }
-    let served = {
-        let p = path.clone();
-        tokio::task::spawn_blocking(move || skald_service::files::served_as(&p))
-            .await
-            .unwrap_or(skald_service::files::Served {
-                mime: "application/octet-stream".into(),
-                csp: None,
-            })
-    };
+    let (path, served) = (route.path, route.served);
     // Streamed: a large file never sits in memory whole.
     let file = match tokio::fs::File::open(&path).await {
         Ok(f) => f,
@@ -502,7 +484,7 @@ async fn file(
     let body = axum::body::Body::from_stream(tokio_util::io::ReaderStream::new(file));
     let mut response = body.into_response();
     let h = response.headers_mut();
-    h.insert(header::CONTENT_LENGTH, HeaderValue::from(meta.len()));
+    h.insert(header::CONTENT_LENGTH, HeaderValue::from(route.len));
     if let Ok(v) = HeaderValue::from_str(&served.mime) {
         h.insert(header::CONTENT_TYPE, v);
     }

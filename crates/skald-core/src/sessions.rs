@@ -3,7 +3,6 @@
 //! round, `/stop` per session, and every event broadcast with its session id.
 
 use crate::agents::Library;
-use crate::approval::RunContext;
 use crate::engine::Engine;
 use crate::inbox::Answer;
 use crate::lock;
@@ -141,13 +140,7 @@ impl SessionManager {
         &self,
         id: i64,
     ) -> Result<(crate::approval::RuleSpec, Vec<skald_store::ToolCallRecord>), SessionError> {
-        let item = self.store.get_inbox_item(id)?;
-        let session = self.store.get_session(item.session_id)?;
-        let (ctx, _) = RunContext::for_session(&self.store, &session, Vec::new())?;
-        let tool = item.payload["tool"].as_str().unwrap_or_default();
-        let spec = crate::approval::propose_rule(&ctx, tool, &item.payload["arguments"]);
-        let matched = crate::approval::would_match(&self.store, item.session_id, &ctx, &spec)?;
-        Ok((spec, matched))
+        Ok(crate::approval::propose_for_item(&self.store, id)?)
     }
 
     /// Answers an Inbox item; the call waiting on it goes on.

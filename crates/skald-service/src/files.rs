@@ -146,6 +146,68 @@ pub fn served_as(path: &Path) -> Served {
     Served { mime, csp }
 }
 
+/// Files larger than this are not sent by the file route: the desktop's scheme answers
+/// with whole bodies, held in memory.
+pub const FILE_LIMIT: u64 = 256 * 1024 * 1024;
+
+/// A file the route may send: where it is, its length, and how it goes out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RouteFile {
+    pub path: PathBuf,
+    pub len: u64,
+    pub served: Served,
+}
+
+/// Why the file route sends nothing, with its HTTP status.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RouteRefusal {
+    #[error("no path given")]
+    NoPath,
+    /// The path policy refused it (outside the folders, a credential folder, secrets).
+    #[error("{0}")]
+    Forbidden(String),
+    #[error("{0}")]
+    NotFound(String),
+    #[error("the file is too large to show")]
+    TooLarge,
+}
+
+impl RouteRefusal {
+    pub fn status(&self) -> u16 {
+        match self {
+            RouteRefusal::NoPath => 400,
+            RouteRefusal::Forbidden(_) => 403,
+            RouteRefusal::NotFound(_) => 404,
+            RouteRefusal::TooLarge => 413,
+        }
+    }
+}
+
+impl crate::Service {
+    /// What the file route answers for its `path` parameter, for every carrier (`skald
+    /// serve`'s `/api/file`, the desktop's `skald-file:` scheme): the path policy, the
+    /// size limit, the type and the Content-Security-Policy are decided here once. Reads
+    /// the store and the disk: call it off the async workers.
+    pub fn file_route(&self, raw: Option<&str>) -> Result<RouteFile, RouteRefusal> {
+        let raw = raw.ok_or(RouteRefusal::NoPath)?;
+        let path = self.file_for_route(raw).map_err(RouteRefusal::Forbidden)?;
+        let meta = match std::fs::metadata(&path) {
+            Ok(m) if m.is_file() => m,
+            Ok(_) => return Err(RouteRefusal::NotFound("not a file".into())),
+            Err(e) => return Err(RouteRefusal::NotFound(format!("{}: {e}", path.display()))),
+        };
+        if meta.len() > FILE_LIMIT {
+            return Err(RouteRefusal::TooLarge);
+        }
+        let served = served_as(&path);
+        Ok(RouteFile {
+            path,
+            len: meta.len(),
+            served,
+        })
+    }
+}
+
 /// What is followed: per document, the files whose change means it changed.
 #[derive(Default)]
 struct Follow {

@@ -640,6 +640,22 @@ pub fn rule_reach(spec: &RuleSpec) -> String {
     format!("Also allows {what}, {place}. A deny rule still wins.")
 }
 
+/// The rule "always allow" proposes for the call an Inbox item asks about, in its
+/// session's run context, with the session's earlier calls it would have matched. The one
+/// proposal every carrier shows and stores (the UI, `skald inbox answer --always`).
+pub fn propose_for_item(
+    store: &Store,
+    inbox_id: i64,
+) -> Result<(RuleSpec, Vec<skald_store::ToolCallRecord>), skald_store::StoreError> {
+    let item = store.get_inbox_item(inbox_id)?;
+    let session = store.get_session(item.session_id)?;
+    let (ctx, _) = RunContext::for_session(store, &session, Vec::new())?;
+    let tool = item.payload["tool"].as_str().unwrap_or_default();
+    let spec = propose_rule(&ctx, tool, &item.payload["arguments"]);
+    let matched = would_match(store, item.session_id, &ctx, &spec)?;
+    Ok((spec, matched))
+}
+
 /// The session's earlier calls a proposed rule would have matched, so the person sees
 /// what "always" would have meant before saying yes.
 pub fn would_match(
