@@ -35,8 +35,6 @@ const UI_CSP: &str = "default-src 'self'; script-src 'self'; style-src 'self' 'u
      worker-src 'self' blob:; object-src 'none'; base-uri 'none'; form-action 'none'; \
      frame-ancestors 'none'";
 
-/// Files larger than this are not sent through the file route.
-
 pub struct ServeArgs<'a> {
     pub port: u16,
     pub root: Option<&'a Path>,

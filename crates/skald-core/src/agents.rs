@@ -301,7 +301,7 @@ fn materialize(path: &Path, text: &str) -> Result<bool, AgentError> {
     if std::fs::read_to_string(path).is_ok_and(|t| t == text) {
         return Ok(false);
     }
-    skald_tools::text::write_atomic(path, text.as_bytes()).map_err(|e| AgentError::Write {
+    skald_base::atomic::write_atomic(path, text.as_bytes()).map_err(|e| AgentError::Write {
         path: path.display().to_string(),
         message: e.to_string(),
     })?;

@@ -202,7 +202,7 @@ fn write_config(
     parse_err: impl Fn(String) -> ConfigError,
 ) -> Result<Config, ConfigError> {
     let config = Config::parse(&new).map_err(parse_err)?;
-    skald_tools::text::write_atomic(path, new.as_bytes()).map_err(|e| ConfigError::Write {
+    skald_base::atomic::write_atomic(path, new.as_bytes()).map_err(|e| ConfigError::Write {
         path: path.to_path_buf(),
         message: e.to_string(),
     })?;
@@ -215,12 +215,12 @@ impl Config {
     pub fn load_or_create(path: &Path) -> Result<Config, ConfigError> {
         if !path.exists() {
             // Atomic, so a crash never leaves a half-written config.
-            skald_tools::text::write_atomic(path, DEFAULT_CONFIG_TOML.as_bytes()).map_err(|e| {
-                ConfigError::Write {
+            skald_base::atomic::write_atomic(path, DEFAULT_CONFIG_TOML.as_bytes()).map_err(
+                |e| ConfigError::Write {
                     path: path.to_path_buf(),
                     message: e.to_string(),
-                }
-            })?;
+                },
+            )?;
             crate::paths::keep_private(path);
         }
         Config::load(path)

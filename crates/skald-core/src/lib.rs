@@ -42,8 +42,4 @@ pub fn builtin_registry() -> Result<ToolRegistry, RegistryError> {
     Ok(registry)
 }
 
-/// Locks `m`, also after a thread panicked while holding it: the data behind every lock
-/// here stays consistent between statements, so a panic elsewhere is no reason to stop.
-pub(crate) fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
+pub(crate) use skald_base::lock;

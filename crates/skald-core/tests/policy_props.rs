@@ -134,7 +134,7 @@ proptest! {
     #[test]
     fn reads_are_allowed_only_where_the_os_opens_a_file_inside_the_folder(raw in paths()) {
         let t = tree();
-        let tool_opens = skald_tools::fs::resolve_in(&raw, &t.root);
+        let tool_opens = skald_base::path::resolve_in(&raw, &t.root);
         let real = real_location(&tool_opens);
         for tool in ["read_file", "list_files", "search_file", "get_ast_outline"] {
             let d = check(&t.store, &ctx(t), tool, &json!({"path": raw}));
@@ -152,7 +152,7 @@ proptest! {
     #[test]
     fn writes_never_pass_without_asking_and_never_reach_secrets(raw in paths()) {
         let t = tree();
-        let real = real_location(&skald_tools::fs::resolve_in(&raw, &t.root));
+        let real = real_location(&skald_base::path::resolve_in(&raw, &t.root));
         for tool in ["write_file", "edit_file", "insert_at_line", "replace_lines"] {
             let d = check(&t.store, &ctx(t), tool, &json!({"path": raw, "content": ""}));
             // No write grant here: outside memory/ and data/ every write is asked about.

@@ -167,9 +167,7 @@ struct Server {
     stop: CancellationToken,
 }
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
+use skald_base::lock;
 
 pub struct McpManager {
     host: Arc<dyn Host>,

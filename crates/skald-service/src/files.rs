@@ -11,17 +11,15 @@
 //! of any of them is reported as a change of the document.
 
 use skald_api::events::Event;
+use skald_base::path::{canonicalize_for_policy, path_under};
 use skald_core::approval::{self, RunContext};
 use skald_store::{RuleAction, SessionKind, Store};
-use skald_tools::fs::{canonicalize_for_policy, path_under};
 use skald_viewer::FileWatcher;
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
+use skald_base::lock;
 
 pub struct FilePolicy {
     store: Arc<Store>,

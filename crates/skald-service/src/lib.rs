@@ -54,9 +54,7 @@ fn invalid(msg: impl Into<String>) -> ServiceError {
     ServiceError::Invalid(msg.into())
 }
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
+use skald_base::lock;
 
 /// What a carrier decides when it starts the service.
 pub struct ServiceConfig {
@@ -593,7 +591,7 @@ impl Service {
             Command::View { path, session_id } => {
                 let base = self.session_base(session_id);
                 let abs = self.policy.check(&path, &base).map_err(invalid)?;
-                let display_path = skald_tools::fs::relativize_for_display(&abs, &base);
+                let display_path = skald_base::path::relativize_for_display(&abs, &base);
                 let route = self.route.clone();
                 let p = abs.clone();
                 let (kind, view) =
@@ -643,7 +641,7 @@ impl Service {
             }
             Command::Unsubscribe { path } => {
                 let abs =
-                    skald_tools::fs::canonicalize_for_policy(Path::new(&path), self.policy.root());
+                    skald_base::path::canonicalize_for_policy(Path::new(&path), self.policy.root());
                 conn.unfollow(&abs);
                 Reply::Unsubscribe
             }

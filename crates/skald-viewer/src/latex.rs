@@ -161,9 +161,7 @@ pub struct LatexEngine {
     next_id: AtomicU64,
 }
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
+use skald_base::lock;
 
 fn sha256_file(path: &Path) -> Option<String> {
     let bytes = std::fs::read(path).ok()?;

@@ -30,9 +30,7 @@ struct Subscriptions {
     dirs: HashMap<PathBuf, usize>,
 }
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
+use skald_base::lock;
 
 pub struct FileWatcher {
     debouncer: Mutex<Debouncer<RecommendedWatcher, RecommendedCache>>,

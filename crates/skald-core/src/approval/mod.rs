@@ -11,8 +11,8 @@ use crate::registry::ToolRegistry;
 use serde::Serialize;
 use serde_json::Value;
 use skald_api::tool_names as tn;
+use skald_base::path::{canonicalize_for_policy, path_under};
 use skald_store::{Rule, RuleAction, Store};
-use skald_tools::fs::{canonicalize_for_policy, path_under};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::RwLock;
@@ -740,7 +740,7 @@ pub fn write_preview(tool: &str, args: &Value, working_dir: &Path) -> Value {
     let Some(raw) = args.get("path").and_then(Value::as_str) else {
         return Value::Null;
     };
-    let path = skald_tools::fs::resolve_in(raw, working_dir);
+    let path = skald_base::path::resolve_in(raw, working_dir);
     let cut = |s: String| -> String {
         match s.char_indices().nth(PREVIEW_BYTES) {
             Some((i, _)) => s[..i].to_string(),

@@ -108,7 +108,7 @@ async fn generate(call: &Call<'_>, args: &Value) -> Result<String, String> {
         image.extension
     );
     let path = dir.join(&name);
-    skald_tools::text::write_atomic(&path, &image.bytes)
+    skald_base::atomic::write_atomic(&path, &image.bytes)
         .map_err(|e| format!("cannot save {}: {e}", path.display()))?;
     let relative = format!("images/{name}");
     (call.emit)(Event::OpenFile {

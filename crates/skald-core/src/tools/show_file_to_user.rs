@@ -65,11 +65,11 @@ impl<'a> Tool<ToolCx<'a>> for ShowFileToUser {
             .and_then(Value::as_str)
             .unwrap_or("")
             .trim();
-        let path = skald_tools::fs::resolve_in(raw, dir);
+        let path = skald_base::path::resolve_in(raw, dir);
         if !path.is_file() {
             return Err(ToolError::failed(format!("there is no file at `{raw}`")));
         }
-        let shown = skald_tools::fs::relativize_for_display(&path, dir);
+        let shown = skald_base::path::relativize_for_display(&path, dir);
         (call.emit)(Event::OpenFile {
             path: shown.clone(),
         });

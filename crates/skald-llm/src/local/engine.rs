@@ -30,7 +30,7 @@ use std::collections::HashMap;
 use std::num::NonZeroU32;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Mutex, MutexGuard, OnceLock, mpsc as sync_mpsc};
+use std::sync::{Mutex, OnceLock, mpsc as sync_mpsc};
 use std::time::{Duration, Instant, SystemTime};
 use tokio::sync::mpsc;
 
@@ -57,9 +57,7 @@ fn local(msg: impl Into<String>) -> LlmError {
     LlmError::Local(msg.into())
 }
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
+use skald_base::lock;
 
 fn env_number<T: std::str::FromStr>(name: &str) -> Option<T> {
     std::env::var(name).ok().and_then(|v| v.trim().parse().ok())
