@@ -3,21 +3,23 @@
 //! logic of its own. A carrier makes one [`Service`] per process and one [`Connection`]
 //! per UI; a connection's file subscriptions end with it.
 
+mod chats;
 mod convert;
 pub mod files;
+mod inbox;
+mod models;
+mod settings;
+mod viewer;
 
 use files::{FilePolicy, Watches};
-use skald_api::protocol::{
-    AgentInfo, Command, LocalModelInfo, McpServerInfo, RecommendedModel, Reply, Request,
-    ServerMessage,
-};
+use skald_api::protocol::{Command, Reply, Request, ServerMessage};
 use skald_core::engine::TurnSettings;
-use skald_core::sessions::{Sent, SessionManager};
+use skald_core::sessions::SessionManager;
 use skald_core::turn::ApprovalMode;
 use skald_core::{Config, DataDir};
 use skald_llm::ModelChoice;
-use skald_store::{NewSession, SessionKind, Store};
-use skald_viewer::{BundleChoice, FileRoute, LatexEngine, LatexError};
+use skald_store::Store;
+use skald_viewer::{BundleChoice, FileRoute, LatexEngine};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -288,211 +290,55 @@ impl Service {
     }
 
     async fn handle(&self, conn: &Connection, command: Command) -> Result<Reply, ServiceError> {
-        Ok(match command {
-            Command::ListSessions => {
-                let mut sessions: Vec<_> = self
-                    .store
-                    .list_sessions()?
-                    .into_iter()
-                    .filter(|s| s.kind == SessionKind::Interactive)
-                    .collect();
-                sessions.sort_by_key(|s| std::cmp::Reverse(s.updated_at));
-                Reply::ListSessions {
-                    sessions: sessions.into_iter().map(|s| self.session_info(s)).collect(),
-                }
-            }
+        // One line per command; what each does is in the file of its domain (chats.rs,
+        // inbox.rs, settings.rs, viewer.rs, models).
+        match command {
+            Command::ListSessions => self.list_sessions(),
             Command::CreateSession {
                 title,
                 working_dir,
                 agent_id,
-            } => {
-                let dir = match working_dir {
-                    Some(d) => {
-                        let p = std::fs::canonicalize(&d)
-                            .map_err(|e| invalid(format!("working folder {d}: {e}")))?;
-                        if !p.is_dir() {
-                            return Err(invalid(format!("{d} is not a folder")));
-                        }
-                        p
-                    }
-                    None => self.policy.root().to_path_buf(),
-                };
-                let agent = agent_id.unwrap_or_else(|| "main".into());
-                self.sessions
-                    .engine()
-                    .library
-                    .get(&agent)
-                    .map_err(|e| invalid(e.to_string()))?;
-                let s = self.store.create_session(&NewSession {
-                    title: title.unwrap_or_else(|| "New chat".into()),
-                    agent_id: agent,
-                    working_dir: Some(dir.display().to_string()),
-                    ..NewSession::default()
-                })?;
-                Reply::CreateSession {
-                    session: self.session_info(s),
-                }
-            }
-            Command::RenameSession { session_id, title } => {
-                let title = title.trim();
-                if title.is_empty() {
-                    return Err(invalid("a chat's title cannot be empty"));
-                }
-                self.store.rename_session(session_id, title)?;
-                Reply::RenameSession
-            }
-            Command::DeleteSession { session_id } => {
-                if self.sessions.is_running(session_id) {
-                    return Err(invalid(
-                        "this chat's turn is running; stop it before deleting the chat",
-                    ));
-                }
-                self.store.delete_session(session_id)?;
-                Reply::DeleteSession
-            }
+            } => self.create_session(title, working_dir, agent_id),
+            Command::RenameSession { session_id, title } => self.rename_session(session_id, &title),
+            Command::DeleteSession { session_id } => self.delete_session(session_id),
             Command::History {
                 session_id,
                 before,
                 limit,
-            } => {
-                let session = self.store.get_session(session_id)?;
-                let base = self.session_base(Some(session_id));
-                let all = self.store.list_messages(session_id)?;
-                let end = match before {
-                    Some(b) => all.partition_point(|m| m.id < b),
-                    None => all.len(),
-                };
-                let limit = limit.map_or(HISTORY_PAGE, |l| l as usize).max(1);
-                let start = end.saturating_sub(limit);
-                let messages: Vec<_> = all[start..end]
-                    .iter()
-                    .map(|m| convert::message(m, &base, &self.route))
-                    .collect();
-                let first = all.get(start).map_or(i64::MAX, |m| m.id);
-                let last = if end < all.len() {
-                    all[end].id
-                } else {
-                    i64::MAX
-                };
-                let registry = &self.sessions.engine().registry;
-                let tool_calls = self
-                    .store
-                    .list_tool_calls(session_id)?
-                    .into_iter()
-                    .filter(|c| {
-                        c.message_id
-                            .is_none_or(|id| (start == 0 || id >= first) && id < last)
-                    })
-                    .map(|c| convert::tool_call(c, registry))
-                    .collect();
-                Reply::History {
-                    session: self.session_info(session),
-                    messages,
-                    tool_calls,
-                    has_more: start > 0,
-                }
-            }
-            Command::Usage { session_id } => {
-                let u = self.store.session_usage(session_id)?;
-                Reply::Usage {
-                    requests: u.requests,
-                    input_tokens: u.input_tokens,
-                    output_tokens: u.output_tokens,
-                }
-            }
-            Command::SendMessage { session_id, text } => {
-                if text.trim().is_empty() {
-                    return Err(invalid("the message is empty"));
-                }
-                if self.sessions.engine().models().is_empty() {
-                    return Err(invalid(format!(
-                        "no model can be used: {}. Configure a provider in Settings.",
-                        lock(&self.model_error)
-                            .as_deref()
-                            .unwrap_or("none is configured")
-                    )));
-                }
-                let sent = self.sessions.send_message(session_id, text)?;
-                Reply::SendMessage {
-                    queued: sent == Sent::Queued,
-                }
-            }
-            Command::Stop { session_id } => Reply::Stop {
+            } => self.history(session_id, before, limit),
+            Command::Usage { session_id } => self.usage(session_id),
+            Command::SendMessage { session_id, text } => self.send_message(session_id, text),
+            Command::Stop { session_id } => Ok(Reply::Stop {
                 stopped: self.sessions.stop(session_id),
-            },
-            Command::RenderMarkdown { text, session_id } => Reply::RenderMarkdown {
+            }),
+            Command::RenderMarkdown { text, session_id } => Ok(Reply::RenderMarkdown {
                 html: skald_viewer::render_markdown(
                     &text,
                     &self.session_base(session_id),
                     &self.route,
                 ),
-            },
-            Command::Inbox => {
-                let titles: HashMap<i64, String> = self
-                    .store
-                    .list_sessions()?
-                    .into_iter()
-                    .map(|s| (s.id, s.title))
-                    .collect();
-                Reply::Inbox {
-                    items: self
-                        .sessions
-                        .inbox()?
-                        .into_iter()
-                        .map(|i| {
-                            let title = titles.get(&i.session_id).cloned().unwrap_or_default();
-                            convert::inbox_item(i, title)
-                        })
-                        .collect(),
-                }
-            }
-            Command::Answer { inbox_id, answer } => {
-                let answer = convert::answer(answer).map_err(invalid)?;
-                self.sessions.answer(inbox_id, &answer)?;
-                Reply::Answer
-            }
-            Command::ProposeRule { inbox_id } => {
-                let (rule, matched) = self.sessions.propose_rule(inbox_id)?;
-                Reply::ProposeRule {
-                    rule: convert::rule_draft(&rule),
-                    matched: u32::try_from(matched.len()).unwrap_or(u32::MAX),
-                    reach: skald_core::approval::rule_reach(&rule),
-                }
-            }
-            Command::ListRules => Reply::ListRules {
+            }),
+            Command::Inbox => self.inbox(),
+            Command::Answer { inbox_id, answer } => self.answer(inbox_id, answer),
+            Command::ProposeRule { inbox_id } => self.propose_rule(inbox_id),
+            Command::ListRules => Ok(Reply::ListRules {
                 rules: to_values(self.store.list_rules()?),
-            },
+            }),
             Command::RemoveRule { id } => {
                 self.store.delete_rule(id)?;
-                Reply::RemoveRule
+                Ok(Reply::RemoveRule)
             }
-            Command::ListAgents => Reply::ListAgents {
-                agents: self
-                    .sessions
-                    .engine()
-                    .library
-                    .agents()
-                    .map(|a| AgentInfo {
-                        id: a.id.clone(),
-                        name: a.meta.name.clone(),
-                        description: a.meta.description.clone(),
-                    })
-                    .collect(),
-            },
-            Command::ListTasks => Reply::ListTasks {
+            Command::ListAgents => Ok(self.list_agents()),
+            Command::ListTasks => Ok(Reply::ListTasks {
                 tasks: to_values(self.store.list_tasks(None)?),
-            },
-            Command::ListCron => Reply::ListCron {
+            }),
+            Command::ListCron => Ok(Reply::ListCron {
                 jobs: to_values(self.store.list_jobs()?),
-            },
-            Command::SetCronEnabled { id, enabled } => {
-                skald_core::cron::set_enabled(&self.store, id, enabled)
-                    .map_err(|e| invalid(e.to_string()))?;
-                Reply::SetCronEnabled
-            }
+            }),
+            Command::SetCronEnabled { id, enabled } => self.set_cron_enabled(id, enabled),
             Command::RemoveCron { id } => {
                 self.store.delete_job(id)?;
-                Reply::RemoveCron
+                Ok(Reply::RemoveCron)
             }
             Command::UpdateCron {
                 id,
@@ -500,495 +346,49 @@ impl Service {
                 prompt,
                 cron,
                 timezone,
-            } => {
-                let job =
-                    skald_core::cron::update_job(&self.store, id, &name, &prompt, &cron, &timezone)
-                        .map_err(|e| invalid(e.to_string()))?;
-                Reply::UpdateCron {
-                    job: serde_json::to_value(job).unwrap_or_default(),
-                }
-            }
-            Command::ListMcp => Reply::ListMcp {
+            } => self.update_cron(id, &name, &prompt, &cron, &timezone),
+            Command::ListMcp => Ok(Reply::ListMcp {
                 servers: self.mcp_servers()?,
-            },
+            }),
             Command::SetMcpEnabled { name, enabled } => {
-                self.sessions
-                    .engine()
-                    .mcp
-                    .set_enabled(&self.store, &name, enabled)?;
-                Reply::SetMcpEnabled
+                let mcp = &self.sessions.engine().mcp;
+                mcp.set_enabled(&self.store, &name, enabled)?;
+                Ok(Reply::SetMcpEnabled)
             }
-            // The keyring is D-Bus (or a file) and may wait: off the async workers.
-            Command::ListSecrets => {
-                let secrets = self.secrets()?;
-                let backend = secrets.backend();
-                let names = blocking(move || secrets.list(None)).await?;
-                Reply::ListSecrets {
-                    names,
-                    store: match backend {
-                        skald_secrets::Backend::Keyring => "the OS keyring".into(),
-                        skald_secrets::Backend::File => "Skald's encrypted file".into(),
-                    },
-                }
-            }
-            Command::SetSecret { name, value } => {
-                let secrets = self.secrets()?;
-                blocking(move || secrets.set(&name, &value)).await?;
-                self.sessions.engine().refresh_redactor();
-                Reply::SetSecret
-            }
-            Command::RemoveSecret { name } => {
-                let secrets = self.secrets()?;
-                let n = name.clone();
-                let gone = blocking(move || secrets.delete(&n)).await?;
-                if !gone {
-                    return Err(invalid(format!("no secret named {name}")));
-                }
-                self.sessions.engine().refresh_redactor();
-                Reply::RemoveSecret
-            }
-            Command::ListPlugins => Reply::ListPlugins {
+            Command::ListSecrets => self.list_secrets().await,
+            Command::SetSecret { name, value } => self.set_secret(name, value).await,
+            Command::RemoveSecret { name } => self.remove_secret(name).await,
+            Command::ListPlugins => Ok(Reply::ListPlugins {
                 plugins: self.sessions.engine().plugins.describe(&self.store),
-            },
+            }),
             Command::ConfigurePlugin {
                 id,
                 enabled,
                 config,
-            } => Reply::ConfigurePlugin {
-                message: self
-                    .sessions
-                    .engine()
-                    .plugins
+            } => {
+                let plugins = &self.sessions.engine().plugins;
+                let message = plugins
                     .configure(&self.store, &id, config.as_ref(), enabled)
-                    .map_err(invalid)?,
-            },
-            Command::Settings => Reply::Settings {
-                version: env!("CARGO_PKG_VERSION").to_string(),
-                data_dir: self.data_dir.root().display().to_string(),
-                models: self
-                    .sessions
-                    .engine()
-                    .models()
-                    .iter()
-                    .map(ModelChoice::label)
-                    .collect(),
-                model_error: lock(&self.model_error).clone(),
-                config_path: self.data_dir.config_path().display().to_string(),
-                approval: "Calls that need approval wait in the chat and the Inbox".into(),
-            },
-            Command::TestModel => self.test_model().await,
-            Command::LocalModels => self.local_models(),
-            Command::PullModel { name } => self.pull_model(&name).await?,
+                    .map_err(invalid)?;
+                Ok(Reply::ConfigurePlugin { message })
+            }
+            Command::Settings => Ok(self.settings()),
+            Command::TestModel => Ok(self.test_model().await),
+            Command::LocalModels => Ok(self.local_models()),
+            Command::PullModel { name } => self.pull_model(&name).await,
             Command::ConfigureModel {
                 kind,
                 model,
                 base_url,
                 api_key,
-            } => {
-                self.configure_model(&kind, &model, base_url, api_key)
-                    .await?
-            }
-            Command::View { path, session_id } => {
-                let base = self.session_base(session_id);
-                let abs = self.policy.check(&path, &base).map_err(invalid)?;
-                let display_path = skald_base::path::relativize_for_display(&abs, &base);
-                let route = self.route.clone();
-                let p = abs.clone();
-                let (kind, view) =
-                    tokio::task::spawn_blocking(move || skald_viewer::view(&p, &route))
-                        .await
-                        .map_err(|e| invalid(e.to_string()))?
-                        .map_err(|e| invalid(e.to_string()))?;
-                let size = std::fs::metadata(&abs).map(|m| m.len()).unwrap_or(0);
-                Reply::View {
-                    path: abs.display().to_string(),
-                    display_path,
-                    size,
-                    kind,
-                    view,
-                }
-            }
-            Command::ReadPage { path, offset } => {
-                let abs = self
-                    .policy
-                    .check(&path, self.policy.root())
-                    .map_err(invalid)?;
-                let page = tokio::task::spawn_blocking(move || {
-                    skald_viewer::read_page(&abs, offset, skald_viewer::PAGE_BYTES)
-                })
-                .await
-                .map_err(|e| invalid(e.to_string()))?
-                .map_err(|e| invalid(e.to_string()))?;
-                Reply::ReadPage { page }
-            }
-            Command::LatexBuild { path } => self.latex_build(&path).await?,
-            Command::LatexStop { path } => {
-                let tex = self
-                    .policy
-                    .check(&path, self.policy.root())
-                    .map_err(invalid)?;
-                Reply::LatexStop {
-                    stopped: self.latex.stop(&tex),
-                }
-            }
-            Command::Subscribe { path } => {
-                let abs = self
-                    .policy
-                    .check(&path, self.policy.root())
-                    .map_err(invalid)?;
-                conn.follow(&abs).map_err(invalid)?;
-                Reply::Subscribe
-            }
-            Command::Unsubscribe { path } => {
-                let abs =
-                    skald_base::path::canonicalize_for_policy(Path::new(&path), self.policy.root());
-                conn.unfollow(&abs);
-                Reply::Unsubscribe
-            }
-        })
-    }
-
-    fn secrets(&self) -> Result<Arc<skald_secrets::Secrets>, ServiceError> {
-        self.sessions.engine().secrets().ok_or_else(|| {
-            invalid("secrets are not available: neither the OS keyring nor Skald's file opened")
-        })
-    }
-
-    fn mcp_servers(&self) -> Result<Vec<McpServerInfo>, ServiceError> {
-        let manager = &self.sessions.engine().mcp.manager;
-        let logs = self.data_dir.logs_dir();
-        Ok(self
-            .store
-            .list_mcp_servers()?
-            .into_iter()
-            .map(|r| {
-                let status = match manager.status(&r.name) {
-                    Some(s) => serde_json::to_value(s).unwrap_or_default(),
-                    None if !r.enabled => serde_json::json!({"state": "disabled"}),
-                    None => serde_json::json!({"state": "not_started"}),
-                };
-                McpServerInfo {
-                    log_tail: log_tail(&logs.join("mcp").join(format!("{}.log", r.name)), 20),
-                    name: r.name,
-                    enabled: r.enabled,
-                    transport: r.transport,
-                    description: r.description,
-                    status,
-                }
-            })
-            .collect())
-    }
-
-    /// Writes the provider and model into config.toml (the key into the secrets) and
-    /// switches the engine to it.
-    async fn configure_model(
-        &self,
-        kind: &str,
-        model: &str,
-        base_url: Option<String>,
-        api_key: Option<String>,
-    ) -> Result<Reply, ServiceError> {
-        let model = model.trim();
-        if model.is_empty() || model.contains(char::is_whitespace) {
-            return Err(invalid("name the model, e.g. gpt-4.1 or claude-sonnet-4-5"));
+            } => self.configure_model(&kind, &model, base_url, api_key).await,
+            Command::View { path, session_id } => self.view(&path, session_id).await,
+            Command::ReadPage { path, offset } => self.read_page(&path, offset).await,
+            Command::LatexBuild { path } => self.latex_build(&path).await,
+            Command::LatexStop { path } => self.latex_stop(&path),
+            Command::Subscribe { path } => self.subscribe_file(conn, &path),
+            Command::Unsubscribe { path } => Ok(self.unsubscribe_file(conn, &path)),
         }
-        // Each kind's usual address and the variable its key is read from when none is
-        // typed here.
-        if kind == "local" {
-            return self.use_local_model(model);
-        }
-        let (default_url, env_key) = match kind {
-            "openai" => ("https://api.openai.com/v1", Some("OPENAI_API_KEY")),
-            "anthropic" => ("https://api.anthropic.com", Some("ANTHROPIC_API_KEY")),
-            "ollama" => ("http://127.0.0.1:11434", None),
-            other => {
-                return Err(invalid(format!(
-                    "the provider is openai (any OpenAI-compatible server), anthropic, \
-                     ollama or local, not `{other}`"
-                )));
-            }
-        };
-        let url = base_url
-            .map(|u| u.trim().trim_end_matches('/').to_string())
-            .filter(|u| !u.is_empty())
-            .unwrap_or_else(|| default_url.to_string());
-        if !(url.starts_with("http://") || url.starts_with("https://")) {
-            return Err(invalid(format!(
-                "the address must start with http:// or https://, not `{url}`"
-            )));
-        }
-        // A key typed here is kept as a secret of Skald's own name, so a stale variable in
-        // the environment (OPENAI_API_KEY, say) cannot shadow it; without one, a key
-        // typed earlier stays in use, else the usual variable is read.
-        let own_key = env_key.map(|_| format!("SKALD_{}_API_KEY", kind.to_ascii_uppercase()));
-        let key_env = match (&own_key, api_key.filter(|k| !k.trim().is_empty())) {
-            (Some(own), Some(key)) => {
-                let (secrets, own2) = (self.secrets()?, own.clone());
-                blocking(move || secrets.set(&own2, key.trim())).await?;
-                self.sessions.engine().refresh_redactor();
-                Some(own.clone())
-            }
-            (Some(own), None) => {
-                let known = match self.sessions.engine().secrets() {
-                    Some(secrets) => {
-                        let own2 = own.clone();
-                        blocking(move || secrets.get(&own2)).await?.is_some()
-                    }
-                    None => false,
-                };
-                if known {
-                    Some(own.clone())
-                } else {
-                    env_key.map(str::to_string)
-                }
-            }
-            (None, _) => None,
-        };
-        let provider = skald_core::config::ProviderConfig {
-            kind: kind.to_string(),
-            base_url: url,
-            api_key_env: key_env,
-        };
-        let config = skald_core::config::set_default_model(
-            &self.data_dir.config_path(),
-            kind,
-            Some(&provider),
-            model,
-        )
-        .map_err(|e| invalid(e.to_string()))?;
-        let spec = format!("{kind}/{model}");
-        let models = choose_models(
-            self.sessions.engine(),
-            &config,
-            Some(&spec),
-            &self.data_dir.models_dir(),
-        )
-        .map_err(invalid)?;
-        Ok(self.use_models(config, models))
-    }
-
-    fn use_models(&self, config: Config, models: Vec<ModelChoice>) -> Reply {
-        let labels = models.iter().map(ModelChoice::label).collect();
-        self.sessions.engine().set_models(models);
-        *lock(&self.config) = config;
-        *lock(&self.model_error) = None;
-        Reply::ConfigureModel { models: labels }
-    }
-
-    /// Makes a model of the models folder the default.
-    fn use_local_model(&self, name: &str) -> Result<Reply, ServiceError> {
-        let dir = self.data_dir.models_dir();
-        if !skald_core::models::local_models(&dir)
-            .iter()
-            .any(|m| m == name)
-        {
-            return Err(invalid(format!(
-                "there is no local model `{name}` in {}; pull or add one first",
-                dir.display()
-            )));
-        }
-        let config = skald_core::config::set_default_model(
-            &self.data_dir.config_path(),
-            "local",
-            None,
-            name,
-        )
-        .map_err(|e| invalid(e.to_string()))?;
-        let models = choose_models(
-            self.sessions.engine(),
-            &config,
-            Some(&format!("local/{name}")),
-            &dir,
-        )
-        .map_err(invalid)?;
-        Ok(self.use_models(config, models))
-    }
-
-    fn local_models(&self) -> Reply {
-        let dir = self.data_dir.models_dir();
-        let names = skald_core::models::local_models(&dir);
-        let installed = names
-            .iter()
-            .map(|n| LocalModelInfo {
-                name: n.clone(),
-                bytes: std::fs::metadata(dir.join(format!("{n}.gguf"))).map_or(0, |m| m.len()),
-            })
-            .collect();
-        let recommended = skald_llm::local::pull::recommended()
-            .into_iter()
-            .filter(|r| !names.iter().any(|n| n == r.name))
-            .map(|r| RecommendedModel {
-                name: r.name.to_string(),
-                description: r.description.to_string(),
-                bytes: r.size,
-            })
-            .collect();
-        Reply::LocalModels {
-            available: skald_llm::local::AVAILABLE,
-            folder: dir.display().to_string(),
-            installed,
-            recommended,
-        }
-    }
-
-    /// Downloads a recommended model, reporting progress to every UI.
-    async fn pull_model(&self, name: &str) -> Result<Reply, ServiceError> {
-        let model = skald_llm::local::pull::find(name).ok_or_else(|| {
-            invalid(format!(
-                "`{name}` is not a model Skald knows how to download"
-            ))
-        })?;
-        if !lock(&self.pulling).insert(name.to_string()) {
-            return Err(invalid(format!("`{name}` is being downloaded already")));
-        }
-        // Cleared however this ends, a window closed mid-download included.
-        struct Pulling<'a>(&'a Mutex<std::collections::HashSet<String>>, &'a str);
-        impl Drop for Pulling<'_> {
-            fn drop(&mut self) {
-                lock(self.0).remove(self.1);
-            }
-        }
-        let _pulling = Pulling(&self.pulling, name);
-        let events = self.events.clone();
-        let last = Mutex::new(u64::MAX);
-        let progress = |done: u64, total: u64| {
-            // One event per percent is plenty for a progress bar.
-            let pct = done.saturating_mul(100) / total.max(1);
-            let mut last = lock(&last);
-            if *last != pct {
-                *last = pct;
-                let _ = events.send(ServerMessage::Event {
-                    session_id: None,
-                    event: skald_api::events::Event::ModelPull {
-                        name: model.name.to_string(),
-                        done,
-                        total,
-                    },
-                });
-            }
-        };
-        skald_llm::local::pull::pull(&model, &self.data_dir.models_dir(), &progress)
-            .await
-            .map_err(|e| invalid(e.to_string()))?;
-        Ok(Reply::PullModel {
-            model: format!("local/{}", model.name),
-        })
-    }
-
-    async fn test_model(&self) -> Reply {
-        let Some(model) = self.sessions.engine().models().first().cloned() else {
-            return Reply::TestModel {
-                ok: false,
-                message: lock(&self.model_error)
-                    .clone()
-                    .unwrap_or_else(|| "no model is configured".into()),
-                millis: 0,
-            };
-        };
-        let started = Instant::now();
-        let req = skald_llm::Request {
-            model: model.model.clone(),
-            messages: vec![skald_llm::Message::user("Reply with the word: ok")],
-            tools: Vec::new(),
-            tool_choice: skald_llm::ToolChoice::Auto,
-            max_tokens: Some(8),
-            temperature: None,
-        };
-        let first = tokio::time::timeout(TEST_MODEL_TIMEOUT, async {
-            use futures::StreamExt;
-            let mut stream = model.provider.stream(&req).await?;
-            match stream.next().await {
-                Some(Err(e)) => Err(e),
-                _ => Ok(()),
-            }
-        })
-        .await;
-        let millis = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-        let (ok, message) = match first {
-            Ok(Ok(())) => (true, format!("{} answered", model.label())),
-            Ok(Err(e)) => (false, format!("{}: {e}", model.label())),
-            Err(_) => (
-                false,
-                format!(
-                    "{} did not answer within {} s",
-                    model.label(),
-                    TEST_MODEL_TIMEOUT.as_secs()
-                ),
-            ),
-        };
-        Reply::TestModel {
-            ok,
-            message,
-            millis,
-        }
-    }
-
-    async fn latex_build(&self, path: &str) -> Result<Reply, ServiceError> {
-        let tex = self
-            .policy
-            .check(path, self.policy.root())
-            .map_err(invalid)?;
-        let engine = self.latex.clone();
-        let doc = tex.clone();
-        let started = Instant::now();
-        // TeX runs in a worker process, waited for on a thread of its own, never on the
-        // runtime's workers. A newer request for the document kills this build's worker
-        // (`Superseded`), `latex_stop` and shutdown kill it too (`Cancelled`).
-        let result = tokio::task::spawn_blocking(move || {
-            engine.build(&doc, &skald_api::CancellationToken::new())
-        })
-        .await
-        .unwrap_or_else(|e| Err(LatexError::Io(e.to_string())));
-        let failed_after = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-        Ok(match result {
-            Ok(build) => {
-                self.watches.set_inputs(&tex, &build.inputs);
-                // The build's time in the URL: a rebuilt PDF is a new URL for the browser.
-                let url = format!(
-                    "{}&v={}",
-                    self.route.url(&build.pdf),
-                    std::fs::metadata(&build.pdf)
-                        .and_then(|m| m.modified())
-                        .ok()
-                        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-                        .map_or(0, |d| d.as_millis())
-                );
-                Reply::LatexBuild {
-                    ok: true,
-                    pdf_url: Some(url),
-                    from_cache: build.from_cache,
-                    millis: build.millis,
-                    errors: Vec::new(),
-                    message: None,
-                }
-            }
-            Err(LatexError::Compile { errors }) => Reply::LatexBuild {
-                ok: false,
-                pdf_url: None,
-                from_cache: false,
-                millis: failed_after,
-                // Absolute where the file is the document's own, so the UI opens it.
-                errors: errors
-                    .into_iter()
-                    .map(|mut e| {
-                        let own = tex.parent().map(|d| d.join(&e.file));
-                        if let Some(p) = own.filter(|p| p.is_file()) {
-                            e.file = p.display().to_string();
-                        }
-                        e
-                    })
-                    .collect(),
-                message: None,
-            },
-            Err(e) => Reply::LatexBuild {
-                ok: false,
-                pdf_url: None,
-                from_cache: false,
-                millis: failed_after,
-                errors: Vec::new(),
-                message: Some(e.to_string()),
-            },
-        })
     }
 }
 

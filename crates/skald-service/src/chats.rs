@@ -1,0 +1,158 @@
+//! The chats: listing, creating, renaming and deleting them, their history page by page,
+//! their usage, and the messages sent to them.
+
+use crate::{HISTORY_PAGE, Service, ServiceError, convert, invalid};
+use skald_api::protocol::Reply;
+use skald_base::lock;
+use skald_core::sessions::Sent;
+use skald_store::{NewSession, SessionKind};
+use std::cmp::Reverse;
+
+impl Service {
+    pub(crate) fn list_sessions(&self) -> Result<Reply, ServiceError> {
+        let mut sessions: Vec<_> = self
+            .store
+            .list_sessions()?
+            .into_iter()
+            .filter(|s| s.kind == SessionKind::Interactive)
+            .collect();
+        sessions.sort_by_key(|s| Reverse(s.updated_at));
+        Ok(Reply::ListSessions {
+            sessions: sessions.into_iter().map(|s| self.session_info(s)).collect(),
+        })
+    }
+
+    pub(crate) fn create_session(
+        &self,
+        title: Option<String>,
+        working_dir: Option<String>,
+        agent_id: Option<String>,
+    ) -> Result<Reply, ServiceError> {
+        let dir = match working_dir {
+            Some(d) => {
+                let p = std::fs::canonicalize(&d)
+                    .map_err(|e| invalid(format!("working folder {d}: {e}")))?;
+                if !p.is_dir() {
+                    return Err(invalid(format!("{d} is not a folder")));
+                }
+                p
+            }
+            None => self.policy.root().to_path_buf(),
+        };
+        let agent = agent_id.unwrap_or_else(|| "main".into());
+        self.sessions
+            .engine()
+            .library
+            .get(&agent)
+            .map_err(|e| invalid(e.to_string()))?;
+        let s = self.store.create_session(&NewSession {
+            title: title.unwrap_or_else(|| "New chat".into()),
+            agent_id: agent,
+            working_dir: Some(dir.display().to_string()),
+            ..NewSession::default()
+        })?;
+        Ok(Reply::CreateSession {
+            session: self.session_info(s),
+        })
+    }
+
+    pub(crate) fn rename_session(
+        &self,
+        session_id: i64,
+        title: &str,
+    ) -> Result<Reply, ServiceError> {
+        let title = title.trim();
+        if title.is_empty() {
+            return Err(invalid("a chat's title cannot be empty"));
+        }
+        self.store.rename_session(session_id, title)?;
+        Ok(Reply::RenameSession)
+    }
+
+    pub(crate) fn delete_session(&self, session_id: i64) -> Result<Reply, ServiceError> {
+        if self.sessions.is_running(session_id) {
+            return Err(invalid(
+                "this chat's turn is running; stop it before deleting the chat",
+            ));
+        }
+        self.store.delete_session(session_id)?;
+        Ok(Reply::DeleteSession)
+    }
+
+    /// A page of the chat's history: `limit` messages (500 when unset) before `before`, with
+    /// the tool calls of those messages.
+    pub(crate) fn history(
+        &self,
+        session_id: i64,
+        before: Option<i64>,
+        limit: Option<u32>,
+    ) -> Result<Reply, ServiceError> {
+        let session = self.store.get_session(session_id)?;
+        let base = self.session_base(Some(session_id));
+        let all = self.store.list_messages(session_id)?;
+        let end = match before {
+            Some(b) => all.partition_point(|m| m.id < b),
+            None => all.len(),
+        };
+        let limit = limit.map_or(HISTORY_PAGE, |l| l as usize).max(1);
+        let start = end.saturating_sub(limit);
+        let messages: Vec<_> = all[start..end]
+            .iter()
+            .map(|m| convert::message(m, &base, &self.route))
+            .collect();
+        let first = all.get(start).map_or(i64::MAX, |m| m.id);
+        let last = if end < all.len() {
+            all[end].id
+        } else {
+            i64::MAX
+        };
+        let registry = &self.sessions.engine().registry;
+        let tool_calls = self
+            .store
+            .list_tool_calls(session_id)?
+            .into_iter()
+            .filter(|c| {
+                c.message_id
+                    .is_none_or(|id| (start == 0 || id >= first) && id < last)
+            })
+            .map(|c| convert::tool_call(c, registry))
+            .collect();
+        Ok(Reply::History {
+            session: self.session_info(session),
+            messages,
+            tool_calls,
+            has_more: start > 0,
+        })
+    }
+
+    pub(crate) fn usage(&self, session_id: i64) -> Result<Reply, ServiceError> {
+        let u = self.store.session_usage(session_id)?;
+        Ok(Reply::Usage {
+            requests: u.requests,
+            input_tokens: u.input_tokens,
+            output_tokens: u.output_tokens,
+        })
+    }
+
+    pub(crate) fn send_message(
+        &self,
+        session_id: i64,
+        text: String,
+    ) -> Result<Reply, ServiceError> {
+        if text.trim().is_empty() {
+            return Err(invalid("the message is empty"));
+        }
+        if self.sessions.engine().models().is_empty() {
+            return Err(invalid(format!(
+                "no model can be used: {}. Configure a provider in Settings.",
+                lock(&self.model_error)
+                    .as_deref()
+                    .unwrap_or("none is configured")
+            )));
+        }
+        let sent = self.sessions.send_message(session_id, text)?;
+        Ok(Reply::SendMessage {
+            queued: sent == Sent::Queued,
+        })
+    }
+}

@@ -1,0 +1,256 @@
+//! The model settings: which provider and model Skald talks to, the local models it can
+//! pull and run, and a test call to the one in use.
+
+use crate::{Service, ServiceError, TEST_MODEL_TIMEOUT, blocking, choose_models, invalid};
+use skald_api::protocol::{LocalModelInfo, RecommendedModel, Reply, ServerMessage};
+use skald_base::lock;
+use skald_core::Config;
+use skald_llm::ModelChoice;
+use std::sync::Mutex;
+use std::time::Instant;
+
+impl Service {
+    /// Writes the provider and model into config.toml (the key into the secrets) and
+    /// switches the engine to it.
+    pub(crate) async fn configure_model(
+        &self,
+        kind: &str,
+        model: &str,
+        base_url: Option<String>,
+        api_key: Option<String>,
+    ) -> Result<Reply, ServiceError> {
+        let model = model.trim();
+        if model.is_empty() || model.contains(char::is_whitespace) {
+            return Err(invalid("name the model, e.g. gpt-4.1 or claude-sonnet-4-5"));
+        }
+        // Each kind's usual address and the variable its key is read from when none is
+        // typed here.
+        if kind == "local" {
+            return self.use_local_model(model);
+        }
+        let (default_url, env_key) = match kind {
+            "openai" => ("https://api.openai.com/v1", Some("OPENAI_API_KEY")),
+            "anthropic" => ("https://api.anthropic.com", Some("ANTHROPIC_API_KEY")),
+            "ollama" => ("http://127.0.0.1:11434", None),
+            other => {
+                return Err(invalid(format!(
+                    "the provider is openai (any OpenAI-compatible server), anthropic, \
+                     ollama or local, not `{other}`"
+                )));
+            }
+        };
+        let url = base_url
+            .map(|u| u.trim().trim_end_matches('/').to_string())
+            .filter(|u| !u.is_empty())
+            .unwrap_or_else(|| default_url.to_string());
+        if !(url.starts_with("http://") || url.starts_with("https://")) {
+            return Err(invalid(format!(
+                "the address must start with http:// or https://, not `{url}`"
+            )));
+        }
+        // A key typed here is kept as a secret of Skald's own name, so a stale variable in
+        // the environment (OPENAI_API_KEY, say) cannot shadow it; without one, a key
+        // typed earlier stays in use, else the usual variable is read.
+        let own_key = env_key.map(|_| format!("SKALD_{}_API_KEY", kind.to_ascii_uppercase()));
+        let key_env = match (&own_key, api_key.filter(|k| !k.trim().is_empty())) {
+            (Some(own), Some(key)) => {
+                let (secrets, own2) = (self.secrets()?, own.clone());
+                blocking(move || secrets.set(&own2, key.trim())).await?;
+                self.sessions.engine().refresh_redactor();
+                Some(own.clone())
+            }
+            (Some(own), None) => {
+                let known = match self.sessions.engine().secrets() {
+                    Some(secrets) => {
+                        let own2 = own.clone();
+                        blocking(move || secrets.get(&own2)).await?.is_some()
+                    }
+                    None => false,
+                };
+                if known {
+                    Some(own.clone())
+                } else {
+                    env_key.map(str::to_string)
+                }
+            }
+            (None, _) => None,
+        };
+        let provider = skald_core::config::ProviderConfig {
+            kind: kind.to_string(),
+            base_url: url,
+            api_key_env: key_env,
+        };
+        let config = skald_core::config::set_default_model(
+            &self.data_dir.config_path(),
+            kind,
+            Some(&provider),
+            model,
+        )
+        .map_err(|e| invalid(e.to_string()))?;
+        let spec = format!("{kind}/{model}");
+        let models = choose_models(
+            self.sessions.engine(),
+            &config,
+            Some(&spec),
+            &self.data_dir.models_dir(),
+        )
+        .map_err(invalid)?;
+        Ok(self.use_models(config, models))
+    }
+
+    pub(crate) fn use_models(&self, config: Config, models: Vec<ModelChoice>) -> Reply {
+        let labels = models.iter().map(ModelChoice::label).collect();
+        self.sessions.engine().set_models(models);
+        *lock(&self.config) = config;
+        *lock(&self.model_error) = None;
+        Reply::ConfigureModel { models: labels }
+    }
+
+    /// Makes a model of the models folder the default.
+    pub(crate) fn use_local_model(&self, name: &str) -> Result<Reply, ServiceError> {
+        let dir = self.data_dir.models_dir();
+        if !skald_core::models::local_models(&dir)
+            .iter()
+            .any(|m| m == name)
+        {
+            return Err(invalid(format!(
+                "there is no local model `{name}` in {}; pull or add one first",
+                dir.display()
+            )));
+        }
+        let config = skald_core::config::set_default_model(
+            &self.data_dir.config_path(),
+            "local",
+            None,
+            name,
+        )
+        .map_err(|e| invalid(e.to_string()))?;
+        let models = choose_models(
+            self.sessions.engine(),
+            &config,
+            Some(&format!("local/{name}")),
+            &dir,
+        )
+        .map_err(invalid)?;
+        Ok(self.use_models(config, models))
+    }
+
+    pub(crate) fn local_models(&self) -> Reply {
+        let dir = self.data_dir.models_dir();
+        let names = skald_core::models::local_models(&dir);
+        let installed = names
+            .iter()
+            .map(|n| LocalModelInfo {
+                name: n.clone(),
+                bytes: std::fs::metadata(dir.join(format!("{n}.gguf"))).map_or(0, |m| m.len()),
+            })
+            .collect();
+        let recommended = skald_llm::local::pull::recommended()
+            .into_iter()
+            .filter(|r| !names.iter().any(|n| n == r.name))
+            .map(|r| RecommendedModel {
+                name: r.name.to_string(),
+                description: r.description.to_string(),
+                bytes: r.size,
+            })
+            .collect();
+        Reply::LocalModels {
+            available: skald_llm::local::AVAILABLE,
+            folder: dir.display().to_string(),
+            installed,
+            recommended,
+        }
+    }
+
+    /// Downloads a recommended model, reporting progress to every UI.
+    pub(crate) async fn pull_model(&self, name: &str) -> Result<Reply, ServiceError> {
+        let model = skald_llm::local::pull::find(name).ok_or_else(|| {
+            invalid(format!(
+                "`{name}` is not a model Skald knows how to download"
+            ))
+        })?;
+        if !lock(&self.pulling).insert(name.to_string()) {
+            return Err(invalid(format!("`{name}` is being downloaded already")));
+        }
+        // Cleared however this ends, a window closed mid-download included.
+        struct Pulling<'a>(&'a Mutex<std::collections::HashSet<String>>, &'a str);
+        impl Drop for Pulling<'_> {
+            fn drop(&mut self) {
+                lock(self.0).remove(self.1);
+            }
+        }
+        let _pulling = Pulling(&self.pulling, name);
+        let events = self.events.clone();
+        let last = Mutex::new(u64::MAX);
+        let progress = |done: u64, total: u64| {
+            // One event per percent is plenty for a progress bar.
+            let pct = done.saturating_mul(100) / total.max(1);
+            let mut last = lock(&last);
+            if *last != pct {
+                *last = pct;
+                let _ = events.send(ServerMessage::Event {
+                    session_id: None,
+                    event: skald_api::events::Event::ModelPull {
+                        name: model.name.to_string(),
+                        done,
+                        total,
+                    },
+                });
+            }
+        };
+        skald_llm::local::pull::pull(&model, &self.data_dir.models_dir(), &progress)
+            .await
+            .map_err(|e| invalid(e.to_string()))?;
+        Ok(Reply::PullModel {
+            model: format!("local/{}", model.name),
+        })
+    }
+
+    pub(crate) async fn test_model(&self) -> Reply {
+        let Some(model) = self.sessions.engine().models().first().cloned() else {
+            return Reply::TestModel {
+                ok: false,
+                message: lock(&self.model_error)
+                    .clone()
+                    .unwrap_or_else(|| "no model is configured".into()),
+                millis: 0,
+            };
+        };
+        let started = Instant::now();
+        let req = skald_llm::Request {
+            model: model.model.clone(),
+            messages: vec![skald_llm::Message::user("Reply with the word: ok")],
+            tools: Vec::new(),
+            tool_choice: skald_llm::ToolChoice::Auto,
+            max_tokens: Some(8),
+            temperature: None,
+        };
+        let first = tokio::time::timeout(TEST_MODEL_TIMEOUT, async {
+            use futures::StreamExt;
+            let mut stream = model.provider.stream(&req).await?;
+            match stream.next().await {
+                Some(Err(e)) => Err(e),
+                _ => Ok(()),
+            }
+        })
+        .await;
+        let millis = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        let (ok, message) = match first {
+            Ok(Ok(())) => (true, format!("{} answered", model.label())),
+            Ok(Err(e)) => (false, format!("{}: {e}", model.label())),
+            Err(_) => (
+                false,
+                format!(
+                    "{} did not answer within {} s",
+                    model.label(),
+                    TEST_MODEL_TIMEOUT.as_secs()
+                ),
+            ),
+        };
+        Reply::TestModel {
+            ok,
+            message,
+            millis,
+        }
+    }
+}

@@ -1,0 +1,132 @@
+//! Settings: agents, background tasks, schedules, MCP servers, secrets, plugins and what
+//! Skald runs with.
+
+use crate::{Service, ServiceError, blocking, invalid, log_tail};
+use skald_api::protocol::McpServerInfo;
+use skald_api::protocol::{AgentInfo, Reply};
+use skald_base::lock;
+use skald_llm::ModelChoice;
+use std::sync::Arc;
+
+impl Service {
+    pub(crate) fn list_agents(&self) -> Reply {
+        Reply::ListAgents {
+            agents: self
+                .sessions
+                .engine()
+                .library
+                .agents()
+                .map(|a| AgentInfo {
+                    id: a.id.clone(),
+                    name: a.meta.name.clone(),
+                    description: a.meta.description.clone(),
+                })
+                .collect(),
+        }
+    }
+
+    pub(crate) fn set_cron_enabled(&self, id: i64, enabled: bool) -> Result<Reply, ServiceError> {
+        skald_core::cron::set_enabled(&self.store, id, enabled)
+            .map_err(|e| invalid(e.to_string()))?;
+        Ok(Reply::SetCronEnabled)
+    }
+
+    pub(crate) fn update_cron(
+        &self,
+        id: i64,
+        name: &str,
+        prompt: &str,
+        cron: &str,
+        timezone: &str,
+    ) -> Result<Reply, ServiceError> {
+        let job = skald_core::cron::update_job(&self.store, id, name, prompt, cron, timezone)
+            .map_err(|e| invalid(e.to_string()))?;
+        Ok(Reply::UpdateCron {
+            job: serde_json::to_value(job).unwrap_or_default(),
+        })
+    }
+
+    /// The keyring is D-Bus (or a file) and may wait: off the async workers.
+    pub(crate) async fn list_secrets(&self) -> Result<Reply, ServiceError> {
+        let secrets = self.secrets()?;
+        let backend = secrets.backend();
+        let names = blocking(move || secrets.list(None)).await?;
+        Ok(Reply::ListSecrets {
+            names,
+            store: match backend {
+                skald_secrets::Backend::Keyring => "the OS keyring".into(),
+                skald_secrets::Backend::File => "Skald's encrypted file".into(),
+            },
+        })
+    }
+
+    pub(crate) async fn set_secret(
+        &self,
+        name: String,
+        value: String,
+    ) -> Result<Reply, ServiceError> {
+        let secrets = self.secrets()?;
+        blocking(move || secrets.set(&name, &value)).await?;
+        self.sessions.engine().refresh_redactor();
+        Ok(Reply::SetSecret)
+    }
+
+    pub(crate) async fn remove_secret(&self, name: String) -> Result<Reply, ServiceError> {
+        let secrets = self.secrets()?;
+        let n = name.clone();
+        let gone = blocking(move || secrets.delete(&n)).await?;
+        if !gone {
+            return Err(invalid(format!("no secret named {name}")));
+        }
+        self.sessions.engine().refresh_redactor();
+        Ok(Reply::RemoveSecret)
+    }
+
+    pub(crate) fn settings(&self) -> Reply {
+        Reply::Settings {
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            data_dir: self.data_dir.root().display().to_string(),
+            models: self
+                .sessions
+                .engine()
+                .models()
+                .iter()
+                .map(ModelChoice::label)
+                .collect(),
+            model_error: lock(&self.model_error).clone(),
+            config_path: self.data_dir.config_path().display().to_string(),
+            approval: "Calls that need approval wait in the chat and the Inbox".into(),
+        }
+    }
+
+    pub(crate) fn secrets(&self) -> Result<Arc<skald_secrets::Secrets>, ServiceError> {
+        self.sessions.engine().secrets().ok_or_else(|| {
+            invalid("secrets are not available: neither the OS keyring nor Skald's file opened")
+        })
+    }
+
+    pub(crate) fn mcp_servers(&self) -> Result<Vec<McpServerInfo>, ServiceError> {
+        let manager = &self.sessions.engine().mcp.manager;
+        let logs = self.data_dir.logs_dir();
+        Ok(self
+            .store
+            .list_mcp_servers()?
+            .into_iter()
+            .map(|r| {
+                let status = match manager.status(&r.name) {
+                    Some(s) => serde_json::to_value(s).unwrap_or_default(),
+                    None if !r.enabled => serde_json::json!({"state": "disabled"}),
+                    None => serde_json::json!({"state": "not_started"}),
+                };
+                McpServerInfo {
+                    log_tail: log_tail(&logs.join("mcp").join(format!("{}.log", r.name)), 20),
+                    name: r.name,
+                    enabled: r.enabled,
+                    transport: r.transport,
+                    description: r.description,
+                    status,
+                }
+            })
+            .collect())
+    }
+}
