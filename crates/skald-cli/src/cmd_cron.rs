@@ -1,6 +1,10 @@
 //! `skald cron`: scheduled jobs — list, add, remove, enable, disable, their runs, and
 //! `run`, the scheduler in the foreground (`--once`: what is due now, then exit).
 
+use crate::Approve;
+use clap::Subcommand;
+use std::path::PathBuf;
+
 use crate::exit;
 use skald_core::cron::{self, JobSpec, Scheduler};
 use skald_core::engine::{Engine, TurnSettings};
@@ -409,4 +413,130 @@ pub async fn run(
         return exit::CANCELLED;
     }
     exit::OK
+}
+
+#[derive(Debug, Subcommand)]
+pub enum CronCommand {
+    /// Every job with its schedule, next run and last run
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Schedule a task agent
+    #[command(
+        after_help = "The expression has 5 fields (minute hour day month weekday) or 6 with \
+                      seconds first, in --tz (default: the local zone).\n\nExamples:\n  \
+                      skald cron add --agent researcher --cron \"0 9 * * MON-FRI\" --prompt \"Summarise yesterday's notes\"\n  \
+                      skald cron add --agent software-engineer --cron \"0 */15 * * * *\" --tz UTC --missed skip --prompt \"Run the tests\""
+    )]
+    Add {
+        /// The task agent that runs it
+        #[arg(long)]
+        agent: String,
+        /// What the agent is asked at each run
+        #[arg(long)]
+        prompt: String,
+        /// Cron expression (seconds optional)
+        #[arg(long)]
+        cron: String,
+        /// A short name [default: the prompt's start]
+        #[arg(long)]
+        name: Option<String>,
+        /// IANA time zone, e.g. Europe/Paris [default: local]
+        #[arg(long)]
+        tz: Option<String>,
+        /// After a downtime: `once` runs one run for all missed occurrences, `skip` drops them
+        #[arg(long, default_value = "once")]
+        missed: String,
+        /// The folder the agent works in [default: the current one]
+        #[arg(long, value_name = "DIR")]
+        cwd: Option<PathBuf>,
+        /// The chat its notifications go to [default: the home chat]
+        #[arg(long, value_name = "SESSION")]
+        home: Option<i64>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Remove a job and its runs' records
+    Rm { id: i64 },
+    /// Turn a job on (from its next occurrence)
+    Enable { id: i64 },
+    /// Turn a job off
+    Disable { id: i64 },
+    /// A job's runs, newest first, with their results
+    Runs {
+        id: i64,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run the scheduler in the foreground until Ctrl-C
+    #[command(
+        after_help = "Several schedulers (processes) may share one data directory: each \
+                      occurrence runs once. Runs stopped by Ctrl-C resume at the next start."
+    )]
+    Run {
+        /// Run what is due now (missed and interrupted runs too), wait for it, and exit
+        #[arg(long)]
+        once: bool,
+        /// The model [default: SKALD_MODEL]
+        #[arg(long, value_name = "MODEL")]
+        model: Option<String>,
+        /// Calls needing approval: wait in the Inbox (default), or run them all
+        #[arg(long, value_enum, default_value = "inbox")]
+        approve: Approve,
+        /// Print every event as one JSON object a line
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// Runs one `cron` subcommand; its exit code.
+pub async fn dispatch(env: &crate::Env, command: CronCommand) -> u8 {
+    match command {
+        CronCommand::List { json } => list(&env.data_dir, json),
+        CronCommand::Add {
+            agent,
+            prompt,
+            cron,
+            name,
+            tz,
+            missed,
+            cwd,
+            home,
+            json,
+        } => add(
+            &env.data_dir,
+            AddArgs {
+                name: name.as_deref(),
+                agent: &agent,
+                prompt: &prompt,
+                cron: &cron,
+                tz: tz.as_deref(),
+                missed: &missed,
+                cwd: cwd.as_deref(),
+                home,
+                json,
+            },
+        ),
+        CronCommand::Rm { id } => rm(&env.data_dir, id),
+        CronCommand::Enable { id } => enable(&env.data_dir, id, true),
+        CronCommand::Disable { id } => enable(&env.data_dir, id, false),
+        CronCommand::Runs { id, json } => runs(&env.data_dir, id, json),
+        CronCommand::Run {
+            once,
+            model,
+            approve,
+            json,
+        } => {
+            run(
+                &env.data_dir,
+                &env.config,
+                model.as_deref(),
+                approve.mode(),
+                once,
+                json,
+            )
+            .await
+        }
+    }
 }

@@ -2,6 +2,8 @@
 //! written to the store, where the waiting call — in this or any other Skald process —
 //! picks them up.
 
+use clap::Subcommand;
+
 use crate::exit;
 use skald_api::escape_controls_inline;
 use skald_core::DataDir;
@@ -178,5 +180,57 @@ pub fn answer(data_dir: &DataDir, id: i64, approve: bool, note: Option<&str>, al
             eprintln!("skald inbox: {e}");
             exit::FAILED
         }
+    }
+}
+
+#[derive(Debug, Subcommand)]
+pub enum InboxCommand {
+    /// Everything waiting, oldest first
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Answer an item: the waiting call goes on, in whichever Skald process waits for it
+    #[command(after_help = "Examples:\n  skald inbox answer 7 approve\n  \
+                            skald inbox answer 8 reject --note \"not on Fridays\"\n  \
+                            skald inbox answer 9 --text \"Use the staging database\"")]
+    Answer {
+        id: i64,
+        /// approve or reject (for an approval)
+        #[arg(value_parser = ["approve", "reject"], required_unless_present = "text")]
+        decision: Option<String>,
+        /// The answer to a question
+        #[arg(long, conflicts_with = "decision")]
+        text: Option<String>,
+        /// Why, for a rejection: the agent reads it
+        #[arg(long)]
+        note: Option<String>,
+        /// With approve: also store the rule such calls would need, generalised (a
+        /// command's leading words, a write's folder) and scoped to the session's folder
+        #[arg(long)]
+        always: bool,
+    },
+}
+
+/// Runs one `inbox` subcommand; its exit code.
+pub async fn dispatch(env: &crate::Env, command: InboxCommand) -> u8 {
+    match command {
+        InboxCommand::List { json } => list(&env.data_dir, json),
+        InboxCommand::Answer {
+            id,
+            decision,
+            text,
+            note,
+            always,
+        } => match text {
+            Some(text) => answer_text(&env.data_dir, id, &text),
+            None => answer(
+                &env.data_dir,
+                id,
+                decision.as_deref() == Some("approve"),
+                note.as_deref(),
+                always,
+            ),
+        },
     }
 }

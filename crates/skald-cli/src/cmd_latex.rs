@@ -3,6 +3,8 @@
 //! nothing changed; with `--watch`, rebuilt on every change of any input of the last
 //! build, one line per build. Ctrl-C kills a build under way.
 
+use clap::Subcommand;
+
 use crate::exit;
 use skald_api::CancellationToken;
 use skald_core::DataDir;
@@ -141,5 +143,39 @@ pub async fn build(
                 }
             }
         }
+    }
+}
+
+#[derive(Debug, Subcommand)]
+pub enum LatexCommand {
+    /// Build a .tex file to PDF (from the cache when none of its inputs changed)
+    #[command(
+        after_help = "The TeX support files come from --bundle (a zip bundle, also \
+                      SKALD_TEX_BUNDLE) or tectonic's default online bundle, cached after its \
+                      first use.\n\nExample: skald latex build paper.tex --watch"
+    )]
+    Build {
+        path: PathBuf,
+        /// A local zip bundle (offline)
+        #[arg(long, value_name = "ZIP")]
+        bundle: Option<PathBuf>,
+        /// Rebuild on every change of any input of the last build, until Ctrl-C
+        #[arg(long)]
+        watch: bool,
+        /// One JSON object per build
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// Runs one `latex` subcommand; its exit code.
+pub async fn dispatch(env: &crate::Env, command: LatexCommand) -> u8 {
+    match command {
+        LatexCommand::Build {
+            path,
+            bundle,
+            watch,
+            json,
+        } => build(&env.data_dir, &path, bundle.as_deref(), watch, json).await,
     }
 }

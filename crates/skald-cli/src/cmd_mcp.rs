@@ -1,6 +1,8 @@
 //! `skald mcp`: register, list, check, turn on and off, and remove MCP servers. `add`,
 //! `list` and `tools` connect to the servers to show how they really are.
 
+use clap::Subcommand;
+
 use crate::exit;
 use skald_core::mcp::{self, Status};
 use skald_core::{Config, DataDir};
@@ -261,5 +263,93 @@ pub fn enable(data_dir: &DataDir, name: &str, on: bool) -> u8 {
             eprintln!("skald mcp: {e}");
             code(&e)
         }
+    }
+}
+
+#[derive(Debug, Subcommand)]
+pub enum McpCommand {
+    /// Register a server and check that it starts
+    #[command(after_help = "Examples:\n  \
+                      skald mcp add everything -- npx -y @modelcontextprotocol/server-everything\n  \
+                      skald mcp add github --url https://api.githubcopilot.com/mcp/ --token-env GITHUB_TOKEN\n\n\
+                      Agents see a server's tools after activate_tools {\"groups\": [\"NAME\"]}.")]
+    Add {
+        /// Short id: letters, digits, - and _ (tools are named mcp__NAME__TOOL)
+        name: String,
+        /// A streamable HTTP server's endpoint
+        #[arg(long)]
+        url: Option<String>,
+        /// The environment variable holding its bearer token (the token itself is never stored)
+        #[arg(long, value_name = "VAR")]
+        token_env: Option<String>,
+        /// Extra environment for a stdio server, KEY=VALUE (VALUE may be ${env:NAME}; repeatable)
+        #[arg(long, value_name = "KEY=VALUE")]
+        env: Vec<String>,
+        /// What it is for, shown to agents
+        #[arg(long)]
+        description: Option<String>,
+        /// A display name
+        #[arg(long)]
+        friendly_name: Option<String>,
+        /// Register only; do not start the server to check it
+        #[arg(long)]
+        no_check: bool,
+        /// A stdio server's command and arguments, after `--`
+        #[arg(last = true, value_name = "COMMAND")]
+        command: Vec<String>,
+    },
+    /// Every server with its status (each is started to check)
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// A server's tools
+    Tools {
+        name: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Turn a server on
+    Enable { name: String },
+    /// Turn a server off
+    Disable { name: String },
+    /// Unregister a server
+    Rm { name: String },
+}
+
+/// Runs one `mcp` subcommand; its exit code.
+pub async fn dispatch(env: &crate::Env, command: McpCommand) -> u8 {
+    match command {
+        McpCommand::Add {
+            name,
+            url,
+            token_env,
+            env: vars,
+            description,
+            friendly_name,
+            command,
+            no_check,
+        } => {
+            add(
+                &env.data_dir,
+                &env.config,
+                AddArgs {
+                    name: &name,
+                    url: url.as_deref(),
+                    token_env: token_env.as_deref(),
+                    env: &vars,
+                    description: description.as_deref(),
+                    friendly_name: friendly_name.as_deref(),
+                    command: &command,
+                    no_check,
+                },
+            )
+            .await
+        }
+        McpCommand::List { json } => list(&env.data_dir, &env.config, json).await,
+        McpCommand::Tools { name, json } => tools(&env.data_dir, &env.config, &name, json).await,
+        McpCommand::Enable { name } => enable(&env.data_dir, &name, true),
+        McpCommand::Disable { name } => enable(&env.data_dir, &name, false),
+        McpCommand::Rm { name } => rm(&env.data_dir, &name),
     }
 }

@@ -1,6 +1,9 @@
 //! `skald models`: the local models (GGUF files run in-process): list, add a file, pull a
 //! recommended one, remove.
 
+use clap::Subcommand;
+use std::path::PathBuf;
+
 use crate::exit;
 use skald_core::DataDir;
 use skald_llm::local::pull;
@@ -195,5 +198,35 @@ pub async fn pull(data_dir: &DataDir, name: &str) -> u8 {
             eprintln!("skald models pull: {e}");
             exit::FAILED
         }
+    }
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ModelsCommand {
+    /// The local models here, and the recommended ones to pull
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Copy a GGUF file into the models folder
+    Add {
+        file: PathBuf,
+        /// The name to use it by (`--model local/NAME`) [default: the file's name]
+        #[arg(long)]
+        name: Option<String>,
+    },
+    /// Download a recommended model (resumable, checksum verified)
+    Pull { name: String },
+    /// Remove a local model
+    Rm { name: String },
+}
+
+/// Runs one `models` subcommand; its exit code.
+pub async fn dispatch(env: &crate::Env, command: ModelsCommand) -> u8 {
+    match command {
+        ModelsCommand::List { json } => list(&env.data_dir, json),
+        ModelsCommand::Add { file, name } => add(&env.data_dir, &file, name.as_deref()),
+        ModelsCommand::Pull { name } => pull(&env.data_dir, &name).await,
+        ModelsCommand::Rm { name } => rm(&env.data_dir, &name),
     }
 }

@@ -1,5 +1,7 @@
 //! `skald plugins list|configure`: the plugins Skald ships, their settings, on or off.
 
+use clap::Subcommand;
+
 use crate::exit;
 use skald_core::DataDir;
 use skald_core::plugins::Plugins;
@@ -63,5 +65,54 @@ pub fn configure(data_dir: &DataDir, id: &str, config: Option<&str>, enabled: Op
             eprintln!("skald plugins: {e}");
             exit::USAGE
         }
+    }
+}
+
+#[derive(Debug, Subcommand)]
+pub enum PluginsCommand {
+    /// Every plugin, on or off, with its configuration
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Set a plugin's configuration (checked against its schema) and turn it on or off
+    #[command(
+        after_help = "Example:\n  printf %s \"$OPENAI_API_KEY\" | skald secrets set OPENAI_IMAGES\n  \
+                      skald plugins configure image-generation --enable \\\n    \
+                      --config '{\"api_key\": \"${secret:OPENAI_IMAGES}\", \"model\": \"gpt-image-1\"}'"
+    )]
+    Configure {
+        id: String,
+        /// The configuration, a JSON object (kept as it is when omitted)
+        #[arg(long, value_name = "JSON")]
+        config: Option<String>,
+        #[arg(long, conflicts_with = "disable")]
+        enable: bool,
+        #[arg(long)]
+        disable: bool,
+    },
+}
+
+/// Runs one `plugins` subcommand; its exit code.
+pub async fn dispatch(env: &crate::Env, command: PluginsCommand) -> u8 {
+    match command {
+        PluginsCommand::List { json } => list(&env.data_dir, json),
+        PluginsCommand::Configure {
+            id,
+            config,
+            enable,
+            disable,
+        } => configure(
+            &env.data_dir,
+            &id,
+            config.as_deref(),
+            if enable {
+                Some(true)
+            } else if disable {
+                Some(false)
+            } else {
+                None
+            },
+        ),
     }
 }

@@ -1,5 +1,7 @@
 //! `skald rules list|add|rm`: the approval rules.
 
+use clap::Subcommand;
+
 use crate::exit;
 use skald_core::DataDir;
 use skald_store::{NewRule, RuleAction, Store};
@@ -145,5 +147,85 @@ pub fn rm(data_dir: &DataDir, id: i64) -> u8 {
             eprintln!("skald rules: {e}");
             exit::FAILED
         }
+    }
+}
+
+#[derive(Debug, Subcommand)]
+pub enum RulesCommand {
+    /// Every rule, by group, priority and id (the order the gate tries them in)
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Add a rule
+    #[command(
+        after_help = "Examples:\n  skald rules add --tool execute_cmd --command \"cargo test\" --action allow\n  \
+                            skald rules add --tool @fs_write --path \"notes/*\" --action allow\n  \
+                            skald rules add --tool execute_cmd --action deny --agent researcher"
+    )]
+    Add {
+        /// Tool pattern: a name, `prefix*`, `*`, `@fs_read`, `@fs_write`, `@fs_any`, `mcp__server__*`
+        #[arg(long)]
+        tool: String,
+        /// allow, require or deny
+        #[arg(long)]
+        action: String,
+        /// A path, or `dir/*` for a subtree (relative to the session's working directory)
+        #[arg(long)]
+        path: Option<String>,
+        /// For execute_cmd: the leading words every part of the command must start with
+        #[arg(long)]
+        command: Option<String>,
+        /// Only for this agent
+        #[arg(long)]
+        agent: Option<String>,
+        /// Only in this working directory and below
+        #[arg(long)]
+        working_dir: Option<String>,
+        /// The permission group
+        #[arg(long, default_value = "default")]
+        group: String,
+        /// Lower numbers are tried first. The default (15) comes before the seeded rules
+        /// that ask (20) and the catch-all (1000), so an allow takes effect as written; a
+        /// deny anywhere still wins over any allow
+        #[arg(long, default_value_t = skald_core::approval::ALWAYS_PRIORITY)]
+        priority: i64,
+        /// Why the rule exists
+        #[arg(long, default_value = "")]
+        note: String,
+    },
+    /// Remove a rule
+    Rm { id: i64 },
+}
+
+/// Runs one `rules` subcommand; its exit code.
+pub async fn dispatch(env: &crate::Env, command: RulesCommand) -> u8 {
+    match command {
+        RulesCommand::List { json } => list(&env.data_dir, json),
+        RulesCommand::Add {
+            tool,
+            action,
+            path,
+            command,
+            agent,
+            working_dir,
+            group,
+            priority,
+            note,
+        } => add(
+            &env.data_dir,
+            AddArgs {
+                group,
+                tool,
+                action,
+                path,
+                command,
+                agent,
+                working_dir,
+                priority,
+                note,
+            },
+        ),
+        RulesCommand::Rm { id } => rm(&env.data_dir, id),
     }
 }

@@ -1,6 +1,8 @@
 //! `skald secrets set|list|rm`: the user's secrets, by name. Values are read from stdin
 //! (or `--value`) and never printed.
 
+use clap::Subcommand;
+
 use crate::exit;
 use skald_core::DataDir;
 use skald_secrets::{Backend, Secrets};
@@ -102,5 +104,39 @@ pub fn rm(data_dir: &DataDir, name: &str) -> u8 {
             eprintln!("skald secrets: {e}");
             exit::FAILED
         }
+    }
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SecretsCommand {
+    /// Store a secret (the value is read from stdin unless --value is given)
+    #[command(
+        after_help = "Stored in the OS keyring, or an encrypted file in the data directory where \
+                      there is none. Refer to it as ${secret:NAME} in an MCP server's env or \
+                      token.\n\nExample: printf %s \"$TOKEN\" | skald secrets set GITHUB_TOKEN"
+    )]
+    Set {
+        name: String,
+        /// The value (visible in your shell history; stdin is safer)
+        #[arg(long)]
+        value: Option<String>,
+    },
+    /// Secret names (never values)
+    List {
+        /// A substring, or a `prefix*`
+        pattern: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Remove a secret
+    Rm { name: String },
+}
+
+/// Runs one `secrets` subcommand; its exit code.
+pub async fn dispatch(env: &crate::Env, command: SecretsCommand) -> u8 {
+    match command {
+        SecretsCommand::Set { name, value } => set(&env.data_dir, &name, value.as_deref()),
+        SecretsCommand::List { pattern, json } => list(&env.data_dir, pattern.as_deref(), json),
+        SecretsCommand::Rm { name } => rm(&env.data_dir, &name),
     }
 }

@@ -1,5 +1,7 @@
 //! `skald sessions list|show`: the stored conversations.
 
+use clap::Subcommand;
+
 use crate::exit;
 use serde_json::json;
 use skald_api::ToolDescriptionLength;
@@ -109,5 +111,28 @@ fn status_note(s: skald_store::MessageStatus) -> &'static str {
         skald_store::MessageStatus::Complete => "",
         skald_store::MessageStatus::Streaming => ", streaming",
         skald_store::MessageStatus::Interrupted => ", interrupted",
+    }
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SessionsCommand {
+    /// Every session, most recent first
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// One session's messages and tool calls
+    Show {
+        id: i64,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// Runs one `sessions` subcommand; its exit code.
+pub async fn dispatch(env: &crate::Env, command: SessionsCommand) -> u8 {
+    match command {
+        SessionsCommand::List { json } => list(&env.data_dir, json),
+        SessionsCommand::Show { id, json } => show(&env.data_dir, id, json),
     }
 }

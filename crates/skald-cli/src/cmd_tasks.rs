@@ -1,5 +1,7 @@
 //! `skald tasks list`: background tasks started from chats, and how each ended.
 
+use clap::Subcommand;
+
 use crate::exit;
 use skald_core::DataDir;
 use skald_store::Store;
@@ -41,4 +43,23 @@ pub fn list(data_dir: &DataDir, session: Option<i64>, json: bool) -> u8 {
         }
     }
     exit::OK
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TasksCommand {
+    /// Background tasks, newest first
+    List {
+        /// Only those started from this session
+        #[arg(long, value_name = "ID")]
+        session: Option<i64>,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// Runs one `tasks` subcommand; its exit code.
+pub async fn dispatch(env: &crate::Env, command: TasksCommand) -> u8 {
+    match command {
+        TasksCommand::List { session, json } => list(&env.data_dir, session, json),
+    }
 }

@@ -129,52 +129,52 @@ enum Command {
     /// What agents are waiting on you for, and your answers
     Inbox {
         #[command(subcommand)]
-        command: InboxCommand,
+        command: cmd_inbox::InboxCommand,
     },
     /// List, add or remove approval rules
     Rules {
         #[command(subcommand)]
-        command: RulesCommand,
+        command: cmd_rules::RulesCommand,
     },
     /// Scheduled jobs: list, add, remove, enable, disable, their runs, and the scheduler
     Cron {
         #[command(subcommand)]
-        command: CronCommand,
+        command: cmd_cron::CronCommand,
     },
     /// MCP servers: add, list (with their status), tools, enable, disable, rm
     Mcp {
         #[command(subcommand)]
-        command: McpCommand,
+        command: cmd_mcp::McpCommand,
     },
     /// Plugins Skald ships (image generation): list, configure, turn on or off
     Plugins {
         #[command(subcommand)]
-        command: PluginsCommand,
+        command: cmd_plugins::PluginsCommand,
     },
     /// Local models run in-process (GGUF files): list, add, pull, rm
     Models {
         #[command(subcommand)]
-        command: ModelsCommand,
+        command: cmd_models::ModelsCommand,
     },
     /// Secrets for MCP servers and plugins: set, list (names only), rm
     Secrets {
         #[command(subcommand)]
-        command: SecretsCommand,
+        command: cmd_secrets::SecretsCommand,
     },
     /// Background tasks started from chats
     Tasks {
         #[command(subcommand)]
-        command: TasksCommand,
+        command: cmd_tasks::TasksCommand,
     },
     /// List or show stored sessions
     Sessions {
         #[command(subcommand)]
-        command: SessionsCommand,
+        command: cmd_sessions::SessionsCommand,
     },
     /// LaTeX to PDF in-process (tectonic), cached by its inputs
     Latex {
         #[command(subcommand)]
-        command: LatexCommand,
+        command: cmd_latex::LatexCommand,
     },
     /// What the file viewer makes of a file: its kind, and for Markdown the safe HTML
     View {
@@ -206,328 +206,6 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-}
-
-#[derive(Debug, Subcommand)]
-enum CronCommand {
-    /// Every job with its schedule, next run and last run
-    List {
-        #[arg(long)]
-        json: bool,
-    },
-    /// Schedule a task agent
-    #[command(
-        after_help = "The expression has 5 fields (minute hour day month weekday) or 6 with \
-                      seconds first, in --tz (default: the local zone).\n\nExamples:\n  \
-                      skald cron add --agent researcher --cron \"0 9 * * MON-FRI\" --prompt \"Summarise yesterday's notes\"\n  \
-                      skald cron add --agent software-engineer --cron \"0 */15 * * * *\" --tz UTC --missed skip --prompt \"Run the tests\""
-    )]
-    Add {
-        /// The task agent that runs it
-        #[arg(long)]
-        agent: String,
-        /// What the agent is asked at each run
-        #[arg(long)]
-        prompt: String,
-        /// Cron expression (seconds optional)
-        #[arg(long)]
-        cron: String,
-        /// A short name [default: the prompt's start]
-        #[arg(long)]
-        name: Option<String>,
-        /// IANA time zone, e.g. Europe/Paris [default: local]
-        #[arg(long)]
-        tz: Option<String>,
-        /// After a downtime: `once` runs one run for all missed occurrences, `skip` drops them
-        #[arg(long, default_value = "once")]
-        missed: String,
-        /// The folder the agent works in [default: the current one]
-        #[arg(long, value_name = "DIR")]
-        cwd: Option<PathBuf>,
-        /// The chat its notifications go to [default: the home chat]
-        #[arg(long, value_name = "SESSION")]
-        home: Option<i64>,
-        #[arg(long)]
-        json: bool,
-    },
-    /// Remove a job and its runs' records
-    Rm { id: i64 },
-    /// Turn a job on (from its next occurrence)
-    Enable { id: i64 },
-    /// Turn a job off
-    Disable { id: i64 },
-    /// A job's runs, newest first, with their results
-    Runs {
-        id: i64,
-        #[arg(long)]
-        json: bool,
-    },
-    /// Run the scheduler in the foreground until Ctrl-C
-    #[command(
-        after_help = "Several schedulers (processes) may share one data directory: each \
-                      occurrence runs once. Runs stopped by Ctrl-C resume at the next start."
-    )]
-    Run {
-        /// Run what is due now (missed and interrupted runs too), wait for it, and exit
-        #[arg(long)]
-        once: bool,
-        /// The model [default: SKALD_MODEL]
-        #[arg(long, value_name = "MODEL")]
-        model: Option<String>,
-        /// Calls needing approval: wait in the Inbox (default), or run them all
-        #[arg(long, value_enum, default_value = "inbox")]
-        approve: Approve,
-        /// Print every event as one JSON object a line
-        #[arg(long)]
-        json: bool,
-    },
-}
-
-#[derive(Debug, Subcommand)]
-enum McpCommand {
-    /// Register a server and check that it starts
-    #[command(after_help = "Examples:\n  \
-                      skald mcp add everything -- npx -y @modelcontextprotocol/server-everything\n  \
-                      skald mcp add github --url https://api.githubcopilot.com/mcp/ --token-env GITHUB_TOKEN\n\n\
-                      Agents see a server's tools after activate_tools {\"groups\": [\"NAME\"]}.")]
-    Add {
-        /// Short id: letters, digits, - and _ (tools are named mcp__NAME__TOOL)
-        name: String,
-        /// A streamable HTTP server's endpoint
-        #[arg(long)]
-        url: Option<String>,
-        /// The environment variable holding its bearer token (the token itself is never stored)
-        #[arg(long, value_name = "VAR")]
-        token_env: Option<String>,
-        /// Extra environment for a stdio server, KEY=VALUE (VALUE may be ${env:NAME}; repeatable)
-        #[arg(long, value_name = "KEY=VALUE")]
-        env: Vec<String>,
-        /// What it is for, shown to agents
-        #[arg(long)]
-        description: Option<String>,
-        /// A display name
-        #[arg(long)]
-        friendly_name: Option<String>,
-        /// Register only; do not start the server to check it
-        #[arg(long)]
-        no_check: bool,
-        /// A stdio server's command and arguments, after `--`
-        #[arg(last = true, value_name = "COMMAND")]
-        command: Vec<String>,
-    },
-    /// Every server with its status (each is started to check)
-    List {
-        #[arg(long)]
-        json: bool,
-    },
-    /// A server's tools
-    Tools {
-        name: String,
-        #[arg(long)]
-        json: bool,
-    },
-    /// Turn a server on
-    Enable { name: String },
-    /// Turn a server off
-    Disable { name: String },
-    /// Unregister a server
-    Rm { name: String },
-}
-
-#[derive(Debug, Subcommand)]
-enum LatexCommand {
-    /// Build a .tex file to PDF (from the cache when none of its inputs changed)
-    #[command(
-        after_help = "The TeX support files come from --bundle (a zip bundle, also \
-                      SKALD_TEX_BUNDLE) or tectonic's default online bundle, cached after its \
-                      first use.\n\nExample: skald latex build paper.tex --watch"
-    )]
-    Build {
-        path: PathBuf,
-        /// A local zip bundle (offline)
-        #[arg(long, value_name = "ZIP")]
-        bundle: Option<PathBuf>,
-        /// Rebuild on every change of any input of the last build, until Ctrl-C
-        #[arg(long)]
-        watch: bool,
-        /// One JSON object per build
-        #[arg(long)]
-        json: bool,
-    },
-}
-
-#[derive(Debug, Subcommand)]
-enum PluginsCommand {
-    /// Every plugin, on or off, with its configuration
-    List {
-        #[arg(long)]
-        json: bool,
-    },
-    /// Set a plugin's configuration (checked against its schema) and turn it on or off
-    #[command(
-        after_help = "Example:\n  printf %s \"$OPENAI_API_KEY\" | skald secrets set OPENAI_IMAGES\n  \
-                      skald plugins configure image-generation --enable \\\n    \
-                      --config '{\"api_key\": \"${secret:OPENAI_IMAGES}\", \"model\": \"gpt-image-1\"}'"
-    )]
-    Configure {
-        id: String,
-        /// The configuration, a JSON object (kept as it is when omitted)
-        #[arg(long, value_name = "JSON")]
-        config: Option<String>,
-        #[arg(long, conflicts_with = "disable")]
-        enable: bool,
-        #[arg(long)]
-        disable: bool,
-    },
-}
-
-#[derive(Debug, Subcommand)]
-enum SecretsCommand {
-    /// Store a secret (the value is read from stdin unless --value is given)
-    #[command(
-        after_help = "Stored in the OS keyring, or an encrypted file in the data directory where \
-                      there is none. Refer to it as ${secret:NAME} in an MCP server's env or \
-                      token.\n\nExample: printf %s \"$TOKEN\" | skald secrets set GITHUB_TOKEN"
-    )]
-    Set {
-        name: String,
-        /// The value (visible in your shell history; stdin is safer)
-        #[arg(long)]
-        value: Option<String>,
-    },
-    /// Secret names (never values)
-    List {
-        /// A substring, or a `prefix*`
-        pattern: Option<String>,
-        #[arg(long)]
-        json: bool,
-    },
-    /// Remove a secret
-    Rm { name: String },
-}
-
-#[derive(Debug, Subcommand)]
-enum ModelsCommand {
-    /// The local models here, and the recommended ones to pull
-    List {
-        #[arg(long)]
-        json: bool,
-    },
-    /// Copy a GGUF file into the models folder
-    Add {
-        file: PathBuf,
-        /// The name to use it by (`--model local/NAME`) [default: the file's name]
-        #[arg(long)]
-        name: Option<String>,
-    },
-    /// Download a recommended model (resumable, checksum verified)
-    Pull { name: String },
-    /// Remove a local model
-    Rm { name: String },
-}
-
-#[derive(Debug, Subcommand)]
-enum TasksCommand {
-    /// Background tasks, newest first
-    List {
-        /// Only those started from this session
-        #[arg(long, value_name = "ID")]
-        session: Option<i64>,
-        #[arg(long)]
-        json: bool,
-    },
-}
-
-#[derive(Debug, Subcommand)]
-enum SessionsCommand {
-    /// Every session, most recent first
-    List {
-        #[arg(long)]
-        json: bool,
-    },
-    /// One session's messages and tool calls
-    Show {
-        id: i64,
-        #[arg(long)]
-        json: bool,
-    },
-}
-
-#[derive(Debug, Subcommand)]
-enum InboxCommand {
-    /// Everything waiting, oldest first
-    List {
-        #[arg(long)]
-        json: bool,
-    },
-    /// Answer an item: the waiting call goes on, in whichever Skald process waits for it
-    #[command(after_help = "Examples:\n  skald inbox answer 7 approve\n  \
-                            skald inbox answer 8 reject --note \"not on Fridays\"\n  \
-                            skald inbox answer 9 --text \"Use the staging database\"")]
-    Answer {
-        id: i64,
-        /// approve or reject (for an approval)
-        #[arg(value_parser = ["approve", "reject"], required_unless_present = "text")]
-        decision: Option<String>,
-        /// The answer to a question
-        #[arg(long, conflicts_with = "decision")]
-        text: Option<String>,
-        /// Why, for a rejection: the agent reads it
-        #[arg(long)]
-        note: Option<String>,
-        /// With approve: also store the rule such calls would need, generalised (a
-        /// command's leading words, a write's folder) and scoped to the session's folder
-        #[arg(long)]
-        always: bool,
-    },
-}
-
-#[derive(Debug, Subcommand)]
-enum RulesCommand {
-    /// Every rule, by group, priority and id (the order the gate tries them in)
-    List {
-        #[arg(long)]
-        json: bool,
-    },
-    /// Add a rule
-    #[command(
-        after_help = "Examples:\n  skald rules add --tool execute_cmd --command \"cargo test\" --action allow\n  \
-                            skald rules add --tool @fs_write --path \"notes/*\" --action allow\n  \
-                            skald rules add --tool execute_cmd --action deny --agent researcher"
-    )]
-    Add {
-        /// Tool pattern: a name, `prefix*`, `*`, `@fs_read`, `@fs_write`, `@fs_any`, `mcp__server__*`
-        #[arg(long)]
-        tool: String,
-        /// allow, require or deny
-        #[arg(long)]
-        action: String,
-        /// A path, or `dir/*` for a subtree (relative to the session's working directory)
-        #[arg(long)]
-        path: Option<String>,
-        /// For execute_cmd: the leading words every part of the command must start with
-        #[arg(long)]
-        command: Option<String>,
-        /// Only for this agent
-        #[arg(long)]
-        agent: Option<String>,
-        /// Only in this working directory and below
-        #[arg(long)]
-        working_dir: Option<String>,
-        /// The permission group
-        #[arg(long, default_value = "default")]
-        group: String,
-        /// Lower numbers are tried first. The default (15) comes before the seeded rules
-        /// that ask (20) and the catch-all (1000), so an allow takes effect as written; a
-        /// deny anywhere still wins over any allow
-        #[arg(long, default_value_t = skald_core::approval::ALWAYS_PRIORITY)]
-        priority: i64,
-        /// Why the rule exists
-        #[arg(long, default_value = "")]
-        note: String,
-    },
-    /// Remove a rule
-    Rm { id: i64 },
 }
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
@@ -672,190 +350,17 @@ fn main() -> ExitCode {
                 };
                 cmd_exec::run(&env.data_dir, &env.config, args).await
             }
-            Command::Inbox { command } => match command {
-                InboxCommand::List { json } => cmd_inbox::list(&env.data_dir, json),
-                InboxCommand::Answer {
-                    id,
-                    decision,
-                    text,
-                    note,
-                    always,
-                } => match text {
-                    Some(text) => cmd_inbox::answer_text(&env.data_dir, id, &text),
-                    None => cmd_inbox::answer(
-                        &env.data_dir,
-                        id,
-                        decision.as_deref() == Some("approve"),
-                        note.as_deref(),
-                        always,
-                    ),
-                },
-            },
-            Command::Rules { command } => match command {
-                RulesCommand::List { json } => cmd_rules::list(&env.data_dir, json),
-                RulesCommand::Add {
-                    tool,
-                    action,
-                    path,
-                    command,
-                    agent,
-                    working_dir,
-                    group,
-                    priority,
-                    note,
-                } => cmd_rules::add(
-                    &env.data_dir,
-                    cmd_rules::AddArgs {
-                        group,
-                        tool,
-                        action,
-                        path,
-                        command,
-                        agent,
-                        working_dir,
-                        priority,
-                        note,
-                    },
-                ),
-                RulesCommand::Rm { id } => cmd_rules::rm(&env.data_dir, id),
-            },
-            Command::Cron { command } => match command {
-                CronCommand::List { json } => cmd_cron::list(&env.data_dir, json),
-                CronCommand::Add {
-                    agent,
-                    prompt,
-                    cron,
-                    name,
-                    tz,
-                    missed,
-                    cwd,
-                    home,
-                    json,
-                } => cmd_cron::add(
-                    &env.data_dir,
-                    cmd_cron::AddArgs {
-                        name: name.as_deref(),
-                        agent: &agent,
-                        prompt: &prompt,
-                        cron: &cron,
-                        tz: tz.as_deref(),
-                        missed: &missed,
-                        cwd: cwd.as_deref(),
-                        home,
-                        json,
-                    },
-                ),
-                CronCommand::Rm { id } => cmd_cron::rm(&env.data_dir, id),
-                CronCommand::Enable { id } => cmd_cron::enable(&env.data_dir, id, true),
-                CronCommand::Disable { id } => cmd_cron::enable(&env.data_dir, id, false),
-                CronCommand::Runs { id, json } => cmd_cron::runs(&env.data_dir, id, json),
-                CronCommand::Run {
-                    once,
-                    model,
-                    approve,
-                    json,
-                } => {
-                    cmd_cron::run(
-                        &env.data_dir,
-                        &env.config,
-                        model.as_deref(),
-                        approve.mode(),
-                        once,
-                        json,
-                    )
-                    .await
-                }
-            },
-            Command::Mcp { command } => match command {
-                McpCommand::Add {
-                    name,
-                    url,
-                    token_env,
-                    env: vars,
-                    description,
-                    friendly_name,
-                    command,
-                    no_check,
-                } => {
-                    cmd_mcp::add(
-                        &env.data_dir,
-                        &env.config,
-                        cmd_mcp::AddArgs {
-                            name: &name,
-                            url: url.as_deref(),
-                            token_env: token_env.as_deref(),
-                            env: &vars,
-                            description: description.as_deref(),
-                            friendly_name: friendly_name.as_deref(),
-                            command: &command,
-                            no_check,
-                        },
-                    )
-                    .await
-                }
-                McpCommand::List { json } => cmd_mcp::list(&env.data_dir, &env.config, json).await,
-                McpCommand::Tools { name, json } => {
-                    cmd_mcp::tools(&env.data_dir, &env.config, &name, json).await
-                }
-                McpCommand::Enable { name } => cmd_mcp::enable(&env.data_dir, &name, true),
-                McpCommand::Disable { name } => cmd_mcp::enable(&env.data_dir, &name, false),
-                McpCommand::Rm { name } => cmd_mcp::rm(&env.data_dir, &name),
-            },
-            Command::Plugins { command } => match command {
-                PluginsCommand::List { json } => cmd_plugins::list(&env.data_dir, json),
-                PluginsCommand::Configure {
-                    id,
-                    config,
-                    enable,
-                    disable,
-                } => cmd_plugins::configure(
-                    &env.data_dir,
-                    &id,
-                    config.as_deref(),
-                    if enable {
-                        Some(true)
-                    } else if disable {
-                        Some(false)
-                    } else {
-                        None
-                    },
-                ),
-            },
-            Command::Models { command } => match command {
-                ModelsCommand::List { json } => cmd_models::list(&env.data_dir, json),
-                ModelsCommand::Add { file, name } => {
-                    cmd_models::add(&env.data_dir, &file, name.as_deref())
-                }
-                ModelsCommand::Pull { name } => cmd_models::pull(&env.data_dir, &name).await,
-                ModelsCommand::Rm { name } => cmd_models::rm(&env.data_dir, &name),
-            },
-            Command::Secrets { command } => match command {
-                SecretsCommand::Set { name, value } => {
-                    cmd_secrets::set(&env.data_dir, &name, value.as_deref())
-                }
-                SecretsCommand::List { pattern, json } => {
-                    cmd_secrets::list(&env.data_dir, pattern.as_deref(), json)
-                }
-                SecretsCommand::Rm { name } => cmd_secrets::rm(&env.data_dir, &name),
-            },
-            Command::Tasks { command } => match command {
-                TasksCommand::List { session, json } => {
-                    cmd_tasks::list(&env.data_dir, session, json)
-                }
-            },
-            Command::Sessions { command } => match command {
-                SessionsCommand::List { json } => cmd_sessions::list(&env.data_dir, json),
-                SessionsCommand::Show { id, json } => cmd_sessions::show(&env.data_dir, id, json),
-            },
+            Command::Inbox { command } => cmd_inbox::dispatch(&env, command).await,
+            Command::Rules { command } => cmd_rules::dispatch(&env, command).await,
+            Command::Cron { command } => cmd_cron::dispatch(&env, command).await,
+            Command::Mcp { command } => cmd_mcp::dispatch(&env, command).await,
+            Command::Plugins { command } => cmd_plugins::dispatch(&env, command).await,
+            Command::Models { command } => cmd_models::dispatch(&env, command).await,
+            Command::Secrets { command } => cmd_secrets::dispatch(&env, command).await,
+            Command::Tasks { command } => cmd_tasks::dispatch(&env, command).await,
+            Command::Sessions { command } => cmd_sessions::dispatch(&env, command).await,
             Command::View { path, json } => cmd_view::run(&path, json),
-            Command::Latex { command } => match command {
-                LatexCommand::Build {
-                    path,
-                    bundle,
-                    watch,
-                    json,
-                } => cmd_latex::build(&env.data_dir, &path, bundle.as_deref(), watch, json).await,
-            },
+            Command::Latex { command } => cmd_latex::dispatch(&env, command).await,
             Command::Serve {
                 port,
                 root,
