@@ -30,131 +30,72 @@ pub struct ExecArgs<'a> {
     pub prompt: &'a str,
 }
 
+/// Why `skald exec` stopped before or during its turn: printed once by `run`, with the
+/// exit code that says whose mistake it was.
+#[derive(Debug, thiserror::Error)]
+enum ExecError {
+    /// The invocation cannot work as given (a flag, a folder, a session, an agent).
+    #[error("{0}")]
+    Usage(String),
+    /// Skald could not do its part (the store, the registry, a resume).
+    #[error("{0}")]
+    Failed(String),
+}
+
+impl ExecError {
+    fn code(&self) -> u8 {
+        match self {
+            ExecError::Usage(_) => exit::USAGE,
+            ExecError::Failed(_) => exit::FAILED,
+        }
+    }
+}
+
+fn usage(e: impl std::fmt::Display) -> ExecError {
+    ExecError::Usage(e.to_string())
+}
+
+fn failed(e: impl std::fmt::Display) -> ExecError {
+    ExecError::Failed(e.to_string())
+}
+
 pub async fn run(data_dir: &DataDir, config: &Config, a: ExecArgs<'_>) -> u8 {
-    let models =
-        match skald_core::models::choose_models(config, a.model, &data_dir.models_dir(), |k| {
-            std::env::var(k).ok()
-        }) {
-            Ok(m) => m,
-            Err(e) => {
-                eprintln!("skald exec: {e}");
-                return exit::USAGE;
-            }
-        };
-    let cwd = match a
-        .cwd
-        .map(Path::to_path_buf)
-        .map_or_else(std::env::current_dir, Ok)
-    {
-        Ok(d) => d,
-        Err(e) => {
-            eprintln!("skald exec: cannot read the current directory: {e}");
-            return exit::USAGE;
-        }
-    };
-    let cwd = match std::fs::canonicalize(&cwd) {
-        Ok(d) if d.is_dir() => d,
-        _ => {
-            eprintln!(
-                "skald exec: working directory {} is not a directory",
-                cwd.display()
-            );
-            return exit::USAGE;
-        }
-    };
-    let store = match Store::open(data_dir.db_path()) {
-        Ok(s) => Arc::new(s),
+    match exec(data_dir, config, a).await {
+        Ok(code) => code,
         Err(e) => {
             eprintln!("skald exec: {e}");
-            return exit::FAILED;
+            e.code()
         }
-    };
-    let registry = match builtin_registry() {
-        Ok(r) => Arc::new(r),
-        Err(e) => {
-            eprintln!("skald exec: {e}");
-            return exit::FAILED;
-        }
-    };
-    let library = match skald_core::agents::Library::load(data_dir.root()) {
-        Ok(l) => Arc::new(l),
-        Err(e) => {
-            eprintln!("skald exec: {e}");
-            return exit::FAILED;
-        }
-    };
+    }
+}
+
+async fn exec(data_dir: &DataDir, config: &Config, a: ExecArgs<'_>) -> Result<u8, ExecError> {
+    let models = skald_core::models::choose_models(config, a.model, &data_dir.models_dir(), |k| {
+        std::env::var(k).ok()
+    })
+    .map_err(usage)?;
+    let cwd = working_dir(a.cwd)?;
+    let store = Arc::new(Store::open(data_dir.db_path()).map_err(failed)?);
+    let registry = Arc::new(builtin_registry().map_err(failed)?);
+    let library = Arc::new(skald_core::agents::Library::load(data_dir.root()).map_err(failed)?);
     // An unknown agent is refused before anything is stored.
-    if let Some(id) = a.agent
-        && let Err(e) = library.get(id)
-    {
-        eprintln!("skald exec: {e}");
-        return exit::USAGE;
+    if let Some(id) = a.agent {
+        library.get(id).map_err(usage)?;
     }
-    let wants_context = a.group.is_some()
-        || !a.allow_read.is_empty()
-        || !a.allow_write.is_empty()
-        || a.extra_prompt.is_some();
-    if wants_context && a.session.is_some() {
-        eprintln!(
-            "skald exec: --group, --allow-read, --allow-write and --extra-prompt set up a new \
-             session; a continued session keeps the run context it was started with"
-        );
-        return exit::USAGE;
-    }
-    let mut run_context_id = None;
-    if wants_context {
-        let canon = |dirs: &[std::path::PathBuf]| -> Result<Vec<String>, String> {
-            dirs.iter()
-                .map(|d| {
-                    std::fs::canonicalize(d)
-                        .map(|p| p.display().to_string())
-                        .map_err(|e| format!("{}: {e}", d.display()))
-                })
-                .collect()
-        };
-        let (reads, writes) = match (canon(a.allow_read), canon(a.allow_write)) {
-            (Ok(r), Ok(w)) => (r, w),
-            (Err(e), _) | (_, Err(e)) => {
-                eprintln!("skald exec: grant {e}");
-                return exit::USAGE;
-            }
-        };
-        match store.create_run_context(
-            a.group.unwrap_or("default"),
-            a.extra_prompt.unwrap_or(""),
-            &reads,
-            &writes,
-        ) {
-            Ok(rc) => run_context_id = Some(rc.id),
-            Err(e) => {
-                eprintln!("skald exec: {e}");
-                return exit::FAILED;
-            }
-        }
-    }
+    let run_context_id = new_run_context(&store, &a)?;
     let session = match a.session {
-        Some(id) => match store.get_session(id) {
-            Ok(s) => s,
-            Err(e) => {
-                eprintln!("skald exec: {e}");
-                return exit::USAGE;
-            }
-        },
+        Some(id) => store.get_session(id).map_err(usage)?,
         None => {
             let title: String = a.prompt.chars().take(60).collect();
-            match store.create_session(&NewSession {
-                title,
-                agent_id: a.agent.unwrap_or("main").to_string(),
-                working_dir: Some(cwd.display().to_string()),
-                run_context_id,
-                ..NewSession::default()
-            }) {
-                Ok(s) => s,
-                Err(e) => {
-                    eprintln!("skald exec: {e}");
-                    return exit::FAILED;
-                }
-            }
+            store
+                .create_session(&NewSession {
+                    title,
+                    agent_id: a.agent.unwrap_or("main").to_string(),
+                    working_dir: Some(cwd.display().to_string()),
+                    run_context_id,
+                    ..NewSession::default()
+                })
+                .map_err(failed)?
         }
     };
     let agent = a.agent.unwrap_or(&session.agent_id);
@@ -189,13 +130,7 @@ pub async fn run(data_dir: &DataDir, config: &Config, a: ExecArgs<'_>) -> u8 {
     );
     // The chat is this process's while it runs: another Skald process is told it is busy
     // instead of writing into the same conversation.
-    let _hold = match engine.hold_session(session.id) {
-        Ok(h) => h,
-        Err(e) => {
-            eprintln!("skald exec: {e}");
-            return exit::FAILED;
-        }
-    };
+    let _hold = engine.hold_session(session.id).map_err(failed)?;
     // Secrets first: MCP servers may refer to them, and results are redacted with them.
     if let Err(e) = engine.open_secrets(data_dir.root()) {
         eprintln!("skald exec: secrets are not available: {e}");
@@ -205,48 +140,12 @@ pub async fn run(data_dir: &DataDir, config: &Config, a: ExecArgs<'_>) -> u8 {
     if let Err(e) = engine.start_mcp(Some(data_dir.logs_dir())) {
         eprintln!("skald exec: cannot start the MCP servers: {e}");
     }
-    let granted = match store.granted_groups(session.id, None) {
-        Ok(g) => g,
-        Err(e) => {
-            eprintln!("skald exec: {e}");
-            return exit::FAILED;
-        }
-    };
+    let granted = store.granted_groups(session.id, None).map_err(failed)?;
     let mcp_list = engine.mcp.prompt_list(&store, &granted);
-    let system_prompt = match library.system_prompt(agent, &mcp_list) {
-        Ok(p) => p,
-        Err(e) => {
-            eprintln!("skald exec: {e}");
-            return exit::USAGE;
-        }
-    };
-    let (mut run, extra) = match RunContext::for_session(&store, &session, library.skill_dirs()) {
-        Ok(v) => v,
-        Err(e) => {
-            eprintln!("skald exec: {e}");
-            return exit::FAILED;
-        }
-    };
-    // A session acts in the folder it was started in: approvals and previews were given
-    // for that folder, so a continued session never silently moves.
-    if a.session.is_some() {
-        let stored = session.working_dir.as_deref().map(std::path::PathBuf::from);
-        match (stored, a.cwd) {
-            (Some(dir), Some(_)) if dir != cwd => {
-                eprintln!(
-                    "skald exec: session {} works in {}; --cwd {} would move it",
-                    session.id,
-                    dir.display(),
-                    cwd.display()
-                );
-                return exit::USAGE;
-            }
-            (Some(dir), _) => run.working_dir = dir,
-            (None, _) => run.working_dir = cwd,
-        }
-    } else {
-        run.working_dir = cwd;
-    }
+    let system_prompt = library.system_prompt(agent, &mcp_list).map_err(usage)?;
+    let (mut run, extra) =
+        RunContext::for_session(&store, &session, library.skill_dirs()).map_err(failed)?;
+    run.working_dir = session_folder(&a, &session, cwd)?;
     run.agent_id = agent.to_string();
     let system_prompt = if extra.trim().is_empty() {
         system_prompt
@@ -263,32 +162,7 @@ pub async fn run(data_dir: &DataDir, config: &Config, a: ExecArgs<'_>) -> u8 {
         first_tool_choice: a.tool_choice,
     };
     let ask_fn = |req: turn::AskRequest| -> futures::future::BoxFuture<'static, bool> {
-        Box::pin(async move {
-            tokio::task::spawn_blocking(move || {
-                // The label is a title (cut, on one line); the arguments follow whole,
-                // line by line, with every control that could hide a line or repaint
-                // the terminal escaped.
-                let mut prompt = format!(
-                    "\n? {} needs approval ({}).\n  {}\n",
-                    escape_controls_inline(&req.label),
-                    escape_controls_inline(&req.reason),
-                    escape_controls_inline(&req.tool)
-                );
-                for line in crate::shown::argument_lines(&req.arguments, "    ") {
-                    prompt.push_str(&line);
-                    prompt.push('\n');
-                }
-                prompt.push_str("  Run it? [y/N] ");
-                eprint!("{prompt}");
-                let mut line = String::new();
-                if std::io::stdin().read_line(&mut line).is_err() {
-                    return false;
-                }
-                matches!(line.trim().to_ascii_lowercase().as_str(), "y" | "yes")
-            })
-            .await
-            .unwrap_or(false)
-        })
+        Box::pin(ask_at_the_terminal(req))
     };
     let ask: Option<turn::Ask<'_>> = if a.approve == ApprovalMode::Ask
         && std::io::stdin().is_terminal()
@@ -302,35 +176,157 @@ pub async fn run(data_dir: &DataDir, config: &Config, a: ExecArgs<'_>) -> u8 {
     };
     let env = engine.env(&cfg, None, ask);
     // A session continued after Skald stopped mid-turn first finishes what it left.
-    if let Err(e) = skald_core::resume::resume_pending_tools(&env, session.id, &cancel, &emit).await
-    {
-        eprintln!("skald exec: cannot resume session {}: {e}", session.id);
-        return exit::FAILED;
-    }
+    skald_core::resume::resume_pending_tools(&env, session.id, &cancel, &emit)
+        .await
+        .map_err(|e| failed(format!("cannot resume session {}: {e}", session.id)))?;
     // Tasks this chat started that a previous process left running go on now.
     if a.session.is_some()
         && let Err(e) = engine.resume_tasks(Some(session.id))
     {
         eprintln!("skald exec: cannot resume the session's background tasks: {e}");
     }
-    let mut outcome = turn::run_turn(&env, session.id, Some(a.prompt), &cancel, &emit).await;
-    // Background tasks the chat started report back into it: the process stays until
-    // they have ended and the chat has answered their results (Ctrl-C stops them all).
+    let outcome =
+        turn_and_deliveries(&engine, &env, &store, session.id, a.prompt, &cancel, &emit).await?;
+    if !matches!(outcome, Ok(TurnOutcome::Final)) {
+        engine.shutdown();
+        engine.wait_tasks(std::time::Duration::from_secs(5)).await;
+    }
+    // MCP servers' processes end with this one.
+    engine.mcp.manager.stop_all();
+    match outcome {
+        Ok(TurnOutcome::Final) => Ok(exit::OK),
+        Ok(TurnOutcome::Cancelled) => Ok(exit::CANCELLED),
+        Ok(TurnOutcome::Exhausted | TurnOutcome::Failed) => Ok(exit::FAILED),
+        Err(e) => Err(failed(e)),
+    }
+}
+
+/// The folder `--cwd` names (the current one without it), which must exist.
+fn working_dir(cwd: Option<&Path>) -> Result<std::path::PathBuf, ExecError> {
+    let cwd = match cwd.map(Path::to_path_buf) {
+        Some(d) => d,
+        None => std::env::current_dir()
+            .map_err(|e| usage(format!("cannot read the current directory: {e}")))?,
+    };
+    match std::fs::canonicalize(&cwd) {
+        Ok(d) if d.is_dir() => Ok(d),
+        _ => Err(usage(format!(
+            "working directory {} is not a directory",
+            cwd.display()
+        ))),
+    }
+}
+
+/// The run context a new session asks for with --group, --allow-read, --allow-write and
+/// --extra-prompt, stored; `None` when none of them is given.
+fn new_run_context(store: &Store, a: &ExecArgs<'_>) -> Result<Option<i64>, ExecError> {
+    let wants_context = a.group.is_some()
+        || !a.allow_read.is_empty()
+        || !a.allow_write.is_empty()
+        || a.extra_prompt.is_some();
+    if !wants_context {
+        return Ok(None);
+    }
+    if a.session.is_some() {
+        return Err(usage(
+            "--group, --allow-read, --allow-write and --extra-prompt set up a new session; a \
+             continued session keeps the run context it was started with",
+        ));
+    }
+    let canon = |dirs: &[std::path::PathBuf]| -> Result<Vec<String>, ExecError> {
+        dirs.iter()
+            .map(|d| {
+                std::fs::canonicalize(d)
+                    .map(|p| p.display().to_string())
+                    .map_err(|e| usage(format!("grant {}: {e}", d.display())))
+            })
+            .collect()
+    };
+    let (reads, writes) = (canon(a.allow_read)?, canon(a.allow_write)?);
+    let rc = store
+        .create_run_context(
+            a.group.unwrap_or("default"),
+            a.extra_prompt.unwrap_or(""),
+            &reads,
+            &writes,
+        )
+        .map_err(failed)?;
+    Ok(Some(rc.id))
+}
+
+/// The folder the session acts in. A session acts in the folder it was started in:
+/// approvals and previews were given for that folder, so a continued session never
+/// silently moves.
+fn session_folder(
+    a: &ExecArgs<'_>,
+    session: &skald_store::Session,
+    cwd: std::path::PathBuf,
+) -> Result<std::path::PathBuf, ExecError> {
+    if a.session.is_none() {
+        return Ok(cwd);
+    }
+    let stored = session.working_dir.as_deref().map(std::path::PathBuf::from);
+    match (stored, a.cwd) {
+        (Some(dir), Some(_)) if dir != cwd => Err(usage(format!(
+            "session {} works in {}; --cwd {} would move it",
+            session.id,
+            dir.display(),
+            cwd.display()
+        ))),
+        (Some(dir), _) => Ok(dir),
+        (None, _) => Ok(cwd),
+    }
+}
+
+/// Asks at the terminal whether a call may run. The label is a title (cut, on one line);
+/// the arguments follow whole, line by line, with every control that could hide a line or
+/// repaint the terminal escaped.
+async fn ask_at_the_terminal(req: turn::AskRequest) -> bool {
+    tokio::task::spawn_blocking(move || {
+        let mut prompt = format!(
+            "\n? {} needs approval ({}).\n  {}\n",
+            escape_controls_inline(&req.label),
+            escape_controls_inline(&req.reason),
+            escape_controls_inline(&req.tool)
+        );
+        for line in crate::shown::argument_lines(&req.arguments, "    ") {
+            prompt.push_str(&line);
+            prompt.push('\n');
+        }
+        prompt.push_str("  Run it? [y/N] ");
+        eprint!("{prompt}");
+        let mut line = String::new();
+        if std::io::stdin().read_line(&mut line).is_err() {
+            return false;
+        }
+        matches!(line.trim().to_ascii_lowercase().as_str(), "y" | "yes")
+    })
+    .await
+    .unwrap_or(false)
+}
+
+/// Runs the turn, then keeps the chat going while background tasks it started report
+/// back: the process stays until they have ended and the chat has answered their results
+/// (Ctrl-C stops them all).
+async fn turn_and_deliveries(
+    engine: &Engine,
+    env: &turn::TurnEnv<'_>,
+    store: &Store,
+    session_id: i64,
+    prompt: &str,
+    cancel: &CancellationToken,
+    emit: turn::Emit<'_>,
+) -> Result<Result<TurnOutcome, turn::TurnError>, ExecError> {
+    let mut outcome = turn::run_turn(env, session_id, Some(prompt), cancel, emit).await;
     while let Ok(TurnOutcome::Final) = outcome {
         // Tasks first: a task stores its result before it leaves the running set, so
         // reading them in this order never misses a result in between.
-        let tasks_running = engine.has_running_tasks(session.id);
-        let ready = match store.next_delivery_at(session.id) {
-            Ok(r) => r,
-            Err(e) => {
-                eprintln!("skald exec: {e}");
-                return exit::FAILED;
-            }
-        };
+        let tasks_running = engine.has_running_tasks(session_id);
+        let ready = store.next_delivery_at(session_id).map_err(failed)?;
         let now = skald_store::now_ms();
         match ready {
             Some(at) if at <= now => {
-                outcome = turn::run_turn(&env, session.id, None, &cancel, &emit).await;
+                outcome = turn::run_turn(env, session_id, None, cancel, emit).await;
                 continue;
             }
             None if !tasks_running => break,
@@ -344,21 +340,7 @@ pub async fn run(data_dir: &DataDir, config: &Config, a: ExecArgs<'_>) -> u8 {
             _ = engine.changed(std::time::Duration::from_millis(wait.unsigned_abs())) => {}
         }
     }
-    if !matches!(outcome, Ok(TurnOutcome::Final)) {
-        engine.shutdown();
-        engine.wait_tasks(std::time::Duration::from_secs(5)).await;
-    }
-    // MCP servers' processes end with this one.
-    engine.mcp.manager.stop_all();
-    match outcome {
-        Ok(TurnOutcome::Final) => exit::OK,
-        Ok(TurnOutcome::Cancelled) => exit::CANCELLED,
-        Ok(TurnOutcome::Exhausted | TurnOutcome::Failed) => exit::FAILED,
-        Err(e) => {
-            eprintln!("skald exec: {e}");
-            exit::FAILED
-        }
-    }
+    Ok(outcome)
 }
 
 fn print_event(event: &Event, json: bool) {
