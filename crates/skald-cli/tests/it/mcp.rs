@@ -370,6 +370,21 @@ fn secrets_reach_servers_but_never_the_model() {
     assert_eq!(gone.status.code(), Some(2));
 }
 
+/// `skald plugins configure image-generation --enable --config CONFIG`, which must work.
+fn turn_images_on(data: &Path, config: Value) {
+    ok(&skald(data, None)
+        .args([
+            "plugins",
+            "configure",
+            "image-generation",
+            "--enable",
+            "--config",
+            &config.to_string(),
+        ])
+        .output()
+        .unwrap());
+}
+
 /// The image-generation plugin: configured from the command line with a secret key, it
 /// gives agents image_generate, which calls an OpenAI-compatible images API (here a
 /// scripted one), saves the image under the working folder and opens it in the viewer.
@@ -415,19 +430,10 @@ fn the_image_plugin_generates_and_saves_an_image() {
         .output()
         .unwrap();
     assert_eq!(bad.status.code(), Some(2), "a literal key is refused");
-    let config = serde_json::json!({"base_url": server.base_url, "api_key": "${secret:IMG_KEY}"})
-        .to_string();
-    ok(&skald(data.path(), None)
-        .args([
-            "plugins",
-            "configure",
-            "image-generation",
-            "--enable",
-            "--config",
-            &config,
-        ])
-        .output()
-        .unwrap());
+    turn_images_on(
+        data.path(),
+        serde_json::json!({"base_url": server.base_url, "api_key": "${secret:IMG_KEY}"}),
+    );
 
     let out = skald(data.path(), Some(&server))
         .args(["exec", "--json", "--cwd"])
@@ -502,23 +508,14 @@ fn ctrl_c_stops_an_image_generation_and_the_calls_after_it() {
         delayed(600_000, answer("unused")),
     ]);
     set_secret(data.path(), "IMG_KEY", "img-secret-777");
-    let config = serde_json::json!({
-        "base_url": server.base_url,
-        "api_key": "${secret:IMG_KEY}",
-        "timeout_secs": 5
-    })
-    .to_string();
-    ok(&skald(data.path(), None)
-        .args([
-            "plugins",
-            "configure",
-            "image-generation",
-            "--enable",
-            "--config",
-            &config,
-        ])
-        .output()
-        .unwrap());
+    turn_images_on(
+        data.path(),
+        serde_json::json!({
+            "base_url": server.base_url,
+            "api_key": "${secret:IMG_KEY}",
+            "timeout_secs": 5
+        }),
+    );
     let mut cmd = skald(data.path(), Some(&server));
     cmd.args(["exec", "--json", "--cwd"])
         .arg(work.path())

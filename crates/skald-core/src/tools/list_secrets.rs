@@ -29,12 +29,7 @@ impl<'a> Tool<ToolCx<'a>> for ListSecrets {
     }
 
     fn execute(&self, cx: &ToolCx<'a>, args: Value) -> ToolResult {
-        let engine = cx
-            .call()?
-            .engine_or("secrets are not available in this run")?;
-        let secrets = engine
-            .secrets()
-            .ok_or_else(|| ToolError::failed("secrets are not available in this run"))?;
+        let (_, secrets) = cx.call()?.secrets()?;
         let names = secrets
             .list(args.get("pattern").and_then(Value::as_str))
             .map_err(|e| ToolError::failed(e.to_string()))?;

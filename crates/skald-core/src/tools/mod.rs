@@ -176,6 +176,14 @@ impl Call<'_> {
     pub(crate) fn engine_or(&self, missing: &str) -> Result<&Arc<Engine>, ToolError> {
         self.engine.ok_or_else(|| ToolError::failed(missing))
     }
+
+    /// The user's secrets and the engine that redacts them, for the secret tools.
+    pub(crate) fn secrets(&self) -> Result<(&Arc<Engine>, Arc<skald_secrets::Secrets>), ToolError> {
+        const MISSING: &str = "secrets are not available in this run";
+        let engine = self.engine_or(MISSING)?;
+        let secrets = engine.secrets().ok_or_else(|| ToolError::failed(MISSING))?;
+        Ok((engine, secrets))
+    }
 }
 
 /// A string argument, `""` when absent: arguments were validated against the schema

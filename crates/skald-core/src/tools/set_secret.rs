@@ -52,12 +52,7 @@ impl<'a> Tool<ToolCx<'a>> for SetSecret {
     }
 
     fn execute(&self, cx: &ToolCx<'a>, args: Value) -> ToolResult {
-        let engine = cx
-            .call()?
-            .engine_or("secrets are not available in this run")?;
-        let secrets = engine
-            .secrets()
-            .ok_or_else(|| ToolError::failed("secrets are not available in this run"))?;
+        let (engine, secrets) = cx.call()?.secrets()?;
         let key = text(&args, "key").trim();
         let value = text(&args, "value");
         if value == HIDDEN_VALUE {
