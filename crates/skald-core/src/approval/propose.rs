@@ -1,0 +1,168 @@
+//! "Always allow": the rule an approval proposes for a call, what it would reach, and the
+//! calls of the session it would have matched.
+
+use super::{FS_READ, FS_WRITE, RunContext, call_path, command, rule_matches};
+use serde::Serialize;
+use serde_json::Value;
+use skald_api::tool_names as tn;
+use skald_base::path::{canonicalize_for_policy, path_under};
+use skald_store::{Rule, RuleAction, Store};
+use std::path::Path;
+
+/// Where "always allow" rules go: before the seeded requires (20), after the seeded
+/// `secrets/` deny (0), so they can lift an approval but never a deny.
+pub const ALWAYS_PRIORITY: i64 = 15;
+
+/// A rule as a person edits it before storing it ("always allow").
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct RuleSpec {
+    pub group: String,
+    pub tool_pattern: String,
+    pub path_pattern: Option<String>,
+    pub command_pattern: Option<String>,
+    pub working_dir: Option<String>,
+    pub action: RuleAction,
+    pub note: String,
+}
+
+impl RuleSpec {
+    pub fn to_new_rule(&self) -> skald_store::NewRule {
+        skald_store::NewRule {
+            group_name: self.group.clone(),
+            tool_pattern: self.tool_pattern.clone(),
+            path_pattern: self.path_pattern.clone(),
+            command_pattern: self.command_pattern.clone(),
+            agent_id: None,
+            working_dir: self.working_dir.clone(),
+            action: Some(self.action),
+            priority: ALWAYS_PRIORITY,
+            note: self.note.clone(),
+        }
+    }
+
+    fn as_rule(&self) -> Rule {
+        Rule {
+            id: 0,
+            group_name: self.group.clone(),
+            tool_pattern: self.tool_pattern.clone(),
+            path_pattern: self.path_pattern.clone(),
+            command_pattern: self.command_pattern.clone(),
+            agent_id: None,
+            working_dir: self.working_dir.clone(),
+            action: self.action,
+            priority: ALWAYS_PRIORITY,
+            note: self.note.clone(),
+        }
+    }
+}
+
+/// The rule "always allow" proposes for a call — general enough to matter, narrow enough
+/// to be safe: a command's leading words (`cargo test`), a write's smallest sensible
+/// folder, an MCP tool itself; scoped to this working directory so it does not leak into
+/// other projects.
+pub fn propose_rule(ctx: &RunContext, tool: &str, args: &Value) -> RuleSpec {
+    let (tool_pattern, path_pattern, command_pattern) = if tool == tn::EXECUTE_CMD {
+        let cmd = args.get("command").and_then(Value::as_str).unwrap_or("");
+        (tool.to_string(), None, command::proposed_pattern(cmd))
+    } else if FS_WRITE.contains(&tool) || FS_READ.contains(&tool) {
+        let group = if FS_WRITE.contains(&tool) {
+            "@fs_write"
+        } else {
+            "@fs_read"
+        };
+        let path = call_path(tool, args, &ctx.working_dir).map(|p| {
+            let wd = canonicalize_for_policy(&ctx.working_dir, Path::new("/"));
+            let rel = |x: &Path| x.strip_prefix(&wd).unwrap_or(x).display().to_string();
+            let is_dir = matches!(tool, tn::LIST_FILES | tn::GREP_FILES) || p.is_dir();
+            match p.parent() {
+                // A folder tool: that folder, never its parent.
+                _ if is_dir && p != wd && path_under(&p, &wd) => format!("{}/*", rel(&p)),
+                // A file in a folder inside the working directory: that folder.
+                Some(dir) if dir != wd.as_path() && path_under(dir, &wd) => {
+                    format!("{}/*", rel(dir))
+                }
+                // At the top of the working directory, or outside it: exactly that path,
+                // never `/`, home, or anything above the project.
+                _ => rel(&p),
+            }
+        });
+        (group.to_string(), path, None)
+    } else {
+        (tool.to_string(), None, None)
+    };
+    RuleSpec {
+        group: ctx.group.clone(),
+        tool_pattern,
+        path_pattern,
+        command_pattern,
+        working_dir: Some(
+            canonicalize_for_policy(&ctx.working_dir, Path::new("/"))
+                .display()
+                .to_string(),
+        ),
+        action: RuleAction::Allow,
+        note: "always allowed from the Inbox".to_string(),
+    }
+}
+
+/// What a proposed rule would allow besides the call it came from, in words a person
+/// can check before saying "always": a command rule vouches for every command that starts
+/// with its words, a path rule for every file under its folder.
+pub fn rule_reach(spec: &RuleSpec) -> String {
+    let place = match &spec.working_dir {
+        Some(d) => format!("in {d} and every folder below it"),
+        None => "in every folder".to_string(),
+    };
+    let what = match (&spec.command_pattern, &spec.path_pattern) {
+        (Some(c), _) => format!(
+            "every command that starts with `{c}`, whatever arguments follow (for \
+             example `{c} --help` or `{c} <other files>`), on its own or chained with \
+             other commands this rule or another allows — never with a redirection, a \
+             substitution or a command no rule allows"
+        ),
+        (None, Some(p)) => match p.strip_suffix("/*") {
+            Some(dir) => format!(
+                "{} on any file in {dir}/ and its subfolders, new files included",
+                spec.tool_pattern
+            ),
+            None => format!("{} on {p}", spec.tool_pattern),
+        },
+        (None, None) if spec.tool_pattern == tn::EXECUTE_CMD => {
+            "every shell command, whatever it runs".to_string()
+        }
+        (None, None) => format!("every call of {}, with any arguments", spec.tool_pattern),
+    };
+    format!("Also allows {what}, {place}. A deny rule still wins.")
+}
+
+/// The rule "always allow" proposes for the call an Inbox item asks about, in its
+/// session's run context, with the session's earlier calls it would have matched. The one
+/// proposal every carrier shows and stores (the UI, `skald inbox answer --always`).
+pub fn propose_for_item(
+    store: &Store,
+    inbox_id: i64,
+) -> Result<(RuleSpec, Vec<skald_store::ToolCallRecord>), skald_store::StoreError> {
+    let item = store.get_inbox_item(inbox_id)?;
+    let session = store.get_session(item.session_id)?;
+    let (ctx, _) = RunContext::for_session(store, &session, Vec::new())?;
+    let tool = item.payload["tool"].as_str().unwrap_or_default();
+    let spec = propose_rule(&ctx, tool, &item.payload["arguments"]);
+    let matched = would_match(store, item.session_id, &ctx, &spec)?;
+    Ok((spec, matched))
+}
+
+/// The session's earlier calls a proposed rule would have matched, so the person sees
+/// what "always" would have meant before saying yes.
+pub fn would_match(
+    store: &Store,
+    session_id: i64,
+    ctx: &RunContext,
+    spec: &RuleSpec,
+) -> Result<Vec<skald_store::ToolCallRecord>, skald_store::StoreError> {
+    let rule = spec.as_rule();
+    Ok(store
+        .list_tool_calls(session_id)?
+        .into_iter()
+        .filter(|c| rule_matches(&rule, ctx, &c.name, &c.args))
+        .collect())
+}
