@@ -174,6 +174,7 @@ pub fn run() -> anyhow::Result<()> {
         tex_bundle: std::env::var_os("SKALD_TEX_BUNDLE").map(PathBuf::from),
         file_route: crate::file_route().to_string(),
         restart: Some(restart.clone()),
+        hidden_env: Vec::new(),
     };
     // The engine lives on Tauri's tokio runtime, in this process.
     let service: Arc<Service> =

@@ -33,6 +33,7 @@ fn app() -> App {
             tex_bundle: None,
             file_route: skald_desktop::file_route().to_string(),
             restart: None,
+            hidden_env: Vec::new(),
         })
     })
     .unwrap();

@@ -19,6 +19,7 @@ tokio::task_local! {
 pub struct ToolScope {
     working_dir: PathBuf,
     excluded: Vec<PathBuf>,
+    hidden_env: Vec<String>,
 }
 
 impl ToolScope {
@@ -26,6 +27,7 @@ impl ToolScope {
         Self {
             working_dir: working_dir.into(),
             excluded: Vec::new(),
+            hidden_env: Vec::new(),
         }
     }
 
@@ -40,6 +42,19 @@ impl ToolScope {
     /// See `with_excluded`.
     pub fn excluded(&self) -> &[PathBuf] {
         &self.excluded
+    }
+
+    /// Adds environment variables a process the call starts must not inherit: the keys of
+    /// the model providers the user configured, a restarted server's handed-over token.
+    /// Each engine has its own list; two engines in one process do not share it.
+    pub fn with_hidden_env(mut self, names: Vec<String>) -> Self {
+        self.hidden_env = names;
+        self
+    }
+
+    /// See `with_hidden_env`.
+    pub fn hidden_env(&self) -> &[String] {
+        &self.hidden_env
     }
 
     /// The directory relative paths resolve against.

@@ -334,6 +334,10 @@ pub async fn run(
         },
         sink,
     );
+    // Before anything starts a process: the declared providers' keys stay with Skald.
+    engine
+        .withheld
+        .hide_env(skald_core::models::key_envs(config));
     if let Err(e) = engine.open_secrets(data_dir.root()) {
         eprintln!("skald cron: secrets are not available: {e}");
     }

@@ -131,6 +131,10 @@ async fn exec(data_dir: &DataDir, config: &Config, a: ExecArgs<'_>) -> Result<u8
     // The chat is this process's while it runs: another Skald process is told it is busy
     // instead of writing into the same conversation.
     let _hold = engine.hold_session(session.id).map_err(failed)?;
+    // Before anything starts a process: the declared providers' keys stay with Skald.
+    engine
+        .withheld
+        .hide_env(skald_core::models::key_envs(config));
     // Secrets first: MCP servers may refer to them, and results are redacted with them.
     if let Err(e) = engine.open_secrets(data_dir.root()) {
         eprintln!("skald exec: secrets are not available: {e}");
@@ -144,7 +148,8 @@ async fn exec(data_dir: &DataDir, config: &Config, a: ExecArgs<'_>) -> Result<u8
     let mcp_list = engine.mcp.prompt_list(&store, &granted);
     let system_prompt = library.system_prompt(agent, &mcp_list).map_err(usage)?;
     let (mut run, extra) =
-        RunContext::for_session(&store, &session, library.skill_dirs()).map_err(failed)?;
+        RunContext::for_session(&store, &session, library.skill_dirs(), &engine.withheld)
+            .map_err(failed)?;
     run.working_dir = session_folder(&a, &session, cwd)?;
     run.agent_id = agent.to_string();
     let system_prompt = if extra.trim().is_empty() {

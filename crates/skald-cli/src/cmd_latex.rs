@@ -71,10 +71,12 @@ pub async fn build(
         None => BundleChoice::Default,
     };
     // Builds never read what the file tools guard (credential folders, Skald's secrets).
+    let withheld = skald_core::withheld::Withheld::default();
+    withheld.protect(&data_dir.secrets_dir());
     let engine = Arc::new(LatexEngine::new(
         data_dir.root().join("cache").join("latex"),
         bundle,
-        skald_core::approval::guarded_paths(),
+        skald_core::approval::guarded_paths(&withheld.folders()),
     ));
     let first = run(engine.clone(), tex.clone()).await;
     if matches!(first, Err(LatexError::Cancelled)) {

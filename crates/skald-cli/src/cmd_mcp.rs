@@ -5,6 +5,7 @@ use clap::Subcommand;
 
 use crate::exit;
 use skald_core::mcp::{self, Status};
+use skald_core::withheld::Withheld;
 use skald_core::{Config, DataDir};
 use skald_store::{McpServerRecord, Store, StoreError};
 use std::time::Duration;
@@ -115,6 +116,7 @@ pub async fn add(data_dir: &DataDir, config: &Config, a: AddArgs<'_>) -> u8 {
         connect_timeout(config),
         Some(&data_dir.logs_dir()),
         secrets.as_ref(),
+        &Withheld::for_data_dir(data_dir, config).env(),
     )
     .await;
     report(&rec.name, &status, tools.len());
@@ -152,11 +154,16 @@ pub async fn list(data_dir: &DataDir, config: &Config, json: bool) -> u8 {
     // All at once: the slowest server bounds the wait, not their sum.
     let logs = data_dir.logs_dir();
     let secrets = secrets(data_dir);
-    let probes = futures::future::join_all(
-        records
-            .iter()
-            .map(|r| mcp::probe(r, connect_timeout(config), Some(&logs), secrets.as_ref())),
-    )
+    let env = Withheld::for_data_dir(data_dir, config).env();
+    let probes = futures::future::join_all(records.iter().map(|r| {
+        mcp::probe(
+            r,
+            connect_timeout(config),
+            Some(&logs),
+            secrets.as_ref(),
+            &env,
+        )
+    }))
     .await;
     if json {
         let out: Vec<serde_json::Value> = records
@@ -212,6 +219,7 @@ pub async fn tools(data_dir: &DataDir, config: &Config, name: &str, json: bool) 
         connect_timeout(config),
         Some(&data_dir.logs_dir()),
         secrets.as_ref(),
+        &Withheld::for_data_dir(data_dir, config).env(),
     )
     .await;
     if !matches!(status, Status::Ready { .. }) {

@@ -105,9 +105,8 @@ impl Relaunch {
 }
 
 /// A value handed over by the server this one restarted, if it is well formed. The
-/// variables never reach commands or MCP servers the agents start.
+/// variables never reach commands or MCP servers the agents start (`hidden_env`).
 fn handed_over(name: &str, valid: impl Fn(&str) -> bool) -> Option<String> {
-    skald_tools::execute_cmd::hide_env_vars([name.to_string()]);
     std::env::var(name).ok().filter(|v| valid(v))
 }
 
@@ -171,6 +170,9 @@ async fn serve(data_dir: &DataDir, config: &Config, a: ServeArgs<'_>) -> Result<
         tex_bundle: std::env::var_os("SKALD_TEX_BUNDLE").map(PathBuf::from),
         file_route: skald_service::FILE_ROUTE.to_string(),
         restart: Some(RestartSignal::default()),
+        hidden_env: [RESTART_PORT, RESTART_TOKEN, RESTART_HOST]
+            .map(str::to_string)
+            .to_vec(),
     }) {
         Ok(s) => s,
         Err(e) => {

@@ -12,6 +12,7 @@ use std::path::Path;
 
 pub async fn run(
     data_dir: &skald_core::DataDir,
+    config: &skald_core::Config,
     name: &str,
     args: &str,
     cwd: Option<&Path>,
@@ -58,10 +59,13 @@ pub async fn run(
             return exit::FAILED;
         }
     };
+    let withheld = skald_core::withheld::Withheld::for_data_dir(data_dir, config);
     let ctx = RunContext {
         group: "default".to_string(),
         agent_id: "user".to_string(),
         working_dir: scope.working_dir().to_path_buf(),
+        protected: withheld.folders(),
+        hidden_env: withheld.env(),
         ..RunContext::default()
     };
     let decision = approval::check(&store, &ctx, name, &args);
@@ -80,7 +84,9 @@ pub async fn run(
         RuleAction::Require | RuleAction::Allow => {}
     }
 
-    let scope = scope.with_excluded(approval::denied_paths(&store, &ctx, name));
+    let scope = scope
+        .with_excluded(approval::denied_paths(&store, &ctx, name))
+        .with_hidden_env(ctx.hidden_env.clone());
     let cancel = CancellationToken::new();
     tokio::spawn(stop_on_ctrl_c(cancel.clone()));
     tracing::info!(tool = name, cwd = %scope.working_dir().display(), "skald tool: running");

@@ -313,7 +313,17 @@ fn main() -> ExitCode {
                 args,
                 cwd,
                 approve,
-            } => cmd_tool::run(&env.data_dir, &name, &args, cwd.as_deref(), approve).await,
+            } => {
+                cmd_tool::run(
+                    &env.data_dir,
+                    &env.config,
+                    &name,
+                    &args,
+                    cwd.as_deref(),
+                    approve,
+                )
+                .await
+            }
             Command::Doctor { json } => cmd_doctor::run(&env, json).await,
             Command::Exec {
                 session,

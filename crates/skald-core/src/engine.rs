@@ -144,6 +144,9 @@ pub struct Engine {
     shutdown: CancellationToken,
     /// This process's name in leases.
     owner: String,
+    /// What every tool and process this engine starts is kept from: Skald's secrets
+    /// folder, provider keys in the environment.
+    pub withheld: Arc<crate::withheld::Withheld>,
 }
 
 impl Engine {
@@ -158,6 +161,7 @@ impl Engine {
         let inbox = Inbox::new();
         let active = Arc::new(Mutex::new(HashMap::new()));
         let redactor = Arc::new(Mutex::new(skald_secrets::Redactor::default()));
+        let withheld = Arc::new(crate::withheld::Withheld::default());
         let host = crate::mcp::Host {
             store: store.clone(),
             inbox: inbox.clone(),
@@ -172,6 +176,7 @@ impl Engine {
             call_timeout: std::time::Duration::from_secs(settings.mcp.call_timeout_secs),
             logs_dir: Mutex::new(None),
             secrets: Mutex::new(None),
+            withheld: withheld.clone(),
         });
         Arc::new(Engine {
             store,
@@ -190,6 +195,7 @@ impl Engine {
             changed: tokio::sync::Notify::new(),
             shutdown: CancellationToken::new(),
             owner: process_owner(),
+            withheld,
         })
     }
 
@@ -200,6 +206,10 @@ impl Engine {
         &self,
         data_dir: &std::path::Path,
     ) -> Result<(), skald_secrets::SecretError> {
+        // Whatever folder a chat works in, file tools never reach Skald's own secrets;
+        // protected before opening, so a keyring failure leaves the folder guarded.
+        self.withheld
+            .protect(&crate::DataDir::at(data_dir).secrets_dir());
         let secrets = Arc::new(skald_secrets::Secrets::open(data_dir)?);
         *lock(&self.redactor) = secrets.redactor()?;
         *lock(&self.mcp.secrets) = Some(secrets.clone());
@@ -324,8 +334,12 @@ impl Engine {
             &session.agent_id,
             &self.mcp.prompt_list(&self.store, &granted),
         )?;
-        let (mut run, extra) =
-            RunContext::for_session(&self.store, session, self.library.skill_dirs())?;
+        let (mut run, extra) = RunContext::for_session(
+            &self.store,
+            session,
+            self.library.skill_dirs(),
+            &self.withheld,
+        )?;
         run.agent_id = session.agent_id.clone();
         let system_prompt = if extra.trim().is_empty() {
             prompt

@@ -26,6 +26,7 @@ pub mod resume;
 pub mod sessions;
 pub mod tools;
 pub mod turn;
+pub mod withheld;
 
 pub use args::{ArgsError, validate_args};
 pub use catalog::{AllTools, McpToolSource, ToolCatalog, ToolInfo, ToolSource};

@@ -92,6 +92,7 @@ pub fn spec_for(
     call: Duration,
     logs_dir: Option<&std::path::Path>,
     secrets: Option<&skald_secrets::Secrets>,
+    remove_env: &[String],
 ) -> Result<ServerSpec, String> {
     let transport = match rec.transport.as_str() {
         "stdio" => {
@@ -110,7 +111,7 @@ pub fn spec_for(
                 args: rec.args.clone(),
                 env,
                 // Model-provider keys stay with Skald, as for shell commands.
-                remove_env: skald_tools::execute_cmd::hidden_env_vars(),
+                remove_env: remove_env.to_vec(),
                 cwd: None,
             }
         }
@@ -270,6 +271,8 @@ pub struct Servers {
     pub logs_dir: Mutex<Option<std::path::PathBuf>>,
     /// Where `${secret:NAME}` references are read.
     pub secrets: Mutex<Option<Arc<skald_secrets::Secrets>>>,
+    /// The engine's withheld variables, kept from every server process.
+    pub withheld: Arc<crate::withheld::Withheld>,
 }
 
 impl Servers {
@@ -296,6 +299,7 @@ impl Servers {
             self.call_timeout,
             logs.as_deref(),
             secrets.as_deref(),
+            &self.withheld.env(),
         ) {
             Ok(spec) => self.manager.start(spec),
             Err(e) => self.manager.refuse(&rec.name, e),
@@ -513,7 +517,7 @@ pub fn record_from_args(args: &Value) -> Result<McpServerRecord, String> {
         api_key: None,
         ..rec.clone()
     };
-    spec_for(&probe, Duration::ZERO, Duration::ZERO, None, None)?;
+    spec_for(&probe, Duration::ZERO, Duration::ZERO, None, None, &[])?;
     Ok(rec)
 }
 
@@ -540,11 +544,12 @@ pub async fn probe(
     connect: Duration,
     logs_dir: Option<&std::path::Path>,
     secrets: Option<&skald_secrets::Secrets>,
+    remove_env: &[String],
 ) -> (Status, Vec<skald_mcp::McpTool>) {
     if !rec.enabled {
         return (Status::Disabled, Vec::new());
     }
-    let spec = match spec_for(rec, connect, connect, logs_dir, secrets) {
+    let spec = match spec_for(rec, connect, connect, logs_dir, secrets, remove_env) {
         Ok(s) => s,
         Err(error) => {
             return (

@@ -96,6 +96,7 @@ fn references_resolve_and_specs_are_checked() {
         Duration::from_secs(1),
         None,
         None,
+        &[],
     )
     .unwrap();
     assert_eq!(
@@ -110,7 +111,7 @@ fn references_resolve_and_specs_are_checked() {
         ..rec.clone()
     };
     assert!(
-        spec_for(&missing, Duration::ZERO, Duration::ZERO, None, None)
+        spec_for(&missing, Duration::ZERO, Duration::ZERO, None, None, &[])
             .unwrap_err()
             .contains("SKALD_TEST_NOT_SET_ANYWHERE")
     );
@@ -118,5 +119,5 @@ fn references_resolve_and_specs_are_checked() {
         url: Some("ftp://x".into()),
         ..rec
     };
-    assert!(spec_for(&no_url, Duration::ZERO, Duration::ZERO, None, None).is_err());
+    assert!(spec_for(&no_url, Duration::ZERO, Duration::ZERO, None, None, &[]).is_err());
 }

@@ -33,6 +33,17 @@ pub fn custom_providers(config: &Config) -> Result<Vec<CustomProvider>, LlmError
         .collect()
 }
 
+/// The variables holding the keys of the providers the user declared in config.toml.
+/// They are secrets too: an engine withholds them from commands and MCP servers
+/// (`Withheld::hide_env`), whichever model is chosen.
+pub fn key_envs(config: &Config) -> Vec<String> {
+    config
+        .providers
+        .values()
+        .filter_map(|p| p.api_key_env.clone())
+        .collect()
+}
+
 /// The local models in `dir` (`<name>.gguf`), by name.
 pub fn local_models(dir: &Path) -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(dir)
@@ -67,8 +78,6 @@ pub fn choose_models(
     };
     let env = &env;
     let custom = custom_providers(config)?;
-    // Their keys are secrets too: never in a command's environment.
-    skald_tools::execute_cmd::hide_env_vars(custom.iter().filter_map(|c| c.api_key_env.clone()));
     let named = flag.is_some()
         || env("SKALD_MODEL").is_some_and(|v| !v.trim().is_empty())
         || config.models.default.is_some();

@@ -63,8 +63,6 @@ impl DataDir {
         if self.root.exists() && !self.root.is_dir() {
             return Err(DataDirError::NotADirectory(self.root.clone()));
         }
-        // Whatever folder a chat works in, file tools never reach Skald's own secrets.
-        crate::approval::protect(&self.root.join("secrets"));
         for dir in [self.root.clone(), self.logs_dir()] {
             std::fs::create_dir_all(&dir).map_err(|source| DataDirError::Create {
                 path: dir.clone(),
@@ -108,6 +106,11 @@ impl DataDir {
 
     pub fn root(&self) -> &Path {
         &self.root
+    }
+
+    /// Skald's own secrets (when not in the OS keyring): no tool ever touches it.
+    pub fn secrets_dir(&self) -> PathBuf {
+        self.root.join("secrets")
     }
 
     /// The SQLite database.

@@ -8,7 +8,7 @@
 
 use proptest::prelude::*;
 use serde_json::json;
-use skald_core::approval::{RunContext, check, protect};
+use skald_core::approval::{RunContext, check};
 use skald_store::{RuleAction, Store};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -47,7 +47,6 @@ fn tree() -> &'static Tree {
             symlink("..", root.join("up")).unwrap();
         }
         let data_secrets = root.join("data/secrets");
-        protect(&data_secrets);
         Tree {
             _dir: dir,
             root,
@@ -87,6 +86,8 @@ fn ctx(t: &Tree) -> RunContext {
         group: "default".into(),
         agent_id: "main".into(),
         working_dir: t.root.clone(),
+        // What the engine's `Withheld` protects once its secrets are open.
+        protected: vec![t.data_secrets.clone()],
         ..RunContext::default()
     }
 }

@@ -85,8 +85,8 @@ impl FilePolicy {
                 group: "default".into(),
                 agent_id: "user".into(),
                 working_dir: root,
-                allow_fs_reads: Vec::new(),
-                allow_fs_writes: Vec::new(),
+                protected: vec![self.secrets_dir.clone()],
+                ..RunContext::default()
             };
             // The viewer cannot ask: what a file tool could read only with a person's
             // yes (a credential folder such as ~/.ssh in a chat working in the home

@@ -75,6 +75,9 @@ pub struct ServiceConfig {
     /// Given by a carrier that can start itself again: the `restart` tool is offered and
     /// [`Service::restart_requested`] resolves when an approved call asks for it.
     pub restart: Option<RestartSignal>,
+    /// Variables of this process that nothing it starts may inherit (a restarted
+    /// server's handed-over token), besides the provider keys every engine withholds.
+    pub hidden_env: Vec<String>,
 }
 
 pub struct Service {
@@ -120,6 +123,8 @@ impl Service {
         // The models come once the secrets are open: a key set in the UI is one.
         let sessions = SessionManager::new(store.clone(), registry, Vec::new(), library, settings);
         let engine = sessions.engine().clone();
+        // Before anything starts a process: MCP servers come up below.
+        engine.withheld.hide_env(config.hidden_env);
         if let Err(e) = engine.open_secrets(data_dir.root()) {
             tracing::warn!("secrets are not available: {e}");
         }
@@ -165,7 +170,7 @@ impl Service {
             latex: Arc::new(LatexEngine::new(
                 latex_cache,
                 bundle,
-                skald_core::approval::guarded_paths(),
+                skald_core::approval::guarded_paths(&engine.withheld.folders()),
             )),
             sessions: sessions.clone(),
             store,
@@ -400,6 +405,11 @@ fn choose_models(
     flag: Option<&str>,
     models_dir: &Path,
 ) -> Result<Vec<ModelChoice>, String> {
+    // Whichever model is chosen, the keys of every declared provider stay out of
+    // commands and MCP servers.
+    engine
+        .withheld
+        .hide_env(skald_core::models::key_envs(config));
     let secrets = engine.secrets();
     let lookup = |k: &str| {
         std::env::var(k)

@@ -34,34 +34,6 @@ pub const SECRET_ENV: &[&str] = &[
     "DEEPSEEK_API_KEY",
     "XAI_API_KEY",
 ];
-/// Further variables to remove, registered at start: the `api_key_env` of providers the
-/// user declared in config.toml.
-static EXTRA_SECRET_ENV: std::sync::RwLock<Vec<String>> = std::sync::RwLock::new(Vec::new());
-
-/// Removes these variables from every command's environment from now on.
-pub fn hide_env_vars(names: impl IntoIterator<Item = String>) {
-    let mut extra = EXTRA_SECRET_ENV.write().unwrap_or_else(|p| p.into_inner());
-    for n in names {
-        if !extra.contains(&n) {
-            extra.push(n);
-        }
-    }
-}
-
-/// Every variable kept from child processes: the known provider keys and those
-/// registered with `hide_env_vars`. MCP servers' processes drop them too.
-pub fn hidden_env_vars() -> Vec<String> {
-    let mut out: Vec<String> = SECRET_ENV.iter().map(|s| s.to_string()).collect();
-    out.extend(
-        EXTRA_SECRET_ENV
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .iter()
-            .cloned(),
-    );
-    out
-}
-
 /// After the command exits (or is killed), how long its pipes may take to drain.
 const DRAIN_TIMEOUT: Duration = Duration::from_secs(2);
 
@@ -105,8 +77,9 @@ impl<Cx: ?Sized + Sync> Tool<Cx> for ExecuteCmd {
             if command.trim().is_empty() {
                 return Err(ToolError::invalid("command", "must not be empty"));
             }
+            let scope = ToolScope::current();
             let workdir = match args.get("workdir") {
-                None | Some(Value::Null) => ToolScope::current().working_dir().to_path_buf(),
+                None | Some(Value::Null) => scope.working_dir().to_path_buf(),
                 Some(Value::String(w)) if PathBuf::from(w).is_absolute() => PathBuf::from(w),
                 Some(Value::String(_)) => {
                     return Err(ToolError::invalid("workdir", "must be an absolute path"));
@@ -128,7 +101,13 @@ impl<Cx: ?Sized + Sync> Tool<Cx> for ExecuteCmd {
                 timeout_secs = timeout,
                 "execute_cmd: running shell command"
             );
-            run(&command, &workdir, Duration::from_secs(timeout)).await
+            run(
+                &command,
+                &workdir,
+                Duration::from_secs(timeout),
+                scope.hidden_env(),
+            )
+            .await
         })
     }
 
@@ -141,6 +120,7 @@ async fn run(
     command: &str,
     workdir: &std::path::Path,
     timeout: Duration,
+    hidden_env: &[String],
 ) -> Result<String, ToolError> {
     let mut cmd = shell(command);
     // The keys Skald itself uses to reach model providers are not the command's business,
@@ -148,11 +128,7 @@ async fn run(
     for key in SECRET_ENV {
         cmd.env_remove(key);
     }
-    for key in EXTRA_SECRET_ENV
-        .read()
-        .unwrap_or_else(|p| p.into_inner())
-        .iter()
-    {
+    for key in hidden_env {
         cmd.env_remove(key);
     }
     cmd.current_dir(workdir)

@@ -23,25 +23,6 @@ use skald_base::path::{canonicalize_for_policy, path_under};
 use skald_store::{Rule, RuleAction, Store};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-use std::sync::RwLock;
-
-/// Folders no file tool may touch, whatever the rules, grants or bypasses say: Skald's own
-/// secrets (`<data dir>/secrets`). The seeded `secrets/*` rule is relative to a chat's
-/// folder; this holds when that folder contains the data directory (the home folder).
-static PROTECTED: RwLock<Vec<PathBuf>> = RwLock::new(Vec::new());
-
-/// Adds a folder file tools never touch (see `PROTECTED`).
-pub fn protect(dir: &Path) {
-    let dir = canonicalize_for_policy(dir, dir);
-    let mut list = PROTECTED.write().unwrap_or_else(|p| p.into_inner());
-    if !list.contains(&dir) {
-        list.push(dir);
-    }
-}
-
-fn protected() -> Vec<PathBuf> {
-    PROTECTED.read().unwrap_or_else(|p| p.into_inner()).clone()
-}
 
 /// Where people keep credentials, relative to their home folder: keys, tokens, cookies.
 /// File tools reading or writing there always ask, even inside a chat's folder or a grant
@@ -88,10 +69,10 @@ fn credential_paths() -> &'static [PathBuf] {
 }
 
 /// What no reader outside the file tools may reach either (a LaTeX build's `\input`):
-/// the protected folders (`protect`) and the credential paths in the home folder,
-/// canonical.
-pub fn guarded_paths() -> Vec<PathBuf> {
-    let mut out = protected();
+/// the engine's protected folders (`Withheld::folders`) and the credential paths in the
+/// home folder, canonical.
+pub fn guarded_paths(protected: &[PathBuf]) -> Vec<PathBuf> {
+    let mut out = protected.to_vec();
     out.extend(credential_paths().iter().cloned());
     out
 }
@@ -124,6 +105,13 @@ pub struct RunContext {
     pub allow_fs_reads: Vec<PathBuf>,
     /// Folders whose files may be written without asking.
     pub allow_fs_writes: Vec<PathBuf>,
+    /// Folders no file tool may touch, whatever the rules, grants or bypasses say: Skald's
+    /// own secrets (`<data dir>/secrets`), from the engine's `Withheld`. The seeded
+    /// `secrets/*` rule is relative to a chat's folder; this holds when that folder
+    /// contains the data directory (the home folder).
+    pub protected: Vec<PathBuf>,
+    /// Environment variables no command the run starts inherits (`Withheld::env`).
+    pub hidden_env: Vec<String>,
 }
 
 impl RunContext {
@@ -134,6 +122,7 @@ impl RunContext {
         store: &Store,
         session: &skald_store::Session,
         skill_dirs: Vec<PathBuf>,
+        withheld: &crate::withheld::Withheld,
     ) -> Result<(RunContext, String), skald_store::StoreError> {
         let stored = session
             .run_context_id
@@ -170,6 +159,8 @@ impl RunContext {
                 working_dir,
                 allow_fs_reads,
                 allow_fs_writes: writes.into_iter().map(PathBuf::from).collect(),
+                protected: withheld.folders(),
+                hidden_env: withheld.env(),
             },
             extra,
         ))
@@ -354,7 +345,7 @@ fn granted(ctx: &RunContext, tool: &str, args: &Value) -> Option<&'static str> {
 /// exclude nothing here: the gate itself then asks before anything runs.
 pub fn denied_paths(store: &Store, ctx: &RunContext, tool: &str) -> Vec<PathBuf> {
     let mut out = if FS_READ.contains(&tool) || FS_WRITE.contains(&tool) {
-        let mut p = protected();
+        let mut p = ctx.protected.clone();
         p.extend(credential_paths().iter().cloned());
         p
     } else {
@@ -394,7 +385,7 @@ pub fn check(store: &Store, ctx: &RunContext, tool: &str, args: &Value) -> Decis
 fn decide(store: &Store, ctx: &RunContext, tool: &str, args: &Value) -> Decision {
     if (FS_READ.contains(&tool) || FS_WRITE.contains(&tool))
         && let Some(path) = call_path(tool, args, &ctx.working_dir)
-        && let Some(dir) = protected().into_iter().find(|d| path_under(&path, d))
+        && let Some(dir) = ctx.protected.iter().find(|d| path_under(&path, d))
     {
         return Decision {
             action: RuleAction::Deny,

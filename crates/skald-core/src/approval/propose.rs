@@ -144,7 +144,8 @@ pub fn propose_for_item(
 ) -> Result<(RuleSpec, Vec<skald_store::ToolCallRecord>), skald_store::StoreError> {
     let item = store.get_inbox_item(inbox_id)?;
     let session = store.get_session(item.session_id)?;
-    let (ctx, _) = RunContext::for_session(store, &session, Vec::new())?;
+    let (ctx, _) = RunContext::for_session(store, &session, Vec::new(), &Default::default())?;
+    // Only the group and folder shape a proposal; the withheld lists do not.
     let tool = item.payload["tool"].as_str().unwrap_or_default();
     let spec = propose_rule(&ctx, tool, &item.payload["arguments"]);
     let matched = would_match(store, item.session_id, &ctx, &spec)?;

@@ -70,7 +70,8 @@ fn skalds_own_secrets_are_out_of_reach_even_inside_a_chats_folder() {
     let secrets = ctx.working_dir.join(".local/share/skald/secrets");
     std::fs::create_dir_all(&secrets).unwrap();
     std::fs::write(secrets.join("vault.key"), "k").unwrap();
-    protect(&secrets);
+    ctx.protected
+        .push(canonicalize_for_policy(&secrets, &secrets));
     ctx.allow_fs_reads.push(ctx.working_dir.clone());
     ctx.allow_fs_writes.push(ctx.working_dir.clone());
     for (tool, path) in [

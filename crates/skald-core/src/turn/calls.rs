@@ -494,6 +494,7 @@ async fn run_tool(
     };
     let outcome = ToolScope::new(&env.cfg.run.working_dir)
         .with_excluded(approval::denied_paths(env.store, &env.cfg.run, &call.name))
+        .with_hidden_env(env.cfg.run.hidden_env.clone())
         .run(drive_execution(exec.as_ref(), cancel))
         .await;
     drop(exec);
