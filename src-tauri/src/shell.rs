@@ -3,7 +3,7 @@
 //! for new Inbox items while the window is not in front, and a clean quit.
 
 use anyhow::Context as _;
-use skald_api::protocol::OpenTarget;
+use skald_api::protocol::{InboxEntry, InboxRequest, OpenTarget};
 use skald_core::{Config, DataDir};
 use skald_service::{RestartSignal, Service, ServiceConfig};
 use std::path::PathBuf;
@@ -25,7 +25,7 @@ pub fn show_main<R: Runtime>(app: &AppHandle<R>) {
 
 /// A new Inbox item while the window is hidden or in the background: an OS notification.
 /// Clicking it brings the window up on that item.
-pub fn inbox_notification<R: Runtime>(app: &AppHandle<R>, item: &serde_json::Value) {
+pub fn inbox_notification<R: Runtime>(app: &AppHandle<R>, item: &InboxEntry) {
     let in_front = app
         .get_webview_window(MAIN)
         .map(|w| w.is_visible().unwrap_or(false) && w.is_focused().unwrap_or(false))
@@ -33,21 +33,19 @@ pub fn inbox_notification<R: Runtime>(app: &AppHandle<R>, item: &serde_json::Val
     if in_front {
         return;
     }
-    let title = match item["kind"].as_str() {
-        Some("approval") => "An agent needs your approval",
-        Some("question") => "An agent has a question",
-        _ => "An agent is waiting for you",
+    let title = match item.request {
+        InboxRequest::Approval(_) => "An agent needs your approval",
+        InboxRequest::Question(_) => "An agent has a question",
+        InboxRequest::Elicitation(_) => "An agent is waiting for you",
     };
-    let body = item["title"]
-        .as_str()
-        .unwrap_or("Open Skald's Inbox to answer");
-    let target = match (item["id"].as_i64(), item["session_id"].as_i64()) {
-        (Some(inbox_id), Some(session_id)) => Some(OpenTarget::InboxItem {
-            inbox_id,
-            session_id,
-        }),
-        _ => None,
+    let body = match item.title.as_str() {
+        "" => "Open Skald's Inbox to answer",
+        t => t,
     };
+    let target = Some(OpenTarget::InboxItem {
+        inbox_id: item.id,
+        session_id: item.session_id,
+    });
     notify(app, title, body, target);
 }
 

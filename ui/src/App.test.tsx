@@ -29,8 +29,7 @@ for (const prop of ["offsetHeight", "clientHeight"] as const) {
 }
 Object.defineProperty(HTMLElement.prototype, "offsetWidth", { configurable: true, get: () => 1000 });
 
-const info = (id: number): SessionInfo =>
-  ({ id, title: "New chat", agent_id: "main", kind: "interactive", working_dir: "/w", created_at: id, updated_at: id, running: false }) as SessionInfo;
+const info = (id: number): SessionInfo => ({ id, title: "New chat", agent_id: "main", kind: "interactive", working_dir: "/w", created_at: id, updated_at: id, running: false });
 
 /**
  * Skald's store in memory. Every reply is computed when the request arrives (as the

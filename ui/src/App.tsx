@@ -7,7 +7,7 @@ import type { InboxEntry, SessionInfo } from "./protocol";
 import type { ConnectionStatus } from "./transport";
 import { AppContext, useTransport, type AppActions, type AppView } from "./app/context";
 import { chatReducer, emptyChat, type ChatAction, type ChatState } from "./chat/state";
-import { errorText } from "./lib/json";
+import { errorText } from "./lib/format";
 import { applyTheme, loadTheme, saveTheme, type ThemeChoice } from "./lib/theme";
 import { Sidebar } from "./components/Sidebar";
 import { ChatView, HISTORY_PAGE } from "./components/ChatView";

@@ -1,5 +1,5 @@
-// Generated from crates/skald-api (protocol.rs, events.rs, view.rs) by
-// `SKALD_BLESS=1 cargo test -p skald-api --test typescript`. Do not edit.
+// Generated from crates/skald-api (protocol.rs, events.rs, view.rs, inbox.rs, listings.rs,
+// records.rs) by `SKALD_BLESS=1 cargo test -p skald-api --test typescript`. Do not edit.
 
 export type JsonValue = number | string | boolean | Array<JsonValue> | { [key in string]?: JsonValue } | null;
 
@@ -8,15 +8,83 @@ export type JsonValue = number | string | boolean | Array<JsonValue> | { [key in
  */
 export type TurnOutcome = "final" | "cancelled" | "exhausted" | "failed";
 
-export type Event = { "type": "turn_running", session_id: number, } | { "type": "user_message", session_id: number, message_id: number, text: string, } | { "type": "token_delta", text: string, } | { "type": "thinking", text: string, } | { "type": "tool_start", tool_call_id: string, name: string, arguments: JsonValue, label_short: string, label_full: string, path?: string, } | { "type": "tool_done", tool_call_id: string, result: string, } | { "type": "tool_error", tool_call_id: string, error: string, } | { "type": "tool_cancelled", tool_call_id: string, } | { "type": "tool_rejected", tool_call_id: string, reason: string, } | { "type": "llm_failed", message: string, retrying: boolean, } | { "type": "agent_start", stack_id: number, agent_id: string, depth: number, } | { "type": "agent_done", stack_id: number, agent_id: string, outcome: TurnOutcome, } | { "type": "approval_required", tool_call_id: string, name: string, arguments: JsonValue, label: string, reason: string, inbox_id: number, } | { "type": "agent_question", tool_call_id: string, inbox_id: number, question: string, suggested_answers: Array<string>, } | { "type": "inbox_requested", item: JsonValue, } | { "type": "inbox_resolved", id: number, session_id: number, status: JsonValue, } | { "type": "context_compacted", session_id: number, up_to_message_id: number, } | { "type": "model_fallback", from: string, to: string, reason: string, } | { "type": "tool_progress", tool_call_id: string, progress: number, total?: number, message?: string, } | { "type": "mcp_status", server: string, status: JsonValue, } | { "type": "open_file", path: string, } | { "type": "file_changed", path: string, } | { "type": "prompt_progress", read: number, total: number, } | { "type": "model_pull", name: string, done: number, total: number, } | { "type": "task_update", task_id: number, 
+/**
+ * Who drives a session.
+ */
+export type SessionKind = "interactive" | "background";
+
+/**
+ * Who wrote a message.
+ */
+export type Role = "system" | "user" | "assistant" | "tool";
+
+/**
+ * How far a message got.
+ */
+export type MessageStatus = "streaming" | "complete" | "interrupted";
+
+/**
+ * The status string persisted for a tool call. `Interrupted` has no live state: it marks a
+ * call that was running when the process died and that is reported rather than re-run.
+ */
+export type ToolCallStatus = "running" | "pending" | "done" | "failed" | "cancelled" | "rejected" | "interrupted";
+
+/**
+ * Every tool declares one category; the approval gate and audit group by it.
+ */
+export type ToolCategory = "filesystem" | "shell" | "subagent" | "introspection" | "config" | "session";
+
+/**
+ * Where a background task stands.
+ */
+export type TaskStatus = "running" | "done" | "failed" | "cancelled";
+
+/**
+ * What an Inbox item asks for.
+ */
+export type InboxKind = "approval" | "question" | "elicitation";
+
+/**
+ * Where an Inbox item stands.
+ */
+export type InboxStatus = "pending" | "approved" | "rejected" | "answered" | "cancelled";
+
+/**
+ * What an approval rule does with the calls it matches.
+ */
+export type RuleAction = "allow" | "require" | "deny";
+
+/**
+ * What a schedule does with the runs it missed while Skald was not running.
+ */
+export type MissedPolicy = "once" | "skip";
+
+/**
+ * Where an MCP server stands.
+ */
+export type McpStatus = { "state": "connecting" } | { "state": "ready", tools: number, } | { "state": "failed", error: string, log_tail: string, } | { "state": "disabled" } | { "state": "not_started" };
+
+/**
+ * Where an item of an agent's todo list stands (`write_todos`).
+ */
+export type TodoStatus = "pending" | "in_progress" | "completed";
+
+/**
+ * One item of an agent's todo list.
+ */
+export type TodoItem = { content: string, status: TodoStatus, };
+
+/**
+ * The arguments of `write_todos`: the whole list, each time. The UI reads a call's
+ * arguments as this to show the checklist above the composer.
+ */
+export type WriteTodosArgs = { todos: Array<TodoItem>, };
+
+export type Event = { "type": "turn_running", session_id: number, } | { "type": "user_message", session_id: number, message_id: number, text: string, } | { "type": "token_delta", text: string, } | { "type": "thinking", text: string, } | { "type": "tool_start", tool_call_id: string, name: string, arguments: JsonValue, label_short: string, label_full: string, path?: string, } | { "type": "tool_done", tool_call_id: string, result: string, } | { "type": "tool_error", tool_call_id: string, error: string, } | { "type": "tool_cancelled", tool_call_id: string, } | { "type": "tool_rejected", tool_call_id: string, reason: string, } | { "type": "llm_failed", message: string, retrying: boolean, } | { "type": "agent_start", stack_id: number, agent_id: string, depth: number, } | { "type": "agent_done", stack_id: number, agent_id: string, outcome: TurnOutcome, } | { "type": "approval_required", tool_call_id: string, name: string, arguments: JsonValue, label: string, reason: string, inbox_id: number, } | { "type": "agent_question", tool_call_id: string, inbox_id: number, question: string, suggested_answers: Array<string>, } | { "type": "inbox_requested", item: InboxEntry, } | { "type": "inbox_resolved", id: number, session_id: number, status: InboxStatus, } | { "type": "context_compacted", session_id: number, up_to_message_id: number, } | { "type": "model_fallback", from: string, to: string, reason: string, } | { "type": "tool_progress", tool_call_id: string, progress: number, total?: number, message?: string, } | { "type": "mcp_status", server: string, status: McpStatus, } | { "type": "open_file", path: string, } | { "type": "file_changed", path: string, } | { "type": "prompt_progress", read: number, total: number, } | { "type": "model_pull", name: string, done: number, total: number, } | { "type": "task_update", task_id: number, 
 /**
  * The background session the task works in.
  */
-session_id: number | null, title: string, agent_id: string, 
-/**
- * running | done | failed | cancelled
- */
-status: string, result?: string, } | { "type": "error", message: string, } | { "type": "done", session_id: number, outcome: TurnOutcome, text: string, };
+session_id: number | null, title: string, agent_id: string, status: TaskStatus, result?: string, } | { "type": "error", message: string, } | { "type": "done", session_id: number, outcome: TurnOutcome, text: string, };
 
 export type Kind = { "kind": "markdown" } | { "kind": "code", language: string, } | { "kind": "text" } | { "kind": "image", mime: string, } | { "kind": "svg", mime: string, } | { "kind": "pdf", mime: string, } | { "kind": "html" } | { "kind": "latex" } | { "kind": "binary" };
 
@@ -82,16 +150,12 @@ api_key?: string, } | { "cmd": "view", path: string, session_id?: number, } | { 
  */
 export type InboxAnswer = { "decision": "approve" } | { "decision": "reject", note: string, } | { "decision": "approve_with_bypass", scope: BypassSpec, minutes?: number, } | { "decision": "always_allow", rule: RuleDraft, } | { "decision": "text", text: string, };
 
-export type BypassSpec = { "scope": "all" } | { "scope": "category", "value": string } | { "scope": "mcp_server", "value": string };
+export type BypassSpec = { "scope": "all" } | { "scope": "category", "value": ToolCategory } | { "scope": "mcp_server", "value": string };
 
 /**
  * An approval rule as the rule editor shows it.
  */
-export type RuleDraft = { group: string, tool_pattern: string, path_pattern: string | null, command_pattern: string | null, working_dir: string | null, 
-/**
- * allow | require | deny
- */
-action: string, note: string, };
+export type RuleDraft = { group: string, tool_pattern: string, path_pattern: string | null, command_pattern: string | null, working_dir: string | null, action: RuleAction, note: string, };
 
 /**
  * What the server sends.
@@ -125,11 +189,11 @@ matched: number,
 /**
  * What else the proposed rule would allow, in a sentence.
  */
-reach: string, } | { "cmd": "list_rules", rules: Array<JsonValue>, } | { "cmd": "remove_rule" } | { "cmd": "list_agents", agents: Array<AgentInfo>, } | { "cmd": "list_tasks", tasks: Array<JsonValue>, } | { "cmd": "list_cron", jobs: Array<JsonValue>, } | { "cmd": "set_cron_enabled" } | { "cmd": "remove_cron" } | { "cmd": "update_cron", job: JsonValue, } | { "cmd": "list_mcp", servers: Array<McpServerInfo>, } | { "cmd": "set_mcp_enabled" } | { "cmd": "list_secrets", names: Array<string>, 
+reach: string, } | { "cmd": "list_rules", rules: Array<RuleInfo>, } | { "cmd": "remove_rule" } | { "cmd": "list_agents", agents: Array<AgentInfo>, } | { "cmd": "list_tasks", tasks: Array<TaskInfo>, } | { "cmd": "list_cron", jobs: Array<CronJobInfo>, } | { "cmd": "set_cron_enabled" } | { "cmd": "remove_cron" } | { "cmd": "update_cron", job: CronJobInfo, } | { "cmd": "list_mcp", servers: Array<McpServerInfo>, } | { "cmd": "set_mcp_enabled" } | { "cmd": "list_secrets", names: Array<string>, 
 /**
  * Where they are kept: the OS keyring or Skald's encrypted file.
  */
-store: string, } | { "cmd": "set_secret" } | { "cmd": "remove_secret" } | { "cmd": "list_plugins", plugins: Array<JsonValue>, } | { "cmd": "configure_plugin", message: string, } | { "cmd": "settings", version: string, data_dir: string, 
+store: string, } | { "cmd": "set_secret" } | { "cmd": "remove_secret" } | { "cmd": "list_plugins", plugins: Array<PluginInfo>, } | { "cmd": "configure_plugin", message: string, } | { "cmd": "settings", version: string, data_dir: string, 
 /**
  * The model first, then its fallbacks.
  */
@@ -179,11 +243,7 @@ message: string | null, } | { "cmd": "latex_stop",
  */
 stopped: boolean, } | { "cmd": "subscribe" } | { "cmd": "unsubscribe" };
 
-export type SessionInfo = { id: number, title: string, agent_id: string, 
-/**
- * interactive | background
- */
-kind: string, working_dir: string | null, created_at: number, updated_at: number, 
+export type SessionInfo = { id: number, title: string, agent_id: string, kind: SessionKind, working_dir: string | null, created_at: number, updated_at: number, 
 /**
  * A turn runs in this process now.
  */
@@ -193,19 +253,11 @@ export type ChatMessage = { id: number,
 /**
  * The sub-agent frame it belongs to (absent for the chat's own agent).
  */
-stack_id: number | null, 
-/**
- * user | assistant | tool | system
- */
-role: string, content: string, 
+stack_id: number | null, role: Role, content: string, 
 /**
  * The content rendered as sanitised HTML (assistant messages).
  */
-html: string | null, reasoning: string | null, 
-/**
- * complete | streaming | interrupted …
- */
-status: string, 
+html: string | null, reasoning: string | null, status: MessageStatus, 
 /**
  * Written by Skald, not typed or generated (a delivered task result, say).
  */
@@ -219,27 +271,131 @@ message_id: number | null, stack_id: number | null, name: string, arguments: Jso
 /**
  * The file the call works on, for the viewer.
  */
-path: string | null, 
-/**
- * pending | running | completed | failed | cancelled | rejected | interrupted …
- */
-status: string, result: string | null, };
+path: string | null, status: ToolCallStatus, result: string | null, };
 
-export type InboxEntry = { id: number, session_id: number, session_title: string, 
 /**
- * approval | question | elicitation
+ * An item waiting on the user, as the Inbox and the chat show it.
  */
-kind: string, tool_call_id: string | null, agent_id: string, 
+export type InboxEntry = { id: number, session_id: number, session_title: string, tool_call_id: string | null, agent_id: string, 
 /**
  * 0 for the chat's own agent, more for sub-agents.
  */
-depth: number, title: string, 
+depth: number, title: string, created_at: number, } & ({ "kind": "approval", "payload": ApprovalRequest } | { "kind": "question", "payload": QuestionRequest } | { "kind": "elicitation", "payload": ElicitationRequest });
+
 /**
- * What the item asks: for an approval `{tool, arguments, label, reason, write: {path,
- * old, new}}`, for a question `{question, suggested_answers}`, for an elicitation the
- * server's message and form schema.
+ * What an Inbox item asks, tagged with its kind. It is stored as the item's payload (the
+ * kind in its own column) and sent as `{"kind": …, "payload": {…}}`.
  */
-payload: JsonValue, created_at: number, };
+export type InboxRequest = { "kind": "approval", "payload": ApprovalRequest } | { "kind": "question", "payload": QuestionRequest } | { "kind": "elicitation", "payload": ElicitationRequest };
+
+/**
+ * A tool call waiting for a yes or no.
+ */
+export type ApprovalRequest = { tool: string, 
+/**
+ * As shown to people (a secret's value hidden).
+ */
+arguments: JsonValue, label: string, 
+/**
+ * Why it asks (the rule or the default that decided).
+ */
+reason: string, 
+/**
+ * For "approve all calls of this category" (MCP tools have none: their server is
+ * the scope).
+ */
+category: ToolCategory | null, 
+/**
+ * What a write would change, for the diff; absent for calls that are not writes.
+ */
+write: WritePreview | null, };
+
+/**
+ * A file write's before and after (a unified diff is derivable from the two).
+ */
+export type WritePreview = { path: string, 
+/**
+ * The file now; absent when it does not exist or is too large to show.
+ */
+old: string | null, 
+/**
+ * The file after the write; absent when it cannot be worked out cheaply.
+ */
+new: string | null, };
+
+/**
+ * An agent's question (`ask_user_clarification`).
+ */
+export type QuestionRequest = { question: string, suggested_answers: Array<string>, title?: string, };
+
+/**
+ * A form an MCP server asks the user to fill in.
+ */
+export type ElicitationRequest = { server: string, message: string, 
+/**
+ * The form's JSON Schema, as the server sent it.
+ */
+schema: JsonValue, };
+
+/**
+ * A stored approval rule.
+ */
+export type RuleInfo = { id: number, group_name: string, tool_pattern: string, path_pattern: string | null, command_pattern: string | null, agent_id: string | null, working_dir: string | null, action: RuleAction, 
+/**
+ * Higher first.
+ */
+priority: number, note: string, };
+
+/**
+ * A background task an agent started.
+ */
+export type TaskInfo = { id: number, 
+/**
+ * The chat that started it, where its result is delivered.
+ */
+parent_session_id: number, parent_tool_call_id: string | null, 
+/**
+ * The background session it works in.
+ */
+session_id: number | null, agent_id: string, title: string, description: string, prompt: string, status: TaskStatus, result: string | null, created_at: number, finished_at: number | null, };
+
+/**
+ * A scheduled job.
+ */
+export type CronJobInfo = { id: number, name: string, description: string, agent_id: string, prompt: string, 
+/**
+ * 5 fields, or 6 with seconds first.
+ */
+cron: string, 
+/**
+ * An IANA zone, e.g. Europe/Berlin.
+ */
+timezone: string, missed_policy: MissedPolicy, enabled: boolean, 
+/**
+ * The chat its notifications go to.
+ */
+home_session_id: number | null, run_context_id: number | null, working_dir: string | null, 
+/**
+ * Milliseconds since the epoch; absent when it will not run again.
+ */
+next_run_at: number | null, created_at: number, updated_at: number, };
+
+/**
+ * A plugin Skald ships, on or off.
+ */
+export type PluginInfo = { id: string, name: string, description: string, enabled: boolean, running: boolean, 
+/**
+ * The user's configuration; it fits `config_schema` (user data, like tool arguments).
+ */
+config: JsonValue | null, 
+/**
+ * The JSON Schema the configuration is checked against.
+ */
+config_schema: JsonValue, 
+/**
+ * The tools it offers agents while it runs.
+ */
+tools: Array<string>, };
 
 /**
  * What the desktop shell asks the UI to show, sent as its `skald://open` event: a
@@ -257,11 +413,7 @@ export type McpServerInfo = { name: string, enabled: boolean,
 /**
  * stdio | http
  */
-transport: string, description: string, 
-/**
- * connecting | ready | failed | disabled | not_started, with details.
- */
-status: JsonValue, 
+transport: string, description: string, status: McpStatus, 
 /**
  * The last lines of the server's log.
  */

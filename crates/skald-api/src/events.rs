@@ -101,13 +101,13 @@ pub enum Event {
     },
     /// Something now waits in the Agent Inbox.
     InboxRequested {
-        item: Value,
+        item: crate::inbox::InboxEntry,
     },
     /// An Inbox item was answered (or its wait stopped).
     InboxResolved {
         id: i64,
         session_id: i64,
-        status: Value,
+        status: crate::records::InboxStatus,
     },
     /// Older turns were summarised to keep the context within the model's window (they
     /// stay in the store).
@@ -136,7 +136,7 @@ pub enum Event {
     /// tail of its log) or disabled.
     McpStatus {
         server: String,
-        status: Value,
+        status: crate::records::McpStatus,
     },
     /// A file should be shown in the user's viewer (a generated image, say).
     OpenFile {
@@ -166,8 +166,7 @@ pub enum Event {
         session_id: Option<i64>,
         title: String,
         agent_id: String,
-        /// running | done | failed | cancelled
-        status: String,
+        status: crate::records::TaskStatus,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         #[ts(optional)]
         result: Option<String>,

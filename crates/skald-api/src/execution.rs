@@ -97,7 +97,7 @@ impl ToolExecutionState {
 
 /// The status string persisted for a tool call. `Interrupted` has no live state: it marks a
 /// call that was running when the process died and that is reported rather than re-run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
 pub enum ToolCallStatus {
     Running,

@@ -7,8 +7,11 @@
 pub mod category;
 pub mod events;
 pub mod execution;
+pub mod inbox;
 pub mod label;
+pub mod listings;
 pub mod protocol;
+pub mod records;
 pub mod scope;
 pub mod tool;
 pub mod tool_names;

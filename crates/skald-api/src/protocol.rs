@@ -9,7 +9,14 @@
 //! `{"type": "event", "session_id": 3, "event": {"type": "token_delta", …}}`. A reply is
 //! tagged with its command's name, so the UI's transport types each call's result.
 
+use crate::ToolCallStatus;
 use crate::events::Event;
+pub use crate::inbox::{
+    ApprovalRequest, BypassSpec, ElicitationRequest, InboxAnswer, InboxEntry, InboxRequest,
+    QuestionRequest, RuleDraft, WritePreview,
+};
+pub use crate::listings::{CronJobInfo, PluginInfo, RuleInfo, TaskInfo};
+use crate::records::{McpStatus, MessageStatus, Role, SessionKind};
 use crate::view::{Kind, Page, TexError, View};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -196,54 +203,6 @@ pub enum Command {
     },
 }
 
-/// The answer to an Inbox item.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
-#[serde(tag = "decision", rename_all = "snake_case")]
-pub enum InboxAnswer {
-    Approve,
-    Reject {
-        #[serde(default)]
-        note: String,
-    },
-    /// Approve, and let the session's calls in `scope` run without asking for `minutes`
-    /// (or as long as the session runs).
-    ApproveWithBypass {
-        scope: BypassSpec,
-        #[serde(default)]
-        #[ts(optional)]
-        minutes: Option<u64>,
-    },
-    /// Approve, and store `rule` so such calls never ask again.
-    AlwaysAllow {
-        rule: RuleDraft,
-    },
-    /// The answer to a question (or an elicitation's form, as JSON text).
-    Text {
-        text: String,
-    },
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
-#[serde(tag = "scope", content = "value", rename_all = "snake_case")]
-pub enum BypassSpec {
-    All,
-    Category(String),
-    McpServer(String),
-}
-
-/// An approval rule as the rule editor shows it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
-pub struct RuleDraft {
-    pub group: String,
-    pub tool_pattern: String,
-    pub path_pattern: Option<String>,
-    pub command_pattern: Option<String>,
-    pub working_dir: Option<String>,
-    /// allow | require | deny
-    pub action: String,
-    pub note: String,
-}
-
 /// What the server sends.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -312,22 +271,22 @@ pub enum Reply {
         reach: String,
     },
     ListRules {
-        rules: Vec<Value>,
+        rules: Vec<RuleInfo>,
     },
     RemoveRule,
     ListAgents {
         agents: Vec<AgentInfo>,
     },
     ListTasks {
-        tasks: Vec<Value>,
+        tasks: Vec<TaskInfo>,
     },
     ListCron {
-        jobs: Vec<Value>,
+        jobs: Vec<CronJobInfo>,
     },
     SetCronEnabled,
     RemoveCron,
     UpdateCron {
-        job: Value,
+        job: CronJobInfo,
     },
     ListMcp {
         servers: Vec<McpServerInfo>,
@@ -341,7 +300,7 @@ pub enum Reply {
     SetSecret,
     RemoveSecret,
     ListPlugins {
-        plugins: Vec<Value>,
+        plugins: Vec<PluginInfo>,
     },
     ConfigurePlugin {
         message: String,
@@ -413,8 +372,7 @@ pub struct SessionInfo {
     pub id: i64,
     pub title: String,
     pub agent_id: String,
-    /// interactive | background
-    pub kind: String,
+    pub kind: SessionKind,
     pub working_dir: Option<String>,
     pub created_at: i64,
     pub updated_at: i64,
@@ -427,14 +385,12 @@ pub struct ChatMessage {
     pub id: i64,
     /// The sub-agent frame it belongs to (absent for the chat's own agent).
     pub stack_id: Option<i64>,
-    /// user | assistant | tool | system
-    pub role: String,
+    pub role: Role,
     pub content: String,
     /// The content rendered as sanitised HTML (assistant messages).
     pub html: Option<String>,
     pub reasoning: Option<String>,
-    /// complete | streaming | interrupted …
-    pub status: String,
+    pub status: MessageStatus,
     /// Written by Skald, not typed or generated (a delivered task result, say).
     pub synthetic: bool,
     pub created_at: i64,
@@ -452,8 +408,7 @@ pub struct ToolCallInfo {
     pub label_full: String,
     /// The file the call works on, for the viewer.
     pub path: Option<String>,
-    /// pending | running | completed | failed | cancelled | rejected | interrupted …
-    pub status: String,
+    pub status: ToolCallStatus,
     pub result: Option<String>,
 }
 
@@ -478,25 +433,6 @@ pub struct RecommendedModel {
     pub bytes: u64,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
-pub struct InboxEntry {
-    pub id: i64,
-    pub session_id: i64,
-    pub session_title: String,
-    /// approval | question | elicitation
-    pub kind: String,
-    pub tool_call_id: Option<String>,
-    pub agent_id: String,
-    /// 0 for the chat's own agent, more for sub-agents.
-    pub depth: i64,
-    pub title: String,
-    /// What the item asks: for an approval `{tool, arguments, label, reason, write: {path,
-    /// old, new}}`, for a question `{question, suggested_answers}`, for an elicitation the
-    /// server's message and form schema.
-    pub payload: Value,
-    pub created_at: i64,
-}
-
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 pub struct AgentInfo {
     pub id: String,
@@ -511,8 +447,7 @@ pub struct McpServerInfo {
     /// stdio | http
     pub transport: String,
     pub description: String,
-    /// connecting | ready | failed | disabled | not_started, with details.
-    pub status: Value,
+    pub status: McpStatus,
     /// The last lines of the server's log.
     pub log_tail: Vec<String>,
 }

@@ -4,8 +4,14 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers may panic
 
+use skald_api::ToolCallStatus;
+use skald_api::ToolCategory;
 use skald_api::events::{Event, TurnOutcome};
 use skald_api::protocol::*;
+use skald_api::records::{
+    InboxKind, InboxStatus, McpStatus, MessageStatus, MissedPolicy, Role, RuleAction, SessionKind,
+    TaskStatus, TodoItem, TodoStatus, WriteTodosArgs,
+};
 use skald_api::view::{Kind, Page, TexError, View};
 use std::path::PathBuf;
 use ts_rs::TS;
@@ -19,6 +25,20 @@ fn generate() -> String {
     let parts = [
         decl::<serde_json::Value>(),
         decl::<TurnOutcome>(),
+        decl::<SessionKind>(),
+        decl::<Role>(),
+        decl::<MessageStatus>(),
+        decl::<ToolCallStatus>(),
+        decl::<ToolCategory>(),
+        decl::<TaskStatus>(),
+        decl::<InboxKind>(),
+        decl::<InboxStatus>(),
+        decl::<RuleAction>(),
+        decl::<MissedPolicy>(),
+        decl::<McpStatus>(),
+        decl::<TodoStatus>(),
+        decl::<TodoItem>(),
+        decl::<WriteTodosArgs>(),
         decl::<Event>(),
         decl::<Kind>(),
         decl::<Page>(),
@@ -35,6 +55,15 @@ fn generate() -> String {
         decl::<ChatMessage>(),
         decl::<ToolCallInfo>(),
         decl::<InboxEntry>(),
+        decl::<InboxRequest>(),
+        decl::<ApprovalRequest>(),
+        decl::<WritePreview>(),
+        decl::<QuestionRequest>(),
+        decl::<ElicitationRequest>(),
+        decl::<RuleInfo>(),
+        decl::<TaskInfo>(),
+        decl::<CronJobInfo>(),
+        decl::<PluginInfo>(),
         decl::<OpenTarget>(),
         decl::<LocalModelInfo>(),
         decl::<RecommendedModel>(),
@@ -45,8 +74,8 @@ fn generate() -> String {
     // numbers, so they are `number` on the TypeScript side, not `bigint`.
     let body = parts.join("\n").replace("bigint", "number");
     format!(
-        "// Generated from crates/skald-api (protocol.rs, events.rs, view.rs) by\n\
-         // `SKALD_BLESS=1 cargo test -p skald-api --test typescript`. Do not edit.\n\n{body}"
+        "// Generated from crates/skald-api (protocol.rs, events.rs, view.rs, inbox.rs, listings.rs,\n\
+         // records.rs) by `SKALD_BLESS=1 cargo test -p skald-api --test typescript`. Do not edit.\n\n{body}"
     )
 }
 

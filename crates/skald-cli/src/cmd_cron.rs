@@ -118,8 +118,8 @@ pub fn add(data_dir: &DataDir, a: AddArgs<'_>) -> u8 {
         }
     };
     let missed = match MissedPolicy::parse(a.missed) {
-        Ok(m) => m,
-        Err(_) => {
+        Some(m) => m,
+        None => {
             eprintln!("skald cron: --missed takes `once` or `skip`");
             return exit::USAGE;
         }

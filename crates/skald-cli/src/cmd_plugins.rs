@@ -22,22 +22,18 @@ pub fn list(data_dir: &DataDir, json: bool) -> u8 {
     let plugins = Plugins::default();
     let described = plugins.describe(&store);
     if json {
-        println!("{}", serde_json::Value::Array(described));
+        println!("{}", serde_json::json!(described));
         return exit::OK;
     }
     for p in described {
         println!(
             "{:<20} {:<4} {}",
-            p["id"].as_str().unwrap_or(""),
-            if p["enabled"] == true { "on" } else { "off" },
-            p["description"].as_str().unwrap_or("")
+            p.id,
+            if p.enabled { "on" } else { "off" },
+            p.description
         );
-        if let Some(config) = p["config"].as_object() {
-            println!(
-                "{:<20}      config: {}",
-                "",
-                serde_json::Value::Object(config.clone())
-            );
+        if let Some(config) = p.config.as_ref().filter(|c| c.is_object()) {
+            println!("{:<20}      config: {}", "", config);
         }
     }
     exit::OK

@@ -531,7 +531,7 @@ impl Engine {
                 session_id: task.session_id,
                 title: task.title.clone(),
                 agent_id: task.agent_id.clone(),
-                status: task.status.as_str().to_string(),
+                status: task.status,
                 result: task.result.clone(),
             },
         );

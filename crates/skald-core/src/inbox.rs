@@ -7,11 +7,37 @@ use crate::approval::{BypassScope, Bypasses, RuleSpec};
 use serde::{Deserialize, Serialize};
 use skald_api::CancellationToken;
 use skald_api::events::Event;
+use skald_api::inbox::{InboxEntry, InboxRequest, QuestionRequest};
 use skald_store::{InboxItem, InboxStatus, NewInboxItem, Store, StoreError};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::Notify;
+
+/// A stored item as the protocol carries it. A payload no version of Skald wrote in that
+/// shape is still shown, as a question quoting it: it can be rejected, never lost.
+pub fn entry(item: InboxItem, session_title: String) -> InboxEntry {
+    let raw = item.payload.to_string();
+    let request = InboxRequest::from_stored(item.kind, item.payload).unwrap_or_else(|e| {
+        tracing::warn!(inbox_id = item.id, "{e}");
+        InboxRequest::Question(QuestionRequest {
+            question: format!("{e}. It was: {raw}"),
+            suggested_answers: Vec::new(),
+            title: None,
+        })
+    });
+    InboxEntry {
+        id: item.id,
+        session_id: item.session_id,
+        session_title,
+        tool_call_id: item.tool_call_id,
+        agent_id: item.agent_id,
+        depth: item.depth,
+        title: item.title,
+        request,
+        created_at: item.created_at,
+    }
+}
 
 /// How often a waiting call looks at the store, for answers given by another process.
 const POLL: Duration = Duration::from_millis(250);
@@ -83,8 +109,12 @@ impl Inbox {
         emit: &(dyn Fn(Event) + Send + Sync),
     ) -> Result<InboxItem, StoreError> {
         let item = store.add_inbox_item(new)?;
+        let title = store
+            .get_session(item.session_id)
+            .map(|s| s.title)
+            .unwrap_or_default();
         emit(Event::InboxRequested {
-            item: serde_json::to_value(&item).unwrap_or_default(),
+            item: entry(item.clone(), title),
         });
         Ok(item)
     }
@@ -186,7 +216,7 @@ impl Inbox {
         emit(Event::InboxResolved {
             id,
             session_id: item.session_id,
-            status: serde_json::to_value(item.status).unwrap_or_default(),
+            status: item.status,
         });
         Ok(item)
     }

@@ -156,11 +156,9 @@ impl skald_mcp::Host for Host {
             Status::Failed { error, .. } => tracing::warn!(server, "MCP server failed: {error}"),
             other => tracing::info!(server, "MCP server {}", other.describe()),
         }
-        let mut status = serde_json::to_value(status).unwrap_or_default();
-        if let Some(tail) = status.get_mut("log_tail")
-            && let Some(text) = tail.as_str()
-        {
-            *tail = Value::String(lock(&self.redactor).redact(text));
+        let mut status = status.clone();
+        if let Status::Failed { log_tail, .. } = &mut status {
+            *log_tail = lock(&self.redactor).redact(log_tail);
         }
         // Not a session's event: session 0 is the app as a whole.
         (self.sink)(
@@ -223,7 +221,14 @@ async fn ask_form(
             agent_id: String::new(),
             depth: 0,
             title: format!("{server}: {message}"),
-            payload: json!({"server": server, "message": message, "schema": schema}),
+            payload: skald_api::inbox::InboxRequest::Elicitation(
+                skald_api::inbox::ElicitationRequest {
+                    server: server.to_string(),
+                    message: message.to_string(),
+                    schema: schema.clone(),
+                },
+            )
+            .payload(),
         },
         &emit,
     );

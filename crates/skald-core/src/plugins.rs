@@ -221,21 +221,21 @@ impl Plugins {
     }
 
     /// `list_items {type: "plugins"}` and `skald plugins list`.
-    pub fn describe(&self, store: &skald_store::Store) -> Vec<Value> {
+    pub fn describe(&self, store: &skald_store::Store) -> Vec<skald_api::listings::PluginInfo> {
         self.all()
             .into_iter()
             .map(|p| {
                 let stored = store.get_plugin(p.id()).ok().flatten();
-                json!({
-                    "id": p.id(),
-                    "name": p.name(),
-                    "description": p.description(),
-                    "enabled": stored.as_ref().is_some_and(|s| s.enabled),
-                    "running": p.running(),
-                    "config": stored.map(|s| s.config),
-                    "config_schema": p.config_schema(),
-                    "tools": p.tools(),
-                })
+                skald_api::listings::PluginInfo {
+                    id: p.id().to_string(),
+                    name: p.name().to_string(),
+                    description: p.description().to_string(),
+                    enabled: stored.as_ref().is_some_and(|s| s.enabled),
+                    running: p.running(),
+                    config: stored.map(|s| s.config),
+                    config_schema: p.config_schema(),
+                    tools: p.tools().iter().map(|t| t.to_string()).collect(),
+                }
             })
             .collect()
     }
@@ -304,7 +304,7 @@ mod tests {
                 .unwrap_err()
                 .contains("no plugin")
         );
-        let d = plugins.describe(&store);
+        let d = serde_json::to_value(plugins.describe(&store)).unwrap();
         assert_eq!(d[0]["id"], IMAGE_PLUGIN);
         assert_eq!(d[0]["enabled"], true);
     }

@@ -47,27 +47,8 @@ pub struct ServerSpec {
     pub log_path: Option<PathBuf>,
 }
 
-/// Where a server stands.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(tag = "state", rename_all = "snake_case")]
-pub enum Status {
-    Connecting,
-    Ready { tools: usize },
-    Failed { error: String, log_tail: String },
-    Disabled,
-}
-
-impl Status {
-    /// One line for people and agents.
-    pub fn describe(&self) -> String {
-        match self {
-            Status::Connecting => "connecting".to_string(),
-            Status::Ready { tools } => format!("ready, {tools} tools"),
-            Status::Failed { error, .. } => format!("failed: {error}"),
-            Status::Disabled => "disabled".to_string(),
-        }
-    }
-}
+/// Where a server stands (defined with the protocol, which carries it to the UI).
+pub use skald_api::records::McpStatus as Status;
 
 /// A tool a server offers.
 #[derive(Debug, Clone, PartialEq, Serialize)]

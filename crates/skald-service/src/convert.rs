@@ -2,12 +2,13 @@
 
 use skald_api::ToolDescriptionLength;
 use skald_api::protocol::{
-    BypassSpec, ChatMessage, InboxAnswer, InboxEntry, RuleDraft, SessionInfo, ToolCallInfo,
+    BypassSpec, ChatMessage, CronJobInfo, InboxAnswer, RuleDraft, RuleInfo, SessionInfo, TaskInfo,
+    ToolCallInfo,
 };
 use skald_core::ToolRegistry;
 use skald_core::approval::{BypassScope, RuleSpec};
 use skald_core::inbox::Answer;
-use skald_store::{Message, Role, RuleAction, Session, ToolCallRecord};
+use skald_store::{Message, Role, Rule, ScheduledJob, Session, Task, ToolCallRecord};
 use skald_viewer::FileRoute;
 use std::path::Path;
 
@@ -16,7 +17,7 @@ pub fn session(s: Session, running: bool) -> SessionInfo {
         id: s.id,
         title: s.title,
         agent_id: s.agent_id,
-        kind: s.kind.as_str().to_string(),
+        kind: s.kind,
         working_dir: s.working_dir,
         created_at: s.created_at,
         updated_at: s.updated_at,
@@ -32,11 +33,11 @@ pub fn message(m: &Message, base: &Path, route: &FileRoute) -> ChatMessage {
     ChatMessage {
         id: m.id,
         stack_id: m.stack_id,
-        role: m.role.as_str().to_string(),
+        role: m.role,
         content: m.content.clone(),
         html,
         reasoning: m.reasoning.clone(),
-        status: m.status.as_str().to_string(),
+        status: m.status,
         synthetic: m.synthetic,
         created_at: m.created_at,
     }
@@ -55,23 +56,60 @@ pub fn tool_call(c: ToolCallRecord, registry: &ToolRegistry) -> ToolCallInfo {
         stack_id: c.stack_id,
         name: c.name,
         arguments: shown,
-        status: c.status.as_str().to_string(),
+        status: c.status,
         result: c.result,
     }
 }
 
-pub fn inbox_item(i: skald_store::InboxItem, session_title: String) -> InboxEntry {
-    InboxEntry {
-        id: i.id,
-        session_id: i.session_id,
-        session_title,
-        kind: i.kind.as_str().to_string(),
-        tool_call_id: i.tool_call_id,
-        agent_id: i.agent_id,
-        depth: i.depth,
-        title: i.title,
-        payload: i.payload,
-        created_at: i.created_at,
+pub fn rule(r: Rule) -> RuleInfo {
+    RuleInfo {
+        id: r.id,
+        group_name: r.group_name,
+        tool_pattern: r.tool_pattern,
+        path_pattern: r.path_pattern,
+        command_pattern: r.command_pattern,
+        agent_id: r.agent_id,
+        working_dir: r.working_dir,
+        action: r.action,
+        priority: r.priority,
+        note: r.note,
+    }
+}
+
+pub fn task(t: Task) -> TaskInfo {
+    TaskInfo {
+        id: t.id,
+        parent_session_id: t.parent_session_id,
+        parent_tool_call_id: t.parent_tool_call_id,
+        session_id: t.session_id,
+        agent_id: t.agent_id,
+        title: t.title,
+        description: t.description,
+        prompt: t.prompt,
+        status: t.status,
+        result: t.result,
+        created_at: t.created_at,
+        finished_at: t.finished_at,
+    }
+}
+
+pub fn job(j: ScheduledJob) -> CronJobInfo {
+    CronJobInfo {
+        id: j.id,
+        name: j.name,
+        description: j.description,
+        agent_id: j.agent_id,
+        prompt: j.prompt,
+        cron: j.cron,
+        timezone: j.timezone,
+        missed_policy: j.missed_policy,
+        enabled: j.enabled,
+        home_session_id: j.home_session_id,
+        run_context_id: j.run_context_id,
+        working_dir: j.working_dir,
+        next_run_at: j.next_run_at,
+        created_at: j.created_at,
+        updated_at: j.updated_at,
     }
 }
 
@@ -82,7 +120,7 @@ pub fn rule_draft(r: &RuleSpec) -> RuleDraft {
         path_pattern: r.path_pattern.clone(),
         command_pattern: r.command_pattern.clone(),
         working_dir: r.working_dir.clone(),
-        action: r.action.as_str().to_string(),
+        action: r.action,
         note: r.note.clone(),
     }
 }
@@ -95,23 +133,14 @@ pub fn answer(a: InboxAnswer) -> Result<Answer, String> {
         InboxAnswer::ApproveWithBypass { scope, minutes } => Answer::ApproveWithBypass {
             scope: match scope {
                 BypassSpec::All => BypassScope::All,
-                BypassSpec::Category(c) => BypassScope::Category(c),
+                BypassSpec::Category(c) => BypassScope::Category(c.as_str().to_string()),
                 BypassSpec::McpServer(s) => BypassScope::McpServer(s),
             },
             minutes,
         },
         InboxAnswer::AlwaysAllow { rule } => Answer::AlwaysAllow {
             rule: RuleSpec {
-                action: match rule.action.as_str() {
-                    "allow" => RuleAction::Allow,
-                    "require" => RuleAction::Require,
-                    "deny" => RuleAction::Deny,
-                    other => {
-                        return Err(format!(
-                            "a rule's action is allow, require or deny, not `{other}`"
-                        ));
-                    }
-                },
+                action: rule.action,
                 group: rule.group,
                 tool_pattern: rule.tool_pattern,
                 path_pattern: rule.path_pattern.filter(|p| !p.is_empty()),

@@ -20,7 +20,7 @@ impl Service {
                 .into_iter()
                 .map(|i| {
                     let title = titles.get(&i.session_id).cloned().unwrap_or_default();
-                    convert::inbox_item(i, title)
+                    skald_core::inbox::entry(i, title)
                 })
                 .collect(),
         })

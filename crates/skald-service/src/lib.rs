@@ -327,7 +327,12 @@ impl Service {
             Command::Answer { inbox_id, answer } => self.answer(inbox_id, answer),
             Command::ProposeRule { inbox_id } => self.propose_rule(inbox_id),
             Command::ListRules => Ok(Reply::ListRules {
-                rules: to_values(self.store.list_rules()?),
+                rules: self
+                    .store
+                    .list_rules()?
+                    .into_iter()
+                    .map(convert::rule)
+                    .collect(),
             }),
             Command::RemoveRule { id } => {
                 self.store.delete_rule(id)?;
@@ -335,10 +340,18 @@ impl Service {
             }
             Command::ListAgents => Ok(self.list_agents()),
             Command::ListTasks => Ok(Reply::ListTasks {
-                tasks: to_values(self.store.list_tasks(None)?),
+                tasks: (self.store.list_tasks(None)?)
+                    .into_iter()
+                    .map(convert::task)
+                    .collect(),
             }),
             Command::ListCron => Ok(Reply::ListCron {
-                jobs: to_values(self.store.list_jobs()?),
+                jobs: self
+                    .store
+                    .list_jobs()?
+                    .into_iter()
+                    .map(convert::job)
+                    .collect(),
             }),
             Command::SetCronEnabled { id, enabled } => self.set_cron_enabled(id, enabled),
             Command::RemoveCron { id } => {
@@ -427,13 +440,6 @@ async fn blocking<T: Send + 'static, E: std::fmt::Display + Send + 'static>(
         .await
         .map_err(|e| invalid(e.to_string()))?
         .map_err(|e| invalid(e.to_string()))
-}
-
-fn to_values<T: serde::Serialize>(items: Vec<T>) -> Vec<serde_json::Value> {
-    items
-        .into_iter()
-        .filter_map(|i| serde_json::to_value(i).ok())
-        .collect()
 }
 
 /// The last `n` lines of a log file, read from its end only.

@@ -4,6 +4,7 @@
 use crate::{Service, ServiceError, blocking, invalid, log_tail};
 use skald_api::protocol::McpServerInfo;
 use skald_api::protocol::{AgentInfo, Reply};
+use skald_api::records::McpStatus;
 use skald_base::lock;
 use skald_llm::ModelChoice;
 use std::sync::Arc;
@@ -42,7 +43,7 @@ impl Service {
         let job = skald_core::cron::update_job(&self.store, id, name, prompt, cron, timezone)
             .map_err(|e| invalid(e.to_string()))?;
         Ok(Reply::UpdateCron {
-            job: serde_json::to_value(job).unwrap_or_default(),
+            job: crate::convert::job(job),
         })
     }
 
@@ -106,7 +107,8 @@ impl Service {
     }
 
     pub(crate) fn mcp_servers(&self) -> Result<Vec<McpServerInfo>, ServiceError> {
-        let manager = &self.sessions.engine().mcp.manager;
+        let engine = self.sessions.engine();
+        let manager = &engine.mcp.manager;
         let logs = self.data_dir.logs_dir();
         Ok(self
             .store
@@ -114,9 +116,14 @@ impl Service {
             .into_iter()
             .map(|r| {
                 let status = match manager.status(&r.name) {
-                    Some(s) => serde_json::to_value(s).unwrap_or_default(),
-                    None if !r.enabled => serde_json::json!({"state": "disabled"}),
-                    None => serde_json::json!({"state": "not_started"}),
+                    // The log tail is redacted as in the `mcp_status` event.
+                    Some(McpStatus::Failed { error, log_tail }) => McpStatus::Failed {
+                        error,
+                        log_tail: engine.redact(&log_tail),
+                    },
+                    Some(s) => s,
+                    None if !r.enabled => McpStatus::Disabled,
+                    None => McpStatus::NotStarted,
                 };
                 McpServerInfo {
                     log_tail: log_tail(&logs.join("mcp").join(format!("{}.log", r.name)), 20),

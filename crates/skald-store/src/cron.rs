@@ -2,35 +2,10 @@
 //! next run time inside one transaction, backed by the unique (job, occurrence) key: two
 //! Skald processes on one database never run the same occurrence.
 
-use crate::{Store, StoreError, now_ms};
+use crate::{Store, StoreError, now_ms, parse_stored};
 use rusqlite::{OptionalExtension, Row, params};
 use serde::{Deserialize, Serialize};
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum MissedPolicy {
-    /// Missed occurrences run once, together, at the next start.
-    Once,
-    /// Missed occurrences are dropped.
-    Skip,
-}
-
-impl MissedPolicy {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            MissedPolicy::Once => "once",
-            MissedPolicy::Skip => "skip",
-        }
-    }
-
-    pub fn parse(s: &str) -> Result<MissedPolicy, StoreError> {
-        match s {
-            "once" => Ok(MissedPolicy::Once),
-            "skip" => Ok(MissedPolicy::Skip),
-            other => Err(StoreError::Invalid(format!("missed-run policy `{other}`"))),
-        }
-    }
-}
+pub use skald_api::records::MissedPolicy;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ScheduledJob {
@@ -139,7 +114,7 @@ fn job_row(row: &Row<'_>) -> rusqlite::Result<(ScheduledJob, String)> {
 }
 
 fn job_finish((mut job, policy): (ScheduledJob, String)) -> Result<ScheduledJob, StoreError> {
-    job.missed_policy = MissedPolicy::parse(&policy)?;
+    job.missed_policy = parse_stored(&policy, MissedPolicy::parse, "missed-run policy")?;
     Ok(job)
 }
 

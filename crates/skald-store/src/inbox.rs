@@ -1,70 +1,10 @@
 //! Inbox items: what agents wait on a person for.
 
-use crate::{Store, StoreError, now_ms};
+use crate::{Store, StoreError, now_ms, parse_stored};
 use rusqlite::{OptionalExtension, Row, params};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum InboxKind {
-    Approval,
-    Question,
-    Elicitation,
-}
-
-impl InboxKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            InboxKind::Approval => "approval",
-            InboxKind::Question => "question",
-            InboxKind::Elicitation => "elicitation",
-        }
-    }
-
-    fn parse(s: &str) -> Result<InboxKind, StoreError> {
-        match s {
-            "approval" => Ok(InboxKind::Approval),
-            "question" => Ok(InboxKind::Question),
-            "elicitation" => Ok(InboxKind::Elicitation),
-            o => Err(StoreError::Invalid(format!("inbox kind `{o}`"))),
-        }
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum InboxStatus {
-    Pending,
-    Approved,
-    Rejected,
-    Answered,
-    /// The waiting call was stopped before anyone answered.
-    Cancelled,
-}
-
-impl InboxStatus {
-    fn as_str(self) -> &'static str {
-        match self {
-            InboxStatus::Pending => "pending",
-            InboxStatus::Approved => "approved",
-            InboxStatus::Rejected => "rejected",
-            InboxStatus::Answered => "answered",
-            InboxStatus::Cancelled => "cancelled",
-        }
-    }
-
-    fn parse(s: &str) -> Result<InboxStatus, StoreError> {
-        match s {
-            "pending" => Ok(InboxStatus::Pending),
-            "approved" => Ok(InboxStatus::Approved),
-            "rejected" => Ok(InboxStatus::Rejected),
-            "answered" => Ok(InboxStatus::Answered),
-            "cancelled" => Ok(InboxStatus::Cancelled),
-            o => Err(StoreError::Invalid(format!("inbox status `{o}`"))),
-        }
-    }
-}
+pub use skald_api::records::{InboxKind, InboxStatus};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct InboxItem {
@@ -120,8 +60,8 @@ fn item(r: &Row<'_>) -> rusqlite::Result<(InboxItem, [String; 3])> {
 fn finish(
     (mut it, [kind, payload, status]): (InboxItem, [String; 3]),
 ) -> Result<InboxItem, StoreError> {
-    it.kind = InboxKind::parse(&kind)?;
-    it.status = InboxStatus::parse(&status)?;
+    it.kind = parse_stored(&kind, InboxKind::parse, "inbox kind")?;
+    it.status = parse_stored(&status, InboxStatus::parse, "inbox status")?;
     it.payload = serde_json::from_str(&payload)
         .map_err(|e| StoreError::Invalid(format!("inbox payload {}: {e}", it.id)))?;
     Ok(it)

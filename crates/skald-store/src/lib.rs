@@ -137,6 +137,16 @@ fn configure(conn: &Connection) -> Result<(), StoreError> {
 }
 
 /// Milliseconds since the Unix epoch: the one time format of the schema.
+/// Reads a state stored as its string (`as_str`); a string no version of Skald wrote is
+/// a corrupt row, reported with what it was meant to be.
+pub(crate) fn parse_stored<T>(
+    s: &str,
+    parse: fn(&str) -> Option<T>,
+    what: &str,
+) -> Result<T, StoreError> {
+    parse(s).ok_or_else(|| StoreError::Invalid(format!("{what} `{s}`")))
+}
+
 pub fn now_ms() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)

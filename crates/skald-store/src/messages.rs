@@ -1,67 +1,9 @@
 //! The message history of a session.
 
-use crate::{Store, StoreError, now_ms};
+use crate::{Store, StoreError, now_ms, parse_stored};
 use rusqlite::{Row, params};
 use serde::{Deserialize, Serialize};
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Role {
-    System,
-    User,
-    Assistant,
-    Tool,
-}
-
-impl Role {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Role::System => "system",
-            Role::User => "user",
-            Role::Assistant => "assistant",
-            Role::Tool => "tool",
-        }
-    }
-
-    fn parse(s: &str) -> Result<Role, StoreError> {
-        match s {
-            "system" => Ok(Role::System),
-            "user" => Ok(Role::User),
-            "assistant" => Ok(Role::Assistant),
-            "tool" => Ok(Role::Tool),
-            other => Err(StoreError::Invalid(format!("message role `{other}`"))),
-        }
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum MessageStatus {
-    /// Being written as the model streams it.
-    Streaming,
-    Complete,
-    /// The process stopped while it streamed; what arrived is kept.
-    Interrupted,
-}
-
-impl MessageStatus {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            MessageStatus::Streaming => "streaming",
-            MessageStatus::Complete => "complete",
-            MessageStatus::Interrupted => "interrupted",
-        }
-    }
-
-    fn parse(s: &str) -> Result<MessageStatus, StoreError> {
-        match s {
-            "streaming" => Ok(MessageStatus::Streaming),
-            "complete" => Ok(MessageStatus::Complete),
-            "interrupted" => Ok(MessageStatus::Interrupted),
-            other => Err(StoreError::Invalid(format!("message status `{other}`"))),
-        }
-    }
-}
+pub use skald_api::records::{MessageStatus, Role};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Message {
@@ -194,8 +136,8 @@ impl Store {
             .collect::<Result<Vec<_>, _>>()?;
         rows.into_iter()
             .map(|(mut m, role, status)| {
-                m.role = Role::parse(&role)?;
-                m.status = MessageStatus::parse(&status)?;
+                m.role = parse_stored(&role, Role::parse, "message role")?;
+                m.status = parse_stored(&status, MessageStatus::parse, "message status")?;
                 Ok(m)
             })
             .collect()

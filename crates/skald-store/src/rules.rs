@@ -3,33 +3,7 @@
 use crate::{Store, StoreError, now_ms};
 use rusqlite::{Row, params};
 use serde::{Deserialize, Serialize};
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum RuleAction {
-    Allow,
-    Require,
-    Deny,
-}
-
-impl RuleAction {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            RuleAction::Allow => "allow",
-            RuleAction::Require => "require",
-            RuleAction::Deny => "deny",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<RuleAction> {
-        match s {
-            "allow" => Some(RuleAction::Allow),
-            "require" => Some(RuleAction::Require),
-            "deny" => Some(RuleAction::Deny),
-            _ => None,
-        }
-    }
-}
+pub use skald_api::records::RuleAction;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Rule {

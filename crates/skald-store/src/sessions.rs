@@ -1,35 +1,9 @@
 //! Chat sessions.
 
-use crate::{Store, StoreError, now_ms};
+use crate::{Store, StoreError, now_ms, parse_stored};
 use rusqlite::{OptionalExtension, Row, params};
 use serde::{Deserialize, Serialize};
-
-/// Who drives a session.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum SessionKind {
-    /// A chat a person types into.
-    Interactive,
-    /// A background task or a cron run.
-    Background,
-}
-
-impl SessionKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SessionKind::Interactive => "interactive",
-            SessionKind::Background => "background",
-        }
-    }
-
-    fn parse(s: &str) -> Result<SessionKind, StoreError> {
-        match s {
-            "interactive" => Ok(SessionKind::Interactive),
-            "background" => Ok(SessionKind::Background),
-            other => Err(StoreError::Invalid(format!("session kind `{other}`"))),
-        }
-    }
-}
+pub use skald_api::records::SessionKind;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Session {
@@ -91,7 +65,7 @@ fn from_row(row: &Row<'_>) -> rusqlite::Result<(Session, String)> {
 }
 
 fn finish((mut session, kind): (Session, String)) -> Result<Session, StoreError> {
-    session.kind = SessionKind::parse(&kind)?;
+    session.kind = parse_stored(&kind, SessionKind::parse, "session kind")?;
     Ok(session)
 }
 

@@ -1,38 +1,9 @@
 //! Background tasks: what `execute_task` started with mode async, and how each ended.
 
-use crate::{Store, StoreError, now_ms};
+use crate::{Store, StoreError, now_ms, parse_stored};
 use rusqlite::{OptionalExtension, Row, params};
 use serde::{Deserialize, Serialize};
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum TaskStatus {
-    Running,
-    Done,
-    Failed,
-    Cancelled,
-}
-
-impl TaskStatus {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            TaskStatus::Running => "running",
-            TaskStatus::Done => "done",
-            TaskStatus::Failed => "failed",
-            TaskStatus::Cancelled => "cancelled",
-        }
-    }
-
-    fn parse(s: &str) -> Result<TaskStatus, StoreError> {
-        match s {
-            "running" => Ok(TaskStatus::Running),
-            "done" => Ok(TaskStatus::Done),
-            "failed" => Ok(TaskStatus::Failed),
-            "cancelled" => Ok(TaskStatus::Cancelled),
-            other => Err(StoreError::Invalid(format!("task status `{other}`"))),
-        }
-    }
-}
+pub use skald_api::records::TaskStatus;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Task {
@@ -85,7 +56,7 @@ fn from_row(row: &Row<'_>) -> rusqlite::Result<(Task, String)> {
 }
 
 fn finish((mut task, status): (Task, String)) -> Result<Task, StoreError> {
-    task.status = TaskStatus::parse(&status)?;
+    task.status = parse_stored(&status, TaskStatus::parse, "task status")?;
     Ok(task)
 }
 

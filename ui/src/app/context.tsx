@@ -3,7 +3,7 @@
 import { createContext, useCallback, useContext, useEffect, useRef, useState } from "react";
 import type { Command, Event, InboxEntry, SessionInfo } from "../protocol";
 import type { ReplyOf, Transport } from "../transport";
-import { errorText } from "../lib/json";
+import { errorText } from "../lib/format";
 
 export const TransportContext = createContext<Transport | null>(null);
 

@@ -1,15 +1,15 @@
 import { describe, expect, it } from "vitest";
 import { chatReducer, emptyChat, latestTodos, staleAssistants, type ChatState, type Item } from "./state";
-import type { ChatMessage, Event, Reply, ToolCallInfo } from "../protocol";
+import type { ChatMessage, Event, Reply, Role, ToolCallInfo, ToolCallStatus } from "../protocol";
 
 const ev = (s: ChatState, ...events: Event[]) => events.reduce((st, e) => chatReducer(st, { type: "event", event: e }), s);
 const kinds = (items: Item[]) => items.map((i) => i.kind);
 
-function msg(id: number, role: string, content: string, extra: Partial<ChatMessage> = {}): ChatMessage {
+function msg(id: number, role: Role, content: string, extra: Partial<ChatMessage> = {}): ChatMessage {
   return { id, stack_id: null, role, content, html: role === "assistant" ? `<p>${content}</p>` : null, reasoning: null, status: "complete", synthetic: false, created_at: 0, ...extra };
 }
 function call(id: string, messageId: number | null, extra: Partial<ToolCallInfo> = {}): ToolCallInfo {
-  return { tool_call_id: id, message_id: messageId, stack_id: null, name: "read_file", arguments: { path: "/a" }, label_short: "read a", label_full: "read /a", path: "/a", status: "completed", result: "ok", ...extra };
+  return { tool_call_id: id, message_id: messageId, stack_id: null, name: "read_file", arguments: { path: "/a" }, label_short: "read a", label_full: "read /a", path: "/a", status: "done", result: "ok", ...extra };
 }
 function history(messages: ChatMessage[], tool_calls: ToolCallInfo[] = [], running = false): Extract<Reply, { cmd: "history" }> {
   return {
@@ -47,6 +47,12 @@ describe("history", () => {
     const g = s.items[3] as Extract<Item, { kind: "agent" }>;
     expect(g.expanded).toBe(false);
     expect(kinds(g.children)).toEqual(["assistant", "tool"]);
+  });
+
+  it("shows each stored tool call status as it is", () => {
+    const stored: ToolCallStatus[] = ["running", "pending", "done", "failed", "cancelled", "rejected", "interrupted"];
+    const s = chatReducer(emptyChat(1), { type: "history", reply: history([], stored.map((status, i) => call(`c${i}`, null, { status }))) });
+    expect(s.items.map((i) => (i.kind === "tool" ? i.tool.status : i.kind))).toEqual(stored);
   });
 });
 
@@ -186,11 +192,13 @@ describe("live events", () => {
     const s = ev(
       loaded(),
       { type: "tool_start", tool_call_id: "1", name: "write_todos", arguments: { todos: [{ content: "a", status: "pending" }] }, label_short: "", label_full: "" },
-      { type: "tool_start", tool_call_id: "2", name: "write_todos", arguments: { todos: [{ content: "a", status: "completed" }, { content: "b", status: "in_progress" }, 3] }, label_short: "", label_full: "" },
+      { type: "tool_start", tool_call_id: "2", name: "write_todos", arguments: { todos: [{ content: "a", status: "completed" }, { content: "b", status: "in_progress" }, 3, { status: "completed" }, { content: "c", status: "done" }, { content: "d" }] }, label_short: "", label_full: "" },
     );
     expect(latestTodos(s.items)).toEqual([
       { content: "a", status: "completed" },
       { content: "b", status: "in_progress" },
+      { content: "c", status: "pending" },
+      { content: "d", status: "pending" },
     ]);
     expect(latestTodos([])).toBeNull();
   });

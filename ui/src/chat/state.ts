@@ -2,17 +2,10 @@
 // flat-ish list of display items (bubbles, tool cards, notices, sub-agent groups). Kept
 // free of React and the transport so the event logic is unit-tested on its own.
 
-import type { ChatMessage, Event, JsonValue, Reply, ToolCallInfo, TurnOutcome } from "../protocol";
+import type { ChatMessage, Event, JsonValue, Reply, TodoItem, TodoStatus, ToolCallInfo, ToolCallStatus, TurnOutcome, WriteTodosArgs } from "../protocol";
 
-export type ToolStatus =
-  | "pending"
-  | "running"
-  | "waiting"
-  | "done"
-  | "failed"
-  | "cancelled"
-  | "rejected"
-  | "interrupted";
+/** A call's status as stored, plus "waiting" while it waits in the Inbox. */
+export type ToolStatus = ToolCallStatus | "waiting";
 
 export interface ToolView {
   id: string;
@@ -102,29 +95,6 @@ export function emptyChat(sessionId: number): ChatState {
 
 export const PROVIDER_HINT = "Check the provider in Settings, then send again.";
 
-export function toolStatusFromStored(s: string): ToolStatus {
-  switch (s) {
-    case "completed":
-    case "done":
-      return "done";
-    case "failed":
-    case "error":
-      return "failed";
-    case "cancelled":
-      return "cancelled";
-    case "rejected":
-      return "rejected";
-    case "interrupted":
-      return "interrupted";
-    case "running":
-      return "running";
-    case "pending":
-      return "pending";
-    default:
-      return "done";
-  }
-}
-
 function toolFromInfo(t: ToolCallInfo): ToolView {
   return {
     id: t.tool_call_id,
@@ -133,7 +103,7 @@ function toolFromInfo(t: ToolCallInfo): ToolView {
     labelShort: t.label_short,
     labelFull: t.label_full,
     path: t.path,
-    status: toolStatusFromStored(t.status),
+    status: t.status,
     result: t.result,
     inboxId: null,
     approval: null,
@@ -601,27 +571,36 @@ function finishTurn(state: ChatState, outcome: TurnOutcome, text: string): ChatS
   return next;
 }
 
-/** The latest `write_todos` list in the chat, for the checklist above the composer. */
-export interface Todo {
-  content: string;
-  status: string;
+const TODO_STATUSES: Record<TodoStatus, true> = { pending: true, in_progress: true, completed: true };
+
+function isTodoStatus(v: JsonValue | undefined): v is TodoStatus {
+  return typeof v === "string" && Object.hasOwn(TODO_STATUSES, v);
 }
-export function latestTodos(items: Item[]): Todo[] | null {
+
+/**
+ * A `write_todos` call's arguments as `WriteTodosArgs`. They are the model's JSON, so a
+ * malformed call keeps only the items with a text; an unknown status reads as pending.
+ */
+function todosOf(args: JsonValue): WriteTodosArgs | null {
+  if (typeof args !== "object" || args === null || Array.isArray(args)) return null;
+  const todos = args["todos"];
+  if (!Array.isArray(todos)) return null;
+  return {
+    todos: todos.flatMap((t): TodoItem[] => {
+      if (typeof t !== "object" || t === null || Array.isArray(t) || typeof t["content"] !== "string") return [];
+      const status = t["status"];
+      return [{ content: t["content"], status: isTodoStatus(status) ? status : "pending" }];
+    }),
+  };
+}
+
+/** The latest `write_todos` list in the chat, for the checklist above the composer. */
+export function latestTodos(items: Item[]): TodoItem[] | null {
   for (let i = items.length - 1; i >= 0; i--) {
     const it = items[i]!;
     if (it.kind === "tool" && it.tool.name === "write_todos") {
-      const args = it.tool.arguments;
-      if (args && typeof args === "object" && !Array.isArray(args)) {
-        const todos = args["todos"];
-        if (Array.isArray(todos)) {
-          return todos.flatMap((t) => {
-            if (t && typeof t === "object" && !Array.isArray(t) && typeof t["content"] === "string") {
-              return [{ content: t["content"], status: typeof t["status"] === "string" ? t["status"] : "pending" }];
-            }
-            return [];
-          });
-        }
-      }
+      const args = todosOf(it.tool.arguments);
+      if (args) return args.todos;
     }
   }
   return null;

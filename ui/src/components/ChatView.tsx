@@ -3,11 +3,11 @@
 
 import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from "react";
 import { useVirtualizer } from "@tanstack/react-virtual";
-import type { InboxEntry, SessionInfo } from "../protocol";
+import type { InboxEntry, SessionInfo, TodoItem, TodoStatus } from "../protocol";
 import { latestTodos, staleAssistants, type ChatAction, type ChatState, type Item } from "../chat/state";
 import { useApp, useTransport } from "../app/context";
 import { loadDraft, saveDraft } from "../lib/drafts";
-import { errorText } from "../lib/json";
+import { errorText } from "../lib/format";
 import { escapeHtml } from "../lib/highlight";
 import { onMarkdownClick } from "../lib/links";
 import { ChatRow, ExpandedContext, type Expanded } from "./ChatItems";
@@ -272,9 +272,16 @@ function MessageList({ chat, dispatch, loadOlder, loadingOlder }: { chat: ChatSt
   );
 }
 
-function TodoList({ todos }: { todos: { content: string; status: string }[] }) {
+/** The box in front of a todo, and its status in words for screen readers. */
+const TODO_MARK: Record<TodoStatus, { box: string; words: string }> = {
+  pending: { box: "", words: "pending" },
+  in_progress: { box: "▸", words: "in progress" },
+  completed: { box: "✓", words: "completed" },
+};
+
+function TodoList({ todos }: { todos: TodoItem[] }) {
   const [open, setOpen] = useState(true);
-  const done = todos.filter((t) => t.status === "completed" || t.status === "done").length;
+  const done = todos.filter((t) => t.status === "completed").length;
   return (
     <div className="todos">
       <button type="button" className="todos-head" aria-expanded={open} onClick={() => setOpen(!open)}>
@@ -288,10 +295,10 @@ function TodoList({ todos }: { todos: { content: string; status: string }[] }) {
           {todos.map((t, i) => (
             <li key={i} className={`todo todo-${t.status}`}>
               <span className="todo-box" aria-hidden="true">
-                {t.status === "completed" || t.status === "done" ? "✓" : t.status === "in_progress" ? "▸" : ""}
+                {TODO_MARK[t.status].box}
               </span>
               <span>{t.content}</span>
-              <span className="sr-only">({t.status.replace("_", " ")})</span>
+              <span className="sr-only">({TODO_MARK[t.status].words})</span>
             </li>
           ))}
         </ul>

@@ -3,14 +3,17 @@
 // very same components so an item looks and behaves the same in both places.
 
 import { useEffect, useMemo, useRef, useState } from "react";
-import type { InboxAnswer, InboxEntry, JsonValue, RuleDraft } from "../protocol";
+import type { InboxAnswer, InboxEntry, InboxKind, RuleDraft } from "../protocol";
 import { useApp, useTransport } from "../app/context";
 import { unifiedDiff } from "../lib/diff";
-import { asObject, errorText, pretty, str } from "../lib/json";
+import { errorText, pretty } from "../lib/format";
 import { fieldsFromSchema, formToJson, initialValues, type FormValues } from "../lib/elicitation";
 import { Icon } from "./ui";
 import { ArgumentsView, VisibleText } from "./Arguments";
 import { escapeControlsInline } from "../lib/visible";
+
+/** An Inbox item of one kind, its payload typed by the kind. */
+type EntryOf<K extends InboxKind> = Extract<InboxEntry, { kind: K }>;
 
 /** Sends the answer; the card stays with a busy/error state until the server confirms. */
 function useAnswer(entry: InboxEntry, onAnswered?: () => void) {
@@ -42,14 +45,17 @@ export function InboxCard({ entry, showContext = false }: { entry: InboxEntry; s
       return <QuestionCard entry={entry} showContext={showContext} />;
     case "elicitation":
       return <ElicitationCard entry={entry} showContext={showContext} />;
-    default:
+    default: {
+      // Every kind is handled above; a kind from a newer server shows as raw JSON.
+      const other = (entry satisfies never) as InboxEntry;
       return (
         <div className="card inbox-card">
-          <CardContext entry={entry} show={showContext} />
-          <div>{entry.title}</div>
-          <pre className="json">{pretty(entry.payload)}</pre>
+          <CardContext entry={other} show={showContext} />
+          <div>{other.title}</div>
+          <pre className="json">{pretty(other.payload)}</pre>
         </div>
       );
+    }
   }
 }
 
@@ -71,34 +77,11 @@ function CardContext({ entry, show }: { entry: InboxEntry; show: boolean }) {
 
 // ---- approvals -------------------------------------------------------------------------
 
-interface WritePayload {
-  path: string;
-  old: string;
-  new: string;
-}
-
-function writeOf(payload: JsonValue): WritePayload | null {
-  const w = asObject(asObject(payload)?.["write"]);
-  if (!w) return null;
-  return { path: str(w, "path") ?? "", old: str(w, "old") ?? "", new: str(w, "new") ?? "" };
-}
-
-/**
- * The tool's category, for "bypass this category" (the engine puts it in the approval
- * payload; MCP tools have none).
- */
-export function categoryOf(payload: JsonValue): string | null {
-  return str(asObject(payload), "category") ?? null;
-}
-
-export function ApprovalCard({ entry, showContext }: { entry: InboxEntry; showContext: boolean }) {
+export function ApprovalCard({ entry, showContext }: { entry: EntryOf<"approval">; showContext: boolean }) {
   const { busy, error, send } = useAnswer(entry);
-  const p = asObject(entry.payload);
-  const write = writeOf(entry.payload);
+  const { write, reason, category } = entry.payload;
   // The label is a title (cut, one line); the arguments below are the call whole.
-  const label = escapeControlsInline(str(p, "label") ?? entry.title);
-  const reason = str(p, "reason");
-  const category = categoryOf(entry.payload);
+  const label = escapeControlsInline(entry.payload.label);
   const [mode, setMode] = useState<"idle" | "reject" | "always">("idle");
   const [note, setNote] = useState("");
   const [menu, setMenu] = useState(false);
@@ -125,10 +108,10 @@ export function ApprovalCard({ entry, showContext }: { entry: InboxEntry; showCo
           <button type="button" className="link path" onClick={() => write.path && openViewer(write.path)}>
             <Icon name="file" size={14} /> <VisibleText text={write.path} inline />
           </button>
-          <DiffView oldText={write.old} newText={write.new} />
+          <DiffView oldText={write.old ?? ""} newText={write.new ?? ""} />
         </div>
       ) : (
-        p?.["arguments"] !== undefined && <ArgumentsView args={p["arguments"]} testId="approval-arguments" />
+        <ArgumentsView args={entry.payload.arguments} testId="approval-arguments" />
       )}
       {mode === "reject" && (
         <div className="reject-row">
@@ -247,7 +230,7 @@ export function DiffView({ oldText, newText }: { oldText: string; newText: strin
   );
 }
 
-function RuleEditor({ entry, busy, onCancel, onSave }: { entry: InboxEntry; busy: boolean; onCancel: () => void; onSave: (r: RuleDraft) => void }) {
+function RuleEditor({ entry, busy, onCancel, onSave }: { entry: EntryOf<"approval">; busy: boolean; onCancel: () => void; onSave: (r: RuleDraft) => void }) {
   const t = useTransport();
   const [rule, setRule] = useState<RuleDraft | null>(null);
   const [matched, setMatched] = useState<number | null>(null);
@@ -321,11 +304,9 @@ function RuleEditor({ entry, busy, onCancel, onSave }: { entry: InboxEntry; busy
 
 // ---- questions ---------------------------------------------------------------------
 
-export function QuestionCard({ entry, showContext }: { entry: InboxEntry; showContext: boolean }) {
+export function QuestionCard({ entry, showContext }: { entry: EntryOf<"question">; showContext: boolean }) {
   const { busy, error, send } = useAnswer(entry);
-  const p = asObject(entry.payload);
-  const question = str(p, "question") ?? entry.title;
-  const suggested = Array.isArray(p?.["suggested_answers"]) ? (p!["suggested_answers"] as JsonValue[]).filter((x): x is string => typeof x === "string") : [];
+  const { question, suggested_answers: suggested } = entry.payload;
   const [text, setText] = useState("");
   const submit = () => {
     if (text.trim() !== "") void send({ decision: "text", text });
@@ -365,12 +346,10 @@ export function QuestionCard({ entry, showContext }: { entry: InboxEntry; showCo
 
 // ---- elicitation -------------------------------------------------------------------
 
-export function ElicitationCard({ entry, showContext }: { entry: InboxEntry; showContext: boolean }) {
+export function ElicitationCard({ entry, showContext }: { entry: EntryOf<"elicitation">; showContext: boolean }) {
   const { busy, error, send } = useAnswer(entry);
-  const p = asObject(entry.payload);
-  const message = str(p, "message") ?? entry.title;
-  const schema = p?.["requested_schema"] ?? p?.["schema"];
-  const fields = useMemo(() => fieldsFromSchema(schema ?? null), [schema]);
+  const { message, schema } = entry.payload;
+  const fields = useMemo(() => fieldsFromSchema(schema), [schema]);
   const [values, setValues] = useState<FormValues>(() => initialValues(fields));
   const [errors, setErrors] = useState<Record<string, string>>({});
   const submit = () => {

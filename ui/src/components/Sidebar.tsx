@@ -3,7 +3,7 @@
 import { useEffect, useMemo, useRef, useState } from "react";
 import type { SessionInfo } from "../protocol";
 import type { AppView } from "../app/context";
-import { formatTime } from "../lib/json";
+import { formatTime } from "../lib/format";
 import { ErrorState, Icon, Spinner } from "./ui";
 
 interface Props {

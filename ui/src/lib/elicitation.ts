@@ -3,7 +3,13 @@
 // fields and the user's input back into the JSON object the server expects.
 
 import type { JsonValue } from "../protocol";
-import { asObject } from "./json";
+
+/** A JSON object of the schema (the schema is the server's JSON, not a protocol type). */
+type JsonMap = { [key in string]?: JsonValue };
+
+function mapOf(v: JsonValue | undefined): JsonMap | null {
+  return typeof v === "object" && v !== null && !Array.isArray(v) ? v : null;
+}
 
 export type FieldKind = "string" | "number" | "integer" | "boolean" | "enum";
 
@@ -20,20 +26,20 @@ export interface Field {
 }
 
 export function fieldsFromSchema(schema: JsonValue | undefined): Field[] {
-  const s = asObject(schema);
-  const props = asObject(s?.["properties"]);
+  const s = mapOf(schema);
+  const props = mapOf(s?.["properties"]);
   if (!props) return [];
   const required = new Set(
     Array.isArray(s?.["required"]) ? (s!["required"] as JsonValue[]).filter((x): x is string => typeof x === "string") : [],
   );
   const fields: Field[] = [];
   for (const [name, raw] of Object.entries(props)) {
-    const p = asObject(raw);
+    const p = mapOf(raw);
     if (!p) continue;
     const type = typeof p["type"] === "string" ? (p["type"] as string) : "string";
     const enumVals = Array.isArray(p["enum"]) ? (p["enum"] as JsonValue[]).map((v) => String(v)) : null;
     const oneOf = Array.isArray(p["oneOf"])
-      ? (p["oneOf"] as JsonValue[]).map(asObject).filter((o): o is NonNullable<typeof o> => o != null && "const" in o)
+      ? (p["oneOf"] as JsonValue[]).map(mapOf).filter((o): o is NonNullable<typeof o> => o != null && "const" in o)
       : null;
     let kind: FieldKind;
     let options: string[] = [];

@@ -4,7 +4,7 @@ import { useEffect, useRef } from "react";
 import type { InboxEntry } from "../protocol";
 import { InboxCard } from "../components/InboxCards";
 import { EmptyState, ErrorState, Spinner } from "../components/ui";
-import { formatTime } from "../lib/json";
+import { formatTime } from "../lib/format";
 
 export function InboxView({
   items,

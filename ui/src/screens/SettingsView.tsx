@@ -2,10 +2,11 @@
 // plugins and appearance.
 
 import { useEffect, useRef, useState, type ReactNode } from "react";
-import type { JsonValue, McpServerInfo, RecommendedModel } from "../protocol";
+import type { JsonValue, McpServerInfo, PluginInfo, RecommendedModel, RuleInfo } from "../protocol";
 import type { Transport } from "../transport";
 import { useCommand, useEvents, useTransport } from "../app/context";
-import { asObject, bool, errorText, num, pretty, statusText, str } from "../lib/json";
+import { errorText, pretty } from "../lib/format";
+import { mcpStatusText } from "../lib/mcp";
 import { formatBytes, progressText } from "../lib/bytes";
 import type { ThemeChoice } from "../lib/theme";
 import { EmptyState, ErrorState, Icon, Spinner } from "../components/ui";
@@ -488,7 +489,7 @@ function Mcp() {
                     </label>
                     <strong>{s.name}</strong>
                     <span className="muted small">{s.transport}</span>
-                    <span className={`chip chip-${statusText(s.status).split(":")[0]}`}>{statusText(s.status)}</span>
+                    <span className={`chip chip-${s.status.state}`}>{mcpStatusText(s.status)}</span>
                   </div>
                   {s.description && <div className="small muted">{s.description}</div>}
                   {s.log_tail.length > 0 && (
@@ -508,14 +509,11 @@ function Mcp() {
   );
 }
 
-function ruleSummary(o: ReturnType<typeof asObject>): string {
-  const parts = [str(o, "tool_pattern", "tool") ?? "*"];
-  const path = str(o, "path_pattern");
-  const cmd = str(o, "command_pattern");
-  const wd = str(o, "working_dir");
-  if (path) parts.push(`path ${path}`);
-  if (cmd) parts.push(`command ${cmd}`);
-  if (wd) parts.push(`in ${wd}`);
+function ruleSummary(rule: RuleInfo): string {
+  const parts = [rule.tool_pattern || "*"];
+  if (rule.path_pattern) parts.push(`path ${rule.path_pattern}`);
+  if (rule.command_pattern) parts.push(`command ${rule.command_pattern}`);
+  if (rule.working_dir) parts.push(`in ${rule.working_dir}`);
   return parts.join(" · ");
 }
 
@@ -540,26 +538,19 @@ function Rules() {
             <EmptyState title="No rules">Choose “Always…” on an approval to add one.</EmptyState>
           ) : (
             <ul className="rows">
-              {r.rules.map((rule: JsonValue, i) => {
-                const o = asObject(rule);
-                const id = num(o, "id");
-                return (
-                  <li key={id ?? i} className="row-card">
-                    <div className="row-main">
-                      <span className={`chip chip-${str(o, "action") ?? "allow"}`}>{str(o, "action") ?? "allow"}</span>
-                      <code className="small">{ruleSummary(o)}</code>
-                      {str(o, "group") && <span className="muted small">{str(o, "group")}</span>}
-                      <span className="muted small grow-right">{str(o, "note")}</span>
-                      {id != null && (
-                        <button type="button" className="icon-btn" aria-label="Remove rule" title="Remove rule" onClick={() => void remove(id)}>
-                          <Icon name="trash" size={14} />
-                        </button>
-                      )}
-                    </div>
-                    {!o && <pre className="json">{pretty(rule)}</pre>}
-                  </li>
-                );
-              })}
+              {r.rules.map((rule) => (
+                <li key={rule.id} className="row-card">
+                  <div className="row-main">
+                    <span className={`chip chip-${rule.action}`}>{rule.action}</span>
+                    <code className="small">{ruleSummary(rule)}</code>
+                    {rule.group_name && <span className="muted small">{rule.group_name}</span>}
+                    <span className="muted small grow-right">{rule.note}</span>
+                    <button type="button" className="icon-btn" aria-label="Remove rule" title="Remove rule" onClick={() => void remove(rule.id)}>
+                      <Icon name="trash" size={14} />
+                    </button>
+                  </div>
+                </li>
+              ))}
             </ul>
           )
         }
@@ -649,8 +640,8 @@ function Plugins() {
             <EmptyState title="No plugins installed" />
           ) : (
             <ul className="rows">
-              {r.plugins.map((p, i) => (
-                <PluginRow key={str(asObject(p), "id") ?? i} plugin={p} onChanged={reload} />
+              {r.plugins.map((p) => (
+                <PluginRow key={p.id} plugin={p} onChanged={reload} />
               ))}
             </ul>
           )
@@ -661,13 +652,12 @@ function Plugins() {
 }
 
 /** A plugin: on/off, and its configuration as JSON (the engine checks it against the plugin's schema). */
-function PluginRow({ plugin, onChanged }: { plugin: JsonValue; onChanged: () => void }) {
+function PluginRow({ plugin, onChanged }: { plugin: PluginInfo; onChanged: () => void }) {
   const t = useTransport();
-  const o = asObject(plugin);
-  const id = str(o, "id") ?? "";
-  const enabled = bool(o, "enabled") ?? false;
+  const { id, enabled } = plugin;
+  const name = plugin.name || id;
   const [editing, setEditing] = useState(false);
-  const [text, setText] = useState(() => pretty(o?.config ?? {}));
+  const [text, setText] = useState(() => pretty(plugin.config ?? {}));
   const [busy, setBusy] = useState(false);
   const [message, setMessage] = useState<{ ok: boolean; text: string } | null>(null);
   const configure = async (change: { enabled?: boolean; config?: JsonValue }) => {
@@ -698,16 +688,16 @@ function PluginRow({ plugin, onChanged }: { plugin: JsonValue; onChanged: () => 
     <li className="row-card">
       <div className="row-main">
         <label className="switch" title={enabled ? "On" : "Off"}>
-          <input type="checkbox" role="switch" aria-label={`${str(o, "name") ?? id} on`} checked={enabled} disabled={busy || !id} onChange={(e) => void configure({ enabled: e.target.checked })} />
+          <input type="checkbox" role="switch" aria-label={`${name} on`} checked={enabled} disabled={busy} onChange={(e) => void configure({ enabled: e.target.checked })} />
           <span />
         </label>
-        <strong>{str(o, "name", "id") ?? "plugin"}</strong>
-        {bool(o, "running") && <span className="chip chip-done">running</span>}
+        <strong>{name}</strong>
+        {plugin.running && <span className="chip chip-done">running</span>}
         <button type="button" className="btn small-btn grow-right" onClick={() => setEditing((v) => !v)}>
           {editing ? "Close" : "Configure…"}
         </button>
       </div>
-      {str(o, "description") && <div className="small muted">{str(o, "description")}</div>}
+      {plugin.description && <div className="small muted">{plugin.description}</div>}
       {editing && (
         <div className="plugin-config">
           <textarea aria-label={`${id} configuration (JSON)`} rows={6} className="json" value={text} onChange={(e) => setText(e.target.value)} spellCheck={false} />

@@ -1,10 +1,9 @@
-// Background tasks and scheduled (cron) jobs. Both arrive as untyped JSON objects, so
-// every field is read defensively.
+// Background tasks and scheduled (cron) jobs.
 
 import { useState } from "react";
-import type { JsonValue } from "../protocol";
+import type { CronJobInfo, TaskInfo } from "../protocol";
 import { useApp, useCommand, useEvents, useTransport } from "../app/context";
-import { asObject, bool, errorText, formatTime, num, str } from "../lib/json";
+import { errorText, formatTime } from "../lib/format";
 import { EmptyState, ErrorState, Icon, Spinner } from "../components/ui";
 
 export function TasksView() {
@@ -41,9 +40,9 @@ export function TasksView() {
         ) : (
           <ul className="rows" aria-label="Background tasks">
             {[...tasks.value.tasks]
-              .sort((a, b) => (num(asObject(b), "created_at") ?? 0) - (num(asObject(a), "created_at") ?? 0))
-              .map((t, i) => (
-                <TaskRow key={num(asObject(t), "id") ?? i} task={t} />
+              .sort((a, b) => b.created_at - a.created_at)
+              .map((t) => (
+                <TaskRow key={t.id} task={t} />
               ))}
           </ul>
         )}
@@ -56,8 +55,8 @@ export function TasksView() {
           <EmptyState title="No scheduled jobs">Ask an agent to run something on a schedule, and the job shows up here.</EmptyState>
         ) : (
           <ul className="rows" aria-label="Scheduled jobs">
-            {cron.value.jobs.map((j, i) => (
-              <CronRow key={num(asObject(j), "id") ?? i} job={j} onChanged={reloadCron} />
+            {cron.value.jobs.map((j) => (
+              <CronRow key={j.id} job={j} onChanged={reloadCron} />
             ))}
           </ul>
         )}
@@ -66,26 +65,23 @@ export function TasksView() {
   );
 }
 
-function TaskRow({ task }: { task: JsonValue }) {
+function TaskRow({ task }: { task: TaskInfo }) {
   const { openSession } = useApp();
-  const o = asObject(task);
-  const status = str(o, "status") ?? "unknown";
-  const sessionId = num(o, "session_id");
-  const result = str(o, "result");
+  const { status, session_id: sessionId, result } = task;
   return (
     <li className="row-card">
       <div className="row-main">
         <span className={`chip chip-${status}`}>{status}</span>
-        <strong>{str(o, "title") ?? `Task ${num(o, "id") ?? ""}`}</strong>
-        <span className="muted small">{str(o, "agent_id")}</span>
-        <span className="muted small grow-right">{formatTime(num(o, "created_at"))}</span>
+        <strong>{task.title || `Task ${task.id}`}</strong>
+        <span className="muted small">{task.agent_id}</span>
+        <span className="muted small grow-right">{formatTime(task.created_at)}</span>
         {sessionId != null && (
           <button type="button" className="btn small-btn" onClick={() => openSession(sessionId)}>
             Open chat
           </button>
         )}
       </div>
-      {str(o, "description") && <div className="small muted">{str(o, "description")}</div>}
+      {task.description && <div className="small muted">{task.description}</div>}
       {result && (
         <details>
           <summary className="small">Result</summary>
@@ -96,11 +92,9 @@ function TaskRow({ task }: { task: JsonValue }) {
   );
 }
 
-function CronRow({ job, onChanged }: { job: JsonValue; onChanged: () => void }) {
+function CronRow({ job, onChanged }: { job: CronJobInfo; onChanged: () => void }) {
   const t = useTransport();
-  const o = asObject(job);
-  const id = num(o, "id");
-  const enabled = bool(o, "enabled") ?? false;
+  const { id, enabled } = job;
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const [confirm, setConfirm] = useState(false);
@@ -117,28 +111,25 @@ function CronRow({ job, onChanged }: { job: JsonValue; onChanged: () => void }) 
       setBusy(false);
     }
   };
-  const name = str(o, "name") ?? `Job ${id ?? ""}`;
+  const name = job.name || `Job ${id}`;
   return (
     <li className="row-card">
       <div className="row-main">
         <label className="switch" title={enabled ? "Enabled" : "Disabled"}>
-          <input type="checkbox" role="switch" aria-label={`${name} enabled`} checked={enabled} disabled={busy || id == null} onChange={(e) => void run(() => t.call({ cmd: "set_cron_enabled", id: id!, enabled: e.target.checked }))} />
+          <input type="checkbox" role="switch" aria-label={`${name} enabled`} checked={enabled} disabled={busy} onChange={(e) => void run(() => t.call({ cmd: "set_cron_enabled", id, enabled: e.target.checked }))} />
           <span />
         </label>
         <strong>{name}</strong>
-        <code className="small">{str(o, "cron", "schedule")}</code>
-        <span className="muted small">{str(o, "timezone", "tz")}</span>
-        <span className="muted small">{str(o, "agent_id")}</span>
-        <span className="grow-right small muted">
-          next: {formatTime(num(o, "next_run_at", "next_run"))}
-          {num(o, "last_run_at", "last_run") != null && <> · last: {formatTime(num(o, "last_run_at", "last_run"))}</>}
-        </span>
-        <button type="button" className="icon-btn" aria-label={`Edit ${name}`} data-testid="cron-edit" disabled={id == null} onClick={() => setEditing((v) => !v)}>
+        <code className="small">{job.cron}</code>
+        <span className="muted small">{job.timezone}</span>
+        <span className="muted small">{job.agent_id}</span>
+        <span className="grow-right small muted">next: {formatTime(job.next_run_at)}</span>
+        <button type="button" className="icon-btn" aria-label={`Edit ${name}`} data-testid="cron-edit" onClick={() => setEditing((v) => !v)}>
           <Icon name="edit" size={14} />
         </button>
         {confirm ? (
           <>
-            <button type="button" className="btn btn-danger small-btn" autoFocus disabled={busy} onClick={() => void run(() => t.call({ cmd: "remove_cron", id: id! }))}>
+            <button type="button" className="btn btn-danger small-btn" autoFocus disabled={busy} onClick={() => void run(() => t.call({ cmd: "remove_cron", id }))}>
               Delete
             </button>
             <button type="button" className="btn small-btn" onClick={() => setConfirm(false)}>
@@ -146,14 +137,14 @@ function CronRow({ job, onChanged }: { job: JsonValue; onChanged: () => void }) 
             </button>
           </>
         ) : (
-          <button type="button" className="icon-btn" aria-label={`Delete ${name}`} disabled={id == null} onClick={() => setConfirm(true)}>
+          <button type="button" className="icon-btn" aria-label={`Delete ${name}`} onClick={() => setConfirm(true)}>
             <Icon name="trash" size={14} />
           </button>
         )}
       </div>
-      {editing && id != null ? (
+      {editing ? (
         <CronEditor
-          job={o}
+          job={job}
           busy={busy}
           onCancel={() => setEditing(false)}
           onSave={(v) =>
@@ -164,7 +155,7 @@ function CronRow({ job, onChanged }: { job: JsonValue; onChanged: () => void }) 
           }
         />
       ) : (
-        str(o, "prompt") && <div className="small muted clamp">{str(o, "prompt")}</div>
+        job.prompt && <div className="small muted clamp">{job.prompt}</div>
       )}
       {error && <div className="error-text small" role="alert">{error}</div>}
     </li>
@@ -180,17 +171,12 @@ function CronEditor({
   onSave,
   onCancel,
 }: {
-  job: ReturnType<typeof asObject>;
+  job: CronJobInfo;
   busy: boolean;
   onSave: (v: CronFields) => void;
   onCancel: () => void;
 }) {
-  const [v, setV] = useState<CronFields>({
-    name: str(job, "name") ?? "",
-    prompt: str(job, "prompt") ?? "",
-    cron: str(job, "cron") ?? "",
-    timezone: str(job, "timezone") ?? "",
-  });
+  const [v, setV] = useState<CronFields>({ name: job.name, prompt: job.prompt, cron: job.cron, timezone: job.timezone });
   const field = (k: keyof CronFields) => (e: { target: { value: string } }) => setV((old) => ({ ...old, [k]: e.target.value }));
   return (
     <form

@@ -5,7 +5,7 @@ import { useEffect, useMemo, useRef, useState } from "react";
 import type { Page } from "../protocol";
 import { useTransport } from "../app/context";
 import { highlightCode, splitHighlightedLines } from "../lib/highlight";
-import { errorText } from "../lib/json";
+import { errorText } from "../lib/format";
 
 /** Highlighting huge text blocks the UI; past this it is shown plain. */
 const HIGHLIGHT_LIMIT = 400_000;

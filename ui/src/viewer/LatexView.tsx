@@ -4,7 +4,7 @@
 import { useEffect, useRef, useState } from "react";
 import type { Page, Reply } from "../protocol";
 import { useTransport } from "../app/context";
-import { errorText } from "../lib/json";
+import { errorText } from "../lib/format";
 import { CodeView } from "./CodeView";
 import { LazyPdfView as PdfView } from "./lazyPdf";
 

@@ -5,7 +5,7 @@ import { useEffect, useRef, useState } from "react";
 import * as pdfjs from "pdfjs-dist";
 import type { PDFDocumentProxy } from "pdfjs-dist";
 import workerUrl from "pdfjs-dist/build/pdf.worker.min.mjs?url";
-import { errorText } from "../lib/json";
+import { errorText } from "../lib/format";
 import { ErrorState, Spinner } from "../components/ui";
 
 pdfjs.GlobalWorkerOptions.workerSrc = workerUrl;

@@ -5,7 +5,7 @@ import { useEffect, useRef, useState } from "react";
 import type { Reply } from "../protocol";
 import { useEvents, useTransport } from "../app/context";
 import { highlightWithin } from "../lib/highlight";
-import { errorText } from "../lib/json";
+import { errorText } from "../lib/format";
 import { onMarkdownClick } from "../lib/links";
 import { EmptyState, ErrorState, Icon, Spinner } from "../components/ui";
 import { CodeView } from "./CodeView";

@@ -2,6 +2,7 @@
 
 use super::FS_WRITE;
 use serde_json::Value;
+use skald_api::inbox::WritePreview;
 use skald_api::tool_names as tn;
 use std::path::Path;
 
@@ -9,15 +10,13 @@ use std::path::Path;
 const PREVIEW_BYTES: usize = 200 * 1024;
 
 /// What a write would change, for the approval request: the path, the file's content now
-/// and after (a unified diff is derivable from the two). `null` for calls that are not
+/// and after (a unified diff is derivable from the two). None for calls that are not
 /// writes; only the path when the new content cannot be worked out cheaply.
-pub fn write_preview(tool: &str, args: &Value, working_dir: &Path) -> Value {
+pub fn write_preview(tool: &str, args: &Value, working_dir: &Path) -> Option<WritePreview> {
     if !FS_WRITE.contains(&tool) {
-        return Value::Null;
+        return None;
     }
-    let Some(raw) = args.get("path").and_then(Value::as_str) else {
-        return Value::Null;
-    };
+    let raw = args.get("path").and_then(Value::as_str)?;
     let path = skald_base::path::resolve_in(raw, working_dir);
     let cut = |s: String| -> String {
         match s.char_indices().nth(PREVIEW_BYTES) {
@@ -73,9 +72,9 @@ pub fn write_preview(tool: &str, args: &Value, working_dir: &Path) -> Value {
         }),
         _ => None,
     };
-    serde_json::json!({
-        "path": path.display().to_string(),
-        "old": old.map(cut),
-        "new": new.map(cut),
+    Some(WritePreview {
+        path: path.display().to_string(),
+        old: old.map(cut),
+        new: new.map(cut),
     })
 }

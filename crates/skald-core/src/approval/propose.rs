@@ -146,8 +146,14 @@ pub fn propose_for_item(
     let session = store.get_session(item.session_id)?;
     let (ctx, _) = RunContext::for_session(store, &session, Vec::new(), &Default::default())?;
     // Only the group and folder shape a proposal; the withheld lists do not.
-    let tool = item.payload["tool"].as_str().unwrap_or_default();
-    let spec = propose_rule(&ctx, tool, &item.payload["arguments"]);
+    let Ok(skald_api::inbox::InboxRequest::Approval(request)) =
+        skald_api::inbox::InboxRequest::from_stored(item.kind, item.payload)
+    else {
+        return Err(skald_store::StoreError::Invalid(format!(
+            "inbox item {inbox_id} is not a call waiting for approval: no rule to propose"
+        )));
+    };
+    let spec = propose_rule(&ctx, &request.tool, &request.arguments);
     let matched = would_match(store, item.session_id, &ctx, &spec)?;
     Ok((spec, matched))
 }

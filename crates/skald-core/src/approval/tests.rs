@@ -616,12 +616,17 @@ fn a_proposal_shows_the_earlier_calls_it_would_have_matched() {
     assert_eq!(ids, ["a", "c"]);
 }
 
+/// The preview as the Inbox item carries it (JSON), which these tests read.
+fn preview(tool: &str, args: &serde_json::Value, wd: &Path) -> serde_json::Value {
+    serde_json::to_value(write_preview(tool, args, wd)).unwrap()
+}
+
 #[test]
 fn write_previews_show_before_and_after() {
     let (_s, _d, ctx) = setup();
     std::fs::write(ctx.working_dir.join("f.txt"), "a\nb\nc\n").unwrap();
     let wd = &ctx.working_dir;
-    let p = write_preview(
+    let p = preview(
         "insert_at_line",
         &json!({"path": "f.txt", "line": 2, "content": "X"}),
         wd,
@@ -630,26 +635,26 @@ fn write_previews_show_before_and_after() {
         (p["old"].as_str(), p["new"].as_str()),
         (Some("a\nb\nc\n"), Some("a\nX\nb\nc\n"))
     );
-    let p = write_preview(
+    let p = preview(
         "replace_lines",
         &json!({"path": "f.txt", "start_line": 1, "end_line": 2, "content": "Y"}),
         wd,
     );
     assert_eq!(p["new"], "Y\nc\n");
-    let p = write_preview(
+    let p = preview(
         "edit_file",
         &json!({"path": "f.txt", "old": "c", "new": "C"}),
         wd,
     );
     assert_eq!(p["new"], "a\nb\nC\n");
-    let p = write_preview(
+    let p = preview(
         "write_file",
         &json!({"path": "new.txt", "content": "hi"}),
         wd,
     );
     assert!(p["old"].is_null());
     assert_eq!(p["new"], "hi");
-    assert!(write_preview("read_file", &json!({"path": "f.txt"}), wd).is_null());
+    assert!(preview("read_file", &json!({"path": "f.txt"}), wd).is_null());
 }
 
 #[test]
@@ -657,13 +662,13 @@ fn a_preview_never_blows_up() {
     let (_s, _d, ctx) = setup();
     std::fs::write(ctx.working_dir.join("big.txt"), " ".repeat(100_000)).unwrap();
     let huge = "x".repeat(4096);
-    let p = write_preview(
+    let p = preview(
         "edit_file",
         &json!({"path": "big.txt", "old": " ", "new": huge, "replace_all": true}),
         &ctx.working_dir,
     );
     assert!(p["new"].is_null(), "too big to preview");
-    let p = write_preview(
+    let p = preview(
         "edit_file",
         &json!({"path": "big.txt", "old": "", "new": "x"}),
         &ctx.working_dir,

@@ -105,7 +105,7 @@ fn line(g: &str, status: Option<skald_mcp::Status>) -> String {
         Some(skald_mcp::Status::Connecting) => {
             format!("{g}: still connecting; its tools arrive when it is ready")
         }
-        Some(skald_mcp::Status::Disabled) | None => {
+        Some(skald_mcp::Status::Disabled | skald_mcp::Status::NotStarted) | None => {
             format!("{g}: turned off; the user can turn it on")
         }
     }

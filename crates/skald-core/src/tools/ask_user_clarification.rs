@@ -7,6 +7,7 @@ use crate::inbox::Outcome;
 use crate::turn::{ApprovalMode, TurnEnv, TurnError};
 use serde_json::{Value, json};
 use skald_api::events::Event;
+use skald_api::inbox::{InboxRequest, QuestionRequest};
 use skald_api::{
     Audience, ExecutionOutcome, Tool, ToolCallStatus, ToolCategory, ToolExecution, tool_names as tn,
 };
@@ -79,36 +80,7 @@ async fn ask(env: &TurnEnv<'_>, call: &Call<'_>, args: &Value) -> Result<Outcome
         (ApprovalMode::Inbox, Some(inbox)) => inbox,
         _ => return Ok(Outcome::Rejected(NO_ONE.to_string())),
     };
-    let item = match store.inbox_item_for_call(
-        session_id,
-        call.call_id,
-        skald_store::InboxKind::Question,
-    )? {
-        Some(existing) => existing,
-        None => {
-            store.set_tool_call_status(session_id, call.call_id, ToolCallStatus::Pending, None)?;
-            let title = match text(args, "title") {
-                t if t.trim().is_empty() => text(args, "question"),
-                t => t,
-            };
-            inbox.request(
-                store,
-                &skald_store::NewInboxItem {
-                    session_id,
-                    kind: skald_store::InboxKind::Question,
-                    tool_call_id: Some(call.call_id.to_string()),
-                    agent_id: env.cfg.run.agent_id.clone(),
-                    depth: i64::try_from(env.frame.depth).unwrap_or(i64::MAX),
-                    title: title.to_string(),
-                    payload: args.clone(),
-                },
-                call.emit,
-            )?
-        }
-    };
-    (call.emit)(Event::AgentQuestion {
-        tool_call_id: call.call_id.to_string(),
-        inbox_id: item.id,
+    let question = QuestionRequest {
         question: text(args, "question").to_string(),
         suggested_answers: args
             .get("suggested_answers")
@@ -120,6 +92,37 @@ async fn ask(env: &TurnEnv<'_>, call: &Call<'_>, args: &Value) -> Result<Outcome
                     .collect()
             })
             .unwrap_or_default(),
+        title: Some(text(args, "title").to_string()).filter(|t| !t.trim().is_empty()),
+    };
+    let item = match store.inbox_item_for_call(
+        session_id,
+        call.call_id,
+        skald_store::InboxKind::Question,
+    )? {
+        Some(existing) => existing,
+        None => {
+            store.set_tool_call_status(session_id, call.call_id, ToolCallStatus::Pending, None)?;
+            let title = question.title.clone().unwrap_or(question.question.clone());
+            inbox.request(
+                store,
+                &skald_store::NewInboxItem {
+                    session_id,
+                    kind: skald_store::InboxKind::Question,
+                    tool_call_id: Some(call.call_id.to_string()),
+                    agent_id: env.cfg.run.agent_id.clone(),
+                    depth: i64::try_from(env.frame.depth).unwrap_or(i64::MAX),
+                    title,
+                    payload: InboxRequest::Question(question.clone()).payload(),
+                },
+                call.emit,
+            )?
+        }
+    };
+    (call.emit)(Event::AgentQuestion {
+        tool_call_id: call.call_id.to_string(),
+        inbox_id: item.id,
+        question: question.question,
+        suggested_answers: question.suggested_answers,
     });
     Ok(inbox.wait(store, item.id, call.cancel).await?)
 }

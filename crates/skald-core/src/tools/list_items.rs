@@ -59,7 +59,12 @@ impl<'a> Tool<ToolCx<'a>> for ListItems {
                 })
                 .collect(),
             "plugins" => match call.engine {
-                Some(engine) => engine.plugins.describe(call.store),
+                Some(engine) => engine
+                    .plugins
+                    .describe(call.store)
+                    .into_iter()
+                    .filter_map(|p| serde_json::to_value(p).ok())
+                    .collect(),
                 None => Vec::new(),
             },
             "mcp" => call

@@ -3,6 +3,7 @@
 
 use super::ToolCx;
 use serde_json::{Value, json};
+use skald_api::records::{TodoStatus, WriteTodosArgs};
 use skald_api::{Tool, ToolCategory, ToolResult, tool_names as tn};
 
 pub struct WriteTodos;
@@ -49,26 +50,25 @@ impl<'a> Tool<ToolCx<'a>> for WriteTodos {
 
 /// The checklist `write_todos` answers with.
 fn format_todos(args: &Value) -> String {
-    let todos = args
-        .get("todos")
-        .and_then(Value::as_array)
-        .cloned()
+    // The schema was checked before the call ran, so the list reads.
+    let todos = serde_json::from_value::<WriteTodosArgs>(args.clone())
+        .map(|a| a.todos)
         .unwrap_or_default();
     if todos.is_empty() {
         return "Todo list cleared.".to_string();
     }
-    let done = todos.iter().filter(|t| t["status"] == "completed").count();
+    let done = todos
+        .iter()
+        .filter(|t| t.status == TodoStatus::Completed)
+        .count();
     let mut out = format!("Todo list ({} items, {done} done):\n", todos.len());
     for t in &todos {
-        let mark = match t["status"].as_str() {
-            Some("completed") => "[x]",
-            Some("in_progress") => "[~]",
-            _ => "[ ]",
+        let mark = match t.status {
+            TodoStatus::Completed => "[x]",
+            TodoStatus::InProgress => "[~]",
+            TodoStatus::Pending => "[ ]",
         };
-        out.push_str(&format!(
-            "- {mark} {}\n",
-            t["content"].as_str().unwrap_or("")
-        ));
+        out.push_str(&format!("- {mark} {}\n", t.content));
     }
     out
 }

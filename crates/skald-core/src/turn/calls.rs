@@ -7,6 +7,7 @@ use crate::args::validate_args;
 use crate::tools::{Call, ToolCx};
 use serde_json::Value;
 use skald_api::events::Event;
+use skald_api::inbox::{ApprovalRequest, InboxRequest};
 use skald_api::{
     CancellationToken, ExecutionOutcome, ToolCallStatus, ToolCategory, ToolDescriptionLength,
     ToolScope, drive_execution, tool_names as tn,
@@ -93,38 +94,38 @@ async fn ask_inbox(
         return Ok(crate::inbox::Outcome::Rejected("no inbox to ask in".into()));
     };
     let label = registry.describe_call(&call.name, args, ToolDescriptionLength::Full);
-    let item = match store.inbox_item_for_call(
-        session_id,
-        &call.id,
-        skald_store::InboxKind::Approval,
-    )? {
-        Some(existing) => existing,
-        None => {
-            store.set_tool_call_status(session_id, &call.id, ToolCallStatus::Pending, None)?;
-            inbox.request(
-                store,
-                &skald_store::NewInboxItem {
-                    session_id,
-                    kind: skald_store::InboxKind::Approval,
-                    tool_call_id: Some(call.id.clone()),
-                    agent_id: cfg.run.agent_id.clone(),
-                    depth: i64::try_from(env.frame.depth).unwrap_or(i64::MAX),
-                    title: label.clone(),
-                    payload: serde_json::json!({
-                        "tool": call.name,
-                        "arguments": registry.shown_args(&call.name, args.clone()),
-                        "label": label,
-                        "reason": reason,
-                        // For "bypass this category" (MCP tools have none: their server is
-                        // the scope).
-                        "category": registry.category_of(&call.name),
-                        "write": crate::approval::write_preview(&call.name, args, &cfg.run.working_dir),
-                    }),
-                },
-                emit,
-            )?
-        }
-    };
+    let item =
+        match store.inbox_item_for_call(session_id, &call.id, skald_store::InboxKind::Approval)? {
+            Some(existing) => existing,
+            None => {
+                store.set_tool_call_status(session_id, &call.id, ToolCallStatus::Pending, None)?;
+                inbox.request(
+                    store,
+                    &skald_store::NewInboxItem {
+                        session_id,
+                        kind: skald_store::InboxKind::Approval,
+                        tool_call_id: Some(call.id.clone()),
+                        agent_id: cfg.run.agent_id.clone(),
+                        depth: i64::try_from(env.frame.depth).unwrap_or(i64::MAX),
+                        title: label.clone(),
+                        payload: InboxRequest::Approval(ApprovalRequest {
+                            tool: call.name.clone(),
+                            arguments: registry.shown_args(&call.name, args.clone()),
+                            label: label.clone(),
+                            reason: reason.to_string(),
+                            category: registry.category_of(&call.name),
+                            write: crate::approval::write_preview(
+                                &call.name,
+                                args,
+                                &cfg.run.working_dir,
+                            ),
+                        })
+                        .payload(),
+                    },
+                    emit,
+                )?
+            }
+        };
     emit(Event::ApprovalRequired {
         tool_call_id: call.id.clone(),
         name: call.name.clone(),
@@ -269,7 +270,7 @@ fn retire_stale_approval(
             emit(Event::InboxResolved {
                 id: item.id,
                 session_id,
-                status: serde_json::to_value(resolved.status).unwrap_or_default(),
+                status: resolved.status,
             });
             Ok(())
         }
