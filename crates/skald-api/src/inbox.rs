@@ -66,14 +66,18 @@ impl InboxRequest {
     }
 }
 
-/// A tool call waiting for a yes or no.
+/// A tool call waiting for a yes or no. Every field but the tool reads as empty when a
+/// stored item lacks it (items written by older versions).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 pub struct ApprovalRequest {
     pub tool: String,
     /// As shown to people (a secret's value hidden).
+    #[serde(default)]
     pub arguments: Value,
+    #[serde(default)]
     pub label: String,
     /// Why it asks (the rule or the default that decided).
+    #[serde(default)]
     pub reason: String,
     /// For "approve all calls of this category" (MCP tools have none: their server is
     /// the scope).
@@ -109,8 +113,10 @@ pub struct QuestionRequest {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 pub struct ElicitationRequest {
     pub server: String,
+    #[serde(default)]
     pub message: String,
     /// The form's JSON Schema, as the server sent it.
+    #[serde(default)]
     pub schema: Value,
 }
 /// The answer to an Inbox item.
@@ -158,4 +164,55 @@ pub struct RuleDraft {
     pub working_dir: Option<String>,
     pub action: RuleAction,
     pub note: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn stored_payloads_read_back_even_when_older_versions_left_fields_out() {
+        let r = InboxRequest::from_stored(
+            InboxKind::Approval,
+            json!({"tool": "execute_cmd", "arguments": {"command": "make"}}),
+        )
+        .unwrap();
+        let InboxRequest::Approval(a) = &r else {
+            panic!("{r:?}")
+        };
+        assert_eq!((a.tool.as_str(), a.label.as_str()), ("execute_cmd", ""));
+        assert_eq!((a.category, &a.write), (None, &None));
+        // The payload alone goes back to the store; the kind travels beside it.
+        assert_eq!(r.payload()["tool"], "execute_cmd");
+        assert_eq!(r.kind(), InboxKind::Approval);
+        let q = InboxRequest::from_stored(InboxKind::Question, json!({"question": "Which?"}));
+        assert!(matches!(q, Ok(InboxRequest::Question(ref q)) if q.suggested_answers.is_empty()));
+        // A question without its question is not one.
+        let e = InboxRequest::from_stored(InboxKind::Question, json!({"title": "x"})).unwrap_err();
+        assert!(e.contains("question"), "{e}");
+    }
+
+    #[test]
+    fn an_entry_is_sent_with_its_kind_and_payload_beside_the_other_fields() {
+        let entry = InboxEntry {
+            id: 4,
+            session_id: 2,
+            session_title: "Chat".into(),
+            tool_call_id: None,
+            agent_id: "main".into(),
+            depth: 0,
+            title: "Which?".into(),
+            request: InboxRequest::Question(QuestionRequest {
+                question: "Which?".into(),
+                suggested_answers: vec!["a".into()],
+                title: None,
+            }),
+            created_at: 1,
+        };
+        let v = serde_json::to_value(&entry).unwrap();
+        assert_eq!(v["kind"], "question");
+        assert_eq!(v["payload"]["suggested_answers"], json!(["a"]));
+        assert_eq!(serde_json::from_value::<InboxEntry>(v).unwrap(), entry);
+    }
 }
