@@ -289,7 +289,8 @@ depth: number, title: string, created_at: number, } & ({ "kind": "approval", "pa
 export type InboxRequest = { "kind": "approval", "payload": ApprovalRequest } | { "kind": "question", "payload": QuestionRequest } | { "kind": "elicitation", "payload": ElicitationRequest };
 
 /**
- * A tool call waiting for a yes or no.
+ * A tool call waiting for a yes or no. Every field but the tool reads as empty when a
+ * stored item lacks it (items written by older versions).
  */
 export type ApprovalRequest = { tool: string, 
 /**

@@ -6,8 +6,8 @@ use clap::Subcommand;
 use std::path::PathBuf;
 
 use crate::exit;
-use skald_core::cron::{self, JobSpec, Scheduler};
 use skald_core::engine::{Engine, TurnSettings};
+use skald_core::tasks::cron::{self, JobSpec, Scheduler};
 use skald_core::turn::ApprovalMode;
 use skald_core::{Config, DataDir, builtin_registry};
 use skald_store::{MissedPolicy, Store, StoreError};

@@ -181,7 +181,7 @@ async fn exec(data_dir: &DataDir, config: &Config, a: ExecArgs<'_>) -> Result<u8
     };
     let env = engine.env(&cfg, None, ask);
     // A session continued after Skald stopped mid-turn first finishes what it left.
-    skald_core::resume::resume_pending_tools(&env, session.id, &cancel, &emit)
+    skald_core::session::resume::resume_pending_tools(&env, session.id, &cancel, &emit)
         .await
         .map_err(|e| failed(format!("cannot resume session {}: {e}", session.id)))?;
     // Tasks this chat started that a previous process left running go on now.

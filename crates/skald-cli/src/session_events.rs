@@ -10,7 +10,7 @@ use std::io::Write;
 pub fn print(session_id: i64, event: &Event, json: bool, runs: bool) {
     let mut out = std::io::stdout().lock();
     let _ = if json {
-        let v = skald_core::sessions::SessionEvent {
+        let v = skald_core::session::manager::SessionEvent {
             session_id,
             event: event.clone(),
         };

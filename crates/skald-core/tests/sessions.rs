@@ -6,7 +6,7 @@
 use skald_api::events::{Event, TurnOutcome};
 use skald_core::agents::Library;
 use skald_core::inbox::Answer;
-use skald_core::sessions::{Sent, SessionEvent, SessionManager, TurnSettings};
+use skald_core::session::manager::{Sent, SessionEvent, SessionManager, TurnSettings};
 use skald_core::turn::ApprovalMode;
 use skald_store::{NewSession, Store};
 use skald_testkit::{ScriptedServer, answer, delayed, tool_call};

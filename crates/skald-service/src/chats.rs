@@ -4,7 +4,7 @@
 use crate::{HISTORY_PAGE, Service, ServiceError, convert, invalid};
 use skald_api::protocol::Reply;
 use skald_base::lock;
-use skald_core::sessions::Sent;
+use skald_core::session::manager::Sent;
 use skald_store::{NewSession, SessionKind};
 use std::cmp::Reverse;
 

@@ -14,7 +14,7 @@ mod viewer;
 use files::{FilePolicy, Watches};
 use skald_api::protocol::{Command, Reply, Request, ServerMessage};
 use skald_core::engine::TurnSettings;
-use skald_core::sessions::SessionManager;
+use skald_core::session::manager::SessionManager;
 use skald_core::turn::ApprovalMode;
 use skald_core::{Config, DataDir};
 use skald_llm::ModelChoice;
@@ -47,7 +47,7 @@ pub enum ServiceError {
     #[error("{0}")]
     Store(#[from] skald_store::StoreError),
     #[error("{0}")]
-    Session(#[from] skald_core::sessions::SessionError),
+    Session(#[from] skald_core::session::manager::SessionError),
     #[error("{0}")]
     Invalid(String),
 }

@@ -27,7 +27,7 @@ impl Service {
     }
 
     pub(crate) fn set_cron_enabled(&self, id: i64, enabled: bool) -> Result<Reply, ServiceError> {
-        skald_core::cron::set_enabled(&self.store, id, enabled)
+        skald_core::tasks::cron::set_enabled(&self.store, id, enabled)
             .map_err(|e| invalid(e.to_string()))?;
         Ok(Reply::SetCronEnabled)
     }
@@ -40,8 +40,9 @@ impl Service {
         cron: &str,
         timezone: &str,
     ) -> Result<Reply, ServiceError> {
-        let job = skald_core::cron::update_job(&self.store, id, name, prompt, cron, timezone)
-            .map_err(|e| invalid(e.to_string()))?;
+        let job =
+            skald_core::tasks::cron::update_job(&self.store, id, name, prompt, cron, timezone)
+                .map_err(|e| invalid(e.to_string()))?;
         Ok(Reply::UpdateCron {
             job: crate::convert::job(job),
         })

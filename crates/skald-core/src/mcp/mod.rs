@@ -579,5 +579,4 @@ pub async fn probe(
 }
 
 #[cfg(test)]
-#[path = "mcp_tests.rs"]
 mod tests;

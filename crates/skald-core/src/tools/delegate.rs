@@ -169,7 +169,7 @@ fn later(env: &TurnEnv<'_>, call: &Call<'_>, args: &Value) -> Option<ExecutionOu
             .start_task(call.session_id, call.call_id, &env.cfg.run, args)
             .map(|task_id| serde_json::json!({"task_id": task_id, "status": "started"}).to_string())
     } else {
-        crate::cron::schedule_from_chat(engine, call.session_id, &env.cfg.run, args)
+        crate::tasks::cron::schedule_from_chat(engine, call.session_id, &env.cfg.run, args)
     };
     Some(match started {
         Ok(text) => ExecutionOutcome::Completed(text),

@@ -54,7 +54,7 @@ impl<'a> Tool<ToolCx<'a>> for ListItems {
                         "cron": j.cron,
                         "timezone": j.timezone,
                         "enabled": j.enabled,
-                        "next_run": j.next_run_at.map(crate::cron::format_time),
+                        "next_run": j.next_run_at.map(crate::tasks::cron::format_time),
                     })
                 })
                 .collect(),

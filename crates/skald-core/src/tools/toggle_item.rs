@@ -49,14 +49,14 @@ impl<'a> Tool<ToolCx<'a>> for ToggleItem {
                     .trim()
                     .parse()
                     .map_err(|_| ToolError::failed(format!("a job id is a number, not `{id}`")))?;
-                let job = crate::cron::set_enabled(call.store, job_id, enabled)
+                let job = crate::tasks::cron::set_enabled(call.store, job_id, enabled)
                     .map_err(|e| ToolError::failed(e.to_string()))?;
                 Ok(if enabled {
                     format!(
                         "Scheduled job {job_id} ({}) is on; next run {}.",
                         job.name,
                         job.next_run_at
-                            .map_or_else(|| "never".to_string(), crate::cron::format_time)
+                            .map_or_else(|| "never".to_string(), crate::tasks::cron::format_time)
                     )
                 } else {
                     format!("Scheduled job {job_id} ({}) is off.", job.name)

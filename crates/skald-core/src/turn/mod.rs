@@ -241,7 +241,9 @@ async fn answer(
     // The first attempt sends the context just built, unless a summary replaced part of
     // it; later attempts rebuild it, since a cut answer has been added to the history.
     let mut prepared =
-        if crate::compact::compact_if_needed(env, session_id, &current, cancel, emit).await? {
+        if crate::session::compact::compact_if_needed(env, session_id, &current, cancel, emit)
+            .await?
+        {
             None
         } else {
             Some(current)

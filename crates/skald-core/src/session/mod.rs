@@ -1,0 +1,39 @@
+//! A chat over time: the session manager behind `skald serve` and the desktop app, the
+//! leases that keep one process per chat, picking a chat up after a crash, and keeping a
+//! long conversation inside the model's window.
+
+pub mod compact;
+pub mod hold;
+pub mod manager;
+pub mod resume;
+
+pub use hold::{HOLD_MS, SessionHold};
+pub use manager::SessionManager;
+
+use crate::engine::{Engine, EngineError};
+use crate::turn::{self, ApprovalMode, Emit};
+use skald_api::CancellationToken;
+use skald_api::events::TurnOutcome;
+use std::sync::Arc;
+
+impl Engine {
+    /// Runs one turn in a stored session with its own configuration: first finishes what
+    /// a previous run left (resume), then answers `prompt` — or, with none, continues the
+    /// conversation (after a delivery, or a restart).
+    pub async fn run_session_turn(
+        self: &Arc<Self>,
+        session_id: i64,
+        prompt: Option<&str>,
+        approval: ApprovalMode,
+        cancel: &CancellationToken,
+        queued: Option<&(dyn Fn() -> Vec<String> + Send + Sync)>,
+        emit: Emit<'_>,
+    ) -> Result<TurnOutcome, EngineError> {
+        let session = self.store.get_session(session_id)?;
+        let _hold = self.hold_session(session_id)?;
+        let cfg = self.config_for(&session, approval)?;
+        let env = self.env(&cfg, queued, None);
+        resume::resume_pending_tools(&env, session_id, cancel, emit).await?;
+        Ok(turn::run_turn(&env, session_id, prompt, cancel, emit).await?)
+    }
+}
