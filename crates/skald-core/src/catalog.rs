@@ -1,7 +1,7 @@
 //! `ToolCatalog`: one view of every tool an agent can be offered — built-in, synthetic
 //! and MCP — for the approval UI, `skald tools` and labelling (tools.md "ToolCatalog").
 
-use crate::registry::ToolRegistry;
+use crate::engine::registry::ToolRegistry;
 use crate::tools::Kind;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -50,6 +50,32 @@ pub struct AllTools {
 /// catalog only reads through it, so core does not depend on the MCP client.
 pub trait McpToolSource: Send + Sync {
     fn mcp_tools(&self) -> Vec<ToolInfo>;
+}
+
+/// The catalog's MCP tools (`ToolCatalog::list_all`): those of every ready server, under
+/// the names models see.
+impl McpToolSource for crate::mcp::Servers {
+    fn mcp_tools(&self) -> Vec<ToolInfo> {
+        let mut out = Vec::new();
+        for (server, status) in self.manager.statuses() {
+            if !matches!(status, skald_mcp::Status::Ready { .. }) {
+                continue;
+            }
+            for t in self.manager.tools(&server) {
+                out.push(ToolInfo {
+                    name: crate::mcp::tool_name(&server, &t.name),
+                    description: t.description,
+                    category: None,
+                    parameters: t.input_schema,
+                    source: ToolSource::Mcp,
+                    sub_agents_only: false,
+                    root_agent_only: false,
+                });
+            }
+        }
+        out.sort_by(|a, b| a.name.cmp(&b.name));
+        out
+    }
 }
 
 pub struct ToolCatalog {

@@ -3,7 +3,7 @@
 //! inside the run's `ToolScope` — minus the model.
 
 use crate::args::{ArgsError, validate_args};
-use crate::registry::ToolRegistry;
+use crate::engine::registry::ToolRegistry;
 use crate::tools::ToolCx;
 use serde_json::Value;
 use skald_api::{CancellationToken, ExecutionOutcome, ToolScope, drive_execution};

@@ -19,8 +19,8 @@ pub mod models;
 pub mod paths;
 pub mod plugins;
 pub mod process;
-pub mod registry;
 pub mod session;
+pub mod sink;
 pub mod tasks;
 pub mod tools;
 pub mod turn;
@@ -29,8 +29,8 @@ pub mod withheld;
 pub use args::{ArgsError, validate_args};
 pub use catalog::{AllTools, McpToolSource, ToolCatalog, ToolInfo, ToolSource};
 pub use config::{Config, ConfigError};
+pub use engine::registry::{self, DispatchError, RegistryError, ToolRegistry};
 pub use paths::{DataDir, DataDirError};
-pub use registry::{DispatchError, RegistryError, ToolRegistry};
 
 /// The registry with every tool Skald ships registered (`tools::all`).
 pub fn builtin_registry() -> Result<ToolRegistry, RegistryError> {

@@ -10,7 +10,7 @@ pub mod command;
 mod preview;
 mod propose;
 
-pub use bypass::{BypassScope, Bypasses};
+pub use bypass::{BypassScope, Bypasses, CategoryOf};
 pub use preview::write_preview;
 pub use propose::{
     ALWAYS_PRIORITY, RuleSpec, propose_for_item, propose_rule, rule_reach, would_match,

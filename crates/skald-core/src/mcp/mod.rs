@@ -142,7 +142,7 @@ pub fn spec_for(
 pub struct Host {
     pub(crate) store: Arc<Store>,
     pub(crate) inbox: Arc<crate::inbox::Inbox>,
-    pub(crate) sink: crate::engine::Sink,
+    pub(crate) sink: crate::sink::Sink,
     /// Sessions with a call in flight per server, newest last: a server's form is shown
     /// in the chat whose call caused it.
     pub(crate) active: Arc<Mutex<HashMap<String, Vec<i64>>>>,
@@ -200,7 +200,7 @@ impl skald_mcp::Host for Host {
 async fn ask_form(
     store: Arc<Store>,
     inbox: Arc<crate::inbox::Inbox>,
-    sink: crate::engine::Sink,
+    sink: crate::sink::Sink,
     session: Option<i64>,
     server: String,
     message: String,
@@ -409,32 +409,6 @@ impl Servers {
             .into_iter()
             .find(|t| t.name == tool)
             .map(|t| t.input_schema)
-    }
-}
-
-/// The catalog's MCP tools (`ToolCatalog::list_all`): those of every ready server, under
-/// the names models see.
-impl crate::catalog::McpToolSource for Servers {
-    fn mcp_tools(&self) -> Vec<crate::catalog::ToolInfo> {
-        let mut out = Vec::new();
-        for (server, status) in self.manager.statuses() {
-            if !matches!(status, Status::Ready { .. }) {
-                continue;
-            }
-            for t in self.manager.tools(&server) {
-                out.push(crate::catalog::ToolInfo {
-                    name: tool_name(&server, &t.name),
-                    description: t.description,
-                    category: None,
-                    parameters: t.input_schema,
-                    source: crate::catalog::ToolSource::Mcp,
-                    sub_agents_only: false,
-                    root_agent_only: false,
-                });
-            }
-        }
-        out.sort_by(|a, b| a.name.cmp(&b.name));
-        out
     }
 }
 

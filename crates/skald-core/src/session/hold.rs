@@ -11,16 +11,6 @@ use std::sync::Arc;
 /// renewed at a third of that while the work goes on.
 pub const HOLD_MS: i64 = 60_000;
 
-/// This process's name in leases: its pid (so a lease of a process that is gone can be
-/// taken over at once) and a nonce (pids are reused).
-pub(crate) fn process_owner() -> String {
-    format!(
-        "pid:{}:{}",
-        std::process::id(),
-        skald_store::now_ms().rem_euclid(1_000_000_007)
-    )
-}
-
 /// Whether the process named in a lease is gone (on this machine, where the data
 /// directory is).
 fn owner_is_dead(owner: &str) -> bool {

@@ -4,9 +4,9 @@
 
 use crate::agents::Library;
 use crate::engine::Engine;
+use crate::engine::registry::ToolRegistry;
 use crate::inbox::Answer;
 use crate::lock;
-use crate::registry::ToolRegistry;
 use serde::Serialize;
 use skald_api::CancellationToken;
 use skald_api::events::{Event, TurnOutcome};

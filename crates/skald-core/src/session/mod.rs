@@ -1,8 +1,6 @@
 //! A chat over time: the session manager behind `skald serve` and the desktop app, the
-//! leases that keep one process per chat, picking a chat up after a crash, and keeping a
-//! long conversation inside the model's window.
+//! leases that keep one process per chat, and picking a chat up after a crash.
 
-pub mod compact;
 pub mod hold;
 pub mod manager;
 pub mod resume;

@@ -177,36 +177,6 @@ fn later(env: &TurnEnv<'_>, call: &Call<'_>, args: &Value) -> Option<ExecutionOu
     })
 }
 
-/// `execute_task ⚡ → software-engineer: Refactor auth module`: what is being delegated,
-/// to whom, and for execute_task in which mode. Also labels the legacy `run_subtask`.
-pub(crate) fn label(name: &str, args: &Value) -> String {
-    let get = |key: &str| {
-        args.get(key)
-            .and_then(Value::as_str)
-            .map(str::trim)
-            .filter(|s| !s.is_empty())
-    };
-    let mut head = name.to_string();
-    if name == tn::EXECUTE_TASK {
-        let mode = match get("mode") {
-            Some("sync") => Some("⚡"),
-            Some("async") => Some("🚀"),
-            Some("cron") => Some("📅"),
-            _ => None,
-        };
-        if let Some(icon) = mode {
-            head = format!("{head} {icon}");
-        }
-    }
-    let what = get("description").or_else(|| get("title"));
-    match (get("agent_id"), what) {
-        (Some(agent), Some(what)) => format!("{head} → {agent}: {what}"),
-        (Some(agent), None) => format!("{head} → {agent}"),
-        (None, Some(what)) => format!("{head}: {what}"),
-        (None, None) => head,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

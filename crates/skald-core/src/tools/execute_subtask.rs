@@ -34,7 +34,7 @@ impl<'a> Tool<ToolCx<'a>> for ExecuteSubtask {
     }
 
     fn describe(&self, args: &Value, _length: ToolDescriptionLength) -> String {
-        delegate::label(tn::EXECUTE_SUBTASK, args)
+        crate::engine::registry::delegation_label(tn::EXECUTE_SUBTASK, args)
     }
 
     fn category(&self) -> ToolCategory {

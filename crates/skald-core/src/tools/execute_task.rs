@@ -36,7 +36,7 @@ impl<'a> Tool<ToolCx<'a>> for ExecuteTask {
     }
 
     fn describe(&self, args: &Value, _length: ToolDescriptionLength) -> String {
-        delegate::label(tn::EXECUTE_TASK, args)
+        crate::engine::registry::delegation_label(tn::EXECUTE_TASK, args)
     }
 
     fn category(&self) -> ToolCategory {

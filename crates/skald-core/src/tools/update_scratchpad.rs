@@ -4,7 +4,6 @@
 use super::{ToolCx, store_err, text};
 use serde_json::{Value, json};
 use skald_api::{Tool, ToolCategory, ToolError, ToolResult, tool_names as tn};
-use skald_store::Store;
 
 pub struct UpdateScratchpad;
 
@@ -49,29 +48,13 @@ impl<'a> Tool<ToolCx<'a>> for UpdateScratchpad {
     }
 }
 
-/// The scratchpad as the agents read it, or nothing when it is empty.
-pub fn scratchpad_message(
-    store: &Store,
-    session_id: i64,
-) -> Result<Option<String>, skald_store::StoreError> {
-    let entries = store.scratchpad(session_id)?;
-    if entries.is_empty() {
-        return Ok(None);
-    }
-    let mut out = "Session scratchpad — notes shared by every agent of this session \
-                   (update with update_scratchpad):\n"
-        .to_string();
-    for (k, v) in entries {
-        out.push_str(&format!("- {k}: {v}\n"));
-    }
-    Ok(Some(out))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::tools::test_support::{call, run};
+    use crate::turn::scratchpad_message;
     use skald_api::CancellationToken;
+    use skald_store::Store;
 
     #[test]
     fn scratchpad_round_trip() {

@@ -4,7 +4,7 @@
 use super::{ApprovalMode, AskRequest, Emit, TurnEnv, TurnError};
 use crate::approval;
 use crate::args::validate_args;
-use crate::tools::{Call, ToolCx};
+use crate::engine::cx::{Call, ToolCx};
 use serde_json::Value;
 use skald_api::events::Event;
 use skald_api::inbox::{ApprovalRequest, InboxRequest};

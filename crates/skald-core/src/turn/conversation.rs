@@ -32,7 +32,7 @@ pub(super) fn conversation(
         )));
     }
     let calls = store.list_tool_calls(session_id)?;
-    if let Some(board) = crate::tools::scratchpad_message(store, session_id)? {
+    if let Some(board) = scratchpad_message(store, session_id)? {
         out.insert(1, Message::system(board));
     }
     for m in store
@@ -96,4 +96,22 @@ fn result_text(c: &skald_store::ToolCallRecord) -> String {
             "This tool call did not complete.".to_string()
         }
     }
+}
+
+/// The scratchpad as the agents read it, or nothing when it is empty.
+pub fn scratchpad_message(
+    store: &skald_store::Store,
+    session_id: i64,
+) -> Result<Option<String>, skald_store::StoreError> {
+    let entries = store.scratchpad(session_id)?;
+    if entries.is_empty() {
+        return Ok(None);
+    }
+    let mut out = "Session scratchpad — notes shared by every agent of this session \
+                   (update with update_scratchpad):\n"
+        .to_string();
+    for (k, v) in entries {
+        out.push_str(&format!("- {k}: {v}\n"));
+    }
+    Ok(Some(out))
 }

@@ -6,6 +6,7 @@
 //! queued messages and resume after a restart build on it.
 
 mod calls;
+pub mod compact;
 mod conversation;
 mod offer;
 #[cfg(test)]
@@ -14,11 +15,15 @@ mod tests;
 pub(crate) use calls::run_call;
 use calls::{parse_args, refuse_unoffered, run_calls};
 use conversation::conversation;
+pub use conversation::scratchpad_message;
 use offer::{tools_key_now, turn_tools};
 
-use crate::approval::{self, RunContext};
+pub use crate::engine::context::{
+    ApprovalMode, Ask, AskRequest, Emit, Frame, MAX_DEPTH, TurnConfig, TurnEnv, TurnError,
+};
+
+use crate::approval;
 use crate::models::{Health, MAX_FALLBACKS, ModelHealth};
-use crate::registry::ToolRegistry;
 use futures::StreamExt;
 use serde_json::Value;
 use skald_api::events::{Event, TurnOutcome};
@@ -27,95 +32,6 @@ use skald_llm::{ModelChoice, Request, ToolCall, ToolChoice, ToolSpec, Usage};
 use skald_store::{
     MessageStatus, NewLlmRequest, NewMessage, NewToolCall, RequestStatus, Role, RuleAction, Store,
 };
-
-/// What happens to a call the approval gate says needs a person's yes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ApprovalMode {
-    /// Reject it; the model is told and the turn goes on (headless default).
-    Never,
-    /// Run it (headless, the user said so up front).
-    All,
-    /// Ask through the turn's `ask` callback (a terminal prompt); without one, reject.
-    Ask,
-    /// Ask in the chat and the Agent Inbox, and wait for the answer (interactive).
-    Inbox,
-}
-
-/// A question to the person at the terminal: may this call run?
-#[derive(Debug, Clone)]
-pub struct AskRequest {
-    pub tool: String,
-    pub label: String,
-    pub reason: String,
-    pub arguments: Value,
-}
-
-/// Answers an `AskRequest`; true means yes.
-pub type Ask<'a> =
-    &'a (dyn Fn(AskRequest) -> futures::future::BoxFuture<'static, bool> + Send + Sync);
-
-#[derive(Debug, Clone)]
-pub struct TurnConfig {
-    pub max_rounds: usize,
-    /// Tokens the models' context holds; older turns are summarised near it.
-    pub context_window: usize,
-    pub approval: ApprovalMode,
-    /// Permission group, agent, working directory and grants: what the gate decides with.
-    pub run: RunContext,
-    pub system_prompt: String,
-    /// A background session (a task or a cron run): its root delegates with
-    /// `execute_subtask` and may `notify`; no one is typing in it.
-    pub background: bool,
-    /// Whether the turn's first answer must be a tool call (`skald exec --tool-choice`);
-    /// later rounds are always the model's choice, or it could never answer.
-    pub first_tool_choice: ToolChoice,
-}
-
-/// Where events go. Called synchronously, in order.
-pub type Emit<'a> = &'a (dyn Fn(Event) + Send + Sync);
-
-#[derive(Debug, thiserror::Error)]
-pub enum TurnError {
-    #[error("{0}")]
-    Store(#[from] skald_store::StoreError),
-}
-
-/// Which agent frame of the session a turn runs in: the root agent, or a task agent a
-/// delegation started (its messages and calls are stored under its own stack row).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Frame {
-    pub stack_id: Option<i64>,
-    pub depth: usize,
-}
-
-/// Delegation goes no deeper than this (reference.md).
-pub const MAX_DEPTH: usize = 5;
-
-/// What a turn runs against.
-#[derive(Clone, Copy)]
-pub struct TurnEnv<'a> {
-    pub store: &'a Store,
-    pub registry: &'a ToolRegistry,
-    /// The chosen model first, then its fallbacks.
-    /// Read at each model call: a provider the user configures applies from the next one.
-    pub models: &'a crate::models::ModelList,
-    pub health: &'a ModelHealth,
-    pub cfg: &'a TurnConfig,
-    /// Messages the user sent while the turn ran, taken at the start of each round.
-    pub queued: Option<&'a (dyn Fn() -> Vec<String> + Send + Sync)>,
-    /// How `ApprovalMode::Ask` asks.
-    pub ask: Option<Ask<'a>>,
-    /// Where `ApprovalMode::Inbox` asks.
-    pub inbox: Option<&'a crate::inbox::Inbox>,
-    pub frame: Frame,
-    /// The agents a turn may delegate to; without it, no delegation is offered.
-    pub library: Option<&'a crate::agents::Library>,
-    /// The MCP list shown in delegated agents' prompts.
-    pub mcp_list: &'a str,
-    /// The engine, for work that outlives the turn (background tasks, schedules,
-    /// notifications); without it those are refused with a clear message.
-    pub engine: Option<&'a std::sync::Arc<crate::engine::Engine>>,
-}
 
 /// Runs one turn for `prompt` in a session; with no prompt, the turn continues the
 /// conversation as it stands (after a restart finished what a session left). Store calls happen on the turn's task: they
@@ -240,14 +156,15 @@ async fn answer(
     let current = conversation(store, session_id, env.cfg, env.frame)?;
     // The first attempt sends the context just built, unless a summary replaced part of
     // it; later attempts rebuild it, since a cut answer has been added to the history.
-    let mut prepared =
-        if crate::session::compact::compact_if_needed(env, session_id, &current, cancel, emit)
-            .await?
-        {
-            None
-        } else {
-            Some(current)
-        };
+    let mut prepared = if crate::turn::compact::compact_if_needed(
+        env, session_id, &current, cancel, emit,
+    )
+    .await?
+    {
+        None
+    } else {
+        Some(current)
+    };
     let max_attempts = candidates.len() + 2;
     let (mut idx, mut attempts) = (0, 0);
     while let Some(model) = candidates.get(idx).copied() {

@@ -3,8 +3,10 @@
 use super::offer::offered_tools;
 use super::*;
 use crate::agents::Library;
+use crate::approval::RunContext;
+use crate::engine::cx::{Call, ToolCx};
+use crate::engine::registry::ToolRegistry;
 use crate::models::ModelHealth;
-use crate::tools::{Call, ToolCx};
 use skald_api::{ExecutionOutcome, tool_names as tn};
 
 /// What a turn borrows, owned by the test.

@@ -1,6 +1,6 @@
 //! `ToolRegistry`: every tool a model can be offered, by name (tools.md "ToolRegistry").
 
-use crate::tools::{DynTool, Kind, ToolCx};
+use crate::engine::cx::{DynTool, Kind, ToolCx};
 use serde_json::Value;
 use skald_api::{
     Audience, ExecutionOutcome, Tool, ToolCategory, ToolDescriptionLength, ToolExecution,
@@ -192,7 +192,7 @@ impl ToolRegistry {
     pub fn describe_call(&self, name: &str, args: &Value, length: ToolDescriptionLength) -> String {
         let label = match self.get(name) {
             Some(tool) => tool.describe(args, length),
-            None if name == tn::RUN_SUBTASK => crate::tools::delegation_label(name, args),
+            None if name == tn::RUN_SUBTASK => delegation_label(name, args),
             None => name.to_string(),
         };
         length.fit(&label)
@@ -209,6 +209,42 @@ impl ToolRegistry {
             Some(tool) => tool.shown_args(args),
             None => args,
         }
+    }
+}
+
+/// `execute_task ⚡ → software-engineer: Refactor auth module`: what is being delegated,
+/// to whom, and for execute_task in which mode. Also labels the legacy `run_subtask`.
+pub(crate) fn delegation_label(name: &str, args: &Value) -> String {
+    let get = |key: &str| {
+        args.get(key)
+            .and_then(Value::as_str)
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+    };
+    let mut head = name.to_string();
+    if name == tn::EXECUTE_TASK {
+        let mode = match get("mode") {
+            Some("sync") => Some("⚡"),
+            Some("async") => Some("🚀"),
+            Some("cron") => Some("📅"),
+            _ => None,
+        };
+        if let Some(icon) = mode {
+            head = format!("{head} {icon}");
+        }
+    }
+    let what = get("description").or_else(|| get("title"));
+    match (get("agent_id"), what) {
+        (Some(agent), Some(what)) => format!("{head} → {agent}: {what}"),
+        (Some(agent), None) => format!("{head} → {agent}"),
+        (None, Some(what)) => format!("{head}: {what}"),
+        (None, None) => head,
+    }
+}
+
+impl crate::approval::CategoryOf for ToolRegistry {
+    fn category_of(&self, tool: &str) -> Option<ToolCategory> {
+        ToolRegistry::category_of(self, tool)
     }
 }
 

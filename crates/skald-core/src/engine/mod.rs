@@ -11,8 +11,12 @@ use crate::approval::RunContext;
 use crate::inbox::Inbox;
 use crate::lock;
 use crate::models::ModelHealth;
-use crate::registry::ToolRegistry;
-use crate::turn::{self, ApprovalMode, Ask, TurnConfig, TurnEnv};
+use registry::ToolRegistry;
+pub mod context;
+pub mod cx;
+pub mod registry;
+
+use context::{ApprovalMode, Ask, Frame, TurnConfig, TurnEnv, TurnError};
 use skald_api::CancellationToken;
 use skald_api::events::Event;
 use skald_llm::ModelChoice;
@@ -27,12 +31,22 @@ pub enum EngineError {
     #[error("{0}")]
     Agent(#[from] crate::agents::AgentError),
     #[error("{0}")]
-    Turn(#[from] turn::TurnError),
+    Turn(#[from] TurnError),
     #[error(
         "session {session_id} is in use by another Skald process ({owner}); it is free again \
          when that process ends, or within a minute if it died"
     )]
     Busy { session_id: i64, owner: String },
+}
+
+/// This process's name in leases: its pid (so a lease of a process that is gone can be
+/// taken over at once) and a nonce (pids are reused).
+fn process_owner() -> String {
+    format!(
+        "pid:{}:{}",
+        std::process::id(),
+        skald_store::now_ms().rem_euclid(1_000_000_007)
+    )
 }
 
 /// Settings every turn the engine runs uses.
@@ -46,8 +60,7 @@ pub struct TurnSettings {
     pub mcp: crate::config::McpConfig,
 }
 
-/// Where the events of sessions the engine drives go, with their session id.
-pub type Sink = Arc<dyn Fn(i64, Event) + Send + Sync>;
+pub use crate::sink::Sink;
 
 pub struct Engine {
     pub store: Arc<Store>,
@@ -124,7 +137,7 @@ impl Engine {
             tasks: Mutex::new(HashMap::new()),
             changed: tokio::sync::Notify::new(),
             shutdown: CancellationToken::new(),
-            owner: crate::session::hold::process_owner(),
+            owner: process_owner(),
             withheld,
         })
     }
@@ -248,7 +261,7 @@ impl Engine {
             queued,
             ask,
             inbox: Some(&self.inbox),
-            frame: turn::Frame::default(),
+            frame: Frame::default(),
             library: Some(&self.library),
             mcp_list: crate::mcp::NONE_CONFIGURED,
             engine: Some(self),
