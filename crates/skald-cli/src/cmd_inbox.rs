@@ -8,35 +8,8 @@ use crate::exit;
 use skald_api::escape_controls_inline;
 use skald_core::DataDir;
 use skald_core::approval;
-use skald_store::{InboxStatus, Store, StoreError};
-
-/// Stores the rule "always allow" proposes for the item's call, and says what it covers.
-/// Called only after this process approved the item, so a lost race stores no rule.
-fn store_always_rule(store: &Store, id: i64) -> Result<(), u8> {
-    let fail = |e: &dyn std::fmt::Display, code| {
-        eprintln!("skald inbox: {e}");
-        code
-    };
-    let (spec, matched) = approval::propose_for_item(store, id).map_err(|e| match e {
-        StoreError::NotFound { .. } => fail(&e, exit::USAGE),
-        _ => fail(&e, exit::FAILED),
-    })?;
-    let rule_id = store
-        .add_rule(&spec.to_new_rule())
-        .map_err(|e| fail(&e, exit::FAILED))?;
-    let what = match (&spec.command_pattern, &spec.path_pattern) {
-        (Some(c), _) => format!("{} `{c}`", spec.tool_pattern),
-        (None, Some(p)) => format!("{} on {p}", spec.tool_pattern),
-        (None, None) => spec.tool_pattern.clone(),
-    };
-    println!(
-        "added rule {rule_id}: always allow {what} in {} (it covers {} call(s) of this session so far)\n{}",
-        spec.working_dir.as_deref().unwrap_or("any folder"),
-        matched.len(),
-        approval::rule_reach(&spec)
-    );
-    Ok(())
-}
+use skald_core::inbox::{Answer, Inbox};
+use skald_store::{Store, StoreError};
 
 fn open(data_dir: &DataDir) -> Result<Store, u8> {
     Store::open(data_dir.db_path()).map_err(|e| {
@@ -95,92 +68,84 @@ pub fn list(data_dir: &DataDir, json: bool) -> u8 {
     exit::OK
 }
 
-/// Answers a question with text, or an MCP server's form with its fields as JSON.
-pub fn answer_text(data_dir: &DataDir, id: i64, text: &str) -> u8 {
-    let store = match open(data_dir) {
-        Ok(s) => s,
-        Err(c) => return c,
-    };
-    match store.get_inbox_item(id) {
-        Ok(it) if it.kind == skald_store::InboxKind::Approval => {
-            eprintln!("skald inbox: item {id} is an approval: answer approve or reject");
-            return exit::USAGE;
-        }
-        Ok(_) => {}
-        Err(e) => {
-            eprintln!("skald inbox: {e}");
-            return exit::USAGE;
-        }
-    }
-    match store.resolve_inbox_item(id, InboxStatus::Answered, Some(text)) {
-        Ok(it) => {
-            println!("answered item {id}: {}", it.title);
-            exit::OK
-        }
-        Err(e) => {
-            eprintln!("skald inbox: {e}");
-            exit::USAGE
-        }
-    }
+/// What the person answered on the command line.
+enum Given<'a> {
+    Approve {
+        always: bool,
+    },
+    Reject {
+        note: &'a str,
+    },
+    /// A question's answer, or an MCP server's form as JSON.
+    Text(&'a str),
 }
 
-pub fn answer(data_dir: &DataDir, id: i64, approve: bool, note: Option<&str>, always: bool) -> u8 {
+/// Answers an item through the engine's one answer (`Inbox::answer`, as the UI does): the
+/// kind is checked there, "always allow" proposes the rule as the UI's editor does and
+/// stores it only if this answer approved the item, and the waiting call — in whichever
+/// Skald process waits — picks the answer up from the store.
+fn answer(data_dir: &DataDir, id: i64, given: Given<'_>) -> u8 {
     let store = match open(data_dir) {
         Ok(s) => s,
         Err(c) => return c,
     };
-    match store.get_inbox_item(id) {
-        Ok(it) if it.kind == skald_store::InboxKind::Question => {
-            eprintln!("skald inbox: item {id} is a question: answer it with --text");
-            return exit::USAGE;
-        }
-        Ok(it) if it.kind == skald_store::InboxKind::Elicitation && approve => {
-            eprintln!(
-                "skald inbox: item {id} is a form from an MCP server: fill it in with --text '{{\"field\": \"value\"}}', or reject it"
-            );
-            return exit::USAGE;
-        }
-        Ok(_) => {}
-        Err(e @ StoreError::NotFound { .. }) => {
-            eprintln!("skald inbox: {e}");
-            return exit::USAGE;
-        }
-        Err(e) => {
-            eprintln!("skald inbox: {e}");
-            return exit::FAILED;
-        }
-    }
-    if always && !approve {
-        eprintln!("skald inbox: --always goes with approve");
-        return exit::USAGE;
-    }
-    let (status, note) = if approve {
-        (InboxStatus::Approved, None)
-    } else {
-        (InboxStatus::Rejected, Some(note.unwrap_or("")))
-    };
-    match store.resolve_inbox_item(id, status, note) {
-        Ok(it) => {
-            println!(
-                "{} item {id}: {}",
-                if approve { "approved" } else { "rejected" },
-                it.title
-            );
-            if always && let Err(code) = store_always_rule(&store, id) {
-                eprintln!("skald inbox: item {id} was approved, but no rule was stored");
-                return code;
-            }
-            exit::OK
-        }
-        Err(e @ (StoreError::NotFound { .. } | StoreError::AlreadyFinal { .. })) => {
-            eprintln!("skald inbox: {e}");
+    let code = |e: &StoreError| match e {
+        StoreError::NotFound { .. } | StoreError::AlreadyFinal { .. } | StoreError::Invalid(_) => {
             exit::USAGE
         }
+        _ => exit::FAILED,
+    };
+    let (answer, proposed) = match given {
+        Given::Approve { always: false } => (Answer::Approve, None),
+        Given::Approve { always: true } => match approval::propose_for_item(&store, id) {
+            Ok((spec, matched)) => (
+                Answer::AlwaysAllow { rule: spec.clone() },
+                Some((spec, matched.len())),
+            ),
+            Err(e) => {
+                eprintln!("skald inbox: {e}");
+                return code(&e);
+            }
+        },
+        Given::Reject { note } => (
+            Answer::Reject {
+                note: note.to_string(),
+            },
+            None,
+        ),
+        Given::Text(text) => (
+            Answer::Text {
+                text: text.to_string(),
+            },
+            None,
+        ),
+    };
+    let done = match Inbox::new().answer(&store, id, &answer, &|_| {}) {
+        Ok(done) => done,
         Err(e) => {
             eprintln!("skald inbox: {e}");
-            exit::FAILED
+            return code(&e);
         }
+    };
+    let verb = match answer {
+        Answer::Text { .. } => "answered",
+        Answer::Reject { .. } => "rejected",
+        _ => "approved",
+    };
+    println!("{verb} item {id}: {}", done.item.title);
+    if let (Some((spec, matched)), Some(rule_id)) = (proposed, done.rule_id) {
+        let what = match (&spec.command_pattern, &spec.path_pattern) {
+            (Some(c), _) => format!("{} `{c}`", spec.tool_pattern),
+            (None, Some(p)) => format!("{} on {p}", spec.tool_pattern),
+            (None, None) => spec.tool_pattern.clone(),
+        };
+        println!(
+            "added rule {rule_id}: always allow {what} in {} (it covers {matched} call(s) of this session so far)\n{}",
+            spec.working_dir.as_deref().unwrap_or("any folder"),
+            approval::rule_reach(&spec)
+        );
     }
+    exit::OK
 }
 
 #[derive(Debug, Subcommand)]
@@ -222,15 +187,20 @@ pub async fn dispatch(env: &crate::Env, command: InboxCommand) -> u8 {
             text,
             note,
             always,
-        } => match text {
-            Some(text) => answer_text(&env.data_dir, id, &text),
-            None => answer(
-                &env.data_dir,
-                id,
-                decision.as_deref() == Some("approve"),
-                note.as_deref(),
-                always,
-            ),
-        },
+        } => {
+            let approve = decision.as_deref() == Some("approve");
+            if always && (!approve || text.is_some()) {
+                eprintln!("skald inbox: --always goes with approve");
+                return exit::USAGE;
+            }
+            let given = match (&text, approve) {
+                (Some(text), _) => Given::Text(text),
+                (None, true) => Given::Approve { always },
+                (None, false) => Given::Reject {
+                    note: note.as_deref().unwrap_or(""),
+                },
+            };
+            answer(&env.data_dir, id, given)
+        }
     }
 }

@@ -42,6 +42,14 @@ pub fn entry(item: InboxItem, session_title: String) -> InboxEntry {
 /// How often a waiting call looks at the store, for answers given by another process.
 const POLL: Duration = Duration::from_millis(250);
 
+/// What an answer did.
+#[derive(Debug, Clone)]
+pub struct Answered {
+    pub item: InboxItem,
+    /// The rule an "always allow" stored.
+    pub rule_id: Option<i64>,
+}
+
 /// A person's answer to an approval.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "decision", rename_all = "snake_case")]
@@ -156,14 +164,16 @@ impl Inbox {
         Ok(outcome)
     }
 
-    /// Records a person's answer and wakes the waiting call.
+    /// Records a person's answer and wakes the waiting call — in this process, or in
+    /// another one through the store. The one way every carrier answers (the UI, `skald
+    /// inbox answer`). Returns the item as answered and the rule "always allow" stored.
     pub fn answer(
         &self,
         store: &Store,
         id: i64,
         answer: &Answer,
         emit: &(dyn Fn(Event) + Send + Sync),
-    ) -> Result<InboxItem, StoreError> {
+    ) -> Result<Answered, StoreError> {
         // An approval takes approve/reject answers, a question a text or a rejection.
         let kind = store.get_inbox_item(id)?.kind;
         let fits = match answer {
@@ -183,6 +193,7 @@ impl Inbox {
                 }
             )));
         }
+        let mut rule_id = None;
         let item = match answer {
             Answer::Approve => store.resolve_inbox_item(id, InboxStatus::Approved, None)?,
             Answer::Reject { note } => {
@@ -208,7 +219,7 @@ impl Inbox {
                     ));
                 }
                 let item = store.resolve_inbox_item(id, InboxStatus::Approved, None)?;
-                store.add_rule(&rule.to_new_rule())?;
+                rule_id = Some(store.add_rule(&rule.to_new_rule())?);
                 item
             }
         };
@@ -218,6 +229,6 @@ impl Inbox {
             session_id: item.session_id,
             status: item.status,
         });
-        Ok(item)
+        Ok(Answered { item, rule_id })
     }
 }

@@ -151,7 +151,7 @@ impl SessionManager {
         let emit = move |event: Event| {
             let _ = events.send(SessionEvent { session_id, event });
         };
-        Ok(self.engine.inbox.answer(&store, id, answer, &emit)?)
+        Ok(self.engine.inbox.answer(&store, id, answer, &emit)?.item)
     }
 
     pub fn subscribe(&self) -> broadcast::Receiver<SessionEvent> {
