@@ -10,6 +10,7 @@ use skald_core::engine::{Engine, TurnSettings};
 use skald_core::tasks::cron::{self, JobSpec, Scheduler};
 use skald_core::turn::ApprovalMode;
 use skald_core::{Config, DataDir, builtin_registry};
+use skald_service::records::Records;
 use skald_store::{MissedPolicy, Store, StoreError};
 use std::sync::Arc;
 
@@ -199,14 +200,14 @@ pub fn rm(data_dir: &DataDir, id: i64) -> u8 {
         Ok(s) => s,
         Err(c) => return c,
     };
-    match store.delete_job(id) {
+    match Records::new(&store).remove_job(id) {
         Ok(()) => {
             println!("removed job {id}");
             exit::OK
         }
         Err(e) => {
             eprintln!("skald cron: {e}");
-            store_code(&e)
+            exit::of(&e)
         }
     }
 }
@@ -216,7 +217,7 @@ pub fn enable(data_dir: &DataDir, id: i64, on: bool) -> u8 {
         Ok(s) => s,
         Err(c) => return c,
     };
-    match cron::set_enabled(&store, id, on) {
+    match Records::new(&store).set_job_enabled(id, on) {
         Ok(job) if on => {
             println!("job {id} enabled; next run {}", time(job.next_run_at));
             exit::OK
@@ -225,13 +226,9 @@ pub fn enable(data_dir: &DataDir, id: i64, on: bool) -> u8 {
             println!("job {id} disabled");
             exit::OK
         }
-        Err(cron::CronError::Store(e)) => {
-            eprintln!("skald cron: {e}");
-            store_code(&e)
-        }
         Err(e) => {
             eprintln!("skald cron: {e}");
-            exit::FAILED
+            exit::of(&e)
         }
     }
 }

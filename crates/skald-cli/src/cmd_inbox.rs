@@ -6,9 +6,11 @@ use clap::Subcommand;
 
 use crate::exit;
 use skald_api::escape_controls_inline;
+use skald_api::inbox::InboxRequest;
 use skald_core::DataDir;
 use skald_core::approval;
-use skald_core::inbox::{Answer, Inbox};
+use skald_core::inbox::Answer;
+use skald_service::records::Records;
 use skald_store::{Store, StoreError};
 
 fn open(data_dir: &DataDir) -> Result<Store, u8> {
@@ -23,7 +25,9 @@ pub fn list(data_dir: &DataDir, json: bool) -> u8 {
         Ok(s) => s,
         Err(c) => return c,
     };
-    let items = match store.pending_inbox() {
+    // The entries the UI's Inbox shows, with their typed requests (`--json` prints them
+    // as the protocol carries them).
+    let items = match Records::new(&store).inbox() {
         Ok(i) => i,
         Err(e) => {
             eprintln!("skald inbox: {e}");
@@ -46,7 +50,11 @@ pub fn list(data_dir: &DataDir, json: bool) -> u8 {
         println!("Nothing is waiting for you.");
     }
     for it in items {
-        let why = escape_controls_inline(it.payload["reason"].as_str().unwrap_or(""));
+        let (why, args) = match &it.request {
+            InboxRequest::Approval(a) => (a.reason.as_str(), Some(&a.arguments)),
+            InboxRequest::Question(_) | InboxRequest::Elicitation(_) => ("", None),
+        };
+        let why = escape_controls_inline(why);
         println!(
             "{:>4}  session {:<4} {:<10} {}{}",
             it.id,
@@ -60,8 +68,20 @@ pub fn list(data_dir: &DataDir, json: bool) -> u8 {
             }
         );
         // The full arguments, line by line with controls escaped: the title is cut.
-        let args = it.payload.get("arguments").unwrap_or(&it.payload);
-        for line in crate::shown::argument_lines(args, "      ") {
+        // A question or a form shows its text or fields the same way.
+        let shown = match &it.request {
+            InboxRequest::Approval(_) => args.cloned().unwrap_or_default(),
+            InboxRequest::Question(q) => serde_json::json!({
+                "question": q.question,
+                "suggested_answers": q.suggested_answers,
+            }),
+            InboxRequest::Elicitation(e) => serde_json::json!({
+                "server": e.server,
+                "message": e.message,
+                "schema": e.schema,
+            }),
+        };
+        for line in crate::shown::argument_lines(&shown, "      ") {
             println!("{line}");
         }
     }
@@ -95,6 +115,7 @@ fn answer(data_dir: &DataDir, id: i64, given: Given<'_>) -> u8 {
         }
         _ => exit::FAILED,
     };
+    let records = Records::new(&store);
     let (answer, proposed) = match given {
         Given::Approve { always: false } => (Answer::Approve, None),
         Given::Approve { always: true } => match approval::propose_for_item(&store, id) {
@@ -120,11 +141,11 @@ fn answer(data_dir: &DataDir, id: i64, given: Given<'_>) -> u8 {
             None,
         ),
     };
-    let done = match Inbox::new().answer(&store, id, &answer, &|_| {}) {
+    let done = match records.answer(id, &answer) {
         Ok(done) => done,
         Err(e) => {
             eprintln!("skald inbox: {e}");
-            return code(&e);
+            return exit::of(&e);
         }
     };
     let verb = match answer {

@@ -1,6 +1,7 @@
 //! `skald plugins list|configure`: the plugins Skald ships, their settings, on or off.
 
 use clap::Subcommand;
+use skald_service::records::Records;
 
 use crate::exit;
 use skald_core::DataDir;
@@ -20,7 +21,7 @@ pub fn list(data_dir: &DataDir, json: bool) -> u8 {
         Err(c) => return c,
     };
     let plugins = Plugins::default();
-    let described = plugins.describe(&store);
+    let described = Records::new(&store).plugins(&plugins);
     if json {
         println!("{}", serde_json::json!(described));
         return exit::OK;
@@ -52,7 +53,7 @@ pub fn configure(data_dir: &DataDir, id: &str, config: Option<&str>, enabled: Op
             return exit::USAGE;
         }
     };
-    match Plugins::default().configure(&store, id, config.as_ref(), enabled) {
+    match Records::new(&store).configure_plugin(&Plugins::default(), id, config.as_ref(), enabled) {
         Ok(text) => {
             println!("{text}");
             exit::OK

@@ -4,6 +4,7 @@ use clap::Subcommand;
 
 use crate::exit;
 use skald_core::DataDir;
+use skald_service::records::Records;
 use skald_store::{NewRule, RuleAction, Store};
 
 fn open(data_dir: &DataDir) -> Result<Store, u8> {
@@ -18,7 +19,7 @@ pub fn list(data_dir: &DataDir, json: bool) -> u8 {
         Ok(s) => s,
         Err(c) => return c,
     };
-    let rules = match store.list_rules() {
+    let rules = match Records::new(&store).rules() {
         Ok(r) => r,
         Err(e) => {
             eprintln!("skald rules: {e}");
@@ -134,18 +135,14 @@ pub fn rm(data_dir: &DataDir, id: i64) -> u8 {
         Ok(s) => s,
         Err(c) => return c,
     };
-    match store.delete_rule(id) {
+    match Records::new(&store).remove_rule(id) {
         Ok(()) => {
             println!("removed rule {id}");
             exit::OK
         }
-        Err(e @ skald_store::StoreError::NotFound { .. }) => {
-            eprintln!("skald rules: {e}");
-            exit::USAGE
-        }
         Err(e) => {
             eprintln!("skald rules: {e}");
-            exit::FAILED
+            exit::of(&e)
         }
     }
 }

@@ -4,6 +4,7 @@ use clap::Subcommand;
 
 use crate::exit;
 use skald_core::DataDir;
+use skald_service::records::Records;
 use skald_store::Store;
 
 pub fn list(data_dir: &DataDir, session: Option<i64>, json: bool) -> u8 {
@@ -14,7 +15,7 @@ pub fn list(data_dir: &DataDir, session: Option<i64>, json: bool) -> u8 {
             return exit::FAILED;
         }
     };
-    let tasks = match store.list_tasks(session) {
+    let tasks = match Records::new(&store).tasks(session) {
         Ok(t) => t,
         Err(e) => {
             eprintln!("skald tasks: {e}");

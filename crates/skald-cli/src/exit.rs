@@ -9,3 +9,17 @@ pub const USAGE: u8 = 2;
 pub const REJECTED: u8 = 3;
 /// Stopped by Ctrl-C (128 + SIGINT, as shells report it).
 pub const CANCELLED: u8 = 130;
+
+/// The code for a failed data-folder operation: what the user named wrongly (no such item,
+/// an answer already given, a value that does not fit) is bad usage; the rest failed.
+pub fn of(e: &skald_service::ServiceError) -> u8 {
+    use skald_service::ServiceError;
+    use skald_store::StoreError;
+    match e {
+        ServiceError::Store(
+            StoreError::NotFound { .. } | StoreError::AlreadyFinal { .. } | StoreError::Invalid(_),
+        )
+        | ServiceError::Invalid(_) => USAGE,
+        _ => FAILED,
+    }
+}

@@ -8,6 +8,7 @@ mod convert;
 pub mod files;
 mod inbox;
 mod models;
+pub mod records;
 mod settings;
 mod viewer;
 
@@ -289,6 +290,11 @@ impl Service {
             .unwrap_or_else(|| self.policy.root().to_path_buf())
     }
 
+    /// What the data folder keeps, read and changed as every carrier does.
+    fn records(&self) -> records::Records<'_> {
+        records::Records::new(&self.store)
+    }
+
     fn session_info(&self, s: skald_store::Session) -> skald_api::protocol::SessionInfo {
         let running = self.sessions.is_running(s.id);
         convert::session(s, running)
@@ -327,35 +333,25 @@ impl Service {
             Command::Answer { inbox_id, answer } => self.answer(inbox_id, answer),
             Command::ProposeRule { inbox_id } => self.propose_rule(inbox_id),
             Command::ListRules => Ok(Reply::ListRules {
-                rules: self
-                    .store
-                    .list_rules()?
-                    .into_iter()
-                    .map(convert::rule)
-                    .collect(),
+                rules: self.records().rules()?,
             }),
             Command::RemoveRule { id } => {
-                self.store.delete_rule(id)?;
+                self.records().remove_rule(id)?;
                 Ok(Reply::RemoveRule)
             }
             Command::ListAgents => Ok(self.list_agents()),
             Command::ListTasks => Ok(Reply::ListTasks {
-                tasks: (self.store.list_tasks(None)?)
-                    .into_iter()
-                    .map(convert::task)
-                    .collect(),
+                tasks: self.records().tasks(None)?,
             }),
             Command::ListCron => Ok(Reply::ListCron {
-                jobs: self
-                    .store
-                    .list_jobs()?
-                    .into_iter()
-                    .map(convert::job)
-                    .collect(),
+                jobs: self.records().jobs()?,
             }),
-            Command::SetCronEnabled { id, enabled } => self.set_cron_enabled(id, enabled),
+            Command::SetCronEnabled { id, enabled } => {
+                self.records().set_job_enabled(id, enabled)?;
+                Ok(Reply::SetCronEnabled)
+            }
             Command::RemoveCron { id } => {
-                self.store.delete_job(id)?;
+                self.records().remove_job(id)?;
                 Ok(Reply::RemoveCron)
             }
             Command::UpdateCron {
@@ -364,7 +360,11 @@ impl Service {
                 prompt,
                 cron,
                 timezone,
-            } => self.update_cron(id, &name, &prompt, &cron, &timezone),
+            } => Ok(Reply::UpdateCron {
+                job: self
+                    .records()
+                    .update_job(id, &name, &prompt, &cron, &timezone)?,
+            }),
             Command::ListMcp => Ok(Reply::ListMcp {
                 servers: self.mcp_servers()?,
             }),
@@ -377,19 +377,20 @@ impl Service {
             Command::SetSecret { name, value } => self.set_secret(name, value).await,
             Command::RemoveSecret { name } => self.remove_secret(name).await,
             Command::ListPlugins => Ok(Reply::ListPlugins {
-                plugins: self.sessions.engine().plugins.describe(&self.store),
+                plugins: self.records().plugins(&self.sessions.engine().plugins),
             }),
             Command::ConfigurePlugin {
                 id,
                 enabled,
                 config,
-            } => {
-                let plugins = &self.sessions.engine().plugins;
-                let message = plugins
-                    .configure(&self.store, &id, config.as_ref(), enabled)
-                    .map_err(invalid)?;
-                Ok(Reply::ConfigurePlugin { message })
-            }
+            } => Ok(Reply::ConfigurePlugin {
+                message: self.records().configure_plugin(
+                    &self.sessions.engine().plugins,
+                    &id,
+                    config.as_ref(),
+                    enabled,
+                )?,
+            }),
             Command::Settings => Ok(self.settings()),
             Command::TestModel => Ok(self.test_model().await),
             Command::LocalModels => Ok(self.local_models()),

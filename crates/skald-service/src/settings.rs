@@ -26,28 +26,6 @@ impl Service {
         }
     }
 
-    pub(crate) fn set_cron_enabled(&self, id: i64, enabled: bool) -> Result<Reply, ServiceError> {
-        skald_core::tasks::cron::set_enabled(&self.store, id, enabled)
-            .map_err(|e| invalid(e.to_string()))?;
-        Ok(Reply::SetCronEnabled)
-    }
-
-    pub(crate) fn update_cron(
-        &self,
-        id: i64,
-        name: &str,
-        prompt: &str,
-        cron: &str,
-        timezone: &str,
-    ) -> Result<Reply, ServiceError> {
-        let job =
-            skald_core::tasks::cron::update_job(&self.store, id, name, prompt, cron, timezone)
-                .map_err(|e| invalid(e.to_string()))?;
-        Ok(Reply::UpdateCron {
-            job: crate::convert::job(job),
-        })
-    }
-
     /// The keyring is D-Bus (or a file) and may wait: off the async workers.
     pub(crate) async fn list_secrets(&self) -> Result<Reply, ServiceError> {
         let secrets = self.secrets()?;
