@@ -1,5 +1,4 @@
-//! Running one registry tool directly, outside any agent turn (`skald tool`, and later the
-//! UI's "run again"). The same path a turn takes — validation, `run`, `drive_execution`
+//! Running one registry tool directly, outside any agent turn (`skald tool`). The same path a turn takes — validation, `run`, `drive_execution`
 //! inside the run's `ToolScope` — minus the model.
 
 use crate::args::{ArgsError, validate_args};

@@ -1,6 +1,6 @@
 //! The Agent Inbox, engine side: one place where every agent's wait for a person is
-//! created, waited on and answered — approvals now; clarification questions and MCP
-//! elicitations join it later. Items live in the store, so an answer given after a
+//! created, waited on and answered — approvals, clarification questions and MCP
+//! elicitations. Items live in the store, so an answer given after a
 //! restart, or from another process (`skald inbox answer`), reaches the waiting call.
 
 use crate::approval::{BypassScope, Bypasses, RuleSpec};

@@ -1,7 +1,10 @@
-//! The Skald engine. From the foundation: the tool registry and the catalog that every
-//! surface (model tool lists, the approval UI, `skald tools`) reads, argument validation,
-//! the data directory and its `config.toml`, logging, and the `doctor` checks. The agent
-//! loop, approval gate, sub-agents, inbox and cron join it in later layers.
+//! The Skald engine, in parts whose arrows point one way (docs/architecture.md, checked by
+//! scripts/module_cycles.py): `engine/` (the shared parts, the registry, and the context
+//! turns and tools run in) at the bottom of the engine proper; `turn/` (the agent loop)
+//! on it; `tools/` (every tool, one list), `session/` (the session manager, leases,
+//! resume) and `tasks/` (background tasks, deliveries, cron) on top. Below them: the
+//! approval gate, the Inbox, MCP servers, plugins, agents and skills, models, the data
+//! directory and `config.toml`, logging and `doctor`.
 
 pub mod agents;
 pub mod approval;
