@@ -1,5 +1,6 @@
-//! Running one registry tool directly, outside any agent turn (`skald tool`). The same path a turn takes — validation, `run`, `drive_execution`
-//! inside the run's `ToolScope` — minus the model.
+//! Running one registry tool directly, outside any agent turn (`skald tool`). The same
+//! path a turn takes — validation, `run`, `drive_execution` inside the run's `ToolScope` —
+//! minus the model.
 
 use crate::args::{ArgsError, validate_args};
 use crate::engine::registry::ToolRegistry;
