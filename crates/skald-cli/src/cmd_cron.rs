@@ -6,6 +6,7 @@ use clap::Subcommand;
 use std::path::PathBuf;
 
 use crate::exit;
+use crate::fail::{Fail, finish};
 use skald_core::engine::{Engine, TurnSettings};
 use skald_core::tasks::cron::{self, JobSpec, Scheduler};
 use skald_core::turn::ApprovalMode;
@@ -14,17 +15,15 @@ use skald_service::records::Records;
 use skald_store::{MissedPolicy, Store, StoreError};
 use std::sync::Arc;
 
-fn open(data_dir: &DataDir) -> Result<Store, u8> {
-    Store::open(data_dir.db_path()).map_err(|e| {
-        eprintln!("skald cron: {e}");
-        exit::FAILED
-    })
+fn open(data_dir: &DataDir) -> Result<Store, Fail> {
+    Store::open(data_dir.db_path()).map_err(Fail::failed)
 }
 
-fn store_code(e: &StoreError) -> u8 {
+/// What the user named wrongly (no such job) is bad usage; the rest failed.
+fn store_fail(e: StoreError) -> Fail {
     match e {
-        StoreError::NotFound { .. } => exit::USAGE,
-        _ => exit::FAILED,
+        StoreError::NotFound { .. } => Fail::usage(e),
+        _ => Fail::failed(e),
     }
 }
 
@@ -32,18 +31,9 @@ fn time(ms: Option<i64>) -> String {
     ms.map_or_else(|| "never".to_string(), cron::format_time)
 }
 
-pub fn list(data_dir: &DataDir, json: bool) -> u8 {
-    let store = match open(data_dir) {
-        Ok(s) => s,
-        Err(c) => return c,
-    };
-    let jobs = match store.list_jobs() {
-        Ok(j) => j,
-        Err(e) => {
-            eprintln!("skald cron: {e}");
-            return exit::FAILED;
-        }
-    };
+pub fn list(data_dir: &DataDir, json: bool) -> Result<u8, Fail> {
+    let store = open(data_dir)?;
+    let jobs = store.list_jobs().map_err(Fail::failed)?;
     if json {
         let mut out = Vec::new();
         for j in &jobs {
@@ -56,11 +46,11 @@ pub fn list(data_dir: &DataDir, json: bool) -> u8 {
             out.push(v);
         }
         println!("{}", serde_json::Value::Array(out));
-        return exit::OK;
+        return Ok(exit::OK);
     }
     if jobs.is_empty() {
         println!("No scheduled jobs. Add one with `skald cron add`.");
-        return exit::OK;
+        return Ok(exit::OK);
     }
     for j in jobs {
         let last = store
@@ -91,7 +81,7 @@ pub fn list(data_dir: &DataDir, json: bool) -> u8 {
             last
         );
     }
-    exit::OK
+    Ok(exit::OK)
 }
 
 pub struct AddArgs<'a> {
@@ -106,56 +96,37 @@ pub struct AddArgs<'a> {
     pub json: bool,
 }
 
-pub fn add(data_dir: &DataDir, a: AddArgs<'_>) -> u8 {
-    let store = match open(data_dir) {
-        Ok(s) => s,
-        Err(c) => return c,
-    };
-    let library = match skald_core::agents::Library::load(data_dir.root()) {
-        Ok(l) => l,
-        Err(e) => {
-            eprintln!("skald cron: {e}");
-            return exit::FAILED;
-        }
-    };
-    let missed = match MissedPolicy::parse(a.missed) {
-        Some(m) => m,
-        None => {
-            eprintln!("skald cron: --missed takes `once` or `skip`");
-            return exit::USAGE;
-        }
-    };
-    let cwd = match a
-        .cwd
+/// The job's working directory: `--cwd` or the current one, which must exist.
+fn job_dir(cwd: Option<&std::path::Path>) -> Result<PathBuf, Fail> {
+    let cwd = cwd
         .map_or_else(std::env::current_dir, |d| Ok(d.to_path_buf()))
-    {
-        Ok(d) => d,
-        Err(e) => {
-            eprintln!("skald cron: cannot read the current directory: {e}");
-            return exit::USAGE;
-        }
-    };
-    let Ok(cwd) = std::fs::canonicalize(&cwd) else {
-        eprintln!(
-            "skald cron: working directory {} does not exist",
+        .map_err(|e| Fail::usage(format!("cannot read the current directory: {e}")))?;
+    std::fs::canonicalize(&cwd).map_err(|_| {
+        Fail::usage(format!(
+            "working directory {} does not exist",
             cwd.display()
-        );
-        return exit::USAGE;
-    };
+        ))
+    })
+}
+
+pub fn add(data_dir: &DataDir, a: AddArgs<'_>) -> Result<u8, Fail> {
+    let store = open(data_dir)?;
+    let library = skald_core::agents::Library::load(data_dir.root()).map_err(Fail::failed)?;
+    let missed = MissedPolicy::parse(a.missed)
+        .ok_or_else(|| Fail::usage("--missed takes `once` or `skip`"))?;
+    let cwd = job_dir(a.cwd)?;
     if let Some(h) = a.home {
         match store.get_session(h) {
             Ok(s) if s.kind == skald_store::SessionKind::Interactive => {}
             Ok(_) => {
-                eprintln!("skald cron: --home: session {h} is a background session, not a chat");
-                return exit::USAGE;
+                return Err(Fail::usage(format!(
+                    "--home: session {h} is a background session, not a chat"
+                )));
             }
-            Err(e) => {
-                eprintln!("skald cron: --home: {e}");
-                return exit::USAGE;
-            }
+            Err(e) => return Err(Fail::usage(format!("--home: {e}"))),
         }
     }
-    let job = match cron::create_job(
+    let job = cron::create_job(
         &store,
         &library,
         JobSpec {
@@ -170,17 +141,11 @@ pub fn add(data_dir: &DataDir, a: AddArgs<'_>) -> u8 {
             run_context_id: None,
             working_dir: Some(cwd.display().to_string()),
         },
-    ) {
-        Ok(j) => j,
-        Err(cron::CronError::Store(e)) => {
-            eprintln!("skald cron: {e}");
-            return exit::FAILED;
-        }
-        Err(e) => {
-            eprintln!("skald cron: {e}");
-            return exit::USAGE;
-        }
-    };
+    )
+    .map_err(|e| match e {
+        cron::CronError::Store(e) => Fail::failed(e),
+        e => Fail::usage(e),
+    })?;
     if a.json {
         println!("{}", serde_json::to_value(&job).unwrap_or_default());
     } else {
@@ -192,66 +157,34 @@ pub fn add(data_dir: &DataDir, a: AddArgs<'_>) -> u8 {
             job.timezone
         );
     }
-    exit::OK
+    Ok(exit::OK)
 }
 
-pub fn rm(data_dir: &DataDir, id: i64) -> u8 {
-    let store = match open(data_dir) {
-        Ok(s) => s,
-        Err(c) => return c,
-    };
-    match Records::new(&store).remove_job(id) {
-        Ok(()) => {
-            println!("removed job {id}");
-            exit::OK
-        }
-        Err(e) => {
-            eprintln!("skald cron: {e}");
-            exit::of(&e)
-        }
-    }
+pub fn rm(data_dir: &DataDir, id: i64) -> Result<u8, Fail> {
+    let store = open(data_dir)?;
+    Records::new(&store).remove_job(id)?;
+    println!("removed job {id}");
+    Ok(exit::OK)
 }
 
-pub fn enable(data_dir: &DataDir, id: i64, on: bool) -> u8 {
-    let store = match open(data_dir) {
-        Ok(s) => s,
-        Err(c) => return c,
-    };
-    match Records::new(&store).set_job_enabled(id, on) {
-        Ok(job) if on => {
-            println!("job {id} enabled; next run {}", time(job.next_run_at));
-            exit::OK
-        }
-        Ok(_) => {
-            println!("job {id} disabled");
-            exit::OK
-        }
-        Err(e) => {
-            eprintln!("skald cron: {e}");
-            exit::of(&e)
-        }
+pub fn enable(data_dir: &DataDir, id: i64, on: bool) -> Result<u8, Fail> {
+    let store = open(data_dir)?;
+    let job = Records::new(&store).set_job_enabled(id, on)?;
+    if on {
+        println!("job {id} enabled; next run {}", time(job.next_run_at));
+    } else {
+        println!("job {id} disabled");
     }
+    Ok(exit::OK)
 }
 
-pub fn runs(data_dir: &DataDir, id: i64, json: bool) -> u8 {
-    let store = match open(data_dir) {
-        Ok(s) => s,
-        Err(c) => return c,
-    };
-    if let Err(e) = store.get_job(id) {
-        eprintln!("skald cron: {e}");
-        return store_code(&e);
-    }
-    let runs = match store.list_runs(id) {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("skald cron: {e}");
-            return exit::FAILED;
-        }
-    };
+pub fn runs(data_dir: &DataDir, id: i64, json: bool) -> Result<u8, Fail> {
+    let store = open(data_dir)?;
+    store.get_job(id).map_err(store_fail)?;
+    let runs = store.list_runs(id).map_err(Fail::failed)?;
     if json {
         println!("{}", serde_json::to_value(&runs).unwrap_or_default());
-        return exit::OK;
+        return Ok(exit::OK);
     }
     if runs.is_empty() {
         println!("Job {id} has not run yet.");
@@ -275,46 +208,26 @@ pub fn runs(data_dir: &DataDir, id: i64, json: bool) -> u8 {
             }
         }
     }
-    exit::OK
+    Ok(exit::OK)
 }
 
-/// The scheduler in the foreground until Ctrl-C, or (`once`) what is due now.
-pub async fn run(
+/// The engine the scheduler's runs use, with secrets, plugins and MCP servers started
+/// (none of those failing stops the scheduler).
+fn start_engine(
     data_dir: &DataDir,
     config: &Config,
     model: Option<&str>,
     approval: ApprovalMode,
-    once: bool,
     json: bool,
-) -> u8 {
-    let models =
-        match skald_core::models::choose_models(config, model, &data_dir.models_dir(), |k| {
-            std::env::var(k).ok()
-        }) {
-            Ok(m) => m,
-            Err(e) => {
-                eprintln!("skald cron: {e}");
-                return exit::USAGE;
-            }
-        };
-    let store = match open(data_dir) {
-        Ok(s) => Arc::new(s),
-        Err(c) => return c,
-    };
-    let registry = match builtin_registry() {
-        Ok(r) => Arc::new(r),
-        Err(e) => {
-            eprintln!("skald cron: {e}");
-            return exit::FAILED;
-        }
-    };
-    let library = match skald_core::agents::Library::load(data_dir.root()) {
-        Ok(l) => Arc::new(l),
-        Err(e) => {
-            eprintln!("skald cron: {e}");
-            return exit::FAILED;
-        }
-    };
+) -> Result<Arc<Engine>, Fail> {
+    let models = skald_core::models::choose_models(config, model, &data_dir.models_dir(), |k| {
+        std::env::var(k).ok()
+    })
+    .map_err(Fail::usage)?;
+    let store = Arc::new(open(data_dir)?);
+    let registry = Arc::new(builtin_registry().map_err(Fail::failed)?);
+    let library =
+        Arc::new(skald_core::agents::Library::load(data_dir.root()).map_err(Fail::failed)?);
     let sink: skald_core::engine::Sink = Arc::new(move |session_id, event| {
         crate::session_events::print(session_id, &event, json, true);
     });
@@ -342,55 +255,70 @@ pub async fn run(
     if let Err(e) = engine.start_mcp(Some(data_dir.logs_dir())) {
         eprintln!("skald cron: cannot start the MCP servers: {e}");
     }
+    Ok(engine)
+}
+
+/// The first Ctrl-C stops the scheduler (and marks it `interrupted`); a second one exits.
+fn stop_on_ctrl_c(cancel: skald_api::CancellationToken, interrupted: skald_api::CancellationToken) {
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            interrupted.cancel();
+            cancel.cancel();
+        }
+        if tokio::signal::ctrl_c().await.is_ok() {
+            std::process::exit(i32::from(exit::CANCELLED));
+        }
+    });
+}
+
+/// `--once`: the runs due now, then what they delivered to their home chats.
+async fn run_once(
+    engine: &Arc<Engine>,
+    scheduler: &Scheduler,
+    cancel: &skald_api::CancellationToken,
+    json: bool,
+) -> Result<(), cron::CronError> {
+    let started = scheduler.tick(cancel)?;
+    if !json {
+        println!("{} run(s) due", started.len());
+    }
+    scheduler.wait_runs().await;
+    // What the runs delivered is taken in before exiting. Notifications wait a moment to
+    // be batched; a chat that cannot take its deliveries is left for the next carrier
+    // rather than waited on.
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        match engine.continue_ready_chats(cancel).await {
+            Ok(Some(wait))
+                if !cancel.is_cancelled() && tokio::time::Instant::now() + wait < deadline =>
+            {
+                tokio::time::sleep(wait).await
+            }
+            Ok(_) => return Ok(()),
+            Err(e) => return Err(cron::CronError::Engine(e)),
+        }
+    }
+}
+
+/// The scheduler in the foreground until Ctrl-C, or (`once`) what is due now.
+pub async fn run(
+    data_dir: &DataDir,
+    config: &Config,
+    model: Option<&str>,
+    approval: ApprovalMode,
+    once: bool,
+    json: bool,
+) -> Result<u8, Fail> {
+    let engine = start_engine(data_dir, config, model, approval, json)?;
     let scheduler = Scheduler::new(engine.clone(), Scheduler::process_owner());
     let cancel = skald_api::CancellationToken::new();
     // Set by Ctrl-C only: `cancel` is also used to stop the chats loop on the way out.
     let interrupted = skald_api::CancellationToken::new();
-    {
-        let (cancel, interrupted) = (cancel.clone(), interrupted.clone());
-        tokio::spawn(async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
-                interrupted.cancel();
-                cancel.cancel();
-            }
-            if tokio::signal::ctrl_c().await.is_ok() {
-                std::process::exit(i32::from(exit::CANCELLED));
-            }
-        });
-    }
+    stop_on_ctrl_c(cancel.clone(), interrupted.clone());
     // Notifications from the runs go to their home chats, which this process continues
     // (the app does the same when it is the one running).
     let result = if once {
-        match scheduler.tick(&cancel) {
-            Ok(started) => {
-                if !json {
-                    println!("{} run(s) due", started.len());
-                }
-                scheduler.wait_runs().await;
-                // What the runs delivered is taken in before exiting.
-                let mut outcome = Ok(());
-                // Notifications wait a moment to be batched; a chat that cannot take its
-                // deliveries is left for the next carrier rather than waited on.
-                let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
-                loop {
-                    match engine.continue_ready_chats(&cancel).await {
-                        Ok(Some(wait))
-                            if !cancel.is_cancelled()
-                                && tokio::time::Instant::now() + wait < deadline =>
-                        {
-                            tokio::time::sleep(wait).await
-                        }
-                        Ok(_) => break,
-                        Err(e) => {
-                            outcome = Err(cron::CronError::Engine(e));
-                            break;
-                        }
-                    }
-                }
-                outcome
-            }
-            Err(e) => Err(e),
-        }
+        run_once(&engine, &scheduler, &cancel, json).await
     } else {
         if !json {
             println!(
@@ -406,14 +334,11 @@ pub async fn run(
     let stopped = interrupted.is_cancelled();
     // MCP servers' processes end with this one.
     engine.mcp.manager.stop_all();
-    if let Err(e) = result {
-        eprintln!("skald cron: {e}");
-        return exit::FAILED;
-    }
+    result.map_err(Fail::failed)?;
     if stopped {
-        return exit::CANCELLED;
+        return Ok(exit::CANCELLED);
     }
-    exit::OK
+    Ok(exit::OK)
 }
 
 #[derive(Debug, Subcommand)]
@@ -493,7 +418,7 @@ pub enum CronCommand {
 
 /// Runs one `cron` subcommand; its exit code.
 pub async fn dispatch(env: &crate::Env, command: CronCommand) -> u8 {
-    match command {
+    let result = match command {
         CronCommand::List { json } => list(&env.data_dir, json),
         CronCommand::Add {
             agent,
@@ -539,5 +464,6 @@ pub async fn dispatch(env: &crate::Env, command: CronCommand) -> u8 {
             )
             .await
         }
-    }
+    };
+    finish("skald cron", result)
 }

@@ -1,6 +1,7 @@
 //! `skald exec`: one agent turn, headless. Ctrl-C is /stop.
 
 use crate::exit;
+use crate::fail::{Fail, finish};
 use skald_api::CancellationToken;
 use skald_api::events::{Event, TurnOutcome};
 use skald_api::{escape_controls, escape_controls_inline};
@@ -30,46 +31,19 @@ pub struct ExecArgs<'a> {
     pub prompt: &'a str,
 }
 
-/// Why `skald exec` stopped before or during its turn: printed once by `run`, with the
-/// exit code that says whose mistake it was.
-#[derive(Debug, thiserror::Error)]
-enum ExecError {
-    /// The invocation cannot work as given (a flag, a folder, a session, an agent).
-    #[error("{0}")]
-    Usage(String),
-    /// Skald could not do its part (the store, the registry, a resume).
-    #[error("{0}")]
-    Failed(String),
+fn usage(e: impl std::fmt::Display) -> Fail {
+    Fail::usage(e)
 }
 
-impl ExecError {
-    fn code(&self) -> u8 {
-        match self {
-            ExecError::Usage(_) => exit::USAGE,
-            ExecError::Failed(_) => exit::FAILED,
-        }
-    }
-}
-
-fn usage(e: impl std::fmt::Display) -> ExecError {
-    ExecError::Usage(e.to_string())
-}
-
-fn failed(e: impl std::fmt::Display) -> ExecError {
-    ExecError::Failed(e.to_string())
+fn failed(e: impl std::fmt::Display) -> Fail {
+    Fail::failed(e)
 }
 
 pub async fn run(data_dir: &DataDir, config: &Config, a: ExecArgs<'_>) -> u8 {
-    match exec(data_dir, config, a).await {
-        Ok(code) => code,
-        Err(e) => {
-            eprintln!("skald exec: {e}");
-            e.code()
-        }
-    }
+    finish("skald exec", exec(data_dir, config, a).await)
 }
 
-async fn exec(data_dir: &DataDir, config: &Config, a: ExecArgs<'_>) -> Result<u8, ExecError> {
+async fn exec(data_dir: &DataDir, config: &Config, a: ExecArgs<'_>) -> Result<u8, Fail> {
     let models = skald_core::models::choose_models(config, a.model, &data_dir.models_dir(), |k| {
         std::env::var(k).ok()
     })
@@ -83,21 +57,7 @@ async fn exec(data_dir: &DataDir, config: &Config, a: ExecArgs<'_>) -> Result<u8
         library.get(id).map_err(usage)?;
     }
     let run_context_id = new_run_context(&store, &a)?;
-    let session = match a.session {
-        Some(id) => store.get_session(id).map_err(usage)?,
-        None => {
-            let title: String = a.prompt.chars().take(60).collect();
-            store
-                .create_session(&NewSession {
-                    title,
-                    agent_id: a.agent.unwrap_or("main").to_string(),
-                    working_dir: Some(cwd.display().to_string()),
-                    run_context_id,
-                    ..NewSession::default()
-                })
-                .map_err(failed)?
-        }
-    };
+    let session = open_session(&store, &a, &cwd, run_context_id)?;
     let agent = a.agent.unwrap_or(&session.agent_id);
     let cancel = CancellationToken::new();
     tokio::spawn(stop_on_ctrl_c(cancel.clone()));
@@ -131,19 +91,7 @@ async fn exec(data_dir: &DataDir, config: &Config, a: ExecArgs<'_>) -> Result<u8
     // The chat is this process's while it runs: another Skald process is told it is busy
     // instead of writing into the same conversation.
     let _hold = engine.hold_session(session.id).map_err(failed)?;
-    // Before anything starts a process: the declared providers' keys stay with Skald.
-    engine
-        .withheld
-        .hide_env(skald_core::models::key_envs(config));
-    // Secrets first: MCP servers may refer to them, and results are redacted with them.
-    if let Err(e) = engine.open_secrets(data_dir.root()) {
-        eprintln!("skald exec: secrets are not available: {e}");
-    }
-    engine.start_plugins();
-    // MCP servers connect in the background; the turn never waits for them.
-    if let Err(e) = engine.start_mcp(Some(data_dir.logs_dir())) {
-        eprintln!("skald exec: cannot start the MCP servers: {e}");
-    }
+    start_services(&engine, data_dir, config);
     let granted = store.granted_groups(session.id, None).map_err(failed)?;
     let mcp_list = engine.mcp.prompt_list(&store, &granted);
     let system_prompt = library.system_prompt(agent, &mcp_list).map_err(usage)?;
@@ -192,6 +140,55 @@ async fn exec(data_dir: &DataDir, config: &Config, a: ExecArgs<'_>) -> Result<u8
     }
     let outcome =
         turn_and_deliveries(&engine, &env, &store, session.id, a.prompt, &cancel, &emit).await?;
+    wind_down(&engine, outcome).await
+}
+
+/// The session the turn runs in: the one `--session` names, or a new one titled by the prompt.
+fn open_session(
+    store: &Store,
+    a: &ExecArgs<'_>,
+    cwd: &Path,
+    run_context_id: Option<i64>,
+) -> Result<skald_store::Session, Fail> {
+    match a.session {
+        Some(id) => store.get_session(id).map_err(usage),
+        None => {
+            let title: String = a.prompt.chars().take(60).collect();
+            store
+                .create_session(&NewSession {
+                    title,
+                    agent_id: a.agent.unwrap_or("main").to_string(),
+                    working_dir: Some(cwd.display().to_string()),
+                    run_context_id,
+                    ..NewSession::default()
+                })
+                .map_err(failed)
+        }
+    }
+}
+
+/// Secrets, plugins and MCP servers, in that order; none of them failing stops the turn.
+fn start_services(engine: &Arc<Engine>, data_dir: &DataDir, config: &Config) {
+    // Before anything starts a process: the declared providers' keys stay with Skald.
+    engine
+        .withheld
+        .hide_env(skald_core::models::key_envs(config));
+    // Secrets first: MCP servers may refer to them, and results are redacted with them.
+    if let Err(e) = engine.open_secrets(data_dir.root()) {
+        eprintln!("skald exec: secrets are not available: {e}");
+    }
+    engine.start_plugins();
+    // MCP servers connect in the background; the turn never waits for them.
+    if let Err(e) = engine.start_mcp(Some(data_dir.logs_dir())) {
+        eprintln!("skald exec: cannot start the MCP servers: {e}");
+    }
+}
+
+/// Stops what the turn left running and gives the exit code its outcome stands for.
+async fn wind_down(
+    engine: &Arc<Engine>,
+    outcome: Result<TurnOutcome, turn::TurnError>,
+) -> Result<u8, Fail> {
     if !matches!(outcome, Ok(TurnOutcome::Final)) {
         engine.shutdown();
         engine.wait_tasks(std::time::Duration::from_secs(5)).await;
@@ -207,7 +204,7 @@ async fn exec(data_dir: &DataDir, config: &Config, a: ExecArgs<'_>) -> Result<u8
 }
 
 /// The folder `--cwd` names (the current one without it), which must exist.
-fn working_dir(cwd: Option<&Path>) -> Result<std::path::PathBuf, ExecError> {
+fn working_dir(cwd: Option<&Path>) -> Result<std::path::PathBuf, Fail> {
     let cwd = match cwd.map(Path::to_path_buf) {
         Some(d) => d,
         None => std::env::current_dir()
@@ -224,7 +221,7 @@ fn working_dir(cwd: Option<&Path>) -> Result<std::path::PathBuf, ExecError> {
 
 /// The run context a new session asks for with --group, --allow-read, --allow-write and
 /// --extra-prompt, stored; `None` when none of them is given.
-fn new_run_context(store: &Store, a: &ExecArgs<'_>) -> Result<Option<i64>, ExecError> {
+fn new_run_context(store: &Store, a: &ExecArgs<'_>) -> Result<Option<i64>, Fail> {
     let wants_context = a.group.is_some()
         || !a.allow_read.is_empty()
         || !a.allow_write.is_empty()
@@ -238,7 +235,7 @@ fn new_run_context(store: &Store, a: &ExecArgs<'_>) -> Result<Option<i64>, ExecE
              continued session keeps the run context it was started with",
         ));
     }
-    let canon = |dirs: &[std::path::PathBuf]| -> Result<Vec<String>, ExecError> {
+    let canon = |dirs: &[std::path::PathBuf]| -> Result<Vec<String>, Fail> {
         dirs.iter()
             .map(|d| {
                 std::fs::canonicalize(d)
@@ -266,7 +263,7 @@ fn session_folder(
     a: &ExecArgs<'_>,
     session: &skald_store::Session,
     cwd: std::path::PathBuf,
-) -> Result<std::path::PathBuf, ExecError> {
+) -> Result<std::path::PathBuf, Fail> {
     if a.session.is_none() {
         return Ok(cwd);
     }
@@ -321,7 +318,7 @@ async fn turn_and_deliveries(
     prompt: &str,
     cancel: &CancellationToken,
     emit: turn::Emit<'_>,
-) -> Result<Result<TurnOutcome, turn::TurnError>, ExecError> {
+) -> Result<Result<TurnOutcome, turn::TurnError>, Fail> {
     let mut outcome = turn::run_turn(env, session_id, Some(prompt), cancel, emit).await;
     while let Ok(TurnOutcome::Final) = outcome {
         // Tasks first: a task stores its result before it leaves the running set, so

@@ -5,6 +5,7 @@
 use clap::Subcommand;
 
 use crate::exit;
+use crate::fail::{Fail, finish};
 use skald_api::escape_controls_inline;
 use skald_api::inbox::InboxRequest;
 use skald_core::DataDir;
@@ -13,38 +14,19 @@ use skald_core::inbox::Answer;
 use skald_service::records::Records;
 use skald_store::{Store, StoreError};
 
-fn open(data_dir: &DataDir) -> Result<Store, u8> {
-    Store::open(data_dir.db_path()).map_err(|e| {
-        eprintln!("skald inbox: {e}");
-        exit::FAILED
-    })
+fn open(data_dir: &DataDir) -> Result<Store, Fail> {
+    Store::open(data_dir.db_path()).map_err(Fail::failed)
 }
 
-pub fn list(data_dir: &DataDir, json: bool) -> u8 {
-    let store = match open(data_dir) {
-        Ok(s) => s,
-        Err(c) => return c,
-    };
+pub fn list(data_dir: &DataDir, json: bool) -> Result<u8, Fail> {
+    let store = open(data_dir)?;
     // The entries the UI's Inbox shows, with their typed requests (`--json` prints them
     // as the protocol carries them).
-    let items = match Records::new(&store).inbox() {
-        Ok(i) => i,
-        Err(e) => {
-            eprintln!("skald inbox: {e}");
-            return exit::FAILED;
-        }
-    };
+    let items = Records::new(&store).inbox().map_err(Fail::failed)?;
     if json {
-        return match serde_json::to_string_pretty(&items) {
-            Ok(t) => {
-                println!("{t}");
-                exit::OK
-            }
-            Err(e) => {
-                eprintln!("skald inbox: {e}");
-                exit::FAILED
-            }
-        };
+        let text = serde_json::to_string_pretty(&items).map_err(Fail::failed)?;
+        println!("{text}");
+        return Ok(exit::OK);
     }
     if items.is_empty() {
         println!("Nothing is waiting for you.");
@@ -85,7 +67,7 @@ pub fn list(data_dir: &DataDir, json: bool) -> u8 {
             println!("{line}");
         }
     }
-    exit::OK
+    Ok(exit::OK)
 }
 
 /// What the person answered on the command line.
@@ -104,30 +86,25 @@ enum Given<'a> {
 /// kind is checked there, "always allow" proposes the rule as the UI's editor does and
 /// stores it only if this answer approved the item, and the waiting call — in whichever
 /// Skald process waits — picks the answer up from the store.
-fn answer(data_dir: &DataDir, id: i64, given: Given<'_>) -> u8 {
-    let store = match open(data_dir) {
-        Ok(s) => s,
-        Err(c) => return c,
-    };
-    let code = |e: &StoreError| match e {
+fn answer(data_dir: &DataDir, id: i64, given: Given<'_>) -> Result<u8, Fail> {
+    let store = open(data_dir)?;
+    // What the user named wrongly (no such item, one already answered) is bad usage.
+    let fail = |e: StoreError| match e {
         StoreError::NotFound { .. } | StoreError::AlreadyFinal { .. } | StoreError::Invalid(_) => {
-            exit::USAGE
+            Fail::usage(e)
         }
-        _ => exit::FAILED,
+        _ => Fail::failed(e),
     };
     let records = Records::new(&store);
     let (answer, proposed) = match given {
         Given::Approve { always: false } => (Answer::Approve, None),
-        Given::Approve { always: true } => match approval::propose_for_item(&store, id) {
-            Ok((spec, matched)) => (
+        Given::Approve { always: true } => {
+            let (spec, matched) = approval::propose_for_item(&store, id).map_err(fail)?;
+            (
                 Answer::AlwaysAllow { rule: spec.clone() },
                 Some((spec, matched.len())),
-            ),
-            Err(e) => {
-                eprintln!("skald inbox: {e}");
-                return code(&e);
-            }
-        },
+            )
+        }
         Given::Reject { note } => (
             Answer::Reject {
                 note: note.to_string(),
@@ -141,13 +118,7 @@ fn answer(data_dir: &DataDir, id: i64, given: Given<'_>) -> u8 {
             None,
         ),
     };
-    let done = match records.answer(id, &answer) {
-        Ok(done) => done,
-        Err(e) => {
-            eprintln!("skald inbox: {e}");
-            return exit::of(&e);
-        }
-    };
+    let done = records.answer(id, &answer)?;
     let verb = match answer {
         Answer::Text { .. } => "answered",
         Answer::Reject { .. } => "rejected",
@@ -166,7 +137,7 @@ fn answer(data_dir: &DataDir, id: i64, given: Given<'_>) -> u8 {
             approval::rule_reach(&spec)
         );
     }
-    exit::OK
+    Ok(exit::OK)
 }
 
 #[derive(Debug, Subcommand)]
@@ -200,7 +171,7 @@ pub enum InboxCommand {
 
 /// Runs one `inbox` subcommand; its exit code.
 pub async fn dispatch(env: &crate::Env, command: InboxCommand) -> u8 {
-    match command {
+    let result = match command {
         InboxCommand::List { json } => list(&env.data_dir, json),
         InboxCommand::Answer {
             id,
@@ -211,8 +182,7 @@ pub async fn dispatch(env: &crate::Env, command: InboxCommand) -> u8 {
         } => {
             let approve = decision.as_deref() == Some("approve");
             if always && (!approve || text.is_some()) {
-                eprintln!("skald inbox: --always goes with approve");
-                return exit::USAGE;
+                return Fail::usage("--always goes with approve").report("skald inbox");
             }
             let given = match (&text, approve) {
                 (Some(text), _) => Given::Text(text),
@@ -223,5 +193,6 @@ pub async fn dispatch(env: &crate::Env, command: InboxCommand) -> u8 {
             };
             answer(&env.data_dir, id, given)
         }
-    }
+    };
+    finish("skald inbox", result)
 }

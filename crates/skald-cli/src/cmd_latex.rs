@@ -6,6 +6,7 @@
 use clap::Subcommand;
 
 use crate::exit;
+use crate::fail::{Fail, finish};
 use skald_api::CancellationToken;
 use skald_core::DataDir;
 use skald_viewer::{Build, BundleChoice, FileWatcher, LatexEngine, LatexError};
@@ -55,13 +56,10 @@ pub async fn build(
     bundle: Option<&Path>,
     watch: bool,
     json: bool,
-) -> u8 {
+) -> Result<u8, Fail> {
     let tex = match std::fs::canonicalize(path) {
         Ok(p) if p.is_file() => p,
-        _ => {
-            eprintln!("skald latex: {} is not a file", path.display());
-            return exit::USAGE;
-        }
+        _ => return Err(Fail::usage(format!("{} is not a file", path.display()))),
     };
     let bundle = match bundle
         .map(Path::to_path_buf)
@@ -80,44 +78,36 @@ pub async fn build(
     ));
     let first = run(engine.clone(), tex.clone()).await;
     if matches!(first, Err(LatexError::Cancelled)) {
-        eprintln!("skald latex: stopped");
-        return exit::CANCELLED;
+        return Err(stopped());
     }
     report(&first, json);
+    // A failed build was reported above; its exit code is all that is left to say.
     if !watch {
-        return if first.is_ok() {
+        return Ok(if first.is_ok() {
             exit::OK
         } else {
             exit::FAILED
-        };
+        });
     }
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    let watcher = match FileWatcher::new(move |files| {
+    let watcher = FileWatcher::new(move |files| {
         let _ = tx.send(files);
-    }) {
-        Ok(w) => w,
-        Err(e) => {
-            eprintln!("skald latex: {e}");
-            return exit::FAILED;
-        }
-    };
+    })
+    .map_err(Fail::failed)?;
     let mut watched = match &first {
         Ok(b) => b.inputs.clone(),
         Err(_) => vec![tex.clone()],
     };
-    if let Err(e) = watcher.subscribe(&watched) {
-        eprintln!("skald latex: {e}");
-        return exit::FAILED;
-    }
+    watcher.subscribe(&watched).map_err(Fail::failed)?;
     if !json {
         eprintln!("watching {} file(s); Ctrl-C stops", watched.len());
     }
     loop {
         tokio::select! {
-            _ = tokio::signal::ctrl_c() => return exit::CANCELLED,
+            _ = tokio::signal::ctrl_c() => return Ok(exit::CANCELLED),
             changed = rx.recv() => {
                 let Some(files) = changed else {
-                    return exit::FAILED;
+                    return Ok(exit::FAILED);
                 };
                 if json {
                     for f in &files {
@@ -131,8 +121,7 @@ pub async fn build(
                 while rx.try_recv().is_ok() {}
                 let result = run(engine.clone(), tex.clone()).await;
                 if matches!(result, Err(LatexError::Cancelled)) {
-                    eprintln!("skald latex: stopped");
-                    return exit::CANCELLED;
+                    return Err(stopped());
                 }
                 report(&result, json);
                 // A successful build may have new inputs (a new \input): follow them.
@@ -146,6 +135,11 @@ pub async fn build(
             }
         }
     }
+}
+
+/// A build stopped by Ctrl-C.
+fn stopped() -> Fail {
+    Fail::with_code(exit::CANCELLED, "stopped")
 }
 
 #[derive(Debug, Subcommand)]
@@ -172,12 +166,13 @@ pub enum LatexCommand {
 
 /// Runs one `latex` subcommand; its exit code.
 pub async fn dispatch(env: &crate::Env, command: LatexCommand) -> u8 {
-    match command {
+    let result = match command {
         LatexCommand::Build {
             path,
             bundle,
             watch,
             json,
         } => build(&env.data_dir, &path, bundle.as_deref(), watch, json).await,
-    }
+    };
+    finish("skald latex", result)
 }

@@ -4,23 +4,22 @@
 use clap::Subcommand;
 
 use crate::exit;
+use crate::fail::{Fail, finish};
 use skald_core::mcp::{self, Status};
 use skald_core::withheld::Withheld;
 use skald_core::{Config, DataDir};
 use skald_store::{McpServerRecord, Store, StoreError};
 use std::time::Duration;
 
-fn open(data_dir: &DataDir) -> Result<Store, u8> {
-    Store::open(data_dir.db_path()).map_err(|e| {
-        eprintln!("skald mcp: {e}");
-        exit::FAILED
-    })
+fn open(data_dir: &DataDir) -> Result<Store, Fail> {
+    Store::open(data_dir.db_path()).map_err(Fail::failed)
 }
 
-fn code(e: &StoreError) -> u8 {
+/// A server the user named that is not registered is bad usage; the rest failed.
+fn store_fail(e: StoreError) -> Fail {
     match e {
-        StoreError::NotFound { .. } => exit::USAGE,
-        _ => exit::FAILED,
+        StoreError::NotFound { .. } => Fail::usage(e),
+        _ => Fail::failed(e),
     }
 }
 
@@ -61,16 +60,12 @@ pub struct AddArgs<'a> {
     pub no_check: bool,
 }
 
-pub async fn add(data_dir: &DataDir, config: &Config, a: AddArgs<'_>) -> u8 {
-    let store = match open(data_dir) {
-        Ok(s) => s,
-        Err(c) => return c,
-    };
+pub async fn add(data_dir: &DataDir, config: &Config, a: AddArgs<'_>) -> Result<u8, Fail> {
+    let store = open(data_dir)?;
     let mut env = serde_json::Map::new();
     for pair in a.env {
         let Some((k, v)) = pair.split_once('=') else {
-            eprintln!("skald mcp: --env takes KEY=VALUE, not `{pair}`");
-            return exit::USAGE;
+            return Err(Fail::usage(format!("--env takes KEY=VALUE, not `{pair}`")));
         };
         env.insert(k.to_string(), serde_json::Value::from(v));
     }
@@ -79,8 +74,9 @@ pub async fn add(data_dir: &DataDir, config: &Config, a: AddArgs<'_>) -> u8 {
         None => (None, Vec::new()),
     };
     if command.is_some() == a.url.is_some() {
-        eprintln!("skald mcp: give either --url URL or the command after `--`");
-        return exit::USAGE;
+        return Err(Fail::usage(
+            "give either --url URL or the command after `--`",
+        ));
     }
     let spec = serde_json::json!({
         "name": a.name,
@@ -92,23 +88,11 @@ pub async fn add(data_dir: &DataDir, config: &Config, a: AddArgs<'_>) -> u8 {
         "description": a.description,
         "friendly_name": a.friendly_name,
     });
-    let rec = match mcp::record_from_args(&spec) {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("skald mcp: {e}");
-            return exit::USAGE;
-        }
-    };
-    let rec = match store.upsert_mcp_server(&rec) {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("skald mcp: {e}");
-            return exit::FAILED;
-        }
-    };
+    let rec = mcp::record_from_args(&spec).map_err(Fail::usage)?;
+    let rec = store.upsert_mcp_server(&rec).map_err(Fail::failed)?;
     println!("registered `{}`: {}", rec.name, describe(&rec));
     if a.no_check {
-        return exit::OK;
+        return Ok(exit::OK);
     }
     let secrets = secrets(data_dir);
     let (status, tools) = mcp::probe(
@@ -120,7 +104,7 @@ pub async fn add(data_dir: &DataDir, config: &Config, a: AddArgs<'_>) -> u8 {
     )
     .await;
     report(&rec.name, &status, tools.len());
-    exit::OK
+    Ok(exit::OK)
 }
 
 fn report(name: &str, status: &Status, tools: usize) {
@@ -139,18 +123,9 @@ fn report(name: &str, status: &Status, tools: usize) {
     }
 }
 
-pub async fn list(data_dir: &DataDir, config: &Config, json: bool) -> u8 {
-    let store = match open(data_dir) {
-        Ok(s) => s,
-        Err(c) => return c,
-    };
-    let records = match store.list_mcp_servers() {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("skald mcp: {e}");
-            return exit::FAILED;
-        }
-    };
+pub async fn list(data_dir: &DataDir, config: &Config, json: bool) -> Result<u8, Fail> {
+    let store = open(data_dir)?;
+    let records = store.list_mcp_servers().map_err(Fail::failed)?;
     // All at once: the slowest server bounds the wait, not their sum.
     let logs = data_dir.logs_dir();
     let secrets = secrets(data_dir);
@@ -177,7 +152,7 @@ pub async fn list(data_dir: &DataDir, config: &Config, json: bool) -> u8 {
             })
             .collect();
         println!("{}", serde_json::Value::Array(out));
-        return exit::OK;
+        return Ok(exit::OK);
     }
     if records.is_empty() {
         println!(
@@ -198,21 +173,17 @@ pub async fn list(data_dir: &DataDir, config: &Config, json: bool) -> u8 {
             println!("{:<20} last output: {last}", "");
         }
     }
-    exit::OK
+    Ok(exit::OK)
 }
 
-pub async fn tools(data_dir: &DataDir, config: &Config, name: &str, json: bool) -> u8 {
-    let store = match open(data_dir) {
-        Ok(s) => s,
-        Err(c) => return c,
-    };
-    let rec = match store.get_mcp_server(name) {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("skald mcp: {e}");
-            return code(&e);
-        }
-    };
+pub async fn tools(
+    data_dir: &DataDir,
+    config: &Config,
+    name: &str,
+    json: bool,
+) -> Result<u8, Fail> {
+    let store = open(data_dir)?;
+    let rec = store.get_mcp_server(name).map_err(store_fail)?;
     let secrets = secrets(data_dir);
     let (status, tools) = mcp::probe(
         &rec,
@@ -222,13 +193,14 @@ pub async fn tools(data_dir: &DataDir, config: &Config, name: &str, json: bool) 
         &Withheld::for_data_dir(data_dir, config).env(),
     )
     .await;
+    // The status report (on stdout) says why; there is no error to print.
     if !matches!(status, Status::Ready { .. }) {
         report(name, &status, 0);
-        return exit::FAILED;
+        return Ok(exit::FAILED);
     }
     if json {
         println!("{}", serde_json::to_value(&tools).unwrap_or_default());
-        return exit::OK;
+        return Ok(exit::OK);
     }
     for t in tools {
         println!(
@@ -237,41 +209,21 @@ pub async fn tools(data_dir: &DataDir, config: &Config, name: &str, json: bool) 
             t.description.lines().next().unwrap_or("")
         );
     }
-    exit::OK
+    Ok(exit::OK)
 }
 
-pub fn rm(data_dir: &DataDir, name: &str) -> u8 {
-    let store = match open(data_dir) {
-        Ok(s) => s,
-        Err(c) => return c,
-    };
-    match store.delete_mcp_server(name) {
-        Ok(()) => {
-            println!("removed `{name}`");
-            exit::OK
-        }
-        Err(e) => {
-            eprintln!("skald mcp: {e}");
-            code(&e)
-        }
-    }
+pub fn rm(data_dir: &DataDir, name: &str) -> Result<u8, Fail> {
+    let store = open(data_dir)?;
+    store.delete_mcp_server(name).map_err(store_fail)?;
+    println!("removed `{name}`");
+    Ok(exit::OK)
 }
 
-pub fn enable(data_dir: &DataDir, name: &str, on: bool) -> u8 {
-    let store = match open(data_dir) {
-        Ok(s) => s,
-        Err(c) => return c,
-    };
-    match store.set_mcp_enabled(name, on) {
-        Ok(()) => {
-            println!("`{name}` is {}", if on { "on" } else { "off" });
-            exit::OK
-        }
-        Err(e) => {
-            eprintln!("skald mcp: {e}");
-            code(&e)
-        }
-    }
+pub fn enable(data_dir: &DataDir, name: &str, on: bool) -> Result<u8, Fail> {
+    let store = open(data_dir)?;
+    store.set_mcp_enabled(name, on).map_err(store_fail)?;
+    println!("`{name}` is {}", if on { "on" } else { "off" });
+    Ok(exit::OK)
 }
 
 #[derive(Debug, Subcommand)]
@@ -327,7 +279,7 @@ pub enum McpCommand {
 
 /// Runs one `mcp` subcommand; its exit code.
 pub async fn dispatch(env: &crate::Env, command: McpCommand) -> u8 {
-    match command {
+    let result = match command {
         McpCommand::Add {
             name,
             url,
@@ -359,5 +311,6 @@ pub async fn dispatch(env: &crate::Env, command: McpCommand) -> u8 {
         McpCommand::Enable { name } => enable(&env.data_dir, &name, true),
         McpCommand::Disable { name } => enable(&env.data_dir, &name, false),
         McpCommand::Rm { name } => rm(&env.data_dir, &name),
-    }
+    };
+    finish("skald mcp", result)
 }

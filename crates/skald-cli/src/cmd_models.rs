@@ -5,6 +5,7 @@ use clap::Subcommand;
 use std::path::PathBuf;
 
 use crate::exit;
+use crate::fail::{Fail, finish};
 use skald_core::DataDir;
 use skald_llm::local::pull;
 use std::io::{IsTerminal, Write};
@@ -80,30 +81,24 @@ fn valid_name(name: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
 }
 
-pub fn add(data_dir: &DataDir, file: &Path, name: Option<&str>) -> u8 {
-    if let Err(e) = skald_llm::local::files::check_gguf(file) {
-        eprintln!("skald models add: {e}");
-        return exit::USAGE;
-    }
+pub fn add(data_dir: &DataDir, file: &Path, name: Option<&str>) -> Result<u8, Fail> {
+    skald_llm::local::files::check_gguf(file).map_err(Fail::usage)?;
     let stem = file
         .file_name()
         .map(|n| n.to_string_lossy().trim_end_matches(".gguf").to_string())
         .unwrap_or_default();
     let name = name.map_or(stem, str::to_string);
     if !valid_name(&name) {
-        eprintln!(
-            "skald models add: `{name}` cannot be a model name (letters, digits, `-`, `_`, `.`)"
-        );
-        return exit::USAGE;
+        return Err(Fail::usage(format!(
+            "`{name}` cannot be a model name (letters, digits, `-`, `_`, `.`)"
+        )));
     }
     let dir = data_dir.models_dir();
     let dest = dir.join(format!("{name}.gguf"));
     if dest.exists() {
-        eprintln!(
-            "skald models add: a model named `{name}` is there already; remove it first or \
-             pass --name"
-        );
-        return exit::USAGE;
+        return Err(Fail::usage(format!(
+            "a model named `{name}` is there already; remove it first or pass --name"
+        )));
     }
     // Copied under a hidden name first: a model is never seen half-written.
     let tmp = dir.join(format!(".{name}.adding"));
@@ -112,44 +107,40 @@ pub fn add(data_dir: &DataDir, file: &Path, name: Option<&str>) -> u8 {
         .and_then(|_| std::fs::rename(&tmp, &dest));
     if let Err(e) = copied {
         let _ = std::fs::remove_file(&tmp);
-        eprintln!("skald models add: cannot copy into {}: {e}", dir.display());
-        return exit::FAILED;
+        return Err(Fail::failed(format!(
+            "cannot copy into {}: {e}",
+            dir.display()
+        )));
     }
     println!("Added `{name}`; use it with --model local/{name}");
-    exit::OK
+    Ok(exit::OK)
 }
 
-pub fn rm(data_dir: &DataDir, name: &str) -> u8 {
+pub fn rm(data_dir: &DataDir, name: &str) -> Result<u8, Fail> {
     if !valid_name(name) {
-        eprintln!("skald models rm: no model named `{name}`");
-        return exit::USAGE;
+        return Err(Fail::usage(format!("no model named `{name}`")));
     }
     let path = data_dir.models_dir().join(format!("{name}.gguf"));
     match std::fs::remove_file(&path) {
         Ok(()) => {
             println!("Removed `{name}`.");
-            exit::OK
+            Ok(exit::OK)
         }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            eprintln!("skald models rm: no model named `{name}` (see `skald models list`)");
-            exit::USAGE
-        }
-        Err(e) => {
-            eprintln!("skald models rm: {e}");
-            exit::FAILED
-        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(Fail::usage(format!(
+            "no model named `{name}` (see `skald models list`)"
+        ))),
+        Err(e) => Err(Fail::failed(e)),
     }
 }
 
-pub async fn pull(data_dir: &DataDir, name: &str) -> u8 {
+pub async fn pull(data_dir: &DataDir, name: &str) -> Result<u8, Fail> {
     let Some(model) = pull::find(name) else {
         let names: Vec<&str> = pull::recommended().iter().map(|r| r.name).collect();
-        eprintln!(
-            "skald models pull: `{name}` is not a model Skald knows; it knows {}. For another \
-             GGUF file, download it and run `skald models add FILE`",
+        return Err(Fail::usage(format!(
+            "`{name}` is not a model Skald knows; it knows {}. For another GGUF file, \
+             download it and run `skald models add FILE`",
             names.join(", ")
-        );
-        return exit::USAGE;
+        )));
     };
     let tty = std::io::stderr().is_terminal();
     let last = Mutex::new((Instant::now(), 0u64));
@@ -184,21 +175,14 @@ pub async fn pull(data_dir: &DataDir, name: &str) -> u8 {
     if tty {
         eprintln!();
     }
-    match result {
-        Ok(path) => {
-            println!(
-                "`{}` is ready ({}); use it with --model local/{}",
-                model.name,
-                path.display(),
-                model.name
-            );
-            exit::OK
-        }
-        Err(e) => {
-            eprintln!("skald models pull: {e}");
-            exit::FAILED
-        }
-    }
+    let path = result.map_err(Fail::failed)?;
+    println!(
+        "`{}` is ready ({}); use it with --model local/{}",
+        model.name,
+        path.display(),
+        model.name
+    );
+    Ok(exit::OK)
 }
 
 #[derive(Debug, Subcommand)]
@@ -225,8 +209,13 @@ pub enum ModelsCommand {
 pub async fn dispatch(env: &crate::Env, command: ModelsCommand) -> u8 {
     match command {
         ModelsCommand::List { json } => list(&env.data_dir, json),
-        ModelsCommand::Add { file, name } => add(&env.data_dir, &file, name.as_deref()),
-        ModelsCommand::Pull { name } => pull(&env.data_dir, &name).await,
-        ModelsCommand::Rm { name } => rm(&env.data_dir, &name),
+        ModelsCommand::Add { file, name } => finish(
+            "skald models add",
+            add(&env.data_dir, &file, name.as_deref()),
+        ),
+        ModelsCommand::Pull { name } => {
+            finish("skald models pull", pull(&env.data_dir, &name).await)
+        }
+        ModelsCommand::Rm { name } => finish("skald models rm", rm(&env.data_dir, &name)),
     }
 }

@@ -4,27 +4,22 @@ use clap::Subcommand;
 use skald_service::records::Records;
 
 use crate::exit;
+use crate::fail::{Fail, finish};
 use skald_core::DataDir;
 use skald_core::plugins::Plugins;
 use skald_store::Store;
 
-fn open(data_dir: &DataDir) -> Result<Store, u8> {
-    Store::open(data_dir.db_path()).map_err(|e| {
-        eprintln!("skald plugins: {e}");
-        exit::FAILED
-    })
+fn open(data_dir: &DataDir) -> Result<Store, Fail> {
+    Store::open(data_dir.db_path()).map_err(Fail::failed)
 }
 
-pub fn list(data_dir: &DataDir, json: bool) -> u8 {
-    let store = match open(data_dir) {
-        Ok(s) => s,
-        Err(c) => return c,
-    };
+pub fn list(data_dir: &DataDir, json: bool) -> Result<u8, Fail> {
+    let store = open(data_dir)?;
     let plugins = Plugins::default();
     let described = Records::new(&store).plugins(&plugins);
     if json {
         println!("{}", serde_json::json!(described));
-        return exit::OK;
+        return Ok(exit::OK);
     }
     for p in described {
         println!(
@@ -37,32 +32,27 @@ pub fn list(data_dir: &DataDir, json: bool) -> u8 {
             println!("{:<20}      config: {}", "", config);
         }
     }
-    exit::OK
+    Ok(exit::OK)
 }
 
-pub fn configure(data_dir: &DataDir, id: &str, config: Option<&str>, enabled: Option<bool>) -> u8 {
-    let store = match open(data_dir) {
-        Ok(s) => s,
-        Err(c) => return c,
-    };
+pub fn configure(
+    data_dir: &DataDir,
+    id: &str,
+    config: Option<&str>,
+    enabled: Option<bool>,
+) -> Result<u8, Fail> {
+    let store = open(data_dir)?;
     let config = match config.map(serde_json::from_str::<serde_json::Value>) {
         None => None,
         Some(Ok(v @ serde_json::Value::Object(_))) => Some(v),
-        Some(_) => {
-            eprintln!("skald plugins: --config takes a JSON object");
-            return exit::USAGE;
-        }
+        Some(_) => return Err(Fail::usage("--config takes a JSON object")),
     };
-    match Records::new(&store).configure_plugin(&Plugins::default(), id, config.as_ref(), enabled) {
-        Ok(text) => {
-            println!("{text}");
-            exit::OK
-        }
-        Err(e) => {
-            eprintln!("skald plugins: {e}");
-            exit::USAGE
-        }
-    }
+    // Every refusal here is about the plugin or settings the user named.
+    let text = Records::new(&store)
+        .configure_plugin(&Plugins::default(), id, config.as_ref(), enabled)
+        .map_err(Fail::usage)?;
+    println!("{text}");
+    Ok(exit::OK)
 }
 
 #[derive(Debug, Subcommand)]
@@ -92,7 +82,7 @@ pub enum PluginsCommand {
 
 /// Runs one `plugins` subcommand; its exit code.
 pub async fn dispatch(env: &crate::Env, command: PluginsCommand) -> u8 {
-    match command {
+    let result = match command {
         PluginsCommand::List { json } => list(&env.data_dir, json),
         PluginsCommand::Configure {
             id,
@@ -111,5 +101,6 @@ pub async fn dispatch(env: &crate::Env, command: PluginsCommand) -> u8 {
                 None
             },
         ),
-    }
+    };
+    finish("skald plugins", result)
 }

@@ -3,40 +3,22 @@
 use clap::Subcommand;
 
 use crate::exit;
+use crate::fail::{Fail, finish};
 use skald_core::DataDir;
 use skald_service::records::Records;
 use skald_store::{NewRule, RuleAction, Store};
 
-fn open(data_dir: &DataDir) -> Result<Store, u8> {
-    Store::open(data_dir.db_path()).map_err(|e| {
-        eprintln!("skald rules: {e}");
-        exit::FAILED
-    })
+fn open(data_dir: &DataDir) -> Result<Store, Fail> {
+    Store::open(data_dir.db_path()).map_err(Fail::failed)
 }
 
-pub fn list(data_dir: &DataDir, json: bool) -> u8 {
-    let store = match open(data_dir) {
-        Ok(s) => s,
-        Err(c) => return c,
-    };
-    let rules = match Records::new(&store).rules() {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("skald rules: {e}");
-            return exit::FAILED;
-        }
-    };
+pub fn list(data_dir: &DataDir, json: bool) -> Result<u8, Fail> {
+    let store = open(data_dir)?;
+    let rules = Records::new(&store).rules().map_err(Fail::failed)?;
     if json {
-        return match serde_json::to_string_pretty(&rules) {
-            Ok(t) => {
-                println!("{t}");
-                exit::OK
-            }
-            Err(e) => {
-                eprintln!("skald rules: {e}");
-                exit::FAILED
-            }
-        };
+        let text = serde_json::to_string_pretty(&rules).map_err(Fail::failed)?;
+        println!("{text}");
+        return Ok(exit::OK);
     }
     println!(
         "{:>4}  {:<10} {:>5}  {:<8} {:<22} conditions",
@@ -69,7 +51,7 @@ pub fn list(data_dir: &DataDir, json: bool) -> u8 {
             cond.join(", ")
         );
     }
-    exit::OK
+    Ok(exit::OK)
 }
 
 pub struct AddArgs {
@@ -84,67 +66,44 @@ pub struct AddArgs {
     pub note: String,
 }
 
-pub fn add(data_dir: &DataDir, a: AddArgs) -> u8 {
+pub fn add(data_dir: &DataDir, a: AddArgs) -> Result<u8, Fail> {
     let Some(action) = RuleAction::parse(&a.action) else {
-        eprintln!("skald rules: --action must be allow, require or deny");
-        return exit::USAGE;
+        return Err(Fail::usage("--action must be allow, require or deny"));
     };
     if a.command.is_some() && a.tool != skald_api::tool_names::EXECUTE_CMD {
-        eprintln!("skald rules: --command only applies to --tool execute_cmd");
-        return exit::USAGE;
+        return Err(Fail::usage("--command only applies to --tool execute_cmd"));
     }
     // A working directory scope is stored canonical, as the gate compares it.
     let working_dir = match a.working_dir {
         Some(d) => match std::fs::canonicalize(&d) {
             Ok(p) => Some(p.display().to_string()),
-            Err(e) => {
-                eprintln!("skald rules: --working-dir {d}: {e}");
-                return exit::USAGE;
-            }
+            Err(e) => return Err(Fail::usage(format!("--working-dir {d}: {e}"))),
         },
         None => None,
     };
-    let store = match open(data_dir) {
-        Ok(s) => s,
-        Err(c) => return c,
-    };
-    match store.add_rule(&NewRule {
-        group_name: a.group,
-        tool_pattern: a.tool,
-        path_pattern: a.path,
-        command_pattern: a.command,
-        agent_id: a.agent,
-        working_dir,
-        action: Some(action),
-        priority: a.priority,
-        note: a.note,
-    }) {
-        Ok(id) => {
-            println!("added rule {id}");
-            exit::OK
-        }
-        Err(e) => {
-            eprintln!("skald rules: {e}");
-            exit::FAILED
-        }
-    }
+    let store = open(data_dir)?;
+    let id = store
+        .add_rule(&NewRule {
+            group_name: a.group,
+            tool_pattern: a.tool,
+            path_pattern: a.path,
+            command_pattern: a.command,
+            agent_id: a.agent,
+            working_dir,
+            action: Some(action),
+            priority: a.priority,
+            note: a.note,
+        })
+        .map_err(Fail::failed)?;
+    println!("added rule {id}");
+    Ok(exit::OK)
 }
 
-pub fn rm(data_dir: &DataDir, id: i64) -> u8 {
-    let store = match open(data_dir) {
-        Ok(s) => s,
-        Err(c) => return c,
-    };
-    match Records::new(&store).remove_rule(id) {
-        Ok(()) => {
-            println!("removed rule {id}");
-            exit::OK
-        }
-        Err(e) => {
-            eprintln!("skald rules: {e}");
-            exit::of(&e)
-        }
-    }
+pub fn rm(data_dir: &DataDir, id: i64) -> Result<u8, Fail> {
+    let store = open(data_dir)?;
+    Records::new(&store).remove_rule(id)?;
+    println!("removed rule {id}");
+    Ok(exit::OK)
 }
 
 #[derive(Debug, Subcommand)]
@@ -197,7 +156,7 @@ pub enum RulesCommand {
 
 /// Runs one `rules` subcommand; its exit code.
 pub async fn dispatch(env: &crate::Env, command: RulesCommand) -> u8 {
-    match command {
+    let result = match command {
         RulesCommand::List { json } => list(&env.data_dir, json),
         RulesCommand::Add {
             tool,
@@ -224,5 +183,6 @@ pub async fn dispatch(env: &crate::Env, command: RulesCommand) -> u8 {
             },
         ),
         RulesCommand::Rm { id } => rm(&env.data_dir, id),
-    }
+    };
+    finish("skald rules", result)
 }

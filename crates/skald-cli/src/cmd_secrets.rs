@@ -4,25 +4,17 @@
 use clap::Subcommand;
 
 use crate::exit;
+use crate::fail::{Fail, finish};
 use skald_core::DataDir;
 use skald_secrets::{Backend, Secrets};
 
-fn open(data_dir: &DataDir) -> Result<Secrets, u8> {
-    Secrets::open(data_dir.root()).map_err(|e| {
-        eprintln!("skald secrets: {e}");
-        exit::FAILED
-    })
+fn open(data_dir: &DataDir) -> Result<Secrets, Fail> {
+    Secrets::open(data_dir.root()).map_err(Fail::failed)
 }
 
-pub fn set(data_dir: &DataDir, name: &str, value: Option<&str>) -> u8 {
-    if let Err(e) = skald_secrets::check_name(name) {
-        eprintln!("skald secrets: {e}");
-        return exit::USAGE;
-    }
-    let secrets = match open(data_dir) {
-        Ok(s) => s,
-        Err(c) => return c,
-    };
+pub fn set(data_dir: &DataDir, name: &str, value: Option<&str>) -> Result<u8, Fail> {
+    skald_secrets::check_name(name).map_err(Fail::usage)?;
+    let secrets = open(data_dir)?;
     let value = match value {
         Some(v) => v.to_string(),
         None => {
@@ -31,80 +23,53 @@ pub fn set(data_dir: &DataDir, name: &str, value: Option<&str>) -> u8 {
                 eprint!("value for {name} (input is not hidden; Ctrl-D when done): ");
             }
             let mut line = String::new();
-            if let Err(e) = std::io::stdin().read_line(&mut line) {
-                eprintln!("skald secrets: cannot read the value: {e}");
-                return exit::FAILED;
-            }
+            std::io::stdin()
+                .read_line(&mut line)
+                .map_err(|e| Fail::failed(format!("cannot read the value: {e}")))?;
             line.trim_end_matches(['\n', '\r']).to_string()
         }
     };
     if value.is_empty() {
-        eprintln!("skald secrets: the value is empty; use `skald secrets rm {name}` to remove it");
-        return exit::USAGE;
+        return Err(Fail::usage(format!(
+            "the value is empty; use `skald secrets rm {name}` to remove it"
+        )));
     }
-    match secrets.set(name, &value) {
-        Ok(Some(Backend::Keyring)) => {
+    match secrets.set(name, &value).map_err(Fail::failed)? {
+        Some(Backend::Keyring) => {
             println!("stored `{name}` in the OS keyring; refer to it as ${{secret:{name}}}");
-            exit::OK
         }
-        Ok(_) => {
+        _ => {
             println!(
                 "stored `{name}` in the encrypted vault (no OS keyring here); refer to it as ${{secret:{name}}}"
             );
-            exit::OK
-        }
-        Err(e) => {
-            eprintln!("skald secrets: {e}");
-            exit::FAILED
         }
     }
+    Ok(exit::OK)
 }
 
-pub fn list(data_dir: &DataDir, pattern: Option<&str>, json: bool) -> u8 {
-    let secrets = match open(data_dir) {
-        Ok(s) => s,
-        Err(c) => return c,
-    };
-    match secrets.list(pattern) {
-        Ok(names) if json => {
-            println!("{}", serde_json::json!(names));
-            exit::OK
-        }
-        Ok(names) => {
-            if names.is_empty() {
-                println!("No secrets. Add one with `skald secrets set NAME`.");
-            }
-            for n in names {
-                println!("{n}");
-            }
-            exit::OK
-        }
-        Err(e) => {
-            eprintln!("skald secrets: {e}");
-            exit::FAILED
-        }
+pub fn list(data_dir: &DataDir, pattern: Option<&str>, json: bool) -> Result<u8, Fail> {
+    let secrets = open(data_dir)?;
+    let names = secrets.list(pattern).map_err(Fail::failed)?;
+    if json {
+        println!("{}", serde_json::json!(names));
+        return Ok(exit::OK);
     }
+    if names.is_empty() {
+        println!("No secrets. Add one with `skald secrets set NAME`.");
+    }
+    for n in names {
+        println!("{n}");
+    }
+    Ok(exit::OK)
 }
 
-pub fn rm(data_dir: &DataDir, name: &str) -> u8 {
-    let secrets = match open(data_dir) {
-        Ok(s) => s,
-        Err(c) => return c,
-    };
-    match secrets.delete(name) {
-        Ok(true) => {
-            println!("removed `{name}`");
-            exit::OK
-        }
-        Ok(false) => {
-            eprintln!("skald secrets: there is no secret `{name}`");
-            exit::USAGE
-        }
-        Err(e) => {
-            eprintln!("skald secrets: {e}");
-            exit::FAILED
-        }
+pub fn rm(data_dir: &DataDir, name: &str) -> Result<u8, Fail> {
+    let secrets = open(data_dir)?;
+    if !secrets.delete(name).map_err(Fail::failed)? {
+        return Err(Fail::usage(format!("there is no secret `{name}`")));
     }
+    println!("removed `{name}`");
+    Ok(exit::OK)
 }
 
 #[derive(Debug, Subcommand)]
@@ -134,9 +99,10 @@ pub enum SecretsCommand {
 
 /// Runs one `secrets` subcommand; its exit code.
 pub async fn dispatch(env: &crate::Env, command: SecretsCommand) -> u8 {
-    match command {
+    let result = match command {
         SecretsCommand::Set { name, value } => set(&env.data_dir, &name, value.as_deref()),
         SecretsCommand::List { pattern, json } => list(&env.data_dir, pattern.as_deref(), json),
         SecretsCommand::Rm { name } => rm(&env.data_dir, &name),
-    }
+    };
+    finish("skald secrets", result)
 }

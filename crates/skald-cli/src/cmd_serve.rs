@@ -14,6 +14,7 @@
 //!   them even with the cookie.
 
 use crate::exit;
+use crate::fail::Fail;
 use axum::Router;
 use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
 use axum::extract::{Query, State};
@@ -117,127 +118,80 @@ fn is_hex(s: &str, len: usize) -> bool {
 pub async fn run(data_dir: &DataDir, config: &Config, a: ServeArgs<'_>) -> Ended {
     match serve(data_dir, config, a).await {
         Ok(ended) => ended,
-        Err(code) => Ended::Exit(code),
+        Err(e) => Ended::Exit(e.report("skald serve")),
     }
 }
 
-async fn serve(data_dir: &DataDir, config: &Config, a: ServeArgs<'_>) -> Result<Ended, u8> {
-    let restarted_port = handed_over(RESTART_PORT, |v| v.parse::<u16>().is_ok_and(|p| p > 0))
-        .and_then(|v| v.parse::<u16>().ok());
-    let restarted_token = handed_over(RESTART_TOKEN, |v| is_hex(v, 48));
-    let restarted_host = handed_over(RESTART_HOST, |v| {
-        v.strip_prefix("skald-")
-            .and_then(|r| r.strip_suffix(".localhost"))
-            .is_some_and(|r| is_hex(r, 12))
-    });
-    let restarted = restarted_port.is_some();
-    let port = restarted_port.unwrap_or(a.port);
-    let root = match a
-        .root
+/// What a restarted server takes over from the one before it (checked, so a stray
+/// environment variable cannot name a bad port, token or host).
+struct Handover {
+    port: Option<u16>,
+    token: Option<String>,
+    host: Option<String>,
+}
+
+fn handover() -> Handover {
+    Handover {
+        port: handed_over(RESTART_PORT, |v| v.parse::<u16>().is_ok_and(|p| p > 0))
+            .and_then(|v| v.parse::<u16>().ok()),
+        token: handed_over(RESTART_TOKEN, |v| is_hex(v, 48)),
+        host: handed_over(RESTART_HOST, |v| {
+            v.strip_prefix("skald-")
+                .and_then(|r| r.strip_suffix(".localhost"))
+                .is_some_and(|r| is_hex(r, 12))
+        }),
+    }
+}
+
+/// The folder new chats work in: `--root`, or the current one; it must be a folder.
+fn chat_root(root: Option<&Path>) -> Result<PathBuf, Fail> {
+    match root
         .map(Path::to_path_buf)
         .map_or_else(std::env::current_dir, Ok)
         .and_then(std::fs::canonicalize)
     {
-        Ok(r) if r.is_dir() => r,
-        Ok(r) => {
-            eprintln!("skald serve: {} is not a folder", r.display());
-            return Err(exit::USAGE);
-        }
-        Err(e) => {
-            eprintln!("skald serve: cannot use the folder: {e}");
-            return Err(exit::USAGE);
-        }
-    };
-    let listener = match tokio::net::TcpListener::bind(("127.0.0.1", port)).await {
-        Ok(l) => l,
-        Err(e) => {
-            eprintln!("skald serve: cannot listen on 127.0.0.1:{port}: {e}");
-            return Err(exit::FAILED);
-        }
-    };
-    let port = match listener.local_addr() {
-        Ok(addr) => addr.port(),
-        Err(e) => {
-            eprintln!("skald serve: {e}");
-            return Err(exit::FAILED);
-        }
-    };
-    let service = match Service::start(ServiceConfig {
-        data_dir: data_dir.clone(),
-        root,
-        config: config.clone(),
-        model: a.model.map(str::to_string),
-        tex_bundle: std::env::var_os("SKALD_TEX_BUNDLE").map(PathBuf::from),
-        file_route: skald_service::FILE_ROUTE.to_string(),
-        restart: Some(RestartSignal::default()),
-        hidden_env: [RESTART_PORT, RESTART_TOKEN, RESTART_HOST]
-            .map(str::to_string)
-            .to_vec(),
-    }) {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("skald serve: {e}");
-            return Err(exit::FAILED);
-        }
-    };
-    let token = match restarted_token.map_or_else(new_token, Ok) {
-        Ok(t) => t,
-        Err(e) => {
-            eprintln!("skald serve: cannot make a token: {e}");
-            return Err(exit::FAILED);
-        }
-    };
-    let ui_dir = find_ui(a.ui_dir);
-    if ui_dir.is_none() {
-        eprintln!(
-            "skald serve: the UI is not built; run `npm --prefix ui ci && npm --prefix ui run \
-             build` (or pass --ui-dir). The API is served anyway."
-        );
+        Ok(r) if r.is_dir() => Ok(r),
+        Ok(r) => Err(Fail::usage(format!("{} is not a folder", r.display()))),
+        Err(e) => Err(Fail::usage(format!("cannot use the folder: {e}"))),
     }
-    let name = match restarted_host.map_or_else(
-        || new_token().map(|t| format!("skald-{}.localhost", &t[..12])),
-        Ok,
-    ) {
-        Ok(name) => name,
-        Err(e) => {
-            eprintln!("skald serve: cannot make a host name: {e}");
-            return Err(exit::FAILED);
-        }
-    };
-    let (token_for_restart, name_for_restart) = (token.clone(), name.clone());
-    let app = Arc::new(App {
-        service: service.clone(),
-        // For the loopback forms, whose cookies other local servers also get: each
-        // server's has its own name at least.
-        cookie: format!("skald_{port}"),
-        token,
-        hosts: [
-            format!("{name}:{port}"),
-            format!("127.0.0.1:{port}"),
-            format!("localhost:{port}"),
-        ],
-        ui_dir,
-    });
-    {
-        use std::io::Write;
-        // A closed stdout (a launcher that read the URL and went) must not end the server.
-        let mut out = std::io::stdout().lock();
-        let _ = writeln!(
-            out,
-            "Skald is {}: open http://{}/?token={}",
-            if restarted { "restarted" } else { "ready" },
-            app.hosts[0],
-            app.token
-        );
-        let _ = writeln!(
-            out,
-            "(only this URL opens it; Ctrl-C stops the server. A browser that cannot open \
-             *.localhost names can use http://{}/?token={} — its cookie then also goes to \
-             other servers on 127.0.0.1)",
-            app.hosts[1], app.token
-        );
-        let _ = out.flush();
-    }
+}
+
+/// The loopback listener, and the port it got (0 asks for a free one).
+async fn listen(port: u16) -> Result<(tokio::net::TcpListener, u16), Fail> {
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", port))
+        .await
+        .map_err(|e| Fail::failed(format!("cannot listen on 127.0.0.1:{port}: {e}")))?;
+    let port = listener.local_addr().map_err(Fail::failed)?.port();
+    Ok((listener, port))
+}
+
+fn print_url(app: &App, restarted: bool) {
+    use std::io::Write;
+    // A closed stdout (a launcher that read the URL and went) must not end the server.
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(
+        out,
+        "Skald is {}: open http://{}/?token={}",
+        if restarted { "restarted" } else { "ready" },
+        app.hosts[0],
+        app.token
+    );
+    let _ = writeln!(
+        out,
+        "(only this URL opens it; Ctrl-C stops the server. A browser that cannot open \
+         *.localhost names can use http://{}/?token={} — its cookie then also goes to \
+         other servers on 127.0.0.1)",
+        app.hosts[1], app.token
+    );
+    let _ = out.flush();
+}
+
+/// Serves until Ctrl-C or an approved `restart`; whether it was a restart.
+async fn serve_until_stopped(
+    listener: tokio::net::TcpListener,
+    app: Arc<App>,
+    service: &Arc<Service>,
+) -> Result<bool, Fail> {
     let router = Router::new()
         .route("/api/ws", get(ws))
         .route("/api/file", get(file))
@@ -262,10 +216,63 @@ async fn serve(data_dir: &DataDir, config: &Config, a: ServeArgs<'_>) -> Result<
         .await;
     if let Err(e) = served {
         service.shutdown().await;
-        eprintln!("skald serve: {e}");
-        return Err(exit::FAILED);
+        return Err(Fail::failed(e));
     }
-    if !restart.load(std::sync::atomic::Ordering::SeqCst) {
+    Ok(restart.load(std::sync::atomic::Ordering::SeqCst))
+}
+
+async fn serve(data_dir: &DataDir, config: &Config, a: ServeArgs<'_>) -> Result<Ended, Fail> {
+    let handed = handover();
+    let restarted = handed.port.is_some();
+    let root = chat_root(a.root)?;
+    let (listener, port) = listen(handed.port.unwrap_or(a.port)).await?;
+    let service = Service::start(ServiceConfig {
+        data_dir: data_dir.clone(),
+        root,
+        config: config.clone(),
+        model: a.model.map(str::to_string),
+        tex_bundle: std::env::var_os("SKALD_TEX_BUNDLE").map(PathBuf::from),
+        file_route: skald_service::FILE_ROUTE.to_string(),
+        restart: Some(RestartSignal::default()),
+        hidden_env: [RESTART_PORT, RESTART_TOKEN, RESTART_HOST]
+            .map(str::to_string)
+            .to_vec(),
+    })
+    .map_err(Fail::failed)?;
+    let token = handed
+        .token
+        .map_or_else(new_token, Ok)
+        .map_err(|e| Fail::failed(format!("cannot make a token: {e}")))?;
+    let ui_dir = find_ui(a.ui_dir);
+    if ui_dir.is_none() {
+        eprintln!(
+            "skald serve: the UI is not built; run `npm --prefix ui ci && npm --prefix ui run \
+             build` (or pass --ui-dir). The API is served anyway."
+        );
+    }
+    let name = handed
+        .host
+        .map_or_else(
+            || new_token().map(|t| format!("skald-{}.localhost", &t[..12])),
+            Ok,
+        )
+        .map_err(|e| Fail::failed(format!("cannot make a host name: {e}")))?;
+    let (token_for_restart, name_for_restart) = (token.clone(), name.clone());
+    let app = Arc::new(App {
+        service: service.clone(),
+        // For the loopback forms, whose cookies other local servers also get: each
+        // server's has its own name at least.
+        cookie: format!("skald_{port}"),
+        token,
+        hosts: [
+            format!("{name}:{port}"),
+            format!("127.0.0.1:{port}"),
+            format!("localhost:{port}"),
+        ],
+        ui_dir,
+    });
+    print_url(&app, restarted);
+    if !serve_until_stopped(listener, app, &service).await? {
         service.shutdown().await;
         return Ok(Ended::Exit(exit::OK));
     }

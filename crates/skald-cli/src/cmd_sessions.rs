@@ -3,43 +3,25 @@
 use clap::Subcommand;
 
 use crate::exit;
+use crate::fail::{Fail, finish};
 use serde_json::json;
 use skald_api::ToolDescriptionLength;
 use skald_core::{DataDir, builtin_registry};
 use skald_store::Store;
 
-fn open(data_dir: &DataDir) -> Result<Store, u8> {
-    Store::open(data_dir.db_path()).map_err(|e| {
-        eprintln!("skald sessions: {e}");
-        exit::FAILED
-    })
+fn open(data_dir: &DataDir) -> Result<Store, Fail> {
+    Store::open(data_dir.db_path()).map_err(Fail::failed)
 }
 
-fn print_json(v: &serde_json::Value) -> u8 {
-    match serde_json::to_string_pretty(v) {
-        Ok(text) => {
-            println!("{text}");
-            exit::OK
-        }
-        Err(e) => {
-            eprintln!("skald sessions: {e}");
-            exit::FAILED
-        }
-    }
+fn print_json(v: &serde_json::Value) -> Result<u8, Fail> {
+    let text = serde_json::to_string_pretty(v).map_err(Fail::failed)?;
+    println!("{text}");
+    Ok(exit::OK)
 }
 
-pub fn list(data_dir: &DataDir, json_out: bool) -> u8 {
-    let store = match open(data_dir) {
-        Ok(s) => s,
-        Err(code) => return code,
-    };
-    let sessions = match store.list_sessions() {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("skald sessions: {e}");
-            return exit::FAILED;
-        }
-    };
+pub fn list(data_dir: &DataDir, json_out: bool) -> Result<u8, Fail> {
+    let store = open(data_dir)?;
+    let sessions = store.list_sessions().map_err(Fail::failed)?;
     if json_out {
         return print_json(&json!(sessions));
     }
@@ -60,27 +42,18 @@ pub fn list(data_dir: &DataDir, json_out: bool) -> u8 {
             s.working_dir.as_deref().unwrap_or("")
         );
     }
-    exit::OK
+    Ok(exit::OK)
 }
 
-pub fn show(data_dir: &DataDir, id: i64, json_out: bool) -> u8 {
-    let store = match open(data_dir) {
-        Ok(s) => s,
-        Err(code) => return code,
-    };
+pub fn show(data_dir: &DataDir, id: i64, json_out: bool) -> Result<u8, Fail> {
+    let store = open(data_dir)?;
     let loaded = store
         .get_session(id)
         .and_then(|s| Ok((s, store.list_messages(id)?, store.list_tool_calls(id)?)));
-    let (session, messages, calls) = match loaded {
-        Ok(v) => v,
-        Err(e) => {
-            eprintln!("skald sessions: {e}");
-            return match e {
-                skald_store::StoreError::NotFound { .. } => exit::USAGE,
-                _ => exit::FAILED,
-            };
-        }
-    };
+    let (session, messages, calls) = loaded.map_err(|e| match e {
+        skald_store::StoreError::NotFound { .. } => Fail::usage(e),
+        _ => Fail::failed(e),
+    })?;
     if json_out {
         return print_json(&json!({"session": session, "messages": messages, "tool_calls": calls}));
     }
@@ -103,7 +76,7 @@ pub fn show(data_dir: &DataDir, id: i64, json_out: bool) -> u8 {
             println!("  → {label}  ({})", c.status);
         }
     }
-    exit::OK
+    Ok(exit::OK)
 }
 
 fn status_note(s: skald_store::MessageStatus) -> &'static str {
@@ -131,8 +104,9 @@ pub enum SessionsCommand {
 
 /// Runs one `sessions` subcommand; its exit code.
 pub async fn dispatch(env: &crate::Env, command: SessionsCommand) -> u8 {
-    match command {
+    let result = match command {
         SessionsCommand::List { json } => list(&env.data_dir, json),
         SessionsCommand::Show { id, json } => show(&env.data_dir, id, json),
-    }
+    };
+    finish("skald sessions", result)
 }

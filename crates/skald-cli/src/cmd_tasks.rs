@@ -3,28 +3,17 @@
 use clap::Subcommand;
 
 use crate::exit;
+use crate::fail::{Fail, finish};
 use skald_core::DataDir;
 use skald_service::records::Records;
 use skald_store::Store;
 
-pub fn list(data_dir: &DataDir, session: Option<i64>, json: bool) -> u8 {
-    let store = match Store::open(data_dir.db_path()) {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("skald tasks: {e}");
-            return exit::FAILED;
-        }
-    };
-    let tasks = match Records::new(&store).tasks(session) {
-        Ok(t) => t,
-        Err(e) => {
-            eprintln!("skald tasks: {e}");
-            return exit::FAILED;
-        }
-    };
+pub fn list(data_dir: &DataDir, session: Option<i64>, json: bool) -> Result<u8, Fail> {
+    let store = Store::open(data_dir.db_path()).map_err(Fail::failed)?;
+    let tasks = Records::new(&store).tasks(session).map_err(Fail::failed)?;
     if json {
         println!("{}", serde_json::to_value(&tasks).unwrap_or_default());
-        return exit::OK;
+        return Ok(exit::OK);
     }
     if tasks.is_empty() {
         println!("No background tasks.");
@@ -43,7 +32,7 @@ pub fn list(data_dir: &DataDir, session: Option<i64>, json: bool) -> u8 {
             println!("      {}", r.lines().next().unwrap_or(""));
         }
     }
-    exit::OK
+    Ok(exit::OK)
 }
 
 #[derive(Debug, Subcommand)]
@@ -60,7 +49,8 @@ pub enum TasksCommand {
 
 /// Runs one `tasks` subcommand; its exit code.
 pub async fn dispatch(env: &crate::Env, command: TasksCommand) -> u8 {
-    match command {
+    let result = match command {
         TasksCommand::List { session, json } => list(&env.data_dir, session, json),
-    }
+    };
+    finish("skald tasks", result)
 }

@@ -2,6 +2,7 @@
 //! `drive_execution`, as a turn would. Ctrl-C is /stop.
 
 use crate::exit;
+use crate::fail::{Fail, finish};
 use serde_json::Value;
 use skald_api::{CancellationToken, ExecutionOutcome};
 use skald_core::approval::{self, RunContext};
@@ -18,47 +19,36 @@ pub async fn run(
     cwd: Option<&Path>,
     approve: bool,
 ) -> u8 {
-    let registry = match builtin_registry() {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("skald: {e}");
-            return exit::FAILED;
-        }
-    };
-    let args = match parse_args(args) {
-        Ok(v) => v,
-        Err(msg) => {
-            eprintln!("skald tool: {msg}");
-            return exit::USAGE;
-        }
-    };
+    finish(
+        "skald tool",
+        tool(data_dir, config, name, args, cwd, approve).await,
+    )
+}
+
+async fn tool(
+    data_dir: &skald_core::DataDir,
+    config: &skald_core::Config,
+    name: &str,
+    args: &str,
+    cwd: Option<&Path>,
+    approve: bool,
+) -> Result<u8, Fail> {
+    // The registry is Skald's own, not this command's: its failure reads as Skald's.
+    let registry = builtin_registry().map_err(|e| Fail::failed(format!("skald: {e}")).bare())?;
+    let args = parse_args(args).map_err(Fail::usage)?;
     let cwd = match cwd {
         Some(dir) => dir.to_path_buf(),
-        None => match std::env::current_dir() {
-            Ok(dir) => dir,
-            Err(e) => {
-                eprintln!("skald tool: cannot read the current directory: {e}; pass --cwd");
-                return exit::USAGE;
-            }
-        },
+        None => std::env::current_dir().map_err(|e| {
+            Fail::usage(format!(
+                "cannot read the current directory: {e}; pass --cwd"
+            ))
+        })?,
     };
-    let scope = match direct::prepare(&registry, name, &args, &cwd) {
-        Ok(scope) => scope,
-        Err(e) => {
-            eprintln!("skald tool: {e}");
-            return exit::USAGE;
-        }
-    };
+    let scope = direct::prepare(&registry, name, &args, &cwd).map_err(Fail::usage)?;
 
     // The same gate as an agent's call: a deny always stops it; a call that needs
     // approval runs only with --approve, the user's explicit yes.
-    let store = match skald_store::Store::open(data_dir.db_path()) {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("skald tool: {e}");
-            return exit::FAILED;
-        }
-    };
+    let store = skald_store::Store::open(data_dir.db_path()).map_err(Fail::failed)?;
     let withheld = skald_core::withheld::Withheld::for_data_dir(data_dir, config);
     let ctx = RunContext {
         group: "default".to_string(),
@@ -71,15 +61,13 @@ pub async fn run(
     let decision = approval::check(&store, &ctx, name, &args);
     match decision.action {
         RuleAction::Deny => {
-            eprintln!("skald tool: denied by {}", decision.reason);
-            return exit::REJECTED;
+            return Err(Fail::rejected(format!("denied by {}", decision.reason)));
         }
         RuleAction::Require if !approve => {
-            eprintln!(
-                "skald tool: `{name}` needs approval ({}); pass --approve to run it",
+            return Err(Fail::rejected(format!(
+                "`{name}` needs approval ({}); pass --approve to run it",
                 decision.reason
-            );
-            return exit::REJECTED;
+            )));
         }
         RuleAction::Require | RuleAction::Allow => {}
     }
@@ -91,25 +79,19 @@ pub async fn run(
     tokio::spawn(stop_on_ctrl_c(cancel.clone()));
     tracing::info!(tool = name, cwd = %scope.working_dir().display(), "skald tool: running");
     let Some(outcome) = direct::run(&registry, name, args, scope, &cancel).await else {
-        eprintln!("skald tool: unknown tool `{name}`");
-        return exit::USAGE;
+        return Err(Fail::usage(format!("unknown tool `{name}`")));
     };
+    // The tool's own failure or stop is its output, not the command's: no prefix.
     match outcome {
         ExecutionOutcome::Completed(text) => {
             let mut out = std::io::stdout().lock();
             let newline = if text.ends_with('\n') { "" } else { "\n" };
             // A closed pipe (`skald tool … | head`) is not the tool's failure.
             let _ = write!(out, "{text}{newline}").and_then(|_| out.flush());
-            exit::OK
+            Ok(exit::OK)
         }
-        ExecutionOutcome::Failed(msg) => {
-            eprintln!("error: {msg}");
-            exit::FAILED
-        }
-        ExecutionOutcome::Cancelled => {
-            eprintln!("cancelled");
-            exit::CANCELLED
-        }
+        ExecutionOutcome::Failed(msg) => Err(Fail::failed(format!("error: {msg}")).bare()),
+        ExecutionOutcome::Cancelled => Err(Fail::with_code(exit::CANCELLED, "cancelled").bare()),
     }
 }
 

@@ -1,17 +1,16 @@
 //! `skald tools`: the catalog.
 
 use crate::exit;
+use crate::fail::{Fail, finish};
 use skald_core::{ToolCatalog, ToolInfo, builtin_registry};
 use std::sync::Arc;
 
 pub fn run(data_dir: &skald_core::DataDir, json: bool) -> u8 {
-    let registry = match builtin_registry() {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("skald: {e}");
-            return exit::FAILED;
-        }
-    };
+    finish("skald", list(data_dir, json))
+}
+
+fn list(data_dir: &skald_core::DataDir, json: bool) -> Result<u8, Fail> {
+    let registry = builtin_registry().map_err(Fail::failed)?;
     // Tools offered to a model before (MCP, plugins) are listed too, so rules can name them.
     let known = skald_store::Store::open(data_dir.db_path())
         .and_then(|s| s.list_known_tools())
@@ -21,14 +20,9 @@ pub fn run(data_dir: &skald_core::DataDir, json: bool) -> u8 {
         .list_all();
     let tools: Vec<&ToolInfo> = all.built_in.iter().chain(all.mcp.iter()).collect();
     if json {
-        match serde_json::to_string_pretty(&tools) {
-            Ok(text) => println!("{text}"),
-            Err(e) => {
-                eprintln!("skald: {e}");
-                return exit::FAILED;
-            }
-        }
-        return exit::OK;
+        let text = serde_json::to_string_pretty(&tools).map_err(Fail::failed)?;
+        println!("{text}");
+        return Ok(exit::OK);
     }
     let width = tools.iter().map(|t| t.name.len()).max().unwrap_or(0);
     for t in &tools {
@@ -47,7 +41,7 @@ pub fn run(data_dir: &skald_core::DataDir, json: bool) -> u8 {
             source
         );
     }
-    exit::OK
+    Ok(exit::OK)
 }
 
 /// The first sentence of a description, for a one-line listing.

@@ -2,31 +2,25 @@
 //! sanitised HTML; for text, its first page.
 
 use crate::exit;
+use crate::fail::{Fail, finish};
 use skald_viewer::{FileRoute, View};
 use std::path::Path;
 
 pub fn run(path: &Path, json: bool) -> u8 {
+    finish("skald view", view(path, json))
+}
+
+fn view(path: &Path, json: bool) -> Result<u8, Fail> {
     // Outside the app there is no file route: links point at the files themselves.
     let route = FileRoute::new("file://");
-    let abs = match std::fs::canonicalize(path) {
-        Ok(p) => p,
-        Err(e) => {
-            eprintln!("skald view: {}: {e}", path.display());
-            return exit::USAGE;
-        }
-    };
-    let (kind, view) = match skald_viewer::view(&abs, &route) {
-        Ok(v) => v,
-        Err(e) => {
-            eprintln!("skald view: {e}");
-            return exit::FAILED;
-        }
-    };
+    let abs =
+        std::fs::canonicalize(path).map_err(|e| Fail::usage(format!("{}: {e}", path.display())))?;
+    let (kind, view) = skald_viewer::view(&abs, &route).map_err(Fail::failed)?;
     if json {
         let mut v = serde_json::to_value(&view).unwrap_or_default();
         v["kind"] = serde_json::to_value(&kind).unwrap_or_default();
         println!("{v}");
-        return exit::OK;
+        return Ok(exit::OK);
     }
     let kind_name = serde_json::to_value(&kind)
         .ok()
@@ -56,5 +50,5 @@ pub fn run(path: &Path, json: bool) -> u8 {
         }
         View::None { reason } => println!("no preview: {reason}"),
     }
-    exit::OK
+    Ok(exit::OK)
 }

@@ -18,6 +18,7 @@ mod cmd_tool;
 mod cmd_tools;
 mod cmd_view;
 mod exit;
+mod fail;
 mod session_events;
 mod shown;
 
@@ -305,98 +306,7 @@ fn main() -> ExitCode {
         }
     };
     let mut relaunch = None;
-    let code = runtime.block_on(async {
-        match cli.command {
-            Command::Tools { json } => cmd_tools::run(&env.data_dir, json),
-            Command::Tool {
-                name,
-                args,
-                cwd,
-                approve,
-            } => {
-                cmd_tool::run(
-                    &env.data_dir,
-                    &env.config,
-                    &name,
-                    &args,
-                    cwd.as_deref(),
-                    approve,
-                )
-                .await
-            }
-            Command::Doctor { json } => cmd_doctor::run(&env, json).await,
-            Command::Exec {
-                session,
-                agent,
-                model,
-                cwd,
-                approve,
-                json,
-                group,
-                allow_read,
-                allow_write,
-                extra_prompt,
-                max_rounds,
-                tool_choice,
-                prompt,
-            } => {
-                let args = cmd_exec::ExecArgs {
-                    session,
-                    agent: agent.as_deref(),
-                    model: model.as_deref(),
-                    cwd: cwd.as_deref(),
-                    approve: approve.mode(),
-                    json,
-                    max_rounds,
-                    tool_choice: match tool_choice {
-                        ToolChoiceArg::Auto => skald_llm::ToolChoice::Auto,
-                        ToolChoiceArg::Required => skald_llm::ToolChoice::Required,
-                    },
-                    group: group.as_deref(),
-                    allow_read: &allow_read,
-                    allow_write: &allow_write,
-                    extra_prompt: extra_prompt.as_deref(),
-                    prompt: &prompt,
-                };
-                cmd_exec::run(&env.data_dir, &env.config, args).await
-            }
-            Command::Inbox { command } => cmd_inbox::dispatch(&env, command).await,
-            Command::Rules { command } => cmd_rules::dispatch(&env, command).await,
-            Command::Cron { command } => cmd_cron::dispatch(&env, command).await,
-            Command::Mcp { command } => cmd_mcp::dispatch(&env, command).await,
-            Command::Plugins { command } => cmd_plugins::dispatch(&env, command).await,
-            Command::Models { command } => cmd_models::dispatch(&env, command).await,
-            Command::Secrets { command } => cmd_secrets::dispatch(&env, command).await,
-            Command::Tasks { command } => cmd_tasks::dispatch(&env, command).await,
-            Command::Sessions { command } => cmd_sessions::dispatch(&env, command).await,
-            Command::View { path, json } => cmd_view::run(&path, json),
-            Command::Latex { command } => cmd_latex::dispatch(&env, command).await,
-            Command::Serve {
-                port,
-                root,
-                ui_dir,
-                model,
-            } => match cmd_serve::run(
-                &env.data_dir,
-                &env.config,
-                cmd_serve::ServeArgs {
-                    port,
-                    root: root.as_deref(),
-                    ui_dir: ui_dir.as_deref(),
-                    model: model.as_deref(),
-                },
-            )
-            .await
-            {
-                cmd_serve::Ended::Exit(code) => code,
-                cmd_serve::Ended::Restart(r) => {
-                    relaunch = Some(r);
-                    exit::OK
-                }
-            },
-            Command::Version => exit::OK,
-        }
-    });
+    let code = runtime.block_on(run(cli.command, &env, &mut relaunch));
     // Tools may leave blocking work (a walk of a huge tree) behind after a Ctrl-C; do not
     // wait for it on the way out.
     runtime.shutdown_background();
@@ -409,4 +319,98 @@ fn main() -> ExitCode {
         return ExitCode::from(r.exec());
     }
     ExitCode::from(code)
+}
+
+/// Runs one command; its exit code. A `serve` that asked to restart leaves how in `relaunch`.
+async fn run(command: Command, env: &Env, relaunch: &mut Option<cmd_serve::Relaunch>) -> u8 {
+    match command {
+        Command::Tools { json } => cmd_tools::run(&env.data_dir, json),
+        Command::Tool {
+            name,
+            args,
+            cwd,
+            approve,
+        } => {
+            cmd_tool::run(
+                &env.data_dir,
+                &env.config,
+                &name,
+                &args,
+                cwd.as_deref(),
+                approve,
+            )
+            .await
+        }
+        Command::Doctor { json } => cmd_doctor::run(env, json).await,
+        Command::Exec {
+            session,
+            agent,
+            model,
+            cwd,
+            approve,
+            json,
+            group,
+            allow_read,
+            allow_write,
+            extra_prompt,
+            max_rounds,
+            tool_choice,
+            prompt,
+        } => {
+            let args = cmd_exec::ExecArgs {
+                session,
+                agent: agent.as_deref(),
+                model: model.as_deref(),
+                cwd: cwd.as_deref(),
+                approve: approve.mode(),
+                json,
+                max_rounds,
+                tool_choice: match tool_choice {
+                    ToolChoiceArg::Auto => skald_llm::ToolChoice::Auto,
+                    ToolChoiceArg::Required => skald_llm::ToolChoice::Required,
+                },
+                group: group.as_deref(),
+                allow_read: &allow_read,
+                allow_write: &allow_write,
+                extra_prompt: extra_prompt.as_deref(),
+                prompt: &prompt,
+            };
+            cmd_exec::run(&env.data_dir, &env.config, args).await
+        }
+        Command::Inbox { command } => cmd_inbox::dispatch(env, command).await,
+        Command::Rules { command } => cmd_rules::dispatch(env, command).await,
+        Command::Cron { command } => cmd_cron::dispatch(env, command).await,
+        Command::Mcp { command } => cmd_mcp::dispatch(env, command).await,
+        Command::Plugins { command } => cmd_plugins::dispatch(env, command).await,
+        Command::Models { command } => cmd_models::dispatch(env, command).await,
+        Command::Secrets { command } => cmd_secrets::dispatch(env, command).await,
+        Command::Tasks { command } => cmd_tasks::dispatch(env, command).await,
+        Command::Sessions { command } => cmd_sessions::dispatch(env, command).await,
+        Command::View { path, json } => cmd_view::run(&path, json),
+        Command::Latex { command } => cmd_latex::dispatch(env, command).await,
+        Command::Serve {
+            port,
+            root,
+            ui_dir,
+            model,
+        } => match cmd_serve::run(
+            &env.data_dir,
+            &env.config,
+            cmd_serve::ServeArgs {
+                port,
+                root: root.as_deref(),
+                ui_dir: ui_dir.as_deref(),
+                model: model.as_deref(),
+            },
+        )
+        .await
+        {
+            cmd_serve::Ended::Exit(code) => code,
+            cmd_serve::Ended::Restart(r) => {
+                *relaunch = Some(r);
+                exit::OK
+            }
+        },
+        Command::Version => exit::OK,
+    }
 }
