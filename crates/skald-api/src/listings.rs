@@ -1,5 +1,6 @@
 //! What the settings and tasks screens list: rules, background tasks, schedules and
-//! plugins, as the UI reads them.
+//! plugins, as the UI reads them. Rules, tasks and schedules are also what the store keeps
+//! (`skald_store::{Rule, Task, ScheduledJob}` are these types), so a field is added once.
 
 use crate::records::{MissedPolicy, RuleAction, TaskStatus};
 use serde::{Deserialize, Serialize};

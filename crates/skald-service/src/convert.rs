@@ -2,13 +2,12 @@
 
 use skald_api::ToolDescriptionLength;
 use skald_api::protocol::{
-    BypassSpec, ChatMessage, CronJobInfo, InboxAnswer, RuleDraft, RuleInfo, SessionInfo, TaskInfo,
-    ToolCallInfo,
+    BypassSpec, ChatMessage, InboxAnswer, RuleDraft, SessionInfo, ToolCallInfo,
 };
 use skald_core::ToolRegistry;
 use skald_core::approval::{BypassScope, RuleSpec};
 use skald_core::inbox::Answer;
-use skald_store::{Message, Role, Rule, ScheduledJob, Session, Task, ToolCallRecord};
+use skald_store::{Message, Role, Session, ToolCallRecord};
 use skald_viewer::FileRoute;
 use std::path::Path;
 
@@ -58,58 +57,6 @@ pub fn tool_call(c: ToolCallRecord, registry: &ToolRegistry) -> ToolCallInfo {
         arguments: shown,
         status: c.status,
         result: c.result,
-    }
-}
-
-pub fn rule(r: Rule) -> RuleInfo {
-    RuleInfo {
-        id: r.id,
-        group_name: r.group_name,
-        tool_pattern: r.tool_pattern,
-        path_pattern: r.path_pattern,
-        command_pattern: r.command_pattern,
-        agent_id: r.agent_id,
-        working_dir: r.working_dir,
-        action: r.action,
-        priority: r.priority,
-        note: r.note,
-    }
-}
-
-pub fn task(t: Task) -> TaskInfo {
-    TaskInfo {
-        id: t.id,
-        parent_session_id: t.parent_session_id,
-        parent_tool_call_id: t.parent_tool_call_id,
-        session_id: t.session_id,
-        agent_id: t.agent_id,
-        title: t.title,
-        description: t.description,
-        prompt: t.prompt,
-        status: t.status,
-        result: t.result,
-        created_at: t.created_at,
-        finished_at: t.finished_at,
-    }
-}
-
-pub fn job(j: ScheduledJob) -> CronJobInfo {
-    CronJobInfo {
-        id: j.id,
-        name: j.name,
-        description: j.description,
-        agent_id: j.agent_id,
-        prompt: j.prompt,
-        cron: j.cron,
-        timezone: j.timezone,
-        missed_policy: j.missed_policy,
-        enabled: j.enabled,
-        home_session_id: j.home_session_id,
-        run_context_id: j.run_context_id,
-        working_dir: j.working_dir,
-        next_run_at: j.next_run_at,
-        created_at: j.created_at,
-        updated_at: j.updated_at,
     }
 }
 

@@ -23,12 +23,7 @@ impl<'a> Records<'a> {
 
     /// Every rule, in the order the gate tries them.
     pub fn rules(&self) -> Result<Vec<RuleInfo>, ServiceError> {
-        Ok(self
-            .store
-            .list_rules()?
-            .into_iter()
-            .map(convert::rule)
-            .collect())
+        Ok(self.store.list_rules()?)
     }
 
     pub fn remove_rule(&self, id: i64) -> Result<(), ServiceError> {
@@ -37,28 +32,16 @@ impl<'a> Records<'a> {
 
     /// Background tasks, newest first; only those started from `session` when given.
     pub fn tasks(&self, session: Option<i64>) -> Result<Vec<TaskInfo>, ServiceError> {
-        Ok(self
-            .store
-            .list_tasks(session)?
-            .into_iter()
-            .map(convert::task)
-            .collect())
+        Ok(self.store.list_tasks(session)?)
     }
 
     pub fn jobs(&self) -> Result<Vec<CronJobInfo>, ServiceError> {
-        Ok(self
-            .store
-            .list_jobs()?
-            .into_iter()
-            .map(convert::job)
-            .collect())
+        Ok(self.store.list_jobs()?)
     }
 
     /// Turns a schedule on (its next run worked out from now) or off.
     pub fn set_job_enabled(&self, id: i64, enabled: bool) -> Result<CronJobInfo, ServiceError> {
-        skald_core::tasks::cron::set_enabled(self.store, id, enabled)
-            .map(convert::job)
-            .map_err(cron_error)
+        skald_core::tasks::cron::set_enabled(self.store, id, enabled).map_err(cron_error)
     }
 
     pub fn remove_job(&self, id: i64) -> Result<(), ServiceError> {
@@ -75,7 +58,6 @@ impl<'a> Records<'a> {
         timezone: &str,
     ) -> Result<CronJobInfo, ServiceError> {
         skald_core::tasks::cron::update_job(self.store, id, name, prompt, cron, timezone)
-            .map(convert::job)
             .map_err(cron_error)
     }
 

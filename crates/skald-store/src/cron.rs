@@ -7,24 +7,8 @@ use rusqlite::{OptionalExtension, Row, params};
 use serde::{Deserialize, Serialize};
 pub use skald_api::records::MissedPolicy;
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ScheduledJob {
-    pub id: i64,
-    pub name: String,
-    pub description: String,
-    pub agent_id: String,
-    pub prompt: String,
-    pub cron: String,
-    pub timezone: String,
-    pub missed_policy: MissedPolicy,
-    pub enabled: bool,
-    pub home_session_id: Option<i64>,
-    pub run_context_id: Option<i64>,
-    pub working_dir: Option<String>,
-    pub next_run_at: Option<i64>,
-    pub created_at: i64,
-    pub updated_at: i64,
-}
+/// Defined with the protocol, which carries it to the UI as it is stored.
+pub use skald_api::listings::CronJobInfo as ScheduledJob;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NewJob {

@@ -2,22 +2,10 @@
 
 use crate::{Store, StoreError, now_ms};
 use rusqlite::{Row, params};
-use serde::{Deserialize, Serialize};
 pub use skald_api::records::RuleAction;
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Rule {
-    pub id: i64,
-    pub group_name: String,
-    pub tool_pattern: String,
-    pub path_pattern: Option<String>,
-    pub command_pattern: Option<String>,
-    pub agent_id: Option<String>,
-    pub working_dir: Option<String>,
-    pub action: RuleAction,
-    pub priority: i64,
-    pub note: String,
-}
+/// Defined with the protocol, which carries it to the UI as it is stored.
+pub use skald_api::listings::RuleInfo as Rule;
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct NewRule {

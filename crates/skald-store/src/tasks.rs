@@ -2,24 +2,10 @@
 
 use crate::{Store, StoreError, now_ms, parse_stored};
 use rusqlite::{OptionalExtension, Row, params};
-use serde::{Deserialize, Serialize};
 pub use skald_api::records::TaskStatus;
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Task {
-    pub id: i64,
-    pub parent_session_id: i64,
-    pub parent_tool_call_id: Option<String>,
-    pub session_id: Option<i64>,
-    pub agent_id: String,
-    pub title: String,
-    pub description: String,
-    pub prompt: String,
-    pub status: TaskStatus,
-    pub result: Option<String>,
-    pub created_at: i64,
-    pub finished_at: Option<i64>,
-}
+/// Defined with the protocol, which carries it to the UI as it is stored.
+pub use skald_api::listings::TaskInfo as Task;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NewTask {
