@@ -3,7 +3,7 @@
 //! elicitations. Items live in the store, so an answer given after a
 //! restart, or from another process (`skald inbox answer`), reaches the waiting call.
 
-use crate::approval::{BypassScope, Bypasses, RuleSpec};
+use crate::approval::{BypassScope, Bypasses, RuleSpec, RuleSpecExt};
 use serde::{Deserialize, Serialize};
 use skald_api::CancellationToken;
 use skald_api::events::Event;

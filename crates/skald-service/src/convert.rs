@@ -1,9 +1,7 @@
 //! Stored records to the protocol's types, and the protocol's answers to the engine's.
 
 use skald_api::ToolDescriptionLength;
-use skald_api::protocol::{
-    BypassSpec, ChatMessage, InboxAnswer, RuleDraft, SessionInfo, ToolCallInfo,
-};
+use skald_api::protocol::{BypassSpec, ChatMessage, InboxAnswer, SessionInfo, ToolCallInfo};
 use skald_core::ToolRegistry;
 use skald_core::approval::{BypassScope, RuleSpec};
 use skald_core::inbox::Answer;
@@ -57,18 +55,6 @@ pub fn tool_call(c: ToolCallRecord, registry: &ToolRegistry) -> ToolCallInfo {
         arguments: shown,
         status: c.status,
         result: c.result,
-    }
-}
-
-pub fn rule_draft(r: &RuleSpec) -> RuleDraft {
-    RuleDraft {
-        group: r.group.clone(),
-        tool_pattern: r.tool_pattern.clone(),
-        path_pattern: r.path_pattern.clone(),
-        command_pattern: r.command_pattern.clone(),
-        working_dir: r.working_dir.clone(),
-        action: r.action,
-        note: r.note.clone(),
     }
 }
 

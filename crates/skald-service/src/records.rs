@@ -5,7 +5,7 @@
 //! store: the CLI uses them without starting an engine. What must also reach a running
 //! engine (a plugin started, a server connected) the `Service` adds around them.
 
-use crate::{ServiceError, convert, invalid};
+use crate::{ServiceError, invalid};
 use skald_api::protocol::{CronJobInfo, InboxEntry, PluginInfo, RuleDraft, RuleInfo, TaskInfo};
 use skald_core::inbox::{Answer, Answered, Inbox};
 use skald_core::plugins::Plugins;
@@ -104,7 +104,7 @@ impl<'a> Records<'a> {
     pub fn propose_rule(&self, inbox_id: i64) -> Result<(RuleDraft, usize, String), ServiceError> {
         let (rule, matched) = skald_core::approval::propose_for_item(self.store, inbox_id)?;
         Ok((
-            convert::rule_draft(&rule),
+            rule.clone(),
             matched.len(),
             skald_core::approval::rule_reach(&rule),
         ))

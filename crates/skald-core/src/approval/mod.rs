@@ -13,7 +13,7 @@ mod propose;
 pub use bypass::{BypassScope, Bypasses, CategoryOf};
 pub use preview::write_preview;
 pub use propose::{
-    ALWAYS_PRIORITY, RuleSpec, propose_for_item, propose_rule, rule_reach, would_match,
+    ALWAYS_PRIORITY, RuleSpec, RuleSpecExt, propose_for_item, propose_rule, rule_reach, would_match,
 };
 
 use serde::Serialize;

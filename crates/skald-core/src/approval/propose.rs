@@ -2,7 +2,6 @@
 //! calls of the session it would have matched.
 
 use super::{FS_READ, FS_WRITE, RunContext, call_path, command, rule_matches};
-use serde::Serialize;
 use serde_json::Value;
 use skald_api::tool_names as tn;
 use skald_base::path::{canonicalize_for_policy, path_under};
@@ -13,20 +12,18 @@ use std::path::Path;
 /// `secrets/` deny (0), so they can lift an approval but never a deny.
 pub const ALWAYS_PRIORITY: i64 = 15;
 
-/// A rule as a person edits it before storing it ("always allow").
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
-pub struct RuleSpec {
-    pub group: String,
-    pub tool_pattern: String,
-    pub path_pattern: Option<String>,
-    pub command_pattern: Option<String>,
-    pub working_dir: Option<String>,
-    pub action: RuleAction,
-    pub note: String,
+/// A rule as a person edits it before storing it ("always allow"): the rule editor's
+/// draft, defined once with the protocol.
+pub use skald_api::inbox::RuleDraft as RuleSpec;
+
+/// What a proposed rule becomes in the store and in the gate.
+pub trait RuleSpecExt {
+    fn to_new_rule(&self) -> skald_store::NewRule;
+    fn as_rule(&self) -> Rule;
 }
 
-impl RuleSpec {
-    pub fn to_new_rule(&self) -> skald_store::NewRule {
+impl RuleSpecExt for RuleSpec {
+    fn to_new_rule(&self) -> skald_store::NewRule {
         skald_store::NewRule {
             group_name: self.group.clone(),
             tool_pattern: self.tool_pattern.clone(),
