@@ -1,0 +1,233 @@
+//! The helper's side: confine this process to a policy, then exec the command (Linux).
+//!
+//! In order, because each step needs the one before and the last ones forbid the first:
+//! 1. a new user and mount namespace, the user mapped to itself (so an exec drops the
+//!    namespace's capabilities unless the user is root, see step 4);
+//! 2. the masks: an empty read-only tmpfs over each hidden folder, `/dev/null` bound
+//!    read-only over each hidden file, and a private `/dev/shm`;
+//! 3. Landlock: read and execute beneath `/`, write only beneath the writable folders and
+//!    a few devices; TCP bind and connect refused when the network is off; signals and
+//!    abstract Unix sockets scoped to the sandbox; and, from Landlock itself, no ptrace or
+//!    `/proc/<pid>/mem|environ` of any process outside it and no more mounts, so the masks
+//!    stay;
+//! 4. seccomp: with the network off, sockets of any family but Unix refused (UDP, raw,
+//!    netlink: Landlock covers only TCP); io_uring always, since it opens and connects
+//!    without the system calls the rest of the filter sees.
+
+use crate::{Policy, plan_masks};
+use landlock::{
+    ABI, Access, AccessFs, AccessNet, CompatLevel, Compatible, LandlockStatus, PathBeneath, PathFd,
+    Ruleset, RulesetAttr, RulesetCreatedAttr, RulesetStatus, Scope, path_beneath_rules,
+};
+use nix::mount::{MsFlags, mount};
+use nix::sched::{CloneFlags, unshare};
+use seccompiler::{
+    BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
+    SeccompRule, TargetArch,
+};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// Why the process could not be confined. The command must not run.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfineError {
+    #[error(
+        "cannot create a user namespace ({0}); unprivileged user namespaces may be turned off \
+         here (sysctl kernel.unprivileged_userns_clone, user.max_user_namespaces, or AppArmor's \
+         kernel.apparmor_restrict_unprivileged_userns)"
+    )]
+    Namespace(nix::Error),
+    #[error("cannot write {0}: {1}")]
+    IdMap(String, std::io::Error),
+    #[error("cannot hide {path}: {1}", path = .0.display())]
+    Mount(PathBuf, nix::Error),
+    #[error("Landlock: {0}")]
+    Landlock(String),
+    #[error("seccomp: {0}")]
+    Seccomp(String),
+}
+
+/// The file-system rights Skald asks Landlock for: ABI 5's set (with truncate and device
+/// ioctls), the newest this design is tested against; a newer kernel enforces it as is.
+const FS_ABI: ABI = ABI::V5;
+/// Devices any command writes to (`> /dev/null`), besides the writable folders.
+const DEVICES: &[&str] = &[
+    "/dev/null",
+    "/dev/zero",
+    "/dev/full",
+    "/dev/tty",
+    "/dev/ptmx",
+];
+
+/// Confines the calling process to `policy`. Returns a line saying how (Landlock's ABI).
+/// The process must be single-threaded: the kernel refuses a user namespace otherwise.
+pub fn confine(policy: &Policy) -> Result<String, ConfineError> {
+    enter_namespaces()?;
+    hide(policy)?;
+    let landlock = restrict_files_and_tcp(policy)?;
+    filter_syscalls(policy)?;
+    Ok(landlock)
+}
+
+fn enter_namespaces() -> Result<(), ConfineError> {
+    let uid = nix::unistd::getuid();
+    let gid = nix::unistd::getgid();
+    unshare(CloneFlags::CLONE_NEWUSER | CloneFlags::CLONE_NEWNS)
+        .map_err(ConfineError::Namespace)?;
+    let write = |file: &str, text: String| {
+        std::fs::write(file, text).map_err(|e| ConfineError::IdMap(file.to_string(), e))
+    };
+    write("/proc/self/setgroups", "deny".to_string())?;
+    write("/proc/self/uid_map", format!("{uid} {uid} 1"))?;
+    write("/proc/self/gid_map", format!("{gid} {gid} 1"))?;
+    // Mounts made from here on stay in this namespace.
+    mount(
+        None::<&str>,
+        "/",
+        None::<&str>,
+        MsFlags::MS_REC | MsFlags::MS_PRIVATE,
+        None::<&str>,
+    )
+    .map_err(|e| ConfineError::Mount(PathBuf::from("/"), e))
+}
+
+fn hide(policy: &Policy) -> Result<(), ConfineError> {
+    let sealed = MsFlags::MS_RDONLY | MsFlags::MS_NOSUID | MsFlags::MS_NODEV | MsFlags::MS_NOEXEC;
+    for path in plan_masks(&policy.masked, &policy.writable) {
+        let Ok(meta) = std::fs::metadata(&path) else {
+            continue; // Nothing there, nothing to hide.
+        };
+        let done = if meta.is_dir() {
+            mount(
+                Some("tmpfs"),
+                &path,
+                Some("tmpfs"),
+                sealed,
+                Some("mode=000,size=4k,nr_inodes=2"),
+            )
+        } else {
+            mount(
+                Some("/dev/null"),
+                &path,
+                None::<&str>,
+                MsFlags::MS_BIND,
+                None::<&str>,
+            )
+            .and_then(|()| {
+                mount(
+                    None::<&str>,
+                    &path,
+                    None::<&str>,
+                    MsFlags::MS_BIND | MsFlags::MS_REMOUNT | sealed,
+                    None::<&str>,
+                )
+            })
+        };
+        done.map_err(|e| ConfineError::Mount(path.clone(), e))?;
+    }
+    // A private /dev/shm: programs need one (POSIX semaphores), and the machine's is shared
+    // with everything outside.
+    if Path::new("/dev/shm").is_dir() {
+        mount(
+            Some("tmpfs"),
+            "/dev/shm",
+            Some("tmpfs"),
+            MsFlags::MS_NOSUID | MsFlags::MS_NODEV,
+            Some("mode=1777"),
+        )
+        .map_err(|e| ConfineError::Mount(PathBuf::from("/dev/shm"), e))?;
+    }
+    Ok(())
+}
+
+fn restrict_files_and_tcp(policy: &Policy) -> Result<String, ConfineError> {
+    let ll = |e: landlock::RulesetError| ConfineError::Landlock(e.to_string());
+    let mut ruleset = Ruleset::default()
+        .set_compatibility(CompatLevel::BestEffort)
+        .handle_access(AccessFs::from_all(FS_ABI))
+        .map_err(ll)?;
+    if !policy.network {
+        ruleset = ruleset
+            .handle_access(AccessNet::from_all(ABI::V4))
+            .map_err(ll)?;
+    }
+    let ruleset = ruleset.scope(Scope::from_all(ABI::V6)).map_err(ll)?;
+    let root = PathFd::new("/").map_err(|e| ConfineError::Landlock(e.to_string()))?;
+    let mut writable: Vec<PathBuf> = policy.writable.clone();
+    writable.extend(DEVICES.iter().map(PathBuf::from));
+    if Path::new("/dev/shm").is_dir() {
+        writable.push(PathBuf::from("/dev/shm"));
+    }
+    let status = ruleset
+        .create()
+        .map_err(ll)?
+        .add_rule(PathBeneath::new(root, AccessFs::from_read(FS_ABI)))
+        .map_err(ll)?
+        .add_rules(path_beneath_rules(&writable, AccessFs::from_all(FS_ABI)))
+        .map_err(ll)?
+        .restrict_self()
+        .map_err(ll)?;
+    if status.ruleset == RulesetStatus::NotEnforced {
+        return Err(ConfineError::Landlock(
+            "this kernel does not enforce it (it needs Linux 5.13 or later with Landlock \
+             enabled: lsm=landlock)"
+                .to_string(),
+        ));
+    }
+    let abi = match status.landlock {
+        LandlockStatus::Available { effective_abi, .. } => format!("{effective_abi:?}"),
+        other => format!("{other:?}"),
+    };
+    let level = match status.ruleset {
+        RulesetStatus::FullyEnforced => "fully enforced",
+        _ => "partly enforced (an older kernel)",
+    };
+    Ok(format!("Landlock {abi}, {level}"))
+}
+
+fn filter_syscalls(policy: &Policy) -> Result<(), ConfineError> {
+    let sc = |e: seccompiler::BackendError| ConfineError::Seccomp(e.to_string());
+    let arch = TargetArch::try_from(std::env::consts::ARCH)
+        .map_err(|e| ConfineError::Seccomp(e.to_string()))?;
+    let mut numbers: Vec<(i64, bool)> = vec![
+        (libc::SYS_io_uring_setup, false),
+        (libc::SYS_io_uring_enter, false),
+        (libc::SYS_io_uring_register, false),
+    ];
+    if !policy.network {
+        numbers.push((libc::SYS_socket, true));
+        numbers.push((libc::SYS_socketpair, true));
+    }
+    // x86-64 also takes the x32 numbering: the same calls with bit 30 set.
+    if std::env::consts::ARCH == "x86_64" {
+        let x32: Vec<(i64, bool)> = numbers.iter().map(|&(n, c)| (n | 0x4000_0000, c)).collect();
+        numbers.extend(x32);
+    }
+    let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
+    for (number, only_non_unix) in numbers {
+        let rule = if only_non_unix {
+            let not_unix = SeccompCondition::new(
+                0,
+                SeccompCmpArgLen::Dword,
+                SeccompCmpOp::Ne,
+                libc::AF_UNIX as u64,
+            )
+            .map_err(sc)?;
+            vec![SeccompRule::new(vec![not_unix]).map_err(sc)?]
+        } else {
+            Vec::new()
+        };
+        rules.insert(number, rule);
+    }
+    let filter = SeccompFilter::new(
+        rules,
+        SeccompAction::Allow,
+        SeccompAction::Errno(libc::EPERM as u32),
+        arch,
+    )
+    .map_err(sc)?;
+    let program: BpfProgram = filter
+        .try_into()
+        .map_err(|e: seccompiler::BackendError| ConfineError::Seccomp(e.to_string()))?;
+    seccompiler::apply_filter(&program).map_err(|e| ConfineError::Seccomp(e.to_string()))
+}
