@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
-import { call, say, screenshotsDir, scriptedModel, tempDir } from "./harness.mjs";
+import { call, commandsAsk, say, screenshotsDir, scriptedModel, tempDir } from "./harness.mjs";
 import { ELEMENT, startDriver, wd } from "./webdriver.mjs";
 
 const repo = resolve(import.meta.dirname, "../..");
@@ -132,6 +132,7 @@ async function withApp(script, files, body) {
   const marker = `--skald-e2e=${basename(root)}`;
   for (const [name, content] of Object.entries(files)) writeFileSync(join(root, name), content);
   const model = script ? await scriptedModel(script) : null;
+  commandsAsk(join(root, ".skald-data"));
   const env = {
     SKALD_DATA_DIR: join(root, ".skald-data"),
     SKALD_ROOT: root,

@@ -4,7 +4,7 @@
 
 import { execFileSync, spawn } from "node:child_process";
 import { createServer } from "node:http";
-import { mkdtempSync, mkdirSync, existsSync, realpathSync } from "node:fs";
+import { mkdtempSync, mkdirSync, existsSync, realpathSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { chromium } from "playwright-core";
@@ -98,10 +98,20 @@ export async function scriptedModel(script) {
 }
 
 /** `skald serve` on a free port, working in `root`. Resolves once its URL is printed. */
+/**
+ * Makes every command ask, as with no sandbox (docs/sandbox.md): these tests are about the
+ * approval cards, which a sandboxed command no rule names would skip.
+ */
+export function commandsAsk(data) {
+  mkdirSync(data, { recursive: true });
+  const config = join(data, "config.toml");
+  if (!existsSync(config)) writeFileSync(config, '[sandbox]\nask = "always"\n');
+}
+
 export async function startSkald({ root, model, env = {}, modelFromEnv = true }) {
   if (!existsSync(skaldBin)) throw new Error(`no skald binary at ${skaldBin}; build it first`);
   const data = join(root, ".skald-data");
-  mkdirSync(data, { recursive: true });
+  commandsAsk(data);
   const bundle = join(repo, "tests", "tex", "bundle.zip");
   const child = spawn(skaldBin, ["--data-dir", data, "serve", "--port", "0", "--root", root], {
     env: {

@@ -12,6 +12,7 @@ pub mod label;
 pub mod listings;
 pub mod protocol;
 pub mod records;
+pub mod sandbox;
 pub mod scope;
 pub mod tool;
 pub mod tool_names;
@@ -24,6 +25,7 @@ pub use execution::{
     ToolExecutionState, drive_execution,
 };
 pub use label::{MAX_LABEL_FULL, MAX_LABEL_SHORT, ToolDescriptionLength, truncate_label};
+pub use sandbox::{CommandSandbox, SandboxInfo, SandboxMode};
 pub use scope::ToolScope;
 pub use tool::{Audience, BoxToolFuture, Tool, ToolError, ToolResult};
 pub use visible::{escape_controls, escape_controls_inline};

@@ -20,6 +20,7 @@ pub struct ToolScope {
     working_dir: PathBuf,
     excluded: Vec<PathBuf>,
     hidden_env: Vec<String>,
+    sandbox: crate::CommandSandbox,
 }
 
 impl ToolScope {
@@ -28,6 +29,7 @@ impl ToolScope {
             working_dir: working_dir.into(),
             excluded: Vec::new(),
             hidden_env: Vec::new(),
+            sandbox: crate::CommandSandbox::Off,
         }
     }
 
@@ -55,6 +57,17 @@ impl ToolScope {
     /// See `with_hidden_env`.
     pub fn hidden_env(&self) -> &[String] {
         &self.hidden_env
+    }
+
+    /// Sets how the commands this call starts are confined (docs/sandbox.md).
+    pub fn with_sandbox(mut self, sandbox: crate::CommandSandbox) -> Self {
+        self.sandbox = sandbox;
+        self
+    }
+
+    /// See `with_sandbox`.
+    pub fn sandbox(&self) -> &crate::CommandSandbox {
+        &self.sandbox
     }
 
     /// The directory relative paths resolve against.

@@ -1,9 +1,10 @@
-//! execute_cmd's overhead over a bare `sh -c` spawn, both in the same async runtime.
+//! execute_cmd's overhead over a bare `sh -c` spawn, both in the same async runtime, with
+//! and without the sandbox.
 
 use crate::timing::ratio;
 use anyhow::{Result, bail};
 use serde_json::json;
-use skald_api::{ExecutionOutcome, Tool, ToolScope};
+use skald_api::{CommandSandbox, ExecutionOutcome, SandboxMode, Tool, ToolScope};
 use skald_tools::ExecuteCmd;
 use std::time::{Duration, Instant};
 
@@ -14,51 +15,114 @@ fn median(mut v: Vec<Duration>) -> Duration {
     v[v.len() / 2]
 }
 
+/// The policy a chat in `dir` would have: the folder writable, the usual masks (keys,
+/// Skald's data, the session bus), network off.
+fn sandbox(dir: &std::path::Path) -> Result<CommandSandbox> {
+    let helper = match skald_sandbox::availability() {
+        skald_sandbox::Availability::Ready { helper, .. } => helper.clone(),
+        skald_sandbox::Availability::Unavailable { why } => {
+            bail!("the sandbox is not available here: {why}")
+        }
+    };
+    let home = std::env::var_os("HOME")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_default();
+    let masked = [".ssh", ".gnupg", ".aws", ".local/share/skald", ".config/gh"]
+        .iter()
+        .map(|p| home.join(p))
+        .chain(
+            ["/run/user", "/tmp/.X11-unix"]
+                .iter()
+                .map(std::path::PathBuf::from),
+        )
+        .collect();
+    Ok(CommandSandbox::On {
+        mode: SandboxMode::WorkspaceWrite,
+        helper,
+        policy: skald_sandbox::Policy {
+            writable: vec![dir.to_path_buf()],
+            masked,
+            network: false,
+        },
+    })
+}
+
+async fn bare_spawn() -> Result<Duration> {
+    let t = Instant::now();
+    let status = tokio::process::Command::new("sh")
+        .args(["-c", "true"])
+        .output()
+        .await?
+        .status;
+    let elapsed = t.elapsed();
+    if !status.success() {
+        bail!("sh -c true failed");
+    }
+    Ok(elapsed)
+}
+
+async fn execute_cmd(dir: &std::path::Path, sandbox: CommandSandbox) -> Result<Duration> {
+    let t = Instant::now();
+    let exec = ExecuteCmd.run(&(), json!({"command": "true"}));
+    let outcome = ToolScope::new(dir)
+        .with_sandbox(sandbox)
+        .run(exec.wait())
+        .await;
+    let elapsed = t.elapsed();
+    match outcome {
+        ExecutionOutcome::Completed(text) if text.starts_with("[exit code 0]") => Ok(elapsed),
+        other => bail!("execute_cmd failed: {other:?}"),
+    }
+}
+
 pub fn run() -> Result<String> {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
-    let dir = std::env::temp_dir();
-    let (ours, bare) = rt.block_on(async {
+    let dir = std::env::temp_dir().canonicalize()?;
+    let confined = sandbox(&dir)?;
+    let (ours, sandboxed, bare) = rt.block_on(async {
         let mut ours = Vec::with_capacity(RUNS);
+        let mut sandboxed = Vec::with_capacity(RUNS);
         let mut bare = Vec::with_capacity(RUNS);
         for i in 0..=RUNS {
-            let t = Instant::now();
-            let exec = ExecuteCmd.run(&(), json!({"command": "true"}));
-            let outcome = ToolScope::new(&dir).run(exec.wait()).await;
-            let elapsed = t.elapsed();
-            if !matches!(outcome, ExecutionOutcome::Completed(_)) {
-                bail!("execute_cmd failed: {outcome:?}");
-            }
-            let t = Instant::now();
-            let status = tokio::process::Command::new("sh")
-                .args(["-c", "true"])
-                .output()
-                .await?
-                .status;
-            let bare_elapsed = t.elapsed();
-            if !status.success() {
-                bail!("sh -c true failed");
-            }
-            // The first round warms both up.
+            let a = execute_cmd(&dir, CommandSandbox::Off).await?;
+            let b = execute_cmd(&dir, confined.clone()).await?;
+            let c = bare_spawn().await?;
+            // The first round warms everything up.
             if i > 0 {
-                ours.push(elapsed);
-                bare.push(bare_elapsed);
+                ours.push(a);
+                sandboxed.push(b);
+                bare.push(c);
             }
         }
-        Ok((median(ours), median(bare)))
+        Ok::<_, anyhow::Error>((median(ours), median(sandboxed), median(bare)))
     })?;
     let us = |d: Duration| format!("{:.0} µs", d.as_secs_f64() * 1e6);
     Ok(format!(
         "## execute_cmd vs a bare spawn\n\n\
          `execute_cmd {{\"command\": \"true\"}}` (own process group, piped and capped output, \
-         timeout, group kill on exit) against `tokio::process::Command::new(\"sh\").args([\"-c\", \
-         \"true\"]).output()` in the same runtime, alternating, median of {RUNS} runs.\n\n\
+         timeout, group kill on exit), unsandboxed and in the `workspace-write` sandbox (the \
+         `skald-sandbox` helper: user and mount namespaces, {masks} masks, Landlock, seccomp, a \
+         private temporary folder made and removed), against \
+         `tokio::process::Command::new(\"sh\").args([\"-c\", \"true\"]).output()` in the same \
+         runtime, interleaved, median of {RUNS} runs each. The sandbox's goal was 1.3× a bare \
+         spawn: its helper is a second exec, and an exec alone costs about what the whole bare \
+         spawn does (docs/sandbox.md, \"Cost\").\n\n\
          | execute_cmd | bare spawn | overhead | ratio |\n| --- | --- | --- | --- |\n\
-         | {} | {} | {} | {} |\n",
+         | {} | {} | {} | {} |\n\
+         | sandboxed: {} | {} | {} | {} |\n",
         us(ours),
         us(bare),
         us(ours.saturating_sub(bare)),
-        ratio(ours, bare)
+        ratio(ours, bare),
+        us(sandboxed),
+        us(bare),
+        us(sandboxed.saturating_sub(bare)),
+        ratio(sandboxed, bare),
+        masks = match &confined {
+            CommandSandbox::On { policy, .. } => policy.masked.len(),
+            _ => 0,
+        },
     ))
 }

@@ -241,6 +241,7 @@ fn start_engine(
             approval,
             context_window: config.models.context_window,
             mcp: config.mcp.clone(),
+            sandbox: config.sandbox.settings(),
         },
         sink,
     );

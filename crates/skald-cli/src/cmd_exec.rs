@@ -20,6 +20,8 @@ pub struct ExecArgs<'a> {
     pub model: Option<&'a str>,
     pub cwd: Option<&'a Path>,
     pub approve: ApprovalMode,
+    /// How the agent's commands are confined (`--sandbox`, else config.toml).
+    pub sandbox: skald_core::sandbox::SandboxSettings,
     pub json: bool,
     pub max_rounds: Option<usize>,
     pub tool_choice: skald_llm::ToolChoice,
@@ -85,6 +87,7 @@ async fn exec(data_dir: &DataDir, config: &Config, a: ExecArgs<'_>) -> Result<u8
             approval: a.approve,
             context_window: config.models.context_window,
             mcp: config.mcp.clone(),
+            sandbox: a.sandbox,
         },
         sink,
     );
@@ -100,6 +103,7 @@ async fn exec(data_dir: &DataDir, config: &Config, a: ExecArgs<'_>) -> Result<u8
             .map_err(failed)?;
     run.working_dir = session_folder(&a, &session, cwd)?;
     run.agent_id = agent.to_string();
+    run.sandbox = a.sandbox;
     let system_prompt = if extra.trim().is_empty() {
         system_prompt
     } else {

@@ -18,10 +18,11 @@ pub async fn run(
     args: &str,
     cwd: Option<&Path>,
     approve: bool,
+    sandbox: skald_core::sandbox::SandboxSettings,
 ) -> u8 {
     finish(
         "skald tool",
-        tool(data_dir, config, name, args, cwd, approve).await,
+        tool(data_dir, config, name, args, cwd, approve, sandbox).await,
     )
 }
 
@@ -32,6 +33,7 @@ async fn tool(
     args: &str,
     cwd: Option<&Path>,
     approve: bool,
+    sandbox: skald_core::sandbox::SandboxSettings,
 ) -> Result<u8, Fail> {
     // The registry is Skald's own, not this command's: its failure reads as Skald's.
     let registry = builtin_registry().map_err(|e| Fail::failed(format!("skald: {e}")).bare())?;
@@ -56,6 +58,8 @@ async fn tool(
         working_dir: scope.working_dir().to_path_buf(),
         protected: withheld.folders(),
         hidden_env: withheld.env(),
+        hidden_from_commands: withheld.from_commands(),
+        sandbox,
         ..RunContext::default()
     };
     let decision = approval::check(&store, &ctx, name, &args);
@@ -74,7 +78,8 @@ async fn tool(
 
     let scope = scope
         .with_excluded(approval::denied_paths(&store, &ctx, name))
-        .with_hidden_env(ctx.hidden_env.clone());
+        .with_hidden_env(ctx.hidden_env.clone())
+        .with_sandbox(skald_core::sandbox::command_sandbox(&ctx));
     let cancel = CancellationToken::new();
     tokio::spawn(stop_on_ctrl_c(cancel.clone()));
     tracing::info!(tool = name, cwd = %scope.working_dir().display(), "skald tool: running");

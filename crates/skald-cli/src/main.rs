@@ -78,6 +78,12 @@ enum Command {
         /// Run it even if the approval rules say it needs approval (never overrides a deny)
         #[arg(long)]
         approve: bool,
+        /// Run a command (execute_cmd) in the sandbox [default: off, it is your own run]
+        #[arg(long, value_enum, value_name = "MODE")]
+        sandbox: Option<SandboxArg>,
+        /// Let a sandboxed command use the network
+        #[arg(long)]
+        network: bool,
     },
     /// Run one agent turn headless and print its answer (or, with --json, every event)
     #[command(
@@ -102,6 +108,13 @@ enum Command {
         /// What to do with tool calls that need approval (shell commands, writes)
         #[arg(long, value_enum, default_value = "never")]
         approve: Approve,
+        /// How the agent's commands are confined [default: config.toml's [sandbox] mode,
+        /// workspace-write]
+        #[arg(long, value_enum, value_name = "MODE")]
+        sandbox: Option<SandboxArg>,
+        /// Let sandboxed commands use the network [default: config.toml's [sandbox] network]
+        #[arg(long)]
+        network: bool,
         /// Print every event as one JSON object a line
         #[arg(long)]
         json: bool,
@@ -218,6 +231,26 @@ enum ToolChoiceArg {
 }
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum SandboxArg {
+    /// No sandbox: commands run as you, each after approval
+    Off,
+    /// Commands read (all but secrets) and write only their temporary folder
+    ReadOnly,
+    /// Commands also write the chat's folder and its write grants
+    WorkspaceWrite,
+}
+
+impl SandboxArg {
+    fn mode(self) -> skald_api::SandboxMode {
+        match self {
+            SandboxArg::Off => skald_api::SandboxMode::Off,
+            SandboxArg::ReadOnly => skald_api::SandboxMode::ReadOnly,
+            SandboxArg::WorkspaceWrite => skald_api::SandboxMode::WorkspaceWrite,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
 enum Approve {
     /// Reject them; the model is told and goes on
     Never,
@@ -330,7 +363,14 @@ async fn run(command: Command, env: &Env, relaunch: &mut Option<cmd_serve::Relau
             args,
             cwd,
             approve,
+            sandbox,
+            network,
         } => {
+            let sandbox = skald_core::sandbox::SandboxSettings {
+                mode: sandbox.map_or(skald_api::SandboxMode::Off, SandboxArg::mode),
+                network,
+                always_ask: false,
+            };
             cmd_tool::run(
                 &env.data_dir,
                 &env.config,
@@ -338,6 +378,7 @@ async fn run(command: Command, env: &Env, relaunch: &mut Option<cmd_serve::Relau
                 &args,
                 cwd.as_deref(),
                 approve,
+                sandbox,
             )
             .await
         }
@@ -348,6 +389,8 @@ async fn run(command: Command, env: &Env, relaunch: &mut Option<cmd_serve::Relau
             model,
             cwd,
             approve,
+            sandbox,
+            network,
             json,
             group,
             allow_read,
@@ -363,6 +406,14 @@ async fn run(command: Command, env: &Env, relaunch: &mut Option<cmd_serve::Relau
                 model: model.as_deref(),
                 cwd: cwd.as_deref(),
                 approve: approve.mode(),
+                sandbox: {
+                    let mut s = env.config.sandbox.settings();
+                    if let Some(mode) = sandbox {
+                        s.mode = mode.mode();
+                    }
+                    s.network |= network;
+                    s
+                },
                 json,
                 max_rounds,
                 tool_choice: match tool_choice {

@@ -38,6 +38,18 @@ pub const DEFAULT_CONFIG_TOML: &str = r#"# Skald configuration.
 # Seconds an MCP tool call may go without an answer or a progress notification.
 # call_timeout_secs = 120
 
+# [sandbox]
+# How agents' shell commands are confined (docs/sandbox.md): "off" (each runs as you,
+# after approval), "read-only" (they write only a temporary folder of their own) or
+# "workspace-write" (also the chat's folder and its write grants). Secrets, credential
+# folders and Skald's data are hidden from them either way.
+# mode = "workspace-write"
+# Whether sandboxed commands may use the network.
+# network = false
+# "unsandboxed": a command no rule names runs in the sandbox without asking; "always":
+# every command asks, as with no sandbox.
+# ask = "unsandboxed"
+
 # More OpenAI-compatible (or Anthropic, Ollama) servers, used as `<name>/<model>`. Keys
 # stay in environment variables, never in this file. For example:
 #   [providers.openrouter]
@@ -53,7 +65,130 @@ pub struct Config {
     pub agent: AgentConfig,
     pub models: ModelsConfig,
     pub mcp: McpConfig,
+    pub sandbox: SandboxConfig,
     pub providers: std::collections::BTreeMap<String, ProviderConfig>,
+}
+
+/// `[sandbox]`: how agents' commands are confined (docs/sandbox.md).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SandboxConfig {
+    /// `off`, `read-only` or `workspace-write` (the default).
+    pub mode: skald_api::SandboxMode,
+    /// Whether sandboxed commands may use the network.
+    pub network: bool,
+    /// `sandboxed` (the default): a command no rule names runs in the sandbox without
+    /// asking; `always`: every command asks, as without a sandbox.
+    pub ask: SandboxAsk,
+}
+
+impl Default for SandboxConfig {
+    fn default() -> Self {
+        SandboxConfig {
+            mode: skald_api::SandboxMode::WorkspaceWrite,
+            network: false,
+            ask: SandboxAsk::Unsandboxed,
+        }
+    }
+}
+
+/// When a command asks for approval although it would run sandboxed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SandboxAsk {
+    /// Only commands that would run outside the sandbox (or that a rule says must ask).
+    #[default]
+    Unsandboxed,
+    /// Every command.
+    Always,
+}
+
+impl SandboxConfig {
+    /// The settings a run starts from.
+    pub fn settings(&self) -> SandboxSettings {
+        SandboxSettings {
+            mode: self.mode,
+            network: self.network,
+            always_ask: self.ask == SandboxAsk::Always,
+        }
+    }
+}
+
+/// How a run's commands are confined and when they ask.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SandboxSettings {
+    pub mode: skald_api::SandboxMode,
+    /// Whether sandboxed commands may use the network.
+    pub network: bool,
+    /// Whether every command asks, sandboxed or not (today's behaviour without a sandbox).
+    pub always_ask: bool,
+}
+
+/// A run context made by hand (a direct `skald tool` run, a test) has no sandbox: the
+/// sandbox is on where a run's settings say so, and config.toml's default says
+/// `workspace-write` (see `SandboxConfig`).
+impl Default for SandboxSettings {
+    fn default() -> Self {
+        SandboxSettings {
+            mode: skald_api::SandboxMode::Off,
+            network: false,
+            always_ask: false,
+        }
+    }
+}
+
+impl SandboxSettings {
+    /// Whether this run's commands run confined: a mode is set and the machine can.
+    pub fn confines(&self) -> bool {
+        self.mode != skald_api::SandboxMode::Off && skald_sandbox::availability().is_ready()
+    }
+
+    /// Whether a command no rule names runs, confined, without asking.
+    pub fn runs_unasked(&self) -> bool {
+        self.confines() && !self.always_ask
+    }
+
+    /// What a chat shows about it.
+    pub fn info(&self) -> skald_api::SandboxInfo {
+        let availability = skald_sandbox::availability();
+        let net = if self.network { "on" } else { "off" };
+        let (available, note) = match (self.mode, availability) {
+            (skald_api::SandboxMode::Off, _) => (
+                availability.is_ready(),
+                "Sandbox off: commands run as you, each after your approval.".to_string(),
+            ),
+            (mode, skald_sandbox::Availability::Ready { .. }) => (
+                true,
+                format!(
+                    "Sandbox {mode}: commands write only {}, network {net}, secrets hidden; {}.",
+                    if mode == skald_api::SandboxMode::WorkspaceWrite {
+                        "this chat's folder, its write grants and a private temporary folder"
+                    } else {
+                        "a private temporary folder"
+                    },
+                    if self.always_ask {
+                        "each asks first"
+                    } else {
+                        "they run without asking unless a rule says otherwise"
+                    }
+                ),
+            ),
+            (mode, skald_sandbox::Availability::Unavailable { why }) => (
+                false,
+                format!(
+                    "Sandbox {mode} is not available here ({why}): every command asks and runs \
+                     as you."
+                ),
+            ),
+        };
+        skald_api::SandboxInfo {
+            mode: self.mode,
+            network: self.network,
+            available,
+            always_ask: self.always_ask,
+            note,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

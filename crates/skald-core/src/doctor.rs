@@ -68,6 +68,11 @@ pub async fn run(data_dir: &DataDir) -> Vec<Check> {
         check_webkit().await,
         check_node().await,
         check_tex_bundle(data_dir),
+        check_sandbox(
+            Config::load(&data_dir.config_path())
+                .map(|c| c.sandbox)
+                .unwrap_or_default(),
+        ),
         check_model(
             Config::load(&data_dir.config_path())
                 .ok()
@@ -75,6 +80,38 @@ pub async fn run(data_dir: &DataDir) -> Vec<Check> {
             &crate::models::local_models(&data_dir.models_dir()),
         ),
     ]
+}
+
+/// Whether agents' commands can run in the sandbox here (docs/sandbox.md), and in which
+/// mode they do.
+fn check_sandbox(config: crate::config::SandboxConfig) -> Check {
+    let settings = config.settings();
+    match (skald_sandbox::probe(), settings.mode) {
+        (skald_sandbox::Availability::Ready { detail, .. }, mode) => Check::ok(
+            "command sandbox",
+            format!(
+                "{mode}, network {} ({detail}){}",
+                if settings.network { "on" } else { "off" },
+                if mode == skald_api::SandboxMode::Off {
+                    "; it is turned off in config.toml, so every command asks"
+                } else {
+                    ""
+                }
+            ),
+        ),
+        (skald_sandbox::Availability::Unavailable { why }, skald_api::SandboxMode::Off) => {
+            Check::ok(
+                "command sandbox",
+                format!("off (and not available here: {why})"),
+            )
+        }
+        (skald_sandbox::Availability::Unavailable { why }, mode) => Check::missing(
+            "command sandbox",
+            format!("{mode} is set but not available: {why}; every command asks for approval"),
+            "on Linux: a kernel with Landlock (5.13+) and unprivileged user namespaces, and \
+             skald-sandbox installed next to skald",
+        ),
+    }
 }
 
 fn check_data_dir(data_dir: &DataDir) -> Check {

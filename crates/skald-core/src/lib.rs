@@ -22,6 +22,7 @@ pub mod models;
 pub mod paths;
 pub mod plugins;
 pub mod process;
+pub mod sandbox;
 pub mod session;
 pub mod sink;
 pub mod tasks;

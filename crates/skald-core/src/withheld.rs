@@ -16,6 +16,7 @@ pub use skald_tools::execute_cmd::SECRET_ENV;
 pub struct Withheld {
     folders: Mutex<Vec<PathBuf>>,
     env: Mutex<Vec<String>>,
+    from_commands: Mutex<Vec<PathBuf>>,
 }
 
 impl Withheld {
@@ -24,8 +25,24 @@ impl Withheld {
     pub fn for_data_dir(data_dir: &crate::DataDir, config: &crate::Config) -> Withheld {
         let w = Withheld::default();
         w.protect(&data_dir.secrets_dir());
+        w.hide_from_commands(data_dir.root());
         w.hide_env(crate::models::key_envs(config));
         w
+    }
+
+    /// Hides `dir` from sandboxed commands (Skald's data directory: the conversations,
+    /// the configuration, the logs). File tools are governed by the rules instead.
+    pub fn hide_from_commands(&self, dir: &Path) {
+        let dir = canonicalize_for_policy(dir, dir);
+        let mut list = lock(&self.from_commands);
+        if !list.contains(&dir) {
+            list.push(dir);
+        }
+    }
+
+    /// See `hide_from_commands`.
+    pub fn from_commands(&self) -> Vec<PathBuf> {
+        lock(&self.from_commands).clone()
     }
 
     /// Keeps file tools out of `dir` (canonical, so a link to it is refused too).

@@ -61,6 +61,8 @@ fn manager_windowed(
             approval,
             context_window,
             mcp: Default::default(),
+            // These tests are about the approval flow: commands ask, as with no sandbox.
+            sandbox: Default::default(),
         },
     );
     (mgr, session.id)

@@ -4,8 +4,8 @@
 use crate::fs::{self, opt_uint, str_arg};
 use serde_json::{Value, json};
 use skald_api::{
-    BoxToolFuture, Tool, ToolCategory, ToolDescriptionLength, ToolError, ToolScope,
-    tool_names as tn,
+    BoxToolFuture, CommandSandbox, SandboxMode, Tool, ToolCategory, ToolDescriptionLength,
+    ToolError, ToolScope, tool_names as tn,
 };
 use std::collections::VecDeque;
 use std::path::PathBuf;
@@ -47,7 +47,9 @@ impl<Cx: ?Sized + Sync> Tool<Cx> for ExecuteCmd {
          stderr, at most 100 KB: the start and the end are kept). `workdir` (absolute) \
          defaults to the working directory; `timeout` is 1-600 seconds (default 120), after \
          which the command and everything it started are killed. Prefer the dedicated tools \
-         (read_file, grep_files, list_files, edit_file) over cat, grep, find or sed."
+         (read_file, grep_files, list_files, edit_file) over cat, grep, find or sed. Where \
+         the sandbox is on, a command writes only the working folder and its own $TMPDIR, \
+         has no network, and cannot see secrets; its result says what was refused."
     }
 
     fn parameters_schema(&self) -> Value {
@@ -56,7 +58,18 @@ impl<Cx: ?Sized + Sync> Tool<Cx> for ExecuteCmd {
             "properties": {
                 "command": {"type": "string", "description": "The shell command."},
                 "workdir": {"type": "string", "description": "Absolute directory to run in."},
-                "timeout": {"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT_SECS, "description": "Seconds before the command is killed (default 120)."}
+                "timeout": {"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT_SECS, "description": "Seconds before the command is killed (default 120)."},
+                "sandbox_grant": {
+                    "type": "object",
+                    "description": "Only after the sandbox refused something this command needs: what to run it with beyond the sandbox. The user is asked first.",
+                    "properties": {
+                        "write": {"type": "array", "items": {"type": "string"}, "description": "Absolute folders it must also write."},
+                        "network": {"type": "boolean", "description": "It needs the network."},
+                        "unsandboxed": {"type": "boolean", "description": "It cannot work in the sandbox at all."},
+                        "reason": {"type": "string", "description": "Why, for the user."}
+                    },
+                    "additionalProperties": false
+                }
             },
             "required": ["command"],
             "additionalProperties": false
@@ -94,6 +107,11 @@ impl<Cx: ?Sized + Sync> Tool<Cx> for ExecuteCmd {
             }
             let timeout =
                 opt_uint(&args, "timeout", 1, MAX_TIMEOUT_SECS)?.unwrap_or(DEFAULT_TIMEOUT_SECS);
+            // The approval gate asked the user about a grant before this call could run.
+            let sandbox = match SandboxGrant::from_args(&args)? {
+                Some(grant) => grant.widen(scope.sandbox()),
+                None => scope.sandbox().clone(),
+            };
             // Logged before it runs, so auto-approved commands are traceable too.
             tracing::info!(
                 command = %command,
@@ -106,6 +124,7 @@ impl<Cx: ?Sized + Sync> Tool<Cx> for ExecuteCmd {
                 &workdir,
                 Duration::from_secs(timeout),
                 scope.hidden_env(),
+                &sandbox,
             )
             .await
         })
@@ -121,8 +140,13 @@ async fn run(
     workdir: &std::path::Path,
     timeout: Duration,
     hidden_env: &[String],
+    sandbox: &CommandSandbox,
 ) -> Result<String, ToolError> {
-    let mut cmd = shell(command);
+    let confined = Confined::prepare(sandbox)?;
+    let mut cmd = match &confined {
+        Some(c) => c.command(command)?,
+        None => shell(command),
+    };
     // The keys Skald itself uses to reach model providers are not the command's business,
     // and anything the command prints ends up in front of the model.
     for key in SECRET_ENV {
@@ -143,6 +167,7 @@ async fn run(
         .map_err(|e| ToolError::failed(format!("cannot start the shell: {e}")))?;
     // Kills the whole group when this call ends in any way: finished, timed out, stopped
     // (the future dropped), or panicked. Background children (`sleep 100 &`) die with it.
+    // The sandbox helper execs the shell in its own place, so the group is the same.
     let group = ProcessGroup(child.id());
     let (out, err) = (Captured::default(), Captured::default());
     let readers = [
@@ -153,16 +178,233 @@ async fn run(
     let waited = tokio::time::timeout(timeout, child.wait()).await;
     group.kill();
     drain(readers).await;
-    let output = render(&out.take(), &err.take());
+    let (out, err) = (out.take(), err.take());
+    if let (Some(c), Ok(Ok(status))) = (&confined, &waited)
+        && let Some(why) = c.setup_failure(*status, &err)
+    {
+        return Err(ToolError::failed(format!(
+            "the sandbox could not start, so the command did not run: {why}"
+        )));
+    }
+    let output = render(&out, &err);
+    let note = match (&confined, &waited) {
+        (Some(c), Ok(Ok(status))) => c.explain(workdir, *status, &output),
+        _ => unsandboxed_note(sandbox),
+    };
     match waited {
-        Ok(Ok(status)) => Ok(format!("[{}]\n{output}", describe_status(status))),
+        Ok(Ok(status)) => Ok(format!("[{}]\n{output}{note}", describe_status(status))),
         Ok(Err(e)) => Err(ToolError::failed(format!(
             "waiting for the command failed: {e}"
         ))),
         Err(_) => Err(ToolError::failed(format!(
-            "the command timed out after {} s; it and every process it started were killed\n{output}",
+            "the command timed out after {} s; it and every process it started were killed\n{output}{note}",
             timeout.as_secs()
         ))),
+    }
+}
+
+/// What a call asks for beyond the sandbox (`sandbox_grant`), approved by the user.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct SandboxGrant {
+    pub write: Vec<PathBuf>,
+    pub network: bool,
+    pub unsandboxed: bool,
+    pub reason: String,
+}
+
+impl SandboxGrant {
+    /// The grant a call's arguments ask for; None when they ask for nothing more.
+    pub fn from_args(args: &Value) -> Result<Option<SandboxGrant>, ToolError> {
+        let Some(g) = args.get("sandbox_grant").filter(|g| !g.is_null()) else {
+            return Ok(None);
+        };
+        let bad = |why: &str| ToolError::invalid("sandbox_grant", why);
+        let obj = g.as_object().ok_or_else(|| bad("must be an object"))?;
+        let flag = |k: &str| match obj.get(k) {
+            None | Some(Value::Null) => Ok(false),
+            Some(Value::Bool(b)) => Ok(*b),
+            Some(_) => Err(bad(&format!("`{k}` must be true or false"))),
+        };
+        let mut write = Vec::new();
+        match obj.get("write") {
+            None | Some(Value::Null) => {}
+            Some(Value::Array(items)) => {
+                for item in items {
+                    let p = item
+                        .as_str()
+                        .map(PathBuf::from)
+                        .filter(|p| p.is_absolute())
+                        .ok_or_else(|| bad("`write` must list absolute paths"))?;
+                    write.push(p);
+                }
+            }
+            Some(_) => return Err(bad("`write` must be a list of absolute paths")),
+        }
+        let grant = SandboxGrant {
+            write,
+            network: flag("network")?,
+            unsandboxed: flag("unsandboxed")?,
+            reason: obj
+                .get("reason")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string(),
+        };
+        Ok((grant.unsandboxed || grant.network || !grant.write.is_empty()).then_some(grant))
+    }
+
+    /// What the user is asked to allow, in one line.
+    pub fn describe(&self) -> String {
+        let mut parts = Vec::new();
+        if self.unsandboxed {
+            parts.push("run with no sandbox".to_string());
+        } else {
+            if self.network {
+                parts.push("use the network".to_string());
+            }
+            if !self.write.is_empty() {
+                let list: Vec<String> =
+                    self.write.iter().map(|p| p.display().to_string()).collect();
+                parts.push(format!("also write {}", list.join(", ")));
+            }
+        }
+        let mut s = parts.join(" and ");
+        if !self.reason.trim().is_empty() {
+            s.push_str(&format!(" (the agent says: {})", self.reason.trim()));
+        }
+        s
+    }
+
+    /// The sandbox the command runs in once the grant is approved. The hidden paths stay
+    /// hidden whatever folder is granted; only `unsandboxed` lifts them.
+    fn widen(&self, sandbox: &CommandSandbox) -> CommandSandbox {
+        match sandbox {
+            CommandSandbox::On { .. } if self.unsandboxed => CommandSandbox::Off,
+            CommandSandbox::On {
+                mode,
+                helper,
+                policy,
+            } => {
+                let mut policy = policy.clone();
+                policy.network |= self.network;
+                for w in &self.write {
+                    let real = std::fs::canonicalize(w).unwrap_or_else(|_| w.clone());
+                    if !policy.writable.contains(&real) {
+                        policy.writable.push(real);
+                    }
+                }
+                CommandSandbox::On {
+                    mode: *mode,
+                    helper: helper.clone(),
+                    policy,
+                }
+            }
+            other => other.clone(),
+        }
+    }
+}
+
+/// Said under the output of a command that ran unconfined although a mode is set: it was
+/// approved as one, and the model should know why nothing fenced it.
+fn unsandboxed_note(sandbox: &CommandSandbox) -> String {
+    match sandbox {
+        CommandSandbox::Unavailable { mode, why } => format!(
+            "[not sandboxed: the sandbox ({mode}) is not available here ({why}); this command \
+             ran as the user after approval]\n"
+        ),
+        _ => String::new(),
+    }
+}
+
+/// A command about to run in the sandbox: its policy with a private temporary folder
+/// added, the folder itself (removed when the command is done), and how to start it.
+struct Confined {
+    mode: SandboxMode,
+    helper: PathBuf,
+    policy: skald_sandbox::Policy,
+    tmp: tempfile::TempDir,
+}
+
+impl Confined {
+    fn prepare(sandbox: &CommandSandbox) -> Result<Option<Confined>, ToolError> {
+        let CommandSandbox::On {
+            mode,
+            helper,
+            policy,
+        } = sandbox
+        else {
+            return Ok(None);
+        };
+        let tmp = tempfile::Builder::new()
+            .prefix("skald-cmd-")
+            .tempdir()
+            .map_err(|e| {
+                ToolError::failed(format!(
+                    "cannot make the command's temporary folder, so it did not run: {e}"
+                ))
+            })?;
+        let mut policy = policy.clone();
+        let real = std::fs::canonicalize(tmp.path()).unwrap_or_else(|_| tmp.path().to_path_buf());
+        policy.writable.push(real);
+        Ok(Some(Confined {
+            mode: *mode,
+            helper: helper.clone(),
+            policy,
+            tmp,
+        }))
+    }
+
+    fn command(&self, command: &str) -> Result<tokio::process::Command, ToolError> {
+        let args = skald_sandbox::command_args(
+            &self.policy,
+            std::ffi::OsStr::new("sh"),
+            &["-c".into(), command.into()],
+        )
+        .map_err(|e| ToolError::failed(format!("{e}, so the command did not run")))?;
+        let mut c = tokio::process::Command::new(&self.helper);
+        c.args(args);
+        for var in ["TMPDIR", "TMP", "TEMP", "TEMPDIR"] {
+            c.env(var, self.tmp.path());
+        }
+        Ok(c)
+    }
+
+    /// The helper's own failure (it could not confine itself and ran nothing), if that is
+    /// how it ended.
+    fn setup_failure(&self, status: std::process::ExitStatus, err: &HeadTail) -> Option<String> {
+        if status.code() != Some(skald_sandbox::SETUP_FAILED) {
+            return None;
+        }
+        let text = err.render(OUTPUT_CAP);
+        let first = text.lines().next()?;
+        first
+            .strip_prefix(skald_sandbox::PREFIX)
+            .map(|why| why.trim().to_string())
+    }
+
+    /// What the sandbox refused, as far as the output shows, with what to do about it.
+    fn explain(
+        &self,
+        workdir: &std::path::Path,
+        status: std::process::ExitStatus,
+        output: &str,
+    ) -> String {
+        let refused = skald_sandbox::explain(&self.policy, workdir, status.success(), output);
+        if refused.is_empty() {
+            return String::new();
+        }
+        let mut note = format!(
+            "[sandbox {}, network {}: ",
+            self.mode,
+            if self.policy.network { "on" } else { "off" }
+        );
+        let lines: Vec<String> = refused.iter().map(|r| r.describe()).collect();
+        note.push_str(&lines.join("; "));
+        note.push_str(
+            ". To run it with more, call execute_cmd again with `sandbox_grant` naming what it \
+             needs (`write` folders, `network`, or `unsandboxed`) and a `reason`: the user is asked.]\n",
+        );
+        note
     }
 }
 

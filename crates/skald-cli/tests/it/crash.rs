@@ -409,7 +409,8 @@ fn fifty_kills_lose_nothing_and_leave_no_half_written_file() {
     // Histories carry every version written; no summarising should take model replies.
     std::fs::write(
         data.path().join("config.toml"),
-        "[models]\ncontext_window = 100000000\n",
+        // Commands wait for approval (the kills land there too), as with no sandbox.
+        "[models]\ncontext_window = 100000000\n[sandbox]\nask = \"always\"\n",
     )
     .unwrap();
     let stop = Arc::new(AtomicBool::new(false));

@@ -210,7 +210,7 @@ fn shell_calls_are_rejected_headless_and_bad_arguments_reported() {
         tool_call("c_bad", "read_file", r#"{"path": "hello.txt""#),
         answer("Done."),
     ]);
-    let run = exec(&server, &[], "do things");
+    let run = exec(&server, &["--sandbox", "off"], "do things");
     assert_eq!(
         run.out.status.code(),
         Some(0),
@@ -1115,7 +1115,7 @@ fn approve_ask_shows_every_line_with_controls_escaped() {
     let data = tempfile::tempdir().unwrap();
     let work = tempfile::tempdir().unwrap();
     let cmd = format!(
-        "{} --data-dir {} exec --approve ask --cwd {} 'run it'",
+        "{} --data-dir {} exec --approve ask --sandbox off --cwd {} 'run it'",
         env!("CARGO_BIN_EXE_skald"),
         data.path().display(),
         work.path().display()
@@ -1158,7 +1158,11 @@ fn approve_ask_without_a_terminal_rejects() {
         tool_call("c1", "execute_cmd", r#"{"command": "echo no > out.txt"}"#),
         answer("Done."),
     ]);
-    let run = exec(&server, &["--approve", "ask"], "write it");
+    let run = exec(
+        &server,
+        &["--approve", "ask", "--sandbox", "off"],
+        "write it",
+    );
     assert_eq!(run.out.status.code(), Some(0));
     assert!(!run.work.path().join("out.txt").exists());
     assert!(String::from_utf8_lossy(&run.out.stderr).contains("not a terminal"));
@@ -1470,7 +1474,7 @@ fn approvals_wait_in_the_inbox_across_processes_and_restarts() {
         &server,
         data.path(),
         work.path(),
-        &["--approve", "inbox"],
+        &["--approve", "inbox", "--sandbox", "off"],
         "make the file",
     );
     let seen = wait_for(&rx, "approval_required");
@@ -1508,7 +1512,7 @@ fn approvals_wait_in_the_inbox_across_processes_and_restarts() {
         &server,
         data.path(),
         work.path(),
-        &["--approve", "inbox"],
+        &["--approve", "inbox", "--sandbox", "off"],
         "later",
     );
     let seen = wait_for(&rx, "approval_required");
@@ -1528,7 +1532,7 @@ fn approvals_wait_in_the_inbox_across_processes_and_restarts() {
         &server2,
         data.path(),
         work.path(),
-        &["--session", "1", "--approve", "inbox"],
+        &["--session", "1", "--approve", "inbox", "--sandbox", "off"],
         "go on",
     );
     let events = wait_for(&rx, "done");
@@ -2160,7 +2164,7 @@ fn a_background_task_waits_in_the_inbox_for_approval() {
         &server,
         data.path(),
         work.path(),
-        &[],
+        &["--sandbox", "off"],
         "echo in the background",
     );
     let seen = wait_for(&rx, "approval_required");

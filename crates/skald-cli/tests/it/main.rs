@@ -15,4 +15,5 @@ mod faults;
 mod latex;
 mod local;
 mod mcp;
+mod sandbox;
 mod serve;

@@ -1023,6 +1023,14 @@ fn an_approved_restart_starts_the_server_again_at_the_same_address_with_every_ch
         tool_call("c1", "execute_cmd", r#"{"command": "env"}"#),
         answer("Listed."),
     ]);
+    // The command is approved too (as it would be with no sandbox), so it runs only after
+    // the restart.
+    std::fs::create_dir_all(dir.path().join("data")).unwrap();
+    std::fs::write(
+        dir.path().join("data/config.toml"),
+        "[sandbox]\nask = \"always\"\n",
+    )
+    .unwrap();
     let mut s = serve(&dir.path().join("data"), dir.path(), Some(&model));
     let mut ws = s.ws();
     let id = new_chat(&mut ws);

@@ -54,7 +54,7 @@ pub const CREDENTIAL_PATHS: &[&str] = &[
 
 /// The credential paths under the user's home folder, canonical; worked out once per
 /// process (every file tool call is checked against them).
-fn credential_paths() -> &'static [PathBuf] {
+pub fn credential_paths() -> &'static [PathBuf] {
     static PATHS: std::sync::OnceLock<Vec<PathBuf>> = std::sync::OnceLock::new();
     PATHS.get_or_init(|| {
         let Some(dirs) = directories::BaseDirs::new() else {
@@ -112,6 +112,11 @@ pub struct RunContext {
     pub protected: Vec<PathBuf>,
     /// Environment variables no command the run starts inherits (`Withheld::env`).
     pub hidden_env: Vec<String>,
+    /// Folders no sandboxed command may read, besides `protected`: Skald's data directory
+    /// (`Withheld::from_commands`).
+    pub hidden_from_commands: Vec<PathBuf>,
+    /// How the run's commands are confined (docs/sandbox.md).
+    pub sandbox: crate::config::SandboxSettings,
 }
 
 impl RunContext {
@@ -161,6 +166,8 @@ impl RunContext {
                 allow_fs_writes: writes.into_iter().map(PathBuf::from).collect(),
                 protected: withheld.folders(),
                 hidden_env: withheld.env(),
+                hidden_from_commands: withheld.from_commands(),
+                sandbox: crate::config::SandboxSettings::default(),
             },
             extra,
         ))
@@ -223,7 +230,7 @@ fn allow_pattern_stays_inside(pattern: &str, working_dir: &Path) -> bool {
 }
 
 /// The name every `secrets/` folder has: compared as the file system compares names.
-fn is_secrets_name(name: &std::ffi::OsStr) -> bool {
+pub fn is_secrets_name(name: &std::ffi::OsStr) -> bool {
     if cfg!(any(target_os = "macos", windows)) {
         name.eq_ignore_ascii_case("secrets")
     } else {
@@ -463,6 +470,13 @@ fn decide(store: &Store, ctx: &RunContext, tool: &str, args: &Value) -> Decision
             },
         };
     }
+    if let Some(more) = asks_beyond_sandbox(tool, args) {
+        return Decision {
+            action: RuleAction::Require,
+            rule_id: None,
+            reason: format!("it asks to {more}, beyond the sandbox"),
+        };
+    }
     if let Some(why) = granted(ctx, tool, args) {
         return Decision {
             action: RuleAction::Allow,
@@ -470,17 +484,52 @@ fn decide(store: &Store, ctx: &RunContext, tool: &str, args: &Value) -> Decision
             reason: why.to_string(),
         };
     }
+    // In the sandbox a command no rule names runs without asking: the rules that ask for
+    // every command (the seeded `require execute_cmd`, the catch-all) were written for
+    // commands that run as the user. A rule naming the command still decides.
+    let sandboxed = tool == tn::EXECUTE_CMD && ctx.sandbox.runs_unasked();
+    let in_the_sandbox = || Decision {
+        action: RuleAction::Allow,
+        rule_id: None,
+        reason: format!(
+            "no rule names this command, so it runs in the sandbox ({}, network {})",
+            ctx.sandbox.mode,
+            if ctx.sandbox.network { "on" } else { "off" }
+        ),
+    };
     match first {
+        Some(rule)
+            if sandboxed
+                && rule.action == RuleAction::Require
+                && rule.command_pattern.is_none() =>
+        {
+            in_the_sandbox()
+        }
         Some(rule) => Decision {
             action: rule.action,
             rule_id: Some(rule.id),
             reason: describe(rule),
         },
+        None if sandboxed => in_the_sandbox(),
         None => Decision {
             action: RuleAction::Require,
             rule_id: None,
             reason: "no rule matches, so this needs approval".to_string(),
         },
+    }
+}
+
+/// What a command call asks for beyond its sandbox (`sandbox_grant`), in words: such a
+/// call always asks, whatever rule or earlier "allow for this chat" covers the command.
+/// Malformed grants ask too; the tool then refuses them.
+pub fn asks_beyond_sandbox(tool: &str, args: &Value) -> Option<String> {
+    if tool != tn::EXECUTE_CMD {
+        return None;
+    }
+    match skald_tools::execute_cmd::SandboxGrant::from_args(args) {
+        Ok(Some(grant)) => Some(grant.describe()),
+        Ok(None) => None,
+        Err(e) => Some(format!("run with a grant it did not say clearly ({e})")),
     }
 }
 

@@ -58,6 +58,8 @@ pub struct TurnSettings {
     pub context_window: usize,
     /// MCP connect and call timeouts.
     pub mcp: crate::config::McpConfig,
+    /// How commands in the engine's chats are confined (config.toml `[sandbox]`).
+    pub sandbox: crate::sandbox::SandboxSettings,
 }
 
 pub use crate::sink::Sink;
@@ -153,6 +155,7 @@ impl Engine {
         // protected before opening, so a keyring failure leaves the folder guarded.
         self.withheld
             .protect(&crate::DataDir::at(data_dir).secrets_dir());
+        self.withheld.hide_from_commands(data_dir);
         let secrets = Arc::new(skald_secrets::Secrets::open(data_dir)?);
         *lock(&self.redactor) = secrets.redactor()?;
         *lock(&self.mcp.secrets) = Some(secrets.clone());
@@ -229,6 +232,7 @@ impl Engine {
             &self.withheld,
         )?;
         run.agent_id = session.agent_id.clone();
+        run.sandbox = self.settings.sandbox;
         let system_prompt = if extra.trim().is_empty() {
             prompt
         } else {

@@ -423,7 +423,8 @@ async fn gate(
             // A bypass granted from an earlier answer covers it.
             _ if env
                 .inbox
-                .is_some_and(|i| i.bypasses.covers(session_id, &call.name, registry)) =>
+                .is_some_and(|i| i.bypasses.covers(session_id, &call.name, registry))
+                && approval::asks_beyond_sandbox(&call.name, args).is_none() =>
             {
                 Gate::Run
             }
@@ -493,9 +494,16 @@ async fn run_tool(
             call.name
         )));
     };
+    // Only a command needs its sandbox worked out (it scans for `secrets/` folders).
+    let sandbox = if call.name == skald_api::tool_names::EXECUTE_CMD {
+        crate::sandbox::command_sandbox(&env.cfg.run)
+    } else {
+        skald_api::CommandSandbox::Off
+    };
     let outcome = ToolScope::new(&env.cfg.run.working_dir)
         .with_excluded(approval::denied_paths(env.store, &env.cfg.run, &call.name))
         .with_hidden_env(env.cfg.run.hidden_env.clone())
+        .with_sandbox(sandbox)
         .run(drive_execution(exec.as_ref(), cancel))
         .await;
     drop(exec);

@@ -1,0 +1,224 @@
+//! The command sandbox as the engine sees it (docs/sandbox.md): the mode a run is in,
+//! whether this machine can confine a command, and the policy each command gets. The
+//! confinement itself is `skald-sandbox`'s; the gate's part is in `approval`.
+
+use crate::approval::{RunContext, credential_paths};
+pub use crate::config::SandboxSettings;
+pub use skald_api::{CommandSandbox, SandboxInfo, SandboxMode};
+use skald_base::path::canonicalize_for_policy;
+use skald_sandbox::{Availability, Policy};
+use std::collections::{HashMap, VecDeque};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// How the commands of a call in this run are confined.
+pub fn command_sandbox(run: &RunContext) -> CommandSandbox {
+    let mode = run.sandbox.mode;
+    if mode == SandboxMode::Off {
+        return CommandSandbox::Off;
+    }
+    match skald_sandbox::availability() {
+        Availability::Unavailable { why } => CommandSandbox::Unavailable {
+            mode,
+            why: why.clone(),
+        },
+        Availability::Ready { helper, .. } => CommandSandbox::On {
+            mode,
+            helper: helper.clone(),
+            policy: policy(run),
+        },
+    }
+}
+
+/// The policy of a run's commands: where they write, what they cannot read, the network.
+pub fn policy(run: &RunContext) -> Policy {
+    let canonical = |p: &Path| canonicalize_for_policy(p, &run.working_dir);
+    let writable: Vec<PathBuf> = match run.sandbox.mode {
+        SandboxMode::WorkspaceWrite => std::iter::once(run.working_dir.as_path())
+            .chain(run.allow_fs_writes.iter().map(PathBuf::as_path))
+            .map(canonical)
+            .collect(),
+        SandboxMode::ReadOnly | SandboxMode::Off => Vec::new(),
+    };
+    let mut masked: Vec<PathBuf> = run.protected.clone();
+    masked.extend(run.hidden_from_commands.iter().map(|p| canonical(p)));
+    masked.extend(credential_paths().iter().cloned());
+    masked.extend(escape_sockets());
+    let roots: Vec<PathBuf> = std::iter::once(run.working_dir.as_path())
+        .chain(run.allow_fs_writes.iter().map(PathBuf::as_path))
+        .chain(run.allow_fs_reads.iter().map(PathBuf::as_path))
+        .map(canonical)
+        .collect();
+    for root in roots {
+        masked.extend(secrets_folders(&root));
+    }
+    masked.sort();
+    masked.dedup();
+    Policy {
+        writable,
+        masked,
+        network: run.sandbox.network,
+    }
+}
+
+/// Local sockets a command could use to have something outside the sandbox act for it:
+/// the session bus (`systemd-run --user`), the system bus, the container engines, the
+/// display, the SSH and GPG agents. Abstract sockets are Landlock's (scoped).
+fn escape_sockets() -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = [
+        "/run/user",
+        "/run/dbus",
+        "/var/run/dbus",
+        "/run/systemd/private",
+        "/run/docker.sock",
+        "/var/run/docker.sock",
+        "/run/containerd",
+        "/run/podman",
+        "/tmp/.X11-unix",
+        "/tmp/.ICE-unix",
+    ]
+    .iter()
+    .map(PathBuf::from)
+    .collect();
+    for var in [
+        "XDG_RUNTIME_DIR",
+        "SSH_AUTH_SOCK",
+        "GPG_AGENT_INFO",
+        "DBUS_SESSION_BUS_ADDRESS",
+    ] {
+        let Some(value) = std::env::var_os(var) else {
+            continue;
+        };
+        let value = value.to_string_lossy().to_string();
+        // `unix:path=/run/user/1000/bus,guid=…` or a plain path (GPG's has `:pid:1`).
+        let path = value
+            .strip_prefix("unix:path=")
+            .unwrap_or(&value)
+            .split([',', ':'])
+            .next()
+            .unwrap_or_default()
+            .to_string();
+        if path.starts_with('/') {
+            out.push(PathBuf::from(path));
+        }
+    }
+    out.into_iter().filter(|p| p.exists()).collect()
+}
+
+/// How long a scan of a folder for `secrets/` folders is reused: a command runs many
+/// times a minute, and a new secrets folder made by hand shows up within this.
+const SCAN_REUSE: Duration = Duration::from_secs(10);
+/// Entries one scan looks at, at most: a home folder must not make every command slow.
+const SCAN_BUDGET: usize = 50_000;
+/// Folders the scan does not enter: build output and package caches, big and written
+/// by tools, not by people keeping keys.
+const SCAN_SKIP: &[&str] = &[".git", "node_modules", "target", ".cache", "__pycache__"];
+
+/// The `secrets/` folders in `root` (itself included), breadth first so the shallow ones
+/// are found first if the budget runs out. Symlinks are not followed: the mask goes on the
+/// folder itself, wherever it is reached from.
+pub fn secrets_folders(root: &Path) -> Vec<PathBuf> {
+    /// A scan's answer and when it was made, by root.
+    type Scans = HashMap<PathBuf, (Instant, Vec<PathBuf>)>;
+    static CACHE: Mutex<Option<Scans>> = Mutex::new(None);
+    if let Some((at, found)) = crate::lock(&CACHE)
+        .get_or_insert_with(HashMap::new)
+        .get(root)
+        && at.elapsed() < SCAN_REUSE
+    {
+        return found.clone();
+    }
+    let found = scan(root);
+    crate::lock(&CACHE)
+        .get_or_insert_with(HashMap::new)
+        .insert(root.to_path_buf(), (Instant::now(), found.clone()));
+    found
+}
+
+fn scan(root: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    if crate::approval::secrets_folder_of(root, Path::new("/")).is_some() {
+        found.push(root.to_path_buf());
+        return found;
+    }
+    let mut queue = VecDeque::from([root.to_path_buf()]);
+    let mut seen = 0usize;
+    while let Some(dir) = queue.pop_front() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            seen += 1;
+            if seen > SCAN_BUDGET {
+                return found;
+            }
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            if !kind.is_dir() {
+                continue;
+            }
+            let name = entry.file_name();
+            if crate::approval::is_secrets_name(&name) {
+                found.push(entry.path());
+            } else if !SCAN_SKIP.iter().any(|s| name == *s) {
+                queue.push_back(entry.path());
+            }
+        }
+    }
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_secrets_folder_under_the_roots_is_found_and_symlinks_are_not_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        for p in [
+            "secrets/k",
+            "app/config/secrets/db",
+            "deep/a/b/c/d/secrets/x",
+        ] {
+            let path = root.join(p);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, "x").unwrap();
+        }
+        std::os::unix::fs::symlink(root.join("app"), root.join("link")).unwrap();
+        let mut found = secrets_folders(&root);
+        found.sort();
+        assert_eq!(
+            found,
+            vec![
+                root.join("app/config/secrets"),
+                root.join("deep/a/b/c/d/secrets"),
+                root.join("secrets"),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_workspace_write_policy_writes_the_folder_and_grants_and_hides_the_rest() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join("chat/secrets")).unwrap();
+        std::fs::create_dir_all(root.join("grant")).unwrap();
+        let mut run = RunContext {
+            working_dir: root.join("chat"),
+            allow_fs_writes: vec![root.join("grant")],
+            hidden_from_commands: vec![root.join("data")],
+            ..RunContext::default()
+        };
+        run.sandbox.mode = SandboxMode::WorkspaceWrite;
+        let p = policy(&run);
+        assert_eq!(p.writable, vec![root.join("chat"), root.join("grant")]);
+        assert!(p.masked.contains(&root.join("chat/secrets")));
+        assert!(p.masked.contains(&root.join("data")));
+        assert!(!p.network);
+        run.sandbox.mode = SandboxMode::ReadOnly;
+        assert!(policy(&run).writable.is_empty());
+    }
+}
