@@ -24,17 +24,17 @@ local_model() {
 if [[ $# -eq 0 ]]; then
   if [[ -n "${DISPLAY:-}" || -n "${WAYLAND_DISPLAY:-}" ]]; then
     # The app: a desktop window (it keeps running in the tray when closed).
-    cargo build --release --locked -p skald-desktop -p skald-cli
+    cargo build --release --locked -p skald-desktop -p skald-cli -p skald-sandbox
     local_model
     exec "$target/skald-desktop"
   fi
   # No display (a server, a container): the same UI in a browser instead.
   echo "run.sh: no display here; starting the UI for a browser (skald serve)" >&2
-  cargo build --release --locked -p skald-cli
+  cargo build --release --locked -p skald-cli -p skald-sandbox
   local_model
   "$target/skald" doctor || true
   echo
   exec "$target/skald" serve
 fi
-cargo build --release --locked -p skald-cli
+cargo build --release --locked -p skald-cli -p skald-sandbox
 exec "$target/skald" "$@"

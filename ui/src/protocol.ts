@@ -118,11 +118,38 @@ export type Request = {
  */
 id: number, command: Command, };
 
+/**
+ * How much a command may do without a person's yes.
+ */
+export type SandboxMode = "off" | "read-only" | "workspace-write";
+
+/**
+ * What a chat shows about its commands' sandbox (the header, the approval card).
+ */
+export type SandboxInfo = { mode: SandboxMode, 
+/**
+ * Whether sandboxed commands may use the network.
+ */
+network: boolean, 
+/**
+ * Whether the sandbox works on this machine; when not, `note` says why and every
+ * command asks.
+ */
+available: boolean, 
+/**
+ * Whether commands ask even when they would run sandboxed (`[sandbox] ask = "always"`).
+ */
+always_ask: boolean, 
+/**
+ * One line for a person: how commands run here.
+ */
+note: string, };
+
 export type Command = { "cmd": "list_sessions" } | { "cmd": "create_session", title?: string, 
 /**
  * The folder the agent works in; the server's folder when absent.
  */
-working_dir?: string, agent_id?: string, } | { "cmd": "rename_session", session_id: number, title: string, } | { "cmd": "delete_session", session_id: number, } | { "cmd": "history", session_id: number, before?: number, limit?: number, } | { "cmd": "usage", session_id: number, } | { "cmd": "send_message", session_id: number, text: string, } | { "cmd": "stop", session_id: number, } | { "cmd": "render_markdown", text: string, 
+working_dir?: string, agent_id?: string, } | { "cmd": "rename_session", session_id: number, title: string, } | { "cmd": "delete_session", session_id: number, } | { "cmd": "history", session_id: number, before?: number, limit?: number, } | { "cmd": "usage", session_id: number, } | { "cmd": "sandbox", session_id: number, } | { "cmd": "set_sandbox", session_id: number, mode: SandboxMode, network: boolean, } | { "cmd": "send_message", session_id: number, text: string, } | { "cmd": "stop", session_id: number, } | { "cmd": "render_markdown", text: string, 
 /**
  * Relative links resolve against this session's folder.
  */
@@ -155,7 +182,12 @@ export type BypassSpec = { "scope": "all" } | { "scope": "category", "value": To
 /**
  * An approval rule as the rule editor shows it.
  */
-export type RuleDraft = { group: string, tool_pattern: string, path_pattern: string | null, command_pattern: string | null, working_dir: string | null, action: RuleAction, note: string, };
+export type RuleDraft = { group: string, tool_pattern: string, path_pattern: string | null, command_pattern: string | null, working_dir: string | null, action: RuleAction, note: string, 
+/**
+ * For commands: what the rule allows runs in the sandbox with the network (proposed
+ * when the approved call asked for the network).
+ */
+network: boolean, };
 
 /**
  * What the server sends.
@@ -173,7 +205,7 @@ has_more: boolean, } | { "cmd": "usage",
 /**
  * Model calls made.
  */
-requests: number, input_tokens: number, output_tokens: number, } | { "cmd": "send_message", 
+requests: number, input_tokens: number, output_tokens: number, } | { "cmd": "sandbox", sandbox: SandboxInfo, } | { "cmd": "set_sandbox", sandbox: SandboxInfo, } | { "cmd": "send_message", 
 /**
  * The message waits for the running turn's next round.
  */
@@ -309,7 +341,11 @@ category: ToolCategory | null,
 /**
  * What a write would change, for the diff; absent for calls that are not writes.
  */
-write: WritePreview | null, };
+write: WritePreview | null, 
+/**
+ * For a shell command: the sandbox it would run in (or that it would not).
+ */
+sandbox: SandboxInfo | null, };
 
 /**
  * A file write's before and after (a unified diff is derivable from the two).
@@ -345,7 +381,11 @@ export type RuleInfo = { id: number, group_name: string, tool_pattern: string, p
 /**
  * Higher first.
  */
-priority: number, note: string, };
+priority: number, note: string, 
+/**
+ * An allow rule for commands: what it allows runs in the sandbox with the network.
+ */
+network: boolean, };
 
 /**
  * A background task an agent started.

@@ -86,6 +86,9 @@ pub struct ApprovalRequest {
     /// What a write would change, for the diff; absent for calls that are not writes.
     #[serde(default)]
     pub write: Option<WritePreview>,
+    /// For a shell command: the sandbox it would run in (or that it would not).
+    #[serde(default)]
+    pub sandbox: Option<crate::SandboxInfo>,
 }
 
 /// A file write's before and after (a unified diff is derivable from the two).
@@ -164,6 +167,10 @@ pub struct RuleDraft {
     pub working_dir: Option<String>,
     pub action: RuleAction,
     pub note: String,
+    /// For commands: what the rule allows runs in the sandbox with the network (proposed
+    /// when the approved call asked for the network).
+    #[serde(default)]
+    pub network: bool,
 }
 
 #[cfg(test)]

@@ -21,6 +21,9 @@ pub struct RuleInfo {
     /// Higher first.
     pub priority: i64,
     pub note: String,
+    /// An allow rule for commands: what it allows runs in the sandbox with the network.
+    #[serde(default)]
+    pub network: bool,
 }
 
 /// A background task an agent started.

@@ -69,6 +69,16 @@ pub enum Command {
     Usage {
         session_id: i64,
     },
+    /// How the session's commands are confined (the chat header shows it).
+    Sandbox {
+        session_id: i64,
+    },
+    /// Gives the chat its own sandbox mode and network setting (from its next turn).
+    SetSandbox {
+        session_id: i64,
+        mode: crate::SandboxMode,
+        network: bool,
+    },
     /// Starts a turn, or queues the message for the running turn's next round.
     SendMessage {
         session_id: i64,
@@ -247,6 +257,12 @@ pub enum Reply {
         requests: u64,
         input_tokens: u64,
         output_tokens: u64,
+    },
+    Sandbox {
+        sandbox: crate::SandboxInfo,
+    },
+    SetSandbox {
+        sandbox: crate::SandboxInfo,
     },
     SendMessage {
         /// The message waits for the running turn's next round.

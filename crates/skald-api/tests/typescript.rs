@@ -45,6 +45,8 @@ fn generate() -> String {
         decl::<TexError>(),
         decl::<View>(),
         decl::<Request>(),
+        decl::<skald_api::SandboxMode>(),
+        decl::<skald_api::SandboxInfo>(),
         decl::<Command>(),
         decl::<InboxAnswer>(),
         decl::<BypassSpec>(),

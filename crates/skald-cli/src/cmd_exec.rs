@@ -20,8 +20,11 @@ pub struct ExecArgs<'a> {
     pub model: Option<&'a str>,
     pub cwd: Option<&'a Path>,
     pub approve: ApprovalMode,
-    /// How the agent's commands are confined (`--sandbox`, else config.toml).
-    pub sandbox: skald_core::sandbox::SandboxSettings,
+    /// `--sandbox`: how the agent's commands are confined in this run, over the chat's own
+    /// setting and config.toml's.
+    pub sandbox: Option<skald_api::SandboxMode>,
+    /// `--network`: sandboxed commands may use the network in this run.
+    pub network: bool,
     pub json: bool,
     pub max_rounds: Option<usize>,
     pub tool_choice: skald_llm::ToolChoice,
@@ -31,6 +34,20 @@ pub struct ExecArgs<'a> {
     pub allow_write: &'a [std::path::PathBuf],
     pub extra_prompt: Option<&'a str>,
     pub prompt: &'a str,
+}
+
+/// `settings` with this run's `--sandbox` and `--network`, which win over the chat's own
+/// and config.toml's.
+fn run_sandbox(
+    a: &ExecArgs<'_>,
+    settings: skald_core::sandbox::SandboxSettings,
+) -> skald_core::sandbox::SandboxSettings {
+    let mut s = settings;
+    if let Some(mode) = a.sandbox {
+        s.mode = mode;
+    }
+    s.network |= a.network;
+    s
 }
 
 fn usage(e: impl std::fmt::Display) -> Fail {
@@ -87,7 +104,7 @@ async fn exec(data_dir: &DataDir, config: &Config, a: ExecArgs<'_>) -> Result<u8
             approval: a.approve,
             context_window: config.models.context_window,
             mcp: config.mcp.clone(),
-            sandbox: a.sandbox,
+            sandbox: run_sandbox(&a, config.sandbox.settings()),
         },
         sink,
     );
@@ -98,12 +115,17 @@ async fn exec(data_dir: &DataDir, config: &Config, a: ExecArgs<'_>) -> Result<u8
     let granted = store.granted_groups(session.id, None).map_err(failed)?;
     let mcp_list = engine.mcp.prompt_list(&store, &granted);
     let system_prompt = library.system_prompt(agent, &mcp_list).map_err(usage)?;
-    let (mut run, extra) =
-        RunContext::for_session(&store, &session, library.skill_dirs(), &engine.withheld)
-            .map_err(failed)?;
+    let (mut run, extra) = RunContext::for_session(
+        &store,
+        &session,
+        library.skill_dirs(),
+        &engine.withheld,
+        config.sandbox.settings(),
+    )
+    .map_err(failed)?;
     run.working_dir = session_folder(&a, &session, cwd)?;
     run.agent_id = agent.to_string();
-    run.sandbox = a.sandbox;
+    run.sandbox = run_sandbox(&a, run.sandbox);
     let system_prompt = if extra.trim().is_empty() {
         system_prompt
     } else {

@@ -58,6 +58,9 @@ pub struct AddArgs<'a> {
     pub command: &'a [String],
     /// Register only, without starting it to check.
     pub no_check: bool,
+    /// Run it in the command sandbox, with the network or not.
+    pub sandbox: bool,
+    pub network: bool,
 }
 
 pub async fn add(data_dir: &DataDir, config: &Config, a: AddArgs<'_>) -> Result<u8, Fail> {
@@ -88,9 +91,25 @@ pub async fn add(data_dir: &DataDir, config: &Config, a: AddArgs<'_>) -> Result<
         "description": a.description,
         "friendly_name": a.friendly_name,
     });
-    let rec = mcp::record_from_args(&spec).map_err(Fail::usage)?;
+    let mut rec = mcp::record_from_args(&spec).map_err(Fail::usage)?;
+    if a.sandbox && rec.transport != "stdio" {
+        return Err(Fail::usage(
+            "--sandbox is for stdio servers (a command after `--`); an http server runs elsewhere",
+        ));
+    }
+    rec.sandbox = a.sandbox;
+    rec.sandbox_network = a.network;
     let rec = store.upsert_mcp_server(&rec).map_err(Fail::failed)?;
-    println!("registered `{}`: {}", rec.name, describe(&rec));
+    println!(
+        "registered `{}`: {}{}",
+        rec.name,
+        describe(&rec),
+        match (rec.sandbox, rec.sandbox_network) {
+            (false, _) => "",
+            (true, false) => " (sandboxed, no network)",
+            (true, true) => " (sandboxed, with network)",
+        }
+    );
     if a.no_check {
         return Ok(exit::OK);
     }
@@ -100,7 +119,7 @@ pub async fn add(data_dir: &DataDir, config: &Config, a: AddArgs<'_>) -> Result<
         connect_timeout(config),
         Some(&data_dir.logs_dir()),
         secrets.as_ref(),
-        &Withheld::for_data_dir(data_dir, config).env(),
+        &Withheld::for_data_dir(data_dir, config),
     )
     .await;
     report(&rec.name, &status, tools.len());
@@ -129,14 +148,14 @@ pub async fn list(data_dir: &DataDir, config: &Config, json: bool) -> Result<u8,
     // All at once: the slowest server bounds the wait, not their sum.
     let logs = data_dir.logs_dir();
     let secrets = secrets(data_dir);
-    let env = Withheld::for_data_dir(data_dir, config).env();
+    let withheld = Withheld::for_data_dir(data_dir, config);
     let probes = futures::future::join_all(records.iter().map(|r| {
         mcp::probe(
             r,
             connect_timeout(config),
             Some(&logs),
             secrets.as_ref(),
-            &env,
+            &withheld,
         )
     }))
     .await;
@@ -190,7 +209,7 @@ pub async fn tools(
         connect_timeout(config),
         Some(&data_dir.logs_dir()),
         secrets.as_ref(),
-        &Withheld::for_data_dir(data_dir, config).env(),
+        &Withheld::for_data_dir(data_dir, config),
     )
     .await;
     // The status report (on stdout) says why; there is no error to print.
@@ -254,6 +273,13 @@ pub enum McpCommand {
         /// Register only; do not start the server to check it
         #[arg(long)]
         no_check: bool,
+        /// Run the (stdio) server in the command sandbox: it writes only a temporary folder
+        /// of its own, sees no secrets or keys, and has no network unless --network
+        #[arg(long)]
+        sandbox: bool,
+        /// With --sandbox: the server may use the network
+        #[arg(long, requires = "sandbox")]
+        network: bool,
         /// A stdio server's command and arguments, after `--`
         #[arg(last = true, value_name = "COMMAND")]
         command: Vec<String>,
@@ -289,6 +315,8 @@ pub async fn dispatch(env: &crate::Env, command: McpCommand) -> u8 {
             friendly_name,
             command,
             no_check,
+            sandbox,
+            network,
         } => {
             add(
                 &env.data_dir,
@@ -302,6 +330,8 @@ pub async fn dispatch(env: &crate::Env, command: McpCommand) -> u8 {
                     friendly_name: friendly_name.as_deref(),
                     command: &command,
                     no_check,
+                    sandbox,
+                    network,
                 },
             )
             .await

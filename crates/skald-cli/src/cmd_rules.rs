@@ -38,6 +38,9 @@ pub fn list(data_dir: &DataDir, json: bool) -> Result<u8, Fail> {
         if let Some(d) = &r.working_dir {
             cond.push(format!("in {d}"));
         }
+        if r.network {
+            cond.push("with the network".to_string());
+        }
         if !r.note.is_empty() {
             cond.push(format!("— {}", r.note));
         }
@@ -64,6 +67,7 @@ pub struct AddArgs {
     pub working_dir: Option<String>,
     pub priority: i64,
     pub note: String,
+    pub network: bool,
 }
 
 pub fn add(data_dir: &DataDir, a: AddArgs) -> Result<u8, Fail> {
@@ -72,6 +76,11 @@ pub fn add(data_dir: &DataDir, a: AddArgs) -> Result<u8, Fail> {
     };
     if a.command.is_some() && a.tool != skald_api::tool_names::EXECUTE_CMD {
         return Err(Fail::usage("--command only applies to --tool execute_cmd"));
+    }
+    if a.network && (a.tool != skald_api::tool_names::EXECUTE_CMD || action != RuleAction::Allow) {
+        return Err(Fail::usage(
+            "--network gives commands the network: it goes with --tool execute_cmd --action allow",
+        ));
     }
     // A working directory scope is stored canonical, as the gate compares it.
     let working_dir = match a.working_dir {
@@ -93,6 +102,7 @@ pub fn add(data_dir: &DataDir, a: AddArgs) -> Result<u8, Fail> {
             action: Some(action),
             priority: a.priority,
             note: a.note,
+            network: a.network,
         })
         .map_err(Fail::failed)?;
     println!("added rule {id}");
@@ -149,6 +159,10 @@ pub enum RulesCommand {
         /// Why the rule exists
         #[arg(long, default_value = "")]
         note: String,
+        /// With --tool execute_cmd --action allow: the commands it allows run in the
+        /// sandbox with the network (docs/sandbox.md)
+        #[arg(long)]
+        network: bool,
     },
     /// Remove a rule
     Rm { id: i64 },
@@ -168,6 +182,7 @@ pub async fn dispatch(env: &crate::Env, command: RulesCommand) -> u8 {
             group,
             priority,
             note,
+            network,
         } => add(
             &env.data_dir,
             AddArgs {
@@ -180,6 +195,7 @@ pub async fn dispatch(env: &crate::Env, command: RulesCommand) -> u8 {
                 working_dir,
                 priority,
                 note,
+                network,
             },
         ),
         RulesCommand::Rm { id } => rm(&env.data_dir, id),

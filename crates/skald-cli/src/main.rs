@@ -406,14 +406,8 @@ async fn run(command: Command, env: &Env, relaunch: &mut Option<cmd_serve::Relau
                 model: model.as_deref(),
                 cwd: cwd.as_deref(),
                 approve: approve.mode(),
-                sandbox: {
-                    let mut s = env.config.sandbox.settings();
-                    if let Some(mode) = sandbox {
-                        s.mode = mode.mode();
-                    }
-                    s.network |= network;
-                    s
-                },
+                sandbox: sandbox.map(SandboxArg::mode),
+                network,
                 json,
                 max_rounds,
                 tool_choice: match tool_choice {

@@ -138,6 +138,15 @@ impl Default for SandboxSettings {
 }
 
 impl SandboxSettings {
+    /// These settings with a chat's own (`None`: keep these).
+    pub fn with_chat(self, mode: Option<skald_api::SandboxMode>, network: Option<bool>) -> Self {
+        SandboxSettings {
+            mode: mode.unwrap_or(self.mode),
+            network: network.unwrap_or(self.network),
+            always_ask: self.always_ask,
+        }
+    }
+
     /// Whether this run's commands run confined: a mode is set and the machine can.
     pub fn confines(&self) -> bool {
         self.mode != skald_api::SandboxMode::Off && skald_sandbox::availability().is_ready()

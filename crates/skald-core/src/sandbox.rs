@@ -12,6 +12,25 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+/// How one call's commands are confined: the run's sandbox for a command (it scans for
+/// `secrets/` folders, so only a command gets one), with the network if the allow rule
+/// that let it run gives it.
+pub fn for_call(
+    store: &skald_store::Store,
+    run: &RunContext,
+    tool: &str,
+    args: &serde_json::Value,
+) -> CommandSandbox {
+    if tool != skald_api::tool_names::EXECUTE_CMD {
+        return CommandSandbox::Off;
+    }
+    let mut sandbox = command_sandbox(run);
+    if let CommandSandbox::On { policy, .. } = &mut sandbox {
+        policy.network |= crate::approval::rule_gives_network(store, run, tool, args);
+    }
+    sandbox
+}
+
 /// How the commands of a call in this run are confined.
 pub fn command_sandbox(run: &RunContext) -> CommandSandbox {
     let mode = run.sandbox.mode;
@@ -29,6 +48,40 @@ pub fn command_sandbox(run: &RunContext) -> CommandSandbox {
             policy: policy(run),
         },
     }
+}
+
+/// The helper and policy of a stdio MCP server set to run in the sandbox: it writes only a
+/// temporary folder of its own (added when it starts), cannot read what commands cannot,
+/// and has the network only if `network`. Where the sandbox does not work the server is
+/// not started: the user asked for it sandboxed.
+pub fn server_sandbox(
+    name: &str,
+    withheld: &crate::withheld::Withheld,
+    network: bool,
+) -> Result<(PathBuf, Policy), String> {
+    let helper = match skald_sandbox::availability() {
+        Availability::Ready { helper, .. } => helper.clone(),
+        Availability::Unavailable { why } => {
+            return Err(format!(
+                "`{name}` is set to run in the sandbox, which is not available here ({why}); \
+                 it was not started"
+            ));
+        }
+    };
+    let mut masked = withheld.folders();
+    masked.extend(withheld.from_commands());
+    masked.extend(credential_paths().iter().cloned());
+    masked.extend(escape_sockets());
+    masked.sort();
+    masked.dedup();
+    Ok((
+        helper,
+        Policy {
+            writable: Vec::new(),
+            masked,
+            network,
+        },
+    ))
 }
 
 /// The policy of a run's commands: where they write, what they cannot read, the network.

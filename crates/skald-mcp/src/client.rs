@@ -117,6 +117,33 @@ pub(crate) type Client = rmcp::service::RunningService<RoleClient, Handler>;
 pub(crate) struct Connected {
     pub client: Client,
     pub pid: Option<u32>,
+    /// A sandboxed server's temporary folder, removed when the connection is dropped.
+    pub _tmp: Option<tempfile::TempDir>,
+}
+
+/// The command that starts `command args…` in the sandbox, and its temporary folder.
+fn sandboxed(
+    helper: &std::path::Path,
+    policy: &skald_sandbox::Policy,
+    command: &str,
+    args: &[String],
+) -> Result<(tokio::process::Command, Option<tempfile::TempDir>), String> {
+    let tmp = tempfile::Builder::new()
+        .prefix("skald-mcp-")
+        .tempdir()
+        .map_err(|e| format!("cannot make the server's temporary folder: {e}"))?;
+    let mut policy = policy.clone();
+    policy
+        .writable
+        .push(std::fs::canonicalize(tmp.path()).unwrap_or_else(|_| tmp.path().to_path_buf()));
+    let args: Vec<std::ffi::OsString> = args.iter().map(Into::into).collect();
+    let helper_args = skald_sandbox::command_args(&policy, std::ffi::OsStr::new(command), &args)?;
+    let mut cmd = tokio::process::Command::new(helper);
+    cmd.args(helper_args);
+    for var in ["TMPDIR", "TMP", "TEMP"] {
+        cmd.env(var, tmp.path());
+    }
+    Ok((cmd, Some(tmp)))
 }
 
 /// Connects and initialises within `timeout`. A stdio server's stderr lines go to `stderr`.
@@ -133,12 +160,20 @@ pub(crate) async fn connect(
             env,
             remove_env,
             cwd,
+            sandbox,
         } => {
-            let mut cmd = tokio::process::Command::new(command);
+            let (mut cmd, tmp) = match sandbox {
+                None => {
+                    let mut cmd = tokio::process::Command::new(command);
+                    cmd.args(args);
+                    (cmd, None)
+                }
+                Some((helper, policy)) => sandboxed(helper, policy, command, args)?,
+            };
             for var in remove_env {
                 cmd.env_remove(var);
             }
-            cmd.args(args).envs(env.iter().map(|(k, v)| (k, v)));
+            cmd.envs(env.iter().map(|(k, v)| (k, v)));
             if let Some(dir) = cwd {
                 cmd.current_dir(dir);
             }
@@ -164,7 +199,11 @@ pub(crate) async fn connect(
                     crate::kill_group(pid);
                     format!("initialize failed: {e}")
                 })?;
-            Ok(Connected { client, pid })
+            Ok(Connected {
+                client,
+                pid,
+                _tmp: tmp,
+            })
         }
         Transport::Http { url, bearer } => {
             let mut cfg = StreamableHttpClientTransportConfig::with_uri(url.clone());
@@ -176,7 +215,11 @@ pub(crate) async fn connect(
                 .await
                 .map_err(|_| format!("no answer to initialize within {} s", timeout.as_secs()))?
                 .map_err(|e| format!("initialize failed: {e}"))?;
-            Ok(Connected { client, pid: None })
+            Ok(Connected {
+                client,
+                pid: None,
+                _tmp: None,
+            })
         }
     }
 }

@@ -30,6 +30,9 @@ pub enum Transport {
         /// Inherited variables the server must not see (model-provider keys).
         remove_env: Vec<String>,
         cwd: Option<PathBuf>,
+        /// Run it through the command sandbox's helper with this policy (docs/sandbox.md);
+        /// a private temporary folder is added when it starts.
+        sandbox: Option<(PathBuf, skald_sandbox::Policy)>,
     },
     /// A streamable HTTP endpoint, with a bearer token if it needs one.
     Http { url: String, bearer: Option<String> },

@@ -71,6 +71,7 @@ fn stdio() -> Transport {
         env: Vec::new(),
         remove_env: Vec::new(),
         cwd: None,
+        sandbox: None,
     }
 }
 
@@ -212,6 +213,72 @@ async fn stdio_tools_progress_cancel_and_elicitation() {
     mgr.stop_all();
 }
 
+/// A stdio server in the command sandbox (docs/sandbox.md) still answers; its process is
+/// the confined one (no new privileges, a seccomp filter), and what the policy hides it
+/// cannot see.
+#[cfg(target_os = "linux")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sandboxed_stdio_server_answers_from_inside_the_sandbox() {
+    let helper = skald_sandbox::find_helper().expect("cargo builds skald-sandbox beside the tests");
+    let hidden = tempfile::tempdir().unwrap();
+    let policy = skald_sandbox::Policy {
+        writable: Vec::new(),
+        masked: vec![hidden.path().canonicalize().unwrap()],
+        network: false,
+    };
+    let Transport::Stdio {
+        command,
+        args: server_args,
+        env,
+        remove_env,
+        cwd,
+        ..
+    } = stdio()
+    else {
+        unreachable!()
+    };
+    let transport = Transport::Stdio {
+        command,
+        args: server_args,
+        env,
+        remove_env,
+        cwd,
+        sandbox: Some((helper, policy)),
+    };
+    let host = Arc::new(TestHost::default());
+    let mgr = McpManager::new(host.clone());
+    mgr.start(spec("boxed", transport, Duration::from_secs(30)));
+    ready(&mgr, "boxed").await;
+    let out = mgr
+        .call(
+            "boxed",
+            "echo",
+            args(json!({"message": "from the box"})),
+            &CancellationToken::new(),
+            &no_progress,
+        )
+        .await
+        .unwrap();
+    assert!(
+        out.text.contains("from the box") && !out.is_error,
+        "{out:?}"
+    );
+    let pid = mgr.process_id("boxed").unwrap();
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    assert!(status.contains("NoNewPrivs:\t1"), "{status}");
+    assert!(status.contains("Seccomp:\t2"), "{status}");
+    // Its mount namespace is its own: the hidden folder is an empty tmpfs there.
+    let mounts = std::fs::read_to_string(format!("/proc/{pid}/mountinfo")).unwrap();
+    let hidden_path = hidden.path().canonicalize().unwrap();
+    assert!(
+        mounts
+            .lines()
+            .any(|l| l.contains(&format!(" {} ", hidden_path.display())) && l.contains("tmpfs")),
+        "{mounts}"
+    );
+    mgr.stop_all();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_crash_mid_call_fails_the_call_and_the_server_comes_back() {
     let mgr = McpManager::new(Arc::new(TestHost::default()));
@@ -273,6 +340,7 @@ async fn a_call_to_a_server_that_keeps_failing_is_refused_without_waiting_it_out
         env: Vec::new(),
         remove_env: Vec::new(),
         cwd: None,
+        sandbox: None,
     };
     mgr.start(spec("broken", broken, Duration::from_secs(120)));
     let status = mgr.wait_ready("broken", Duration::from_secs(30)).await;
@@ -299,6 +367,7 @@ async fn a_server_that_never_answers_fails_without_blocking() {
         env: Vec::new(),
         remove_env: Vec::new(),
         cwd: None,
+        sandbox: None,
     };
     let started = std::time::Instant::now();
     mgr.start(spec("silent", silent, Duration::from_millis(800)));

@@ -134,6 +134,25 @@ impl Service {
         })
     }
 
+    /// How the session's commands are confined now.
+    pub(crate) fn sandbox(&self, session_id: i64) -> Result<skald_api::SandboxInfo, ServiceError> {
+        let session = self.store.get_session(session_id)?;
+        Ok(self.sessions.engine().sandbox_of(&session)?)
+    }
+
+    /// Stores the chat's own sandbox setting; its next turn runs with it.
+    pub(crate) fn set_sandbox(
+        &self,
+        session_id: i64,
+        mode: skald_api::SandboxMode,
+        network: bool,
+    ) -> Result<skald_api::SandboxInfo, ServiceError> {
+        let rc = self.store.ensure_run_context(session_id)?;
+        self.store
+            .set_run_context_sandbox(rc, Some(mode), Some(network))?;
+        self.sandbox(session_id)
+    }
+
     pub(crate) fn send_message(
         &self,
         session_id: i64,

@@ -80,6 +80,7 @@ pub fn answer(a: InboxAnswer) -> Result<Answer, String> {
                 command_pattern: rule.command_pattern.filter(|p| !p.is_empty()),
                 working_dir: rule.working_dir.filter(|p| !p.is_empty()),
                 note: rule.note,
+                network: rule.network,
             },
         },
     })

@@ -50,6 +50,8 @@ pub enum ServiceError {
     #[error("{0}")]
     Session(#[from] skald_core::session::manager::SessionError),
     #[error("{0}")]
+    Engine(#[from] skald_core::engine::EngineError),
+    #[error("{0}")]
     Invalid(String),
 }
 
@@ -319,6 +321,16 @@ impl Service {
                 limit,
             } => self.history(session_id, before, limit),
             Command::Usage { session_id } => self.usage(session_id),
+            Command::Sandbox { session_id } => self
+                .sandbox(session_id)
+                .map(|sandbox| Reply::Sandbox { sandbox }),
+            Command::SetSandbox {
+                session_id,
+                mode,
+                network,
+            } => self
+                .set_sandbox(session_id, mode, network)
+                .map(|sandbox| Reply::SetSandbox { sandbox }),
             Command::SendMessage { session_id, text } => self.send_message(session_id, text),
             Command::Stop { session_id } => Ok(Reply::Stop {
                 stopped: self.sessions.stop(session_id),

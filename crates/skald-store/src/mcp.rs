@@ -20,12 +20,18 @@ pub struct McpServerRecord {
     pub description: String,
     pub friendly_name: Option<String>,
     pub enabled: bool,
+    /// A stdio server runs in the command sandbox (docs/sandbox.md).
+    #[serde(default)]
+    pub sandbox: bool,
+    /// A sandboxed server may use the network.
+    #[serde(default)]
+    pub sandbox_network: bool,
     pub created_at: i64,
     pub updated_at: i64,
 }
 
 const COLUMNS: &str = "name, transport, command, args, env, url, api_key, description, \
-                       friendly_name, enabled, created_at, updated_at";
+                       friendly_name, enabled, created_at, updated_at, sandbox, sandbox_network";
 
 fn from_row(row: &Row<'_>) -> rusqlite::Result<(McpServerRecord, String, String)> {
     Ok((
@@ -42,6 +48,8 @@ fn from_row(row: &Row<'_>) -> rusqlite::Result<(McpServerRecord, String, String)
             enabled: row.get(9)?,
             created_at: row.get(10)?,
             updated_at: row.get(11)?,
+            sandbox: row.get(12)?,
+            sandbox_network: row.get(13)?,
         },
         row.get(3)?,
         row.get(4)?,
@@ -64,14 +72,16 @@ impl Store {
         let now = now_ms();
         self.conn().execute(
             "INSERT INTO mcp_servers (name, transport, command, args, env, url, api_key,
-                                      description, friendly_name, enabled, created_at, updated_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11)
+                                      description, friendly_name, enabled, created_at, updated_at,
+                                      sandbox, sandbox_network)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11, ?12, ?13)
              ON CONFLICT(name) DO UPDATE SET
                 transport = excluded.transport, command = excluded.command,
                 args = excluded.args, env = excluded.env, url = excluded.url,
                 api_key = excluded.api_key, description = excluded.description,
                 friendly_name = excluded.friendly_name, enabled = excluded.enabled,
-                updated_at = excluded.updated_at",
+                updated_at = excluded.updated_at, sandbox = excluded.sandbox,
+                sandbox_network = excluded.sandbox_network",
             params![
                 rec.name,
                 rec.transport,
@@ -83,7 +93,9 @@ impl Store {
                 rec.description,
                 rec.friendly_name,
                 rec.enabled,
-                now
+                now,
+                rec.sandbox,
+                rec.sandbox_network
             ],
         )?;
         self.get_mcp_server(&rec.name)
@@ -165,10 +177,13 @@ mod tests {
             description: "test server".into(),
             friendly_name: None,
             enabled: true,
+            sandbox: true,
+            sandbox_network: false,
             created_at: 0,
             updated_at: 0,
         };
         let stored = store.upsert_mcp_server(&rec).unwrap();
+        assert!(stored.sandbox && !stored.sandbox_network);
         assert_eq!(stored.args, rec.args);
         assert_eq!(stored.env, rec.env);
         rec.description = "changed".into();

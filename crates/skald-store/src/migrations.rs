@@ -19,6 +19,7 @@ const STEPS: &[M<'static>] = &[
     M::up(include_str!("../migrations/0009_mcp_servers.sql")),
     M::up(include_str!("../migrations/0010_plugins.sql")),
     M::up(include_str!("../migrations/0011_leases.sql")),
+    M::up(include_str!("../migrations/0012_sandbox.sql")),
 ];
 
 /// Every migration, in order.

@@ -18,10 +18,12 @@ pub struct NewRule {
     pub action: Option<RuleAction>,
     pub priority: i64,
     pub note: String,
+    /// An allow rule for commands: they run sandboxed with the network.
+    pub network: bool,
 }
 
 const COLUMNS: &str = "id, group_name, tool_pattern, path_pattern, command_pattern, agent_id, \
-                       working_dir, action, priority, note";
+                       working_dir, action, priority, note, network";
 
 fn from_row(r: &Row<'_>) -> rusqlite::Result<(Rule, String)> {
     Ok((
@@ -36,6 +38,7 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<(Rule, String)> {
             action: RuleAction::Require,
             priority: r.get(8)?,
             note: r.get(9)?,
+            network: r.get(10)?,
         },
         r.get(7)?,
     ))
@@ -94,8 +97,9 @@ impl Store {
         )?;
         tx.execute(
             "INSERT INTO approval_rules (group_name, tool_pattern, path_pattern, command_pattern,
-                                         agent_id, working_dir, action, priority, note, created_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                                         agent_id, working_dir, action, priority, note, created_at,
+                                         network)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
             params![
                 r.group_name,
                 r.tool_pattern,
@@ -106,7 +110,8 @@ impl Store {
                 action.as_str(),
                 r.priority,
                 r.note,
-                now_ms()
+                now_ms(),
+                r.network
             ],
         )?;
         let id = tx.last_insert_rowid();

@@ -1055,7 +1055,7 @@ fn approve_ask_prompts_on_a_terminal() {
         let data = tempfile::tempdir().unwrap();
         let work = tempfile::tempdir().unwrap();
         let cmd = format!(
-            "{} --data-dir {} exec --json --approve ask --cwd {} 'write the file'",
+            "{} --data-dir {} exec --json --approve ask --sandbox off --cwd {} 'write the file'",
             env!("CARGO_BIN_EXE_skald"),
             data.path().display(),
             work.path().display()

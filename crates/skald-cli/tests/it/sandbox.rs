@@ -187,6 +187,45 @@ fn the_network_is_off_in_the_sandbox_unless_it_is_allowed() {
     assert!(text.contains("connected"), "{text}");
     listener.set_nonblocking(false).unwrap();
     assert!(listener.accept().is_ok());
+
+    // An allow rule can give the commands it allows the network; others stay without.
+    let add = f
+        .skald()
+        .args([
+            "rules",
+            "add",
+            "--tool",
+            "execute_cmd",
+            "--command",
+            "python3",
+            "--action",
+            "allow",
+            "--network",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(add.status.code(), Some(0), "{}", out(&add));
+    let o = f.cmd("workspace-write", &[], &connect);
+    assert!(out(&o).contains("connected"), "{}", out(&o));
+    assert!(listener.accept().is_ok());
+    let by_sh = format!("sh -c \"{}\"", connect.replace('"', "\\\""));
+    let o = f.cmd("workspace-write", &[], &by_sh);
+    assert!(!out(&o).contains("connected\n"), "{}", out(&o));
+    // --network goes only with an allow rule for commands.
+    let bad = f
+        .skald()
+        .args([
+            "rules",
+            "add",
+            "--tool",
+            "read_file",
+            "--action",
+            "allow",
+            "--network",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2), "{}", out(&bad));
 }
 
 #[test]

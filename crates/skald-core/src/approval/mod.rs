@@ -123,11 +123,14 @@ impl RunContext {
     /// The run context a session runs with: its stored one (group, grants), or the
     /// `default` group with no grants; plus the folders skills live in, always readable.
     /// Returns it with the stored extra prompt lines.
+    /// `sandbox` is what config.toml (or the run) says; the chat's own setting, when it has
+    /// one, wins over it.
     pub fn for_session(
         store: &Store,
         session: &skald_store::Session,
         skill_dirs: Vec<PathBuf>,
         withheld: &crate::withheld::Withheld,
+        sandbox: crate::config::SandboxSettings,
     ) -> Result<(RunContext, String), skald_store::StoreError> {
         let stored = session
             .run_context_id
@@ -146,6 +149,10 @@ impl RunContext {
                     session.id
                 ))
             })?;
+        let sandbox = match &stored {
+            Some(rc) => sandbox.with_chat(rc.sandbox_mode, rc.sandbox_network),
+            None => sandbox,
+        };
         let (group, extra, reads, writes) = match stored {
             Some(rc) => (
                 rc.permission_group,
@@ -167,7 +174,7 @@ impl RunContext {
                 protected: withheld.folders(),
                 hidden_env: withheld.env(),
                 hidden_from_commands: withheld.from_commands(),
-                sandbox: crate::config::SandboxSettings::default(),
+                sandbox,
             },
             extra,
         ))
@@ -470,7 +477,9 @@ fn decide(store: &Store, ctx: &RunContext, tool: &str, args: &Value) -> Decision
             },
         };
     }
-    if let Some(more) = asks_beyond_sandbox(tool, args) {
+    if let Some(more) = asks_beyond_sandbox(tool, args)
+        && !network_rule_covers(first, args)
+    {
         return Decision {
             action: RuleAction::Require,
             rule_id: None,
@@ -517,6 +526,34 @@ fn decide(store: &Store, ctx: &RunContext, tool: &str, args: &Value) -> Decision
             reason: "no rule matches, so this needs approval".to_string(),
         },
     }
+}
+
+/// Whether the rule that matched a command is an allow rule that gives it the network, and
+/// the call's grant asks for nothing else: then the rule has already said yes.
+fn network_rule_covers(first: Option<&Rule>, args: &Value) -> bool {
+    first.is_some_and(|r| r.action == RuleAction::Allow && r.network)
+        && matches!(
+            skald_tools::execute_cmd::SandboxGrant::from_args(args),
+            Ok(Some(g)) if !g.unsandboxed && g.write.is_empty()
+        )
+}
+
+/// Whether the rule that allows this command gives it the network (`skald rules add
+/// --network`): the command then runs sandboxed with it.
+pub fn rule_gives_network(store: &Store, ctx: &RunContext, tool: &str, args: &Value) -> bool {
+    if tool != tn::EXECUTE_CMD {
+        return false;
+    }
+    let decision = decide(store, ctx, tool, args);
+    if decision.action != RuleAction::Allow {
+        return false;
+    }
+    let Some(id) = decision.rule_id else {
+        return false;
+    };
+    store
+        .rules_for_group(&ctx.group)
+        .is_ok_and(|rules| rules.iter().any(|r| r.id == id && r.network))
 }
 
 /// What a command call asks for beyond its sandbox (`sandbox_grant`), in words: such a

@@ -34,6 +34,7 @@ impl RuleSpecExt for RuleSpec {
             action: Some(self.action),
             priority: ALWAYS_PRIORITY,
             note: self.note.clone(),
+            network: self.network,
         }
     }
 
@@ -49,6 +50,7 @@ impl RuleSpecExt for RuleSpec {
             action: self.action,
             priority: ALWAYS_PRIORITY,
             note: self.note.clone(),
+            network: self.network,
         }
     }
 }
@@ -99,6 +101,13 @@ pub fn propose_rule(ctx: &RunContext, tool: &str, args: &Value) -> RuleSpec {
         ),
         action: RuleAction::Allow,
         note: "always allowed from the Inbox".to_string(),
+        // A command approved with the network keeps it; folders and "no sandbox" are
+        // granted once, never by a rule.
+        network: tool == tn::EXECUTE_CMD
+            && matches!(
+                skald_tools::execute_cmd::SandboxGrant::from_args(args),
+                Ok(Some(g)) if g.network && !g.unsandboxed
+            ),
     }
 }
 
@@ -129,7 +138,12 @@ pub fn rule_reach(spec: &RuleSpec) -> String {
         }
         (None, None) => format!("every call of {}, with any arguments", spec.tool_pattern),
     };
-    format!("Also allows {what}, {place}. A deny rule still wins.")
+    let network = if spec.network {
+        " Those commands run in the sandbox with the network."
+    } else {
+        ""
+    };
+    format!("Also allows {what}, {place}. A deny rule still wins.{network}")
 }
 
 /// The rule "always allow" proposes for the call an Inbox item asks about, in its
@@ -141,7 +155,13 @@ pub fn propose_for_item(
 ) -> Result<(RuleSpec, Vec<skald_store::ToolCallRecord>), skald_store::StoreError> {
     let item = store.get_inbox_item(inbox_id)?;
     let session = store.get_session(item.session_id)?;
-    let (ctx, _) = RunContext::for_session(store, &session, Vec::new(), &Default::default())?;
+    let (ctx, _) = RunContext::for_session(
+        store,
+        &session,
+        Vec::new(),
+        &Default::default(),
+        Default::default(),
+    )?;
     // Only the group and folder shape a proposal; the withheld lists do not.
     let Ok(skald_api::inbox::InboxRequest::Approval(request)) =
         skald_api::inbox::InboxRequest::from_stored(item.kind, item.payload)

@@ -721,3 +721,98 @@ fn unconditional_denies_hide_tools_and_path_denies_do_not() {
     let hidden = hidden_tools(&s, &ctx, all());
     assert_eq!(hidden.into_iter().collect::<Vec<_>>(), ["execute_cmd"]);
 }
+
+/// In the sandbox a command no rule names runs unasked, a rule naming it still decides, a
+/// deny still denies, and asking for more always asks — unless an allow rule with the
+/// network already gave what the grant asks for.
+#[test]
+fn the_sandbox_changes_what_asks_and_grants_always_ask() {
+    let (s, _d, mut ctx) = setup();
+    if !skald_sandbox::availability().is_ready() {
+        // The unasked run needs a working sandbox; where there is none, everything asks.
+        ctx.sandbox.mode = skald_api::SandboxMode::WorkspaceWrite;
+        assert_eq!(
+            action(&s, &ctx, "execute_cmd", json!({"command": "ls"})),
+            RuleAction::Require
+        );
+        return;
+    }
+    use RuleAction::*;
+    let cmd = |c: &str| json!({"command": c});
+    // Off (a hand-made run context): as before.
+    assert_eq!(action(&s, &ctx, "execute_cmd", cmd("ls")), Require);
+    ctx.sandbox.mode = skald_api::SandboxMode::WorkspaceWrite;
+    assert_eq!(action(&s, &ctx, "execute_cmd", cmd("ls")), Allow);
+    let add = |pattern: &str, action: RuleAction, network: bool| {
+        s.add_rule(&NewRule {
+            group_name: "default".into(),
+            tool_pattern: "execute_cmd".into(),
+            command_pattern: Some(pattern.into()),
+            action: Some(action),
+            priority: 5,
+            network,
+            ..NewRule::default()
+        })
+        .unwrap()
+    };
+    add("git push", Require, false);
+    add("rm", Deny, false);
+    assert_eq!(
+        action(&s, &ctx, "execute_cmd", cmd("git push origin")),
+        Require
+    );
+    assert_eq!(action(&s, &ctx, "execute_cmd", cmd("rm -rf x")), Deny);
+    let grant = |extra: Value| {
+        let mut a = cmd("curl https://example.com");
+        a["sandbox_grant"] = extra;
+        a
+    };
+    let asking = check(
+        &s,
+        &ctx,
+        "execute_cmd",
+        &grant(json!({"network": true, "reason": "docs"})),
+    );
+    assert_eq!(asking.action, Require);
+    assert!(
+        asking.reason.contains("use the network"),
+        "{}",
+        asking.reason
+    );
+    assert!(!rule_gives_network(
+        &s,
+        &ctx,
+        "execute_cmd",
+        &cmd("curl https://example.com")
+    ));
+    // An allow rule with the network covers a network grant, not a folder or no sandbox.
+    add("curl", Allow, true);
+    assert_eq!(
+        action(&s, &ctx, "execute_cmd", grant(json!({"network": true}))),
+        Allow
+    );
+    assert!(rule_gives_network(
+        &s,
+        &ctx,
+        "execute_cmd",
+        &cmd("curl https://example.com")
+    ));
+    assert_eq!(
+        action(&s, &ctx, "execute_cmd", grant(json!({"unsandboxed": true}))),
+        Require
+    );
+    assert_eq!(
+        action(&s, &ctx, "execute_cmd", grant(json!({"write": ["/srv"]}))),
+        Require
+    );
+    assert_eq!(
+        action(&s, &ctx, "execute_cmd", grant(json!({"write": "nope"}))),
+        Require
+    );
+    // "Always allow" on an approved network grant proposes a rule with the network.
+    assert!(propose_rule(&ctx, "execute_cmd", &grant(json!({"network": true}))).network);
+    assert!(!propose_rule(&ctx, "execute_cmd", &grant(json!({"unsandboxed": true}))).network);
+    // ask = "always": every command asks again.
+    ctx.sandbox.always_ask = true;
+    assert_eq!(action(&s, &ctx, "execute_cmd", cmd("ls")), Require);
+}

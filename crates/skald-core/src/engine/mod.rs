@@ -230,9 +230,9 @@ impl Engine {
             session,
             self.library.skill_dirs(),
             &self.withheld,
+            self.settings.sandbox,
         )?;
         run.agent_id = session.agent_id.clone();
-        run.sandbox = self.settings.sandbox;
         let system_prompt = if extra.trim().is_empty() {
             prompt
         } else {
@@ -247,6 +247,19 @@ impl Engine {
             background: session.kind == SessionKind::Background,
             first_tool_choice: skald_llm::ToolChoice::Auto,
         })
+    }
+
+    /// How a session's commands are confined now (its own setting over config.toml's),
+    /// as a chat shows it.
+    pub fn sandbox_of(&self, session: &Session) -> Result<skald_api::SandboxInfo, EngineError> {
+        let (run, _) = RunContext::for_session(
+            &self.store,
+            session,
+            Vec::new(),
+            &self.withheld,
+            self.settings.sandbox,
+        )?;
+        Ok(run.sandbox.info())
     }
 
     /// A turn environment over the engine's parts.

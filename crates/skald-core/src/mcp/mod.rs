@@ -92,7 +92,7 @@ pub fn spec_for(
     call: Duration,
     logs_dir: Option<&std::path::Path>,
     secrets: Option<&skald_secrets::Secrets>,
-    remove_env: &[String],
+    withheld: &crate::withheld::Withheld,
 ) -> Result<ServerSpec, String> {
     let transport = match rec.transport.as_str() {
         "stdio" => {
@@ -111,8 +111,14 @@ pub fn spec_for(
                 args: rec.args.clone(),
                 env,
                 // Model-provider keys stay with Skald, as for shell commands.
-                remove_env: remove_env.to_vec(),
+                remove_env: withheld.env(),
                 cwd: None,
+                sandbox: rec
+                    .sandbox
+                    .then(|| {
+                        crate::sandbox::server_sandbox(&rec.name, withheld, rec.sandbox_network)
+                    })
+                    .transpose()?,
             }
         }
         "http" => Transport::Http {
@@ -304,7 +310,7 @@ impl Servers {
             self.call_timeout,
             logs.as_deref(),
             secrets.as_deref(),
-            &self.withheld.env(),
+            &self.withheld,
         ) {
             Ok(spec) => self.manager.start(spec),
             Err(e) => self.manager.refuse(&rec.name, e),
@@ -487,6 +493,8 @@ pub fn record_from_args(args: &Value) -> Result<McpServerRecord, String> {
         description: text("description").unwrap_or_default(),
         friendly_name: text("friendly_name"),
         enabled: true,
+        sandbox: false,
+        sandbox_network: false,
         created_at: 0,
         updated_at: 0,
     };
@@ -496,7 +504,14 @@ pub fn record_from_args(args: &Value) -> Result<McpServerRecord, String> {
         api_key: None,
         ..rec.clone()
     };
-    spec_for(&probe, Duration::ZERO, Duration::ZERO, None, None, &[])?;
+    spec_for(
+        &probe,
+        Duration::ZERO,
+        Duration::ZERO,
+        None,
+        None,
+        &Default::default(),
+    )?;
     Ok(rec)
 }
 
@@ -523,12 +538,12 @@ pub async fn probe(
     connect: Duration,
     logs_dir: Option<&std::path::Path>,
     secrets: Option<&skald_secrets::Secrets>,
-    remove_env: &[String],
+    withheld: &crate::withheld::Withheld,
 ) -> (Status, Vec<skald_mcp::McpTool>) {
     if !rec.enabled {
         return (Status::Disabled, Vec::new());
     }
-    let spec = match spec_for(rec, connect, connect, logs_dir, secrets, remove_env) {
+    let spec = match spec_for(rec, connect, connect, logs_dir, secrets, withheld) {
         Ok(s) => s,
         Err(error) => {
             return (

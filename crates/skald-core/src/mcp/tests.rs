@@ -87,6 +87,8 @@ fn references_resolve_and_specs_are_checked() {
         description: String::new(),
         friendly_name: None,
         enabled: true,
+        sandbox: false,
+        sandbox_network: false,
         created_at: 0,
         updated_at: 0,
     };
@@ -96,7 +98,7 @@ fn references_resolve_and_specs_are_checked() {
         Duration::from_secs(1),
         None,
         None,
-        &[],
+        &Default::default(),
     )
     .unwrap();
     assert_eq!(
@@ -111,13 +113,30 @@ fn references_resolve_and_specs_are_checked() {
         ..rec.clone()
     };
     assert!(
-        spec_for(&missing, Duration::ZERO, Duration::ZERO, None, None, &[])
-            .unwrap_err()
-            .contains("SKALD_TEST_NOT_SET_ANYWHERE")
+        spec_for(
+            &missing,
+            Duration::ZERO,
+            Duration::ZERO,
+            None,
+            None,
+            &Default::default()
+        )
+        .unwrap_err()
+        .contains("SKALD_TEST_NOT_SET_ANYWHERE")
     );
     let no_url = McpServerRecord {
         url: Some("ftp://x".into()),
         ..rec
     };
-    assert!(spec_for(&no_url, Duration::ZERO, Duration::ZERO, None, None, &[]).is_err());
+    assert!(
+        spec_for(
+            &no_url,
+            Duration::ZERO,
+            Duration::ZERO,
+            None,
+            None,
+            &Default::default()
+        )
+        .is_err()
+    );
 }

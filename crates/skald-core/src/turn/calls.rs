@@ -119,6 +119,8 @@ async fn ask_inbox(
                                 args,
                                 &cfg.run.working_dir,
                             ),
+                            sandbox: (call.name == skald_api::tool_names::EXECUTE_CMD)
+                                .then(|| command_sandbox_info(&cfg.run.sandbox, args)),
                         })
                         .payload(),
                     },
@@ -380,6 +382,25 @@ fn schema_of(env: &TurnEnv<'_>, name: &str) -> Result<Value, String> {
     }
 }
 
+/// The sandbox an approved command would run in, as its approval card shows it: a grant
+/// of `unsandboxed` means none, one of more folders or the network means a wider one.
+fn command_sandbox_info(
+    settings: &crate::config::SandboxSettings,
+    args: &Value,
+) -> skald_api::SandboxInfo {
+    let mut info = settings.info();
+    if let Ok(Some(grant)) = skald_tools::execute_cmd::SandboxGrant::from_args(args) {
+        if grant.unsandboxed {
+            info.mode = skald_api::SandboxMode::Off;
+            info.note = "Approving runs this command with no sandbox, as you.".to_string();
+        } else {
+            info.network |= grant.network;
+            info.note = format!("Approving lets it {}; {}", grant.describe(), info.note);
+        }
+    }
+    info
+}
+
 /// What the approval gate decided for a call.
 #[derive(Debug, PartialEq, Eq)]
 enum Gate {
@@ -488,17 +509,14 @@ async fn run_tool(
         emit,
         turn: Some(env),
     });
+    // Worked out before the arguments go to the tool: the rule that allowed a command may
+    // give it the network.
+    let sandbox = crate::sandbox::for_call(env.store, &env.cfg.run, &call.name, &args);
     let Some(exec) = env.registry.run(&call.name, &cx, args) else {
         return Ok(ExecutionOutcome::Failed(format!(
             "there is no tool named `{}`",
             call.name
         )));
-    };
-    // Only a command needs its sandbox worked out (it scans for `secrets/` folders).
-    let sandbox = if call.name == skald_api::tool_names::EXECUTE_CMD {
-        crate::sandbox::command_sandbox(&env.cfg.run)
-    } else {
-        skald_api::CommandSandbox::Off
     };
     let outcome = ToolScope::new(&env.cfg.run.working_dir)
         .with_excluded(approval::denied_paths(env.store, &env.cfg.run, &call.name))
