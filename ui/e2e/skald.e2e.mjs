@@ -189,6 +189,66 @@ test("an approval shows a long multi-line command whole, every line, with contro
   });
 });
 
+// The chat header says how its commands run (docs/sandbox.md), and its menu changes the
+// chat's own setting, which the next turn's approval card then shows. The harness writes
+// `[sandbox] ask = "always"`, so the command still asks.
+test("the chat header shows the sandbox, its menu changes it, and the approval card says it", async () => {
+  await withSkald([call("s1", "execute_cmd", { command: "ls" }), say(["Not run."])], async ({ page }) => {
+    await newChat(page);
+    const badge = page.getByTestId("sandbox-badge");
+    await badge.waitFor({ timeout: 20_000 });
+    assert.equal(await badge.getAttribute("data-mode"), "workspace-write");
+    const available = (await badge.getAttribute("data-available")) === "1";
+    const note = await badge.getAttribute("title");
+    assert.match(note, /workspace-write/);
+    if (available) {
+      assert.equal((await badge.textContent()).trim(), "Sandbox: workspace-write · network off");
+      assert.match(note, /each asks first/);
+    } else {
+      // A machine without the sandbox says so, and every command asks.
+      assert.equal((await badge.textContent()).trim(), "Not sandboxed");
+      assert.match(note, /not available here/);
+    }
+
+    await badge.click();
+    const menu = page.getByTestId("sandbox-menu");
+    await menu.waitFor();
+    assert.match(await menu.textContent(), /Applies from the next turn\./);
+    // Escape closes it; the badge opens it again.
+    await page.keyboard.press("Escape");
+    await menu.waitFor({ state: "detached" });
+    await badge.click();
+    await menu.waitFor();
+    await menu.getByTestId("sandbox-mode-read-only").click();
+    await page.locator("[data-testid='sandbox-badge'][data-mode='read-only']").waitFor({ timeout: 10_000 });
+    await menu.getByTestId("sandbox-network").check();
+    await page.waitForFunction(
+      () => document.querySelector("[data-testid='sandbox-network']")?.checked === true,
+      null,
+      { timeout: 10_000 },
+    );
+    if (available) {
+      await page.getByTestId("sandbox-badge").filter({ hasText: "Sandbox: read-only · network on" }).waitFor({ timeout: 10_000 });
+    }
+    assert.match(await page.getByTestId("sandbox-note").textContent(), /read-only/);
+    await page.keyboard.press("Escape");
+    await menu.waitFor({ state: "detached" });
+
+    // The next turn runs with the chat's new setting: its command's card says so.
+    await send(page, "list the files");
+    const card = page.locator("[data-testid='tool-card'][data-tool='execute_cmd'] [data-testid='approval-card']").first();
+    await card.waitFor({ timeout: 20_000 });
+    const line = card.getByTestId("approval-sandbox");
+    await line.waitFor();
+    assert.match(await line.textContent(), /read-only/);
+    if (available) assert.match(await line.textContent(), /network on/);
+    await page.screenshot({ path: join(screenshotsDir, "sandbox.png") });
+    await card.getByTestId("reject").click();
+    await card.getByTestId("reject-confirm").click();
+    await page.locator("[data-testid='tool-card'][data-tool='execute_cmd'][data-status='rejected']").waitFor({ timeout: 20_000 });
+  });
+});
+
 test("a question is answered in the Agent Inbox", async () => {
   await withSkald(
     [

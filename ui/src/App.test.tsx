@@ -7,7 +7,7 @@ import { createRoot, type Root } from "react-dom/client";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { App } from "./App";
 import { TransportContext } from "./app/context";
-import type { Command, SessionInfo } from "./protocol";
+import type { Command, SandboxInfo, SessionInfo } from "./protocol";
 import { ServerError, type Transport } from "./transport";
 
 (globalThis as { IS_REACT_ACT_ENVIRONMENT?: boolean }).IS_REACT_ACT_ENVIRONMENT = true;
@@ -41,6 +41,12 @@ class FakeServer implements Transport {
   nextId = 1;
   calls: string[] = [];
   hold: ((cmd: Command) => Promise<void> | null) | null = null;
+  /** Every chat's sandbox, as config.toml's default gives it until a chat sets its own. */
+  sandbox: Omit<SandboxInfo, "note"> = { mode: "workspace-write", network: false, available: true, always_ask: false };
+  sandboxInfo(): SandboxInfo {
+    const s = this.sandbox;
+    return { ...s, note: `Sandbox ${s.mode}: network ${s.network ? "on" : "off"}.` };
+  }
   call(command: Command): Promise<never> {
     this.calls.push(command.cmd === "history" ? `history ${command.session_id}` : command.cmd);
     let reply: () => unknown;
@@ -78,6 +84,12 @@ class FakeServer implements Transport {
         return { cmd: c.cmd, items: [] };
       case "usage":
         return { cmd: c.cmd, input_tokens: 0, output_tokens: 0, requests: 0 };
+      case "sandbox":
+        return { cmd: c.cmd, sandbox: this.sandboxInfo() };
+      case "set_sandbox":
+        this.sandbox = { ...this.sandbox, mode: c.mode, network: c.network };
+        this.calls.push(`set_sandbox ${c.mode} ${c.network}`);
+        return { cmd: c.cmd, sandbox: this.sandboxInfo() };
       default:
         return { cmd: c.cmd };
     }
@@ -226,5 +238,66 @@ describe("creating a chat and loading it", () => {
     await click("[data-testid='session-item'][data-session-id='2'] .session-main");
     expect(text()).not.toContain("Could not load this chat");
     expect(q("[data-testid='message-list'][data-loaded='1']"), text()).not.toBeNull();
+  });
+});
+
+describe("the chat header's sandbox badge", () => {
+  const badge = () => q("[data-testid='sandbox-badge']") as HTMLButtonElement | null;
+
+  it("shows the chat's sandbox and changes it from its menu", async () => {
+    const server = new FakeServer();
+    await render(server);
+    await click("[data-testid='new-session']");
+    expect(badge(), text()).not.toBeNull();
+    expect(badge()!.tagName).toBe("BUTTON");
+    expect(badge()!.dataset.mode).toBe("workspace-write");
+    expect(badge()!.dataset.available).toBe("1");
+    expect(badge()!.textContent).toBe("Sandbox: workspace-write · network off");
+    expect(badge()!.title).toBe("Sandbox workspace-write: network off.");
+
+    await click("[data-testid='sandbox-badge']");
+    const menu = q("[data-testid='sandbox-menu']");
+    expect(menu).not.toBeNull();
+    expect(menu!.textContent).toContain("Applies from the next turn.");
+    expect(q("[data-testid='sandbox-mode-workspace-write']")!.getAttribute("aria-checked")).toBe("true");
+
+    await click("[data-testid='sandbox-mode-read-only']");
+    expect(server.calls).toContain("set_sandbox read-only false");
+    expect(badge()!.dataset.mode).toBe("read-only");
+    expect(q("[data-testid='sandbox-mode-read-only']")!.getAttribute("aria-checked")).toBe("true");
+
+    await click("[data-testid='sandbox-network']");
+    expect(server.calls).toContain("set_sandbox read-only true");
+    expect(badge()!.textContent).toBe("Sandbox: read-only · network on");
+    expect((q("[data-testid='sandbox-network']") as HTMLInputElement).checked).toBe(true);
+
+    // Escape closes the menu and gives the focus back to the badge.
+    await act(async () => {
+      q("[data-testid='sandbox-menu']")!.dispatchEvent(new KeyboardEvent("keydown", { key: "Escape", bubbles: true }));
+    });
+    await settle();
+    expect(q("[data-testid='sandbox-menu']")).toBeNull();
+    expect(document.activeElement).toBe(badge());
+  });
+
+  it("warns when this machine cannot sandbox", async () => {
+    const server = new FakeServer();
+    server.sandbox.available = false;
+    await render(server);
+    await click("[data-testid='new-session']");
+    expect(badge()!.textContent).toBe("Not sandboxed");
+    expect(badge()!.className).toContain("warn");
+    expect(badge()!.dataset.available).toBe("0");
+  });
+
+  it("a failed change says so in the menu and keeps the badge as it was", async () => {
+    const server = new FakeServer();
+    server.hold = (c) => (c.cmd === "set_sandbox" ? Promise.reject(new ServerError("the store is busy")) : null);
+    await render(server);
+    await click("[data-testid='new-session']");
+    await click("[data-testid='sandbox-badge']");
+    await click("[data-testid='sandbox-mode-off']");
+    expect(q("[data-testid='sandbox-menu'] [role='alert']")?.textContent).toBe("Could not change the sandbox: the store is busy");
+    expect(badge()!.dataset.mode).toBe("workspace-write");
   });
 });

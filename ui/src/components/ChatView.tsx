@@ -12,6 +12,7 @@ import { escapeHtml } from "../lib/highlight";
 import { onMarkdownClick } from "../lib/links";
 import { ChatRow, ExpandedContext, type Expanded } from "./ChatItems";
 import { InboxCard } from "./InboxCards";
+import { SandboxBadge } from "./SandboxBadge";
 import { EmptyState, ErrorState, Icon, Spinner } from "./ui";
 
 export const HISTORY_PAGE = 500;
@@ -71,6 +72,7 @@ export function ChatView({ session, sessionId, chat, dispatch, loadError, onRetr
           {session?.working_dir && <span className="muted small" title={session.working_dir}>{session.working_dir}</span>}
         </div>
         <UsageChip sessionId={sessionId} running={chat.running} />
+        <SandboxBadge key={sessionId} sessionId={sessionId} />
         {chat.running && <span className="chip chip-running">working</span>}
         <button type="button" className={viewerOpen ? "icon-btn active" : "icon-btn"} aria-label="Toggle viewer (Ctrl+Shift+E)" aria-pressed={viewerOpen} title="Toggle viewer (Ctrl+Shift+E)" onClick={onToggleViewer}>
           <Icon name="panel" />

@@ -11,6 +11,7 @@ import { fieldsFromSchema, formToJson, initialValues, type FormValues } from "..
 import { Icon } from "./ui";
 import { ArgumentsView, VisibleText } from "./Arguments";
 import { escapeControlsInline } from "../lib/visible";
+import { sandboxWarns } from "../lib/sandbox";
 
 /** An Inbox item of one kind, its payload typed by the kind. */
 type EntryOf<K extends InboxKind> = Extract<InboxEntry, { kind: K }>;
@@ -80,6 +81,8 @@ function CardContext({ entry, show }: { entry: InboxEntry; show: boolean }) {
 export function ApprovalCard({ entry, showContext }: { entry: EntryOf<"approval">; showContext: boolean }) {
   const { busy, error, send } = useAnswer(entry);
   const { write, reason, category } = entry.payload;
+  // For a shell command: the sandbox approving runs it in (absent from older servers).
+  const sandbox = entry.payload.sandbox ?? null;
   // The label is a title (cut, one line); the arguments below are the call whole.
   const label = escapeControlsInline(entry.payload.label);
   const [mode, setMode] = useState<"idle" | "reject" | "always">("idle");
@@ -101,6 +104,20 @@ export function ApprovalCard({ entry, showContext }: { entry: EntryOf<"approval"
       {reason && (
         <div className="muted small">
           <VisibleText text={reason} />
+        </div>
+      )}
+      {sandbox && (
+        <div
+          className={sandboxWarns(sandbox) ? "approval-sandbox small warn" : "approval-sandbox small muted"}
+          data-testid="approval-sandbox"
+          data-mode={sandbox.mode}
+          data-available={sandbox.available ? "1" : "0"}
+        >
+          <Icon name={sandboxWarns(sandbox) ? "warning" : "shield"} size={13} />
+          <span>
+            {/* The note can quote the agent's reason for a grant: shown with controls escaped. */}
+            <VisibleText text={sandbox.note} inline />
+          </span>
         </div>
       )}
       {write ? (
@@ -289,6 +306,12 @@ function RuleEditor({ entry, busy, onCancel, onSave }: { entry: EntryOf<"approva
       {field("path_pattern", "Path pattern", true)}
       {field("command_pattern", "Command pattern", true)}
       {field("working_dir", "Working folder", true)}
+      {rule.tool_pattern === "execute_cmd" && (
+        <label className="row small" data-testid="rule-network">
+          <input type="checkbox" checked={rule.network} onChange={(e) => setRule({ ...rule, network: e.target.checked })} />
+          The commands it allows may use the network (in the sandbox)
+        </label>
+      )}
       {field("note", "Note", false)}
       <div className="row">
         <button type="submit" className="btn btn-primary" disabled={busy || rule.tool_pattern.trim() === ""}>

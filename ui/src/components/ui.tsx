@@ -19,6 +19,8 @@ const paths: Record<string, string> = {
   chevron: "M9 6l6 6-6 6",
   refresh: "M20 11a8 8 0 10-2.3 5.7M20 5v6h-6",
   check: "M5 12l5 5 9-10",
+  shield: "M12 3l8 3v6c0 4.5-3.4 8.3-8 9-4.6-.7-8-4.5-8-9V6z",
+  warning: "M12 3l10 18H2zM12 10v5M12 18v.5",
 };
 
 export function Icon({ name, size = 16 }: { name: keyof typeof paths | string; size?: number }) {

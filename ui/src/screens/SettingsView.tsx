@@ -514,6 +514,7 @@ function ruleSummary(rule: RuleInfo): string {
   if (rule.path_pattern) parts.push(`path ${rule.path_pattern}`);
   if (rule.command_pattern) parts.push(`command ${rule.command_pattern}`);
   if (rule.working_dir) parts.push(`in ${rule.working_dir}`);
+  if (rule.network) parts.push("with the network");
   return parts.join(" · ");
 }
 
