@@ -458,4 +458,8 @@ transport: string, description: string, status: McpStatus,
 /**
  * The last lines of the server's log.
  */
-log_tail: Array<string>, };
+log_tail: Array<string>, 
+/**
+ * A stdio server that runs in the command sandbox, and whether it has the network.
+ */
+sandbox: boolean, sandbox_network: boolean, };

@@ -466,6 +466,9 @@ pub struct McpServerInfo {
     pub status: McpStatus,
     /// The last lines of the server's log.
     pub log_tail: Vec<String>,
+    /// A stdio server that runs in the command sandbox, and whether it has the network.
+    pub sandbox: bool,
+    pub sandbox_network: bool,
 }
 
 #[cfg(test)]

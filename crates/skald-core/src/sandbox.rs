@@ -68,12 +68,12 @@ pub fn server_sandbox(
             ));
         }
     };
-    let mut masked = withheld.folders();
-    masked.extend(withheld.from_commands());
-    masked.extend(credential_paths().iter().cloned());
-    masked.extend(escape_sockets());
-    masked.sort();
-    masked.dedup();
+    let masked = always_hidden(
+        withheld
+            .folders()
+            .into_iter()
+            .chain(withheld.from_commands()),
+    );
     Ok((
         helper,
         Policy {
@@ -94,10 +94,12 @@ pub fn policy(run: &RunContext) -> Policy {
             .collect(),
         SandboxMode::ReadOnly | SandboxMode::Off => Vec::new(),
     };
-    let mut masked: Vec<PathBuf> = run.protected.clone();
-    masked.extend(run.hidden_from_commands.iter().map(|p| canonical(p)));
-    masked.extend(credential_paths().iter().cloned());
-    masked.extend(escape_sockets());
+    let mut masked = always_hidden(
+        run.protected
+            .iter()
+            .chain(&run.hidden_from_commands)
+            .map(|p| canonical(p)),
+    );
     let roots: Vec<PathBuf> = std::iter::once(run.working_dir.as_path())
         .chain(run.allow_fs_writes.iter().map(PathBuf::as_path))
         .chain(run.allow_fs_reads.iter().map(PathBuf::as_path))
@@ -113,6 +115,17 @@ pub fn policy(run: &RunContext) -> Policy {
         masked,
         network: run.sandbox.network,
     }
+}
+
+/// What no sandboxed process reads, wherever it runs: `own` (Skald's secrets and data
+/// directory) with the credential folders and the escape sockets; sorted, once each.
+fn always_hidden(own: impl IntoIterator<Item = PathBuf>) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = own.into_iter().collect();
+    out.extend(credential_paths().iter().cloned());
+    out.extend(escape_sockets());
+    out.sort();
+    out.dedup();
+    out
 }
 
 /// Local sockets a command could use to have something outside the sandbox act for it:

@@ -111,6 +111,8 @@ impl Service {
                     transport: r.transport,
                     description: r.description,
                     status,
+                    sandbox: r.sandbox,
+                    sandbox_network: r.sandbox_network,
                 }
             })
             .collect())

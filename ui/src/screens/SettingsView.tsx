@@ -489,6 +489,11 @@ function Mcp() {
                     </label>
                     <strong>{s.name}</strong>
                     <span className="muted small">{s.transport}</span>
+                    {s.sandbox && (
+                      <span className="chip" data-testid="mcp-sandboxed" title="Runs in the command sandbox: it writes only a temporary folder of its own and sees no secrets">
+                        sandboxed{s.sandbox_network ? " · network" : ""}
+                      </span>
+                    )}
                     <span className={`chip chip-${s.status.state}`}>{mcpStatusText(s.status)}</span>
                   </div>
                   {s.description && <div className="small muted">{s.description}</div>}

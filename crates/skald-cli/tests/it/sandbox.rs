@@ -52,6 +52,21 @@ impl Fixture {
         c
     }
 
+    /// `skald exec --json EXTRA… PROMPT` in the chat's folder against the scripted `server`.
+    fn exec(&self, server: &ScriptedServer, extra: &[&str], prompt: &str) -> Output {
+        self.skald()
+            .env("OPENAI_BASE_URL", &server.base_url)
+            .env("OPENAI_API_KEY", "k")
+            .env("SKALD_MODEL", "scripted-model")
+            .args(["exec", "--json"])
+            .args(extra)
+            .arg("--cwd")
+            .arg(self.work.path())
+            .arg(prompt)
+            .output()
+            .unwrap()
+    }
+
     /// `skald tool execute_cmd --sandbox MODE` in the chat's folder, with no --approve.
     fn cmd(&self, mode: &str, extra: &[&str], command: &str) -> Output {
         let args = serde_json::json!({"command": command, "timeout": 20}).to_string();
@@ -405,16 +420,7 @@ fn an_agents_commands_run_sandboxed_by_default_and_asking_for_more_asks() {
         tool_call("c2", "execute_cmd", &grant),
         answer("Done."),
     ]);
-    let o = f
-        .skald()
-        .env("OPENAI_BASE_URL", &server.base_url)
-        .env("OPENAI_API_KEY", "k")
-        .env("SKALD_MODEL", "scripted-model")
-        .args(["exec", "--json", "--cwd"])
-        .arg(f.work.path())
-        .arg("make the files")
-        .output()
-        .unwrap();
+    let o = f.exec(&server, &[], "make the files");
     let evs = events(&String::from_utf8_lossy(&o.stdout));
     assert!(f.work().join("made.txt").exists(), "{}", out(&o));
     assert!(!outside.join("no.txt").exists());
@@ -438,16 +444,7 @@ fn an_agents_commands_run_sandboxed_by_default_and_asking_for_more_asks() {
         tool_call("c2", "execute_cmd", &grant),
         answer("Done."),
     ]);
-    let o = f
-        .skald()
-        .env("OPENAI_BASE_URL", &server.base_url)
-        .env("OPENAI_API_KEY", "k")
-        .env("SKALD_MODEL", "scripted-model")
-        .args(["exec", "--json", "--approve", "all", "--cwd"])
-        .arg(f.work.path())
-        .arg("again")
-        .output()
-        .unwrap();
+    let o = f.exec(&server, &["--approve", "all"], "again");
     assert!(outside.join("granted.txt").exists(), "{}", out(&o));
 
     // --sandbox off: the command asks, as it did before there was a sandbox.
@@ -455,15 +452,6 @@ fn an_agents_commands_run_sandboxed_by_default_and_asking_for_more_asks() {
         tool_call("c1", "execute_cmd", r#"{"command": "touch off.txt"}"#),
         answer("Done."),
     ]);
-    let o = f
-        .skald()
-        .env("OPENAI_BASE_URL", &server.base_url)
-        .env("OPENAI_API_KEY", "k")
-        .env("SKALD_MODEL", "scripted-model")
-        .args(["exec", "--json", "--sandbox", "off", "--cwd"])
-        .arg(f.work.path())
-        .arg("touch it")
-        .output()
-        .unwrap();
+    let o = f.exec(&server, &["--sandbox", "off"], "touch it");
     assert!(!f.work().join("off.txt").exists(), "{}", out(&o));
 }

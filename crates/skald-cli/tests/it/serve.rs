@@ -1395,3 +1395,53 @@ fn twenty_chats_a_cron_job_and_a_background_task_run_at_once() {
         std::fs::write(path, &report).unwrap();
     }
 }
+
+/// A chat's own sandbox setting (set from the UI) decides its next turn's commands: off,
+/// a command waits for approval; workspace-write, it runs sandboxed without asking. The
+/// setting is kept with the chat.
+#[test]
+fn a_chats_own_sandbox_setting_decides_whether_its_commands_ask() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = ScriptedServer::new(vec![
+        tool_call("c1", "execute_cmd", r#"{"command": "touch off.txt"}"#),
+        answer("Asked."),
+        tool_call("c2", "execute_cmd", r#"{"command": "touch boxed.txt"}"#),
+        answer("Ran."),
+    ]);
+    let mut s = serve(&dir.path().join("data"), dir.path(), Some(&model));
+    let mut ws = s.ws();
+    let id = new_chat(&mut ws);
+    let info = ws
+        .call(json!({"cmd": "sandbox", "session_id": id}))
+        .unwrap();
+    assert_eq!(info["sandbox"]["mode"], "workspace-write", "{info}");
+    let set = ws
+        .call(json!({"cmd": "set_sandbox", "session_id": id, "mode": "off", "network": false}))
+        .unwrap();
+    assert_eq!(set["sandbox"]["mode"], "off", "{set}");
+    assert_eq!(
+        ws.call(json!({"cmd": "sandbox", "session_id": id}))
+            .unwrap()["sandbox"]["mode"],
+        "off"
+    );
+    ws.call(json!({"cmd": "send_message", "session_id": id, "text": "touch it"}))
+        .unwrap();
+    let wait = ws.event(|e| e["type"] == "approval_required");
+    let inbox_id = wait["event"]["inbox_id"].as_i64().unwrap();
+    let inbox = ws.call(json!({"cmd": "inbox"})).unwrap();
+    let item = &inbox["items"][0];
+    assert_eq!(item["payload"]["sandbox"]["mode"], "off", "{item}");
+    ws.call(json!({"cmd": "answer", "inbox_id": inbox_id, "answer": {"decision": "reject", "note": "no"}}))
+        .unwrap();
+    ws.event(|e| e["type"] == "done");
+    assert!(!dir.path().join("off.txt").exists());
+
+    ws.call(json!({"cmd": "set_sandbox", "session_id": id, "mode": "workspace-write", "network": false}))
+        .unwrap();
+    ws.call(json!({"cmd": "send_message", "session_id": id, "text": "again"}))
+        .unwrap();
+    ws.event(|e| e["type"] == "tool_done" && e["tool_call_id"] == "c2");
+    ws.event(|e| e["type"] == "done");
+    assert!(dir.path().join("boxed.txt").exists());
+    assert!(s.child.try_wait().unwrap().is_none());
+}
