@@ -67,6 +67,20 @@ impl Fixture {
             .unwrap()
     }
 
+    /// `skald tool execute_cmd --sandbox workspace-write --cwd WORK` without its arguments.
+    fn tool(&self) -> Command {
+        let mut c = self.skald();
+        c.args([
+            "tool",
+            "execute_cmd",
+            "--sandbox",
+            "workspace-write",
+            "--cwd",
+        ])
+        .arg(self.work.path());
+        c
+    }
+
     /// `skald tool execute_cmd --sandbox MODE` in the chat's folder, with no --approve.
     fn cmd(&self, mode: &str, extra: &[&str], command: &str) -> Output {
         let args = serde_json::json!({"command": command, "timeout": 20}).to_string();
@@ -77,6 +91,17 @@ impl Fixture {
             .args(["--args", &args])
             .output()
             .unwrap()
+    }
+
+    /// `skald rules add ARGS…`, which must succeed.
+    fn add_rule(&self, args: &[&str]) {
+        let add = self
+            .skald()
+            .args(["rules", "add"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert_eq!(add.status.code(), Some(0), "{}", out(&add));
     }
 }
 
@@ -140,16 +165,8 @@ fn a_sandboxed_command_cannot_read_secrets_keys_skalds_data_or_skalds_environmen
         data = data.display()
     );
     let o = f
-        .skald()
+        .tool()
         .env("SKALD_TEST_MARK", "TOPSECRET-env")
-        .args([
-            "tool",
-            "execute_cmd",
-            "--sandbox",
-            "workspace-write",
-            "--cwd",
-        ])
-        .arg(f.work.path())
         .args([
             "--args",
             &serde_json::json!({ "command": command }).to_string(),
@@ -204,22 +221,15 @@ fn the_network_is_off_in_the_sandbox_unless_it_is_allowed() {
     assert!(listener.accept().is_ok());
 
     // An allow rule can give the commands it allows the network; others stay without.
-    let add = f
-        .skald()
-        .args([
-            "rules",
-            "add",
-            "--tool",
-            "execute_cmd",
-            "--command",
-            "python3",
-            "--action",
-            "allow",
-            "--network",
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(add.status.code(), Some(0), "{}", out(&add));
+    f.add_rule(&[
+        "--tool",
+        "execute_cmd",
+        "--command",
+        "python3",
+        "--action",
+        "allow",
+        "--network",
+    ]);
     let o = f.cmd("workspace-write", &[], &connect);
     assert!(out(&o).contains("connected"), "{}", out(&o));
     assert!(listener.accept().is_ok());
@@ -248,21 +258,14 @@ fn a_rule_allowed_command_that_does_more_than_its_name_says_is_still_fenced() {
     let f = Fixture::new();
     // The user allowed python3 scripts; this one is a writer in disguise. However the
     // matcher reads a line, the sandbox decides what it can write.
-    let add = f
-        .skald()
-        .args([
-            "rules",
-            "add",
-            "--tool",
-            "execute_cmd",
-            "--command",
-            "python3",
-            "--action",
-            "allow",
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(add.status.code(), Some(0), "{}", out(&add));
+    f.add_rule(&[
+        "--tool",
+        "execute_cmd",
+        "--command",
+        "python3",
+        "--action",
+        "allow",
+    ]);
     let target = f.outside().join("pwned");
     let command = format!(
         "python3 -c \"open('{}', 'w').write('x')\"",
@@ -278,19 +281,7 @@ fn a_timed_out_or_stopped_sandboxed_command_dies_with_its_whole_group() {
     let f = Fixture::new();
     let command = "sleep 300 & echo $! > bg.pid; sleep 300";
     let args = serde_json::json!({"command": command, "timeout": 2}).to_string();
-    let o = f
-        .skald()
-        .args([
-            "tool",
-            "execute_cmd",
-            "--sandbox",
-            "workspace-write",
-            "--cwd",
-        ])
-        .arg(f.work.path())
-        .args(["--args", &args])
-        .output()
-        .unwrap();
+    let o = f.tool().args(["--args", &args]).output().unwrap();
     assert!(out(&o).contains("timed out"), "{}", out(&o));
     let pid = read_pid(&f.work().join("bg.pid"));
     assert!(gone(pid), "background process {pid} survived the timeout");
@@ -299,15 +290,7 @@ fn a_timed_out_or_stopped_sandboxed_command_dies_with_its_whole_group() {
     std::fs::remove_file(f.work().join("bg.pid")).unwrap();
     let args = serde_json::json!({"command": command, "timeout": 120}).to_string();
     let mut child = f
-        .skald()
-        .args([
-            "tool",
-            "execute_cmd",
-            "--sandbox",
-            "workspace-write",
-            "--cwd",
-        ])
-        .arg(f.work.path())
+        .tool()
         .args(["--args", &args])
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
@@ -371,16 +354,8 @@ fn where_the_sandbox_cannot_start_every_command_asks_and_says_why() {
     std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
     let run = |extra: &[&str]| {
         let args = serde_json::json!({"command": "echo ran > ran.txt"}).to_string();
-        f.skald()
+        f.tool()
             .env("SKALD_SANDBOX_HELPER", &fake)
-            .args([
-                "tool",
-                "execute_cmd",
-                "--sandbox",
-                "workspace-write",
-                "--cwd",
-            ])
-            .arg(f.work.path())
             .args(extra)
             .args(["--args", &args])
             .output()
