@@ -1,0 +1,299 @@
+//! Bringing a folder back to a checkpoint, in a way a crash cannot leave half done.
+
+use crate::diff::Changes;
+use crate::shadow::{Shadow, Snapshot, bytes_path};
+use crate::{CheckpointError, Limits, Result};
+use git2::{Delta, DiffOptions, Oid};
+use serde::{Deserialize, Serialize};
+use std::io::Write;
+use std::path::{Component, Path, PathBuf};
+
+/// Present while a restore changes the folder; names where it is going.
+const JOURNAL: &str = "skald-restore.json";
+
+#[derive(Serialize, Deserialize)]
+struct Journal {
+    line: String,
+    target: String,
+    excluded: Vec<PathBuf>,
+    max_files: usize,
+    max_bytes: u64,
+    max_file_bytes: u64,
+}
+
+/// A restore done.
+#[derive(Debug, Clone)]
+pub struct Restored {
+    /// The folder just before: restoring to this undoes the restore.
+    pub before: Snapshot,
+    /// The folder after.
+    pub after: Snapshot,
+    /// What the restore changed.
+    pub changes: Changes,
+    /// Paths that could not be brought back, and why (a folder now where a file was, a
+    /// link in the way): the rest of the restore is done.
+    pub conflicts: Vec<String>,
+}
+
+impl Shadow {
+    /// Brings the folder back to checkpoint `target`: files it had are written back, files
+    /// it did not have are removed; files no checkpoint records (ignored, too large, in
+    /// skipped folders) are left alone. The folder is checkpointed on `line` before and
+    /// after, so the restore can itself be undone.
+    pub fn restore(
+        &mut self,
+        line: &str,
+        target: &str,
+        limits: &Limits,
+        excluded: &[PathBuf],
+    ) -> Result<Restored> {
+        let target_tree = self.commit(target)?.tree_id();
+        let short = &target[..target.len().min(12)];
+        let before = self.snapshot(
+            line,
+            &format!("before restoring to {short}"),
+            limits,
+            excluded,
+        )?;
+        let mut conflicts = Vec::new();
+        if before.tree != target_tree.to_string() {
+            let journal = Journal {
+                line: line.to_string(),
+                target: target.to_string(),
+                excluded: excluded.to_vec(),
+                max_files: limits.max_files,
+                max_bytes: limits.max_bytes,
+                max_file_bytes: limits.max_file_bytes,
+            };
+            self.write_journal(&journal)?;
+            let from = Oid::from_str(&before.tree).map_err(CheckpointError::Git)?;
+            conflicts = self.apply(from, target_tree)?;
+        }
+        let after = self.snapshot(line, &format!("restored to {short}"), limits, excluded)?;
+        self.remove_journal()?;
+        let changes = self.changes(&before.commit, &after.commit)?;
+        Ok(Restored {
+            before,
+            after,
+            changes,
+            conflicts,
+        })
+    }
+
+    /// Finishes a restore that a crash interrupted: the folder is brought the rest of the
+    /// way to where the journal says it was going.
+    pub(crate) fn finish_interrupted_restore(&mut self) -> Result<()> {
+        let path = self.dir.join(JOURNAL);
+        let Ok(text) = std::fs::read(&path) else {
+            return Ok(());
+        };
+        let Ok(journal) = serde_json::from_slice::<Journal>(&text) else {
+            // A journal is written atomically, so an unreadable one is not ours to act on.
+            return self.remove_journal();
+        };
+        let limits = Limits {
+            max_files: journal.max_files,
+            max_bytes: journal.max_bytes,
+            max_file_bytes: journal.max_file_bytes,
+        };
+        let Ok(target) = self.commit(&journal.target).map(|c| c.tree_id()) else {
+            return self.remove_journal();
+        };
+        let now = self.scan(&limits, &journal.excluded)?;
+        self.apply(now.tree, target)?;
+        let short = &journal.target[..journal.target.len().min(12)];
+        self.snapshot(
+            &journal.line,
+            &format!("restored to {short} (finished after an interruption)"),
+            &limits,
+            &journal.excluded,
+        )?;
+        self.remove_journal()
+    }
+
+    fn write_journal(&self, journal: &Journal) -> Result<()> {
+        let path = self.dir.join(JOURNAL);
+        let text = serde_json::to_vec(journal).map_err(|e| CheckpointError::Io {
+            action: "write",
+            path: path.clone(),
+            reason: e.to_string(),
+        })?;
+        skald_base::atomic::write_atomic(&path, &text).map_err(|e| CheckpointError::Io {
+            action: "write",
+            path: path.clone(),
+            reason: e.to_string(),
+        })?;
+        Ok(())
+    }
+
+    fn remove_journal(&self) -> Result<()> {
+        let path = self.dir.join(JOURNAL);
+        match std::fs::remove_file(&path) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(CheckpointError::io("remove", path, &e)),
+        }
+    }
+
+    /// Changes the folder from tree `from` to tree `to`: removals first (a file may be
+    /// where a folder must go), then each written file replaced in one rename. Returns what
+    /// could not be done.
+    fn apply(&self, from: Oid, to: Oid) -> Result<Vec<String>> {
+        let old = self.repo.find_tree(from)?;
+        let new = self.repo.find_tree(to)?;
+        let mut opts = DiffOptions::new();
+        opts.ignore_submodules(true);
+        let diff = self
+            .repo
+            .diff_tree_to_tree(Some(&old), Some(&new), Some(&mut opts))?;
+        let mut removals = Vec::new();
+        let mut writes = Vec::new();
+        for delta in diff.deltas() {
+            match delta.status() {
+                Delta::Deleted => {
+                    if let Some(p) = delta.old_file().path() {
+                        removals.push(p.to_path_buf());
+                    }
+                }
+                _ => {
+                    let f = delta.new_file();
+                    if let Some(p) = f.path() {
+                        writes.push((p.to_path_buf(), f.id(), u32::from(f.mode())));
+                    }
+                }
+            }
+        }
+        let mut conflicts = Vec::new();
+        for rel in removals {
+            if !plain(&rel) {
+                continue;
+            }
+            let path = self.root.join(&rel);
+            match path.symlink_metadata() {
+                Ok(m) if m.is_dir() => {
+                    conflicts.push(format!("{}: a folder is there now", rel.display()));
+                }
+                Ok(_) => {
+                    std::fs::remove_file(&path)
+                        .map_err(|e| CheckpointError::io("remove", &path, &e))?;
+                    self.prune_empty(&path);
+                }
+                Err(_) => {}
+            }
+        }
+        for (rel, id, mode) in writes {
+            if !plain(&rel) {
+                continue;
+            }
+            if let Err(why) = self.write_entry(&rel, id, mode)? {
+                conflicts.push(format!("{}: {why}", rel.display()));
+            }
+        }
+        Ok(conflicts)
+    }
+
+    /// Writes one recorded file back. `Ok(Err(why))` is a conflict, not a failure.
+    fn write_entry(
+        &self,
+        rel: &Path,
+        id: Oid,
+        mode: u32,
+    ) -> Result<std::result::Result<(), String>> {
+        let Some(parent_rel) = rel.parent() else {
+            return Ok(Err("not a file path".to_string()));
+        };
+        // Each folder on the way must be a real folder inside the root: a link there could
+        // send the write anywhere.
+        let mut dir = self.root.clone();
+        for c in parent_rel.components() {
+            dir.push(c);
+            match dir.symlink_metadata() {
+                Ok(m) if m.is_dir() => {}
+                Ok(_) => {
+                    return Ok(Err(format!(
+                        "{} is a file or a link, not a folder",
+                        dir.strip_prefix(&self.root).unwrap_or(&dir).display()
+                    )));
+                }
+                Err(_) => std::fs::create_dir(&dir)
+                    .map_err(|e| CheckpointError::io("create", &dir, &e))?,
+            }
+        }
+        let path = self.root.join(rel);
+        if path.symlink_metadata().is_ok_and(|m| m.is_dir()) {
+            return Ok(Err("a folder is there now".to_string()));
+        }
+        let blob = self.repo.find_blob(id)?;
+        if mode == 0o120000 {
+            write_link(&dir, &path, &bytes_path(blob.content()))?;
+            return Ok(Ok(()));
+        }
+        let mut tmp = tempfile::Builder::new()
+            .prefix(".skald-restore-")
+            .tempfile_in(&dir)
+            .map_err(|e| CheckpointError::io("create a temporary file in", &dir, &e))?;
+        tmp.write_all(blob.content())
+            .and_then(|_| set_mode(tmp.as_file(), mode == 0o100755))
+            .and_then(|_| tmp.as_file().sync_all())
+            .map_err(|e| CheckpointError::io("write", &path, &e))?;
+        // `persist` renames over the path itself, also when it is a link now: the link is
+        // replaced, never followed.
+        tmp.persist(&path)
+            .map_err(|e| CheckpointError::io("replace", &path, &e.error))?;
+        Ok(Ok(()))
+    }
+
+    /// Removes the folders a removal left empty, up to the root.
+    fn prune_empty(&self, removed: &Path) {
+        let mut dir = removed.parent();
+        while let Some(d) = dir {
+            if d == self.root || !d.starts_with(&self.root) || std::fs::remove_dir(d).is_err() {
+                break;
+            }
+            dir = d.parent();
+        }
+    }
+}
+
+/// Only plain relative paths are acted on (git's trees hold no others; this makes sure).
+fn plain(rel: &Path) -> bool {
+    rel.components().all(|c| matches!(c, Component::Normal(_)))
+}
+
+#[cfg(unix)]
+fn write_link(dir: &Path, path: &Path, target: &Path) -> Result<()> {
+    let tmp = dir.join(format!(".skald-restore-link-{}", std::process::id()));
+    let _ = std::fs::remove_file(&tmp);
+    std::os::unix::fs::symlink(target, &tmp)
+        .map_err(|e| CheckpointError::io("create a link at", &tmp, &e))?;
+    std::fs::rename(&tmp, path).map_err(|e| CheckpointError::io("replace", path, &e))
+}
+
+#[cfg(not(unix))]
+fn write_link(_dir: &Path, path: &Path, target: &Path) -> Result<()> {
+    // Without symbolic links the link's target is written as the file's text, as git
+    // does on such systems.
+    skald_base::atomic::write_atomic(path, target.to_string_lossy().as_bytes())
+        .map(|_| ())
+        .map_err(|e| CheckpointError::Io {
+            action: "write",
+            path: path.to_path_buf(),
+            reason: e.to_string(),
+        })
+}
+
+#[cfg(unix)]
+fn set_mode(file: &std::fs::File, executable: bool) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    // The umask is not applied to an explicit chmod; the usual 0644/0755 are.
+    file.set_permissions(std::fs::Permissions::from_mode(if executable {
+        0o755
+    } else {
+        0o644
+    }))
+}
+
+#[cfg(not(unix))]
+fn set_mode(_file: &std::fs::File, _executable: bool) -> std::io::Result<()> {
+    Ok(())
+}

@@ -1,0 +1,451 @@
+//! The shadow repository of one folder: opening it (and the lock that keeps two Skald
+//! processes from writing it at once), and snapshots.
+
+use crate::{CheckpointError, Limits, Result};
+use git2::{Index, IndexEntry, IndexTime, ObjectType, Oid, Repository, Signature};
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// The index of the folder's last snapshot: the stat cache that makes the next one cheap.
+const INDEX_FILE: &str = "skald-index";
+/// Names the folder a shadow repository belongs to, for a person looking at the store.
+const FOLDER_FILE: &str = "skald-folder";
+/// How long `open` waits for another process's lock.
+const LOCK_WAIT: Duration = Duration::from_secs(10);
+
+/// One folder's checkpoints, open and locked for this process until dropped.
+pub struct Shadow {
+    pub(crate) repo: Repository,
+    pub(crate) root: PathBuf,
+    pub(crate) dir: PathBuf,
+    #[cfg(unix)]
+    _lock: nix::fcntl::Flock<std::fs::File>,
+}
+
+/// A snapshot taken: the commit on the line, and what it holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Snapshot {
+    /// The commit id (hex). The same as the line's previous one when nothing changed.
+    pub commit: String,
+    pub tree: String,
+    /// Files recorded, and their total size.
+    pub files: usize,
+    pub bytes: u64,
+    /// Files left out for their size: relative path and size.
+    pub skipped_large: Vec<(String, u64)>,
+    /// Files read and hashed this time (the rest were known from their stat data).
+    pub hashed: usize,
+}
+
+impl Snapshot {
+    /// What a person should know about what was left out, or "".
+    pub fn note(&self, limits: &Limits) -> String {
+        if self.skipped_large.is_empty() {
+            return String::new();
+        }
+        let names: Vec<&str> = self
+            .skipped_large
+            .iter()
+            .take(5)
+            .map(|(p, _)| p.as_str())
+            .collect();
+        let more = self.skipped_large.len().saturating_sub(names.len());
+        format!(
+            "not recorded, larger than {} MiB: {}{}",
+            limits.max_file_bytes >> 20,
+            names.join(", "),
+            if more > 0 {
+                format!(" and {more} more")
+            } else {
+                String::new()
+            }
+        )
+    }
+}
+
+/// The result of walking the folder into the index.
+pub(crate) struct Scan {
+    pub tree: Oid,
+    pub files: usize,
+    pub bytes: u64,
+    pub skipped_large: Vec<(String, u64)>,
+    pub hashed: usize,
+}
+
+impl Shadow {
+    /// Opens (creating if needed) the shadow repository of `folder` under `store`, waiting
+    /// up to ten seconds for another process that holds it. A restore a crash interrupted
+    /// is finished first.
+    pub fn open(store: &Path, folder: &Path) -> Result<Shadow> {
+        let root = std::fs::canonicalize(folder)
+            .map_err(|e| CheckpointError::io("open the folder", folder, &e))?;
+        if !root.is_dir() {
+            return Err(CheckpointError::NotAFolder(root));
+        }
+        create_private_dir(store)?;
+        let name = folder_key(&root);
+        let dir = store.join(format!("{name}.git"));
+        #[cfg(unix)]
+        let lock = take_lock(&store.join(format!("{name}.lock")), &root)?;
+        let repo = match Repository::open_bare(&dir) {
+            Ok(r) => r,
+            Err(_) => {
+                let r = Repository::init_bare(&dir)?;
+                let folder_file = dir.join(FOLDER_FILE);
+                std::fs::write(&folder_file, root.to_string_lossy().as_bytes())
+                    .map_err(|e| CheckpointError::io("write", &folder_file, &e))?;
+                r
+            }
+        };
+        // We hold the lock, so a lock file libgit2 left is from a process that was killed
+        // while writing the index; the index itself was replaced atomically or not at all.
+        let _ = std::fs::remove_file(dir.join(format!("{INDEX_FILE}.lock")));
+        let mut shadow = Shadow {
+            repo,
+            root,
+            dir,
+            #[cfg(unix)]
+            _lock: lock,
+        };
+        shadow.finish_interrupted_restore()?;
+        Ok(shadow)
+    }
+
+    /// The folder, canonical.
+    pub fn folder(&self) -> &Path {
+        &self.root
+    }
+
+    /// Records the folder as a commit on `line` (a session's), unless nothing changed
+    /// since the line's last commit, which is then returned. `excluded` are canonical
+    /// paths left out besides what the walk leaves out (the user's deny rules, Skald's own
+    /// data directory when it lies inside the folder).
+    pub fn snapshot(
+        &mut self,
+        line: &str,
+        message: &str,
+        limits: &Limits,
+        excluded: &[PathBuf],
+    ) -> Result<Snapshot> {
+        let scan = self.scan(limits, excluded)?;
+        let reference = line_ref(line);
+        let parent = self
+            .repo
+            .find_reference(&reference)
+            .ok()
+            .and_then(|r| r.peel_to_commit().ok());
+        let commit = match &parent {
+            Some(p) if p.tree_id() == scan.tree => p.id(),
+            _ => {
+                let tree = self.repo.find_tree(scan.tree)?;
+                let now = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map(|d| d.as_secs() as i64)
+                    .unwrap_or(0);
+                let sig = Signature::new("Skald", "checkpoints@skald", &git2::Time::new(now, 0))?;
+                let parents: Vec<&git2::Commit> = parent.iter().collect();
+                let id = self
+                    .repo
+                    .commit(None, &sig, &sig, message, &tree, &parents)?;
+                self.repo.reference(&reference, id, true, message)?;
+                id
+            }
+        };
+        Ok(Snapshot {
+            commit: commit.to_string(),
+            tree: scan.tree.to_string(),
+            files: scan.files,
+            bytes: scan.bytes,
+            skipped_large: scan.skipped_large,
+            hashed: scan.hashed,
+        })
+    }
+
+    /// Whether `commit` is a checkpoint of this folder.
+    pub fn has(&self, commit: &str) -> bool {
+        self.commit(commit).is_ok()
+    }
+
+    pub(crate) fn commit(&self, id: &str) -> Result<git2::Commit<'_>> {
+        Oid::from_str(id)
+            .ok()
+            .and_then(|oid| self.repo.find_commit(oid).ok())
+            .ok_or_else(|| CheckpointError::Unknown(id.to_string()))
+    }
+
+    /// Walks the folder into the index and writes the tree: files whose stat data matches
+    /// the index are not read.
+    pub(crate) fn scan(&mut self, limits: &Limits, excluded: &[PathBuf]) -> Result<Scan> {
+        let index_path = self.dir.join(INDEX_FILE);
+        let mut index = Index::open(&index_path)?;
+        // Git's "racy" rule: a file changed in the same clock tick as the index was
+        // written can have the stat data of its older content, so it is read again.
+        let index_written = std::fs::metadata(&index_path)
+            .ok()
+            .and_then(|m| m.modified().ok())
+            .map(stamp);
+        let mut seen: HashSet<Vec<u8>> = HashSet::new();
+        let mut scan = Scan {
+            tree: Oid::zero(),
+            files: 0,
+            bytes: 0,
+            skipped_large: Vec::new(),
+            hashed: 0,
+        };
+        let mut changed = false;
+        let mut excluded = excluded.to_vec();
+        excluded.push(self.dir.clone());
+        for entry in skald_base::walk::walker(&self.root, &excluded).build() {
+            let Ok(entry) = entry else { continue };
+            let Some(kind) = entry.file_type() else {
+                continue;
+            };
+            if !(kind.is_file() || kind.is_symlink()) || entry.depth() == 0 {
+                continue;
+            }
+            let Ok(rel) = entry.path().strip_prefix(&self.root) else {
+                continue;
+            };
+            let Ok(meta) = entry.path().symlink_metadata() else {
+                continue;
+            };
+            let rel_bytes = path_bytes(rel);
+            if meta.len() > limits.max_file_bytes {
+                scan.skipped_large
+                    .push((String::from_utf8_lossy(&rel_bytes).into_owned(), meta.len()));
+                continue;
+            }
+            scan.files += 1;
+            scan.bytes += meta.len();
+            if scan.files > limits.max_files {
+                return Err(CheckpointError::TooLarge {
+                    limit: limits.max_files.to_string(),
+                    what: "files",
+                    setting: "max_files",
+                });
+            }
+            if scan.bytes > limits.max_bytes {
+                return Err(CheckpointError::TooLarge {
+                    limit: format!("{} MiB", limits.max_bytes >> 20),
+                    what: "of files",
+                    setting: "max_mib",
+                });
+            }
+            let fresh = entry_for(&meta, &rel_bytes);
+            let known = index.get_path(rel, 0);
+            let unchanged = known.as_ref().is_some_and(|k| {
+                same_stat(k, &fresh) && index_written.is_some_and(|w| stamp_of(&fresh) < w)
+            });
+            if !unchanged {
+                let content = if kind.is_symlink() {
+                    std::fs::read_link(entry.path()).map(|t| path_bytes(&t))
+                } else {
+                    std::fs::read(entry.path())
+                };
+                // A file that vanished or became unreadable since the walk saw it is left
+                // as the index had it.
+                if let Ok(content) = content {
+                    scan.hashed += 1;
+                    let mut e = fresh;
+                    e.id = self.repo.blob(&content)?;
+                    // Also a racy file whose content is unchanged is added again: its
+                    // entry then postdates the index, so it is not read next time.
+                    index.add(&e)?;
+                    changed = true;
+                }
+            }
+            seen.insert(rel_bytes);
+        }
+        let gone: Vec<Vec<u8>> = index
+            .iter()
+            .map(|e| e.path)
+            .filter(|p| !seen.contains(p))
+            .collect();
+        for p in &gone {
+            index.remove_path(&bytes_path(p))?;
+            changed = true;
+        }
+        scan.tree = index.write_tree_to(&self.repo)?;
+        if changed || !index_path.exists() {
+            index.write()?;
+        }
+        Ok(scan)
+    }
+}
+
+/// The ref of a line.
+fn line_ref(line: &str) -> String {
+    let clean: String = line
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    format!("refs/skald/{clean}")
+}
+
+/// A stable file name for a folder's shadow repository: its last component (for a person
+/// browsing the store) and a hash of its whole path.
+fn folder_key(root: &Path) -> String {
+    let id = Oid::hash_object(ObjectType::Blob, &path_bytes(root))
+        .map(|o| o.to_string())
+        .unwrap_or_default();
+    let base: String = root
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_')
+        .take(32)
+        .collect();
+    format!("{base}-{}", &id[..16.min(id.len())])
+}
+
+fn create_private_dir(dir: &Path) -> Result<()> {
+    let mut b = std::fs::DirBuilder::new();
+    b.recursive(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        b.mode(0o700);
+    }
+    b.create(dir)
+        .map_err(|e| CheckpointError::io("create", dir, &e))
+}
+
+#[cfg(unix)]
+fn take_lock(path: &Path, root: &Path) -> Result<nix::fcntl::Flock<std::fs::File>> {
+    use nix::fcntl::{Flock, FlockArg};
+    let started = Instant::now();
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path)
+        .map_err(|e| CheckpointError::io("open", path, &e))?;
+    loop {
+        match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
+            Ok(lock) => return Ok(lock),
+            Err((f, nix::errno::Errno::EWOULDBLOCK)) if started.elapsed() < LOCK_WAIT => {
+                file = f;
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            Err((_, nix::errno::Errno::EWOULDBLOCK)) => {
+                return Err(CheckpointError::Busy(root.to_path_buf()));
+            }
+            Err((_, e)) => {
+                return Err(CheckpointError::io(
+                    "lock",
+                    path,
+                    &std::io::Error::from_raw_os_error(e as i32),
+                ));
+            }
+        }
+    }
+}
+
+/// A path inside the folder as the index spells it: `/`-separated bytes.
+pub(crate) fn path_bytes(p: &Path) -> Vec<u8> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        p.as_os_str().as_bytes().to_vec()
+    }
+    #[cfg(not(unix))]
+    {
+        p.to_string_lossy().replace('\\', "/").into_bytes()
+    }
+}
+
+pub(crate) fn bytes_path(b: &[u8]) -> PathBuf {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        PathBuf::from(std::ffi::OsStr::from_bytes(b))
+    }
+    #[cfg(not(unix))]
+    {
+        PathBuf::from(String::from_utf8_lossy(b).into_owned())
+    }
+}
+
+/// A timestamp as (seconds, nanoseconds), comparable.
+fn stamp(t: std::time::SystemTime) -> (i64, u32) {
+    match t.duration_since(std::time::UNIX_EPOCH) {
+        Ok(d) => (d.as_secs() as i64, d.subsec_nanos()),
+        Err(_) => (0, 0),
+    }
+}
+
+fn stamp_of(e: &IndexEntry) -> (i64, u32) {
+    (i64::from(e.mtime.seconds()), e.mtime.nanoseconds())
+}
+
+fn same_stat(a: &IndexEntry, b: &IndexEntry) -> bool {
+    a.mtime == b.mtime
+        && a.ctime == b.ctime
+        && a.file_size == b.file_size
+        && a.ino == b.ino
+        && a.mode == b.mode
+}
+
+/// An index entry with the stat data of `meta`; its id is filled in once hashed.
+fn entry_for(meta: &std::fs::Metadata, path: &[u8]) -> IndexEntry {
+    let mode = if meta.file_type().is_symlink() {
+        0o120000
+    } else if is_executable(meta) {
+        0o100755
+    } else {
+        0o100644
+    };
+    #[cfg(unix)]
+    let (ctime, mtime, dev, ino, uid, gid) = {
+        use std::os::unix::fs::MetadataExt;
+        (
+            IndexTime::new(meta.ctime() as i32, meta.ctime_nsec() as u32),
+            IndexTime::new(meta.mtime() as i32, meta.mtime_nsec() as u32),
+            meta.dev() as u32,
+            meta.ino() as u32,
+            meta.uid(),
+            meta.gid(),
+        )
+    };
+    #[cfg(not(unix))]
+    let (ctime, mtime, dev, ino, uid, gid) = {
+        let (s, n) = meta.modified().map(stamp).unwrap_or((0, 0));
+        let t = IndexTime::new(s as i32, n);
+        (t, t, 0, 0, 0, 0)
+    };
+    IndexEntry {
+        ctime,
+        mtime,
+        dev,
+        ino,
+        mode,
+        uid,
+        gid,
+        // Git keeps the low 32 bits; a change of size by a multiple of 4 GiB is still
+        // caught by the modification time.
+        file_size: meta.len() as u32,
+        id: Oid::zero(),
+        flags: path.len().min(0xfff) as u16,
+        flags_extended: 0,
+        path: path.to_vec(),
+    }
+}
+
+#[cfg(unix)]
+fn is_executable(meta: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    meta.permissions().mode() & 0o111 != 0
+}
+
+#[cfg(not(unix))]
+fn is_executable(_meta: &std::fs::Metadata) -> bool {
+    false
+}

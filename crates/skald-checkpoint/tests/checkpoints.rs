@@ -1,0 +1,306 @@
+//! Checkpoints against real folders: snapshots, what they leave out, diffs, restores (and
+//! their undo), an interrupted restore finished on the next open, and the lock.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use skald_checkpoint::{ChangeStatus, CheckpointError, Limits, Shadow};
+use std::fs;
+use std::path::Path;
+
+fn setup() -> (tempfile::TempDir, tempfile::TempDir) {
+    (
+        tempfile::tempdir().expect("store"),
+        tempfile::tempdir().expect("folder"),
+    )
+}
+
+fn write(root: &Path, rel: &str, text: &str) {
+    let p = root.join(rel);
+    fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+    fs::write(p, text).expect("write");
+}
+
+fn read(root: &Path, rel: &str) -> Option<String> {
+    fs::read_to_string(root.join(rel)).ok()
+}
+
+#[test]
+fn an_unchanged_folder_gives_the_same_checkpoint_and_reads_no_file() {
+    let (store, dir) = setup();
+    for i in 0..50 {
+        write(dir.path(), &format!("src/f{i}.txt"), &format!("file {i}\n"));
+    }
+    let mut shadow = Shadow::open(store.path(), dir.path()).expect("open");
+    let limits = Limits::default();
+    let first = shadow
+        .snapshot("s1", "one", &limits, &[])
+        .expect("snapshot");
+    assert_eq!(first.files, 50);
+    assert_eq!(first.hashed, 50);
+    // Old enough that no file is racy against the index just written.
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let second = shadow
+        .snapshot("s1", "two", &limits, &[])
+        .expect("snapshot");
+    assert_eq!(
+        second.commit, first.commit,
+        "nothing changed: the same commit"
+    );
+    assert!(second.hashed <= 50);
+    let third = shadow
+        .snapshot("s1", "three", &limits, &[])
+        .expect("snapshot");
+    assert_eq!(third.hashed, 0, "a stat pass, no file read");
+    write(dir.path(), "src/f7.txt", "changed\n");
+    let fourth = shadow
+        .snapshot("s1", "four", &limits, &[])
+        .expect("snapshot");
+    assert_ne!(fourth.commit, first.commit);
+    assert_eq!(fourth.hashed, 1, "only the changed file is read");
+    let changes = shadow.changes(&first.commit, &fourth.commit).expect("diff");
+    assert_eq!(changes.total, 1);
+    assert_eq!(changes.files[0].path, "src/f7.txt");
+    assert_eq!(changes.files[0].status, ChangeStatus::Modified);
+    assert_eq!((changes.files[0].added, changes.files[0].removed), (1, 1));
+    let patch = shadow
+        .patch(&first.commit, &fourth.commit, &[], 1 << 20)
+        .expect("patch");
+    assert!(
+        patch.contains("-file 7") && patch.contains("+changed"),
+        "{patch}"
+    );
+}
+
+#[test]
+fn ignored_skipped_secret_and_large_files_are_not_recorded() {
+    let (store, dir) = setup();
+    write(dir.path(), ".gitignore", "build/\n*.log\n");
+    write(dir.path(), "keep.txt", "keep\n");
+    write(dir.path(), "build/out.bin", "ignored\n");
+    write(dir.path(), "debug.log", "ignored\n");
+    write(dir.path(), "secrets/token", "s3cret\n");
+    write(dir.path(), "node_modules/x/index.js", "noise\n");
+    write(dir.path(), ".git/config", "the user's own repository\n");
+    write(dir.path(), "big.dat", &"x".repeat(2048));
+    let limits = Limits {
+        max_file_bytes: 1024,
+        ..Limits::default()
+    };
+    let mut shadow = Shadow::open(store.path(), dir.path()).expect("open");
+    let snap = shadow.snapshot("s", "m", &limits, &[]).expect("snapshot");
+    assert_eq!(snap.files, 2, "keep.txt and .gitignore");
+    assert_eq!(snap.skipped_large, vec![("big.dat".to_string(), 2048)]);
+    assert!(
+        snap.note(&limits).contains("big.dat"),
+        "{}",
+        snap.note(&limits)
+    );
+    let files = shadow.files(&snap.commit).expect("files");
+    assert_eq!(
+        files,
+        vec![".gitignore".to_string(), "keep.txt".to_string()]
+    );
+    // A restore leaves what it never recorded alone.
+    let before = snap.commit.clone();
+    write(dir.path(), "keep.txt", "edited\n");
+    write(dir.path(), "debug.log", "edited too\n");
+    shadow.restore("s", &before, &limits, &[]).expect("restore");
+    assert_eq!(read(dir.path(), "keep.txt").as_deref(), Some("keep\n"));
+    assert_eq!(
+        read(dir.path(), "debug.log").as_deref(),
+        Some("edited too\n")
+    );
+    assert_eq!(
+        read(dir.path(), "secrets/token").as_deref(),
+        Some("s3cret\n")
+    );
+    assert_eq!(
+        read(dir.path(), ".git/config").as_deref(),
+        Some("the user's own repository\n")
+    );
+}
+
+#[test]
+fn a_restore_brings_files_back_removes_new_ones_and_can_be_undone() {
+    let (store, dir) = setup();
+    write(dir.path(), "a.txt", "a1\n");
+    write(dir.path(), "sub/b.txt", "b1\n");
+    let limits = Limits::default();
+    let mut shadow = Shadow::open(store.path(), dir.path()).expect("open");
+    let start = shadow
+        .snapshot("s", "start", &limits, &[])
+        .expect("snapshot");
+    // What an agent (or its shell command) does.
+    write(dir.path(), "a.txt", "a2\n");
+    fs::remove_file(dir.path().join("sub/b.txt")).expect("rm");
+    write(dir.path(), "new/deep/c.txt", "c\n");
+    #[cfg(unix)]
+    std::os::unix::fs::symlink("/etc/passwd", dir.path().join("link")).expect("link");
+    let restored = shadow
+        .restore("s", &start.commit, &limits, &[])
+        .expect("restore");
+    assert!(restored.conflicts.is_empty(), "{:?}", restored.conflicts);
+    assert_eq!(read(dir.path(), "a.txt").as_deref(), Some("a1\n"));
+    assert_eq!(read(dir.path(), "sub/b.txt").as_deref(), Some("b1\n"));
+    assert!(
+        !dir.path().join("new").exists(),
+        "emptied folders are removed"
+    );
+    assert!(dir.path().join("link").symlink_metadata().is_err());
+    assert_eq!(restored.after.tree, start.tree);
+    assert!(restored.changes.total >= 3, "{:?}", restored.changes);
+    // The undo of the restore.
+    shadow
+        .restore("s", &restored.before.commit, &limits, &[])
+        .expect("undo");
+    assert_eq!(read(dir.path(), "a.txt").as_deref(), Some("a2\n"));
+    assert!(read(dir.path(), "sub/b.txt").is_none());
+    assert_eq!(read(dir.path(), "new/deep/c.txt").as_deref(), Some("c\n"));
+    #[cfg(unix)]
+    assert_eq!(
+        fs::read_link(dir.path().join("link")).expect("link back"),
+        Path::new("/etc/passwd")
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn a_restore_never_writes_through_a_link_that_replaced_a_folder() {
+    let (store, dir) = setup();
+    let outside = tempfile::tempdir().expect("outside");
+    write(dir.path(), "docs/readme.md", "hello\n");
+    let limits = Limits::default();
+    let mut shadow = Shadow::open(store.path(), dir.path()).expect("open");
+    let start = shadow
+        .snapshot("s", "start", &limits, &[])
+        .expect("snapshot");
+    // A command swaps the folder for a link to somewhere else, which is ignored so the
+    // checkpoint before the restore does not record (and so remove) it.
+    fs::remove_dir_all(dir.path().join("docs")).expect("rm");
+    std::os::unix::fs::symlink(outside.path(), dir.path().join("docs")).expect("link");
+    write(dir.path(), ".gitignore", "docs\n");
+    let restored = shadow
+        .restore("s", &start.commit, &limits, &[])
+        .expect("restore");
+    assert!(
+        fs::read_dir(outside.path())
+            .expect("outside")
+            .next()
+            .is_none(),
+        "nothing written through the link"
+    );
+    assert_eq!(restored.conflicts.len(), 1, "{:?}", restored.conflicts);
+    assert!(
+        restored.conflicts[0].contains("docs"),
+        "{:?}",
+        restored.conflicts
+    );
+}
+
+#[test]
+fn a_folder_over_the_limits_is_refused_with_the_setting_to_change() {
+    let (store, dir) = setup();
+    for i in 0..30 {
+        write(dir.path(), &format!("f{i}"), "x");
+    }
+    let mut shadow = Shadow::open(store.path(), dir.path()).expect("open");
+    let few = Limits {
+        max_files: 10,
+        ..Limits::default()
+    };
+    let err = shadow
+        .snapshot("s", "m", &few, &[])
+        .expect_err("too many files");
+    assert!(matches!(err, CheckpointError::TooLarge { .. }));
+    assert!(err.to_string().contains("max_files"), "{err}");
+    let small = Limits {
+        max_bytes: 20,
+        ..Limits::default()
+    };
+    let err = shadow
+        .snapshot("s", "m", &small, &[])
+        .expect_err("too many bytes");
+    assert!(err.to_string().contains("max_mib"), "{err}");
+    assert!(
+        shadow.snapshot("s", "m", &Limits::default(), &[]).is_ok(),
+        "a refusal leaves the store usable"
+    );
+}
+
+#[test]
+fn lines_are_separate_and_an_unknown_checkpoint_is_named() {
+    let (store, dir) = setup();
+    write(dir.path(), "a", "1");
+    let limits = Limits::default();
+    let mut shadow = Shadow::open(store.path(), dir.path()).expect("open");
+    let a = shadow.snapshot("s1", "m", &limits, &[]).expect("s1");
+    write(dir.path(), "a", "2");
+    let b = shadow.snapshot("s2", "m", &limits, &[]).expect("s2");
+    assert_ne!(a.commit, b.commit);
+    assert!(shadow.has(&a.commit) && shadow.has(&b.commit));
+    let err = shadow
+        .restore(
+            "s1",
+            "0123456789abcdef0123456789abcdef01234567",
+            &limits,
+            &[],
+        )
+        .expect_err("unknown");
+    assert!(err.to_string().contains("no checkpoint"), "{err}");
+    assert!(shadow.changes("nonsense", &a.commit).is_err());
+}
+
+#[test]
+fn an_interrupted_restore_is_finished_when_the_store_is_next_opened() {
+    let (store, dir) = setup();
+    write(dir.path(), "a.txt", "old a\n");
+    write(dir.path(), "b.txt", "old b\n");
+    let limits = Limits::default();
+    let target = {
+        let mut shadow = Shadow::open(store.path(), dir.path()).expect("open");
+        shadow
+            .snapshot("s", "m", &limits, &[])
+            .expect("snapshot")
+            .commit
+    };
+    // The state a kill leaves: the journal written, one file of two brought back.
+    write(dir.path(), "a.txt", "new a\n");
+    write(dir.path(), "b.txt", "new b\n");
+    write(dir.path(), "c.txt", "new c\n");
+    let repo_dir = fs::read_dir(store.path())
+        .expect("store")
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "git"))
+        .expect("repo");
+    fs::write(
+        repo_dir.join("skald-restore.json"),
+        serde_json::json!({
+            "line": "s", "target": target, "excluded": [],
+            "max_files": 50000, "max_bytes": 1u64 << 30, "max_file_bytes": 10u64 << 20
+        })
+        .to_string(),
+    )
+    .expect("journal");
+    write(dir.path(), "a.txt", "old a\n");
+    let shadow = Shadow::open(store.path(), dir.path()).expect("reopen");
+    assert_eq!(read(dir.path(), "a.txt").as_deref(), Some("old a\n"));
+    assert_eq!(read(dir.path(), "b.txt").as_deref(), Some("old b\n"));
+    assert!(read(dir.path(), "c.txt").is_none());
+    assert!(!repo_dir.join("skald-restore.json").exists());
+    drop(shadow);
+}
+
+#[cfg(unix)]
+#[test]
+fn a_second_opener_waits_for_the_first() {
+    let (store, dir) = setup();
+    write(dir.path(), "a", "1");
+    let first = Shadow::open(store.path(), dir.path()).expect("open");
+    let (store_path, dir_path) = (store.path().to_path_buf(), dir.path().to_path_buf());
+    let waiter = std::thread::spawn(move || Shadow::open(&store_path, &dir_path).map(|_| ()));
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert!(!waiter.is_finished(), "the lock is held");
+    drop(first);
+    waiter.join().expect("thread").expect("second open");
+}
