@@ -171,6 +171,11 @@ pub enum Event {
         #[ts(optional)]
         result: Option<String>,
     },
+    /// A step changed the chat's folder (or could not be checkpointed): sent after the
+    /// tool call it brackets ends, and after a restore.
+    Checkpoint {
+        checkpoint: crate::checkpoint::CheckpointInfo,
+    },
     /// Something went wrong outside a tool.
     Error {
         message: String,

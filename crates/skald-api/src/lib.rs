@@ -5,6 +5,7 @@
 //! depend on it without pulling in a runtime of its own.
 
 pub mod category;
+pub mod checkpoint;
 pub mod events;
 pub mod execution;
 pub mod inbox;

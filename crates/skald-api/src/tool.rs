@@ -115,6 +115,12 @@ pub trait Tool<Cx: ?Sized + Sync = ()>: Send + Sync {
 
     fn category(&self) -> ToolCategory;
 
+    /// Whether a call can change files in the chat's folder (a write tool, a command):
+    /// the folder is checkpointed before and after each such call (docs/checkpoints.md).
+    fn changes_files(&self) -> bool {
+        false
+    }
+
     /// Visible only to sub-agents (depth ≥ 1).
     fn sub_agents_only(&self) -> bool {
         false

@@ -3,7 +3,7 @@
 use crate::shadow::Shadow;
 use crate::{CheckpointError, Result};
 use git2::{Delta, DiffFormat, DiffOptions, Patch};
-use serde::{Deserialize, Serialize};
+use skald_api::checkpoint::{ChangeStatus, FileChange, FileChanges};
 
 /// How many files get line counts; a change to more (an `npm install`) is listed by name
 /// only, so that one call does not read every blob it touched.
@@ -11,73 +11,9 @@ const COUNTED: usize = 500;
 /// How many files a change lists at most; `total` says how many there were.
 const LISTED: usize = 2_000;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ChangeStatus {
-    Added,
-    Modified,
-    Deleted,
-}
-
-/// One file's change.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct FileChange {
-    pub path: String,
-    pub status: ChangeStatus,
-    /// Lines added and removed (0 for a binary file, or past the first 500 files).
-    pub added: usize,
-    pub removed: usize,
-    pub binary: bool,
-}
-
-/// The files one step changed.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Changes {
-    /// At most 2,000, in path order.
-    pub files: Vec<FileChange>,
-    /// How many files changed in all.
-    pub total: usize,
-}
-
-impl Changes {
-    pub fn is_empty(&self) -> bool {
-        self.total == 0
-    }
-
-    /// "2 files changed: src/a.rs (+3 −1), notes.md (new)".
-    pub fn summary(&self) -> String {
-        if self.total == 0 {
-            return "no files changed".to_string();
-        }
-        let shown: Vec<String> = self
-            .files
-            .iter()
-            .take(5)
-            .map(|f| match f.status {
-                ChangeStatus::Added => format!("{} (new)", f.path),
-                ChangeStatus::Deleted => format!("{} (deleted)", f.path),
-                ChangeStatus::Modified if f.binary => format!("{} (binary)", f.path),
-                ChangeStatus::Modified => format!("{} (+{} −{})", f.path, f.added, f.removed),
-            })
-            .collect();
-        let more = self.total.saturating_sub(shown.len());
-        format!(
-            "{} {} changed: {}{}",
-            self.total,
-            if self.total == 1 { "file" } else { "files" },
-            shown.join(", "),
-            if more > 0 {
-                format!(" and {more} more")
-            } else {
-                String::new()
-            }
-        )
-    }
-}
-
 impl Shadow {
     /// The files that differ from checkpoint `from` to checkpoint `to`.
-    pub fn changes(&self, from: &str, to: &str) -> Result<Changes> {
+    pub fn changes(&self, from: &str, to: &str) -> Result<FileChanges> {
         let diff = self.tree_diff(from, to, &[])?;
         let total = diff.deltas().len();
         let mut files = Vec::new();
@@ -111,7 +47,7 @@ impl Shadow {
                 binary,
             });
         }
-        Ok(Changes { files, total })
+        Ok(FileChanges { files, total })
     }
 
     /// The unified diff from `from` to `to`, of `paths` only when some are given, cut at

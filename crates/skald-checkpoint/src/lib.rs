@@ -21,9 +21,9 @@ mod diff;
 mod restore;
 mod shadow;
 
-pub use diff::{ChangeStatus, Changes, FileChange};
 pub use restore::Restored;
 pub use shadow::{Shadow, Snapshot};
+pub use skald_api::checkpoint::{ChangeStatus, FileChange, FileChanges};
 
 use std::path::PathBuf;
 

@@ -1,10 +1,10 @@
 //! Bringing a folder back to a checkpoint, in a way a crash cannot leave half done.
 
-use crate::diff::Changes;
 use crate::shadow::{Shadow, Snapshot, bytes_path};
 use crate::{CheckpointError, Limits, Result};
 use git2::{Delta, DiffOptions, Oid};
 use serde::{Deserialize, Serialize};
+use skald_api::checkpoint::FileChanges;
 use std::io::Write;
 use std::path::{Component, Path, PathBuf};
 
@@ -29,7 +29,7 @@ pub struct Restored {
     /// The folder after.
     pub after: Snapshot,
     /// What the restore changed.
-    pub changes: Changes,
+    pub changes: FileChanges,
     /// Paths that could not be brought back, and why (a folder now where a file was, a
     /// link in the way): the rest of the restore is done.
     pub conflicts: Vec<String>,

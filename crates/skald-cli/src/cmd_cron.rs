@@ -242,6 +242,7 @@ fn start_engine(
             context_window: config.models.context_window,
             mcp: config.mcp.clone(),
             sandbox: config.sandbox.settings(),
+            checkpoints: config.checkpoints.settings(data_dir.root()),
         },
         sink,
     );

@@ -105,6 +105,7 @@ async fn exec(data_dir: &DataDir, config: &Config, a: ExecArgs<'_>) -> Result<u8
             context_window: config.models.context_window,
             mcp: config.mcp.clone(),
             sandbox: run_sandbox(&a, config.sandbox.settings()),
+            checkpoints: config.checkpoints.settings(data_dir.root()),
         },
         sink,
     );
@@ -402,6 +403,20 @@ fn print_event(event: &Event, json: bool) {
                 escape_controls_inline(label)
             ),
             Event::OpenFile { path } => writeln!(out, "  📄 open {path}"),
+            Event::Checkpoint { checkpoint } if checkpoint.restorable() => writeln!(
+                out,
+                "  ↺ {}{} (undo: skald checkpoints restore {})",
+                escape_controls_inline(&checkpoint.changes.summary()),
+                if checkpoint.note.is_empty() {
+                    String::new()
+                } else {
+                    format!("; {}", escape_controls_inline(&checkpoint.note))
+                },
+                checkpoint.id
+            ),
+            Event::Checkpoint { checkpoint } => {
+                writeln!(out, "  ↺ {}", escape_controls_inline(&checkpoint.note))
+            }
             // On the terminal only, one line rewritten in place and cleared at the end: a
             // script reading stderr wants the errors, not a percentage a second.
             Event::PromptProgress { read, total } => {

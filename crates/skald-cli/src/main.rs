@@ -1,6 +1,7 @@
 //! `skald`: the Skald engine without a window — list and run tools, check the install.
 //! Everything here is a thin carrier over `skald-core`; no behaviour lives in the CLI.
 
+mod cmd_checkpoints;
 mod cmd_cron;
 mod cmd_doctor;
 mod cmd_exec;
@@ -179,6 +180,11 @@ enum Command {
     Tasks {
         #[command(subcommand)]
         command: cmd_tasks::TasksCommand,
+    },
+    /// What a session's agents changed in its folder, and restoring to before any of it
+    Checkpoints {
+        #[command(subcommand)]
+        command: cmd_checkpoints::CheckpointsCommand,
     },
     /// List or show stored sessions
     Sessions {
@@ -431,6 +437,7 @@ async fn run(command: Command, env: &Env, relaunch: &mut Option<cmd_serve::Relau
         Command::Secrets { command } => cmd_secrets::dispatch(env, command).await,
         Command::Tasks { command } => cmd_tasks::dispatch(env, command).await,
         Command::Sessions { command } => cmd_sessions::dispatch(env, command).await,
+        Command::Checkpoints { command } => cmd_checkpoints::dispatch(env, command).await,
         Command::View { path, json } => cmd_view::run(&path, json),
         Command::Latex { command } => cmd_latex::dispatch(env, command).await,
         Command::Serve {

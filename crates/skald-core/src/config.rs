@@ -50,6 +50,16 @@ pub const DEFAULT_CONFIG_TOML: &str = r#"# Skald configuration.
 # every command asks, as with no sandbox.
 # ask = "unsandboxed"
 
+# [checkpoints]
+# Before and after each call that can change files (the write tools, execute_cmd) the
+# chat's folder is recorded in a shadow repository in Skald's data directory, so any change
+# can be undone (docs/checkpoints.md). A folder over these limits is not checkpointed, and
+# the chat says so; a file over max_file_mib is left out of each checkpoint.
+# enabled = true
+# max_files = 50000
+# max_mib = 1024
+# max_file_mib = 10
+
 # More OpenAI-compatible (or Anthropic, Ollama) servers, used as `<name>/<model>`. Keys
 # stay in environment variables, never in this file. For example:
 #   [providers.openrouter]
@@ -66,7 +76,48 @@ pub struct Config {
     pub models: ModelsConfig,
     pub mcp: McpConfig,
     pub sandbox: SandboxConfig,
+    pub checkpoints: CheckpointsConfig,
     pub providers: std::collections::BTreeMap<String, ProviderConfig>,
+}
+
+/// `[checkpoints]`: recording the chat's folder around each call that can change it
+/// (docs/checkpoints.md).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct CheckpointsConfig {
+    pub enabled: bool,
+    /// A folder with more files than this is not checkpointed.
+    pub max_files: usize,
+    /// Nor one whose files take more than this many MiB.
+    pub max_mib: u64,
+    /// A file larger than this many MiB is left out of each checkpoint, with a note.
+    pub max_file_mib: u64,
+}
+
+impl Default for CheckpointsConfig {
+    fn default() -> Self {
+        let limits = skald_checkpoint::Limits::default();
+        CheckpointsConfig {
+            enabled: true,
+            max_files: limits.max_files,
+            max_mib: limits.max_bytes >> 20,
+            max_file_mib: limits.max_file_bytes >> 20,
+        }
+    }
+}
+
+impl CheckpointsConfig {
+    /// The settings of the engines of the data directory `data_dir`.
+    pub fn settings(&self, data_dir: &std::path::Path) -> crate::checkpoints::CheckpointSettings {
+        crate::checkpoints::CheckpointSettings {
+            data_dir: self.enabled.then(|| data_dir.to_path_buf()),
+            limits: skald_checkpoint::Limits {
+                max_files: self.max_files.max(1),
+                max_bytes: self.max_mib.max(1).saturating_mul(1 << 20),
+                max_file_bytes: self.max_file_mib.max(1).saturating_mul(1 << 20),
+            },
+        }
+    }
 }
 
 /// `[sandbox]`: how agents' commands are confined (docs/sandbox.md).

@@ -3,13 +3,14 @@
 //! turns and tools run in) at the bottom of the engine proper; `turn/` (the agent loop)
 //! on it; `tools/` (every tool, one list), `session/` (the session manager, leases,
 //! resume) and `tasks/` (background tasks, deliveries, cron) on top. Below them: the
-//! approval gate, the Inbox, MCP servers, plugins, agents and skills, models, the data
+//! approval gate, checkpoints, the Inbox, MCP servers, plugins, agents and skills, models, the data
 //! directory and `config.toml`, logging and `doctor`.
 
 pub mod agents;
 pub mod approval;
 pub mod args;
 pub mod catalog;
+pub mod checkpoints;
 pub mod config;
 pub mod direct;
 pub mod discovery;

@@ -63,6 +63,7 @@ fn manager_windowed(
             mcp: Default::default(),
             // These tests are about the approval flow: commands ask, as with no sandbox.
             sandbox: Default::default(),
+            checkpoints: Default::default(),
         },
     );
     (mgr, session.id)

@@ -123,6 +123,7 @@ impl Service {
             context_window: config.config.models.context_window,
             mcp: config.config.mcp.clone(),
             sandbox: config.config.sandbox.settings(),
+            checkpoints: config.config.checkpoints.settings(data_dir.root()),
         };
         // The models come once the secrets are open: a key set in the UI is one.
         let sessions = SessionManager::new(store.clone(), registry, Vec::new(), library, settings);

@@ -5,6 +5,7 @@
 //! The API is synchronous. SQLite calls are short (WAL, indexed), and the engine calls
 //! them from its runtime where a slow one would block, via `spawn_blocking`.
 
+mod checkpoints;
 mod cron;
 mod deliveries;
 mod error;
@@ -22,6 +23,7 @@ mod tasks;
 mod tool_calls;
 mod usage;
 
+pub use checkpoints::NewCheckpoint;
 pub use cron::{Claim, JobRun, MissedPolicy, NewJob, RunStatus, ScheduledJob};
 pub use deliveries::{Delivered, DeliveryKind, NOTIFICATION_TOOL, TASK_RESULT_TOOL};
 pub use error::StoreError;

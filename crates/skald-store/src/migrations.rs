@@ -20,6 +20,7 @@ const STEPS: &[M<'static>] = &[
     M::up(include_str!("../migrations/0010_plugins.sql")),
     M::up(include_str!("../migrations/0011_leases.sql")),
     M::up(include_str!("../migrations/0012_sandbox.sql")),
+    M::up(include_str!("../migrations/0013_checkpoints.sql")),
 ];
 
 /// Every migration, in order.

@@ -106,6 +106,10 @@ impl<Cx: ?Sized + Sync> Tool<Cx> for EditFile {
     fn category(&self) -> ToolCategory {
         ToolCategory::Filesystem
     }
+
+    fn changes_files(&self) -> bool {
+        true
+    }
 }
 
 /// How many times `needle` occurs, and the 1-based lines of the first

@@ -133,6 +133,10 @@ impl<Cx: ?Sized + Sync> Tool<Cx> for ExecuteCmd {
     fn category(&self) -> ToolCategory {
         ToolCategory::Shell
     }
+
+    fn changes_files(&self) -> bool {
+        true
+    }
 }
 
 async fn run(

@@ -78,6 +78,10 @@ impl<Cx: ?Sized + Sync> Tool<Cx> for InsertAtLine {
     fn category(&self) -> ToolCategory {
         ToolCategory::Filesystem
     }
+
+    fn changes_files(&self) -> bool {
+        true
+    }
 }
 
 #[cfg(test)]

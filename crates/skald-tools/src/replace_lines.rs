@@ -85,6 +85,10 @@ impl<Cx: ?Sized + Sync> Tool<Cx> for ReplaceLines {
     fn category(&self) -> ToolCategory {
         ToolCategory::Filesystem
     }
+
+    fn changes_files(&self) -> bool {
+        true
+    }
 }
 
 #[cfg(test)]

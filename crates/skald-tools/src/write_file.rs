@@ -58,6 +58,10 @@ impl<Cx: ?Sized + Sync> Tool<Cx> for WriteFile {
     fn category(&self) -> ToolCategory {
         ToolCategory::Filesystem
     }
+
+    fn changes_files(&self) -> bool {
+        true
+    }
 }
 
 #[cfg(test)]

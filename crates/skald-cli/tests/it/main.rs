@@ -7,6 +7,7 @@
 
 mod common;
 
+mod checkpoints;
 mod cli;
 mod crash;
 mod cron;

@@ -60,6 +60,8 @@ pub struct TurnSettings {
     pub mcp: crate::config::McpConfig,
     /// How commands in the engine's chats are confined (config.toml `[sandbox]`).
     pub sandbox: crate::sandbox::SandboxSettings,
+    /// Where checkpoints of the chats' folders are kept (config.toml `[checkpoints]`).
+    pub checkpoints: crate::checkpoints::CheckpointSettings,
 }
 
 pub use crate::sink::Sink;
@@ -92,6 +94,8 @@ pub struct Engine {
     /// What every tool and process this engine starts is kept from: Skald's secrets
     /// folder, provider keys in the environment.
     pub withheld: Arc<crate::withheld::Withheld>,
+    /// Checkpoints of the folders its chats change (docs/checkpoints.md).
+    pub checkpoints: crate::checkpoints::Checkpoints,
 }
 
 impl Engine {
@@ -123,6 +127,7 @@ impl Engine {
             secrets: Mutex::new(None),
             withheld: withheld.clone(),
         });
+        let checkpoints = crate::checkpoints::Checkpoints::new(settings.checkpoints.clone());
         Arc::new(Engine {
             store,
             registry,
@@ -141,6 +146,7 @@ impl Engine {
             shutdown: CancellationToken::new(),
             owner: process_owner(),
             withheld,
+            checkpoints,
         })
     }
 

@@ -161,6 +161,11 @@ impl ToolRegistry {
         self.get(name).map(|t| t.category())
     }
 
+    /// Whether calls of `name` are checkpointed (a registered tool that can change files).
+    pub fn changes_files(&self, name: &str) -> bool {
+        self.get(name).is_some_and(|t| t.changes_files())
+    }
+
     /// Starts an execution of a registered tool; `None` for names the caller owns (MCP)
     /// or that do not exist. The cancellable dispatch path.
     pub fn run<'s>(

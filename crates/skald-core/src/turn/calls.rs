@@ -346,6 +346,18 @@ pub(crate) async fn run_call(
     if cancel.is_cancelled() {
         return mark_cancelled(store, session_id, &call.id, emit);
     }
+    // The folder before a call that can change it, so what it changed can be shown and
+    // undone (docs/checkpoints.md); never in the way of the call.
+    let checkpoint = match env.engine {
+        Some(engine) if registry.changes_files(&call.name) && engine.checkpoints.enabled() => {
+            engine
+                .checkpoints
+                .before(store, session_id, &env.cfg.run)
+                .await
+                .map(|before| (engine, before))
+        }
+        _ => None,
+    };
     let outcome = match (crate::mcp::split_name(&call.name), env.engine) {
         (Some((server, tool)), Some(engine)) if !registry.contains(&call.name) => {
             run_mcp(
@@ -355,13 +367,23 @@ pub(crate) async fn run_call(
         }
         _ => run_tool(env, session_id, call, args, cancel, emit).await?,
     };
-    match outcome {
+    let stopped = match outcome {
         ExecutionOutcome::Completed(text) => {
             mark_done(store, session_id, &call.id, redact(text), emit)
         }
         ExecutionOutcome::Failed(message) => fail(message),
         ExecutionOutcome::Cancelled => mark_cancelled(store, session_id, &call.id, emit),
+    };
+    // Also after a failed or stopped call: a command can change files before it fails.
+    if let Some((engine, before)) = checkpoint
+        && let Some(checkpoint) = engine
+            .checkpoints
+            .after(store, session_id, &call.id, before)
+            .await
+    {
+        emit(Event::Checkpoint { checkpoint });
     }
+    stopped
 }
 
 /// The argument schema of the tool `name`, or why there is no such tool to call.

@@ -1,0 +1,181 @@
+//! `skald checkpoints list|diff|restore`: what the agents of a session changed in its
+//! folder, and going back to before any of it (docs/checkpoints.md).
+
+use crate::exit;
+use crate::fail::{Fail, finish};
+use clap::Subcommand;
+use serde_json::json;
+use skald_api::ToolDescriptionLength;
+use skald_api::checkpoint::{CheckpointInfo, CheckpointKind};
+use skald_core::checkpoints::Checkpoints;
+use skald_core::{DataDir, builtin_registry};
+use skald_store::Store;
+
+#[derive(Debug, Subcommand)]
+pub enum CheckpointsCommand {
+    /// A session's checkpoints, oldest first: each step that changed its folder
+    List {
+        /// The session (see `skald sessions list`, or `session_id` in `skald exec --json`)
+        session: i64,
+        #[arg(long)]
+        json: bool,
+    },
+    /// The diff of what one step changed
+    Diff {
+        id: i64,
+        /// Only these files (relative to the folder); repeatable
+        #[arg(long, value_name = "PATH")]
+        path: Vec<String>,
+        /// Only the list of files, with lines added and removed
+        #[arg(long)]
+        stat: bool,
+    },
+    /// Brings the folder back to before a step; the restore is itself a checkpoint, so
+    /// it can be undone the same way
+    Restore {
+        id: i64,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+pub async fn dispatch(env: &crate::Env, command: CheckpointsCommand) -> u8 {
+    finish(
+        "skald checkpoints",
+        run(&env.data_dir, &env.config, command).await,
+    )
+}
+
+async fn run(
+    data_dir: &DataDir,
+    config: &skald_core::Config,
+    command: CheckpointsCommand,
+) -> Result<u8, Fail> {
+    let store = Store::open(data_dir.db_path()).map_err(Fail::failed)?;
+    let checkpoints = Checkpoints::new(config.checkpoints.settings(data_dir.root()));
+    if !checkpoints.enabled() {
+        return Err(Fail::usage(
+            "checkpoints are turned off in config.toml ([checkpoints] enabled = false)",
+        ));
+    }
+    match command {
+        CheckpointsCommand::List { session, json } => {
+            store.get_session(session).map_err(not_found)?;
+            let rows = store.checkpoints(session).map_err(Fail::failed)?;
+            for problem in checkpoints.recover(&rows).await {
+                eprintln!("skald checkpoints: {problem}");
+            }
+            if json {
+                return print_json(&json!(rows));
+            }
+            if rows.is_empty() {
+                println!("Session {session} has changed no files yet.");
+                return Ok(exit::OK);
+            }
+            let calls = store.list_tool_calls(session).map_err(Fail::failed)?;
+            let registry = builtin_registry().ok();
+            for row in &rows {
+                let what = match (&row.kind, &row.tool_call_id) {
+                    (CheckpointKind::Restore, _) => match row.restored_to {
+                        Some(to) => format!("restore to before #{to}"),
+                        None => "restore".to_string(),
+                    },
+                    (CheckpointKind::Call, Some(id)) => calls
+                        .iter()
+                        .find(|c| &c.tool_call_id == id)
+                        .map(|c| {
+                            registry
+                                .as_ref()
+                                .map(|r| {
+                                    r.describe_call(&c.name, &c.args, ToolDescriptionLength::Short)
+                                })
+                                .unwrap_or_else(|| c.name.clone())
+                        })
+                        .unwrap_or_else(|| id.clone()),
+                    (CheckpointKind::Call, None) => "tool call".to_string(),
+                };
+                println!("#{:<5} {what}", row.id);
+                println!("       {}", summary(row));
+            }
+            Ok(exit::OK)
+        }
+        CheckpointsCommand::Diff { id, path, stat } => {
+            let row = store
+                .checkpoint(id)
+                .map_err(Fail::failed)?
+                .ok_or_else(|| Fail::usage(format!("there is no checkpoint {id}")))?;
+            if stat {
+                for f in &row.changes.files {
+                    println!(
+                        "{:>6} {:>6}  {}",
+                        format!("+{}", f.added),
+                        format!("-{}", f.removed),
+                        f.path
+                    );
+                }
+                if row.changes.total > row.changes.files.len() {
+                    println!("… and {} more", row.changes.total - row.changes.files.len());
+                }
+                return Ok(exit::OK);
+            }
+            let text = checkpoints
+                .diff(&store, id, path, usize::MAX)
+                .await
+                .map_err(Fail::failed)?;
+            print!("{text}");
+            Ok(exit::OK)
+        }
+        CheckpointsCommand::Restore { id, json } => {
+            if store.checkpoint(id).map_err(Fail::failed)?.is_none() {
+                return Err(Fail::usage(format!("there is no checkpoint {id}")));
+            }
+            let done = checkpoints
+                .restore(&store, id)
+                .await
+                .map_err(Fail::failed)?;
+            if json {
+                return print_json(&json!(done));
+            }
+            println!(
+                "Restored the folder to before checkpoint #{id}: {}",
+                done.changes.summary()
+            );
+            if !done.note.is_empty() {
+                println!("{}", done.note);
+            }
+            println!(
+                "To undo this restore: skald checkpoints restore {}",
+                done.id
+            );
+            Ok(exit::OK)
+        }
+    }
+}
+
+fn summary(row: &CheckpointInfo) -> String {
+    let mut s = if row.changes.is_empty() {
+        String::new()
+    } else {
+        row.changes.summary()
+    };
+    if !row.note.is_empty() {
+        if !s.is_empty() {
+            s.push_str(" — ");
+        }
+        s.push_str(&row.note);
+    }
+    s
+}
+
+fn not_found(e: skald_store::StoreError) -> Fail {
+    match e {
+        skald_store::StoreError::NotFound { .. } => Fail::usage(e),
+        _ => Fail::failed(e),
+    }
+}
+
+fn print_json(v: &serde_json::Value) -> Result<u8, Fail> {
+    let text = serde_json::to_string_pretty(v).map_err(Fail::failed)?;
+    println!("{text}");
+    Ok(exit::OK)
+}

@@ -1,0 +1,405 @@
+//! Checkpoints in the engine (docs/checkpoints.md): the chat's folder is recorded before
+//! and after every call of a tool that can change files, on the line of the call's own
+//! session; a call that changed something gets a row (and a `checkpoint` event) naming
+//! both points, so the chat can show the diff and restore to before it. A restore is
+//! recorded the same way, so it can be undone.
+//!
+//! A checkpoint never blocks the call: one that fails or takes too long is skipped with a
+//! note, and a folder over the limits is not walked again for a while.
+
+use crate::approval::RunContext;
+use skald_api::checkpoint::{CheckpointInfo, CheckpointKind, FileChanges};
+use skald_base::lock;
+use skald_checkpoint::{CheckpointError, Limits, Shadow, Snapshot};
+use skald_store::{NewCheckpoint, Store};
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// A checkpoint that takes longer is given up on; the call goes ahead without it.
+const SNAPSHOT_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long a folder found too large is left alone before it is walked again.
+const TOO_LARGE_FOR: Duration = Duration::from_secs(300);
+/// The most of a diff the chat is sent at once.
+pub const MAX_PATCH_BYTES: usize = 512 * 1024;
+
+/// Where checkpoints are kept and how large a folder may be.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CheckpointSettings {
+    /// The data directory, whose `checkpoints/` holds the shadow repositories; none turns
+    /// checkpoints off (config.toml `[checkpoints] enabled = false`, or an engine built
+    /// without a data directory, as in-process tests are).
+    pub data_dir: Option<PathBuf>,
+    pub limits: Limits,
+}
+
+impl CheckpointSettings {
+    fn store_dir(&self) -> Option<PathBuf> {
+        self.data_dir.as_ref().map(|d| d.join("checkpoints"))
+    }
+}
+
+/// The engine's checkpointing: settings, and what it remembers between calls.
+#[derive(Debug, Default)]
+pub struct Checkpoints {
+    pub settings: CheckpointSettings,
+    /// Folders found too large, with when and why.
+    too_large: Mutex<HashMap<PathBuf, (Instant, String)>>,
+    /// Sessions already told that their folder is too large.
+    told: Mutex<HashSet<(i64, PathBuf)>>,
+}
+
+/// A checkpoint taken before a call, to be finished after it.
+pub struct Before {
+    folder: PathBuf,
+    excluded: Vec<PathBuf>,
+    taken: Result<Snapshot, String>,
+}
+
+/// The line of a session in its folder's shadow repository.
+pub fn line_of(session_id: i64) -> String {
+    format!("session-{session_id}")
+}
+
+/// What a checkpoint leaves out besides what every walk does: what the agent may not read
+/// (Skald's secrets, credential folders, the user's deny rules) and Skald's data directory.
+pub fn excluded(store: &Store, run: &RunContext) -> Vec<PathBuf> {
+    let mut out = crate::approval::denied_paths(store, run, skald_api::tool_names::READ_FILE);
+    out.extend(run.hidden_from_commands.iter().cloned());
+    out
+}
+
+impl Checkpoints {
+    pub fn new(settings: CheckpointSettings) -> Checkpoints {
+        Checkpoints {
+            settings,
+            ..Checkpoints::default()
+        }
+    }
+
+    pub fn enabled(&self) -> bool {
+        self.settings.data_dir.is_some()
+    }
+
+    /// Records `folder` before a call in `session_id`. None when checkpoints are off or
+    /// the folder is known to be too large (and the session has been told).
+    pub async fn before(&self, store: &Store, session_id: i64, run: &RunContext) -> Option<Before> {
+        let dir = self.settings.store_dir()?;
+        let folder = run.working_dir.clone();
+        if folder.as_os_str().is_empty() {
+            return None;
+        }
+        if let Some(why) = self.known_too_large(&folder) {
+            return self.tell_once(session_id, &folder, why);
+        }
+        let excluded = excluded(store, run);
+        let taken = snapshot(
+            dir,
+            folder.clone(),
+            line_of(session_id),
+            "before a tool call".to_string(),
+            self.settings.limits,
+            excluded.clone(),
+        )
+        .await;
+        if let Err(Failure::TooLarge(why)) = &taken {
+            lock(&self.too_large).insert(folder.clone(), (Instant::now(), why.clone()));
+            return self.tell_once(session_id, &folder, why.clone());
+        }
+        Some(Before {
+            folder,
+            excluded,
+            taken: taken.map_err(|f| f.to_string()),
+        })
+    }
+
+    /// Records the folder after the call `call_id` and, when it changed or could not be
+    /// recorded, stores the row the chat shows.
+    pub async fn after(
+        &self,
+        store: &Store,
+        session_id: i64,
+        call_id: &str,
+        before: Before,
+    ) -> Option<CheckpointInfo> {
+        let dir = self.settings.store_dir()?;
+        let folder_text = before.folder.to_string_lossy().into_owned();
+        let first = match before.taken {
+            Ok(s) => s,
+            // The reason was found before the call; there is no point to restore to.
+            Err(note) if note.is_empty() => return None,
+            Err(note) => {
+                return self.record(
+                    store,
+                    NewCheckpoint {
+                        session_id,
+                        tool_call_id: Some(call_id),
+                        kind: CheckpointKind::Call,
+                        folder: &folder_text,
+                        before: None,
+                        after: None,
+                        changes: &FileChanges::default(),
+                        note: &format!("No checkpoint was taken before this call: {note}"),
+                        restored_to: None,
+                    },
+                );
+            }
+        };
+        let line = line_of(session_id);
+        let limits = self.settings.limits;
+        let second = snapshot(
+            dir.clone(),
+            before.folder.clone(),
+            line,
+            format!("after tool call {call_id}"),
+            limits,
+            before.excluded,
+        )
+        .await;
+        let second = match second {
+            Ok(s) => s,
+            Err(f) => {
+                return self.record(
+                    store,
+                    NewCheckpoint {
+                        session_id,
+                        tool_call_id: Some(call_id),
+                        kind: CheckpointKind::Call,
+                        folder: &folder_text,
+                        before: Some(&first.commit),
+                        after: None,
+                        changes: &FileChanges::default(),
+                        note: &format!("The folder could not be recorded after this call: {f}"),
+                        restored_to: None,
+                    },
+                );
+            }
+        };
+        if second.commit == first.commit {
+            return None;
+        }
+        let (from, to) = (first.commit.clone(), second.commit.clone());
+        let folder = before.folder.clone();
+        let changes = blocking(move || {
+            let shadow = Shadow::open(&dir, &folder)?;
+            shadow.changes(&from, &to)
+        })
+        .await
+        .unwrap_or_default();
+        if changes.is_empty() {
+            return None;
+        }
+        self.record(
+            store,
+            NewCheckpoint {
+                session_id,
+                tool_call_id: Some(call_id),
+                kind: CheckpointKind::Call,
+                folder: &folder_text,
+                before: Some(&first.commit),
+                after: Some(&second.commit),
+                changes: &changes,
+                note: &second.note(&limits),
+                restored_to: None,
+            },
+        )
+    }
+
+    fn record(&self, store: &Store, row: NewCheckpoint<'_>) -> Option<CheckpointInfo> {
+        match store.add_checkpoint(&row) {
+            Ok(info) => Some(info),
+            Err(e) => {
+                tracing::warn!(error = %e, "could not store a checkpoint");
+                None
+            }
+        }
+    }
+
+    fn known_too_large(&self, folder: &Path) -> Option<String> {
+        let mut known = lock(&self.too_large);
+        match known.get(folder) {
+            Some((at, why)) if at.elapsed() < TOO_LARGE_FOR => Some(why.clone()),
+            Some(_) => {
+                known.remove(folder);
+                None
+            }
+            None => None,
+        }
+    }
+
+    /// The first call of a session in a folder too large gets a note; later calls none.
+    fn tell_once(&self, session_id: i64, folder: &Path, why: String) -> Option<Before> {
+        let first = lock(&self.told).insert((session_id, folder.to_path_buf()));
+        Some(Before {
+            folder: folder.to_path_buf(),
+            excluded: Vec::new(),
+            taken: Err(if first {
+                format!("{why}. Changes in this folder cannot be undone from Skald.")
+            } else {
+                String::new()
+            }),
+        })
+    }
+
+    /// Brings a chat's folder back to before checkpoint `id` and records that as a
+    /// restore (which can itself be restored, undoing it).
+    pub async fn restore(&self, store: &Store, id: i64) -> Result<CheckpointInfo, String> {
+        let dir = self
+            .settings
+            .store_dir()
+            .ok_or("checkpoints are turned off ([checkpoints] enabled = false)")?;
+        let row = store
+            .checkpoint(id)
+            .map_err(|e| e.to_string())?
+            .ok_or_else(|| format!("there is no checkpoint {id}"))?;
+        let target = row.before.clone().ok_or_else(|| {
+            format!(
+                "checkpoint {id} has no recorded state to go back to: {}",
+                row.note
+            )
+        })?;
+        let folder = PathBuf::from(&row.folder);
+        let line = line_of(row.session_id);
+        let limits = self.settings.limits;
+        let excluded = self.settings.data_dir.iter().cloned().collect::<Vec<_>>();
+        let done = blocking(move || {
+            let mut shadow = Shadow::open(&dir, &folder)?;
+            shadow.restore(&line, &target, &limits, &excluded)
+        })
+        .await
+        .map_err(|e| e.to_string())?;
+        let note = if done.conflicts.is_empty() {
+            String::new()
+        } else {
+            format!("Not restored: {}", done.conflicts.join("; "))
+        };
+        store
+            .add_checkpoint(&NewCheckpoint {
+                session_id: row.session_id,
+                tool_call_id: None,
+                kind: CheckpointKind::Restore,
+                folder: &row.folder,
+                before: Some(&done.before.commit),
+                after: Some(&done.after.commit),
+                changes: &done.changes,
+                note: &note,
+                restored_to: Some(id),
+            })
+            .map_err(|e| e.to_string())
+    }
+
+    /// Opens the shadow repository of each folder a chat's checkpoints name, which
+    /// finishes a restore a crash interrupted there. Returns what could not be opened.
+    pub async fn recover(&self, rows: &[CheckpointInfo]) -> Vec<String> {
+        let Some(dir) = self.settings.store_dir() else {
+            return Vec::new();
+        };
+        let folders: std::collections::BTreeSet<String> =
+            rows.iter().map(|r| r.folder.clone()).collect();
+        let mut problems = Vec::new();
+        for folder in folders {
+            let dir = dir.clone();
+            let path = PathBuf::from(&folder);
+            if !path.is_dir() {
+                continue;
+            }
+            if let Err(e) = blocking(move || Shadow::open(&dir, &path).map(|_| ())).await {
+                problems.push(format!("{folder}: {e}"));
+            }
+        }
+        problems
+    }
+
+    /// The unified diff of what checkpoint `id`'s step changed, of `paths` only when some
+    /// are given, cut at `max_bytes`.
+    pub async fn diff(
+        &self,
+        store: &Store,
+        id: i64,
+        paths: Vec<String>,
+        max_bytes: usize,
+    ) -> Result<String, String> {
+        let dir = self
+            .settings
+            .store_dir()
+            .ok_or("checkpoints are turned off ([checkpoints] enabled = false)")?;
+        let row = store
+            .checkpoint(id)
+            .map_err(|e| e.to_string())?
+            .ok_or_else(|| format!("there is no checkpoint {id}"))?;
+        let (Some(from), Some(to)) = (row.before.clone(), row.after.clone()) else {
+            return Err(format!("checkpoint {id} recorded no change: {}", row.note));
+        };
+        let folder = PathBuf::from(&row.folder);
+        blocking(move || {
+            let shadow = Shadow::open(&dir, &folder)?;
+            shadow.patch(&from, &to, &paths, max_bytes)
+        })
+        .await
+        .map_err(|e| e.to_string())
+    }
+}
+
+/// Why a snapshot was not taken.
+#[derive(Debug)]
+enum Failure {
+    TooLarge(String),
+    Other(String),
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Failure::TooLarge(s) | Failure::Other(s) => f.write_str(s),
+        }
+    }
+}
+
+async fn snapshot(
+    dir: PathBuf,
+    folder: PathBuf,
+    line: String,
+    message: String,
+    limits: Limits,
+    excluded: Vec<PathBuf>,
+) -> Result<Snapshot, Failure> {
+    let work = tokio::task::spawn_blocking(move || {
+        let mut shadow = Shadow::open(&dir, &folder)?;
+        shadow.snapshot(&line, &message, &limits, &excluded)
+    });
+    match tokio::time::timeout(SNAPSHOT_TIMEOUT, work).await {
+        Ok(Ok(Ok(s))) => Ok(s),
+        Ok(Ok(Err(e @ CheckpointError::TooLarge { .. }))) => {
+            let text = e.to_string();
+            Err(Failure::TooLarge(capitalise(&text)))
+        }
+        Ok(Ok(Err(e))) => Err(Failure::Other(e.to_string())),
+        Ok(Err(e)) => Err(Failure::Other(format!("the checkpoint stopped: {e}"))),
+        Err(_) => Err(Failure::Other(format!(
+            "recording the folder took over {} seconds",
+            SNAPSHOT_TIMEOUT.as_secs()
+        ))),
+    }
+}
+
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, CheckpointError> + Send + 'static,
+) -> Result<T, CheckpointError> {
+    match tokio::task::spawn_blocking(f).await {
+        Ok(r) => r,
+        Err(e) => Err(CheckpointError::Io {
+            action: "finish",
+            path: PathBuf::from("the checkpoint"),
+            reason: e.to_string(),
+        }),
+    }
+}
+
+fn capitalise(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) => f.to_uppercase().chain(c).collect(),
+        None => String::new(),
+    }
+}
