@@ -84,7 +84,7 @@ export type Event = { "type": "turn_running", session_id: number, } | { "type": 
 /**
  * The background session the task works in.
  */
-session_id: number | null, title: string, agent_id: string, status: TaskStatus, result?: string, } | { "type": "error", message: string, } | { "type": "done", session_id: number, outcome: TurnOutcome, text: string, };
+session_id: number | null, title: string, agent_id: string, status: TaskStatus, result?: string, } | { "type": "checkpoint", checkpoint: CheckpointInfo, } | { "type": "error", message: string, } | { "type": "done", session_id: number, outcome: TurnOutcome, text: string, };
 
 export type Kind = { "kind": "markdown" } | { "kind": "code", language: string, } | { "kind": "text" } | { "kind": "image", mime: string, } | { "kind": "svg", mime: string, } | { "kind": "pdf", mime: string, } | { "kind": "html" } | { "kind": "latex" } | { "kind": "binary" };
 
@@ -145,11 +145,68 @@ always_ask: boolean,
  */
 note: string, };
 
+export type ChangeStatus = "added" | "modified" | "deleted";
+
+/**
+ * One file's change.
+ */
+export type FileChange = { 
+/**
+ * Relative to the chat's folder, `/`-separated.
+ */
+path: string, status: ChangeStatus, 
+/**
+ * Lines added and removed (0 for a binary file, and past the first 500 files).
+ */
+added: number, removed: number, binary: boolean, };
+
+/**
+ * The files one step changed.
+ */
+export type FileChanges = { 
+/**
+ * At most 2,000, in path order.
+ */
+files: Array<FileChange>, 
+/**
+ * How many files changed in all.
+ */
+total: number, };
+
+export type CheckpointKind = "call" | "restore";
+
+/**
+ * A step that changed the folder, or could not be recorded: what the chat shows under a
+ * tool call and `skald checkpoints list` prints.
+ */
+export type CheckpointInfo = { id: number, session_id: number, 
+/**
+ * The call it brackets (for a restore, none).
+ */
+tool_call_id: string | null, kind: CheckpointKind, folder: string, 
+/**
+ * The folder before and after the step, as commits of its shadow repository; none
+ * when no checkpoint could be taken (`note` says why).
+ */
+before: string | null, after: string | null, changes: FileChanges, 
+/**
+ * What was left out or went wrong, for a person; "" when nothing.
+ */
+note: string, 
+/**
+ * For a restore: the checkpoint whose "before" it went back to.
+ */
+restored_to: number | null, 
+/**
+ * Milliseconds since the epoch.
+ */
+created_at: number, };
+
 export type Command = { "cmd": "list_sessions" } | { "cmd": "create_session", title?: string, 
 /**
  * The folder the agent works in; the server's folder when absent.
  */
-working_dir?: string, agent_id?: string, } | { "cmd": "rename_session", session_id: number, title: string, } | { "cmd": "delete_session", session_id: number, } | { "cmd": "history", session_id: number, before?: number, limit?: number, } | { "cmd": "usage", session_id: number, } | { "cmd": "sandbox", session_id: number, } | { "cmd": "set_sandbox", session_id: number, mode: SandboxMode, network: boolean, } | { "cmd": "send_message", session_id: number, text: string, } | { "cmd": "stop", session_id: number, } | { "cmd": "render_markdown", text: string, 
+working_dir?: string, agent_id?: string, } | { "cmd": "rename_session", session_id: number, title: string, } | { "cmd": "delete_session", session_id: number, } | { "cmd": "history", session_id: number, before?: number, limit?: number, } | { "cmd": "usage", session_id: number, } | { "cmd": "sandbox", session_id: number, } | { "cmd": "set_sandbox", session_id: number, mode: SandboxMode, network: boolean, } | { "cmd": "checkpoints", session_id: number, } | { "cmd": "checkpoint_diff", id: number, path?: string, } | { "cmd": "restore_checkpoint", id: number, } | { "cmd": "send_message", session_id: number, text: string, } | { "cmd": "stop", session_id: number, } | { "cmd": "render_markdown", text: string, 
 /**
  * Relative links resolve against this session's folder.
  */
@@ -205,7 +262,11 @@ has_more: boolean, } | { "cmd": "usage",
 /**
  * Model calls made.
  */
-requests: number, input_tokens: number, output_tokens: number, } | { "cmd": "sandbox", sandbox: SandboxInfo, } | { "cmd": "set_sandbox", sandbox: SandboxInfo, } | { "cmd": "send_message", 
+requests: number, input_tokens: number, output_tokens: number, } | { "cmd": "sandbox", sandbox: SandboxInfo, } | { "cmd": "set_sandbox", sandbox: SandboxInfo, } | { "cmd": "checkpoints", checkpoints: Array<CheckpointInfo>, } | { "cmd": "checkpoint_diff", text: string, } | { "cmd": "restore_checkpoint", 
+/**
+ * The restore's own checkpoint: restoring to before it undoes the restore.
+ */
+checkpoint: CheckpointInfo, } | { "cmd": "send_message", 
 /**
  * The message waits for the running turn's next round.
  */

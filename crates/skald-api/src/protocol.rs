@@ -79,6 +79,23 @@ pub enum Command {
         mode: crate::SandboxMode,
         network: bool,
     },
+    /// The steps that changed the chat's folder, oldest first (docs/checkpoints.md).
+    Checkpoints {
+        session_id: i64,
+    },
+    /// The unified diff of what one step changed (of one file when `path` is given), cut
+    /// at 512 KiB.
+    CheckpointDiff {
+        id: i64,
+        #[serde(default)]
+        #[ts(optional)]
+        path: Option<String>,
+    },
+    /// "Restore to before this": brings the chat's folder back to before checkpoint `id`.
+    /// Refused while the chat's turn runs. The restore is itself a checkpoint.
+    RestoreCheckpoint {
+        id: i64,
+    },
     /// Starts a turn, or queues the message for the running turn's next round.
     SendMessage {
         session_id: i64,
@@ -263,6 +280,16 @@ pub enum Reply {
     },
     SetSandbox {
         sandbox: crate::SandboxInfo,
+    },
+    Checkpoints {
+        checkpoints: Vec<crate::checkpoint::CheckpointInfo>,
+    },
+    CheckpointDiff {
+        text: String,
+    },
+    RestoreCheckpoint {
+        /// The restore's own checkpoint: restoring to before it undoes the restore.
+        checkpoint: crate::checkpoint::CheckpointInfo,
     },
     SendMessage {
         /// The message waits for the running turn's next round.

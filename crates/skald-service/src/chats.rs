@@ -153,6 +153,67 @@ impl Service {
         self.sandbox(session_id)
     }
 
+    pub(crate) async fn checkpoints(&self, session_id: i64) -> Result<Reply, ServiceError> {
+        self.store.get_session(session_id)?;
+        let checkpoints = self.store.checkpoints(session_id)?;
+        // Opening each folder's checkpoints finishes a restore a crash interrupted there.
+        for problem in self
+            .sessions
+            .engine()
+            .checkpoints
+            .recover(&checkpoints)
+            .await
+        {
+            tracing::warn!(%problem, "checkpoints could not be opened");
+        }
+        Ok(Reply::Checkpoints { checkpoints })
+    }
+
+    pub(crate) async fn checkpoint_diff(
+        &self,
+        id: i64,
+        path: Option<String>,
+    ) -> Result<Reply, ServiceError> {
+        let engine = self.sessions.engine();
+        let text = engine
+            .checkpoints
+            .diff(
+                &self.store,
+                id,
+                path.into_iter().collect(),
+                skald_core::checkpoints::MAX_PATCH_BYTES,
+            )
+            .await
+            .map_err(invalid)?;
+        Ok(Reply::CheckpointDiff { text })
+    }
+
+    pub(crate) async fn restore_checkpoint(&self, id: i64) -> Result<Reply, ServiceError> {
+        let engine = self.sessions.engine();
+        let row = self
+            .store
+            .checkpoint(id)?
+            .ok_or_else(|| invalid(format!("there is no checkpoint {id}")))?;
+        // The agent may be changing the same files: it is stopped first, by the person.
+        if self.sessions.is_running(row.session_id) {
+            return Err(invalid(
+                "the chat's turn is running; stop it before restoring its folder",
+            ));
+        }
+        let checkpoint = engine
+            .checkpoints
+            .restore(&self.store, id)
+            .await
+            .map_err(invalid)?;
+        engine.emit(
+            row.session_id,
+            skald_api::events::Event::Checkpoint {
+                checkpoint: checkpoint.clone(),
+            },
+        );
+        Ok(Reply::RestoreCheckpoint { checkpoint })
+    }
+
     pub(crate) fn send_message(
         &self,
         session_id: i64,

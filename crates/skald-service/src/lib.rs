@@ -332,6 +332,9 @@ impl Service {
             } => self
                 .set_sandbox(session_id, mode, network)
                 .map(|sandbox| Reply::SetSandbox { sandbox }),
+            Command::Checkpoints { session_id } => self.checkpoints(session_id).await,
+            Command::CheckpointDiff { id, path } => self.checkpoint_diff(id, path).await,
+            Command::RestoreCheckpoint { id } => self.restore_checkpoint(id).await,
             Command::SendMessage { session_id, text } => self.send_message(session_id, text),
             Command::Stop { session_id } => Ok(Reply::Stop {
                 stopped: self.sessions.stop(session_id),
