@@ -8,6 +8,8 @@ use skald_api::checkpoint::FileChanges;
 use std::io::Write;
 use std::path::{Component, Path, PathBuf};
 
+/// The name every temporary file of a restore starts with.
+const TMP_PREFIX: &str = ".skald-restore-";
 /// Present while a restore changes the folder; names where it is going.
 const JOURNAL: &str = "skald-restore.json";
 
@@ -99,6 +101,7 @@ impl Shadow {
         let Ok(target) = self.commit(&journal.target).map(|c| c.tree_id()) else {
             return self.remove_journal();
         };
+        self.remove_leftovers(&journal.excluded);
         let now = self.scan(&limits, &journal.excluded)?;
         self.apply(now.tree, target)?;
         let short = &journal.target[..journal.target.len().min(12)];
@@ -109,6 +112,22 @@ impl Shadow {
             &journal.excluded,
         )?;
         self.remove_journal()
+    }
+
+    /// Removes the temporary files of writes the crash cut short (only a restore makes
+    /// them, only after its journal is written), so no checkpoint records them.
+    fn remove_leftovers(&self, excluded: &[PathBuf]) {
+        let mut excluded = excluded.to_vec();
+        excluded.push(self.dir.clone());
+        for entry in skald_base::walk::walker(&self.root, &excluded)
+            .build()
+            .flatten()
+        {
+            let name = entry.file_name().to_string_lossy();
+            if name.starts_with(TMP_PREFIX) && !entry.file_type().is_some_and(|t| t.is_dir()) {
+                let _ = std::fs::remove_file(entry.path());
+            }
+        }
     }
 
     fn write_journal(&self, journal: &Journal) -> Result<()> {
@@ -229,7 +248,7 @@ impl Shadow {
             return Ok(Ok(()));
         }
         let mut tmp = tempfile::Builder::new()
-            .prefix(".skald-restore-")
+            .prefix(TMP_PREFIX)
             .tempfile_in(&dir)
             .map_err(|e| CheckpointError::io("create a temporary file in", &dir, &e))?;
         tmp.write_all(blob.content())
@@ -262,7 +281,7 @@ fn plain(rel: &Path) -> bool {
 
 #[cfg(unix)]
 fn write_link(dir: &Path, path: &Path, target: &Path) -> Result<()> {
-    let tmp = dir.join(format!(".skald-restore-link-{}", std::process::id()));
+    let tmp = dir.join(format!("{TMP_PREFIX}link-{}", std::process::id()));
     let _ = std::fs::remove_file(&tmp);
     std::os::unix::fs::symlink(target, &tmp)
         .map_err(|e| CheckpointError::io("create a link at", &tmp, &e))?;

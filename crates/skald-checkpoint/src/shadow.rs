@@ -98,9 +98,7 @@ impl Shadow {
                 r
             }
         };
-        // We hold the lock, so a lock file libgit2 left is from a process that was killed
-        // while writing the index; the index itself was replaced atomically or not at all.
-        let _ = std::fs::remove_file(dir.join(format!("{INDEX_FILE}.lock")));
+        remove_stale_locks(&dir);
         let mut shadow = Shadow {
             repo,
             root,
@@ -271,6 +269,20 @@ impl Shadow {
             index.write()?;
         }
         Ok(scan)
+    }
+}
+
+/// We hold the lock, so a lock file libgit2 left (the index's, a ref's) is from a process
+/// that was killed while writing it; what it guarded was replaced atomically or not at all.
+fn remove_stale_locks(dir: &Path) {
+    let _ = std::fs::remove_file(dir.join(format!("{INDEX_FILE}.lock")));
+    let _ = std::fs::remove_file(dir.join("packed-refs.lock"));
+    let _ = std::fs::remove_file(dir.join("HEAD.lock"));
+    let refs = dir.join("refs").join("skald");
+    for entry in std::fs::read_dir(&refs).into_iter().flatten().flatten() {
+        if entry.file_name().to_string_lossy().ends_with(".lock") {
+            let _ = std::fs::remove_file(entry.path());
+        }
     }
 }
 

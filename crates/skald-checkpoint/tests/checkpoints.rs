@@ -283,7 +283,13 @@ fn an_interrupted_restore_is_finished_when_the_store_is_next_opened() {
     )
     .expect("journal");
     write(dir.path(), "a.txt", "old a\n");
+    write(
+        dir.path(),
+        ".skald-restore-Xy12ab",
+        "the half-written file a kill left",
+    );
     let shadow = Shadow::open(store.path(), dir.path()).expect("reopen");
+    assert!(!dir.path().join(".skald-restore-Xy12ab").exists());
     assert_eq!(read(dir.path(), "a.txt").as_deref(), Some("old a\n"));
     assert_eq!(read(dir.path(), "b.txt").as_deref(), Some("old b\n"));
     assert!(read(dir.path(), "c.txt").is_none());

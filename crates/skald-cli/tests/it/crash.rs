@@ -20,7 +20,7 @@ use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 use serde_json::{Value, json};
 use skald_store::{MessageStatus, Store};
-use skald_testkit::{Reply, ScriptedServer, dripped, sse, tool_call};
+use skald_testkit::{Reply, ScriptedServer, answer, dripped, sse, tool_call};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::process::Child;
@@ -559,4 +559,220 @@ fn fifty_kills_lose_nothing_and_leave_no_half_written_file() {
         "temporary files of interrupted writes: {leftovers:?}"
     );
     check_files(work.path(), "at the end");
+}
+
+/// Files in the checkpoint crash test's folder: enough that a checkpoint and a restore take
+/// long enough for kills to land inside them.
+const CHECKPOINT_FILES: usize = 1500;
+
+/// Writes every file of the folder in state `tag`.
+fn write_state(work: &Path, tag: &str) {
+    for i in 0..CHECKPOINT_FILES {
+        let dir = work.join(format!("d{:02}", i % 30));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join(format!("f{i}.txt")), state_line(tag, i)).unwrap();
+    }
+}
+
+fn state_line(tag: &str, i: usize) -> String {
+    format!("{tag} {i}\n").repeat(40)
+}
+
+/// The one state every file of the folder is in, or what is wrong: a mix, a file missing
+/// or extra, a restore's temporary file left behind.
+fn state_of(work: &Path) -> Result<String, String> {
+    let mut tags = BTreeSet::new();
+    let mut count = 0;
+    for d in std::fs::read_dir(work).unwrap().flatten() {
+        if !d.path().is_dir() {
+            return Err(format!("unexpected file {}", d.path().display()));
+        }
+        for f in std::fs::read_dir(d.path()).unwrap().flatten() {
+            let name = f.file_name().to_string_lossy().into_owned();
+            let Some(i) = name
+                .strip_prefix('f')
+                .and_then(|n| n.strip_suffix(".txt"))
+                .and_then(|n| n.parse::<usize>().ok())
+            else {
+                return Err(format!("unexpected file {}", f.path().display()));
+            };
+            let text = std::fs::read_to_string(f.path()).unwrap();
+            let tag = text.split(' ').next().unwrap_or_default().to_string();
+            if text != state_line(&tag, i) {
+                return Err(format!("{name} is cut or mixed"));
+            }
+            tags.insert(tag);
+            count += 1;
+        }
+    }
+    if count != CHECKPOINT_FILES {
+        return Err(format!("{count} files, not {CHECKPOINT_FILES}"));
+    }
+    match tags.len() {
+        1 => Ok(tags.into_iter().next().unwrap_or_default()),
+        _ => Err(format!("files in states {tags:?}")),
+    }
+}
+
+/// `skald checkpoints ARGS --json`, which must succeed.
+fn checkpoints_json(data: &Path, args: &[&str]) -> Value {
+    let out = skald(data, None)
+        .arg("checkpoints")
+        .args(args)
+        .arg("--json")
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn kills_during_checkpoints_and_restores_leave_the_folder_wholly_old_or_wholly_new() {
+    let kills: usize = std::env::var("SKALD_CRASH_KILLS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(50usize)
+        .div_ceil(5)
+        .max(4);
+    let seed: u64 = std::env::var("SKALD_CRASH_SEED")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0x5EED_C0FFEE);
+    let mut rng = Rng(seed ^ 0xC4EC);
+    let (data, work) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let w = work.path();
+    write_state(w, "A");
+    let exec = |server: &ScriptedServer, prompt: &str| {
+        let mut cmd = skald(data.path(), Some(server));
+        cmd.args([
+            "exec",
+            "--json",
+            "--approve",
+            "all",
+            "--sandbox",
+            "off",
+            "--cwd",
+        ])
+        .arg(w)
+        .arg(prompt);
+        cmd
+    };
+
+    // Kills while the folder is checkpointed before and after a command (one that changes
+    // nothing, so that whatever the kill cuts short, the folder must still be A).
+    let mut landed = 0;
+    for k in 0..kills {
+        let server = ScriptedServer::new(vec![
+            tool_call("c1", "execute_cmd", r#"{"command": "sleep 0.05"}"#),
+            answer("done"),
+        ]);
+        let (child, rx) = spawn_json(exec(&server, &format!("kill {k}")));
+        let mut shown = Shown::default();
+        // Waits for the call to start, then kills at once or up to 0.3 s later.
+        loop {
+            match rx.recv_timeout(Duration::from_secs(60)) {
+                Ok(ev) => {
+                    let start = ev["type"] == "tool_start";
+                    shown.events.push(ev);
+                    if start {
+                        break;
+                    }
+                }
+                Err(e) => panic!("the run ended before its call started: {e}"),
+            }
+        }
+        std::thread::sleep(Duration::from_micros(rng.below(300_000)));
+        if !shown.events.iter().any(|e| e["type"] == "tool_done") {
+            landed += 1;
+        }
+        kill_9(child, &rx, &mut shown);
+        assert_eq!(state_of(w), Ok("A".to_string()), "kill {k}");
+    }
+    assert!(landed > 0, "no kill landed before the call ended");
+
+    // After the kills the checkpoints still work: two commands, each a checkpoint.
+    let server = ScriptedServer::new(vec![
+        tool_call(
+            "c1",
+            "execute_cmd",
+            r#"{"command": "sed -i 's/^A /B /' d*/*.txt"}"#,
+        ),
+        tool_call(
+            "c2",
+            "execute_cmd",
+            r#"{"command": "sed -i 's/^B /C /' d*/*.txt"}"#,
+        ),
+        answer("done"),
+    ]);
+    let out = exec(&server, "change everything twice").output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let cps: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|e| e["type"] == "checkpoint")
+        .map(|e| e["checkpoint"].clone())
+        .collect();
+    assert_eq!(cps.len(), 2, "{cps:?}");
+    for cp in &cps {
+        assert_eq!(cp["changes"]["total"], CHECKPOINT_FILES, "{cp}");
+    }
+    assert_eq!(state_of(w), Ok("C".to_string()));
+    let session = cps[0]["session_id"].as_i64().unwrap().to_string();
+    // Before c1 the folder was A, before c2 it was B.
+    let targets = [
+        (cps[0]["id"].to_string(), "A"),
+        (cps[1]["id"].to_string(), "B"),
+    ];
+
+    // Kills during restores: after each, the next look at the checkpoints finishes an
+    // interrupted restore, and the folder is wholly where it was or wholly the target.
+    // One whole restore first, to spread the kills over how long one takes here.
+    let started = Instant::now();
+    checkpoints_json(data.path(), &["restore", &targets[1].0]);
+    let window = started.elapsed().as_micros() as u64 * 5 / 4 + 1;
+    let mut state = state_of(w).unwrap();
+    assert_eq!(state, "B");
+    let mut cut = 0;
+    for k in 0..kills {
+        let (id, target) = &targets[k % 2];
+        let mut child = skald(data.path(), None)
+            .args(["checkpoints", "restore", id])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_micros(rng.below(window)));
+        if child.try_wait().unwrap().is_none() {
+            cut += 1;
+        }
+        let _ = kill(Pid::from_raw(child.id() as i32), Signal::SIGKILL);
+        child.wait().unwrap();
+        checkpoints_json(data.path(), &["list", &session]);
+        let now = state_of(w).unwrap_or_else(|e| panic!("restore kill {k}: {e}"));
+        assert!(
+            now == state || now == *target,
+            "restore kill {k}: the folder is {now}, neither {state} nor {target}"
+        );
+        state = now;
+    }
+    eprintln!(
+        "checkpoint crash test: {landed} of {kills} kills before a call ended, {cut} of {kills} \
+         during a restore"
+    );
+    assert!(cut > 0, "no kill landed during a restore");
+    // A whole restore still works, and its undo.
+    let done = checkpoints_json(data.path(), &["restore", &targets[0].0]);
+    assert_eq!(state_of(w), Ok("A".to_string()));
+    checkpoints_json(data.path(), &["restore", &done["id"].to_string()]);
+    assert_eq!(state_of(w), Ok(state));
 }
