@@ -207,6 +207,18 @@ pub fn runs(data_dir: &DataDir, id: i64, json: bool) -> Result<u8, Fail> {
                 println!("      {line}");
             }
         }
+        // What the run changed in its folder can be looked at and undone from here.
+        if let Some(sid) = r.session_id {
+            let changed = store.checkpoints(sid).map_err(Fail::failed)?;
+            let files: usize = changed.iter().map(|c| c.changes.total).sum();
+            if files > 0 {
+                println!(
+                    "      changed files ({} {}): skald checkpoints list {sid}",
+                    changed.len(),
+                    if changed.len() == 1 { "step" } else { "steps" }
+                );
+            }
+        }
     }
     Ok(exit::OK)
 }

@@ -374,3 +374,57 @@ fn a_runs_notification_reaches_the_home_chat() {
     let last = store.list_messages(home).unwrap().pop().unwrap();
     assert_eq!(last.content, "You have a digest: 3 new notes.");
 }
+
+#[test]
+fn a_runs_changes_are_restorable_from_the_run() {
+    use skald_testkit::tool_call;
+    let server = ScriptedServer::routed(vec![
+        (
+            "meticulous researcher",
+            vec![
+                tool_call(
+                    "w1",
+                    "write_file",
+                    r##"{"path": "digest.md", "content": "# Digest\n"}"##,
+                ),
+                answer("Digest written."),
+            ],
+        ),
+        ("", vec![answer("ok")]),
+    ]);
+    let (data, work) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    std::fs::write(work.path().join("digest.md"), "last week's digest\n").unwrap();
+    let job = add_job(data.path(), work.path(), "0 0 0 1 1 *");
+    due_since(data.path(), job, skald_store::now_ms() - 1000);
+    ok(&skald(data.path(), Some(&server))
+        .args(["cron", "run", "--once", "--approve", "all"])
+        .output()
+        .unwrap());
+    assert_eq!(
+        std::fs::read_to_string(work.path().join("digest.md")).unwrap(),
+        "# Digest\n"
+    );
+    let text = ok(&skald(data.path(), None)
+        .args(["cron", "runs", &job.to_string()])
+        .output()
+        .unwrap());
+    let session = runs(data.path(), job)[0]["session_id"].as_i64().unwrap();
+    assert!(
+        text.contains(&format!("skald checkpoints list {session}")),
+        "{text}"
+    );
+    let out = ok(&skald(data.path(), None)
+        .args(["checkpoints", "list", &session.to_string(), "--json"])
+        .output()
+        .unwrap());
+    let cps: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(cps[0]["changes"]["files"][0]["path"], "digest.md");
+    ok(&skald(data.path(), None)
+        .args(["checkpoints", "restore", &cps[0]["id"].to_string()])
+        .output()
+        .unwrap());
+    assert_eq!(
+        std::fs::read_to_string(work.path().join("digest.md")).unwrap(),
+        "last week's digest\n"
+    );
+}
