@@ -3,12 +3,18 @@
 
 use crate::{CheckpointError, Limits, Result};
 use git2::{Index, IndexEntry, IndexTime, ObjectType, Oid, Repository, Signature};
-use std::collections::HashSet;
+use ignore::WalkState;
+use skald_base::lock;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 /// The index of the folder's last snapshot: the stat cache that makes the next one cheap.
 const INDEX_FILE: &str = "skald-index";
+/// The tree of the index as last written, so an unchanged folder's is not rebuilt.
+const TREE_FILE: &str = "skald-index.tree";
 /// Names the folder a shadow repository belongs to, for a person looking at the store.
 const FOLDER_FILE: &str = "skald-folder";
 /// How long `open` waits for another process's lock.
@@ -183,93 +189,211 @@ impl Shadow {
             .ok()
             .and_then(|m| m.modified().ok())
             .map(stamp);
-        let mut seen: HashSet<Vec<u8>> = HashSet::new();
+        let mut excluded = excluded.to_vec();
+        excluded.push(self.dir.clone());
+        let mut walked = walk(&self.root, &excluded, limits)?;
+        // In the index's order, so new entries are appended rather than inserted.
+        walked.files.sort_unstable_by(|a, b| a.rel.cmp(&b.rel));
+        // One pass over the index instead of a lookup per file.
+        let mut known: HashMap<Vec<u8>, IndexEntry> =
+            index.iter().map(|e| (e.path.clone(), e)).collect();
         let mut scan = Scan {
             tree: Oid::zero(),
-            files: 0,
-            bytes: 0,
-            skipped_large: Vec::new(),
+            files: walked.files.len(),
+            bytes: walked.bytes,
+            skipped_large: walked.skipped_large,
             hashed: 0,
         };
         let mut changed = false;
-        let mut excluded = excluded.to_vec();
-        excluded.push(self.dir.clone());
-        for entry in skald_base::walk::walker(&self.root, &excluded).build() {
-            let Ok(entry) = entry else { continue };
-            let Some(kind) = entry.file_type() else {
-                continue;
-            };
-            if !(kind.is_file() || kind.is_symlink()) || entry.depth() == 0 {
-                continue;
-            }
-            let Ok(rel) = entry.path().strip_prefix(&self.root) else {
-                continue;
-            };
-            let Ok(meta) = entry.path().symlink_metadata() else {
-                continue;
-            };
-            let rel_bytes = path_bytes(rel);
-            if meta.len() > limits.max_file_bytes {
-                scan.skipped_large
-                    .push((String::from_utf8_lossy(&rel_bytes).into_owned(), meta.len()));
-                continue;
-            }
-            scan.files += 1;
-            scan.bytes += meta.len();
-            if scan.files > limits.max_files {
-                return Err(CheckpointError::TooLarge {
-                    limit: limits.max_files.to_string(),
-                    what: "files",
-                    setting: "max_files",
-                });
-            }
-            if scan.bytes > limits.max_bytes {
-                return Err(CheckpointError::TooLarge {
-                    limit: format!("{} MiB", limits.max_bytes >> 20),
-                    what: "of files",
-                    setting: "max_mib",
-                });
-            }
-            let fresh = entry_for(&meta, &rel_bytes);
-            let known = index.get_path(rel, 0);
-            let unchanged = known.as_ref().is_some_and(|k| {
+        for file in walked.files {
+            let fresh = entry_for(&file.meta, &file.rel);
+            let old = known.remove(&file.rel);
+            let unchanged = old.as_ref().is_some_and(|k| {
                 same_stat(k, &fresh) && index_written.is_some_and(|w| stamp_of(&fresh) < w)
             });
-            if !unchanged {
-                let content = if kind.is_symlink() {
-                    std::fs::read_link(entry.path()).map(|t| path_bytes(&t))
-                } else {
-                    std::fs::read(entry.path())
-                };
-                // A file that vanished or became unreadable since the walk saw it is left
-                // as the index had it.
-                if let Ok(content) = content {
-                    scan.hashed += 1;
-                    let mut e = fresh;
-                    e.id = self.repo.blob(&content)?;
-                    // Also a racy file whose content is unchanged is added again: its
-                    // entry then postdates the index, so it is not read next time.
-                    index.add(&e)?;
-                    changed = true;
-                }
+            if unchanged {
+                continue;
             }
-            seen.insert(rel_bytes);
+            let content = if file.meta.file_type().is_symlink() {
+                std::fs::read_link(&file.path).map(|t| path_bytes(&t))
+            } else {
+                std::fs::read(&file.path)
+            };
+            // A file that vanished or became unreadable since the walk saw it is left as
+            // the index had it.
+            if let Ok(content) = content {
+                scan.hashed += 1;
+                let mut e = fresh;
+                e.id = self.repo.blob(&content)?;
+                // Also a racy file whose content is unchanged is added again: its entry
+                // then postdates the index, so it is not read next time.
+                index.add(&e)?;
+                changed = true;
+            }
         }
-        let gone: Vec<Vec<u8>> = index
-            .iter()
-            .map(|e| e.path)
-            .filter(|p| !seen.contains(p))
-            .collect();
-        for p in &gone {
-            index.remove_path(&bytes_path(p))?;
+        // What is left of the index was not found: removed (or now ignored or too large).
+        for gone in known.keys() {
+            index.remove_path(&bytes_path(gone))?;
             changed = true;
         }
-        scan.tree = index.write_tree_to(&self.repo)?;
-        if changed || !index_path.exists() {
-            index.write()?;
-        }
+        let tree_file = self.dir.join(TREE_FILE);
+        let remembered = if changed {
+            None
+        } else {
+            remembered_tree(&tree_file, &index_path).filter(|t| self.repo.find_tree(*t).is_ok())
+        };
+        scan.tree = match remembered {
+            Some(tree) => tree,
+            None => {
+                let tree = index.write_tree_to(&self.repo)?;
+                index.write()?;
+                remember_tree(&tree_file, &index_path, tree)?;
+                tree
+            }
+        };
         Ok(scan)
     }
+}
+
+/// The index file's identity: its size and modification time.
+fn index_stamp(index: &Path) -> Option<String> {
+    let meta = std::fs::metadata(index).ok()?;
+    let (s, n) = stamp(meta.modified().ok()?);
+    Some(format!("{} {s}.{n:09}", meta.len()))
+}
+
+/// The tree of the index as last written, if the index is still the one it was written
+/// for (a kill between the two writes leaves them apart, and the tree is made again).
+fn remembered_tree(tree_file: &Path, index: &Path) -> Option<Oid> {
+    let text = std::fs::read_to_string(tree_file).ok()?;
+    let (tree, stamp) = text.trim().split_once(' ')?;
+    (Some(stamp) == index_stamp(index).as_deref())
+        .then(|| Oid::from_str(tree).ok())
+        .flatten()
+}
+
+fn remember_tree(tree_file: &Path, index: &Path, tree: Oid) -> Result<()> {
+    let Some(stamp) = index_stamp(index) else {
+        return Ok(());
+    };
+    skald_base::atomic::write_atomic(tree_file, format!("{tree} {stamp}").as_bytes())
+        .map(|_| ())
+        .map_err(|e| CheckpointError::Io {
+            action: "write",
+            path: tree_file.to_path_buf(),
+            reason: e.to_string(),
+        })
+}
+
+/// Files a walker thread found, handed to the shared list in batches and when the thread
+/// ends (the walker drops its visitor then).
+struct Batch<'a> {
+    mine: Vec<Found>,
+    into: &'a Mutex<Vec<Found>>,
+}
+
+impl Batch<'_> {
+    fn push(&mut self, f: Found) {
+        self.mine.push(f);
+        if self.mine.len() >= 256 {
+            lock(self.into).append(&mut self.mine);
+        }
+    }
+}
+
+impl Drop for Batch<'_> {
+    fn drop(&mut self) {
+        lock(self.into).append(&mut self.mine);
+    }
+}
+
+/// A file the walk found, with its stat data.
+struct Found {
+    rel: Vec<u8>,
+    path: PathBuf,
+    meta: std::fs::Metadata,
+}
+
+struct Walked {
+    files: Vec<Found>,
+    bytes: u64,
+    skipped_large: Vec<(String, u64)>,
+}
+
+/// The folder's files and their stat data, on every core (the stat calls are most of an
+/// unchanged folder's checkpoint). Stops as soon as a limit is passed.
+fn walk(root: &Path, excluded: &[PathBuf], limits: &Limits) -> Result<Walked> {
+    let files = AtomicUsize::new(0);
+    let bytes = AtomicU64::new(0);
+    let over: Mutex<Option<CheckpointError>> = Mutex::new(None);
+    let found: Mutex<Vec<Found>> = Mutex::new(Vec::new());
+    let large: Mutex<Vec<(String, u64)>> = Mutex::new(Vec::new());
+    skald_base::walk::walker(root, excluded)
+        .build_parallel()
+        .run(|| {
+            let (large, over, files, bytes) = (&large, &over, &files, &bytes);
+            let mut mine = Batch {
+                mine: Vec::new(),
+                into: &found,
+            };
+            Box::new(
+                move |entry: std::result::Result<ignore::DirEntry, ignore::Error>| {
+                    let Ok(entry) = entry else {
+                        return WalkState::Continue;
+                    };
+                    let kind = entry.file_type();
+                    if entry.depth() == 0 || !kind.is_some_and(|k| k.is_file() || k.is_symlink()) {
+                        return WalkState::Continue;
+                    }
+                    let (Ok(rel), Ok(meta)) = (
+                        entry.path().strip_prefix(root),
+                        entry.path().symlink_metadata(),
+                    ) else {
+                        return WalkState::Continue;
+                    };
+                    let rel = path_bytes(rel);
+                    if meta.len() > limits.max_file_bytes {
+                        lock(large).push((String::from_utf8_lossy(&rel).into_owned(), meta.len()));
+                        return WalkState::Continue;
+                    }
+                    let n = files.fetch_add(1, Ordering::Relaxed) + 1;
+                    let b = bytes.fetch_add(meta.len(), Ordering::Relaxed) + meta.len();
+                    let too_large = if n > limits.max_files {
+                        Some(CheckpointError::TooLarge {
+                            limit: limits.max_files.to_string(),
+                            what: "files",
+                            setting: "max_files",
+                        })
+                    } else if b > limits.max_bytes {
+                        Some(CheckpointError::TooLarge {
+                            limit: format!("{} MiB", limits.max_bytes >> 20),
+                            what: "of files",
+                            setting: "max_mib",
+                        })
+                    } else {
+                        None
+                    };
+                    if let Some(e) = too_large {
+                        lock(over).get_or_insert(e);
+                        return WalkState::Quit;
+                    }
+                    mine.push(Found {
+                        rel,
+                        path: entry.into_path(),
+                        meta,
+                    });
+                    WalkState::Continue
+                },
+            ) as Box<dyn FnMut(_) -> WalkState + Send>
+        });
+    if let Some(e) = lock(&over).take() {
+        return Err(e);
+    }
+    Ok(Walked {
+        files: std::mem::take(&mut *lock(&found)),
+        bytes: bytes.into_inner(),
+        skipped_large: std::mem::take(&mut *lock(&large)),
+    })
 }
 
 /// We hold the lock, so a lock file libgit2 left (the index's, a ref's) is from a process
