@@ -206,7 +206,7 @@ export type Command = { "cmd": "list_sessions" } | { "cmd": "create_session", ti
 /**
  * The folder the agent works in; the server's folder when absent.
  */
-working_dir?: string, agent_id?: string, } | { "cmd": "rename_session", session_id: number, title: string, } | { "cmd": "delete_session", session_id: number, } | { "cmd": "history", session_id: number, before?: number, limit?: number, } | { "cmd": "usage", session_id: number, } | { "cmd": "sandbox", session_id: number, } | { "cmd": "set_sandbox", session_id: number, mode: SandboxMode, network: boolean, } | { "cmd": "checkpoints", session_id: number, } | { "cmd": "checkpoint_diff", id: number, path?: string, } | { "cmd": "restore_checkpoint", id: number, } | { "cmd": "send_message", session_id: number, text: string, } | { "cmd": "stop", session_id: number, } | { "cmd": "render_markdown", text: string, 
+working_dir?: string, agent_id?: string, } | { "cmd": "rename_session", session_id: number, title: string, } | { "cmd": "delete_session", session_id: number, } | { "cmd": "history", session_id: number, before?: number, limit?: number, } | { "cmd": "usage", session_id: number, } | { "cmd": "sandbox", session_id: number, } | { "cmd": "set_sandbox", session_id: number, mode: SandboxMode, network: boolean, } | { "cmd": "checkpoints", session_id: number, } | { "cmd": "checkpoint_diff", id: number, path?: string, } | { "cmd": "restore_checkpoint", id: number, rewind?: boolean, } | { "cmd": "send_message", session_id: number, text: string, } | { "cmd": "stop", session_id: number, } | { "cmd": "render_markdown", text: string, 
 /**
  * Relative links resolve against this session's folder.
  */
@@ -266,7 +266,11 @@ requests: number, input_tokens: number, output_tokens: number, } | { "cmd": "san
 /**
  * The restore's own checkpoint: restoring to before it undoes the restore.
  */
-checkpoint: CheckpointInfo, } | { "cmd": "send_message", 
+checkpoint: CheckpointInfo, 
+/**
+ * With `rewind`: the new chat to go on in.
+ */
+fork: SessionInfo | null, } | { "cmd": "send_message", 
 /**
  * The message waits for the running turn's next round.
  */

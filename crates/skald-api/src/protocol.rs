@@ -92,9 +92,14 @@ pub enum Command {
         path: Option<String>,
     },
     /// "Restore to before this": brings the chat's folder back to before checkpoint `id`.
-    /// Refused while the chat's turn runs. The restore is itself a checkpoint.
+    /// Refused while the chat's turn runs. The restore is itself a checkpoint. With
+    /// `rewind`, also a new chat with the conversation before that call (the original keeps
+    /// every message).
     RestoreCheckpoint {
         id: i64,
+        #[serde(default)]
+        #[ts(optional)]
+        rewind: Option<bool>,
     },
     /// Starts a turn, or queues the message for the running turn's next round.
     SendMessage {
@@ -290,6 +295,8 @@ pub enum Reply {
     RestoreCheckpoint {
         /// The restore's own checkpoint: restoring to before it undoes the restore.
         checkpoint: crate::checkpoint::CheckpointInfo,
+        /// With `rewind`: the new chat to go on in.
+        fork: Option<SessionInfo>,
     },
     SendMessage {
         /// The message waits for the running turn's next round.

@@ -34,6 +34,10 @@ pub enum CheckpointsCommand {
     /// it can be undone the same way
     Restore {
         id: i64,
+        /// Also rewind the conversation: a new session with the messages before that call
+        /// (the original keeps them all)
+        #[arg(long)]
+        rewind: bool,
         #[arg(long)]
         json: bool,
     },
@@ -125,16 +129,20 @@ async fn run(
             print!("{text}");
             Ok(exit::OK)
         }
-        CheckpointsCommand::Restore { id, json } => {
+        CheckpointsCommand::Restore { id, rewind, json } => {
             if store.checkpoint(id).map_err(Fail::failed)?.is_none() {
                 return Err(Fail::usage(format!("there is no checkpoint {id}")));
             }
-            let done = checkpoints
-                .restore(&store, id)
+            let (done, fork) = checkpoints
+                .restore_and_rewind(&store, id, rewind)
                 .await
                 .map_err(Fail::failed)?;
             if json {
-                return print_json(&json!(done));
+                let mut v = json!(done);
+                if let Some(f) = &fork {
+                    v["fork_session_id"] = json!(f.id);
+                }
+                return print_json(&v);
             }
             println!(
                 "Restored the folder to before checkpoint #{id}: {}",
@@ -147,6 +155,13 @@ async fn run(
                 "To undo this restore: skald checkpoints restore {}",
                 done.id
             );
+            if let Some(f) = fork {
+                println!(
+                    "The conversation is rewound in session {} (skald exec --session {} …); \
+                     session {} keeps every message.",
+                    f.id, f.id, done.session_id
+                );
+            }
             Ok(exit::OK)
         }
     }

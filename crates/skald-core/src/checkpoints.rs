@@ -242,6 +242,56 @@ impl Checkpoints {
         })
     }
 
+    /// Brings a chat's folder back to before checkpoint `id`, as `restore` does, and with
+    /// `rewind` also the conversation: a new chat holds the messages before the call (the
+    /// original keeps every message, those after it included). Returns the restore's row
+    /// and the new chat.
+    pub async fn restore_and_rewind(
+        &self,
+        store: &Store,
+        id: i64,
+        rewind: bool,
+    ) -> Result<(CheckpointInfo, Option<skald_store::Session>), String> {
+        let fork = if rewind {
+            let row = store
+                .checkpoint(id)
+                .map_err(|e| e.to_string())?
+                .ok_or_else(|| format!("there is no checkpoint {id}"))?;
+            let call = row.tool_call_id.as_deref().ok_or(
+                "a restore is undone by restoring; it has no point in the chat to go back to",
+            )?;
+            let message = store
+                .list_tool_calls(row.session_id)
+                .map_err(|e| e.to_string())?
+                .into_iter()
+                .find(|c| c.tool_call_id == call)
+                .and_then(|c| c.message_id)
+                .ok_or_else(|| format!("the call of checkpoint {id} is no longer in its chat"))?;
+            Some((row.session_id, message))
+        } else {
+            None
+        };
+        let done = self.restore(store, id).await?;
+        let fork = match fork {
+            Some((session, message)) => {
+                let title = store
+                    .get_session(session)
+                    .map(|s| s.title)
+                    .unwrap_or_default();
+                let title = if title.trim().is_empty() {
+                    "Rewound chat".to_string()
+                } else {
+                    format!("{title} (rewound)")
+                };
+                Some(store.fork_session(session, message, &title).map_err(|e| {
+                    format!("the folder is restored, but the chat could not be rewound: {e}")
+                })?)
+            }
+            None => None,
+        };
+        Ok((done, fork))
+    }
+
     /// Brings a chat's folder back to before checkpoint `id` and records that as a
     /// restore (which can itself be restored, undoing it).
     pub async fn restore(&self, store: &Store, id: i64) -> Result<CheckpointInfo, String> {

@@ -188,7 +188,11 @@ impl Service {
         Ok(Reply::CheckpointDiff { text })
     }
 
-    pub(crate) async fn restore_checkpoint(&self, id: i64) -> Result<Reply, ServiceError> {
+    pub(crate) async fn restore_checkpoint(
+        &self,
+        id: i64,
+        rewind: bool,
+    ) -> Result<Reply, ServiceError> {
         let engine = self.sessions.engine();
         let row = self
             .store
@@ -200,9 +204,9 @@ impl Service {
                 "the chat's turn is running; stop it before restoring its folder",
             ));
         }
-        let checkpoint = engine
+        let (checkpoint, fork) = engine
             .checkpoints
-            .restore(&self.store, id)
+            .restore_and_rewind(&self.store, id, rewind)
             .await
             .map_err(invalid)?;
         engine.emit(
@@ -211,7 +215,10 @@ impl Service {
                 checkpoint: checkpoint.clone(),
             },
         );
-        Ok(Reply::RestoreCheckpoint { checkpoint })
+        Ok(Reply::RestoreCheckpoint {
+            checkpoint,
+            fork: fork.map(|s| self.session_info(s)),
+        })
     }
 
     pub(crate) fn send_message(

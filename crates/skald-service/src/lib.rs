@@ -334,7 +334,9 @@ impl Service {
                 .map(|sandbox| Reply::SetSandbox { sandbox }),
             Command::Checkpoints { session_id } => self.checkpoints(session_id).await,
             Command::CheckpointDiff { id, path } => self.checkpoint_diff(id, path).await,
-            Command::RestoreCheckpoint { id } => self.restore_checkpoint(id).await,
+            Command::RestoreCheckpoint { id, rewind } => {
+                self.restore_checkpoint(id, rewind.unwrap_or(false)).await
+            }
             Command::SendMessage { session_id, text } => self.send_message(session_id, text),
             Command::Stop { session_id } => Ok(Reply::Stop {
                 stopped: self.sessions.stop(session_id),

@@ -9,6 +9,7 @@ mod checkpoints;
 mod cron;
 mod deliveries;
 mod error;
+mod forks;
 mod inbox;
 mod known_tools;
 mod leases;

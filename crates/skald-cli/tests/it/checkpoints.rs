@@ -222,3 +222,85 @@ fn an_unknown_checkpoint_or_session_is_a_usage_error() {
     );
     assert!(String::from_utf8_lossy(&out.stderr).contains("no checkpoint 42"));
 }
+
+#[test]
+fn a_rewind_goes_on_in_a_new_chat_and_the_original_keeps_every_message() {
+    let data = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    fs::write(work.path().join("plan.md"), "draft\n").unwrap();
+    let server = ScriptedServer::new(vec![
+        answer("Hello."),
+        tool_call(
+            "c1",
+            "write_file",
+            r#"{"path": "plan.md", "content": "final\n"}"#,
+        ),
+        answer("Rewrote the plan."),
+        answer("Going on from before the rewrite."),
+    ]);
+    let exec = |args: &[&str]| {
+        let out = skald(data.path(), Some(&server))
+            .args(["exec", "--json", "--approve", "all", "--cwd"])
+            .arg(work.path())
+            .args(args)
+            .output()
+            .unwrap();
+        events(&ok(&out))
+    };
+    let first = exec(&["hi"]);
+    let session = first
+        .iter()
+        .find_map(|e| e["session_id"].as_i64())
+        .unwrap()
+        .to_string();
+    let evs = exec(&["--session", &session, "rewrite the plan"]);
+    let cp = checkpoints_of(&evs).pop().unwrap();
+    let restored = run_json(
+        data.path(),
+        &["checkpoints", "restore", &cp["id"].to_string(), "--rewind"],
+    );
+    assert_eq!(
+        read(&work.path().join("plan.md")).as_deref(),
+        Some("draft\n")
+    );
+    let fork = restored["fork_session_id"].as_i64().unwrap();
+    let store = skald_store::Store::open(data.path().join("skald.db")).unwrap();
+    let texts = |id: i64| -> Vec<String> {
+        store
+            .list_messages(id)
+            .unwrap()
+            .into_iter()
+            .filter(|m| !m.content.is_empty())
+            .map(|m| m.content)
+            .collect()
+    };
+    let original = texts(session.parse().unwrap());
+    let rewound = texts(fork);
+    assert!(
+        original.iter().any(|t| t == "Rewrote the plan."),
+        "{original:?}"
+    );
+    assert_eq!(
+        rewound.last().map(String::as_str),
+        Some("rewrite the plan"),
+        "the rewound chat ends before the call: {rewound:?}"
+    );
+    assert!(!rewound.iter().any(|t| t == "Rewrote the plan."));
+    assert_eq!(store.list_tool_calls(fork).unwrap().len(), 0);
+    let fork_session = store.get_session(fork).unwrap();
+    assert!(fork_session.title.ends_with("(rewound)") || fork_session.title == "Rewound chat");
+    assert_eq!(
+        fork_session.working_dir,
+        store
+            .get_session(session.parse().unwrap())
+            .unwrap()
+            .working_dir
+    );
+    // The rewound chat is a chat like any other.
+    let evs = exec(&["--session", &fork.to_string(), "go on"]);
+    assert!(
+        evs.iter()
+            .any(|e| e["type"] == "done" && e["text"] == "Going on from before the rewrite."),
+        "{evs:?}"
+    );
+}
