@@ -117,6 +117,70 @@ test("a write is approved from its diff and the file changes", async () => {
   );
 });
 
+// Checkpoints (docs/ui.md): the approved write's card says what it changed and shows the
+// diff; "Restore to before this" (confirmed) brings the file back on disk, and the
+// restore's "Undo restore" the written content.
+test("a write's checkpoint shows its diff, restores the file and undoes the restore", async () => {
+  const oldText = "first line\nsecond line, old\n";
+  const newText = "first line\nsecond line, new\n";
+  await withSkald(
+    [call("cp1", "write_file", { path: "notes.md", content: newText }), say(["Written."])],
+    async ({ page, root }) => {
+      const onDisk = () => readFileSync(join(root, "notes.md"), "utf8");
+      await newChat(page);
+      await send(page, "update the notes");
+      const approval = page.getByTestId("approval-card").first();
+      await approval.waitFor({ timeout: 20_000 });
+      await approval.getByTestId("approve").click();
+      const card = page.locator("[data-testid='tool-card'][data-tool='write_file']");
+      const summary = card.getByTestId("checkpoint-summary");
+      await summary.waitFor({ timeout: 20_000 });
+      assert.equal((await summary.textContent()).trim(), "1 file changed: notes.md +1 −1");
+      // A restore waits for the turn's end.
+      await page.waitForFunction(
+        () =>
+          [...document.querySelectorAll("[data-testid='message'][data-role='assistant']")].some((m) => m.textContent.includes("Written.")) &&
+          !document.querySelector("[data-testid='stop']"),
+        null,
+        { timeout: 20_000 },
+      );
+      assert.equal(onDisk(), newText);
+
+      await summary.click();
+      await card.locator("[data-testid='checkpoint-file']").filter({ hasText: "notes.md" }).waitFor();
+      await card.getByTestId("checkpoint-show-diff").click();
+      const diff = card.getByTestId("checkpoint-diff");
+      await diff.waitFor({ timeout: 10_000 });
+      assert.deepEqual(await diff.locator(".diff-add .code").allTextContents(), ["second line, new"]);
+      assert.deepEqual(await diff.locator(".diff-del .code").allTextContents(), ["second line, old"]);
+
+      await card.getByTestId("checkpoint-restore").click();
+      const dialog = page.getByTestId("restore-dialog");
+      await dialog.waitFor();
+      assert.match(await dialog.textContent(), /every later call/);
+      // Escape closes it and nothing is restored; confirmed, the file comes back.
+      await page.keyboard.press("Escape");
+      await dialog.waitFor({ state: "detached" });
+      assert.equal(onDisk(), newText);
+      await card.getByTestId("checkpoint-restore").click();
+      await dialog.getByTestId("restore-dialog-confirm").click();
+      const restored = page.getByTestId("restore-line").first();
+      await restored.waitFor({ timeout: 20_000 });
+      assert.match(await restored.textContent(), /Folder restored to before .+ — 1 file changed/);
+      assert.equal(onDisk(), oldText);
+      await page.screenshot({ path: join(screenshotsDir, "checkpoint.png") });
+
+      await restored.getByTestId("restore-undo").click();
+      await page.locator("[data-testid='restore-line'][data-undone='1']").waitFor({ timeout: 20_000 });
+      const undo = page.getByTestId("restore-line").nth(1);
+      assert.match(await undo.getByTestId("restore-text").textContent(), /Restore undone/);
+      assert.equal(onDisk(), newText);
+      assert.equal(await page.getByTestId("checkpoint-error").count(), 0);
+    },
+    { "notes.md": oldText },
+  );
+});
+
 test("a write is rejected with a note that reaches the model", async () => {
   await withSkald(
     [call("w2", "write_file", { path: "other.txt", content: "x" }), say(["Understood, leaving it."])],
@@ -221,7 +285,9 @@ test("the chat header shows the sandbox, its menu changes it, and the approval c
     await menu.waitFor();
     await menu.getByTestId("sandbox-mode-read-only").click();
     await page.locator("[data-testid='sandbox-badge'][data-mode='read-only']").waitFor({ timeout: 10_000 });
-    await menu.getByTestId("sandbox-network").check();
+    // A click, not `check()`: the box is the server's setting, ticked when `set_sandbox`
+    // answers (`check()` fails when the answer comes after its look right after the click).
+    await menu.getByTestId("sandbox-network").click();
     await page.waitForFunction(
       () => document.querySelector("[data-testid='sandbox-network']")?.checked === true,
       null,

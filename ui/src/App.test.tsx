@@ -7,7 +7,7 @@ import { createRoot, type Root } from "react-dom/client";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { App } from "./App";
 import { TransportContext } from "./app/context";
-import type { Command, SandboxInfo, SessionInfo } from "./protocol";
+import type { ChatMessage, CheckpointInfo, Command, SandboxInfo, SessionInfo, ToolCallInfo } from "./protocol";
 import { ServerError, type Transport } from "./transport";
 
 (globalThis as { IS_REACT_ACT_ENVIRONMENT?: boolean }).IS_REACT_ACT_ENVIRONMENT = true;
@@ -41,6 +41,9 @@ class FakeServer implements Transport {
   nextId = 1;
   calls: string[] = [];
   hold: ((cmd: Command) => Promise<void> | null) | null = null;
+  /** Stored chats' messages and calls, by session. */
+  stored: Record<number, { messages: ChatMessage[]; tool_calls: ToolCallInfo[] }> = {};
+  checkpoints: CheckpointInfo[] = [];
   /** Every chat's sandbox, as config.toml's default gives it until a chat sets its own. */
   sandbox: Omit<SandboxInfo, "note"> = { mode: "workspace-write", network: false, available: true, always_ask: false };
   sandboxInfo(): SandboxInfo {
@@ -73,7 +76,7 @@ class FakeServer implements Transport {
       case "history": {
         const s = this.sessions.find((x) => x.id === c.session_id);
         if (!s) throw new ServerError(`session ${c.session_id} does not exist`);
-        return { cmd: c.cmd, session: s, messages: [], tool_calls: [], has_more: false };
+        return { cmd: c.cmd, session: s, messages: [], tool_calls: [], ...this.stored[s.id], has_more: false };
       }
       case "send_message":
         if (!this.sessions.some((x) => x.id === c.session_id)) throw new ServerError(`session ${c.session_id} does not exist`);
@@ -86,6 +89,8 @@ class FakeServer implements Transport {
         return { cmd: c.cmd, input_tokens: 0, output_tokens: 0, requests: 0 };
       case "sandbox":
         return { cmd: c.cmd, sandbox: this.sandboxInfo() };
+      case "checkpoints":
+        return { cmd: c.cmd, checkpoints: this.checkpoints.filter((x) => x.session_id === c.session_id) };
       case "set_sandbox":
         this.sandbox = { ...this.sandbox, mode: c.mode, network: c.network };
         this.calls.push(`set_sandbox ${c.mode} ${c.network}`);
@@ -299,5 +304,55 @@ describe("the chat header's sandbox badge", () => {
     await click("[data-testid='sandbox-mode-off']");
     expect(q("[data-testid='sandbox-menu'] [role='alert']")?.textContent).toBe("Could not change the sandbox: the store is busy");
     expect(badge()!.dataset.mode).toBe("workspace-write");
+  });
+});
+
+describe("checkpoints in the chat", () => {
+  const checkpoint = (id: number, over: Partial<CheckpointInfo> = {}): CheckpointInfo => ({
+    id,
+    session_id: 1,
+    tool_call_id: "w1",
+    kind: "call",
+    folder: "/w",
+    before: `b${id}`,
+    after: `a${id}`,
+    changes: { files: [{ path: "notes.md", status: "modified", added: 1, removed: 1, binary: false }], total: 1 },
+    note: "",
+    restored_to: null,
+    created_at: 250,
+    ...over,
+  });
+  const stored = (): { messages: ChatMessage[]; tool_calls: ToolCallInfo[] } => ({
+    messages: [
+      { id: 1, stack_id: null, role: "user", content: "edit the notes", html: null, reasoning: null, status: "complete", synthetic: false, created_at: 100 },
+      { id: 2, stack_id: null, role: "assistant", content: "Editing.", html: "<p>Editing.</p>", reasoning: null, status: "complete", synthetic: false, created_at: 200 },
+    ],
+    tool_calls: [
+      { tool_call_id: "w1", message_id: 2, stack_id: null, name: "write_file", arguments: { path: "notes.md" }, label_short: "write notes.md", label_full: "write /w/notes.md", path: "/w/notes.md", status: "done", result: "ok" },
+      { tool_call_id: "w2", message_id: 2, stack_id: null, name: "write_file", arguments: { path: "b.md" }, label_short: "write b.md", label_full: "write /w/b.md", path: "/w/b.md", status: "done", result: "ok" },
+    ],
+  });
+  const summaries = () => [...container.querySelectorAll("[data-testid='tool-card']")].map((c) => c.querySelector("[data-testid='checkpoint-summary']")?.textContent ?? null);
+
+  it("loads with the chat, and a live event updates the call's card", async () => {
+    const server = new FakeServer();
+    server.sessions.push(info(server.nextId++));
+    server.stored[1] = stored();
+    server.checkpoints = [checkpoint(1)];
+    localStorage.setItem("skald.session", "1");
+    await render(server);
+    expect(server.calls).toContain("checkpoints");
+    expect(summaries()).toEqual(["1 file changed: notes.md +1 −1", null]);
+
+    await act(async () =>
+      server.emit(1, { type: "checkpoint", checkpoint: checkpoint(2, { tool_call_id: "w2", changes: { files: [{ path: "b.md", status: "added", added: 2, removed: 0, binary: false }], total: 1 } }) }),
+    );
+    await settle();
+    expect(summaries()).toEqual(["1 file changed: notes.md +1 −1", "1 file changed: b.md (new)"]);
+
+    // A restore made elsewhere (another window) shows as a line of its own.
+    await act(async () => server.emit(1, { type: "checkpoint", checkpoint: checkpoint(3, { kind: "restore", tool_call_id: null, restored_to: 1, created_at: 900 }) }));
+    await settle();
+    expect(q("[data-testid='restore-line']")?.textContent).toContain("Folder restored to before write notes.md — 1 file changed");
   });
 });

@@ -142,6 +142,12 @@ export function App() {
       historyRequests.current.set(sid, n);
       const latest = () => historyRequests.current.get(sid) === n;
       dispatchChats({ sid, reset: true });
+      // The folder's checkpoints, alongside: they go on the tool cards whichever comes first.
+      // A server without them (or a failure) leaves the cards as they are.
+      t.call({ cmd: "checkpoints", session_id: sid }).then(
+        (r) => latest() && dispatchChats({ sid, action: { type: "checkpoints", checkpoints: r.checkpoints ?? [] } }),
+        () => {},
+      );
       try {
         const reply = await t.call({ cmd: "history", session_id: sid, limit: HISTORY_PAGE });
         if (!latest()) return;

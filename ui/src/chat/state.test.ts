@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { chatReducer, emptyChat, latestTodos, staleAssistants, type ChatState, type Item } from "./state";
-import type { ChatMessage, Event, Reply, Role, ToolCallInfo, ToolCallStatus } from "../protocol";
+import type { ChatMessage, CheckpointInfo, Event, Reply, Role, ToolCallInfo, ToolCallStatus } from "../protocol";
 
 const ev = (s: ChatState, ...events: Event[]) => events.reduce((st, e) => chatReducer(st, { type: "event", event: e }), s);
 const kinds = (items: Item[]) => items.map((i) => i.kind);
@@ -201,5 +201,88 @@ describe("live events", () => {
       { content: "d", status: "pending" },
     ]);
     expect(latestTodos([])).toBeNull();
+  });
+});
+
+describe("checkpoints", () => {
+  const cp = (id: number, over: Partial<CheckpointInfo> = {}): CheckpointInfo => ({
+    id,
+    session_id: 1,
+    tool_call_id: null,
+    kind: "call",
+    folder: "/w",
+    before: `b${id}`,
+    after: `a${id}`,
+    changes: { files: [{ path: "notes.md", status: "modified", added: 1, removed: 1, binary: false }], total: 1 },
+    note: "",
+    restored_to: null,
+    created_at: 0,
+    ...over,
+  });
+  const tools = (s: ChatState) => s.items.filter((i): i is Extract<Item, { kind: "tool" }> => i.kind === "tool");
+  const stored = () =>
+    history(
+      [msg(1, "user", "edit it", { created_at: 100 }), msg(2, "assistant", "editing", { created_at: 200 }), msg(3, "assistant", "done", { created_at: 300 }), msg(4, "user", "thanks", { created_at: 500 })],
+      [call("w1", 2, { name: "write_file", label_short: "write notes.md" })],
+    );
+
+  it("go on their tool cards, whether they come before or after the history", () => {
+    const list = [cp(1, { tool_call_id: "w1", created_at: 250 })];
+    const after = chatReducer(chatReducer(emptyChat(1), { type: "history", reply: stored() }), { type: "checkpoints", checkpoints: list });
+    const before = chatReducer(chatReducer(emptyChat(1), { type: "checkpoints", checkpoints: list }), { type: "history", reply: stored() });
+    for (const s of [after, before]) expect(tools(s)[0]!.tool.checkpoint).toEqual(list[0]);
+  });
+
+  it("a live checkpoint event updates the call's card", () => {
+    let s = ev(chatReducer(emptyChat(1), { type: "history", reply: history([]) }), {
+      type: "tool_start",
+      tool_call_id: "w9",
+      name: "write_file",
+      arguments: { path: "x" },
+      label_short: "write x",
+      label_full: "write x",
+    });
+    expect(tools(s)[0]!.tool.checkpoint).toBeNull();
+    s = ev(s, { type: "tool_done", tool_call_id: "w9", result: "ok" }, { type: "checkpoint", checkpoint: cp(3, { tool_call_id: "w9" }) });
+    expect(tools(s)[0]!.tool.checkpoint?.id).toBe(3);
+    expect(kinds(s.items)).toEqual(["tool"]);
+  });
+
+  it("places a stored restore after the last message before it, labelled with its call", () => {
+    const list = [cp(1, { tool_call_id: "w1", created_at: 250 }), cp(2, { kind: "restore", restored_to: 1, created_at: 400 })];
+    const s = chatReducer(chatReducer(emptyChat(1), { type: "history", reply: stored() }), { type: "checkpoints", checkpoints: list });
+    expect(kinds(s.items)).toEqual(["user", "assistant", "tool", "assistant", "restore", "user"]);
+    const r = s.items[4] as Extract<Item, { kind: "restore" }>;
+    expect(r).toMatchObject({ target: "write notes.md", undoes: false, undone: false });
+    // Loading them again does not add it twice.
+    expect(kinds(chatReducer(s, { type: "checkpoints", checkpoints: list }).items)).toEqual(kinds(s.items));
+  });
+
+  it("a restore older than the loaded page waits for the older history", () => {
+    const r = cp(2, { kind: "restore", restored_to: 1, created_at: 50 });
+    const page = { ...stored(), has_more: true };
+    let s = chatReducer(chatReducer(emptyChat(1), { type: "history", reply: page }), { type: "checkpoints", checkpoints: [r] });
+    expect(kinds(s.items)).not.toContain("restore");
+    s = chatReducer(s, { type: "older", reply: history([msg(0, "user", "earlier", { created_at: 10 })]) });
+    expect(kinds(s.items)).toEqual(["user", "restore", "user", "assistant", "tool", "assistant", "user"]);
+  });
+
+  it("a live restore goes at the end, and undoing it marks it undone", () => {
+    let s = chatReducer(chatReducer(emptyChat(1), { type: "history", reply: stored() }), { type: "checkpoints", checkpoints: [cp(1, { tool_call_id: "w1", created_at: 250 })] });
+    s = ev(s, { type: "checkpoint", checkpoint: cp(5, { kind: "restore", restored_to: 1, created_at: 600 }) });
+    expect(kinds(s.items).at(-1)).toBe("restore");
+    s = ev(s, { type: "checkpoint", checkpoint: cp(6, { kind: "restore", restored_to: 5, created_at: 700 }) });
+    const restores = s.items.filter((i): i is Extract<Item, { kind: "restore" }> => i.kind === "restore");
+    expect(restores.map((r) => [r.checkpoint.id, r.target, r.undoes, r.undone])).toEqual([
+      [5, "write notes.md", false, true],
+      [6, null, true, false],
+    ]);
+    // The same restore again (its reply, then its event) is one line.
+    s = ev(s, { type: "checkpoint", checkpoint: cp(6, { kind: "restore", restored_to: 5, created_at: 700 }) });
+    expect(s.items.filter((i) => i.kind === "restore")).toHaveLength(2);
+    // Redone: the undo is undone, and the first restore stands again.
+    s = ev(s, { type: "checkpoint", checkpoint: cp(7, { kind: "restore", restored_to: 6, created_at: 800 }) });
+    const again = s.items.filter((i): i is Extract<Item, { kind: "restore" }> => i.kind === "restore");
+    expect(again.map((r) => r.undone)).toEqual([false, true, false]);
   });
 });

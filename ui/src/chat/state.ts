@@ -2,7 +2,7 @@
 // flat-ish list of display items (bubbles, tool cards, notices, sub-agent groups). Kept
 // free of React and the transport so the event logic is unit-tested on its own.
 
-import type { ChatMessage, Event, JsonValue, Reply, TodoItem, TodoStatus, ToolCallInfo, ToolCallStatus, TurnOutcome, WriteTodosArgs } from "../protocol";
+import type { ChatMessage, CheckpointInfo, Event, JsonValue, Reply, TodoItem, TodoStatus, ToolCallInfo, ToolCallStatus, TurnOutcome, WriteTodosArgs } from "../protocol";
 
 /** A call's status as stored, plus "waiting" while it waits in the Inbox. */
 export type ToolStatus = ToolCallStatus | "waiting";
@@ -21,12 +21,23 @@ export interface ToolView {
   approval: { label: string; reason: string } | null;
   question: { question: string; suggested: string[] } | null;
   progress: { progress: number; total: number | null; message: string | null } | null;
+  /** What the call changed in the chat's folder (or why that could not be recorded). */
+  checkpoint: CheckpointInfo | null;
 }
 
 export type UserState = "sending" | "queued" | "sent" | "failed";
 
 export type Item =
-  | { kind: "user"; key: string; id: number | null; text: string; state: UserState; error?: string }
+  | {
+      kind: "user";
+      key: string;
+      id: number | null;
+      text: string;
+      state: UserState;
+      error?: string;
+      /** When it was stored (history only), to place restores between messages. */
+      at?: number;
+    }
   | {
       kind: "assistant";
       key: string;
@@ -38,8 +49,21 @@ export type Item =
       reasoning: string;
       streaming: boolean;
       interrupted: boolean;
+      at?: number;
     }
   | { kind: "tool"; key: string; tool: ToolView }
+  | {
+      /** The chat's folder was restored (to before a call, or back from a restore). */
+      kind: "restore";
+      key: string;
+      checkpoint: CheckpointInfo;
+      /** The label of the call it went back to before, when that call is in the chat. */
+      target: string | null;
+      /** It undid an earlier restore. */
+      undoes: boolean;
+      /** A later restore undid it. */
+      undone: boolean;
+    }
   | { kind: "notice"; key: string; level: "error" | "warning" | "info"; message: string; hint?: string }
   | {
       kind: "agent";
@@ -67,11 +91,14 @@ export interface ChatState {
   seq: number;
   /** How much of a long prompt a local model has read, while it reads (tokens). */
   reading: { read: number; total: number } | null;
+  /** The chat's checkpoints known so far, by id (oldest first). */
+  checkpoints: CheckpointInfo[];
 }
 
 export type ChatAction =
   | { type: "history"; reply: Extract<Reply, { cmd: "history" }> }
   | { type: "older"; reply: Extract<Reply, { cmd: "history" }> }
+  | { type: "checkpoints"; checkpoints: CheckpointInfo[] }
   | { type: "event"; event: Event }
   | { type: "local_send"; key: string; text: string }
   | { type: "send_result"; key: string; queued: boolean }
@@ -90,6 +117,7 @@ export function emptyChat(sessionId: number): ChatState {
     stack: [],
     reading: null,
     seq: 0,
+    checkpoints: [],
   };
 }
 
@@ -109,6 +137,7 @@ function toolFromInfo(t: ToolCallInfo): ToolView {
     approval: null,
     question: null,
     progress: null,
+    checkpoint: null,
   };
 }
 
@@ -137,7 +166,7 @@ export function itemsFromHistory(
     if (m.role === "user") {
       flat.push({
         stack: m.stack_id,
-        item: { kind: "user", key: `${keyPrefix}m${m.id}`, id: m.id, text: m.content, state: "sent" },
+        item: { kind: "user", key: `${keyPrefix}m${m.id}`, id: m.id, text: m.content, state: "sent", at: m.created_at },
       });
     } else if (m.role === "assistant") {
       const hasText = m.content.trim() !== "" || (m.reasoning ?? "").trim() !== "";
@@ -154,6 +183,7 @@ export function itemsFromHistory(
             reasoning: m.reasoning ?? "",
             streaming: m.status === "streaming",
             interrupted: m.status === "interrupted",
+            at: m.created_at,
           },
         });
       }
@@ -303,7 +333,7 @@ export function chatReducer(state: ChatState, action: ChatAction): ChatState {
       // Keep messages typed before the history arrived (still sending or queued).
       const local = state.items.filter((it) => it.kind === "user" && it.id == null && it.state !== "sent");
       const streaming = findItem(items, (it) => it.kind === "assistant" && it.streaming) != null;
-      return {
+      return syncCheckpoints({
         ...state,
         loaded: true,
         items: [...items, ...local],
@@ -311,19 +341,21 @@ export function chatReducer(state: ChatState, action: ChatAction): ChatState {
         hasMore: r.has_more,
         oldestId: r.messages.length ? Math.min(...r.messages.map((m) => m.id)) : state.oldestId,
         stack: [],
-      };
+      });
     }
     case "older": {
       const r = action.reply;
       const older = itemsFromHistory(r.messages, r.tool_calls, `s${state.sessionId}-`);
       const known = new Set(state.items.map((i) => i.key));
-      return {
+      return syncCheckpoints({
         ...state,
         items: [...older.filter((i) => !known.has(i.key)), ...state.items],
         hasMore: r.has_more,
         oldestId: r.messages.length ? Math.min(...r.messages.map((m) => m.id)) : state.oldestId,
-      };
+      });
     }
+    case "checkpoints":
+      return syncCheckpoints({ ...state, checkpoints: mergeCheckpoints(state.checkpoints, action.checkpoints) });
     case "local_send":
       return {
         ...state,
@@ -414,6 +446,7 @@ export function applyEvent(state: ChatState, e: Event): ChatState {
         approval: null,
         question: null,
         progress: null,
+        checkpoint: null,
       };
       return pushItem(state, (key) => ({ kind: "tool", key, tool }));
     }
@@ -512,10 +545,121 @@ export function applyEvent(state: ChatState, e: Event): ChatState {
       return pushItem(state, notice("info", "Earlier messages were summarised to fit the model's context."), true);
     case "done":
       return finishTurn({ ...state, reading: null }, e.outcome, e.text);
+    case "checkpoint": {
+      const c = e.checkpoint;
+      let next: ChatState = { ...state, checkpoints: mergeCheckpoints(state.checkpoints, [c]) };
+      // A restore happens between turns: it goes after what the chat shows now.
+      if (c.kind === "restore" && !findItem(next.items, (it) => it.kind === "restore" && it.checkpoint.id === c.id)) {
+        next = pushItem(next, () => restoreItem(state.sessionId, c), true);
+      }
+      return syncCheckpoints(next);
+    }
     default:
       // Global events (inbox, tasks, files, MCP) are handled outside the chat.
       return state;
   }
+}
+
+// ---- checkpoints ----------------------------------------------------------------------
+
+function mergeCheckpoints(known: CheckpointInfo[], more: CheckpointInfo[]): CheckpointInfo[] {
+  if (more.length === 0) return known;
+  const byId = new Map(known.map((c) => [c.id, c]));
+  for (const c of more) byId.set(c.id, c);
+  return [...byId.values()].sort((a, b) => a.id - b.id);
+}
+
+function restoreItem(sessionId: number, c: CheckpointInfo): Item {
+  return { kind: "restore", key: `s${sessionId}-cp${c.id}`, checkpoint: c, target: null, undoes: false, undone: false };
+}
+
+/** When an item happened, where known: a stored message's time, a restore's, a group's first. */
+function itemAt(it: Item): number | undefined {
+  switch (it.kind) {
+    case "user":
+    case "assistant":
+      return it.at;
+    case "restore":
+      return it.checkpoint.created_at;
+    case "agent":
+      for (const c of it.children) {
+        const at = itemAt(c);
+        if (at !== undefined) return at;
+      }
+      return undefined;
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * Puts the known checkpoints where the chat shows them: each call's on its tool card, each
+ * restore as a line of its own after the last message before it (one older than all the
+ * loaded history waits for that history), labelled with the call it went back to before
+ * and marked when a later restore undid it.
+ */
+export function syncCheckpoints(state: ChatState): ChatState {
+  const list = state.checkpoints;
+  if (list.length === 0) return state;
+  const byId = new Map(list.map((c) => [c.id, c]));
+  const byCall = new Map<string, CheckpointInfo>();
+  for (const c of list) if (c.kind === "call" && c.tool_call_id != null) byCall.set(c.tool_call_id, c);
+  // Undone: a later restore, itself not undone, went back to before it.
+  const undone = new Set<number>();
+  for (let i = list.length - 1; i >= 0; i--) {
+    const c = list[i]!;
+    if (c.kind !== "restore" || undone.has(c.id) || c.restored_to == null) continue;
+    if (byId.get(c.restored_to)?.kind === "restore") undone.add(c.restored_to);
+  }
+  const labels = new Map<string, string>();
+  const walk = (items: Item[]) => {
+    for (const it of items) {
+      if (it.kind === "tool") labels.set(it.tool.id, it.tool.labelShort || it.tool.name);
+      else if (it.kind === "agent") walk(it.children);
+    }
+  };
+  walk(state.items);
+  const view = (c: CheckpointInfo) => {
+    const to = c.restored_to != null ? byId.get(c.restored_to) : undefined;
+    return {
+      target: to?.kind === "call" && to.tool_call_id != null ? labels.get(to.tool_call_id) ?? null : null,
+      undoes: to?.kind === "restore",
+      undone: undone.has(c.id),
+    };
+  };
+  const placed = new Set<number>();
+  let items = mapItems(state.items, (it) => {
+    if (it.kind === "tool") {
+      const cp = byCall.get(it.tool.id) ?? it.tool.checkpoint;
+      return cp === it.tool.checkpoint ? it : { ...it, tool: { ...it.tool, checkpoint: cp } };
+    }
+    if (it.kind === "restore") {
+      placed.add(it.checkpoint.id);
+      const cp = byId.get(it.checkpoint.id) ?? it.checkpoint;
+      const v = view(cp);
+      const same = cp === it.checkpoint && v.target === it.target && v.undoes === it.undoes && v.undone === it.undone;
+      return same ? it : { ...it, checkpoint: cp, ...v };
+    }
+    return it;
+  });
+  for (const c of list) {
+    if (c.kind !== "restore" || placed.has(c.id)) continue;
+    let first: number | undefined;
+    let index = items.length;
+    for (let i = 0; i < items.length; i++) {
+      const at = itemAt(items[i]!);
+      if (at === undefined) continue;
+      first ??= at;
+      if (at > c.created_at) {
+        index = i;
+        break;
+      }
+    }
+    if (state.hasMore && first !== undefined && c.created_at < first) continue;
+    const item = { ...(restoreItem(state.sessionId, c) as Extract<Item, { kind: "restore" }>), ...view(c) };
+    items = [...items.slice(0, index), item, ...items.slice(index)];
+  }
+  return items === state.items ? state : { ...state, items };
 }
 
 function finishTool(items: Item[], id: string, status: ToolStatus, result: string | null): Item[] {

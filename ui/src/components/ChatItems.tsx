@@ -8,6 +8,7 @@ import type { Item, ToolStatus, ToolView } from "../chat/state";
 import { useApp } from "../app/context";
 import { highlightWithin } from "../lib/highlight";
 import { InboxCard } from "./InboxCards";
+import { CheckpointStrip, RestoreLine } from "./Checkpoints";
 import { ArgumentsView } from "./Arguments";
 import { escapeControlsInline } from "../lib/visible";
 import { Icon, basename } from "./ui";
@@ -47,8 +48,15 @@ export const ChatRow = memo(function ChatRow({ item, onToggleGroup }: { item: It
       );
     case "agent":
       return <AgentGroup item={item} onToggleGroup={onToggleGroup} />;
+    case "restore":
+      return <RestoreRow item={item} />;
   }
 });
+
+function RestoreRow({ item }: { item: Extract<Item, { kind: "restore" }> }) {
+  const expanded = useContext(ExpandedContext);
+  return <RestoreLine item={item} open={expanded.has(item.key)} onToggle={() => expanded.toggle(item.key)} />;
+}
 
 function UserBubble({ item }: { item: Extract<Item, { kind: "user" }> }) {
   return (
@@ -133,6 +141,14 @@ export function ToolCard({ tool, cardKey }: { tool: ToolView; cardKey: string })
             </>
           )}
         </div>
+      )}
+      {tool.checkpoint && (
+        <CheckpointStrip
+          checkpoint={tool.checkpoint}
+          label={tool.labelShort || tool.name}
+          open={expanded.has(`${cardKey}:checkpoint`)}
+          onToggle={() => expanded.toggle(`${cardKey}:checkpoint`)}
+        />
       )}
       {entry ? (
         <InboxCard entry={entry} />

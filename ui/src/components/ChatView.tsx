@@ -3,7 +3,7 @@
 
 import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from "react";
 import { useVirtualizer } from "@tanstack/react-virtual";
-import type { InboxEntry, SessionInfo, TodoItem, TodoStatus } from "../protocol";
+import type { CheckpointInfo, InboxEntry, SessionInfo, TodoItem, TodoStatus } from "../protocol";
 import { latestTodos, staleAssistants, type ChatAction, type ChatState, type Item } from "../chat/state";
 import { useApp, useTransport } from "../app/context";
 import { loadDraft, saveDraft } from "../lib/drafts";
@@ -11,6 +11,7 @@ import { errorText } from "../lib/format";
 import { escapeHtml } from "../lib/highlight";
 import { onMarkdownClick } from "../lib/links";
 import { ChatRow, ExpandedContext, type Expanded } from "./ChatItems";
+import { CheckpointActions } from "./Checkpoints";
 import { InboxCard } from "./InboxCards";
 import { SandboxBadge } from "./SandboxBadge";
 import { EmptyState, ErrorState, Icon, Spinner } from "./ui";
@@ -224,6 +225,11 @@ function MessageList({ chat, dispatch, loadOlder, loadingOlder }: { chat: ChatSt
     [expandedVersion],
   );
   const onToggleGroup = useCallback((key: string) => dispatch({ type: "toggle_group", key }), [dispatch]);
+  // A restore's reply goes into the chat at once (its event may come later, or be missed).
+  const checkpointActions = useMemo(
+    () => ({ restored: (checkpoint: CheckpointInfo) => dispatch({ type: "event", event: { type: "checkpoint", checkpoint } }) }),
+    [dispatch],
+  );
 
   // Links in rendered Markdown: files open in the viewer, other sites in a new tab.
   const onClick = (e: React.MouseEvent) => onMarkdownClick(e, openViewer);
@@ -244,29 +250,31 @@ function MessageList({ chat, dispatch, loadOlder, loadingOlder }: { chat: ChatSt
             </div>
           )}
           <ExpandedContext.Provider value={expanded}>
-            <div className="virtual-inner" style={{ height: total }}>
-              {virtualizer.getVirtualItems().map((v) => {
-                const item = items[v.index];
-                return (
-                  <div key={v.key} data-index={v.index} ref={virtualizer.measureElement} className="virtual-row" style={{ transform: `translateY(${v.start}px)` }}>
-                    {item ? (
-                      <ChatRow item={item} onToggleGroup={onToggleGroup} />
-                    ) : (
-                      <div className="working" role="status">
-                        <span className="dots" aria-hidden="true">
-                          <i />
-                          <i />
-                          <i />
-                        </span>
-                        {chat.reading
-                          ? `Reading the prompt… ${Math.floor((100 * chat.reading.read) / chat.reading.total)}%`
-                          : "The agent is working…"}
-                      </div>
-                    )}
-                  </div>
-                );
-              })}
-            </div>
+            <CheckpointActions.Provider value={checkpointActions}>
+              <div className="virtual-inner" style={{ height: total }}>
+                {virtualizer.getVirtualItems().map((v) => {
+                  const item = items[v.index];
+                  return (
+                    <div key={v.key} data-index={v.index} ref={virtualizer.measureElement} className="virtual-row" style={{ transform: `translateY(${v.start}px)` }}>
+                      {item ? (
+                        <ChatRow item={item} onToggleGroup={onToggleGroup} />
+                      ) : (
+                        <div className="working" role="status">
+                          <span className="dots" aria-hidden="true">
+                            <i />
+                            <i />
+                            <i />
+                          </span>
+                          {chat.reading
+                            ? `Reading the prompt… ${Math.floor((100 * chat.reading.read) / chat.reading.total)}%`
+                            : "The agent is working…"}
+                        </div>
+                      )}
+                    </div>
+                  );
+                })}
+              </div>
+            </CheckpointActions.Provider>
           </ExpandedContext.Provider>
         </>
       )}

@@ -21,6 +21,8 @@ const paths: Record<string, string> = {
   check: "M5 12l5 5 9-10",
   shield: "M12 3l8 3v6c0 4.5-3.4 8.3-8 9-4.6-.7-8-4.5-8-9V6z",
   warning: "M12 3l10 18H2zM12 10v5M12 18v.5",
+  undo: "M9 14L4 9l5-5M4 9h11a5 5 0 010 10h-3",
+  info: "M12 3a9 9 0 100 18 9 9 0 000-18zM12 11v5M12 7.5v.5",
 };
 
 export function Icon({ name, size = 16 }: { name: keyof typeof paths | string; size?: number }) {
