@@ -119,8 +119,9 @@ test("a write is approved from its diff and the file changes", async () => {
 
 // Checkpoints (docs/ui.md): the approved write's card says what it changed and shows the
 // diff; "Restore to before this" (confirmed) brings the file back on disk, and the
-// restore's "Undo restore" the written content.
-test("a write's checkpoint shows its diff, restores the file and undoes the restore", async () => {
+// restore's "Undo restore" the written content; restoring with "Also rewind the
+// conversation" opens a new chat with the messages before the call.
+test("a write's checkpoint shows its diff, restores the file, undoes the restore and rewinds the chat", async () => {
   const oldText = "first line\nsecond line, old\n";
   const newText = "first line\nsecond line, new\n";
   await withSkald(
@@ -175,6 +176,35 @@ test("a write's checkpoint shows its diff, restores the file and undoes the rest
       const undo = page.getByTestId("restore-line").nth(1);
       assert.match(await undo.getByTestId("restore-text").textContent(), /Restore undone/);
       assert.equal(onDisk(), newText);
+      assert.equal(await page.getByTestId("checkpoint-error").count(), 0);
+
+      // Restored again, this time rewinding the conversation too: a new chat with what came
+      // before the call opens, and the original keeps every message.
+      const original = await page.locator(".session.active").getAttribute("data-session-id");
+      const chats = await page.getByTestId("session-item").count();
+      await card.getByTestId("checkpoint-restore").click();
+      await dialog.waitFor();
+      const rewind = dialog.getByTestId("restore-dialog-rewind");
+      assert.equal(await rewind.isChecked(), false);
+      await rewind.click();
+      assert.equal(await rewind.isChecked(), true);
+      await dialog.getByTestId("restore-dialog-confirm").click();
+      await page.waitForFunction(
+        (id) => {
+          const active = document.querySelector(".session.active");
+          return active && active.getAttribute("data-session-id") !== id && document.querySelector("[data-testid='message-list'][data-loaded='1']");
+        },
+        original,
+        { timeout: 20_000 },
+      );
+      assert.equal(onDisk(), oldText);
+      assert.equal(await page.getByTestId("session-item").count(), chats + 1);
+      await page.locator("[data-testid='message'][data-role='user']").filter({ hasText: "update the notes" }).waitFor({ timeout: 10_000 });
+      assert.doesNotMatch(await assistantText(page), /Written\./);
+      await page.locator(`[data-testid='session-item'][data-session-id='${original}'] .session-main`).click();
+      await page.waitForFunction(() => [...document.querySelectorAll("[data-testid='message'][data-role='assistant']")].some((m) => m.textContent.includes("Written.")), null, {
+        timeout: 20_000,
+      });
       assert.equal(await page.getByTestId("checkpoint-error").count(), 0);
     },
     { "notes.md": oldText },

@@ -40,6 +40,8 @@ class FakeServer implements Transport {
   sessions: SessionInfo[] = [];
   nextId = 1;
   calls: string[] = [];
+  /** Every command as sent. */
+  commands: Command[] = [];
   hold: ((cmd: Command) => Promise<void> | null) | null = null;
   /** Stored chats' messages and calls, by session. */
   stored: Record<number, { messages: ChatMessage[]; tool_calls: ToolCallInfo[] }> = {};
@@ -52,6 +54,7 @@ class FakeServer implements Transport {
   }
   call(command: Command): Promise<never> {
     this.calls.push(command.cmd === "history" ? `history ${command.session_id}` : command.cmd);
+    this.commands.push(command);
     let reply: () => unknown;
     try {
       const r = this.answer(command);
@@ -91,6 +94,24 @@ class FakeServer implements Transport {
         return { cmd: c.cmd, sandbox: this.sandboxInfo() };
       case "checkpoints":
         return { cmd: c.cmd, checkpoints: this.checkpoints.filter((x) => x.session_id === c.session_id) };
+      case "restore_checkpoint": {
+        // As the service does: the restore is a checkpoint of the chat; with `rewind` a new
+        // chat holds the messages before the call's message, the original keeps them all.
+        const cp = this.checkpoints.find((x) => x.id === c.id);
+        if (!cp) throw new ServerError(`there is no checkpoint ${c.id}`);
+        const done: CheckpointInfo = { ...cp, id: Math.max(...this.checkpoints.map((x) => x.id)) + 1, kind: "restore", tool_call_id: null, restored_to: cp.id, created_at: 900 };
+        this.checkpoints.push(done);
+        let fork: SessionInfo | null = null;
+        if (c.rewind) {
+          const from = this.stored[cp.session_id] ?? { messages: [], tool_calls: [] };
+          const at = from.tool_calls.find((x) => x.tool_call_id === cp.tool_call_id)?.message_id ?? 0;
+          fork = { ...info(this.nextId++), title: "Edit the notes (rewound)", updated_at: 50 };
+          this.sessions.push(fork);
+          const messages = from.messages.filter((m) => m.id < at);
+          this.stored[fork.id] = { messages, tool_calls: from.tool_calls.filter((x) => messages.some((m) => m.id === x.message_id)) };
+        }
+        return { cmd: c.cmd, checkpoint: done, fork };
+      }
       case "set_sandbox":
         this.sandbox = { ...this.sandbox, mode: c.mode, network: c.network };
         this.calls.push(`set_sandbox ${c.mode} ${c.network}`);
@@ -354,5 +375,75 @@ describe("checkpoints in the chat", () => {
     await act(async () => server.emit(1, { type: "checkpoint", checkpoint: checkpoint(3, { kind: "restore", tool_call_id: null, restored_to: 1, created_at: 900 }) }));
     await settle();
     expect(q("[data-testid='restore-line']")?.textContent).toContain("Folder restored to before write notes.md — 1 file changed");
+  });
+
+  /** The confirm dialog is in a portal, outside the app's container. */
+  async function clickInDialog(sel: string) {
+    const el = document.querySelector(`[data-testid='restore-dialog'] ${sel}`) as HTMLElement | null;
+    expect(el, `${sel} is in the dialog`).not.toBeNull();
+    await act(async () => el!.click());
+    await settle();
+  }
+  const sessionIds = () => [...container.querySelectorAll<HTMLElement>("[data-testid='session-item']")].map((e) => e.dataset.sessionId).sort();
+  const restores = (server: FakeServer) => server.commands.filter((c) => c.cmd === "restore_checkpoint");
+  async function openChat1(server: FakeServer) {
+    server.sessions.push({ ...info(server.nextId++), title: "Edit the notes" });
+    server.stored[1] = stored();
+    server.checkpoints = [checkpoint(1)];
+    localStorage.setItem("skald.session", "1");
+    await render(server);
+    expect(summaries()).toEqual(["1 file changed: notes.md +1 −1", null]);
+  }
+
+  it("a restore that also rewinds opens the new chat; the original keeps every message", async () => {
+    const server = new FakeServer();
+    await openChat1(server);
+    // A turn ends meanwhile: the sessions list is computed now, before the fork, and
+    // answered only after it has opened (it must not drop the new chat and close it).
+    let release: () => void = () => {};
+    const late = new Promise<void>((r) => (release = r));
+    server.hold = (c) => (c.cmd === "list_sessions" ? late : null);
+    await act(async () => server.emit(1, { type: "done", session_id: 1, outcome: "final", text: "" }));
+    server.hold = null;
+    await click("[data-testid='checkpoint-restore']");
+    await clickInDialog("[data-testid='restore-dialog-rewind']");
+    await clickInDialog("[data-testid='restore-dialog-confirm']");
+    expect(restores(server)).toEqual([{ cmd: "restore_checkpoint", id: 1, rewind: true }]);
+    release();
+    await settle();
+
+    // The new chat is the current one, with the conversation before the call, ready to type in.
+    expect(q(".session.active[data-session-id='2']"), text()).not.toBeNull();
+    expect(server.calls).toContain("history 2");
+    expect(q("[data-testid='message-list'][data-loaded='1']"), text()).not.toBeNull();
+    expect(text()).toContain("edit the notes");
+    expect(text()).not.toContain("Editing.");
+    expect(document.activeElement).toBe(q("[data-testid='composer']"));
+    expect(localStorage.getItem("skald.session")).toBe("2");
+    // Both chats are in the list.
+    expect(sessionIds()).toEqual(["1", "2"]);
+    expect(q("[data-testid='session-item'][data-session-id='2']")!.textContent).toContain("Edit the notes (rewound)");
+    expect(q("[data-testid='session-item'][data-session-id='1']")!.textContent).toContain("Edit the notes");
+
+    // The original chat keeps every message and shows the restore.
+    await click("[data-testid='session-item'][data-session-id='1'] .session-main");
+    expect(text()).toContain("edit the notes");
+    expect(text()).toContain("Editing.");
+    expect(q("[data-testid='restore-line']")?.textContent).toContain("Folder restored to before write notes.md");
+    expect(sessionIds()).toEqual(["1", "2"]);
+  });
+
+  it("a restore without the rewind box stays in the chat and sends no rewind", async () => {
+    const server = new FakeServer();
+    await openChat1(server);
+    await click("[data-testid='checkpoint-restore']");
+    expect((document.querySelector("[data-testid='restore-dialog-rewind']") as HTMLInputElement).checked).toBe(false);
+    await clickInDialog("[data-testid='restore-dialog-confirm']");
+    expect(restores(server)).toHaveLength(1);
+    expect(restores(server)[0]).toStrictEqual({ cmd: "restore_checkpoint", id: 1 });
+    expect(q(".session.active[data-session-id='1']"), text()).not.toBeNull();
+    expect(sessionIds()).toEqual(["1"]);
+    expect(text()).toContain("Editing.");
+    expect(q("[data-testid='restore-line']")?.textContent).toContain("Folder restored to before write notes.md");
   });
 });

@@ -272,6 +272,22 @@ export function App() {
     }
   }, [t, openSession]);
 
+  // A rewind's new chat (restore_checkpoint's `fork`): the server made it with the
+  // conversation before the call, so it opens by loading its history. The chat it came
+  // from stays as it is.
+  const openFork = useCallback(
+    (s: SessionInfo) => {
+      // A sessions list computed before the fork would drop it and close it.
+      sessionChanges.current += 1;
+      setSessions((list) => [s, ...(list ?? []).filter((x) => x.id !== s.id)]);
+      historyRequests.current.set(s.id, ++historySeq.current);
+      setLoadErrors(({ [s.id]: _x, ...rest }) => rest);
+      dispatchChats({ sid: s.id, remove: true });
+      openSession(s.id);
+    },
+    [openSession],
+  );
+
   const rename = useCallback(
     async (id: number, title: string) => {
       await t.call({ cmd: "rename_session", session_id: id, title });
@@ -362,6 +378,7 @@ export function App() {
   const actions = useMemo<AppActions>(
     () => ({
       openSession,
+      openFork,
       openViewer,
       go: setView,
       sessions: sessions ?? [],
@@ -369,7 +386,7 @@ export function App() {
       refreshInbox,
       currentSessionId: currentId,
     }),
-    [openSession, openViewer, sessions, inbox, refreshInbox, currentId],
+    [openSession, openFork, openViewer, sessions, inbox, refreshInbox, currentId],
   );
 
   const current = currentId != null ? chats[currentId] : undefined;

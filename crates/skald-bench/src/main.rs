@@ -6,6 +6,7 @@
 //! Timings are medians of several runs after a warm-up run (so both sides read from the
 //! page cache). Nothing here asserts a time: the report states the figures.
 
+mod checkpoints;
 mod desktop;
 mod engine;
 mod first_answer;
@@ -44,7 +45,7 @@ fn parse_args() -> Result<Args> {
             "--load-report" => load_report = it.next().map(PathBuf::from),
             "-h" | "--help" => {
                 println!(
-                    "usage: skald-bench --skald PATH/TO/release/skald [--out docs/performance.md] [--only grep|outline|shell|engine|latex|local|first-answer|ui|desktop|load] [--load-report FILE]"
+                    "usage: skald-bench --skald PATH/TO/release/skald [--out docs/performance.md] [--only grep|outline|shell|checkpoints|engine|latex|local|first-answer|ui|desktop|load] [--load-report FILE]"
                 );
                 std::process::exit(0);
             }
@@ -112,6 +113,10 @@ fn main() -> Result<()> {
     if wants("shell") {
         let section = shell::run()?;
         report::write_section(&args.out, "shell", &machine, &section)?;
+    }
+    if wants("checkpoints") {
+        let section = checkpoints::run()?;
+        report::write_section(&args.out, "checkpoints", &machine, &section)?;
     }
     println!("wrote {}", args.out.display());
     Ok(())

@@ -205,6 +205,8 @@ impl Shadow {
             hashed: 0,
         };
         let mut changed = false;
+        // What changed, to apply to the last tree instead of writing every tree again.
+        let mut updates = git2::build::TreeUpdateBuilder::new();
         for file in walked.files {
             let fresh = entry_for(&file.meta, &file.rel);
             let old = known.remove(&file.rel);
@@ -225,6 +227,7 @@ impl Shadow {
                 scan.hashed += 1;
                 let mut e = fresh;
                 e.id = self.repo.blob(&content)?;
+                updates.upsert(bytes_path(&file.rel), e.id, file_mode(e.mode));
                 // Also a racy file whose content is unchanged is added again: its entry
                 // then postdates the index, so it is not read next time.
                 index.add(&e)?;
@@ -233,18 +236,23 @@ impl Shadow {
         }
         // What is left of the index was not found: removed (or now ignored or too large).
         for gone in known.keys() {
-            index.remove_path(&bytes_path(gone))?;
+            let path = bytes_path(gone);
+            index.remove_path(&path)?;
+            updates.remove(path);
             changed = true;
         }
         let tree_file = self.dir.join(TREE_FILE);
-        let remembered = if changed {
-            None
-        } else {
-            remembered_tree(&tree_file, &index_path).filter(|t| self.repo.find_tree(*t).is_ok())
-        };
-        scan.tree = match remembered {
-            Some(tree) => tree,
-            None => {
+        let remembered =
+            remembered_tree(&tree_file, &index_path).and_then(|t| self.repo.find_tree(t).ok());
+        scan.tree = match (changed, remembered) {
+            (false, Some(tree)) => tree.id(),
+            (true, Some(base)) => {
+                let tree = updates.create_updated(&self.repo, &base)?;
+                index.write()?;
+                remember_tree(&tree_file, &index_path, tree)?;
+                tree
+            }
+            (_, None) => {
                 let tree = index.write_tree_to(&self.repo)?;
                 index.write()?;
                 remember_tree(&tree_file, &index_path, tree)?;
@@ -252,6 +260,14 @@ impl Shadow {
             }
         };
         Ok(scan)
+    }
+}
+
+fn file_mode(mode: u32) -> git2::FileMode {
+    match mode {
+        0o120000 => git2::FileMode::Link,
+        0o100755 => git2::FileMode::BlobExecutable,
+        _ => git2::FileMode::Blob,
     }
 }
 

@@ -310,3 +310,41 @@ fn a_second_opener_waits_for_the_first() {
     drop(first);
     waiter.join().expect("thread").expect("second open");
 }
+
+#[test]
+fn an_incremental_checkpoint_is_the_tree_a_full_one_writes() {
+    let (store, dir) = setup();
+    let limits = Limits::default();
+    let mut shadow = Shadow::open(store.path(), dir.path()).expect("open");
+    let steps: Vec<Box<dyn Fn(&Path)>> = vec![
+        Box::new(|r| {
+            for i in 0..20 {
+                write(r, &format!("a/b{}/f{i}.txt", i % 3), &format!("{i}"));
+            }
+        }),
+        Box::new(|r| write(r, "a/b1/f1.txt", "changed")),
+        Box::new(|r| fs::remove_file(r.join("a/b2/f2.txt")).expect("rm")),
+        Box::new(|r| write(r, "new/deeper/still/x.txt", "x")),
+        Box::new(|r| fs::remove_dir_all(r.join("a/b0")).expect("rm dir")),
+        Box::new(|r| {
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::PermissionsExt;
+                fs::set_permissions(r.join("a/b1/f4.txt"), fs::Permissions::from_mode(0o755))
+                    .expect("chmod");
+            }
+            write(r, "z.txt", "last");
+        }),
+        Box::new(|r| fs::remove_dir_all(r.join("new")).expect("rm dir")),
+    ];
+    for (i, step) in steps.iter().enumerate() {
+        step(dir.path());
+        let ours = shadow.snapshot("s", "m", &limits, &[]).expect("snapshot");
+        let fresh_store = tempfile::tempdir().expect("store");
+        let full = Shadow::open(fresh_store.path(), dir.path())
+            .expect("open")
+            .snapshot("s", "m", &limits, &[])
+            .expect("full");
+        assert_eq!(ours.tree, full.tree, "step {i}");
+    }
+}

@@ -137,6 +137,14 @@ async fn run(
                 .restore_and_rewind(&store, id, rewind)
                 .await
                 .map_err(Fail::failed)?;
+            if let Err(e) = &fork {
+                eprintln!(
+                    "skald checkpoints: restored (undo: skald checkpoints restore {})",
+                    done.id
+                );
+                return Err(Fail::failed(e));
+            }
+            let fork = fork.unwrap_or_default();
             if json {
                 let mut v = json!(done);
                 if let Some(f) = &fork {

@@ -245,13 +245,14 @@ impl Checkpoints {
     /// Brings a chat's folder back to before checkpoint `id`, as `restore` does, and with
     /// `rewind` also the conversation: a new chat holds the messages before the call (the
     /// original keeps every message, those after it included). Returns the restore's row
-    /// and the new chat.
+    /// and the new chat, or why the chat could not be rewound although the folder was
+    /// restored.
     pub async fn restore_and_rewind(
         &self,
         store: &Store,
         id: i64,
         rewind: bool,
-    ) -> Result<(CheckpointInfo, Option<skald_store::Session>), String> {
+    ) -> Result<(CheckpointInfo, Result<Option<skald_store::Session>, String>), String> {
         let fork = if rewind {
             let row = store
                 .checkpoint(id)
@@ -283,11 +284,14 @@ impl Checkpoints {
                 } else {
                     format!("{title} (rewound)")
                 };
-                Some(store.fork_session(session, message, &title).map_err(|e| {
-                    format!("the folder is restored, but the chat could not be rewound: {e}")
-                })?)
+                store
+                    .fork_session(session, message, &title)
+                    .map(Some)
+                    .map_err(|e| {
+                        format!("the folder is restored, but the chat could not be rewound: {e}")
+                    })
             }
-            None => None,
+            None => Ok(None),
         };
         Ok((done, fork))
     }

@@ -215,6 +215,8 @@ impl Service {
                 checkpoint: checkpoint.clone(),
             },
         );
+        // The restore is shown whether or not the rewind worked.
+        let fork = fork.map_err(invalid)?;
         Ok(Reply::RestoreCheckpoint {
             checkpoint,
             fork: fork.map(|s| self.session_info(s)),

@@ -52,6 +52,8 @@ export function useCommand<C extends Command>(command: C | null, deps: unknown[]
 /** What screens need from the shell: navigation and the viewer. */
 export interface AppActions {
   openSession(id: number): void;
+  /** A chat the server made (a rewind's new chat): added to the list and opened. */
+  openFork(session: SessionInfo): void;
   openViewer(path: string, line?: number): void;
   go(view: AppView): void;
   sessions: SessionInfo[];

@@ -168,7 +168,7 @@ function useMarkdownRendering(items: Item[], sessionId: number, dispatch: (a: Ch
 }
 
 function MessageList({ chat, dispatch, loadOlder, loadingOlder }: { chat: ChatState; dispatch: (a: ChatAction) => void; loadOlder: () => void; loadingOlder: boolean }) {
-  const { openViewer } = useApp();
+  const { openViewer, openFork } = useApp();
   const scrollRef = useRef<HTMLDivElement>(null);
   const items = chat.items;
   const last = items[items.length - 1];
@@ -225,10 +225,11 @@ function MessageList({ chat, dispatch, loadOlder, loadingOlder }: { chat: ChatSt
     [expandedVersion],
   );
   const onToggleGroup = useCallback((key: string) => dispatch({ type: "toggle_group", key }), [dispatch]);
-  // A restore's reply goes into the chat at once (its event may come later, or be missed).
+  // A restore's reply goes into the chat at once (its event may come later, or be missed);
+  // a rewind's new chat opens in its place.
   const checkpointActions = useMemo(
-    () => ({ restored: (checkpoint: CheckpointInfo) => dispatch({ type: "event", event: { type: "checkpoint", checkpoint } }) }),
-    [dispatch],
+    () => ({ restored: (checkpoint: CheckpointInfo) => dispatch({ type: "event", event: { type: "checkpoint", checkpoint } }), forked: openFork }),
+    [dispatch, openFork],
   );
 
   // Links in rendered Markdown: files open in the viewer, other sites in a new tab.

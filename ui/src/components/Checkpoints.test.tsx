@@ -6,7 +6,7 @@ import { createRoot, type Root } from "react-dom/client";
 import { afterEach, describe, expect, it } from "vitest";
 import { AppContext, TransportContext, type AppActions } from "../app/context";
 import type { ToolView } from "../chat/state";
-import type { CheckpointInfo, Command } from "../protocol";
+import type { CheckpointInfo, Command, SessionInfo } from "../protocol";
 import { ServerError, type Transport } from "../transport";
 import { ChatRow, ExpandedContext, type Expanded } from "./ChatItems";
 import { CheckpointActions } from "./Checkpoints";
@@ -15,6 +15,7 @@ import { CheckpointActions } from "./Checkpoints";
 
 const app: AppActions = {
   openSession() {},
+  openFork() {},
   openViewer() {},
   go() {},
   sessions: [],
@@ -39,6 +40,9 @@ new file mode 100644
 +made
 `;
 
+/** The new chat a rewind makes. */
+const FORK: SessionInfo = { id: 2, title: "Thesis (rewound)", agent_id: "main", kind: "interactive", working_dir: "/home/me/thesis", created_at: 5, updated_at: 5, running: false };
+
 /** Answers the checkpoint commands; records each call. */
 class FakeTransport {
   calls: Command[] = [];
@@ -50,7 +54,7 @@ class FakeTransport {
         return Promise.resolve({ cmd: c.cmd, text: c.path === "notes.md" ? DIFF.split("diff --git a/out")[0] : DIFF } as never);
       case "restore_checkpoint":
         if (this.restoreError) return Promise.reject(new ServerError(this.restoreError));
-        return Promise.resolve({ cmd: c.cmd, checkpoint: checkpoint({ id: 9, kind: "restore", tool_call_id: null, restored_to: c.id }) } as never);
+        return Promise.resolve({ cmd: c.cmd, checkpoint: checkpoint({ id: 9, kind: "restore", tool_call_id: null, restored_to: c.id }), fork: c.rewind ? FORK : null } as never);
       default:
         return new Promise(() => {});
     }
@@ -125,12 +129,14 @@ function Rows({ children }: { children: React.ReactNode }) {
 let container: HTMLDivElement;
 let root: Root;
 let restored: CheckpointInfo[];
+let forks: SessionInfo[];
 
 async function render(t: FakeTransport, ui: React.ReactNode) {
   container = document.createElement("div");
   document.body.appendChild(container);
   root = createRoot(container);
   restored = [];
+  forks = [];
   await rerender(t, ui);
 }
 
@@ -139,7 +145,7 @@ async function rerender(t: FakeTransport, ui: React.ReactNode) {
     root.render(
       <TransportContext.Provider value={t as unknown as Transport}>
         <AppContext.Provider value={app}>
-          <CheckpointActions.Provider value={{ restored: (c) => restored.push(c) }}>
+          <CheckpointActions.Provider value={{ restored: (c) => restored.push(c), forked: (s) => forks.push(s) }}>
             <Rows>{ui}</Rows>
           </CheckpointActions.Provider>
         </AppContext.Provider>
@@ -237,6 +243,59 @@ describe("the changed files under a tool call", () => {
     expect(restored.map((c) => [c.id, c.kind, c.restored_to])).toEqual([[9, "restore", 4]]);
   });
 
+  it("offers to rewind the conversation too, unchecked: a plain restore sends no rewind", async () => {
+    const t = new FakeTransport();
+    await render(t, card(checkpoint()));
+    await click("[data-testid='checkpoint-restore']");
+    const box = q("[data-testid='restore-dialog-rewind']") as HTMLInputElement;
+    expect(box).not.toBeNull();
+    expect(box.type).toBe("checkbox");
+    expect(box.checked).toBe(false);
+    expect(box.closest("label")!.textContent).toBe("Also rewind the conversation to before this call");
+    const hint = document.getElementById(box.getAttribute("aria-describedby")!)!;
+    expect(hint.textContent).toBe("You continue in a new chat; this chat keeps every message.");
+    expect(q("[data-testid='restore-dialog-confirm']")!.textContent).toBe("Restore");
+    await click("[data-testid='restore-dialog-confirm']");
+    const sent = t.calls.filter((c) => c.cmd === "restore_checkpoint");
+    expect(sent).toHaveLength(1);
+    expect("rewind" in sent[0]!).toBe(false);
+    expect(forks).toEqual([]);
+  });
+
+  it("with the box checked, sends rewind and hands the new chat on", async () => {
+    const t = new FakeTransport();
+    await render(t, card(checkpoint()));
+    await click("[data-testid='checkpoint-restore']");
+    await click("[data-testid='restore-dialog-rewind']");
+    expect((q("[data-testid='restore-dialog-rewind']") as HTMLInputElement).checked).toBe(true);
+    expect(q("[data-testid='restore-dialog-confirm']")!.textContent).toBe("Restore and rewind");
+    await click("[data-testid='restore-dialog-confirm']");
+    expect(t.calls.filter((c) => c.cmd === "restore_checkpoint")).toEqual([{ cmd: "restore_checkpoint", id: 4, rewind: true }]);
+    expect(restored.map((c) => c.id)).toEqual([9]);
+    expect(forks).toEqual([FORK]);
+
+    // Opened again, the box starts unchecked.
+    await click("[data-testid='checkpoint-restore']");
+    expect((q("[data-testid='restore-dialog-rewind']") as HTMLInputElement).checked).toBe(false);
+  });
+
+  it("keeps the rewind box in the dialog's Tab order", async () => {
+    const t = new FakeTransport();
+    await render(t, card(checkpoint()));
+    await click("[data-testid='checkpoint-restore']");
+    const dialog = q("[data-testid='restore-dialog']")!;
+    const tab = async (shiftKey = false) =>
+      act(async () => {
+        dialog.dispatchEvent(new KeyboardEvent("keydown", { key: "Tab", shiftKey, bubbles: true, cancelable: true }));
+      });
+    // Cancel has the focus; from the last button Tab wraps to the box, Shift+Tab back.
+    q("[data-testid='restore-dialog-confirm']")!.focus();
+    await tab();
+    expect(document.activeElement).toBe(q("[data-testid='restore-dialog-rewind']"));
+    await tab(true);
+    expect(document.activeElement).toBe(q("[data-testid='restore-dialog-confirm']"));
+  });
+
   it("shows a failed restore on the card", async () => {
     const t = new FakeTransport();
     t.restoreError = "the chat's turn is running; stop it before restoring its folder";
@@ -293,7 +352,10 @@ describe("a restore in the chat", () => {
     await click("[data-testid='restore-line'] [data-testid='checkpoint-summary']");
     expect(qa("[data-testid='checkpoint-file']")).toHaveLength(2);
     await click("[data-testid='restore-undo']");
-    expect(t.calls).toContainEqual({ cmd: "restore_checkpoint", id: 9 });
+    // Undoing a restore asks nothing and never rewinds the conversation.
+    expect(q("[data-testid='restore-dialog']")).toBeNull();
+    expect(t.calls.filter((c) => c.cmd === "restore_checkpoint")).toStrictEqual([{ cmd: "restore_checkpoint", id: 9 }]);
+    expect(forks).toEqual([]);
   });
 
   it("an undone restore offers no undo; an undo says so", async () => {

@@ -1,11 +1,13 @@
 // Checkpoints in the chat (docs/ui.md): under a tool call that changed the chat's folder,
 // the files it changed, their diff and "Restore to before this"; a restore as a line of
-// its own with "Undo restore"; a checkpoint that could not be taken as a quiet note. File
+// its own with "Undo restore"; a checkpoint that could not be taken as a quiet note. A
+// restore to before a call can also rewind the conversation: the server forks the chat at
+// that call and the app opens the new chat (the original keeps every message). File
 // names and diff lines are data (the agent chose them): rendered as text, escaped.
 
 import { createContext, useContext, useEffect, useId, useMemo, useRef, useState, type ReactNode, type RefObject } from "react";
 import { createPortal } from "react-dom";
-import type { CheckpointInfo, FileChange } from "../protocol";
+import type { CheckpointInfo, FileChange, SessionInfo } from "../protocol";
 import type { Item } from "../chat/state";
 import { useTransport } from "../app/context";
 import { changesSummary, fileChangeText, filesChanged, hasDiff, parsePatch, restorable, type PatchRow } from "../lib/checkpoints";
@@ -13,21 +15,26 @@ import { errorText, formatTime } from "../lib/format";
 import { VisibleText } from "./Arguments";
 import { Icon } from "./ui";
 
-/** What a restore done from a card tells the chat (its reply's checkpoint). */
-export const CheckpointActions = createContext<{ restored(c: CheckpointInfo): void }>({ restored() {} });
+/**
+ * What a restore done from a card tells the chat: its reply's checkpoint, and with a rewind
+ * the new chat to go on in.
+ */
+export const CheckpointActions = createContext<{ restored(c: CheckpointInfo): void; forked(s: SessionInfo): void }>({ restored() {}, forked() {} });
 
 /** Sends `restore_checkpoint`; the error stays on the card until the next try. */
 function useRestore() {
   const t = useTransport();
-  const { restored } = useContext(CheckpointActions);
+  const { restored, forked } = useContext(CheckpointActions);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
-  const restore = async (id: number): Promise<boolean> => {
+  const restore = async (id: number, rewind = false): Promise<boolean> => {
     setBusy(true);
     setError(null);
     try {
-      const r = await t.call({ cmd: "restore_checkpoint", id });
+      const r = await t.call(rewind ? { cmd: "restore_checkpoint", id, rewind: true } : { cmd: "restore_checkpoint", id });
       restored(r.checkpoint);
+      // The new chat holds the conversation before the call: the person goes on there.
+      if (r.fork) forked(r.fork);
       return true;
     } catch (e) {
       setError(`Could not restore: ${errorText(e)}`);
@@ -45,7 +52,11 @@ function useRestore() {
 export function CheckpointStrip({ checkpoint: c, label, open, onToggle }: { checkpoint: CheckpointInfo; label: string; open: boolean; onToggle: () => void }) {
   const { busy, error, restore } = useRestore();
   const [confirm, setConfirm] = useState(false);
+  const [rewind, setRewind] = useState(false);
   const restoreRef = useRef<HTMLButtonElement>(null);
+  const rewindId = useId();
+  // Only a call has a point in the conversation to go back to (a restore is undone instead).
+  const canRewind = c.kind === "call" && c.tool_call_id != null;
   if (!restorable(c)) {
     return (
       <div className="checkpoint" data-testid="checkpoint" data-checkpoint-id={c.id} data-restorable="0">
@@ -70,7 +81,11 @@ export function CheckpointStrip({ checkpoint: c, label, open, onToggle }: { chec
           // would be lost.
           aria-disabled={busy}
           title="Bring the folder back to how it was before this call"
-          onClick={() => !busy && setConfirm(true)}
+          onClick={() => {
+            if (busy) return;
+            setRewind(false);
+            setConfirm(true);
+          }}
         >
           <Icon name="undo" size={12} /> {busy ? "Restoring…" : "Restore to before this"}
         </button>
@@ -85,13 +100,13 @@ export function CheckpointStrip({ checkpoint: c, label, open, onToggle }: { chec
       {confirm && (
         <ConfirmDialog
           title="Restore the folder to before this call?"
-          confirmLabel="Restore"
+          confirmLabel={canRewind && rewind ? "Restore and rewind" : "Restore"}
           testId="restore-dialog"
           returnFocus={restoreRef}
           onCancel={() => setConfirm(false)}
           onConfirm={() => {
             setConfirm(false);
-            void restore(c.id);
+            void restore(c.id, canRewind && rewind);
           }}
         >
           <p>
@@ -107,6 +122,17 @@ export function CheckpointStrip({ checkpoint: c, label, open, onToggle }: { chec
             Folder: <VisibleText text={c.folder} inline />
           </p>
           <p className="small">The restore is recorded in the chat: you can undo it.</p>
+          {canRewind && (
+            <div className="dialog-check">
+              <label>
+                <input type="checkbox" data-testid="restore-dialog-rewind" checked={rewind} aria-describedby={`${rewindId}-hint`} onChange={(e) => setRewind(e.target.checked)} />
+                Also rewind the conversation to before this call
+              </label>
+              <div id={`${rewindId}-hint`} className="dialog-check-hint muted small">
+                You continue in a new chat; this chat keeps every message.
+              </div>
+            </div>
+          )}
         </ConfirmDialog>
       )}
     </div>
@@ -362,9 +388,10 @@ function PatchLine({ row: r }: { row: PatchRow }) {
 // ---- the confirm dialog ---------------------------------------------------------------------
 
 /**
- * A small modal: Cancel has the focus first, Tab stays inside, Escape and a click outside
- * cancel, and the focus goes back to the button that opened it. In a portal: the chat's rows are moved
- * with transforms, which would pin a fixed overlay to the row.
+ * A small modal: Cancel has the focus first, Tab stays inside (its buttons and checkboxes),
+ * Escape and a click outside cancel, and the focus goes back to the button that opened it.
+ * In a portal: the chat's rows are moved with transforms, which would pin a fixed overlay
+ * to the row.
  */
 export function ConfirmDialog({
   title,
@@ -403,7 +430,7 @@ export function ConfirmDialog({
       e.stopPropagation();
       onCancel();
     } else if (e.key === "Tab") {
-      const focusable = [...(boxRef.current?.querySelectorAll<HTMLElement>("button:not(:disabled)") ?? [])];
+      const focusable = [...(boxRef.current?.querySelectorAll<HTMLElement>("button:not(:disabled), input:not(:disabled)") ?? [])];
       const first = focusable[0];
       const last = focusable[focusable.length - 1];
       if (!first || !last) return;

@@ -19,6 +19,7 @@ const transport = {
 
 const app: AppActions = {
   openSession() {},
+  openFork() {},
   openViewer() {},
   go() {},
   sessions: [],
