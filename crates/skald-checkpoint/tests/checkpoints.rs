@@ -311,12 +311,15 @@ fn a_second_opener_waits_for_the_first() {
     waiter.join().expect("thread").expect("second open");
 }
 
+/// A change to the folder.
+type Step = Box<dyn Fn(&Path)>;
+
 #[test]
 fn an_incremental_checkpoint_is_the_tree_a_full_one_writes() {
     let (store, dir) = setup();
     let limits = Limits::default();
     let mut shadow = Shadow::open(store.path(), dir.path()).expect("open");
-    let steps: Vec<Box<dyn Fn(&Path)>> = vec![
+    let steps: Vec<Step> = vec![
         Box::new(|r| {
             for i in 0..20 {
                 write(r, &format!("a/b{}/f{i}.txt", i % 3), &format!("{i}"));
