@@ -24,21 +24,7 @@ const TOO_LARGE_FOR: Duration = Duration::from_secs(300);
 /// The most of a diff the chat is sent at once.
 pub const MAX_PATCH_BYTES: usize = 512 * 1024;
 
-/// Where checkpoints are kept and how large a folder may be.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct CheckpointSettings {
-    /// The data directory, whose `checkpoints/` holds the shadow repositories; none turns
-    /// checkpoints off (config.toml `[checkpoints] enabled = false`, or an engine built
-    /// without a data directory, as in-process tests are).
-    pub data_dir: Option<PathBuf>,
-    pub limits: Limits,
-}
-
-impl CheckpointSettings {
-    fn store_dir(&self) -> Option<PathBuf> {
-        self.data_dir.as_ref().map(|d| d.join("checkpoints"))
-    }
-}
+pub use crate::config::CheckpointSettings;
 
 /// The engine's checkpointing: settings, and what it remembers between calls.
 #[derive(Debug, Default)]
@@ -48,6 +34,11 @@ pub struct Checkpoints {
     too_large: Mutex<HashMap<PathBuf, (Instant, String)>>,
     /// Sessions already told that their folder is too large.
     told: Mutex<HashSet<(i64, PathBuf)>>,
+}
+
+/// Where the shadow repositories are, when checkpoints are on.
+fn store_dir(settings: &CheckpointSettings) -> Option<PathBuf> {
+    settings.data_dir.as_ref().map(|d| d.join("checkpoints"))
 }
 
 /// A checkpoint taken before a call, to be finished after it.
@@ -85,7 +76,7 @@ impl Checkpoints {
     /// Records `folder` before a call in `session_id`. None when checkpoints are off or
     /// the folder is known to be too large (and the session has been told).
     pub async fn before(&self, store: &Store, session_id: i64, run: &RunContext) -> Option<Before> {
-        let dir = self.settings.store_dir()?;
+        let dir = store_dir(&self.settings)?;
         let folder = run.working_dir.clone();
         if folder.as_os_str().is_empty() {
             return None;
@@ -123,7 +114,7 @@ impl Checkpoints {
         call_id: &str,
         before: Before,
     ) -> Option<CheckpointInfo> {
-        let dir = self.settings.store_dir()?;
+        let dir = store_dir(&self.settings)?;
         let folder_text = before.folder.to_string_lossy().into_owned();
         let first = match before.taken {
             Ok(s) => s,
@@ -299,9 +290,7 @@ impl Checkpoints {
     /// Brings a chat's folder back to before checkpoint `id` and records that as a
     /// restore (which can itself be restored, undoing it).
     pub async fn restore(&self, store: &Store, id: i64) -> Result<CheckpointInfo, String> {
-        let dir = self
-            .settings
-            .store_dir()
+        let dir = store_dir(&self.settings)
             .ok_or("checkpoints are turned off ([checkpoints] enabled = false)")?;
         let row = store
             .checkpoint(id)
@@ -346,7 +335,7 @@ impl Checkpoints {
     /// Opens the shadow repository of each folder a chat's checkpoints name, which
     /// finishes a restore a crash interrupted there. Returns what could not be opened.
     pub async fn recover(&self, rows: &[CheckpointInfo]) -> Vec<String> {
-        let Some(dir) = self.settings.store_dir() else {
+        let Some(dir) = store_dir(&self.settings) else {
             return Vec::new();
         };
         let folders: std::collections::BTreeSet<String> =
@@ -374,9 +363,7 @@ impl Checkpoints {
         paths: Vec<String>,
         max_bytes: usize,
     ) -> Result<String, String> {
-        let dir = self
-            .settings
-            .store_dir()
+        let dir = store_dir(&self.settings)
             .ok_or("checkpoints are turned off ([checkpoints] enabled = false)")?;
         let row = store
             .checkpoint(id)

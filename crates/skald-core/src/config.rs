@@ -108,8 +108,8 @@ impl Default for CheckpointsConfig {
 
 impl CheckpointsConfig {
     /// The settings of the engines of the data directory `data_dir`.
-    pub fn settings(&self, data_dir: &std::path::Path) -> crate::checkpoints::CheckpointSettings {
-        crate::checkpoints::CheckpointSettings {
+    pub fn settings(&self, data_dir: &std::path::Path) -> CheckpointSettings {
+        CheckpointSettings {
             data_dir: self.enabled.then(|| data_dir.to_path_buf()),
             limits: skald_checkpoint::Limits {
                 max_files: self.max_files.max(1),
@@ -118,6 +118,16 @@ impl CheckpointsConfig {
             },
         }
     }
+}
+
+/// Where checkpoints are kept and how large a folder may be.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CheckpointSettings {
+    /// The data directory, whose `checkpoints/` holds the shadow repositories; none turns
+    /// checkpoints off (config.toml `[checkpoints] enabled = false`, or an engine built
+    /// without a data directory, as in-process tests are).
+    pub data_dir: Option<PathBuf>,
+    pub limits: skald_checkpoint::Limits,
 }
 
 /// `[sandbox]`: how agents' commands are confined (docs/sandbox.md).
