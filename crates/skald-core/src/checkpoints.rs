@@ -116,24 +116,32 @@ impl Checkpoints {
     ) -> Option<CheckpointInfo> {
         let dir = store_dir(&self.settings)?;
         let folder_text = before.folder.to_string_lossy().into_owned();
+        // A call whose change is not known: a row with only the note (and the point before,
+        // when there is one).
+        let noted = |point: Option<&str>, note: String| {
+            self.record(
+                store,
+                NewCheckpoint {
+                    session_id,
+                    tool_call_id: Some(call_id),
+                    kind: CheckpointKind::Call,
+                    folder: &folder_text,
+                    before: point,
+                    after: None,
+                    changes: &FileChanges::default(),
+                    note: &note,
+                    restored_to: None,
+                },
+            )
+        };
         let first = match before.taken {
             Ok(s) => s,
             // The reason was found before the call; there is no point to restore to.
             Err(note) if note.is_empty() => return None,
             Err(note) => {
-                return self.record(
-                    store,
-                    NewCheckpoint {
-                        session_id,
-                        tool_call_id: Some(call_id),
-                        kind: CheckpointKind::Call,
-                        folder: &folder_text,
-                        before: None,
-                        after: None,
-                        changes: &FileChanges::default(),
-                        note: &format!("No checkpoint was taken before this call: {note}"),
-                        restored_to: None,
-                    },
+                return noted(
+                    None,
+                    format!("No checkpoint was taken before this call: {note}"),
                 );
             }
         };
@@ -151,19 +159,9 @@ impl Checkpoints {
         let second = match second {
             Ok(s) => s,
             Err(f) => {
-                return self.record(
-                    store,
-                    NewCheckpoint {
-                        session_id,
-                        tool_call_id: Some(call_id),
-                        kind: CheckpointKind::Call,
-                        folder: &folder_text,
-                        before: Some(&first.commit),
-                        after: None,
-                        changes: &FileChanges::default(),
-                        note: &format!("The folder could not be recorded after this call: {f}"),
-                        restored_to: None,
-                    },
+                return noted(
+                    Some(&first.commit),
+                    format!("The folder could not be recorded after this call: {f}"),
                 );
             }
         };
