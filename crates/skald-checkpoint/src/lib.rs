@@ -18,9 +18,13 @@
 //! that names it.
 
 mod diff;
+mod live;
 mod restore;
 mod shadow;
+#[cfg(target_os = "linux")]
+mod watch;
 
+pub use live::Live;
 pub use restore::Restored;
 pub use shadow::{Shadow, Snapshot};
 pub use skald_api::checkpoint::{ChangeStatus, FileChange, FileChanges};

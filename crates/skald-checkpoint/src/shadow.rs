@@ -12,9 +12,9 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 /// The index of the folder's last snapshot: the stat cache that makes the next one cheap.
-const INDEX_FILE: &str = "skald-index";
+pub(crate) const INDEX_FILE: &str = "skald-index";
 /// The tree of the index as last written, so an unchanged folder's is not rebuilt.
-const TREE_FILE: &str = "skald-index.tree";
+pub(crate) const TREE_FILE: &str = "skald-index.tree";
 /// Names the folder a shadow repository belongs to, for a person looking at the store.
 const FOLDER_FILE: &str = "skald-folder";
 /// How long `open` waits for another process's lock.
@@ -42,6 +42,9 @@ pub struct Snapshot {
     pub skipped_large: Vec<(String, u64)>,
     /// Files read and hashed this time (the rest were known from their stat data).
     pub hashed: usize,
+    /// Whether the whole folder was walked, rather than only the directories the kernel
+    /// said changed (see [`Live`](crate::Live)).
+    pub walked: bool,
 }
 
 impl Snapshot {
@@ -77,6 +80,9 @@ pub(crate) struct Scan {
     pub bytes: u64,
     pub skipped_large: Vec<(String, u64)>,
     pub hashed: usize,
+    /// The directories walked (the folder's own first), when the whole folder was.
+    pub dirs: Vec<PathBuf>,
+    pub walked: bool,
 }
 
 impl Shadow {
@@ -133,6 +139,26 @@ impl Shadow {
         excluded: &[PathBuf],
     ) -> Result<Snapshot> {
         let scan = self.scan(limits, excluded)?;
+        self.commit_scan(line, message, scan)
+    }
+
+    /// As [`snapshot`](Self::snapshot), with what `live` remembers of the folder since
+    /// the last one this process took: where the kernel can say which directories
+    /// changed, only those are listed.
+    pub fn snapshot_live(
+        &mut self,
+        live: &mut crate::Live,
+        line: &str,
+        message: &str,
+        limits: &Limits,
+        excluded: &[PathBuf],
+    ) -> Result<Snapshot> {
+        let scan = self.scan_live(live, limits, excluded)?;
+        self.commit_scan(line, message, scan)
+    }
+
+    /// The commit of `scan` on `line`, or the line's last one when its tree is the same.
+    fn commit_scan(&mut self, line: &str, message: &str, scan: Scan) -> Result<Snapshot> {
         let reference = line_ref(line);
         let parent = self
             .repo
@@ -163,6 +189,7 @@ impl Shadow {
             bytes: scan.bytes,
             skipped_large: scan.skipped_large,
             hashed: scan.hashed,
+            walked: scan.walked,
         })
     }
 
@@ -181,6 +208,17 @@ impl Shadow {
     /// Walks the folder into the index and writes the tree: files whose stat data matches
     /// the index are not read.
     pub(crate) fn scan(&mut self, limits: &Limits, excluded: &[PathBuf]) -> Result<Scan> {
+        self.scan_keeping(limits, excluded, false)
+            .map(|(scan, _)| scan)
+    }
+
+    /// As `scan`, and with `keep` also the index's entries as the scan left them.
+    pub(crate) fn scan_keeping(
+        &mut self,
+        limits: &Limits,
+        excluded: &[PathBuf],
+        keep: bool,
+    ) -> Result<(Scan, Option<Entries>)> {
         let index_path = self.dir.join(INDEX_FILE);
         let mut index = Index::open(&index_path)?;
         // Git's "racy" rule: a file changed in the same clock tick as the index was
@@ -203,6 +241,8 @@ impl Shadow {
             bytes: walked.bytes,
             skipped_large: walked.skipped_large,
             hashed: 0,
+            dirs: walked.dirs,
+            walked: true,
         };
         let mut changed = false;
         // What changed, to apply to the last tree instead of writing every tree again.
@@ -247,7 +287,12 @@ impl Shadow {
         scan.tree = match (changed, remembered) {
             (false, Some(tree)) => tree.id(),
             (true, Some(base)) => {
-                let tree = updates.create_updated(&self.repo, &base)?;
+                // A file where a folder was (or the reverse) is not an update libgit2
+                // applies to a tree; the index, which holds the change, writes it whole.
+                let tree = match updates.create_updated(&self.repo, &base) {
+                    Ok(tree) => tree,
+                    Err(_) => index.write_tree_to(&self.repo)?,
+                };
                 index.write()?;
                 remember_tree(&tree_file, &index_path, tree)?;
                 tree
@@ -259,11 +304,76 @@ impl Shadow {
                 tree
             }
         };
-        Ok(scan)
+        let entries = keep.then(|| {
+            index
+                .iter()
+                .map(|e| (e.path.clone(), Entry::of(&e)))
+                .collect::<Entries>()
+        });
+        Ok((scan, entries))
     }
 }
 
-fn file_mode(mode: u32) -> git2::FileMode {
+/// A folder's files as the index records them, by path.
+pub(crate) type Entries = std::collections::BTreeMap<Vec<u8>, Entry>;
+
+/// An index entry without its path: stat data, mode and blob.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Entry {
+    ctime: IndexTime,
+    mtime: IndexTime,
+    dev: u32,
+    ino: u32,
+    pub mode: u32,
+    uid: u32,
+    gid: u32,
+    pub file_size: u32,
+    pub id: Oid,
+}
+
+impl Entry {
+    pub fn of(e: &IndexEntry) -> Entry {
+        Entry {
+            ctime: e.ctime,
+            mtime: e.mtime,
+            dev: e.dev,
+            ino: e.ino,
+            mode: e.mode,
+            uid: e.uid,
+            gid: e.gid,
+            file_size: e.file_size,
+            id: e.id,
+        }
+    }
+
+    pub fn index_entry(&self, path: &[u8]) -> IndexEntry {
+        IndexEntry {
+            ctime: self.ctime,
+            mtime: self.mtime,
+            dev: self.dev,
+            ino: self.ino,
+            mode: self.mode,
+            uid: self.uid,
+            gid: self.gid,
+            file_size: self.file_size,
+            id: self.id,
+            flags: path.len().min(0xfff) as u16,
+            flags_extended: 0,
+            path: path.to_vec(),
+        }
+    }
+
+    /// Whether the stat data is the same (the blob aside).
+    pub fn same_stat(&self, other: &Entry) -> bool {
+        self.mtime == other.mtime
+            && self.ctime == other.ctime
+            && self.file_size == other.file_size
+            && self.ino == other.ino
+            && self.mode == other.mode
+    }
+}
+
+pub(crate) fn file_mode(mode: u32) -> git2::FileMode {
     match mode {
         0o120000 => git2::FileMode::Link,
         0o100755 => git2::FileMode::BlobExecutable,
@@ -272,7 +382,7 @@ fn file_mode(mode: u32) -> git2::FileMode {
 }
 
 /// The index file's identity: its size and modification time.
-fn index_stamp(index: &Path) -> Option<String> {
+pub(crate) fn index_stamp(index: &Path) -> Option<String> {
     let meta = std::fs::metadata(index).ok()?;
     let (s, n) = stamp(meta.modified().ok()?);
     Some(format!("{} {s}.{n:09}", meta.len()))
@@ -288,7 +398,7 @@ fn remembered_tree(tree_file: &Path, index: &Path) -> Option<Oid> {
         .flatten()
 }
 
-fn remember_tree(tree_file: &Path, index: &Path, tree: Oid) -> Result<()> {
+pub(crate) fn remember_tree(tree_file: &Path, index: &Path, tree: Oid) -> Result<()> {
     let Some(stamp) = index_stamp(index) else {
         return Ok(());
     };
@@ -332,6 +442,7 @@ struct Found {
 
 struct Walked {
     files: Vec<Found>,
+    dirs: Vec<PathBuf>,
     bytes: u64,
     skipped_large: Vec<(String, u64)>,
 }
@@ -343,11 +454,12 @@ fn walk(root: &Path, excluded: &[PathBuf], limits: &Limits) -> Result<Walked> {
     let bytes = AtomicU64::new(0);
     let over: Mutex<Option<CheckpointError>> = Mutex::new(None);
     let found: Mutex<Vec<Found>> = Mutex::new(Vec::new());
+    let dirs: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
     let large: Mutex<Vec<(String, u64)>> = Mutex::new(Vec::new());
     skald_base::walk::walker(root, excluded)
         .build_parallel()
         .run(|| {
-            let (large, over, files, bytes) = (&large, &over, &files, &bytes);
+            let (large, over, files, bytes, dirs) = (&large, &over, &files, &bytes, &dirs);
             let mut mine = Batch {
                 mine: Vec::new(),
                 into: &found,
@@ -358,6 +470,10 @@ fn walk(root: &Path, excluded: &[PathBuf], limits: &Limits) -> Result<Walked> {
                         return WalkState::Continue;
                     };
                     let kind = entry.file_type();
+                    if kind.is_some_and(|k| k.is_dir()) {
+                        lock(dirs).push(entry.into_path());
+                        return WalkState::Continue;
+                    }
                     if entry.depth() == 0 || !kind.is_some_and(|k| k.is_file() || k.is_symlink()) {
                         return WalkState::Continue;
                     }
@@ -405,8 +521,11 @@ fn walk(root: &Path, excluded: &[PathBuf], limits: &Limits) -> Result<Walked> {
     if let Some(e) = lock(&over).take() {
         return Err(e);
     }
+    let mut dirs = std::mem::take(&mut *lock(&dirs));
+    dirs.sort_unstable();
     Ok(Walked {
         files: std::mem::take(&mut *lock(&found)),
+        dirs,
         bytes: bytes.into_inner(),
         skipped_large: std::mem::take(&mut *lock(&large)),
     })
@@ -527,18 +646,18 @@ pub(crate) fn bytes_path(b: &[u8]) -> PathBuf {
 }
 
 /// A timestamp as (seconds, nanoseconds), comparable.
-fn stamp(t: std::time::SystemTime) -> (i64, u32) {
+pub(crate) fn stamp(t: std::time::SystemTime) -> (i64, u32) {
     match t.duration_since(std::time::UNIX_EPOCH) {
         Ok(d) => (d.as_secs() as i64, d.subsec_nanos()),
         Err(_) => (0, 0),
     }
 }
 
-fn stamp_of(e: &IndexEntry) -> (i64, u32) {
+pub(crate) fn stamp_of(e: &IndexEntry) -> (i64, u32) {
     (i64::from(e.mtime.seconds()), e.mtime.nanoseconds())
 }
 
-fn same_stat(a: &IndexEntry, b: &IndexEntry) -> bool {
+pub(crate) fn same_stat(a: &IndexEntry, b: &IndexEntry) -> bool {
     a.mtime == b.mtime
         && a.ctime == b.ctime
         && a.file_size == b.file_size
@@ -547,7 +666,7 @@ fn same_stat(a: &IndexEntry, b: &IndexEntry) -> bool {
 }
 
 /// An index entry with the stat data of `meta`; its id is filled in once hashed.
-fn entry_for(meta: &std::fs::Metadata, path: &[u8]) -> IndexEntry {
+pub(crate) fn entry_for(meta: &std::fs::Metadata, path: &[u8]) -> IndexEntry {
     let mode = if meta.file_type().is_symlink() {
         0o120000
     } else if is_executable(meta) {

@@ -3,7 +3,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use skald_checkpoint::{ChangeStatus, CheckpointError, Limits, Shadow};
+use skald_checkpoint::{ChangeStatus, CheckpointError, Limits, Live, Shadow, Snapshot};
 use std::fs;
 use std::path::Path;
 
@@ -339,7 +339,16 @@ fn an_incremental_checkpoint_is_the_tree_a_full_one_writes() {
             write(r, "z.txt", "last");
         }),
         Box::new(|r| fs::remove_dir_all(r.join("new")).expect("rm dir")),
+        Box::new(|r| {
+            fs::remove_dir_all(r.join("a/b1")).expect("rm");
+            write(r, "a/b1", "a file where a folder was");
+        }),
+        Box::new(|r| {
+            fs::remove_file(r.join("z.txt")).expect("rm");
+            write(r, "z.txt/inside", "a folder where a file was");
+        }),
     ];
+    let mut last: Option<Snapshot> = None;
     for (i, step) in steps.iter().enumerate() {
         step(dir.path());
         let ours = shadow.snapshot("s", "m", &limits, &[]).expect("snapshot");
@@ -349,5 +358,278 @@ fn an_incremental_checkpoint_is_the_tree_a_full_one_writes() {
             .snapshot("s", "m", &limits, &[])
             .expect("full");
         assert_eq!(ours.tree, full.tree, "step {i}");
+        if let Some(last) = last {
+            same_changes_as_libgit2(&shadow, &last.commit, &ours.commit, i);
+        }
+        last = Some(ours);
     }
+}
+
+/// The list of changed files against libgit2's own tree diff (through the patch): the
+/// same files, and the same lines added and removed.
+fn same_changes_as_libgit2(shadow: &Shadow, from: &str, to: &str, step: usize) {
+    let changes = shadow.changes(from, to).expect("changes");
+    let patch = shadow.patch(from, to, &[], usize::MAX).expect("patch");
+    let mut theirs: Vec<String> = patch
+        .lines()
+        .filter_map(|l| l.strip_prefix("diff --git a/"))
+        .filter_map(|l| l.split(" b/").next())
+        .map(str::to_string)
+        .collect();
+    theirs.dedup();
+    let ours: Vec<String> = changes.files.iter().map(|f| f.path.clone()).collect();
+    assert_eq!(ours, theirs, "step {step}: the changed files");
+    assert_eq!(changes.total, ours.len());
+    let plus = patch
+        .lines()
+        .filter(|l| l.starts_with('+') && !l.starts_with("+++"))
+        .count();
+    let minus = patch
+        .lines()
+        .filter(|l| l.starts_with('-') && !l.starts_with("---"))
+        .count();
+    let added: usize = changes.files.iter().map(|f| f.added).sum();
+    let removed: usize = changes.files.iter().map(|f| f.removed).sum();
+    assert_eq!((added, removed), (plus, minus), "step {step}: lines");
+}
+
+/// A snapshot of the folder from nothing: every file walked and read.
+fn full_snapshot(dir: &Path, limits: &Limits, excluded: &[std::path::PathBuf]) -> Snapshot {
+    let fresh_store = tempfile::tempdir().expect("store");
+    Shadow::open(fresh_store.path(), dir)
+        .expect("open")
+        .snapshot("s", "m", limits, excluded)
+        .expect("full")
+}
+
+fn sorted(mut v: Vec<(String, u64)>) -> Vec<(String, u64)> {
+    v.sort();
+    v
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_watched_folder_lists_only_what_changed_and_records_what_a_walk_does() {
+    use std::os::unix::fs::PermissionsExt;
+    let (store, dir) = setup();
+    let root = dir.path().canonicalize().expect("canonical");
+    let limits = Limits {
+        max_file_bytes: 4096,
+        ..Limits::default()
+    };
+    let excluded = vec![root.join("private")];
+    write(&root, ".gitignore", "*.log\nbuild/\n");
+    for i in 0..30 {
+        write(&root, &format!("a/b{}/f{i}.txt", i % 3), &format!("{i}\n"));
+    }
+    write(&root, "private/key", "hidden\n");
+    let mut live = Live::new(true);
+    let mut snap = |why: &str| {
+        let mut shadow = Shadow::open(store.path(), &root).expect("open");
+        let s = shadow
+            .snapshot_live(&mut live, "s", why, &limits, &excluded)
+            .expect("snapshot");
+        (s, live.problem().map(str::to_string))
+    };
+    // The first walks; so does the second (a directory watched after the first listed it
+    // could have changed in between); from then on only what changed is listed.
+    assert!(snap("first").0.walked);
+    assert!(snap("second").0.walked);
+    let (third, problem) = snap("third");
+    assert!(!third.walked, "{problem:?}");
+    assert_eq!(third.hashed, 0);
+
+    // (what a step does, whether the folder must be walked for it)
+    let steps: Vec<(Step, bool)> = vec![
+        (Box::new(|r| write(r, "a/b1/f1.txt", "changed\n")), false),
+        (Box::new(|r| write(r, "top.txt", "new at the top\n")), false),
+        (
+            Box::new(|r| write(r, "new/deeper/still/x.txt", "made with its folders\n")),
+            false,
+        ),
+        (
+            Box::new(|r| fs::rename(r.join("a/b2"), r.join("moved")).expect("mv")),
+            false,
+        ),
+        (
+            Box::new(|r| write(r, "moved/after.txt", "in the renamed folder\n")),
+            false,
+        ),
+        (
+            Box::new(|r| {
+                fs::remove_dir_all(r.join("a/b0")).expect("rm");
+                write(r, "a/b0/other.txt", "a new folder of the old name\n");
+            }),
+            false,
+        ),
+        (
+            Box::new(|r| {
+                fs::remove_dir_all(r.join("new")).expect("rm");
+                write(r, "new", "a file where a folder was\n");
+            }),
+            false,
+        ),
+        (
+            Box::new(|r| {
+                fs::remove_file(r.join("top.txt")).expect("rm");
+                write(r, "top.txt/inside.txt", "a folder where a file was\n");
+            }),
+            false,
+        ),
+        (
+            Box::new(|r| {
+                fs::set_permissions(r.join("a/b1/f4.txt"), fs::Permissions::from_mode(0o755))
+                    .expect("chmod")
+            }),
+            false,
+        ),
+        (
+            Box::new(|r| std::os::unix::fs::symlink("a/b1/f1.txt", r.join("link")).expect("ln")),
+            false,
+        ),
+        (Box::new(|r| write(r, "debug.log", "ignored\n")), false),
+        (
+            Box::new(|r| write(r, "build/out/x.o", "ignored folder\n")),
+            false,
+        ),
+        (
+            Box::new(|r| write(r, "private/key", "changed, excluded\n")),
+            false,
+        ),
+        (
+            Box::new(|r| write(r, "a/b1/big.dat", &"x".repeat(5000))),
+            false,
+        ),
+        (
+            Box::new(|r| write(r, "a/b1/big.dat", "small again\n")),
+            false,
+        ),
+        (
+            Box::new(|r| write(r, "a/b1/big2.dat", &"y".repeat(5000))),
+            false,
+        ),
+        (
+            Box::new(|r| fs::remove_dir_all(r.join("a/b1")).expect("rm")),
+            false,
+        ),
+        (
+            Box::new(|r| {
+                // The same size and modification time, other content: only the event
+                // tells (a walk would trust the stat data).
+                let p = r.join("moved/after.txt");
+                let old = fs::metadata(&p).expect("meta").modified().expect("mtime");
+                fs::write(&p, "IN THE RENAMED FOLDER\n").expect("write");
+                fs::File::options()
+                    .write(true)
+                    .open(&p)
+                    .expect("open")
+                    .set_modified(old)
+                    .expect("set mtime");
+            }),
+            false,
+        ),
+        (
+            Box::new(|r| fs::create_dir_all(r.join("empty/dirs")).expect("mkdir")),
+            false,
+        ),
+        (
+            Box::new(|r| write(r, "empty/dirs/late.txt", "late\n")),
+            false,
+        ),
+        (Box::new(|r| write(r, ".gitignore", "*.log\n")), true),
+        (
+            Box::new(|r| write(r, "build/out/y.o", "no longer ignored\n")),
+            false,
+        ),
+    ];
+    let mut last: Option<Snapshot> = None;
+    for (i, (step, walks)) in steps.iter().enumerate() {
+        step(&root);
+        let (ours, problem) = snap("step");
+        let full = full_snapshot(&root, &limits, &excluded);
+        assert_eq!(ours.tree, full.tree, "step {i}: the tree");
+        assert_eq!(ours.files, full.files, "step {i}: files");
+        assert_eq!(ours.bytes, full.bytes, "step {i}: bytes");
+        assert_eq!(
+            sorted(ours.skipped_large.clone()),
+            sorted(full.skipped_large.clone()),
+            "step {i}: large files"
+        );
+        assert_eq!(ours.walked, *walks, "step {i}: walked ({problem:?})");
+        if let Some(last) = &last {
+            let shadow = Shadow::open(store.path(), &root).expect("open");
+            same_changes_as_libgit2(&shadow, &last.commit, &ours.commit, i);
+        }
+        if *walks {
+            // The walk after an ignore file changed watches what it now enters.
+            let (next, _) = snap("settle");
+            assert_eq!(next.tree, full.tree, "step {i}: settled");
+        }
+        last = Some(ours);
+    }
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn another_openers_snapshot_makes_the_next_one_walk() {
+    let (store, dir) = setup();
+    let root = dir.path().canonicalize().expect("canonical");
+    let limits = Limits::default();
+    write(&root, "a.txt", "a\n");
+    let mut live = Live::new(true);
+    let snap = |live: &mut Live| {
+        Shadow::open(store.path(), &root)
+            .expect("open")
+            .snapshot_live(live, "s", "m", &limits, &[])
+            .expect("snapshot")
+    };
+    snap(&mut live);
+    snap(&mut live);
+    assert!(!snap(&mut live).walked);
+    // Another process (here: a snapshot without this state) writes the shadow index.
+    write(&root, "b.txt", "b\n");
+    Shadow::open(store.path(), &root)
+        .expect("open")
+        .snapshot("other", "m", &limits, &[])
+        .expect("other");
+    write(&root, "c.txt", "c\n");
+    let next = snap(&mut live);
+    assert!(next.walked, "the index is not the one this state wrote");
+    assert_eq!(next.tree, full_snapshot(&root, &limits, &[]).tree);
+    // Changes listed but not yet written to the index file are written before a walk
+    // (here: the exclusions changed), with their stat data: a walk from the file reads
+    // nothing again.
+    let mut live = Live::new(true);
+    snap(&mut live);
+    snap(&mut live);
+    for i in 0..5 {
+        write(&root, &format!("d/n{i}.txt"), &format!("{i}\n"));
+        assert!(!snap(&mut live).walked);
+    }
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let walked = Shadow::open(store.path(), &root)
+        .expect("open")
+        .snapshot_live(&mut live, "s", "m", &limits, &[root.join("nothing")])
+        .expect("snapshot");
+    assert!(walked.walked);
+    assert_eq!(
+        walked.hashed, 0,
+        "the listed files were written to the index first"
+    );
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let plain = Shadow::open(store.path(), &root)
+        .expect("open")
+        .snapshot("other", "m", &limits, &[])
+        .expect("plain");
+    assert_eq!(
+        plain.hashed, 0,
+        "the written index has every file's stat data"
+    );
+    assert_eq!(plain.tree, full_snapshot(&root, &limits, &[]).tree);
+    // Turned off, every snapshot walks.
+    let mut off = Live::new(false);
+    for _ in 0..3 {
+        assert!(snap(&mut off).walked);
+    }
+    assert!(off.problem().is_some());
 }

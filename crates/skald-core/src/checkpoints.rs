@@ -10,11 +10,11 @@
 use crate::approval::RunContext;
 use skald_api::checkpoint::{CheckpointInfo, CheckpointKind, FileChanges};
 use skald_base::lock;
-use skald_checkpoint::{CheckpointError, Limits, Shadow, Snapshot};
+use skald_checkpoint::{CheckpointError, Limits, Live, Shadow, Snapshot};
 use skald_store::{NewCheckpoint, Store};
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// A checkpoint that takes longer is given up on; the call goes ahead without it.
@@ -23,6 +23,9 @@ const SNAPSHOT_TIMEOUT: Duration = Duration::from_secs(5);
 const TOO_LARGE_FOR: Duration = Duration::from_secs(300);
 /// The most of a diff the chat is sent at once.
 pub const MAX_PATCH_BYTES: usize = 512 * 1024;
+/// Folders whose state is kept between calls (each watched folder holds an inotify
+/// instance, of which a user has 128 by default, shared with every program).
+const LIVE_FOLDERS: usize = 8;
 
 pub use crate::config::CheckpointSettings;
 
@@ -34,7 +37,13 @@ pub struct Checkpoints {
     too_large: Mutex<HashMap<PathBuf, (Instant, String)>>,
     /// Sessions already told that their folder is too large.
     told: Mutex<HashSet<(i64, PathBuf)>>,
+    /// What each recently checkpointed folder's snapshots keep between calls (its
+    /// watch), with when it was last used.
+    live: Mutex<HashMap<PathBuf, (Instant, SharedLive)>>,
 }
+
+/// One folder's snapshot state, used by one snapshot at a time.
+type SharedLive = Arc<Mutex<Live>>;
 
 /// Where the shadow repositories are, when checkpoints are on.
 fn store_dir(settings: &CheckpointSettings) -> Option<PathBuf> {
@@ -73,6 +82,27 @@ impl Checkpoints {
         self.settings.data_dir.is_some()
     }
 
+    /// The state of `folder`'s snapshots in this process; the least recently used
+    /// folder's is let go when there are too many.
+    fn live(&self, folder: &Path) -> SharedLive {
+        let mut all = lock(&self.live);
+        if !all.contains_key(folder) && all.len() >= LIVE_FOLDERS {
+            let oldest = all
+                .iter()
+                .min_by_key(|(_, (used, _))| *used)
+                .map(|(f, _)| f.clone());
+            if let Some(f) = oldest {
+                all.remove(&f);
+            }
+        }
+        let watch = self.settings.watch;
+        let entry = all
+            .entry(folder.to_path_buf())
+            .or_insert_with(|| (Instant::now(), Arc::new(Mutex::new(Live::new(watch)))));
+        entry.0 = Instant::now();
+        entry.1.clone()
+    }
+
     /// Records `folder` before a call in `session_id`. None when checkpoints are off or
     /// the folder is known to be too large (and the session has been told).
     pub async fn before(&self, store: &Store, session_id: i64, run: &RunContext) -> Option<Before> {
@@ -86,6 +116,7 @@ impl Checkpoints {
         }
         let excluded = excluded(store, run);
         let taken = snapshot(
+            self.live(&folder),
             dir,
             folder.clone(),
             line_of(session_id),
@@ -148,6 +179,7 @@ impl Checkpoints {
         let line = line_of(session_id);
         let limits = self.settings.limits;
         let second = snapshot(
+            self.live(&before.folder),
             dir.clone(),
             before.folder.clone(),
             line,
@@ -396,6 +428,7 @@ impl std::fmt::Display for Failure {
 }
 
 async fn snapshot(
+    live: SharedLive,
     dir: PathBuf,
     folder: PathBuf,
     line: String,
@@ -404,8 +437,15 @@ async fn snapshot(
     excluded: Vec<PathBuf>,
 ) -> Result<Snapshot, Failure> {
     let work = tokio::task::spawn_blocking(move || {
+        let mut live = lock(&live);
         let mut shadow = Shadow::open(&dir, &folder)?;
-        shadow.snapshot(&line, &message, &limits, &excluded)
+        let taken = shadow.snapshot_live(&mut live, &line, &message, &limits, &excluded);
+        if let (Ok(s), Some(why)) = (&taken, live.problem())
+            && s.walked
+        {
+            tracing::debug!(folder = %folder.display(), why, "checkpoint walked the folder");
+        }
+        taken
     });
     match tokio::time::timeout(SNAPSHOT_TIMEOUT, work).await {
         Ok(Ok(Ok(s))) => Ok(s),

@@ -56,6 +56,9 @@ pub const DEFAULT_CONFIG_TOML: &str = r#"# Skald configuration.
 # can be undone (docs/checkpoints.md). A folder over these limits is not checkpointed, and
 # the chat says so; a file over max_file_mib is left out of each checkpoint.
 # enabled = true
+# Whether the folder's directories are watched (Linux) so a checkpoint lists only what
+# changed; off, every checkpoint walks the folder.
+# watch = true
 # max_files = 50000
 # max_mib = 1024
 # max_file_mib = 10
@@ -86,6 +89,8 @@ pub struct Config {
 #[serde(default, deny_unknown_fields)]
 pub struct CheckpointsConfig {
     pub enabled: bool,
+    /// Watch the folder's directories (Linux), so a checkpoint lists only what changed.
+    pub watch: bool,
     /// A folder with more files than this is not checkpointed.
     pub max_files: usize,
     /// Nor one whose files take more than this many MiB.
@@ -99,6 +104,7 @@ impl Default for CheckpointsConfig {
         let limits = skald_checkpoint::Limits::default();
         CheckpointsConfig {
             enabled: true,
+            watch: true,
             max_files: limits.max_files,
             max_mib: limits.max_bytes >> 20,
             max_file_mib: limits.max_file_bytes >> 20,
@@ -111,6 +117,7 @@ impl CheckpointsConfig {
     pub fn settings(&self, data_dir: &std::path::Path) -> CheckpointSettings {
         CheckpointSettings {
             data_dir: self.enabled.then(|| data_dir.to_path_buf()),
+            watch: self.watch,
             limits: skald_checkpoint::Limits {
                 max_files: self.max_files.max(1),
                 max_bytes: self.max_mib.max(1).saturating_mul(1 << 20),
@@ -121,13 +128,25 @@ impl CheckpointsConfig {
 }
 
 /// Where checkpoints are kept and how large a folder may be.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CheckpointSettings {
     /// The data directory, whose `checkpoints/` holds the shadow repositories; none turns
     /// checkpoints off (config.toml `[checkpoints] enabled = false`, or an engine built
     /// without a data directory, as in-process tests are).
     pub data_dir: Option<PathBuf>,
+    /// Whether folders are watched between checkpoints (`[checkpoints] watch`).
+    pub watch: bool,
     pub limits: skald_checkpoint::Limits,
+}
+
+impl Default for CheckpointSettings {
+    fn default() -> Self {
+        CheckpointSettings {
+            data_dir: None,
+            watch: true,
+            limits: skald_checkpoint::Limits::default(),
+        }
+    }
 }
 
 /// `[sandbox]`: how agents' commands are confined (docs/sandbox.md).
