@@ -84,7 +84,7 @@ export type Event = { "type": "turn_running", session_id: number, } | { "type": 
 /**
  * The background session the task works in.
  */
-session_id: number | null, title: string, agent_id: string, status: TaskStatus, result?: string, } | { "type": "checkpoint", checkpoint: CheckpointInfo, } | { "type": "error", message: string, } | { "type": "done", session_id: number, outcome: TurnOutcome, text: string, };
+session_id: number | null, title: string, agent_id: string, status: TaskStatus, result?: string, } | { "type": "checkpoint", checkpoint: CheckpointInfo, } | { "type": "context", session_id: number, context: TurnContext, } | { "type": "error", message: string, } | { "type": "done", session_id: number, outcome: TurnOutcome, text: string, };
 
 export type Kind = { "kind": "markdown" } | { "kind": "code", language: string, } | { "kind": "text" } | { "kind": "image", mime: string, } | { "kind": "svg", mime: string, } | { "kind": "pdf", mime: string, } | { "kind": "html" } | { "kind": "latex" } | { "kind": "binary" };
 
@@ -202,11 +202,52 @@ restored_to: number | null,
  */
 created_at: number, };
 
+/**
+ * Where a file of instructions or a skill came from.
+ */
+export type ContextSource = "user" | "project";
+
+/**
+ * One AGENTS.md, as it was given to the agent.
+ */
+export type InstructionFile = { path: string, source: ContextSource, 
+/**
+ * The file's size, and how much of it the agent was given.
+ */
+bytes: number, included: number, 
+/**
+ * Why it was cut or left out, when it was ("" when given whole).
+ */
+note: string, };
+
+/**
+ * A skill found in a project's or the person's `.agents/skills`.
+ */
+export type ContextSkill = { name: string, description: string, 
+/**
+ * Its SKILL.md.
+ */
+path: string, source: ContextSource, };
+
+/**
+ * What a turn's agent was given besides its own prompt.
+ */
+export type TurnContext = { 
+/**
+ * The AGENTS.md files, in the order given: the person's, then the project's from its
+ * root down to the chat's folder (the nearest last, so it weighs most).
+ */
+instructions: Array<InstructionFile>, skills: Array<ContextSkill>, 
+/**
+ * Where the project was taken to start.
+ */
+project_root: string, };
+
 export type Command = { "cmd": "list_sessions" } | { "cmd": "create_session", title?: string, 
 /**
  * The folder the agent works in; the server's folder when absent.
  */
-working_dir?: string, agent_id?: string, } | { "cmd": "rename_session", session_id: number, title: string, } | { "cmd": "delete_session", session_id: number, } | { "cmd": "history", session_id: number, before?: number, limit?: number, } | { "cmd": "usage", session_id: number, } | { "cmd": "sandbox", session_id: number, } | { "cmd": "set_sandbox", session_id: number, mode: SandboxMode, network: boolean, } | { "cmd": "checkpoints", session_id: number, } | { "cmd": "checkpoint_diff", id: number, path?: string, } | { "cmd": "restore_checkpoint", id: number, rewind?: boolean, } | { "cmd": "send_message", session_id: number, text: string, } | { "cmd": "stop", session_id: number, } | { "cmd": "render_markdown", text: string, 
+working_dir?: string, agent_id?: string, } | { "cmd": "rename_session", session_id: number, title: string, } | { "cmd": "delete_session", session_id: number, } | { "cmd": "history", session_id: number, before?: number, limit?: number, } | { "cmd": "usage", session_id: number, } | { "cmd": "sandbox", session_id: number, } | { "cmd": "set_sandbox", session_id: number, mode: SandboxMode, network: boolean, } | { "cmd": "session_context", session_id: number, } | { "cmd": "checkpoints", session_id: number, } | { "cmd": "checkpoint_diff", id: number, path?: string, } | { "cmd": "restore_checkpoint", id: number, rewind?: boolean, } | { "cmd": "send_message", session_id: number, text: string, } | { "cmd": "stop", session_id: number, } | { "cmd": "render_markdown", text: string, 
 /**
  * Relative links resolve against this session's folder.
  */
@@ -262,7 +303,7 @@ has_more: boolean, } | { "cmd": "usage",
 /**
  * Model calls made.
  */
-requests: number, input_tokens: number, output_tokens: number, } | { "cmd": "sandbox", sandbox: SandboxInfo, } | { "cmd": "set_sandbox", sandbox: SandboxInfo, } | { "cmd": "checkpoints", checkpoints: Array<CheckpointInfo>, } | { "cmd": "checkpoint_diff", text: string, } | { "cmd": "restore_checkpoint", 
+requests: number, input_tokens: number, output_tokens: number, } | { "cmd": "sandbox", sandbox: SandboxInfo, } | { "cmd": "set_sandbox", sandbox: SandboxInfo, } | { "cmd": "session_context", context: TurnContext, } | { "cmd": "checkpoints", checkpoints: Array<CheckpointInfo>, } | { "cmd": "checkpoint_diff", text: string, } | { "cmd": "restore_checkpoint", 
 /**
  * The restore's own checkpoint: restoring to before it undoes the restore.
  */

@@ -176,6 +176,12 @@ pub enum Event {
     Checkpoint {
         checkpoint: crate::checkpoint::CheckpointInfo,
     },
+    /// What the turn's agent was given besides its own prompt: AGENTS.md files and skills
+    /// (docs/instructions.md). Sent as a turn starts.
+    Context {
+        session_id: i64,
+        context: crate::context::TurnContext,
+    },
     /// Something went wrong outside a tool.
     Error {
         message: String,

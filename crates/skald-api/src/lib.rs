@@ -6,6 +6,7 @@
 
 pub mod category;
 pub mod checkpoint;
+pub mod context;
 pub mod events;
 pub mod execution;
 pub mod inbox;

@@ -79,6 +79,11 @@ pub enum Command {
         mode: crate::SandboxMode,
         network: bool,
     },
+    /// What the chat's agent is given besides its own prompt now: AGENTS.md files and
+    /// skills (docs/instructions.md).
+    SessionContext {
+        session_id: i64,
+    },
     /// The steps that changed the chat's folder, oldest first (docs/checkpoints.md).
     Checkpoints {
         session_id: i64,
@@ -285,6 +290,9 @@ pub enum Reply {
     },
     SetSandbox {
         sandbox: crate::SandboxInfo,
+    },
+    SessionContext {
+        context: crate::context::TurnContext,
     },
     Checkpoints {
         checkpoints: Vec<crate::checkpoint::CheckpointInfo>,

@@ -72,6 +72,7 @@ impl Bench {
                 system_prompt: library.system_prompt("main", "")?,
                 background: false,
                 first_tool_choice: skald_llm::ToolChoice::Auto,
+                instructions: Default::default(),
             },
             health: ModelHealth::default(),
             _data: data,

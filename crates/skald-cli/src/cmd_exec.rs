@@ -115,7 +115,8 @@ async fn exec(data_dir: &DataDir, config: &Config, a: ExecArgs<'_>) -> Result<u8
     start_services(&engine, data_dir, config);
     let granted = store.granted_groups(session.id, None).map_err(failed)?;
     let mcp_list = engine.mcp.prompt_list(&store, &granted);
-    let system_prompt = library.system_prompt(agent, &mcp_list).map_err(usage)?;
+    // An unknown agent is the caller's mistake, told before anything runs.
+    library.get(agent).map_err(usage)?;
     let (mut run, extra) = RunContext::for_session(
         &store,
         &session,
@@ -127,11 +128,9 @@ async fn exec(data_dir: &DataDir, config: &Config, a: ExecArgs<'_>) -> Result<u8
     run.working_dir = session_folder(&a, &session, cwd)?;
     run.agent_id = agent.to_string();
     run.sandbox = run_sandbox(&a, run.sandbox);
-    let system_prompt = if extra.trim().is_empty() {
-        system_prompt
-    } else {
-        format!("{system_prompt}\n\n{}", extra.trim())
-    };
+    let (system_prompt, instructions) = engine
+        .prompt_for(agent, &mcp_list, &extra, &mut run)
+        .map_err(failed)?;
     let cfg = TurnConfig {
         max_rounds: engine.settings.max_rounds,
         context_window: engine.settings.context_window,
@@ -140,6 +139,7 @@ async fn exec(data_dir: &DataDir, config: &Config, a: ExecArgs<'_>) -> Result<u8
         run,
         background: false,
         first_tool_choice: a.tool_choice,
+        instructions,
     };
     let ask_fn = |req: turn::AskRequest| -> futures::future::BoxFuture<'static, bool> {
         Box::pin(ask_at_the_terminal(req))
@@ -403,6 +403,24 @@ fn print_event(event: &Event, json: bool) {
                 escape_controls_inline(label)
             ),
             Event::OpenFile { path } => writeln!(out, "  📄 open {path}"),
+            // What the agent was told besides its prompt, on stderr: the answer on stdout
+            // stays the answer.
+            Event::Context { context, .. } if !context.instructions.is_empty() => {
+                let files: Vec<String> = context
+                    .instructions
+                    .iter()
+                    .map(|f| {
+                        let note = if f.note.is_empty() {
+                            String::new()
+                        } else {
+                            format!(" ({})", f.note)
+                        };
+                        format!("{}{note}", escape_controls_inline(&f.path))
+                    })
+                    .collect();
+                let _ = writeln!(std::io::stderr(), "· instructions: {}", files.join(", "));
+                Ok(())
+            }
             Event::Checkpoint { checkpoint } if checkpoint.restorable() => writeln!(
                 out,
                 "  ↺ {}{} (undo: skald checkpoints restore {})",

@@ -356,7 +356,7 @@ fn overlay(root: &Path, add: &mut dyn FnMut(String, String, PathBuf)) {
 }
 
 /// `name` and `description` from a `---` front matter block.
-fn front_matter(text: &str) -> Option<(String, String)> {
+pub(crate) fn front_matter(text: &str) -> Option<(String, String)> {
     let rest = text.strip_prefix("---")?;
     let end = rest.find("\n---")?;
     let (mut name, mut description) = (None, None);

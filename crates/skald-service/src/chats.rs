@@ -153,6 +153,16 @@ impl Service {
         self.sandbox(session_id)
     }
 
+    /// What the chat's agent is given now besides its own prompt (its context view).
+    pub(crate) fn session_context(&self, session_id: i64) -> Result<Reply, ServiceError> {
+        let session = self.store.get_session(session_id)?;
+        let engine = self.sessions.engine();
+        let cfg = engine.config_for(&session, skald_core::turn::ApprovalMode::Inbox)?;
+        Ok(Reply::SessionContext {
+            context: cfg.instructions.context,
+        })
+    }
+
     pub(crate) async fn checkpoints(&self, session_id: i64) -> Result<Reply, ServiceError> {
         self.store.get_session(session_id)?;
         let checkpoints = self.store.checkpoints(session_id)?;

@@ -332,6 +332,7 @@ impl Service {
             } => self
                 .set_sandbox(session_id, mode, network)
                 .map(|sandbox| Reply::SetSandbox { sandbox }),
+            Command::SessionContext { session_id } => self.session_context(session_id),
             Command::Checkpoints { session_id } => self.checkpoints(session_id).await,
             Command::CheckpointDiff { id, path } => self.checkpoint_diff(id, path).await,
             Command::RestoreCheckpoint { id, rewind } => {

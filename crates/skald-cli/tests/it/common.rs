@@ -29,6 +29,8 @@ pub fn isolate(c: &mut Command, data: &Path) {
     for var in DEVELOPER_VARS {
         c.env_remove(var);
     }
+    // The developer's own AGENTS.md (~/.config/skald) stays out of the test's prompts.
+    c.env("XDG_CONFIG_HOME", data.join("user-config"));
     c.env("SKALD_SECRETS", "file").stdin(Stdio::null());
 }
 

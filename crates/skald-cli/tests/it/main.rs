@@ -13,6 +13,7 @@ mod crash;
 mod cron;
 mod exec;
 mod faults;
+mod instructions;
 mod latex;
 mod local;
 mod mcp;

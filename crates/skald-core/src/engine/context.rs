@@ -52,6 +52,9 @@ pub struct TurnConfig {
     /// Whether the turn's first answer must be a tool call (`skald exec --tool-choice`);
     /// later rounds are always the model's choice, or it could never answer.
     pub first_tool_choice: ToolChoice,
+    /// The AGENTS.md files and skills of the folder, as given in `system_prompt`
+    /// (docs/instructions.md); a sub-agent is given them too.
+    pub instructions: crate::instructions::Gathered,
 }
 
 /// Where events go. Called synchronously, in order.

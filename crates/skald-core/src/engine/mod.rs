@@ -96,6 +96,8 @@ pub struct Engine {
     pub withheld: Arc<crate::withheld::Withheld>,
     /// Checkpoints of the folders its chats change (docs/checkpoints.md).
     pub checkpoints: crate::checkpoints::Checkpoints,
+    /// Where the person's own AGENTS.md and skills are (docs/instructions.md).
+    pub places: crate::instructions::Places,
 }
 
 impl Engine {
@@ -147,6 +149,7 @@ impl Engine {
             owner: process_owner(),
             withheld,
             checkpoints,
+            places: crate::instructions::Places::of_user(),
         })
     }
 
@@ -227,10 +230,7 @@ impl Engine {
         approval: ApprovalMode,
     ) -> Result<TurnConfig, EngineError> {
         let granted = self.store.granted_groups(session.id, None)?;
-        let prompt = self.library.system_prompt(
-            &session.agent_id,
-            &self.mcp.prompt_list(&self.store, &granted),
-        )?;
+        let mcp_list = self.mcp.prompt_list(&self.store, &granted);
         let (mut run, extra) = RunContext::for_session(
             &self.store,
             session,
@@ -239,11 +239,8 @@ impl Engine {
             self.settings.sandbox,
         )?;
         run.agent_id = session.agent_id.clone();
-        let system_prompt = if extra.trim().is_empty() {
-            prompt
-        } else {
-            format!("{prompt}\n\n{}", extra.trim())
-        };
+        let (system_prompt, instructions) =
+            self.prompt_for(&session.agent_id, &mcp_list, &extra, &mut run)?;
         Ok(TurnConfig {
             max_rounds: self.settings.max_rounds,
             context_window: self.settings.context_window,
@@ -252,7 +249,33 @@ impl Engine {
             system_prompt,
             background: session.kind == SessionKind::Background,
             first_tool_choice: skald_llm::ToolChoice::Auto,
+            instructions,
         })
+    }
+
+    /// The system prompt of a turn of `agent` in `run`'s folder: the agent's own, the
+    /// chat's extra lines, then the AGENTS.md files and skills of the folder and the
+    /// person (docs/instructions.md), whose skill folders `run` may then read.
+    pub fn prompt_for(
+        &self,
+        agent: &str,
+        mcp_list: &str,
+        extra: &str,
+        run: &mut RunContext,
+    ) -> Result<(String, crate::instructions::Gathered), EngineError> {
+        let mut prompt = self.library.system_prompt(agent, mcp_list)?;
+        let denied =
+            crate::approval::denied_paths(&self.store, run, skald_api::tool_names::READ_FILE);
+        let gathered = crate::instructions::gather(&run.working_dir, &self.places, &denied);
+        run.allow_fs_reads
+            .extend(gathered.skill_dirs.iter().cloned());
+        for part in [extra.trim(), gathered.text.trim()] {
+            if !part.is_empty() {
+                prompt.push_str("\n\n");
+                prompt.push_str(part);
+            }
+        }
+        Ok((prompt, gathered))
     }
 
     /// How a session's commands are confined now (its own setting over config.toml's),

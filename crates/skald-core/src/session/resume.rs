@@ -176,6 +176,7 @@ mod tests {
             system_prompt: String::new(),
             background: false,
             first_tool_choice: skald_llm::ToolChoice::Auto,
+            instructions: Default::default(),
         };
         let env = TurnEnv {
             store: &store,

@@ -78,7 +78,9 @@ async fn delegate(
         None => env.mcp_list.to_string(),
     };
     let system_prompt = match library.system_prompt(&agent_id, &mcp_list) {
-        Ok(p) => p,
+        // The folder's AGENTS.md files and skills hold for the sub-agent too.
+        Ok(p) if env.cfg.instructions.text.is_empty() => p,
+        Ok(p) => format!("{p}\n\n{}", env.cfg.instructions.text.trim()),
         Err(e) => return failed(e.to_string()),
     };
     let stack_id = env.store.create_stack_frame(
@@ -116,7 +118,7 @@ async fn delegate(
     let answer: std::sync::Mutex<String> = std::sync::Mutex::new(String::new());
     let child_emit = |e: Event| match e {
         Event::Done { text, .. } => *crate::lock(&answer) = text,
-        Event::TurnRunning { .. } | Event::UserMessage { .. } => {}
+        Event::TurnRunning { .. } | Event::UserMessage { .. } | Event::Context { .. } => {}
         other => emit(other),
     };
     let prompt = arg(args, "prompt");

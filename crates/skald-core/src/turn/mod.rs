@@ -59,6 +59,15 @@ pub async fn run_turn(
             text: user.content,
         });
     }
+    // Only when there is something to show: a folder without AGENTS.md or skills adds
+    // nothing to the turn's events.
+    let context = &cfg.instructions.context;
+    if !context.instructions.is_empty() || !context.skills.is_empty() {
+        emit(Event::Context {
+            session_id,
+            context: context.clone(),
+        });
+    }
     // Tools the group denies outright are not offered at all (tools.md "Tool Visibility
     // Filtering").
     let mut tools: Vec<ToolSpec> = Vec::new();

@@ -52,6 +52,7 @@ impl Fixture {
             system_prompt: String::new(),
             background: false,
             first_tool_choice: skald_llm::ToolChoice::Auto,
+            instructions: Default::default(),
         }
     }
 
