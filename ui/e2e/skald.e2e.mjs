@@ -30,15 +30,18 @@ after(async () => {
   await b?.close();
 });
 
-/** Runs `body` with a fresh folder, model, server and page; cleans up whatever happens. */
-async function withSkald(script, body, files = {}) {
+/**
+ * Runs `body` with a fresh folder, model, server and page; cleans up whatever happens.
+ * `env` is added to the server's environment.
+ */
+async function withSkald(script, body, files = {}, env = {}) {
   const root = tempDir();
   for (const [name, content] of Object.entries(files)) {
     mkdirSync(join(root, name, ".."), { recursive: true });
     writeFileSync(join(root, name), content);
   }
   const model = script ? await scriptedModel(script) : null;
-  const skald = await startSkald({ root, model });
+  const skald = await startSkald({ root, model, env });
   const { page, context, problems } = await openSkald(b, skald);
   try {
     await body({ page, root, model, skald });
@@ -343,6 +346,78 @@ test("the chat header shows the sandbox, its menu changes it, and the approval c
     await card.getByTestId("reject-confirm").click();
     await page.locator("[data-testid='tool-card'][data-tool='execute_cmd'][data-status='rejected']").waitFor({ timeout: 20_000 });
   });
+});
+
+// The context view (docs/instructions.md, docs/ui.md): the chat header's chip counts the
+// AGENTS.md files the agent is given and its panel lists them (the person's own, from a
+// config folder of the test's, and the project's) with the project's skills; a turn's
+// `context` event updates the chip live, here after the project's file grew past the
+// 32 KiB cap (cut, with a note; the person's then left out), and the model was given it.
+test("the context view lists the AGENTS.md files and skills, and a turn updates it", async () => {
+  const home = tempDir("skald-e2e-home-");
+  mkdirSync(join(home, ".config", "skald"), { recursive: true });
+  writeFileSync(join(home, ".config", "skald", "AGENTS.md"), "Answer briefly.\n");
+  const skill = "---\nname: release\ndescription: Cut a release of the paper\n---\n\nTag it, then build the PDF.\n";
+  await withSkald(
+    [say(["Noted."])],
+    async ({ page, root, model }) => {
+      await newChat(page);
+      const chip = page.getByTestId("context-chip");
+      await page.locator("[data-testid='context-chip'][data-count='2']").waitFor({ timeout: 20_000 });
+      assert.equal((await chip.textContent()).trim(), "AGENTS.md ×2");
+
+      await page.keyboard.press("Control+Shift+X");
+      const panel = page.getByTestId("context-panel");
+      await panel.waitFor();
+      assert.equal(await page.getByTestId("context-root").locator("[title]").getAttribute("title"), root);
+      const files = panel.getByTestId("context-file");
+      assert.deepEqual(await files.locator(".context-path").allTextContents(), ["~/.config/skald/AGENTS.md", "AGENTS.md"]);
+      assert.deepEqual(await files.getByTestId("context-source").allTextContents(), ["yours", "project"]);
+      assert.deepEqual(await files.getByTestId("context-size").allTextContents(), ["16 B", "26 B"]);
+      assert.equal(await panel.getByTestId("context-note").count(), 0);
+      const skills = panel.getByTestId("context-skill");
+      assert.deepEqual(await skills.locator(".context-name").allTextContents(), ["release"]);
+      assert.match(await skills.first().textContent(), /Cut a release of the paper/);
+      await page.keyboard.press("Escape");
+      await panel.waitFor({ state: "detached" });
+
+      // Past the cap: the next turn is given the project's file cut, and the event says so.
+      // 625 lines of 64 bytes: the first 512 fill the 32 KiB exactly, so nothing is left
+      // for the person's file.
+      const line = `${"Cite every source with its page number, in the house style.".padEnd(63, ".")}\n`;
+      writeFileSync(join(root, "AGENTS.md"), line.repeat(625));
+      await send(page, "Summarise the chapter");
+      await page.locator("[data-testid='context-chip'][data-count='1'].warn").waitFor({ timeout: 20_000 });
+      await page.waitForFunction(
+        () => [...document.querySelectorAll("[data-testid='message'][data-role='assistant']")].some((m) => m.textContent.includes("Noted.")),
+        null,
+        { timeout: 20_000 },
+      );
+      const sent = JSON.stringify(model.requests[0].messages);
+      assert.match(sent, /Instructions from AGENTS\.md files/);
+      assert.match(sent, /Cite every source with its page number/);
+      assert.match(sent, /cut to 32768 of 40000 bytes/);
+      assert.ok(!sent.includes("Answer briefly."), "the person's file was left out, yet sent");
+
+      await chip.click();
+      await panel.waitFor();
+      const notes = await panel.getByTestId("context-note").allTextContents();
+      assert.equal(notes.length, 2, notes.join(" | "));
+      assert.equal(notes[0], "left out: the AGENTS.md files together are limited to 32 KiB");
+      assert.equal(notes[1], "cut to 32768 of 40000 bytes: the AGENTS.md files together are limited to 32 KiB");
+      assert.deepEqual(await files.getByTestId("context-size").allTextContents(), ["not given (16 B)", "32.8 kB of 40.0 kB"]);
+      assert.deepEqual(await files.evaluateAll((els) => els.map((e) => e.dataset.state)), ["omitted", "cut"]);
+      await page.screenshot({ path: join(screenshotsDir, "context.png") });
+      await page.keyboard.press("Escape");
+      await panel.waitFor({ state: "detached" });
+    },
+    {
+      "AGENTS.md": "Write in British English.\n",
+      ".agents/skills/release/SKILL.md": skill,
+    },
+    // The person's own AGENTS.md and ~/.agents/skills are the test's, not this machine's.
+    { HOME: home, XDG_CONFIG_HOME: join(home, ".config") },
+  );
 });
 
 test("a question is answered in the Agent Inbox", async () => {

@@ -28,6 +28,8 @@ for (const prop of ["offsetHeight", "clientHeight"] as const) {
   Object.defineProperty(HTMLElement.prototype, prop, { configurable: true, get: () => 800 });
 }
 Object.defineProperty(HTMLElement.prototype, "offsetWidth", { configurable: true, get: () => 1000 });
+// The palette keeps its chosen row in sight.
+Element.prototype.scrollIntoView ??= function () {};
 
 const info = (id: number): SessionInfo => ({ id, title: "New chat", agent_id: "main", kind: "interactive", working_dir: "/w", created_at: id, updated_at: id, running: false });
 
@@ -92,6 +94,11 @@ class FakeServer implements Transport {
         return { cmd: c.cmd, input_tokens: 0, output_tokens: 0, requests: 0 };
       case "sandbox":
         return { cmd: c.cmd, sandbox: this.sandboxInfo() };
+      case "session_context":
+        return {
+          cmd: c.cmd,
+          context: { project_root: "/w", instructions: [{ path: "/w/AGENTS.md", source: "project", bytes: 2100, included: 2100, note: "" }], skills: [] },
+        };
       case "checkpoints":
         return { cmd: c.cmd, checkpoints: this.checkpoints.filter((x) => x.session_id === c.session_id) };
       case "restore_checkpoint": {
@@ -264,6 +271,56 @@ describe("creating a chat and loading it", () => {
     await click("[data-testid='session-item'][data-session-id='2'] .session-main");
     expect(text()).not.toContain("Could not load this chat");
     expect(q("[data-testid='message-list'][data-loaded='1']"), text()).not.toBeNull();
+  });
+});
+
+describe("the chat header's context view", () => {
+  const panel = () => q("[data-testid='context-panel']");
+  const press = async (key: string, on: EventTarget = window, shiftKey = true) => {
+    await act(async () => {
+      on.dispatchEvent(new KeyboardEvent("keydown", { key, ctrlKey: true, shiftKey, bubbles: true, cancelable: true }));
+    });
+    await settle();
+  };
+
+  it("opens with Ctrl+Shift+X and from the palette, and closes with the chat", async () => {
+    const server = new FakeServer();
+    await render(server);
+    await click("[data-testid='new-session']");
+    const chip = q("[data-testid='context-chip']") as HTMLButtonElement;
+    expect(chip.textContent).toBe("AGENTS.md ×1");
+    expect(server.commands).toContainEqual({ cmd: "session_context", session_id: 1 });
+
+    // From the composer, where the focus is, and back to it.
+    const composer = q("[data-testid='composer']") as HTMLTextAreaElement;
+    composer.focus();
+    await press("X", composer);
+    expect(panel()).not.toBeNull();
+    expect(document.activeElement).toBe(panel());
+    expect(q("[data-testid='context-file'] .context-path")!.textContent).toBe("AGENTS.md");
+    await press("X", panel()!);
+    expect(panel()).toBeNull();
+    expect(document.activeElement).toBe(composer);
+
+    // The palette's entry, from another screen too.
+    await click("[data-testid='nav-inbox']");
+    await press("k", window, false);
+    const input = q("[data-testid='palette'] input") as HTMLInputElement;
+    await act(async () => {
+      const set = Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, "value")!.set!;
+      set.call(input, "chat's context");
+      input.dispatchEvent(new Event("input", { bubbles: true }));
+    });
+    await act(async () => {
+      input.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter", bubbles: true }));
+    });
+    await settle();
+    expect(q("[data-testid='palette']")).toBeNull();
+    expect(panel()).not.toBeNull();
+
+    // Another chat opens with its panel closed.
+    await click("[data-testid='new-session']");
+    expect(panel()).toBeNull();
   });
 });
 

@@ -11,6 +11,7 @@ import { errorText } from "./lib/format";
 import { applyTheme, loadTheme, saveTheme, type ThemeChoice } from "./lib/theme";
 import { Sidebar } from "./components/Sidebar";
 import { ChatView, HISTORY_PAGE } from "./components/ChatView";
+import { CONTEXT_SHORTCUT } from "./components/ContextView";
 import { Palette, type PaletteEntry } from "./components/Palette";
 import { EmptyState, Spinner } from "./components/ui";
 import { InboxView } from "./screens/InboxView";
@@ -62,6 +63,8 @@ export function App() {
   const [viewerOpen, setViewerOpen] = useState(false);
   const [viewerTarget, setViewerTarget] = useState<ViewerTarget | null>(null);
   const [paletteOpen, setPaletteOpen] = useState(false);
+  /** The chat whose context view (the header's AGENTS.md chip's panel) is open. */
+  const [contextFor, setContextFor] = useState<number | null>(null);
   const [theme, setTheme] = useState<ThemeChoice>(loadTheme);
 
   // ---- theme ----
@@ -316,6 +319,17 @@ export function App() {
 
   const toggleViewer = useCallback(() => setViewerOpen((o) => !o), []);
 
+  // The context panel belongs to the chat it was opened in, and closes with the screen.
+  useEffect(() => {
+    if (view !== "chat") setContextFor(null);
+    else setContextFor((f) => (f === currentId ? f : null));
+  }, [currentId, view]);
+  const showContext = useCallback(() => {
+    setView("chat");
+    setContextFor(currentId);
+  }, [currentId]);
+  const onContextOpen = useCallback((open: boolean) => setContextFor(open ? currentId : null), [currentId]);
+
   // A clicked notification (desktop app): its item, in the Inbox.
   useEffect(
     () =>
@@ -347,11 +361,15 @@ export function App() {
       } else if (e.shiftKey && k === "e") {
         e.preventDefault();
         toggleViewer();
+      } else if (e.shiftKey && k === "x") {
+        e.preventDefault();
+        if (view === "chat") setContextFor((f) => (f != null && f === currentId ? null : currentId));
+        else showContext();
       }
     };
     window.addEventListener("keydown", onKey);
     return () => window.removeEventListener("keydown", onKey);
-  }, [newChat, toggleViewer]);
+  }, [newChat, toggleViewer, view, currentId, showContext]);
 
   const paletteEntries = useMemo<PaletteEntry[]>(() => {
     const actions: PaletteEntry[] = [
@@ -361,6 +379,7 @@ export function App() {
       { id: "tasks", label: "Go to Tasks", run: () => setView("tasks") },
       { id: "settings", label: "Go to Settings", run: () => setView("settings") },
       { id: "viewer", label: "Toggle viewer", hint: "Ctrl+Shift+E", run: toggleViewer },
+      { id: "context", label: "Show the chat's context (AGENTS.md, skills)", hint: CONTEXT_SHORTCUT, run: showContext },
       { id: "stop", label: "Stop the running turn", hint: "Esc", run: stopCurrent },
       { id: "theme-light", label: "Theme: light", run: () => setTheme("light") },
       { id: "theme-dark", label: "Theme: dark", run: () => setTheme("dark") },
@@ -373,7 +392,7 @@ export function App() {
       run: () => openSession(s.id),
     }));
     return [...actions, ...chatsList];
-  }, [sessions, newChat, toggleViewer, stopCurrent, openSession]);
+  }, [sessions, newChat, toggleViewer, stopCurrent, openSession, showContext]);
 
   const actions = useMemo<AppActions>(
     () => ({
@@ -436,6 +455,8 @@ export function App() {
                 onRetryLoad={() => void loadHistory(currentId)}
                 viewerOpen={viewerOpen}
                 onToggleViewer={toggleViewer}
+                contextOpen={contextFor === currentId}
+                onContextOpen={onContextOpen}
               />
             ) : sessions && sessions.length === 0 ? (
               <EmptyState title="No chats yet">

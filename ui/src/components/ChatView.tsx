@@ -12,6 +12,7 @@ import { escapeHtml } from "../lib/highlight";
 import { onMarkdownClick } from "../lib/links";
 import { ChatRow, ExpandedContext, type Expanded } from "./ChatItems";
 import { CheckpointActions } from "./Checkpoints";
+import { ContextButton } from "./ContextView";
 import { InboxCard } from "./InboxCards";
 import { SandboxBadge } from "./SandboxBadge";
 import { EmptyState, ErrorState, Icon, Spinner } from "./ui";
@@ -29,9 +30,12 @@ interface Props {
   onRetryLoad: () => void;
   viewerOpen: boolean;
   onToggleViewer: () => void;
+  /** The context view's panel (the shell opens it from its shortcut and the palette). */
+  contextOpen?: boolean;
+  onContextOpen?: (open: boolean) => void;
 }
 
-export function ChatView({ session, sessionId, chat, dispatch, loadError, onRetryLoad, viewerOpen, onToggleViewer }: Props) {
+export function ChatView({ session, sessionId, chat, dispatch, loadError, onRetryLoad, viewerOpen, onToggleViewer, contextOpen, onContextOpen }: Props) {
   const t = useTransport();
   const { inbox } = useApp();
   useMarkdownRendering(chat.items, sessionId, dispatch);
@@ -73,6 +77,7 @@ export function ChatView({ session, sessionId, chat, dispatch, loadError, onRetr
           {session?.working_dir && <span className="muted small" title={session.working_dir}>{session.working_dir}</span>}
         </div>
         <UsageChip sessionId={sessionId} running={chat.running} />
+        <ContextButton key={`context-${sessionId}`} sessionId={sessionId} open={contextOpen} onOpenChange={onContextOpen} />
         <SandboxBadge key={sessionId} sessionId={sessionId} />
         {chat.running && <span className="chip chip-running">working</span>}
         <button type="button" className={viewerOpen ? "icon-btn active" : "icon-btn"} aria-label="Toggle viewer (Ctrl+Shift+E)" aria-pressed={viewerOpen} title="Toggle viewer (Ctrl+Shift+E)" onClick={onToggleViewer}>
@@ -92,7 +97,7 @@ export function ChatView({ session, sessionId, chat, dispatch, loadError, onRetr
         </div>
       )}
       {todos && todos.length > 0 && <TodoList todos={todos} />}
-      <Composer sessionId={sessionId} running={chat.running} dispatch={dispatch} />
+      <Composer sessionId={sessionId} running={chat.running} dispatch={dispatch} takeFocus={!contextOpen} />
     </section>
   );
 }
@@ -318,7 +323,8 @@ function TodoList({ todos }: { todos: TodoItem[] }) {
   );
 }
 
-function Composer({ sessionId, running, dispatch }: { sessionId: number; running: boolean; dispatch: (a: ChatAction) => void }) {
+/** `takeFocus`: when the chat opens (not when it opens with its context panel, which takes it). */
+function Composer({ sessionId, running, dispatch, takeFocus }: { sessionId: number; running: boolean; dispatch: (a: ChatAction) => void; takeFocus: boolean }) {
   const t = useTransport();
   const [text, setText] = useState(() => loadDraft(sessionId));
   const [error, setError] = useState<string | null>(null);
@@ -326,10 +332,12 @@ function Composer({ sessionId, running, dispatch }: { sessionId: number; running
   const textRef = useRef(text);
   textRef.current = text;
 
+  const takeFocusRef = useRef(takeFocus);
+  takeFocusRef.current = takeFocus;
   useEffect(() => {
     setText(loadDraft(sessionId));
     setError(null);
-    ref.current?.focus();
+    if (takeFocusRef.current) ref.current?.focus();
   }, [sessionId]);
   useEffect(() => {
     saveDraft(sessionId, text);
