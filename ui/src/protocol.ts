@@ -84,7 +84,7 @@ export type Event = { "type": "turn_running", session_id: number, } | { "type": 
 /**
  * The background session the task works in.
  */
-session_id: number | null, title: string, agent_id: string, status: TaskStatus, result?: string, } | { "type": "checkpoint", checkpoint: CheckpointInfo, } | { "type": "context", session_id: number, context: TurnContext, } | { "type": "error", message: string, } | { "type": "done", session_id: number, outcome: TurnOutcome, text: string, };
+session_id: number | null, title: string, agent_id: string, status: TaskStatus, result?: string, } | { "type": "checkpoint", checkpoint: CheckpointInfo, } | { "type": "context", session_id: number, context: TurnContext, } | { "type": "hook", session_id: number, hook: HookRun, } | { "type": "error", message: string, } | { "type": "done", session_id: number, outcome: TurnOutcome, text: string, };
 
 export type Kind = { "kind": "markdown" } | { "kind": "code", language: string, } | { "kind": "text" } | { "kind": "image", mime: string, } | { "kind": "svg", mime: string, } | { "kind": "pdf", mime: string, } | { "kind": "html" } | { "kind": "latex" } | { "kind": "binary" };
 
@@ -203,6 +203,38 @@ restored_to: number | null,
 created_at: number, };
 
 /**
+ * How one hook's run ended.
+ */
+export type HookOutcome = "ok" | "blocked" | "error" | "timeout";
+
+/**
+ * One hook's run.
+ */
+export type HookRun = { 
+/**
+ * The event: `PreToolUse`, `PostToolUse`, `UserPromptSubmit`, `Stop`, `SubagentStop`,
+ * `PreCompact`, `SessionStart`, `Notification`.
+ */
+event: string, command: string, source: ContextSource, outcome: HookOutcome, 
+/**
+ * The reason, decision or error it gave, cut at 2,000 characters ("" when none).
+ */
+message: string, duration_ms: number, };
+
+/**
+ * A project's hooks file and whether its current content may run.
+ */
+export type ProjectHooks = { path: string, 
+/**
+ * SHA-256 of the content, as approved with `approve_hooks`.
+ */
+sha256: string, approved: boolean, 
+/**
+ * How many hooks it configures.
+ */
+hooks: number, };
+
+/**
  * Where a file of instructions or a skill came from.
  */
 export type ContextSource = "user" | "project";
@@ -241,13 +273,18 @@ instructions: Array<InstructionFile>, skills: Array<ContextSkill>,
 /**
  * Where the project was taken to start.
  */
-project_root: string, };
+project_root: string, 
+/**
+ * The project's `.skald/hooks.json`, when it has one: its hooks run only once the
+ * person approved this content (docs/hooks.md).
+ */
+project_hooks?: ProjectHooks, };
 
 export type Command = { "cmd": "list_sessions" } | { "cmd": "create_session", title?: string, 
 /**
  * The folder the agent works in; the server's folder when absent.
  */
-working_dir?: string, agent_id?: string, } | { "cmd": "rename_session", session_id: number, title: string, } | { "cmd": "delete_session", session_id: number, } | { "cmd": "history", session_id: number, before?: number, limit?: number, } | { "cmd": "usage", session_id: number, } | { "cmd": "sandbox", session_id: number, } | { "cmd": "set_sandbox", session_id: number, mode: SandboxMode, network: boolean, } | { "cmd": "session_context", session_id: number, } | { "cmd": "checkpoints", session_id: number, } | { "cmd": "checkpoint_diff", id: number, path?: string, } | { "cmd": "restore_checkpoint", id: number, rewind?: boolean, } | { "cmd": "send_message", session_id: number, text: string, } | { "cmd": "stop", session_id: number, } | { "cmd": "render_markdown", text: string, 
+working_dir?: string, agent_id?: string, } | { "cmd": "rename_session", session_id: number, title: string, } | { "cmd": "delete_session", session_id: number, } | { "cmd": "history", session_id: number, before?: number, limit?: number, } | { "cmd": "usage", session_id: number, } | { "cmd": "sandbox", session_id: number, } | { "cmd": "set_sandbox", session_id: number, mode: SandboxMode, network: boolean, } | { "cmd": "session_context", session_id: number, } | { "cmd": "approve_hooks", session_id: number, sha256: string, } | { "cmd": "checkpoints", session_id: number, } | { "cmd": "checkpoint_diff", id: number, path?: string, } | { "cmd": "restore_checkpoint", id: number, rewind?: boolean, } | { "cmd": "send_message", session_id: number, text: string, } | { "cmd": "stop", session_id: number, } | { "cmd": "render_markdown", text: string, 
 /**
  * Relative links resolve against this session's folder.
  */
@@ -303,7 +340,7 @@ has_more: boolean, } | { "cmd": "usage",
 /**
  * Model calls made.
  */
-requests: number, input_tokens: number, output_tokens: number, } | { "cmd": "sandbox", sandbox: SandboxInfo, } | { "cmd": "set_sandbox", sandbox: SandboxInfo, } | { "cmd": "session_context", context: TurnContext, } | { "cmd": "checkpoints", checkpoints: Array<CheckpointInfo>, } | { "cmd": "checkpoint_diff", text: string, } | { "cmd": "restore_checkpoint", 
+requests: number, input_tokens: number, output_tokens: number, } | { "cmd": "sandbox", sandbox: SandboxInfo, } | { "cmd": "set_sandbox", sandbox: SandboxInfo, } | { "cmd": "session_context", context: TurnContext, } | { "cmd": "approve_hooks", context: TurnContext, } | { "cmd": "checkpoints", checkpoints: Array<CheckpointInfo>, } | { "cmd": "checkpoint_diff", text: string, } | { "cmd": "restore_checkpoint", 
 /**
  * The restore's own checkpoint: restoring to before it undoes the restore.
  */

@@ -49,4 +49,9 @@ pub struct TurnContext {
     pub skills: Vec<ContextSkill>,
     /// Where the project was taken to start.
     pub project_root: String,
+    /// The project's `.skald/hooks.json`, when it has one: its hooks run only once the
+    /// person approved this content (docs/hooks.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub project_hooks: Option<crate::hook::ProjectHooks>,
 }

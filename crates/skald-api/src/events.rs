@@ -182,6 +182,11 @@ pub enum Event {
         session_id: i64,
         context: crate::context::TurnContext,
     },
+    /// A hook ran (docs/hooks.md).
+    Hook {
+        session_id: i64,
+        hook: crate::hook::HookRun,
+    },
     /// Something went wrong outside a tool.
     Error {
         message: String,

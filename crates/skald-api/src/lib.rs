@@ -9,6 +9,7 @@ pub mod checkpoint;
 pub mod context;
 pub mod events;
 pub mod execution;
+pub mod hook;
 pub mod inbox;
 pub mod label;
 pub mod listings;

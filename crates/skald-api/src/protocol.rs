@@ -84,6 +84,12 @@ pub enum Command {
     SessionContext {
         session_id: i64,
     },
+    /// Lets the chat's project hooks file (`.skald/hooks.json`) run, as its content is
+    /// now: `sha256` must be the one the context view showed (docs/hooks.md).
+    ApproveHooks {
+        session_id: i64,
+        sha256: String,
+    },
     /// The steps that changed the chat's folder, oldest first (docs/checkpoints.md).
     Checkpoints {
         session_id: i64,
@@ -292,6 +298,9 @@ pub enum Reply {
         sandbox: crate::SandboxInfo,
     },
     SessionContext {
+        context: crate::context::TurnContext,
+    },
+    ApproveHooks {
         context: crate::context::TurnContext,
     },
     Checkpoints {

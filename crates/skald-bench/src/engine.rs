@@ -73,6 +73,7 @@ impl Bench {
                 background: false,
                 first_tool_choice: skald_llm::ToolChoice::Auto,
                 instructions: Default::default(),
+                hooks: Default::default(),
             },
             health: ModelHealth::default(),
             _data: data,

@@ -255,6 +255,7 @@ fn start_engine(
             mcp: config.mcp.clone(),
             sandbox: config.sandbox.settings(),
             checkpoints: config.checkpoints.settings(data_dir.root()),
+            hooks: config.hooks.clone(),
         },
         sink,
     );

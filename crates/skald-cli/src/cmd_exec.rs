@@ -106,6 +106,7 @@ async fn exec(data_dir: &DataDir, config: &Config, a: ExecArgs<'_>) -> Result<u8
             mcp: config.mcp.clone(),
             sandbox: run_sandbox(&a, config.sandbox.settings()),
             checkpoints: config.checkpoints.settings(data_dir.root()),
+            hooks: config.hooks.clone(),
         },
         sink,
     );
@@ -128,7 +129,7 @@ async fn exec(data_dir: &DataDir, config: &Config, a: ExecArgs<'_>) -> Result<u8
     run.working_dir = session_folder(&a, &session, cwd)?;
     run.agent_id = agent.to_string();
     run.sandbox = run_sandbox(&a, run.sandbox);
-    let (system_prompt, instructions) = engine
+    let (system_prompt, instructions, hooks) = engine
         .prompt_for(agent, &mcp_list, &extra, &mut run)
         .map_err(failed)?;
     let cfg = TurnConfig {
@@ -140,6 +141,7 @@ async fn exec(data_dir: &DataDir, config: &Config, a: ExecArgs<'_>) -> Result<u8
         background: false,
         first_tool_choice: a.tool_choice,
         instructions,
+        hooks,
     };
     let ask_fn = |req: turn::AskRequest| -> futures::future::BoxFuture<'static, bool> {
         Box::pin(ask_at_the_terminal(req))

@@ -5,6 +5,7 @@ mod cmd_checkpoints;
 mod cmd_cron;
 mod cmd_doctor;
 mod cmd_exec;
+mod cmd_hooks;
 mod cmd_inbox;
 mod cmd_latex;
 mod cmd_mcp;
@@ -185,6 +186,11 @@ enum Command {
     Checkpoints {
         #[command(subcommand)]
         command: cmd_checkpoints::CheckpointsCommand,
+    },
+    /// The hooks that run in a folder (yours and the project's), and approving a project's
+    Hooks {
+        #[command(subcommand)]
+        command: cmd_hooks::HooksCommand,
     },
     /// List or show stored sessions
     Sessions {
@@ -438,6 +444,7 @@ async fn run(command: Command, env: &Env, relaunch: &mut Option<cmd_serve::Relau
         Command::Tasks { command } => cmd_tasks::dispatch(env, command).await,
         Command::Sessions { command } => cmd_sessions::dispatch(env, command).await,
         Command::Checkpoints { command } => cmd_checkpoints::dispatch(env, command).await,
+        Command::Hooks { command } => cmd_hooks::dispatch(env, command).await,
         Command::View { path, json } => cmd_view::run(&path, json),
         Command::Latex { command } => cmd_latex::dispatch(env, command).await,
         Command::Serve {

@@ -80,6 +80,8 @@ pub struct Config {
     pub mcp: McpConfig,
     pub sandbox: SandboxConfig,
     pub checkpoints: CheckpointsConfig,
+    /// The person's hooks, by event (docs/hooks.md).
+    pub hooks: crate::hooks::HooksConfig,
     pub providers: std::collections::BTreeMap<String, ProviderConfig>,
 }
 

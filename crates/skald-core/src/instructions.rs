@@ -129,6 +129,7 @@ pub fn gather(folder: &Path, places: &Places, denied: &[PathBuf]) -> Gathered {
             instructions: files.into_iter().map(|(f, _)| f).collect(),
             skills,
             project_root: root.to_string_lossy().into_owned(),
+            project_hooks: None,
         },
         skill_dirs: found_in,
     }

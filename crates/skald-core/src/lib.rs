@@ -16,6 +16,7 @@ pub mod direct;
 pub mod discovery;
 pub mod doctor;
 pub mod engine;
+pub mod hooks;
 pub mod inbox;
 pub mod instructions;
 pub mod logging;

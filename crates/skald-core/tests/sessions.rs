@@ -64,6 +64,7 @@ fn manager_windowed(
             // These tests are about the approval flow: commands ask, as with no sandbox.
             sandbox: Default::default(),
             checkpoints: Default::default(),
+            hooks: Default::default(),
         },
     );
     (mgr, session.id)

@@ -163,6 +163,32 @@ impl Service {
         })
     }
 
+    /// Lets the chat's project hooks run as the file is now; refused when the file
+    /// changed since the person saw it (`sha256` is what the context view showed).
+    pub(crate) fn approve_hooks(
+        &self,
+        session_id: i64,
+        sha256: &str,
+    ) -> Result<Reply, ServiceError> {
+        let session = self.store.get_session(session_id)?;
+        let engine = self.sessions.engine();
+        let cfg = engine.config_for(&session, skald_core::turn::ApprovalMode::Inbox)?;
+        let project = cfg.hooks.project.ok_or_else(|| {
+            ServiceError::Invalid("this chat's project has no hooks file".to_string())
+        })?;
+        if project.sha256 != sha256 {
+            return Err(ServiceError::Invalid(format!(
+                "{} changed since it was shown; look at it again before approving",
+                project.path
+            )));
+        }
+        self.store.approve_hooks(&project.path, &project.sha256)?;
+        let cfg = engine.config_for(&session, skald_core::turn::ApprovalMode::Inbox)?;
+        Ok(Reply::ApproveHooks {
+            context: cfg.instructions.context,
+        })
+    }
+
     pub(crate) async fn checkpoints(&self, session_id: i64) -> Result<Reply, ServiceError> {
         self.store.get_session(session_id)?;
         let checkpoints = self.store.checkpoints(session_id)?;

@@ -124,6 +124,7 @@ impl Service {
             mcp: config.config.mcp.clone(),
             sandbox: config.config.sandbox.settings(),
             checkpoints: config.config.checkpoints.settings(data_dir.root()),
+            hooks: config.config.hooks.clone(),
         };
         // The models come once the secrets are open: a key set in the UI is one.
         let sessions = SessionManager::new(store.clone(), registry, Vec::new(), library, settings);
@@ -333,6 +334,7 @@ impl Service {
                 .set_sandbox(session_id, mode, network)
                 .map(|sandbox| Reply::SetSandbox { sandbox }),
             Command::SessionContext { session_id } => self.session_context(session_id),
+            Command::ApproveHooks { session_id, sha256 } => self.approve_hooks(session_id, &sha256),
             Command::Checkpoints { session_id } => self.checkpoints(session_id).await,
             Command::CheckpointDiff { id, path } => self.checkpoint_diff(id, path).await,
             Command::RestoreCheckpoint { id, rewind } => {

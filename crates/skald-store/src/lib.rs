@@ -10,6 +10,7 @@ mod cron;
 mod deliveries;
 mod error;
 mod forks;
+mod hooks;
 mod inbox;
 mod known_tools;
 mod leases;

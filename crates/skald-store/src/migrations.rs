@@ -21,6 +21,7 @@ const STEPS: &[M<'static>] = &[
     M::up(include_str!("../migrations/0011_leases.sql")),
     M::up(include_str!("../migrations/0012_sandbox.sql")),
     M::up(include_str!("../migrations/0013_checkpoints.sql")),
+    M::up(include_str!("../migrations/0014_hook_approvals.sql")),
 ];
 
 /// Every migration, in order.

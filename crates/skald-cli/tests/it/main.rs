@@ -13,6 +13,7 @@ mod crash;
 mod cron;
 mod exec;
 mod faults;
+mod hooks;
 mod instructions;
 mod latex;
 mod local;

@@ -55,6 +55,9 @@ pub struct TurnConfig {
     /// The AGENTS.md files and skills of the folder, as given in `system_prompt`
     /// (docs/instructions.md); a sub-agent is given them too.
     pub instructions: crate::instructions::Gathered,
+    /// The hooks of the turn: the person's, and the project's once approved
+    /// (docs/hooks.md).
+    pub hooks: crate::hooks::Active,
 }
 
 /// Where events go. Called synchronously, in order.

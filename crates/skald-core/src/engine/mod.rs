@@ -62,6 +62,8 @@ pub struct TurnSettings {
     pub sandbox: crate::sandbox::SandboxSettings,
     /// Where checkpoints of the chats' folders are kept (config.toml `[checkpoints]`).
     pub checkpoints: crate::checkpoints::CheckpointSettings,
+    /// The person's hooks (config.toml `[hooks]`, docs/hooks.md).
+    pub hooks: crate::hooks::HooksConfig,
 }
 
 pub use crate::sink::Sink;
@@ -98,6 +100,8 @@ pub struct Engine {
     pub checkpoints: crate::checkpoints::Checkpoints,
     /// Where the person's own AGENTS.md and skills are (docs/instructions.md).
     pub places: crate::instructions::Places,
+    /// Sessions a turn ran in in this process (SessionStart hooks' `resume`).
+    started: Mutex<std::collections::HashSet<i64>>,
 }
 
 impl Engine {
@@ -150,7 +154,13 @@ impl Engine {
             withheld,
             checkpoints,
             places: crate::instructions::Places::of_user(),
+            started: Mutex::new(std::collections::HashSet::new()),
         })
+    }
+
+    /// Notes that a turn runs in `session_id`; whether it is the first in this process.
+    pub fn started_session(&self, session_id: i64) -> bool {
+        lock(&self.started).insert(session_id)
     }
 
     /// Opens the user's secrets (`<data dir>/secrets`, or the OS keyring): MCP servers can
@@ -239,7 +249,7 @@ impl Engine {
             self.settings.sandbox,
         )?;
         run.agent_id = session.agent_id.clone();
-        let (system_prompt, instructions) =
+        let (system_prompt, instructions, hooks) =
             self.prompt_for(&session.agent_id, &mcp_list, &extra, &mut run)?;
         Ok(TurnConfig {
             max_rounds: self.settings.max_rounds,
@@ -250,23 +260,28 @@ impl Engine {
             background: session.kind == SessionKind::Background,
             first_tool_choice: skald_llm::ToolChoice::Auto,
             instructions,
+            hooks,
         })
     }
 
     /// The system prompt of a turn of `agent` in `run`'s folder: the agent's own, the
     /// chat's extra lines, then the AGENTS.md files and skills of the folder and the
-    /// person (docs/instructions.md), whose skill folders `run` may then read.
+    /// person (docs/instructions.md), whose skill folders `run` may then read; and the
+    /// hooks of the folder (docs/hooks.md).
     pub fn prompt_for(
         &self,
         agent: &str,
         mcp_list: &str,
         extra: &str,
         run: &mut RunContext,
-    ) -> Result<(String, crate::instructions::Gathered), EngineError> {
+    ) -> Result<(String, crate::instructions::Gathered, crate::hooks::Active), EngineError> {
         let mut prompt = self.library.system_prompt(agent, mcp_list)?;
         let denied =
             crate::approval::denied_paths(&self.store, run, skald_api::tool_names::READ_FILE);
-        let gathered = crate::instructions::gather(&run.working_dir, &self.places, &denied);
+        let mut gathered = crate::instructions::gather(&run.working_dir, &self.places, &denied);
+        let hooks =
+            crate::hooks::Active::for_folder(&self.settings.hooks, &self.store, &run.working_dir);
+        gathered.context.project_hooks = hooks.project.clone();
         run.allow_fs_reads
             .extend(gathered.skill_dirs.iter().cloned());
         for part in [extra.trim(), gathered.text.trim()] {
@@ -275,7 +290,7 @@ impl Engine {
                 prompt.push_str(part);
             }
         }
-        Ok((prompt, gathered))
+        Ok((prompt, gathered, hooks))
     }
 
     /// How a session's commands are confined now (its own setting over config.toml's),

@@ -177,6 +177,7 @@ mod tests {
             background: false,
             first_tool_choice: skald_llm::ToolChoice::Auto,
             instructions: Default::default(),
+            hooks: Default::default(),
         };
         let env = TurnEnv {
             store: &store,

@@ -132,10 +132,26 @@ async fn ask_inbox(
         tool_call_id: call.id.clone(),
         name: call.name.clone(),
         arguments: registry.shown_args(&call.name, args.clone()),
-        label,
+        label: label.clone(),
         reason: reason.to_string(),
         inbox_id: item.id,
     });
+    if !cfg.hooks.is_empty() {
+        let at = crate::hooks::Fire {
+            session_id,
+            cwd: &cfg.run.working_dir,
+            hidden_env: &cfg.run.hidden_env,
+            emit,
+        };
+        crate::hooks::fire(
+            &cfg.hooks,
+            crate::hooks::HookEvent::Notification,
+            None,
+            serde_json::json!({ "message": format!("Skald needs your approval: {label}") }),
+            &at,
+        )
+        .await;
+    }
     let outcome = inbox.wait(store, item.id, cancel).await?;
     if matches!(
         outcome,
@@ -369,6 +385,7 @@ pub(crate) async fn run_call(
     };
     let stopped = match outcome {
         ExecutionOutcome::Completed(text) => {
+            let text = after_hooks(env, session_id, call, &shown, text, emit).await;
             mark_done(store, session_id, &call.id, redact(text), emit)
         }
         ExecutionOutcome::Failed(message) => fail(message),
@@ -384,6 +401,48 @@ pub(crate) async fn run_call(
         emit(Event::Checkpoint { checkpoint });
     }
     stopped
+}
+
+/// PostToolUse hooks: what they say back (a `block` reason, context) is added to the
+/// result the model reads.
+async fn after_hooks(
+    env: &TurnEnv<'_>,
+    session_id: i64,
+    call: &ToolCall,
+    shown: &Value,
+    text: String,
+    emit: Emit<'_>,
+) -> String {
+    let cfg = env.cfg;
+    if cfg.hooks.is_empty() {
+        return text;
+    }
+    let at = crate::hooks::Fire {
+        session_id,
+        cwd: &cfg.run.working_dir,
+        hidden_env: &cfg.run.hidden_env,
+        emit,
+    };
+    let v = crate::hooks::fire(
+        &cfg.hooks,
+        crate::hooks::HookEvent::PostToolUse,
+        Some(&call.name),
+        serde_json::json!({
+            "tool_name": call.name,
+            "tool_input": crate::hooks::tool_input(shown.clone()),
+            "tool_response": text,
+        }),
+        &at,
+    )
+    .await;
+    let mut out = text;
+    if let Some(reason) = v.blocked {
+        out.push_str(&format!("\n\n[A PostToolUse hook says: {reason}]"));
+    }
+    for c in v.context {
+        out.push_str(&format!("\n\n[Context from a PostToolUse hook: {c}]"));
+    }
+    out
 }
 
 /// The argument schema of the tool `name`, or why there is no such tool to call.
@@ -444,7 +503,55 @@ async fn gate(
     emit: Emit<'_>,
 ) -> Result<Gate, TurnError> {
     let (store, registry, cfg) = (env.store, env.registry, env.cfg);
-    let decision = approval::check(store, &cfg.run, &call.name, args);
+    let mut decision = approval::check(store, &cfg.run, &call.name, args);
+    // PreToolUse hooks (docs/hooks.md) may deny or ask for a call the rules allow, and let
+    // through one they would ask about; a call the rules deny stays denied, unasked.
+    if decision.action != RuleAction::Deny && !cfg.hooks.is_empty() {
+        let at = crate::hooks::Fire {
+            session_id,
+            cwd: &cfg.run.working_dir,
+            hidden_env: &cfg.run.hidden_env,
+            emit,
+        };
+        let v = crate::hooks::fire(
+            &cfg.hooks,
+            crate::hooks::HookEvent::PreToolUse,
+            Some(&call.name),
+            serde_json::json!({
+                "tool_name": call.name,
+                "tool_input": crate::hooks::tool_input(registry.shown_args(&call.name, args.clone())),
+            }),
+            &at,
+        )
+        .await;
+        if let Some(reason) = v.blocked.or(v.stop) {
+            return Ok(Gate::Rejected(format!(
+                "A PreToolUse hook blocked this tool call: {reason}"
+            )));
+        }
+        match v.permission {
+            Some((crate::hooks::Permission::Deny, reason)) => {
+                return Ok(Gate::Rejected(format!(
+                    "A PreToolUse hook denied this tool call: {}",
+                    if reason.is_empty() {
+                        "no reason given"
+                    } else {
+                        &reason
+                    }
+                )));
+            }
+            Some((crate::hooks::Permission::Ask, reason)) => {
+                decision.action = RuleAction::Require;
+                decision.reason = if reason.is_empty() {
+                    "a hook asks for approval".to_string()
+                } else {
+                    format!("a hook asks for approval: {reason}")
+                };
+            }
+            Some((crate::hooks::Permission::Allow, _)) => decision.action = RuleAction::Allow,
+            None => {}
+        }
+    }
     let rejected = |reason: &str| {
         Gate::Rejected(format!(
             "User rejected this tool call. Reason: {}",

@@ -44,6 +44,47 @@ pub async fn run_turn(
     emit: Emit<'_>,
 ) -> Result<TurnOutcome, TurnError> {
     let TurnEnv { store, cfg, .. } = *env;
+    let at = crate::hooks::Fire {
+        session_id,
+        cwd: &cfg.run.working_dir,
+        hidden_env: &cfg.run.hidden_env,
+        emit,
+    };
+    let root = env.frame.stack_id.is_none();
+    // What SessionStart and UserPromptSubmit hooks add, stored after the message.
+    let mut hook_context = Vec::new();
+    if root && !cfg.hooks.is_empty() {
+        if let Some(source) = session_start(env, session_id)? {
+            let v = crate::hooks::fire(
+                &cfg.hooks,
+                crate::hooks::HookEvent::SessionStart,
+                Some(source),
+                serde_json::json!({ "source": source }),
+                &at,
+            )
+            .await;
+            hook_context.extend(v.context);
+        }
+        if let Some(p) = prompt {
+            let v = crate::hooks::fire(
+                &cfg.hooks,
+                crate::hooks::HookEvent::UserPromptSubmit,
+                None,
+                serde_json::json!({ "prompt": p }),
+                &at,
+            )
+            .await;
+            // A blocked message is not kept: the hook's reason says why, to the person.
+            if let Some(reason) = v.blocked.or(v.stop) {
+                emit(Event::TurnRunning { session_id });
+                emit(Event::Error {
+                    message: format!("A UserPromptSubmit hook blocked this message: {reason}"),
+                });
+                return finish(emit, session_id, TurnOutcome::Cancelled, "");
+            }
+            hook_context.extend(v.context);
+        }
+    }
     let user = match prompt {
         Some(p) => Some(store.append_message(&NewMessage {
             stack_id: env.frame.stack_id,
@@ -59,10 +100,24 @@ pub async fn run_turn(
             text: user.content,
         });
     }
+    if !hook_context.is_empty() {
+        store.append_message(&NewMessage {
+            stack_id: env.frame.stack_id,
+            ..NewMessage::new(
+                session_id,
+                Role::System,
+                format!("Context from hooks:\n\n{}", hook_context.join("\n\n")),
+            )
+        })?;
+    }
+    let mut stop_continues = 0;
     // Only when there is something to show: a folder without AGENTS.md or skills adds
     // nothing to the turn's events.
     let context = &cfg.instructions.context;
-    if !context.instructions.is_empty() || !context.skills.is_empty() {
+    if !context.instructions.is_empty()
+        || !context.skills.is_empty()
+        || context.project_hooks.is_some()
+    {
         emit(Event::Context {
             session_id,
             context: context.clone(),
@@ -101,6 +156,38 @@ pub async fn run_turn(
             // Messages that arrived during this answer get their own round.
             if inject_queued(env, session_id, emit)? | take_deliveries(env, session_id, emit)? {
                 continue;
+            }
+            // A Stop hook may ask the agent to go on (run the tests first, …); at most a
+            // few times, so two hooks cannot keep a turn going for ever.
+            if !cfg.hooks.is_empty() && stop_continues < MAX_STOP_CONTINUES {
+                let event = if root {
+                    crate::hooks::HookEvent::Stop
+                } else {
+                    crate::hooks::HookEvent::SubagentStop
+                };
+                let v = crate::hooks::fire(
+                    &cfg.hooks,
+                    event,
+                    None,
+                    serde_json::json!({ "stop_hook_active": stop_continues > 0 }),
+                    &at,
+                )
+                .await;
+                if let (Some(reason), None) = (v.blocked, v.stop) {
+                    stop_continues += 1;
+                    store.append_message(&NewMessage {
+                        stack_id: env.frame.stack_id,
+                        ..NewMessage::new(
+                            session_id,
+                            Role::System,
+                            format!(
+                                "A {} hook asks you to go on before you finish: {reason}",
+                                event.name()
+                            ),
+                        )
+                    })?;
+                    continue;
+                }
             }
             return finish(emit, session_id, TurnOutcome::Final, &text);
         }
@@ -450,4 +537,22 @@ fn finish(
         text: text.to_string(),
     });
     Ok(outcome)
+}
+
+/// How many times Stop hooks may send an agent back to work in one turn.
+const MAX_STOP_CONTINUES: usize = 3;
+
+/// Whether this turn starts a session for SessionStart hooks: `startup` for a chat's first
+/// turn, `resume` for the first this process runs in an older chat; None otherwise.
+fn session_start(env: &TurnEnv<'_>, session_id: i64) -> Result<Option<&'static str>, TurnError> {
+    if env.store.list_messages(session_id)?.is_empty() {
+        if let Some(engine) = env.engine {
+            engine.started_session(session_id);
+        }
+        return Ok(Some("startup"));
+    }
+    Ok(match env.engine {
+        Some(engine) if engine.started_session(session_id) => Some("resume"),
+        _ => None,
+    })
 }

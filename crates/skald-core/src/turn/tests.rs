@@ -53,6 +53,7 @@ impl Fixture {
             background: false,
             first_tool_choice: skald_llm::ToolChoice::Auto,
             instructions: Default::default(),
+            hooks: Default::default(),
         }
     }
 

@@ -1,0 +1,373 @@
+//! Hooks (docs/hooks.md) as real scripts against a real `skald exec` and the scripted
+//! model: what they are given, what their decisions do, and a project's file running
+//! only once approved.
+
+use crate::common::{events, skald};
+use serde_json::Value;
+use skald_testkit::{ScriptedServer, answer, tool_call};
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+struct Setup {
+    data: tempfile::TempDir,
+    work: tempfile::TempDir,
+    scripts: tempfile::TempDir,
+}
+
+impl Setup {
+    fn new() -> Setup {
+        Setup {
+            data: tempfile::tempdir().unwrap(),
+            work: tempfile::tempdir().unwrap(),
+            scripts: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    /// A script of `body`; returns the command that runs it.
+    fn script(&self, name: &str, body: &str) -> String {
+        let path = self.scripts.path().join(name);
+        std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
+        format!("sh {}", path.display())
+    }
+
+    /// Where scripts leave what they saw.
+    fn seen(&self, name: &str) -> PathBuf {
+        self.scripts.path().join(name)
+    }
+
+    /// config.toml with `hooks` as its `[hooks]` (TOML).
+    fn config(&self, hooks: &str) {
+        std::fs::write(self.data.path().join("config.toml"), hooks).unwrap();
+    }
+
+    fn exec(&self, server: &ScriptedServer, extra: &[&str], prompt: &str) -> (Output, Vec<Value>) {
+        let out = skald(self.data.path(), Some(server))
+            .args(["exec", "--json", "--cwd"])
+            .arg(self.work.path())
+            .args(extra)
+            .arg(prompt)
+            .output()
+            .unwrap();
+        let evs = events(&String::from_utf8_lossy(&out.stdout));
+        (out, evs)
+    }
+}
+
+fn hook_runs<'a>(evs: &'a [Value], event: &str) -> Vec<&'a Value> {
+    evs.iter()
+        .filter(|e| e["type"] == "hook" && e["hook"]["event"] == event)
+        .map(|e| &e["hook"])
+        .collect()
+}
+
+fn toml_str(s: &str) -> String {
+    serde_json::to_string(s).unwrap()
+}
+
+fn read_json(p: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+}
+
+#[test]
+fn a_pretooluse_hook_gets_the_call_and_blocks_it_with_a_reason_the_model_reads() {
+    let s = Setup::new();
+    let payload = s.seen("payload.json");
+    let guard = s.script(
+        "guard.sh",
+        &format!(
+            "cat > {}\ncase \"$(cat {})\" in *rm\\ -rf*) echo 'no rm -rf here' >&2; exit 2;; esac\nexit 0",
+            payload.display(),
+            payload.display()
+        ),
+    );
+    s.config(&format!(
+        "[[hooks.PreToolUse]]\nmatcher = \"Bash\"\nhooks = [{{ type = \"command\", command = {} }}]\n",
+        toml_str(&guard)
+    ));
+    let server = ScriptedServer::new(vec![
+        tool_call("c1", "execute_cmd", r#"{"command": "rm -rf build"}"#),
+        answer("ok, I will not"),
+    ]);
+    let (out, evs) = s.exec(&server, &["--approve", "all"], "clean up");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rejected = evs
+        .iter()
+        .find(|e| e["type"] == "tool_rejected")
+        .unwrap_or_else(|| panic!("{evs:?}"));
+    assert!(
+        rejected["reason"]
+            .as_str()
+            .unwrap()
+            .contains("no rm -rf here"),
+        "{rejected}"
+    );
+    let runs = hook_runs(&evs, "PreToolUse");
+    assert_eq!(runs.len(), 1);
+    assert_eq!(runs[0]["outcome"], "blocked");
+    assert_eq!(runs[0]["source"], "user");
+    // What the hook was given, in Claude Code's shape.
+    let p = read_json(&payload);
+    assert_eq!(p["hook_event_name"], "PreToolUse");
+    assert_eq!(p["tool_name"], "execute_cmd");
+    assert_eq!(p["tool_input"]["command"], "rm -rf build");
+    assert_eq!(p["cwd"], s.work.path().to_string_lossy().as_ref());
+    // The model read why.
+    let second = server.recorded()[1].body.to_string();
+    assert!(second.contains("no rm -rf here"), "{second}");
+}
+
+#[test]
+fn a_hook_lets_through_what_the_rules_would_ask_about_but_never_what_they_deny() {
+    let s = Setup::new();
+    let allow = s.script(
+        "allow.sh",
+        r#"echo '{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow", "permissionDecisionReason": "fine by me"}}'"#,
+    );
+    s.config(&format!(
+        "[[hooks.PreToolUse]]\nmatcher = \"execute_cmd\"\nhooks = [{{ type = \"command\", command = {} }}]\n",
+        toml_str(&allow)
+    ));
+    // Without a sandbox every command needs approval, and this run gives none: the hook's
+    // allow is what runs it.
+    let server = ScriptedServer::new(vec![
+        tool_call(
+            "c1",
+            "execute_cmd",
+            r#"{"command": "echo hello-from-the-command"}"#,
+        ),
+        answer("done"),
+    ]);
+    let (out, evs) = s.exec(
+        &server,
+        &["--approve", "never", "--sandbox", "off"],
+        "say hello",
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let done = evs
+        .iter()
+        .find(|e| e["type"] == "tool_done")
+        .unwrap_or_else(|| panic!("{evs:?}"));
+    assert!(
+        done["result"]
+            .as_str()
+            .unwrap()
+            .contains("hello-from-the-command")
+    );
+    // A deny rule still denies.
+    let add = skald(s.data.path(), None)
+        .args([
+            "rules",
+            "add",
+            "--tool",
+            "execute_cmd",
+            "--command",
+            "echo",
+            "--action",
+            "deny",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        add.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&add.stderr)
+    );
+    let server = ScriptedServer::new(vec![
+        tool_call("c1", "execute_cmd", r#"{"command": "echo again"}"#),
+        answer("done"),
+    ]);
+    let (_, evs) = s.exec(
+        &server,
+        &["--approve", "all", "--sandbox", "off"],
+        "say hello",
+    );
+    let rejected = evs
+        .iter()
+        .find(|e| e["type"] == "tool_rejected")
+        .unwrap_or_else(|| panic!("{evs:?}"));
+    assert!(
+        rejected["reason"]
+            .as_str()
+            .unwrap()
+            .contains("denied by the user's approval rules"),
+        "{rejected}"
+    );
+    assert!(
+        hook_runs(&evs, "PreToolUse").is_empty(),
+        "a denied call asks no hook"
+    );
+}
+
+#[test]
+fn prompt_hooks_add_context_or_block_and_a_stop_hook_sends_the_agent_back_once() {
+    let s = Setup::new();
+    let context = s.script("context.sh", "echo 'The branch is CONTEXT-MARKER.'");
+    let stop = s.script(
+        "stop.sh",
+        r#"case "$(cat)" in *'"stop_hook_active":true'*) exit 0;; esac
+echo '{"decision": "block", "reason": "run the tests first"}'"#,
+    );
+    let post = s.script(
+        "post.sh",
+        r#"echo '{"hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": "POST-MARKER"}}'"#,
+    );
+    s.config(&format!(
+        "[[hooks.UserPromptSubmit]]\nhooks = [{{ type = \"command\", command = {} }}]\n\
+         [[hooks.Stop]]\nhooks = [{{ type = \"command\", command = {} }}]\n\
+         [[hooks.PostToolUse]]\nmatcher = \"Read\"\nhooks = [{{ type = \"command\", command = {} }}]\n",
+        toml_str(&context),
+        toml_str(&stop),
+        toml_str(&post)
+    ));
+    std::fs::write(s.work.path().join("a.txt"), "file text\n").unwrap();
+    let server = ScriptedServer::new(vec![
+        tool_call("c1", "read_file", r#"{"path": "a.txt"}"#),
+        answer("first answer"),
+        answer("second answer"),
+    ]);
+    let (out, evs) = s.exec(&server, &[], "go");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let requests = server.recorded();
+    assert_eq!(requests.len(), 3, "sent back once, then let stop");
+    assert!(requests[0].body.to_string().contains("CONTEXT-MARKER"));
+    let done = evs.iter().find(|e| e["type"] == "tool_done").unwrap();
+    assert!(
+        done["result"].as_str().unwrap().contains("POST-MARKER"),
+        "{done}"
+    );
+    assert!(requests[2].body.to_string().contains("run the tests first"));
+    let end = evs.iter().find(|e| e["type"] == "done").unwrap();
+    assert_eq!(end["text"], "second answer");
+    assert_eq!(hook_runs(&evs, "Stop").len(), 2);
+
+    // A blocking UserPromptSubmit hook: the model is never asked, and the person is told.
+    let block = s.script("block.sh", "echo 'not on a Friday' >&2; exit 2");
+    s.config(&format!(
+        "[[hooks.UserPromptSubmit]]\nhooks = [{{ type = \"command\", command = {} }}]\n",
+        toml_str(&block)
+    ));
+    let server = ScriptedServer::new(vec![answer("never")]);
+    let (out, evs) = s.exec(&server, &[], "deploy");
+    assert!(server.recorded().is_empty());
+    assert_ne!(out.status.code(), Some(0));
+    let error = evs
+        .iter()
+        .find(|e| e["type"] == "error")
+        .unwrap_or_else(|| panic!("{evs:?}"));
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap()
+            .contains("not on a Friday")
+    );
+}
+
+#[test]
+fn a_failing_or_slow_hook_is_shown_and_the_turn_goes_on() {
+    let s = Setup::new();
+    let broken = s.script("broken.sh", "echo 'oops' >&2; exit 1");
+    let slow = s.script("slow.sh", "sleep 30");
+    s.config(&format!(
+        "[[hooks.PreToolUse]]\nhooks = [{{ type = \"command\", command = {} }}, {{ type = \"command\", command = {}, timeout = 1 }}]\n",
+        toml_str(&broken),
+        toml_str(&slow)
+    ));
+    std::fs::write(s.work.path().join("a.txt"), "file text\n").unwrap();
+    let server = ScriptedServer::new(vec![
+        tool_call("c1", "read_file", r#"{"path": "a.txt"}"#),
+        answer("done"),
+    ]);
+    let started = std::time::Instant::now();
+    let (out, evs) = s.exec(&server, &[], "go");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(25),
+        "the slow hook was killed"
+    );
+    let runs = hook_runs(&evs, "PreToolUse");
+    let outcomes: Vec<&str> = runs
+        .iter()
+        .map(|r| r["outcome"].as_str().unwrap())
+        .collect();
+    assert_eq!(outcomes, ["error", "timeout"]);
+    assert!(runs[0]["message"].as_str().unwrap().contains("oops"));
+    assert!(evs.iter().any(|e| e["type"] == "tool_done"));
+}
+
+#[test]
+fn a_projects_hooks_run_only_once_their_content_is_approved() {
+    let s = Setup::new();
+    std::fs::create_dir_all(s.work.path().join(".git")).unwrap();
+    let marker = s.seen("ran");
+    let hook = s.script("project.sh", &format!("echo run >> {}", marker.display()));
+    let file = s.work.path().join(".skald/hooks.json");
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    let write_file = |cmd: &str| {
+        std::fs::write(
+            &file,
+            serde_json::json!({"hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": cmd}]}]}})
+                .to_string(),
+        )
+        .unwrap();
+    };
+    write_file(&hook);
+    let run = || {
+        let server = ScriptedServer::new(vec![answer("done")]);
+        s.exec(&server, &[], "hello").1
+    };
+    let evs = run();
+    assert!(!marker.exists(), "not approved: not run");
+    let ctx = evs
+        .iter()
+        .find(|e| e["type"] == "context")
+        .unwrap_or_else(|| panic!("{evs:?}"));
+    assert_eq!(ctx["context"]["project_hooks"]["approved"], false);
+    assert_eq!(ctx["context"]["project_hooks"]["hooks"], 1);
+    let listed = skald(s.data.path(), None)
+        .args(["hooks", "list", "--cwd"])
+        .arg(s.work.path())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&listed.stdout);
+    assert!(text.contains("NOT approved"), "{text}");
+    let approve = skald(s.data.path(), None)
+        .args(["hooks", "approve", "--cwd"])
+        .arg(s.work.path())
+        .output()
+        .unwrap();
+    assert_eq!(
+        approve.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&approve.stderr)
+    );
+    let evs = run();
+    assert_eq!(std::fs::read_to_string(&marker).unwrap(), "run\n");
+    let runs = hook_runs(&evs, "UserPromptSubmit");
+    assert_eq!(runs[0]["source"], "project");
+    // Changed: waits for approval again.
+    write_file(&format!("{hook}; echo changed"));
+    run();
+    assert_eq!(std::fs::read_to_string(&marker).unwrap(), "run\n");
+}
