@@ -215,7 +215,11 @@ export type HookRun = {
  * The event: `PreToolUse`, `PostToolUse`, `UserPromptSubmit`, `Stop`, `SubagentStop`,
  * `PreCompact`, `SessionStart`, `Notification`.
  */
-event: string, command: string, source: ContextSource, outcome: HookOutcome, 
+event: string, command: string, 
+/**
+ * The call it ran for (PreToolUse, PostToolUse, Notification of an approval).
+ */
+tool_call_id?: string, source: ContextSource, outcome: HookOutcome, 
 /**
  * The reason, decision or error it gave, cut at 2,000 characters ("" when none).
  */

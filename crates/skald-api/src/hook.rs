@@ -27,6 +27,10 @@ pub struct HookRun {
     /// `PreCompact`, `SessionStart`, `Notification`.
     pub event: String,
     pub command: String,
+    /// The call it ran for (PreToolUse, PostToolUse, Notification of an approval).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub tool_call_id: Option<String>,
     pub source: crate::context::ContextSource,
     pub outcome: HookOutcome,
     /// The reason, decision or error it gave, cut at 2,000 characters ("" when none).

@@ -224,6 +224,8 @@ impl Active {
 /// What is known of the turn a hook runs in.
 pub struct Fire<'a> {
     pub session_id: i64,
+    /// The tool call the event is about, if any.
+    pub call: Option<&'a str>,
     pub cwd: &'a Path,
     /// Environment variables hooks never see (provider keys, Skald's own).
     pub hidden_env: &'a [String],
@@ -294,6 +296,7 @@ pub async fn fire(
             hook: HookRun {
                 event: event.name().to_string(),
                 command: spec.command.clone(),
+                tool_call_id: at.call.map(str::to_string),
                 source: *source,
                 outcome,
                 message: message.chars().take(2_000).collect(),

@@ -139,6 +139,7 @@ async fn ask_inbox(
     if !cfg.hooks.is_empty() {
         let at = crate::hooks::Fire {
             session_id,
+            call: Some(&call.id),
             cwd: &cfg.run.working_dir,
             hidden_env: &cfg.run.hidden_env,
             emit,
@@ -419,6 +420,7 @@ async fn after_hooks(
     }
     let at = crate::hooks::Fire {
         session_id,
+        call: Some(&call.id),
         cwd: &cfg.run.working_dir,
         hidden_env: &cfg.run.hidden_env,
         emit,
@@ -509,6 +511,7 @@ async fn gate(
     if decision.action != RuleAction::Deny && !cfg.hooks.is_empty() {
         let at = crate::hooks::Fire {
             session_id,
+            call: Some(&call.id),
             cwd: &cfg.run.working_dir,
             hidden_env: &cfg.run.hidden_env,
             emit,

@@ -99,6 +99,7 @@ pub async fn compact_if_needed(
     if !env.cfg.hooks.is_empty() {
         let at = crate::hooks::Fire {
             session_id,
+            call: None,
             cwd: &env.cfg.run.working_dir,
             hidden_env: &env.cfg.run.hidden_env,
             emit,

@@ -46,6 +46,7 @@ pub async fn run_turn(
     let TurnEnv { store, cfg, .. } = *env;
     let at = crate::hooks::Fire {
         session_id,
+        call: None,
         cwd: &cfg.run.working_dir,
         hidden_env: &cfg.run.hidden_env,
         emit,
@@ -53,7 +54,11 @@ pub async fn run_turn(
     let root = env.frame.stack_id.is_none();
     // What SessionStart and UserPromptSubmit hooks add, stored after the message.
     let mut hook_context = Vec::new();
+    // With hooks, the turn is running from before they run (they can take seconds).
+    let mut running = false;
     if root && !cfg.hooks.is_empty() {
+        emit(Event::TurnRunning { session_id });
+        running = true;
         if let Some(source) = session_start(env, session_id)? {
             let v = crate::hooks::fire(
                 &cfg.hooks,
@@ -76,7 +81,6 @@ pub async fn run_turn(
             .await;
             // A blocked message is not kept: the hook's reason says why, to the person.
             if let Some(reason) = v.blocked.or(v.stop) {
-                emit(Event::TurnRunning { session_id });
                 emit(Event::Error {
                     message: format!("A UserPromptSubmit hook blocked this message: {reason}"),
                 });
@@ -92,7 +96,9 @@ pub async fn run_turn(
         })?),
         None => None,
     };
-    emit(Event::TurnRunning { session_id });
+    if !running {
+        emit(Event::TurnRunning { session_id });
+    }
     if let Some(user) = user {
         emit(Event::UserMessage {
             session_id,
@@ -132,7 +138,7 @@ pub async fn run_turn(
         if cancel.is_cancelled() {
             return finish(emit, session_id, TurnOutcome::Cancelled, "");
         }
-        inject_queued(env, session_id, emit)?;
+        inject_queued(env, session_id, emit).await?;
         take_deliveries(env, session_id, emit)?;
         // Rebuilt when what decides them moved — a group activated last round, an MCP
         // server that became ready, a plugin turned on — so they arrive from this round.
@@ -154,7 +160,8 @@ pub async fn run_turn(
         unique_call_ids(store, session_id, &mut calls)?;
         if calls.is_empty() {
             // Messages that arrived during this answer get their own round.
-            if inject_queued(env, session_id, emit)? | take_deliveries(env, session_id, emit)? {
+            if inject_queued(env, session_id, emit).await? | take_deliveries(env, session_id, emit)?
+            {
                 continue;
             }
             // A Stop hook may ask the agent to go on (run the tests first, …); at most a
@@ -478,12 +485,44 @@ fn unique_call_ids(
 
 /// Stores the messages queued while the turn ran as user messages. Returns whether there
 /// were any.
-fn inject_queued(env: &TurnEnv<'_>, session_id: i64, emit: Emit<'_>) -> Result<bool, TurnError> {
+async fn inject_queued(
+    env: &TurnEnv<'_>,
+    session_id: i64,
+    emit: Emit<'_>,
+) -> Result<bool, TurnError> {
     let Some(take) = env.queued else {
         return Ok(false);
     };
     let texts = take();
+    let cfg = env.cfg;
+    let mut any = false;
     for text in &texts {
+        // A message sent while the turn ran meets the UserPromptSubmit hooks too.
+        let mut context = Vec::new();
+        if !cfg.hooks.is_empty() {
+            let at = crate::hooks::Fire {
+                session_id,
+                call: None,
+                cwd: &cfg.run.working_dir,
+                hidden_env: &cfg.run.hidden_env,
+                emit,
+            };
+            let v = crate::hooks::fire(
+                &cfg.hooks,
+                crate::hooks::HookEvent::UserPromptSubmit,
+                None,
+                serde_json::json!({ "prompt": text }),
+                &at,
+            )
+            .await;
+            if let Some(reason) = v.blocked.or(v.stop) {
+                emit(Event::Error {
+                    message: format!("A UserPromptSubmit hook blocked this message: {reason}"),
+                });
+                continue;
+            }
+            context = v.context;
+        }
         let m = env.store.append_message(&NewMessage {
             stack_id: env.frame.stack_id,
             ..NewMessage::new(session_id, Role::User, text.as_str())
@@ -493,8 +532,19 @@ fn inject_queued(env: &TurnEnv<'_>, session_id: i64, emit: Emit<'_>) -> Result<b
             message_id: m.id,
             text: text.clone(),
         });
+        if !context.is_empty() {
+            env.store.append_message(&NewMessage {
+                stack_id: env.frame.stack_id,
+                ..NewMessage::new(
+                    session_id,
+                    Role::System,
+                    format!("Context from hooks:\n\n{}", context.join("\n\n")),
+                )
+            })?;
+        }
+        any = true;
     }
-    Ok(!texts.is_empty())
+    Ok(any)
 }
 
 /// Takes the deliveries waiting for this chat (finished tasks' results, notifications)
