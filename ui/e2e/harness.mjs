@@ -117,7 +117,8 @@ export async function startSkald({ root, model, env = {}, modelFromEnv = true })
     env: {
       ...process.env,
       SKALD_SECRETS: "file",
-      SKALD_UI_DIR: join(repo, "ui", "dist"),
+      // A UI built elsewhere (`vite build --outDir /tmp/…`) while ui/dist is in use.
+      SKALD_UI_DIR: process.env.SKALD_UI_DIR ?? join(repo, "ui", "dist"),
       ...(existsSync(bundle) ? { SKALD_TEX_BUNDLE: bundle } : {}),
       ...(model && modelFromEnv
         ? { OPENAI_BASE_URL: model.baseUrl, OPENAI_API_KEY: "sk-e2e", SKALD_MODEL: "scripted-model" }

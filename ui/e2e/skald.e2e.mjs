@@ -420,6 +420,108 @@ test("the context view lists the AGENTS.md files and skills, and a turn updates 
   );
 });
 
+test("a project's hooks run only once approved in the context view; a blocked message comes back to the composer", async () => {
+  const dir = '"$SKALD_PROJECT_DIR"/.skald';
+  const hooksJson = JSON.stringify({
+    hooks: {
+      UserPromptSubmit: [
+        {
+          hooks: [
+            { type: "command", command: `sh ${dir}/log-prompt.sh` },
+            { type: "command", command: `sh ${dir}/no-secrets.sh` },
+          ],
+        },
+      ],
+    },
+  });
+  await withSkald(
+    [say(["Not yet."]), say(["Noted."])],
+    async ({ page, root, model }) => {
+      const marker = join(root, "hook-marker.jsonl");
+      await newChat(page);
+      // The file waits for approval: the chip says so.
+      await page.locator("[data-testid='context-chip'][data-hooks='pending']").waitFor({ timeout: 20_000 });
+      assert.match(await page.getByTestId("context-chip").getAttribute("aria-label"), /the project's 2 hooks wait for your approval/);
+
+      // Not approved: a message goes to the model, and no hook runs.
+      await send(page, "first message");
+      await page.waitForFunction(
+        () => [...document.querySelectorAll("[data-testid='message'][data-role='assistant']")].some((m) => m.textContent.includes("Not yet.")),
+        null,
+        { timeout: 20_000 },
+      );
+      assert.equal(existsSync(marker), false, "a hook of a file not approved ran");
+      assert.equal(await page.getByTestId("hook-run").count() + (await page.getByTestId("hook-quiet").count()), 0);
+
+      // The panel says what the file is, opens it, and approves it.
+      await page.keyboard.press("Control+Shift+X");
+      const panel = page.getByTestId("context-panel");
+      await panel.waitFor();
+      const notice = panel.getByTestId("context-hooks-notice");
+      assert.match(
+        await notice.textContent(),
+        /This project has 2 hooks in \.skald\/hooks\.json\. They are code from the repository and do not run until you approve this file's content\./,
+      );
+      await page.screenshot({ path: join(screenshotsDir, "hooks-approve.png") });
+      await panel.getByTestId("context-hooks-open").click();
+      await panel.waitFor({ state: "detached" });
+      await page.waitForFunction(() => document.querySelector("[data-testid='viewer']")?.textContent.includes("log-prompt.sh"), null, { timeout: 20_000 });
+      await page.keyboard.press("Control+Shift+X");
+      await panel.waitFor();
+      await panel.getByTestId("context-hooks-approve").click();
+      await panel.locator("[data-testid='context-hooks'][data-state='approved']").waitFor({ timeout: 20_000 });
+      assert.match(await panel.getByTestId("context-hooks-status").textContent(), /Project hooks: 2, approved/);
+      await page.locator("[data-testid='context-chip'][data-hooks='approved']").waitFor();
+      await page.keyboard.press("Escape");
+      await panel.waitFor({ state: "detached" });
+
+      // Approved: the hooks run on the next message, shown under it.
+      await send(page, "second message");
+      await page.waitForFunction(
+        () => [...document.querySelectorAll("[data-testid='message'][data-role='assistant']")].some((m) => m.textContent.includes("Noted.")),
+        null,
+        { timeout: 20_000 },
+      );
+      const logged = readFileSync(marker, "utf8");
+      assert.match(logged, /"prompt":\s*"second message"/);
+      assert.match(logged, /"hook_event_name":\s*"UserPromptSubmit"/);
+      assert.ok(!logged.includes("first message"), logged);
+      const second = page.locator("[data-testid='message'][data-role='user']", { hasText: "second message" });
+      const quiet = second.getByTestId("hook-quiet");
+      await quiet.waitFor();
+      assert.equal(await quiet.getAttribute("data-count"), "2");
+      assert.match(await quiet.textContent(), /2 hooks ran·log-prompt\.sh, no-secrets\.sh/);
+
+      // Blocked: not sent, not stored, the reason shown, the text back in the box.
+      await send(page, "the password is hunter2");
+      const blocked = page.locator("[data-testid='message'][data-state='blocked']");
+      await blocked.waitFor({ timeout: 20_000 });
+      assert.equal(await blocked.getByTestId("blocked-reason").textContent(), "Not sent: a hook blocked it — no secrets in prompts");
+      const row = blocked.locator("[data-testid='hook-run'][data-outcome='blocked']");
+      assert.equal(await row.getAttribute("data-event"), "UserPromptSubmit");
+      assert.equal(await row.getAttribute("data-source"), "project");
+      assert.equal(await row.getByTestId("hook-command").textContent(), "no-secrets.sh");
+      assert.equal(await page.getByTestId("composer").inputValue(), "the password is hunter2");
+      await page.waitForFunction(() => !document.querySelector("[data-testid='stop']"), null, { timeout: 20_000 });
+      assert.equal(await page.locator(".notice", { hasText: "Stopped." }).count(), 0);
+      assert.equal(model.requests.length, 2, "a blocked message reached the model");
+      await page.screenshot({ path: join(screenshotsDir, "hooks.png") });
+
+      // It was not stored: after a reload only the two messages sent are in the chat.
+      await page.reload();
+      await page.waitForSelector("[data-testid='message-list'][data-loaded='1']");
+      await page.locator("[data-testid='message'][data-role='user']", { hasText: "second message" }).waitFor();
+      assert.deepEqual(await page.locator("[data-testid='message'][data-role='user'] .bubble").allTextContents(), ["first message", "second message"]);
+    },
+    {
+      ".git/HEAD": "ref: refs/heads/main\n",
+      ".skald/hooks.json": hooksJson,
+      ".skald/log-prompt.sh": 'cat >> "$SKALD_PROJECT_DIR/hook-marker.jsonl"\necho >> "$SKALD_PROJECT_DIR/hook-marker.jsonl"\n',
+      ".skald/no-secrets.sh": 'input=$(cat)\ncase "$input" in\n  *hunter2*) echo "no secrets in prompts" >&2; exit 2 ;;\nesac\n',
+    },
+  );
+});
+
 test("a question is answered in the Agent Inbox", async () => {
   await withSkald(
     [

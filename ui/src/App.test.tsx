@@ -324,6 +324,67 @@ describe("the chat header's context view", () => {
   });
 });
 
+describe("a message a hook blocked", () => {
+  const BLOCKED = "A UserPromptSubmit hook blocked this message: no secrets in prompts";
+  const blockTurn = async (server: FakeServer) => {
+    await act(async () => {
+      server.emit(1, { type: "hook", session_id: 1, hook: { event: "UserPromptSubmit", command: "sh .skald/no-secrets.sh", source: "project", outcome: "blocked", message: "no secrets in prompts", duration_ms: 8 } });
+      server.emit(1, { type: "turn_running", session_id: 1 });
+      server.emit(1, { type: "error", message: BLOCKED });
+      server.emit(1, { type: "done", session_id: 1, outcome: "cancelled", text: "" });
+    });
+    await settle();
+  };
+  const composer = () => q("[data-testid='composer']") as HTMLTextAreaElement;
+  const type = async (body: string) => {
+    await act(async () => {
+      const set = Object.getOwnPropertyDescriptor(HTMLTextAreaElement.prototype, "value")!.set!;
+      set.call(composer(), body);
+      composer().dispatchEvent(new Event("input", { bubbles: true }));
+    });
+  };
+
+  it("is marked not sent, with the hook's reason, and its text is back in the box", async () => {
+    const server = new FakeServer();
+    await render(server);
+    await click("[data-testid='new-session']");
+    await sendFirstMessage("the key is hunter2");
+    expect(composer().value).toBe("");
+    await blockTurn(server);
+
+    const bubble = q("[data-testid='message'][data-role='user']") as HTMLElement;
+    expect(bubble.dataset.state).toBe("blocked");
+    expect(bubble.querySelector("[data-testid='blocked-reason']")!.textContent).toBe("Not sent: a hook blocked it — no secrets in prompts");
+    const row = bubble.querySelector("[data-testid='hook-run']") as HTMLElement;
+    expect(row.dataset.event).toBe("UserPromptSubmit");
+    expect(row.dataset.outcome).toBe("blocked");
+    expect(row.querySelector("[data-testid='hook-command']")!.textContent).toBe("no-secrets.sh");
+    // Neither a provider hint nor "Stopped.": the message says what happened.
+    expect(text()).not.toContain("Stopped.");
+    expect(text()).not.toContain("Check the provider");
+    expect(q("[data-testid='stop']")).toBeNull();
+    expect(composer().value).toBe("the key is hunter2");
+    expect(localStorage.getItem("skald.draft.1")).toBe("the key is hunter2");
+  });
+
+  it("does not overwrite what was typed since, nor come back once cleared", async () => {
+    const server = new FakeServer();
+    await render(server);
+    await click("[data-testid='new-session']");
+    await sendFirstMessage("first");
+    await type("something new");
+    await blockTurn(server);
+    expect(composer().value).toBe("something new");
+    expect(q("[data-testid='message'][data-state='blocked']")).not.toBeNull();
+
+    // Given back once: cleared, it stays cleared when the chat is opened again.
+    await type("");
+    await click("[data-testid='new-session']");
+    await click("[data-testid='session-item'][data-session-id='1'] .session-main");
+    expect(composer().value).toBe("");
+  });
+});
+
 describe("the chat header's sandbox badge", () => {
   const badge = () => q("[data-testid='sandbox-badge']") as HTMLButtonElement | null;
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { chatReducer, emptyChat, latestTodos, staleAssistants, type ChatState, type Item } from "./state";
-import type { ChatMessage, CheckpointInfo, Event, Reply, Role, ToolCallInfo, ToolCallStatus } from "../protocol";
+import { blockedToReturn, chatReducer, emptyChat, latestTodos, staleAssistants, type ChatState, type Item } from "./state";
+import type { ChatMessage, CheckpointInfo, Event, HookRun, Reply, Role, ToolCallInfo, ToolCallStatus } from "../protocol";
 
 const ev = (s: ChatState, ...events: Event[]) => events.reduce((st, e) => chatReducer(st, { type: "event", event: e }), s);
 const kinds = (items: Item[]) => items.map((i) => i.kind);
@@ -284,5 +284,125 @@ describe("checkpoints", () => {
     s = ev(s, { type: "checkpoint", checkpoint: cp(7, { kind: "restore", restored_to: 6, created_at: 800 }) });
     const again = s.items.filter((i): i is Extract<Item, { kind: "restore" }> => i.kind === "restore");
     expect(again.map((r) => r.undone)).toEqual([false, true, false]);
+  });
+});
+
+describe("hooks", () => {
+  const loaded = () => chatReducer(emptyChat(1), { type: "history", reply: history([]) });
+  const run = (event: string, over: Partial<HookRun> = {}): HookRun => ({ event, command: "sh guard.sh", source: "user", outcome: "ok", message: "", duration_ms: 5, ...over });
+  const hook = (event: string, over: Partial<HookRun> = {}): Event => ({ type: "hook", session_id: 1, hook: run(event, over) });
+  const start = (id: string, name = "execute_cmd"): Event => ({ type: "tool_start", tool_call_id: id, name, arguments: {}, label_short: id, label_full: id });
+  type User = Extract<Item, { kind: "user" }>;
+  type Tool = Extract<Item, { kind: "tool" }>;
+  const sent = (text: string) => chatReducer(chatReducer(loaded(), { type: "local_send", key: "k1", text }), { type: "send_result", key: "k1", queued: false });
+  const BLOCKED = "A UserPromptSubmit hook blocked this message: no secrets in prompts";
+
+  it("put a call's PreToolUse, Notification and PostToolUse runs on its card", () => {
+    const s = ev(
+      loaded(),
+      start("c1"),
+      hook("PreToolUse"),
+      { type: "approval_required", tool_call_id: "c1", name: "execute_cmd", arguments: {}, label: "run", reason: "asks", inbox_id: 3 },
+      hook("Notification", { command: "notify-send" }),
+      { type: "inbox_resolved", id: 3, session_id: 1, status: "approved" },
+      hook("PostToolUse", { message: "formatted" }),
+      { type: "tool_done", tool_call_id: "c1", result: "ok" },
+    );
+    expect(kinds(s.items)).toEqual(["tool"]);
+    expect((s.items[0] as Tool).tool.hooks.map((h) => h.event)).toEqual(["PreToolUse", "Notification", "PostToolUse"]);
+  });
+
+  it("put a blocked call's run on its card, not the call before it", () => {
+    const s = ev(
+      loaded(),
+      start("c1"),
+      { type: "tool_done", tool_call_id: "c1", result: "ok" },
+      start("c2"),
+      hook("PreToolUse", { outcome: "blocked", message: "no rm -rf here" }),
+      { type: "tool_rejected", tool_call_id: "c2", reason: "A PreToolUse hook blocked this tool call: no rm -rf here" },
+    );
+    expect(s.items.map((i) => (i as Tool).tool.hooks.length)).toEqual([0, 1]);
+    expect((s.items[1] as Tool).tool.hooks[0]!.outcome).toBe("blocked");
+  });
+
+  it("put a sub-agent's call's runs on its card, inside the group", () => {
+    const s = ev(loaded(), start("t", "execute_task"), hook("PreToolUse"), { type: "agent_start", stack_id: 2, agent_id: "r", depth: 1 }, start("s1"), hook("PreToolUse", { command: "sub.sh" }));
+    expect((s.items[0] as Tool).tool.hooks.map((h) => h.command)).toEqual(["sh guard.sh"]);
+    const g = s.items[1] as Extract<Item, { kind: "agent" }>;
+    expect((g.children[0] as Tool).tool.hooks.map((h) => h.command)).toEqual(["sub.sh"]);
+  });
+
+  it("go in a line of their own when no one call is running, one line for runs in a row", () => {
+    let s = ev(loaded(), start("a", "execute_task"), start("b", "execute_task"), hook("PreToolUse"), hook("PreToolUse", { command: "two.sh" }));
+    expect(kinds(s.items)).toEqual(["tool", "tool", "hooks"]);
+    expect((s.items[2] as Extract<Item, { kind: "hooks" }>).runs).toHaveLength(2);
+    s = ev(loaded(), { type: "token_delta", text: "Done." }, hook("Stop"), hook("Stop", { command: "b.sh", outcome: "blocked", message: "run the tests first" }), { type: "token_delta", text: "Tests pass." });
+    expect(kinds(s.items)).toEqual(["assistant", "hooks", "assistant"]);
+    expect((s.items[0] as Extract<Item, { kind: "assistant" }>).streaming).toBe(false);
+    expect((s.items[1] as Extract<Item, { kind: "hooks" }>).runs.map((r) => r.outcome)).toEqual(["ok", "blocked"]);
+  });
+
+  it("put a message's UserPromptSubmit and SessionStart runs under it, kept when it is stored", () => {
+    let s = ev(sent("hello"), hook("SessionStart"), hook("UserPromptSubmit", { message: "added the branch name" }));
+    expect(kinds(s.items)).toEqual(["user"]);
+    s = ev(s, { type: "turn_running", session_id: 1 }, { type: "user_message", session_id: 1, message_id: 7, text: "hello" });
+    const u = s.items[0] as User;
+    expect(u).toMatchObject({ id: 7, state: "sent" });
+    expect(u.hooks!.map((h) => h.event)).toEqual(["SessionStart", "UserPromptSubmit"]);
+    // A message sent elsewhere has no bubble of ours yet: its runs go in a line.
+    const other = ev(loaded(), hook("UserPromptSubmit"));
+    expect(kinds(other.items)).toEqual(["hooks"]);
+  });
+
+  it("mark a blocked message not sent, with the reason, and give its text back once", () => {
+    let s = ev(sent("my secret"), hook("UserPromptSubmit", { outcome: "blocked", message: "no secrets in prompts" }), { type: "turn_running", session_id: 1 }, { type: "error", message: BLOCKED });
+    expect(s.running).toBe(true);
+    s = ev(s, { type: "done", session_id: 1, outcome: "cancelled", text: "" });
+    expect(s.running).toBe(false);
+    expect(s.promptBlocked).toBe(false);
+    // No provider hint, no "Stopped.": the message says what happened.
+    expect(kinds(s.items)).toEqual(["user"]);
+    const u = s.items[0] as User;
+    expect(u).toMatchObject({ state: "blocked", error: "no secrets in prompts", text: "my secret", id: null });
+    expect(u.hooks![0]!.outcome).toBe("blocked");
+    expect(blockedToReturn(s.items).map((i) => i.key)).toEqual(["k1"]);
+    s = chatReducer(s, { type: "returned", key: "k1" });
+    expect(blockedToReturn(s.items)).toEqual([]);
+    // Sent again and stored, it is a new message; the blocked one stays as it was.
+    s = chatReducer(s, { type: "local_send", key: "k2", text: "my secret" });
+    s = ev(s, { type: "user_message", session_id: 1, message_id: 9, text: "my secret" });
+    expect(s.items.map((i) => (i as User).state)).toEqual(["blocked", "sent"]);
+  });
+
+  it("leave the chat idle when the reply to the send comes after the block", () => {
+    let s = chatReducer(loaded(), { type: "local_send", key: "k1", text: "x" });
+    s = ev(s, { type: "turn_running", session_id: 1 }, { type: "error", message: BLOCKED }, { type: "done", session_id: 1, outcome: "cancelled", text: "" });
+    expect((s.items[0] as User).state).toBe("blocked");
+    s = chatReducer(s, { type: "send_result", key: "k1", queued: false });
+    expect(s.running).toBe(false);
+    expect((s.items[0] as User).state).toBe("blocked");
+  });
+
+  it("keep a message queued behind a blocked one: it starts the next turn", () => {
+    let s = sent("first");
+    s = chatReducer(s, { type: "local_send", key: "k2", text: "second" });
+    s = chatReducer(s, { type: "send_result", key: "k2", queued: true });
+    s = ev(s, { type: "turn_running", session_id: 1 }, { type: "error", message: BLOCKED }, { type: "done", session_id: 1, outcome: "cancelled", text: "" });
+    expect(s.items.map((i) => (i as User).state)).toEqual(["blocked", "queued"]);
+    s = ev(s, hook("UserPromptSubmit"), { type: "turn_running", session_id: 1 }, { type: "user_message", session_id: 1, message_id: 3, text: "second" });
+    expect(s.items.map((i) => (i as User).state)).toEqual(["blocked", "sent"]);
+    expect((s.items[1] as User).hooks).toHaveLength(1);
+    // A plain stop still drops what was queued.
+    let stopped = chatReducer(sent("a"), { type: "local_send", key: "k3", text: "b" });
+    stopped = chatReducer(stopped, { type: "send_result", key: "k3", queued: true });
+    stopped = ev(stopped, { type: "user_message", session_id: 1, message_id: 1, text: "a" }, { type: "done", session_id: 1, outcome: "cancelled", text: "" });
+    expect(Object.fromEntries(stopped.items.filter((i) => i.kind === "user").map((i) => [(i as User).text, (i as User).state]))).toEqual({ a: "sent", b: "failed" });
+  });
+
+  it("say a message sent elsewhere was blocked, in a notice", () => {
+    const s = ev(loaded(), { type: "turn_running", session_id: 1 }, { type: "error", message: BLOCKED }, { type: "done", session_id: 1, outcome: "cancelled", text: "" });
+    expect(kinds(s.items)).toEqual(["notice"]);
+    expect(s.items[0]).toMatchObject({ level: "warning", message: BLOCKED });
+    expect((s.items[0] as Extract<Item, { kind: "notice" }>).hint).toBeUndefined();
   });
 });

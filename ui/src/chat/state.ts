@@ -2,7 +2,8 @@
 // flat-ish list of display items (bubbles, tool cards, notices, sub-agent groups). Kept
 // free of React and the transport so the event logic is unit-tested on its own.
 
-import type { ChatMessage, CheckpointInfo, Event, JsonValue, Reply, TodoItem, TodoStatus, ToolCallInfo, ToolCallStatus, TurnOutcome, WriteTodosArgs } from "../protocol";
+import type { ChatMessage, CheckpointInfo, Event, HookRun, JsonValue, Reply, TodoItem, TodoStatus, ToolCallInfo, ToolCallStatus, TurnOutcome, WriteTodosArgs } from "../protocol";
+import { blockedPromptReason } from "../lib/hooks";
 
 /** A call's status as stored, plus "waiting" while it waits in the Inbox. */
 export type ToolStatus = ToolCallStatus | "waiting";
@@ -23,9 +24,12 @@ export interface ToolView {
   progress: { progress: number; total: number | null; message: string | null } | null;
   /** What the call changed in the chat's folder (or why that could not be recorded). */
   checkpoint: CheckpointInfo | null;
+  /** Its PreToolUse, PostToolUse and Notification hooks' runs, as they came (live only). */
+  hooks: HookRun[];
 }
 
-export type UserState = "sending" | "queued" | "sent" | "failed";
+/** "blocked": a UserPromptSubmit hook refused it; it was not stored. */
+export type UserState = "sending" | "queued" | "sent" | "failed" | "blocked";
 
 export type Item =
   | {
@@ -37,6 +41,10 @@ export type Item =
       error?: string;
       /** When it was stored (history only), to place restores between messages. */
       at?: number;
+      /** The UserPromptSubmit and SessionStart hooks' runs for it (live only). */
+      hooks?: HookRun[];
+      /** Blocked, and its text already offered back to the composer. */
+      returned?: boolean;
     }
   | {
       kind: "assistant";
@@ -65,6 +73,8 @@ export type Item =
       undone: boolean;
     }
   | { kind: "notice"; key: string; level: "error" | "warning" | "info"; message: string; hint?: string }
+  /** Hook runs that belong to no tool card or message (Stop, PreCompact, …), in order. */
+  | { kind: "hooks"; key: string; runs: HookRun[] }
   | {
       kind: "agent";
       key: string;
@@ -93,6 +103,8 @@ export interface ChatState {
   reading: { read: number; total: number } | null;
   /** The chat's checkpoints known so far, by id (oldest first). */
   checkpoints: CheckpointInfo[];
+  /** The running turn ended before it began: a hook blocked its message. */
+  promptBlocked: boolean;
 }
 
 export type ChatAction =
@@ -104,7 +116,9 @@ export type ChatAction =
   | { type: "send_result"; key: string; queued: boolean }
   | { type: "send_failed"; key: string; error: string }
   | { type: "html"; key: string; html: string; forText: string }
-  | { type: "toggle_group"; key: string };
+  | { type: "toggle_group"; key: string }
+  /** A blocked message's text was offered back to the composer. */
+  | { type: "returned"; key: string };
 
 export function emptyChat(sessionId: number): ChatState {
   return {
@@ -118,6 +132,7 @@ export function emptyChat(sessionId: number): ChatState {
     reading: null,
     seq: 0,
     checkpoints: [],
+    promptBlocked: false,
   };
 }
 
@@ -138,6 +153,7 @@ function toolFromInfo(t: ToolCallInfo): ToolView {
     question: null,
     progress: null,
     checkpoint: null,
+    hooks: [],
   };
 }
 
@@ -362,6 +378,8 @@ export function chatReducer(state: ChatState, action: ChatAction): ChatState {
         items: [...state.items, { kind: "user", key: action.key, id: null, text: action.text, state: "sending" }],
       };
     case "send_result":
+      // Its turn already ended, blocked by a hook, before this reply came.
+      if (state.items.some((it) => it.kind === "user" && it.key === action.key && it.state === "blocked")) return state;
       return {
         ...state,
         running: true,
@@ -390,6 +408,11 @@ export function chatReducer(state: ChatState, action: ChatAction): ChatState {
         ...state,
         items: mapItems(state.items, (it) => (it.kind === "agent" && it.key === action.key ? { ...it, expanded: !it.expanded } : it)),
       };
+    case "returned":
+      return {
+        ...state,
+        items: state.items.map((it) => (it.kind === "user" && it.key === action.key ? { ...it, returned: true } : it)),
+      };
     case "event":
       return applyEvent(state, action.event);
   }
@@ -403,7 +426,7 @@ export function applyEvent(state: ChatState, e: Event): ChatState {
       // Our own optimistic bubble (sending/queued) becomes the stored message; a
       // message typed elsewhere (another window, the CLI) is added.
       const idx = state.items.findIndex(
-        (it) => it.kind === "user" && it.id == null && it.state !== "failed" && sameText(it.text, e.text),
+        (it) => it.kind === "user" && it.id == null && it.state !== "failed" && it.state !== "blocked" && sameText(it.text, e.text),
       );
       if (idx >= 0) {
         const items = state.items.slice();
@@ -447,6 +470,7 @@ export function applyEvent(state: ChatState, e: Event): ChatState {
         question: null,
         progress: null,
         checkpoint: null,
+        hooks: [],
       };
       return pushItem(state, (key) => ({ kind: "tool", key, tool }));
     }
@@ -537,14 +561,19 @@ export function applyEvent(state: ChatState, e: Event): ChatState {
         ),
         true,
       );
-    case "error":
+    case "hook":
+      return addHookRun(state, e.hook);
+    case "error": {
+      const reason = blockedPromptReason(e.message);
+      if (reason != null) return blockPrompt(state, reason, e.message);
       return pushItem(state, notice("error", e.message, PROVIDER_HINT), true);
+    }
     case "model_fallback":
       return pushItem(state, notice("info", `Switched model from ${e.from} to ${e.to}: ${e.reason}`), true);
     case "context_compacted":
       return pushItem(state, notice("info", "Earlier messages were summarised to fit the model's context."), true);
     case "done":
-      return finishTurn({ ...state, reading: null }, e.outcome, e.text);
+      return finishTurn({ ...state, reading: null, promptBlocked: false }, e.outcome, e.text, state.promptBlocked);
     case "checkpoint": {
       const c = e.checkpoint;
       let next: ChatState = { ...state, checkpoints: mergeCheckpoints(state.checkpoints, [c]) };
@@ -662,11 +691,96 @@ export function syncCheckpoints(state: ChatState): ChatState {
   return items === state.items ? state : { ...state, items };
 }
 
+// ---- hooks ----------------------------------------------------------------------------
+
+/** Events whose runs are about the call that is running: shown on its card. */
+const CALL_EVENTS = new Set(["PreToolUse", "PostToolUse", "Notification"]);
+/** Events whose runs are about the message just sent: shown under it. */
+const PROMPT_EVENTS = new Set(["UserPromptSubmit", "SessionStart"]);
+
+const LIVE_TOOL: ReadonlySet<ToolStatus> = new Set(["running", "waiting", "pending"]);
+
+/**
+ * The message a starting turn is about: the first of ours not yet stored. Its hooks run,
+ * and it may be blocked, before the server stores it (and says `user_message`).
+ */
+function pendingUser(items: Item[]): number {
+  return items.findIndex((it) => it.kind === "user" && it.id == null && (it.state === "sending" || it.state === "sent" || it.state === "queued"));
+}
+
+/**
+ * A hook's run goes where it belongs: on the card of the call it ran around (the one it
+ * names; an older server's runs name none, and go on the one call running in the innermost
+ * frame), under the message it ran for, else in a line of hook runs of its own in the
+ * chat's order.
+ */
+function addHookRun(state: ChatState, run: HookRun): ChatState {
+  if (PROMPT_EVENTS.has(run.event) && state.stack.length === 0) {
+    const idx = pendingUser(state.items);
+    if (idx >= 0) {
+      const items = state.items.slice();
+      const it = items[idx] as Extract<Item, { kind: "user" }>;
+      items[idx] = { ...it, hooks: [...(it.hooks ?? []), run] };
+      return { ...state, items };
+    }
+  }
+  if (CALL_EVENTS.has(run.event)) {
+    let attached = false;
+    const items = updateContainer(state.items, state.stack, (list) => {
+      const named = run.tool_call_id;
+      const live = list.flatMap((it, i) =>
+        it.kind === "tool" && (named ? it.tool.id === named : LIVE_TOOL.has(it.tool.status)) ? [i] : [],
+      );
+      // Two calls at once (delegations run side by side): which one is not known.
+      if (live.length !== 1) return list;
+      const i = live[0]!;
+      const it = list[i] as Extract<Item, { kind: "tool" }>;
+      const copy = list.slice();
+      copy[i] = { ...it, tool: { ...it.tool, hooks: [...it.tool.hooks, run] } };
+      attached = true;
+      return copy;
+    });
+    if (attached) return { ...state, items };
+  }
+  let added = false;
+  const items = updateContainer(state.items, state.stack, (list) => {
+    const last = lastOf(list);
+    if (last?.kind !== "hooks") return list;
+    added = true;
+    const copy = list.slice();
+    copy[copy.length - 1] = { ...last, runs: [...last.runs, run] };
+    return copy;
+  });
+  if (added) return { ...state, items };
+  return pushItem(state, (key) => ({ kind: "hooks", key, runs: [run] }));
+}
+
+/**
+ * A UserPromptSubmit hook blocked the message the turn began with: it was not stored. Ours
+ * is marked so, with the hook's reason (its text goes back to the composer); one sent
+ * elsewhere becomes a notice. The turn's `done` (cancelled) then adds no "Stopped.".
+ */
+function blockPrompt(state: ChatState, reason: string, message: string): ChatState {
+  const next = { ...state, promptBlocked: true };
+  const idx = pendingUser(state.items);
+  if (idx < 0) return pushItem(next, notice("warning", message), true);
+  const items = state.items.slice();
+  const it = items[idx] as Extract<Item, { kind: "user" }>;
+  items[idx] = { ...it, state: "blocked", error: reason };
+  return { ...next, items };
+}
+
+/** Our blocked messages whose text has not yet been offered back to the composer. */
+export function blockedToReturn(items: Item[]): Extract<Item, { kind: "user" }>[] {
+  return items.filter((it): it is Extract<Item, { kind: "user" }> => it.kind === "user" && it.state === "blocked" && !it.returned);
+}
+
 function finishTool(items: Item[], id: string, status: ToolStatus, result: string | null): Item[] {
   return updateTool(items, id, (t) => ({ ...t, status, result, inboxId: null, progress: null }));
 }
 
-function finishTurn(state: ChatState, outcome: TurnOutcome, text: string): ChatState {
+/** `blocked`: the turn never began, a hook blocked its message (which says so itself). */
+function finishTurn(state: ChatState, outcome: TurnOutcome, text: string, blocked = false): ChatState {
   let items = endStreaming(state.items);
   // Frames left open (the turn was stopped mid-delegation) close with the turn.
   items = mapItems(items, (it) => {
@@ -679,9 +793,10 @@ function finishTurn(state: ChatState, outcome: TurnOutcome, text: string): ChatS
       };
     return it;
   });
-  // Queued messages the turn never picked up were dropped by the server (stop drops them).
+  // Queued messages the turn never picked up were dropped by the server (stop drops them);
+  // after a blocked message they start the next turn.
   items = items.map((it) =>
-    it.kind === "user" && it.state === "queued" && outcome !== "final" ? { ...it, state: "failed", error: "Not delivered: the turn ended" } : it,
+    it.kind === "user" && it.state === "queued" && outcome !== "final" && !blocked ? { ...it, state: "failed", error: "Not delivered: the turn ended" } : it,
   );
   let next: ChatState = { ...state, items, running: false, stack: [] };
   // The final answer, if no tokens were streamed for it (a provider without streaming).
@@ -709,7 +824,7 @@ function finishTurn(state: ChatState, outcome: TurnOutcome, text: string): ChatS
     next = pushItem(next, notice("error", "The turn failed before the agent could finish.", PROVIDER_HINT), true);
   } else if (outcome === "exhausted") {
     next = pushItem(next, notice("warning", "The agent used up its step budget for this turn. Send a message to let it continue."), true);
-  } else if (outcome === "cancelled") {
+  } else if (outcome === "cancelled" && !blocked) {
     next = pushItem(next, notice("info", "Stopped."), true);
   }
   return next;

@@ -1,6 +1,7 @@
-// The rows of the chat: user and assistant bubbles, tool cards, notices and sub-agent
-// groups. Rows live inside a virtualised list, so any state that must survive scrolling
-// out of view (expanded cards) is kept outside the components, in `ExpandedContext`.
+// The rows of the chat: user and assistant bubbles, tool cards, notices, hook runs and
+// sub-agent groups. Rows live inside a virtualised list, so any state that must survive
+// scrolling out of view (expanded cards) is kept outside the components, in
+// `ExpandedContext`.
 
 import { createContext, memo, useContext, useEffect, useRef, useState } from "react";
 import type { InboxEntry } from "../protocol";
@@ -9,7 +10,8 @@ import { useApp } from "../app/context";
 import { highlightWithin } from "../lib/highlight";
 import { InboxCard } from "./InboxCards";
 import { CheckpointStrip, RestoreLine } from "./Checkpoints";
-import { ArgumentsView } from "./Arguments";
+import { ArgumentsView, VisibleText } from "./Arguments";
+import { HookRuns } from "./HookRuns";
 import { escapeControlsInline } from "../lib/visible";
 import { Icon, basename } from "./ui";
 
@@ -50,8 +52,19 @@ export const ChatRow = memo(function ChatRow({ item, onToggleGroup }: { item: It
       return <AgentGroup item={item} onToggleGroup={onToggleGroup} />;
     case "restore":
       return <RestoreRow item={item} />;
+    case "hooks":
+      return <HooksLine item={item} />;
   }
 });
+
+function HooksLine({ item }: { item: Extract<Item, { kind: "hooks" }> }) {
+  const expanded = useContext(ExpandedContext);
+  return (
+    <div className="hook-line" data-testid="hook-line">
+      <HookRuns runs={item.runs} groupKey={item.key} expanded={expanded} />
+    </div>
+  );
+}
 
 function RestoreRow({ item }: { item: Extract<Item, { kind: "restore" }> }) {
   const expanded = useContext(ExpandedContext);
@@ -59,12 +72,22 @@ function RestoreRow({ item }: { item: Extract<Item, { kind: "restore" }> }) {
 }
 
 function UserBubble({ item }: { item: Extract<Item, { kind: "user" }> }) {
+  const expanded = useContext(ExpandedContext);
   return (
-    <div className={`message message-user state-${item.state}`} data-testid="message" data-role="user" data-message-id={item.id ?? undefined}>
+    <div className={`message message-user state-${item.state}`} data-testid="message" data-role="user" data-state={item.state} data-message-id={item.id ?? undefined}>
       <div className="bubble plain">{item.text}</div>
       {item.state === "queued" && <div className="meta">queued — delivered at the agent's next step</div>}
       {item.state === "sending" && <div className="meta">sending…</div>}
       {item.state === "failed" && <div className="meta error-text">Not sent: {item.error}</div>}
+      {item.state === "blocked" && (
+        <div className="meta blocked-text" data-testid="blocked-reason" role="status">
+          <Icon name="warning" size={12} />
+          <span>
+            Not sent: a hook blocked it — <VisibleText text={item.error ?? ""} />
+          </span>
+        </div>
+      )}
+      {item.hooks && item.hooks.length > 0 && <HookRuns runs={item.hooks} groupKey={item.key} expanded={expanded} />}
     </div>
   );
 }
@@ -123,6 +146,7 @@ export function ToolCard({ tool, cardKey }: { tool: ToolView; cardKey: string })
         )}
         <span className={`chip chip-${status}`}>{statusLabel}</span>
       </div>
+      {tool.hooks.length > 0 && <HookRuns runs={tool.hooks} groupKey={`${cardKey}:hooks`} expanded={expanded} />}
       {tool.progress && (
         <div className="progress" role="progressbar" aria-valuenow={tool.progress.progress} aria-valuemax={tool.progress.total ?? undefined}>
           <div className="bar" style={{ width: tool.progress.total ? `${Math.min(100, (100 * tool.progress.progress) / tool.progress.total)}%` : "30%" }} />

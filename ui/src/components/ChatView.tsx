@@ -4,7 +4,7 @@
 import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from "react";
 import { useVirtualizer } from "@tanstack/react-virtual";
 import type { CheckpointInfo, InboxEntry, SessionInfo, TodoItem, TodoStatus } from "../protocol";
-import { latestTodos, staleAssistants, type ChatAction, type ChatState, type Item } from "../chat/state";
+import { blockedToReturn, latestTodos, staleAssistants, type ChatAction, type ChatState, type Item } from "../chat/state";
 import { useApp, useTransport } from "../app/context";
 import { loadDraft, saveDraft } from "../lib/drafts";
 import { errorText } from "../lib/format";
@@ -41,6 +41,7 @@ export function ChatView({ session, sessionId, chat, dispatch, loadError, onRetr
   useMarkdownRendering(chat.items, sessionId, dispatch);
 
   const todos = useMemo(() => latestTodos(chat.items), [chat.items]);
+  const blocked = useMemo(() => blockedToReturn(chat.items), [chat.items]);
   // Inbox items of this session whose tool card is not in sight (elicitations, items
   // inside collapsed sub-agent groups, calls older than the loaded history).
   const loose = useMemo(() => {
@@ -97,7 +98,7 @@ export function ChatView({ session, sessionId, chat, dispatch, loadError, onRetr
         </div>
       )}
       {todos && todos.length > 0 && <TodoList todos={todos} />}
-      <Composer sessionId={sessionId} running={chat.running} dispatch={dispatch} takeFocus={!contextOpen} />
+      <Composer sessionId={sessionId} running={chat.running} dispatch={dispatch} takeFocus={!contextOpen} blocked={blocked} />
     </section>
   );
 }
@@ -323,8 +324,23 @@ function TodoList({ todos }: { todos: TodoItem[] }) {
   );
 }
 
-/** `takeFocus`: when the chat opens (not when it opens with its context panel, which takes it). */
-function Composer({ sessionId, running, dispatch, takeFocus }: { sessionId: number; running: boolean; dispatch: (a: ChatAction) => void; takeFocus: boolean }) {
+/**
+ * `takeFocus`: when the chat opens (not when it opens with its context panel, which takes it).
+ * `blocked`: messages a hook blocked, whose text goes back into the box if it is empty.
+ */
+function Composer({
+  sessionId,
+  running,
+  dispatch,
+  takeFocus,
+  blocked,
+}: {
+  sessionId: number;
+  running: boolean;
+  dispatch: (a: ChatAction) => void;
+  takeFocus: boolean;
+  blocked: { key: string; text: string }[];
+}) {
   const t = useTransport();
   const [text, setText] = useState(() => loadDraft(sessionId));
   const [error, setError] = useState<string | null>(null);
@@ -335,10 +351,24 @@ function Composer({ sessionId, running, dispatch, takeFocus }: { sessionId: numb
   const takeFocusRef = useRef(takeFocus);
   takeFocusRef.current = takeFocus;
   useEffect(() => {
-    setText(loadDraft(sessionId));
+    const draft = loadDraft(sessionId);
+    setText(draft);
+    // Read by the effect below in this same pass, before the state is.
+    textRef.current = draft;
     setError(null);
     if (takeFocusRef.current) ref.current?.focus();
   }, [sessionId]);
+  // A message a hook blocked was not stored: its text comes back to be edited and sent
+  // again — unless something new was typed meanwhile (the chat still shows it).
+  useEffect(() => {
+    if (blocked.length === 0) return;
+    if (textRef.current.trim() === "") {
+      const body = blocked.map((b) => b.text).join("\n\n");
+      setText(body);
+      textRef.current = body;
+    }
+    for (const b of blocked) dispatch({ type: "returned", key: b.key });
+  }, [blocked, dispatch]);
   useEffect(() => {
     saveDraft(sessionId, text);
   }, [sessionId, text]);

@@ -106,6 +106,7 @@ function tool(cp: CheckpointInfo | null): ToolView {
     question: null,
     progress: null,
     checkpoint: cp,
+    hooks: [],
   };
 }
 

@@ -1,7 +1,7 @@
 // The chat header's context view: the AGENTS.md chip, its panel (the project root, each
 // file with whose it is, its size and why it was cut or not read, the skills), the empty
-// state, live updates from a turn's `context` event, focus and Escape, and names shown as
-// text.
+// state, live updates from a turn's `context` event, focus and Escape, names shown as
+// text, and a project's hooks file waiting for approval (the chip's dot, Approve).
 
 import { act, useState } from "react";
 import { createRoot, type Root } from "react-dom/client";
@@ -53,8 +53,16 @@ class FakeTransport {
   /** Replies held back until released, when set. */
   held: ((reply: unknown) => void)[] | null = null;
   handlers: ((sid: number | null, e: Event) => void)[] = [];
+  /** What `approve_hooks` answers: an error, or the context with the hooks approved. */
+  approveError: string | null = null;
   call(c: Command): Promise<never> {
     this.calls.push(c);
+    if (c.cmd === "approve_hooks") {
+      if (this.approveError) return Promise.reject(new ServerError(this.approveError));
+      const h = this.context.project_hooks!;
+      this.context = { ...this.context, project_hooks: { ...h, approved: true } };
+      return Promise.resolve({ cmd: c.cmd, context: this.context } as never);
+    }
     if (c.cmd !== "session_context") return new Promise(() => {});
     if (this.error) return Promise.reject(new ServerError(this.error));
     const reply = { cmd: c.cmd, context: this.context };
@@ -324,5 +332,97 @@ describe("the context chip", () => {
     expect(q("[data-testid='context-skill'] .context-name")!.textContent).toBe(name);
     expect(q("[data-testid='context-file'] .context-path")!.textContent).toBe("a\\u{202e}gnp/AGENTS.md");
     expect(q("[data-testid='context-skill'] .context-description")!.textContent).toBe("<b>bold</b>\\u{200b}");
+  });
+});
+
+describe("a project's hooks", () => {
+  const HOOKS = { path: "/home/me/paper/.skald/hooks.json", sha256: "9f2c", approved: false, hooks: 2 };
+  const section = () => q("[data-testid='context-hooks']");
+
+  it("mark the chip while they wait, and the panel says what they are, with the file and Approve", async () => {
+    const t = new FakeTransport();
+    t.context = { ...PAPER, project_hooks: HOOKS };
+    await render(t, 5);
+    expect(chip().dataset.hooks).toBe("pending");
+    expect(chip().classList.contains("attention")).toBe(true);
+    expect(q("[data-testid='context-hooks-dot']")).not.toBeNull();
+    expect(chip().getAttribute("aria-label")).toBe(
+      "Given to the agent: 3 AGENTS.md files and 2 skills; 1 file cut or not read; the project's 2 hooks wait for your approval. Show the context (Ctrl+Shift+X)",
+    );
+    await click("[data-testid='context-chip']");
+    expect(section()!.dataset.state).toBe("pending");
+    expect(q("[data-testid='context-hooks-notice']")!.textContent).toContain(
+      "This project has 2 hooks in .skald/hooks.json. They are code from the repository and do not run until you approve this file's content.",
+    );
+    await click("[data-testid='context-hooks-open']");
+    expect(opened).toEqual(["/home/me/paper/.skald/hooks.json"]);
+    expect(panel()).toBeNull();
+    expect(t.calls.some((c) => c.cmd === "approve_hooks")).toBe(false);
+  });
+
+  it("are approved as shown (their SHA-256), and the reply is the context from then on", async () => {
+    const t = new FakeTransport();
+    t.context = { ...PAPER, project_hooks: HOOKS };
+    await render(t, 5);
+    await click("[data-testid='context-chip']");
+    await click("[data-testid='context-hooks-approve']");
+    expect(t.calls.filter((c) => c.cmd === "approve_hooks")).toEqual([{ cmd: "approve_hooks", session_id: 5, sha256: "9f2c" }]);
+    expect(section()!.dataset.state).toBe("approved");
+    expect(q("[data-testid='context-hooks-status']")!.textContent).toBe("Project hooks: 2, approved.skald/hooks.json");
+    expect(q("[data-testid='context-hooks-approve']")).toBeNull();
+    expect(chip().dataset.hooks).toBe("approved");
+    expect(q("[data-testid='context-hooks-dot']")).toBeNull();
+    expect(chip().getAttribute("aria-label")).toContain("the project's 2 hooks approved");
+    // The focus stays in the panel: Escape still closes it.
+    expect(document.activeElement).toBe(panel());
+    await click("[data-testid='context-hooks-file']");
+    expect(opened).toEqual(["/home/me/paper/.skald/hooks.json"]);
+  });
+
+  it("say why an approval was refused, and read the file again", async () => {
+    const t = new FakeTransport();
+    t.context = { ...PAPER, project_hooks: HOOKS };
+    t.approveError = "/home/me/paper/.skald/hooks.json changed since it was shown; look at it again before approving";
+    await render(t);
+    await click("[data-testid='context-chip']");
+    const reads = contextCalls(t).length;
+    t.context = { ...PAPER, project_hooks: { ...HOOKS, sha256: "77aa", hooks: 3 } };
+    await click("[data-testid='context-hooks-approve']");
+    expect(q("[data-testid='context-hooks-error']")!.textContent).toBe(`Could not approve: ${t.approveError}`);
+    expect(contextCalls(t).length).toBe(reads + 1);
+    expect(q("[data-testid='context-hooks-notice']")!.textContent).toContain("This project has 3 hooks");
+    expect(chip().dataset.hooks).toBe("pending");
+    t.approveError = null;
+    await click("[data-testid='context-hooks-approve']");
+    expect(t.calls.filter((c) => c.cmd === "approve_hooks").map((c) => (c as { sha256: string }).sha256)).toEqual(["9f2c", "77aa"]);
+    expect(q("[data-testid='context-hooks-error']")).toBeNull();
+    expect(section()!.dataset.state).toBe("approved");
+  });
+
+  it("name the chip when there is nothing else, and ask nothing of a file with no hooks", async () => {
+    const t = new FakeTransport();
+    t.context = { ...EMPTY, project_hooks: { ...HOOKS, path: "/home/me/scratch/.skald/hooks.json" } };
+    await render(t);
+    expect(chip().textContent).toBe("Hooks ×2");
+    expect(chip().classList.contains("quiet")).toBe(false);
+    await act(async () => root.unmount());
+    container.remove();
+
+    t.context = { ...EMPTY, project_hooks: { ...HOOKS, path: "/home/me/scratch/.skald/hooks.json", hooks: 0 } };
+    await render(t);
+    expect(chip().textContent).toBe("Context");
+    expect(chip().dataset.hooks).toBeUndefined();
+    await click("[data-testid='context-chip']");
+    expect(section()!.dataset.state).toBe("none");
+    expect(q("[data-testid='context-hooks-status']")!.textContent).toBe("Project hooks: none configured.skald/hooks.json");
+    expect(q("[data-testid='context-hooks-approve']")).toBeNull();
+  });
+
+  it("show a hostile file name as text", async () => {
+    const t = new FakeTransport();
+    t.context = { ...PAPER, project_hooks: { ...HOOKS, path: "/home/me/paper/.skald/hooks\u202e.json" } };
+    await render(t);
+    await click("[data-testid='context-chip']");
+    expect(q("[data-testid='context-hooks-notice']")!.textContent).toContain("in .skald/hooks\\u{202e}.json.");
   });
 });

@@ -4,12 +4,17 @@
 // read) and the skills found. Asked for with `session_context` when the chat opens and
 // whenever the panel opens; a `context` event at the start of one of the chat's turns
 // updates it. Paths, names and notes are the project's data: rendered as text, escaped.
+//
+// A project's `.skald/hooks.json` (docs/hooks.md) runs only once the person approved its
+// content: until then the chip carries a dot and the panel says so, with the file to read
+// and an Approve button (`approve_hooks` with the SHA-256 shown, whose reply is the new
+// context; refused when the file changed since).
 
 import { useCallback, useEffect, useId, useLayoutEffect, useRef, useState } from "react";
-import type { InstructionFile, TurnContext } from "../protocol";
+import type { InstructionFile, ProjectHooks, TurnContext } from "../protocol";
 import { useApp, useEvents, useTransport } from "../app/context";
 import { errorText } from "../lib/format";
-import { chipLabel, contextSummary, fileState, homeOf, isEmpty, shortDir, shortPath, sizeText } from "../lib/instructions";
+import { chipLabel, contextSummary, fileState, homeOf, hooksCount, isEmpty, shortDir, shortPath, sizeText } from "../lib/instructions";
 import { VisibleText } from "./Arguments";
 import { Icon } from "./ui";
 
@@ -81,6 +86,18 @@ export function ContextButton({ sessionId, open: openProp, onOpenChange }: Props
     setLoading(false);
     setError(null);
   });
+  // Approving the project's hooks: the reply is the context as it is now (and a reply
+  // asked for before it may still say "not approved").
+  const approve = useCallback(
+    async (sha256: string) => {
+      const r = await t.call({ cmd: "approve_hooks", session_id: sessionId, sha256 });
+      seq.current++;
+      setCtx(r.context);
+      setLoading(false);
+      setError(null);
+    },
+    [t, sessionId],
+  );
 
   // Focus: into the panel when it opens; back to where it was (the chip when it was
   // nowhere) when it closes from inside it — Escape, Close, the shortcut — but not on a
@@ -118,7 +135,7 @@ export function ContextButton({ sessionId, open: openProp, onOpenChange }: Props
 
   const label = chipLabel(ctx);
   const summary = contextSummary(ctx);
-  const className = ["context-chip", label.warn ? "warn" : "", label.muted ? "quiet" : ""].filter(Boolean).join(" ");
+  const className = ["context-chip", label.warn ? "warn" : "", label.muted ? "quiet" : "", label.hooks === "pending" ? "attention" : ""].filter(Boolean).join(" ");
   const given = ctx?.instructions.filter((f) => f.included > 0).length ?? 0;
 
   return (
@@ -147,6 +164,7 @@ export function ContextButton({ sessionId, open: openProp, onOpenChange }: Props
         className={className}
         data-testid="context-chip"
         data-count={given}
+        data-hooks={label.hooks ?? undefined}
         aria-haspopup="dialog"
         aria-expanded={open}
         aria-label={`${summary}. Show the context (${CONTEXT_SHORTCUT})`}
@@ -155,6 +173,7 @@ export function ContextButton({ sessionId, open: openProp, onOpenChange }: Props
       >
         <Icon name={label.warn ? "warning" : "file"} size={13} />
         {label.text}
+        {label.hooks === "pending" && <span className="context-chip-dot" data-testid="context-hooks-dot" aria-hidden="true" />}
       </button>
       {open && (
         <ContextPanel
@@ -163,6 +182,7 @@ export function ContextButton({ sessionId, open: openProp, onOpenChange }: Props
           loading={loading}
           error={error}
           onRefresh={load}
+          onApprove={approve}
           onClose={() => setOpen(false)}
         />
       )}
@@ -176,6 +196,7 @@ function ContextPanel({
   loading,
   error,
   onRefresh,
+  onApprove,
   onClose,
 }: {
   panelRef: React.RefObject<HTMLDivElement | null>;
@@ -183,6 +204,7 @@ function ContextPanel({
   loading: boolean;
   error: string | null;
   onRefresh: () => void;
+  onApprove: (sha256: string) => Promise<void>;
   onClose: () => void;
 }) {
   const { openViewer } = useApp();
@@ -221,6 +243,16 @@ function ContextPanel({
             <VisibleText text={shortDir(ctx.project_root, home)} inline />
           </span>
         </div>
+      )}
+      {ctx?.project_hooks && (
+        <HooksSection
+          hooks={ctx.project_hooks}
+          shown={shortPath(ctx.project_hooks.path, ctx.project_root, home)}
+          onOpen={open}
+          onApprove={onApprove}
+          onRefresh={onRefresh}
+          onApproved={() => panelRef.current?.focus()}
+        />
       )}
       {ctx && isEmpty(ctx) && (
         <div className="context-empty small" data-testid="context-empty">
@@ -269,6 +301,94 @@ function ContextPanel({
       )}
       {ctx && !isEmpty(ctx) && <div className="muted small context-foot">Read again at every turn: an edit holds from the next message.</div>}
     </div>
+  );
+}
+
+/**
+ * The project's hooks file: while its content is not approved, what that means, the file to
+ * read and Approve; once approved, one line. A file that configures no hooks (or could not
+ * be read) has nothing to approve.
+ */
+function HooksSection({
+  hooks: h,
+  shown,
+  onOpen,
+  onApprove,
+  onRefresh,
+  onApproved,
+}: {
+  hooks: ProjectHooks;
+  shown: string;
+  onOpen: (path: string) => void;
+  onApprove: (sha256: string) => Promise<void>;
+  onRefresh: () => void;
+  onApproved: () => void;
+}) {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const file = (
+    <button type="button" className="link context-path context-mono" data-testid="context-hooks-file" title={`Open ${h.path}`} onClick={() => onOpen(h.path)}>
+      <VisibleText text={shown} inline />
+    </button>
+  );
+  const state = h.hooks === 0 ? "none" : h.approved ? "approved" : "pending";
+  const approve = () => {
+    if (busy) return;
+    setBusy(true);
+    setError(null);
+    onApprove(h.sha256).then(
+      () => {
+        setBusy(false);
+        onApproved();
+      },
+      (e: unknown) => {
+        setBusy(false);
+        setError(errorText(e));
+        // It may have changed since: show what is there now.
+        onRefresh();
+      },
+    );
+  };
+  return (
+    <section className={`context-section context-hooks context-hooks-${state}`} aria-label="Project hooks" data-testid="context-hooks" data-state={state}>
+      {state === "pending" ? (
+        <div className="context-hooks-notice" data-testid="context-hooks-notice">
+          <div className="context-hooks-text small">
+            <Icon name="shield" size={14} />
+            <p>
+              This project has {hooksCount(h.hooks)} in <span className="context-mono"><VisibleText text={shown} inline /></span>. They are
+              code from the repository and do not run until you approve this file's content.
+            </p>
+          </div>
+          <div className="row">
+            <button type="button" className="btn small-btn" data-testid="context-hooks-open" onClick={() => onOpen(h.path)}>
+              Open file
+            </button>
+            {/* aria-disabled, not disabled: the focus stays on it (and Escape in the panel). */}
+            <button type="button" className="btn btn-primary small-btn" data-testid="context-hooks-approve" aria-disabled={busy} onClick={approve}>
+              {busy ? "Approving…" : "Approve"}
+            </button>
+          </div>
+        </div>
+      ) : (
+        <div className="context-item-head small" data-testid="context-hooks-status">
+          {state === "approved" ? (
+            <span>
+              Project hooks: {h.hooks}, <span className="ok-text">approved</span>
+            </span>
+          ) : (
+            <span className="muted">Project hooks: none configured</span>
+          )}
+          <span className="grow" />
+          {file}
+        </div>
+      )}
+      {error && (
+        <div className="error-text small context-error" role="alert" data-testid="context-hooks-error">
+          Could not approve: <VisibleText text={error} inline />
+        </div>
+      )}
+    </section>
   );
 }
 

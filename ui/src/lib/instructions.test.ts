@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { InstructionFile, TurnContext } from "../protocol";
-import { chipLabel, contextSummary, fileState, homeOf, relativeTo, shortDir, shortPath, sizeText } from "./instructions";
+import { chipLabel, contextSummary, fileState, homeOf, hooksCount, hooksState, relativeTo, shortDir, shortPath, sizeText } from "./instructions";
 
 const file = (over: Partial<InstructionFile> = {}): InstructionFile => ({
   path: "/home/me/paper/AGENTS.md",
@@ -39,23 +39,49 @@ describe("an AGENTS.md file's size", () => {
 
 describe("the header chip", () => {
   it("counts the files given", () => {
-    expect(chipLabel(ctx({ instructions: [file(), file({ path: "/home/me/paper/ch/AGENTS.md" })] }))).toEqual({ text: "AGENTS.md ×2", muted: false, warn: false });
+    expect(chipLabel(ctx({ instructions: [file(), file({ path: "/home/me/paper/ch/AGENTS.md" })] }))).toEqual({ text: "AGENTS.md ×2", muted: false, warn: false, hooks: null });
   });
 
   it("warns when a file was cut or not read, and counts only those given", () => {
     const c = ctx({ instructions: [file({ bytes: 0, included: 0, note: "not read: …" }), file()] });
-    expect(chipLabel(c)).toEqual({ text: "AGENTS.md ×1", muted: false, warn: true });
-    expect(chipLabel(ctx({ instructions: [file({ bytes: 0, included: 0, note: "not read: …" })] }))).toEqual({ text: "AGENTS.md not read", muted: false, warn: true });
+    expect(chipLabel(c)).toEqual({ text: "AGENTS.md ×1", muted: false, warn: true, hooks: null });
+    expect(chipLabel(ctx({ instructions: [file({ bytes: 0, included: 0, note: "not read: …" })] }))).toEqual({ text: "AGENTS.md not read", muted: false, warn: true, hooks: null });
     expect(contextSummary(c)).toBe("Given to the agent: 1 AGENTS.md file and 0 skills; 1 file cut or not read");
   });
 
   it("names skills when there are only skills, and is muted with nothing", () => {
     const skill = { name: "release", description: "Cut a release", path: "/home/me/paper/.agents/skills/release/SKILL.md", source: "project" as const };
-    expect(chipLabel(ctx({ skills: [skill] }))).toEqual({ text: "Skills ×1", muted: false, warn: false });
-    expect(chipLabel(ctx())).toEqual({ text: "Context", muted: true, warn: false });
-    expect(chipLabel(null)).toEqual({ text: "Context", muted: true, warn: false });
+    expect(chipLabel(ctx({ skills: [skill] }))).toEqual({ text: "Skills ×1", muted: false, warn: false, hooks: null });
+    expect(chipLabel(ctx())).toEqual({ text: "Context", muted: true, warn: false, hooks: null });
+    expect(chipLabel(null)).toEqual({ text: "Context", muted: true, warn: false, hooks: null });
     expect(contextSummary(ctx())).toBe("No AGENTS.md files or skills are given to the agent");
     expect(contextSummary(ctx({ instructions: [file(), file()], skills: [skill] }))).toBe("Given to the agent: 2 AGENTS.md files and 1 skill");
+  });
+});
+
+describe("a project's hooks", () => {
+  const hooks = (approved: boolean, n = 2) => ({ path: "/home/me/paper/.skald/hooks.json", sha256: "ab12", approved, hooks: n });
+
+  it("mark the chip while they wait for approval, and say so", () => {
+    const c = ctx({ instructions: [file()], project_hooks: hooks(false) });
+    expect(hooksState(c)).toBe("pending");
+    expect(chipLabel(c)).toEqual({ text: "AGENTS.md ×1", muted: false, warn: false, hooks: "pending" });
+    expect(contextSummary(c)).toBe("Given to the agent: 1 AGENTS.md file and 0 skills; the project's 2 hooks wait for your approval");
+    expect(contextSummary(ctx({ project_hooks: hooks(false, 1) }))).toBe("No AGENTS.md files or skills are given to the agent; the project's 1 hook waits for your approval");
+  });
+
+  it("name the chip when there is nothing else, approved or not", () => {
+    expect(chipLabel(ctx({ project_hooks: hooks(false) }))).toEqual({ text: "Hooks ×2", muted: false, warn: false, hooks: "pending" });
+    expect(chipLabel(ctx({ project_hooks: hooks(true, 1) }))).toEqual({ text: "Hooks ×1", muted: false, warn: false, hooks: "approved" });
+    expect(contextSummary(ctx({ project_hooks: hooks(true, 1) }))).toBe("No AGENTS.md files or skills are given to the agent; the project's 1 hook approved");
+    expect(hooksCount(3)).toBe("3 hooks");
+  });
+
+  it("count for nothing in a file that configures none (or could not be read)", () => {
+    const c = ctx({ project_hooks: hooks(false, 0) });
+    expect(hooksState(c)).toBeNull();
+    expect(chipLabel(c)).toEqual({ text: "Context", muted: true, warn: false, hooks: null });
+    expect(contextSummary(c)).toBe("No AGENTS.md files or skills are given to the agent");
   });
 });
 

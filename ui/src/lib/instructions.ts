@@ -1,8 +1,8 @@
 // The chat's context view (docs/instructions.md): what a turn's agent is given besides its
-// own prompt — the AGENTS.md files and the skills of `.agents/skills` — in the words the
-// header's chip and its panel use. Pure, so the wording and the path shortening are
-// unit-tested. Paths, names, descriptions and notes come from a project's files: they are
-// only ever rendered as text.
+// own prompt — the AGENTS.md files and the skills of `.agents/skills`, and whether the
+// project's hooks may run (docs/hooks.md) — in the words the header's chip and its panel
+// use. Pure, so the wording and the path shortening are unit-tested. Paths, names,
+// descriptions and notes come from a project's files: they are only ever rendered as text.
 
 import type { InstructionFile, TurnContext } from "../protocol";
 import { formatBytes } from "./bytes";
@@ -44,28 +44,52 @@ export function isEmpty(ctx: TurnContext): boolean {
 
 const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 
+/** The project's hooks file, when it configures hooks: "pending" until approved. */
+export function hooksState(ctx: TurnContext | null): "pending" | "approved" | null {
+  const h = ctx?.project_hooks;
+  if (!h || h.hooks === 0) return null;
+  return h.approved ? "approved" : "pending";
+}
+
+/** "1 hook", "3 hooks". */
+export function hooksCount(n: number): string {
+  return plural(n, "hook");
+}
+
 /**
  * The header chip's words: "AGENTS.md ×2", "Skills ×3" when there are only skills,
- * "AGENTS.md not read" when every file was refused, else "Context" (muted).
+ * "Hooks ×2" when there are only a project's hooks, "AGENTS.md not read" when every file
+ * was refused, else "Context" (muted). `hooks` says whether the project's hooks wait for
+ * approval (the chip then carries a dot).
  */
-export function chipLabel(ctx: TurnContext | null): { text: string; muted: boolean; warn: boolean } {
-  if (!ctx) return { text: "Context", muted: true, warn: false };
+export function chipLabel(ctx: TurnContext | null): { text: string; muted: boolean; warn: boolean; hooks: "pending" | "approved" | null } {
+  if (!ctx) return { text: "Context", muted: true, warn: false, hooks: null };
+  const hooks = hooksState(ctx);
   const given = givenCount(ctx);
   const warn = hasNotes(ctx);
-  if (given > 0) return { text: `AGENTS.md ×${given}`, muted: false, warn };
-  if (ctx.instructions.length > 0) return { text: "AGENTS.md not read", muted: false, warn: true };
-  if (ctx.skills.length > 0) return { text: `Skills ×${ctx.skills.length}`, muted: false, warn };
-  return { text: "Context", muted: true, warn: false };
+  if (given > 0) return { text: `AGENTS.md ×${given}`, muted: false, warn, hooks };
+  if (ctx.instructions.length > 0) return { text: "AGENTS.md not read", muted: false, warn: true, hooks };
+  if (ctx.skills.length > 0) return { text: `Skills ×${ctx.skills.length}`, muted: false, warn, hooks };
+  if (hooks) return { text: `Hooks ×${ctx.project_hooks!.hooks}`, muted: false, warn: false, hooks };
+  return { text: "Context", muted: true, warn: false, hooks: null };
 }
 
 /** One sentence for screen readers and the chip's tooltip. */
 export function contextSummary(ctx: TurnContext | null): string {
   if (!ctx) return "The agent's context";
-  if (isEmpty(ctx)) return "No AGENTS.md files or skills are given to the agent";
+  const hooks = hooksState(ctx);
+  const n = ctx.project_hooks?.hooks ?? 0;
+  const hooksPart =
+    hooks === "pending"
+      ? `; the project's ${hooksCount(n)} ${n === 1 ? "waits" : "wait"} for your approval`
+      : hooks === "approved"
+        ? `; the project's ${hooksCount(n)} approved`
+        : "";
+  if (isEmpty(ctx)) return `No AGENTS.md files or skills are given to the agent${hooksPart}`;
   const parts = [plural(givenCount(ctx), "AGENTS.md file"), plural(ctx.skills.length, "skill")];
   const noted = ctx.instructions.filter((f) => f.note !== "").length;
   const more = noted > 0 ? `; ${plural(noted, "file")} cut or not read` : "";
-  return `Given to the agent: ${parts.join(" and ")}${more}`;
+  return `Given to the agent: ${parts.join(" and ")}${more}${hooksPart}`;
 }
 
 // ---- paths ----------------------------------------------------------------------------
