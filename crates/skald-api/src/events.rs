@@ -6,6 +6,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use ts_rs::TS;
 
+/// The version of the events' schema (docs/events.md): within it events and fields are
+/// only added; removing, renaming or changing the meaning of one raises it.
+pub const SCHEMA_VERSION: u32 = 1;
+
 /// How a turn ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "snake_case")]

@@ -1,6 +1,8 @@
 //! `skald`: the Skald engine without a window — list and run tools, check the install.
 //! Everything here is a thin carrier over `skald-core`; no behaviour lives in the CLI.
 
+mod acp;
+mod cmd_acp;
 mod cmd_checkpoints;
 mod cmd_cron;
 mod cmd_doctor;
@@ -224,6 +226,13 @@ enum Command {
         #[arg(long)]
         model: Option<String>,
     },
+    /// Serve the Agent Client Protocol on stdin/stdout, for an editor that runs Skald as
+    /// its agent (Zed, JetBrains, Neovim)
+    Acp {
+        /// The model, as `provider/model` or a bare name [default: SKALD_MODEL]
+        #[arg(long)]
+        model: Option<String>,
+    },
     /// Print the version
     Version,
     /// Check which parts Skald relies on are present
@@ -327,9 +336,10 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     if let Command::Version = cli.command {
         println!(
-            "skald {} (database schema v{})",
+            "skald {} (database schema v{}, events schema v{})",
             env!("CARGO_PKG_VERSION"),
-            skald_store::LATEST_VERSION
+            skald_store::LATEST_VERSION,
+            skald_api::events::SCHEMA_VERSION
         );
         return ExitCode::SUCCESS;
     }
@@ -470,6 +480,7 @@ async fn run(command: Command, env: &Env, relaunch: &mut Option<cmd_serve::Relau
                 exit::OK
             }
         },
+        Command::Acp { model } => cmd_acp::run(&env.data_dir, &env.config, model.as_deref()).await,
         Command::Version => exit::OK,
     }
 }
