@@ -35,7 +35,11 @@ pub fn argument_lines(args: &Value, indent: &str) -> Vec<String> {
     };
     match args {
         Value::Object(map) => {
-            for (k, v) in map {
+            // By name, whatever order the model wrote them in (and however the JSON map
+            // keeps its keys): the same call always reads the same.
+            let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+            entries.sort_by(|a, b| a.0.cmp(b.0));
+            for (k, v) in entries {
                 value(Some(k), v);
             }
         }

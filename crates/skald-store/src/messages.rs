@@ -123,6 +123,15 @@ impl Store {
         Ok(())
     }
 
+    /// Whether a session has any message yet (a chat's first turn), without reading them.
+    pub fn has_messages(&self, session_id: i64) -> Result<bool, StoreError> {
+        Ok(self.conn().query_row(
+            "SELECT EXISTS (SELECT 1 FROM chat_history WHERE session_id = ?1)",
+            [session_id],
+            |r| r.get(0),
+        )?)
+    }
+
     /// A session's history in the order it was written.
     pub fn list_messages(&self, session_id: i64) -> Result<Vec<Message>, StoreError> {
         let conn = self.conn();

@@ -136,23 +136,16 @@ async fn ask_inbox(
         reason: reason.to_string(),
         inbox_id: item.id,
     });
-    if !cfg.hooks.is_empty() {
-        let at = crate::hooks::Fire {
-            session_id,
-            call: Some(&call.id),
-            cwd: &cfg.run.working_dir,
-            hidden_env: &cfg.run.hidden_env,
-            emit,
-        };
-        crate::hooks::fire(
-            &cfg.hooks,
-            crate::hooks::HookEvent::Notification,
-            None,
-            serde_json::json!({ "message": format!("Skald needs your approval: {label}") }),
-            &at,
-        )
-        .await;
-    }
+    super::fire_hooks(
+        cfg,
+        session_id,
+        Some(&call.id),
+        crate::hooks::HookEvent::Notification,
+        None,
+        serde_json::json!({ "message": format!("Skald needs your approval: {label}") }),
+        emit,
+    )
+    .await;
     let outcome = inbox.wait(store, item.id, cancel).await?;
     if matches!(
         outcome,
@@ -414,19 +407,13 @@ async fn after_hooks(
     text: String,
     emit: Emit<'_>,
 ) -> String {
-    let cfg = env.cfg;
-    if cfg.hooks.is_empty() {
+    if env.cfg.hooks.is_empty() {
         return text;
     }
-    let at = crate::hooks::Fire {
+    let v = super::fire_hooks(
+        env.cfg,
         session_id,
-        call: Some(&call.id),
-        cwd: &cfg.run.working_dir,
-        hidden_env: &cfg.run.hidden_env,
-        emit,
-    };
-    let v = crate::hooks::fire(
-        &cfg.hooks,
+        Some(&call.id),
         crate::hooks::HookEvent::PostToolUse,
         Some(&call.name),
         serde_json::json!({
@@ -434,7 +421,7 @@ async fn after_hooks(
             "tool_input": crate::hooks::tool_input(shown.clone()),
             "tool_response": text,
         }),
-        &at,
+        emit,
     )
     .await;
     let mut out = text;
@@ -509,22 +496,17 @@ async fn gate(
     // PreToolUse hooks (docs/hooks.md) may deny or ask for a call the rules allow, and let
     // through one they would ask about; a call the rules deny stays denied, unasked.
     if decision.action != RuleAction::Deny && !cfg.hooks.is_empty() {
-        let at = crate::hooks::Fire {
+        let v = super::fire_hooks(
+            cfg,
             session_id,
-            call: Some(&call.id),
-            cwd: &cfg.run.working_dir,
-            hidden_env: &cfg.run.hidden_env,
-            emit,
-        };
-        let v = crate::hooks::fire(
-            &cfg.hooks,
+            Some(&call.id),
             crate::hooks::HookEvent::PreToolUse,
             Some(&call.name),
             serde_json::json!({
                 "tool_name": call.name,
                 "tool_input": crate::hooks::tool_input(registry.shown_args(&call.name, args.clone())),
             }),
-            &at,
+            emit,
         )
         .await;
         if let Some(reason) = v.blocked.or(v.stop) {

@@ -96,23 +96,16 @@ pub async fn compact_if_needed(
     let Some(up_to) = cut_point(store, session_id, covered, keep)? else {
         return Ok(false);
     };
-    if !env.cfg.hooks.is_empty() {
-        let at = crate::hooks::Fire {
-            session_id,
-            call: None,
-            cwd: &env.cfg.run.working_dir,
-            hidden_env: &env.cfg.run.hidden_env,
-            emit,
-        };
-        crate::hooks::fire(
-            &env.cfg.hooks,
-            crate::hooks::HookEvent::PreCompact,
-            Some("auto"),
-            serde_json::json!({ "trigger": "auto", "custom_instructions": "" }),
-            &at,
-        )
-        .await;
-    }
+    super::fire_hooks(
+        env.cfg,
+        session_id,
+        None,
+        crate::hooks::HookEvent::PreCompact,
+        Some("auto"),
+        serde_json::json!({ "trigger": "auto", "custom_instructions": "" }),
+        emit,
+    )
+    .await;
     // The part to fold in: the previous summary, then the turns after it up to the cut,
     // as a transcript.
     let mut transcript = String::new();

@@ -44,13 +44,6 @@ pub async fn run_turn(
     emit: Emit<'_>,
 ) -> Result<TurnOutcome, TurnError> {
     let TurnEnv { store, cfg, .. } = *env;
-    let at = crate::hooks::Fire {
-        session_id,
-        call: None,
-        cwd: &cfg.run.working_dir,
-        hidden_env: &cfg.run.hidden_env,
-        emit,
-    };
     let root = env.frame.stack_id.is_none();
     // What SessionStart and UserPromptSubmit hooks add, stored after the message.
     let mut hook_context = Vec::new();
@@ -60,33 +53,23 @@ pub async fn run_turn(
         emit(Event::TurnRunning { session_id });
         running = true;
         if let Some(source) = session_start(env, session_id)? {
-            let v = crate::hooks::fire(
-                &cfg.hooks,
+            let v = fire_hooks(
+                cfg,
+                session_id,
+                None,
                 crate::hooks::HookEvent::SessionStart,
                 Some(source),
                 serde_json::json!({ "source": source }),
-                &at,
+                emit,
             )
             .await;
             hook_context.extend(v.context);
         }
         if let Some(p) = prompt {
-            let v = crate::hooks::fire(
-                &cfg.hooks,
-                crate::hooks::HookEvent::UserPromptSubmit,
-                None,
-                serde_json::json!({ "prompt": p }),
-                &at,
-            )
-            .await;
-            // A blocked message is not kept: the hook's reason says why, to the person.
-            if let Some(reason) = v.blocked.or(v.stop) {
-                emit(Event::Error {
-                    message: format!("A UserPromptSubmit hook blocked this message: {reason}"),
-                });
-                return finish(emit, session_id, TurnOutcome::Cancelled, "");
+            match prompt_hooks(cfg, session_id, p, emit).await {
+                Some(context) => hook_context.extend(context),
+                None => return finish(emit, session_id, TurnOutcome::Cancelled, ""),
             }
-            hook_context.extend(v.context);
         }
     }
     let user = match prompt {
@@ -106,16 +89,7 @@ pub async fn run_turn(
             text: user.content,
         });
     }
-    if !hook_context.is_empty() {
-        store.append_message(&NewMessage {
-            stack_id: env.frame.stack_id,
-            ..NewMessage::new(
-                session_id,
-                Role::System,
-                format!("Context from hooks:\n\n{}", hook_context.join("\n\n")),
-            )
-        })?;
-    }
+    add_hook_context(env, session_id, &hook_context)?;
     let mut stop_continues = 0;
     // Only when there is something to show: a folder without AGENTS.md or skills adds
     // nothing to the turn's events.
@@ -172,12 +146,14 @@ pub async fn run_turn(
                 } else {
                     crate::hooks::HookEvent::SubagentStop
                 };
-                let v = crate::hooks::fire(
-                    &cfg.hooks,
+                let v = fire_hooks(
+                    cfg,
+                    session_id,
+                    None,
                     event,
                     None,
                     serde_json::json!({ "stop_hook_active": stop_continues > 0 }),
-                    &at,
+                    emit,
                 )
                 .await;
                 if let (Some(reason), None) = (v.blocked, v.stop) {
@@ -498,31 +474,9 @@ async fn inject_queued(
     let mut any = false;
     for text in &texts {
         // A message sent while the turn ran meets the UserPromptSubmit hooks too.
-        let mut context = Vec::new();
-        if !cfg.hooks.is_empty() {
-            let at = crate::hooks::Fire {
-                session_id,
-                call: None,
-                cwd: &cfg.run.working_dir,
-                hidden_env: &cfg.run.hidden_env,
-                emit,
-            };
-            let v = crate::hooks::fire(
-                &cfg.hooks,
-                crate::hooks::HookEvent::UserPromptSubmit,
-                None,
-                serde_json::json!({ "prompt": text }),
-                &at,
-            )
-            .await;
-            if let Some(reason) = v.blocked.or(v.stop) {
-                emit(Event::Error {
-                    message: format!("A UserPromptSubmit hook blocked this message: {reason}"),
-                });
-                continue;
-            }
-            context = v.context;
-        }
+        let Some(context) = prompt_hooks(cfg, session_id, text, emit).await else {
+            continue;
+        };
         let m = env.store.append_message(&NewMessage {
             stack_id: env.frame.stack_id,
             ..NewMessage::new(session_id, Role::User, text.as_str())
@@ -532,16 +486,7 @@ async fn inject_queued(
             message_id: m.id,
             text: text.clone(),
         });
-        if !context.is_empty() {
-            env.store.append_message(&NewMessage {
-                stack_id: env.frame.stack_id,
-                ..NewMessage::new(
-                    session_id,
-                    Role::System,
-                    format!("Context from hooks:\n\n{}", context.join("\n\n")),
-                )
-            })?;
-        }
+        add_hook_context(env, session_id, &context)?;
         any = true;
     }
     Ok(any)
@@ -595,7 +540,7 @@ const MAX_STOP_CONTINUES: usize = 3;
 /// Whether this turn starts a session for SessionStart hooks: `startup` for a chat's first
 /// turn, `resume` for the first this process runs in an older chat; None otherwise.
 fn session_start(env: &TurnEnv<'_>, session_id: i64) -> Result<Option<&'static str>, TurnError> {
-    if env.store.list_messages(session_id)?.is_empty() {
+    if !env.store.has_messages(session_id)? {
         if let Some(engine) = env.engine {
             engine.started_session(session_id);
         }
@@ -605,4 +550,75 @@ fn session_start(env: &TurnEnv<'_>, session_id: i64) -> Result<Option<&'static s
         Some(engine) if engine.started_session(session_id) => Some("resume"),
         _ => None,
     })
+}
+
+/// Fires the turn's hooks of `event` (docs/hooks.md) in its folder, about the call `call`
+/// when there is one; nothing when it has none.
+pub(crate) async fn fire_hooks(
+    cfg: &TurnConfig,
+    session_id: i64,
+    call: Option<&str>,
+    event: crate::hooks::HookEvent,
+    subject: Option<&str>,
+    input: serde_json::Value,
+    emit: Emit<'_>,
+) -> crate::hooks::Verdict {
+    if cfg.hooks.is_empty() {
+        return crate::hooks::Verdict::default();
+    }
+    let at = crate::hooks::Fire {
+        session_id,
+        call,
+        cwd: &cfg.run.working_dir,
+        hidden_env: &cfg.run.hidden_env,
+        emit,
+    };
+    crate::hooks::fire(&cfg.hooks, event, subject, input, &at).await
+}
+
+/// The UserPromptSubmit hooks of one message: what they add for the model, or None when
+/// one blocked it — then it is not kept, and the person is told why.
+async fn prompt_hooks(
+    cfg: &TurnConfig,
+    session_id: i64,
+    text: &str,
+    emit: Emit<'_>,
+) -> Option<Vec<String>> {
+    let v = fire_hooks(
+        cfg,
+        session_id,
+        None,
+        crate::hooks::HookEvent::UserPromptSubmit,
+        None,
+        serde_json::json!({ "prompt": text }),
+        emit,
+    )
+    .await;
+    if let Some(reason) = v.blocked.or(v.stop) {
+        emit(Event::Error {
+            message: format!("A UserPromptSubmit hook blocked this message: {reason}"),
+        });
+        return None;
+    }
+    Some(v.context)
+}
+
+/// Stores what hooks added for the model, after the message they ran for.
+fn add_hook_context(
+    env: &TurnEnv<'_>,
+    session_id: i64,
+    context: &[String],
+) -> Result<(), TurnError> {
+    if context.is_empty() {
+        return Ok(());
+    }
+    env.store.append_message(&NewMessage {
+        stack_id: env.frame.stack_id,
+        ..NewMessage::new(
+            session_id,
+            Role::System,
+            format!("Context from hooks:\n\n{}", context.join("\n\n")),
+        )
+    })?;
+    Ok(())
 }
