@@ -7,7 +7,6 @@
 
 mod common;
 
-mod acp;
 mod checkpoints;
 mod cli;
 mod crash;
