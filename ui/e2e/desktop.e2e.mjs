@@ -306,6 +306,14 @@ test("a notification for an approval opens its Inbox item when clicked", { skip:
   // A real notification server on this D-Bus session: dunst, on the virtual display.
   const dunst = spawn("dunst", [], { stdio: "ignore" });
   try {
+    // Dunst must own the notification name before the app notifies: otherwise D-Bus tries
+    // to start a notification service of its own, which has no display here, and the
+    // notification is lost (a flake seen in CI).
+    const up = Date.now() + 10_000;
+    while (spawnSync("dunstctl", ["count", "displayed"], { encoding: "utf8" }).status !== 0) {
+      if (Date.now() > up) throw new Error("dunst did not start");
+      await sleep(100);
+    }
     await withApp(
       [call("c1", "execute_cmd", { command: "echo notified" }), say(["Ran it."])],
       {},
