@@ -111,6 +111,13 @@ if [[ $want_test -eq 1 ]]; then
     npm ci --prefix "$root/tests/mcp" --no-audit --no-fund --loglevel=error >/dev/null
     cp "$root/tests/mcp/package-lock.json" "$stamp"
   fi
+  # The editor side of the ACP tests: the official Agent Client Protocol TypeScript SDK.
+  stamp="$root/tests/acp/node_modules/.skald-installed"
+  if ! cmp -s "$root/tests/acp/package-lock.json" "$stamp" 2>/dev/null; then
+    say "installing the ACP test editor (npm ci in tests/acp)"
+    npm ci --prefix "$root/tests/acp" --no-audit --no-fund --loglevel=error >/dev/null
+    cp "$root/tests/acp/package-lock.json" "$stamp"
+  fi
   say "node: $(node --version)"
 fi
 

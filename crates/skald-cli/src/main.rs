@@ -1,6 +1,8 @@
 //! `skald`: the Skald engine without a window — list and run tools, check the install.
 //! Everything here is a thin carrier over `skald-core`; no behaviour lives in the CLI.
 
+mod acp;
+mod cmd_acp;
 mod cmd_checkpoints;
 mod cmd_cron;
 mod cmd_doctor;
@@ -220,6 +222,13 @@ enum Command {
         /// The built UI (ui/dist) [default: SKALD_UI_DIR, beside the binary, the source tree]
         #[arg(long)]
         ui_dir: Option<PathBuf>,
+        /// The model, as `provider/model` or a bare name [default: SKALD_MODEL]
+        #[arg(long)]
+        model: Option<String>,
+    },
+    /// Serve the Agent Client Protocol on stdin/stdout, for an editor that runs Skald as
+    /// its agent (Zed, JetBrains, Neovim)
+    Acp {
         /// The model, as `provider/model` or a bare name [default: SKALD_MODEL]
         #[arg(long)]
         model: Option<String>,
@@ -471,6 +480,7 @@ async fn run(command: Command, env: &Env, relaunch: &mut Option<cmd_serve::Relau
                 exit::OK
             }
         },
+        Command::Acp { model } => cmd_acp::run(&env.data_dir, &env.config, model.as_deref()).await,
         Command::Version => exit::OK,
     }
 }

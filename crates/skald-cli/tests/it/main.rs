@@ -7,6 +7,7 @@
 
 mod common;
 
+mod acp;
 mod checkpoints;
 mod cli;
 mod crash;

@@ -13,6 +13,28 @@ pub struct Turn {
     pub content: String,
 }
 
+/// A tool as the system message describes it. Structs, not JSON maps, so that the fields
+/// come in the order the prompt teaches (name first) whatever the map's ordering.
+#[derive(serde::Serialize)]
+struct ToolDef<'a> {
+    name: &'a str,
+    description: &'a str,
+    parameters: &'a serde_json::Value,
+}
+
+/// A call as the model wrote it, in the order the tool section shows.
+#[derive(serde::Serialize)]
+struct CallDef<'a> {
+    name: &'a str,
+    arguments: &'a serde_json::Value,
+}
+
+/// One line of JSON. Serialising these borrowed structs of strings and values cannot
+/// fail; an empty object stands in if it ever did.
+fn json_line<T: serde::Serialize>(value: &T) -> String {
+    serde_json::to_string(value).unwrap_or_else(|_| "{}".to_string())
+}
+
 /// Said when the model's own template has no system prompt of its own and none was given.
 const DEFAULT_SYSTEM: &str = "You are a helpful assistant.";
 
@@ -23,12 +45,12 @@ pub fn tools_section(tools: &[ToolSpec]) -> String {
          object with its name, what it does and a JSON schema of its arguments:\n<tools>\n",
     );
     for t in tools {
-        let def = serde_json::json!({
-            "name": t.name,
-            "description": t.description,
-            "parameters": t.parameters,
-        });
-        out.push_str(&def.to_string());
+        let def = ToolDef {
+            name: &t.name,
+            description: &t.description,
+            parameters: &t.parameters,
+        };
+        out.push_str(&json_line(&def));
         out.push('\n');
     }
     out.push_str(&format!(
@@ -87,7 +109,10 @@ pub fn turns(messages: &[Message], tools: &[ToolSpec]) -> Vec<Turn> {
                 for c in &m.tool_calls {
                     let args: serde_json::Value = serde_json::from_str(&c.arguments)
                         .unwrap_or_else(|_| serde_json::Value::String(c.arguments.clone()));
-                    let call = serde_json::json!({"name": c.name, "arguments": args});
+                    let call = json_line(&CallDef {
+                        name: &c.name,
+                        arguments: &args,
+                    });
                     if !content.is_empty() {
                         content.push('\n');
                     }
@@ -178,8 +203,8 @@ mod tests {
         assert!(t[0].content.contains(r#""name":"list_files""#));
         assert_eq!(
             t[2].content,
-            "<tool_call>\n{\"arguments\":{\"path\":\".\"},\"name\":\"list_files\"}\n</tool_call>\n\
-             <tool_call>\n{\"arguments\":{\"path\":\"src\"},\"name\":\"list_files\"}\n</tool_call>"
+            "<tool_call>\n{\"name\":\"list_files\",\"arguments\":{\"path\":\".\"}}\n</tool_call>\n\
+             <tool_call>\n{\"name\":\"list_files\",\"arguments\":{\"path\":\"src\"}}\n</tool_call>"
         );
         assert_eq!(
             t[3].content,

@@ -1,0 +1,143 @@
+//! `skald acp` driven by the official Agent Client Protocol TypeScript SDK acting as the
+//! editor (tests/acp/editor.mjs), against the scripted model: a streamed answer, a plan,
+//! a permission round trip, a cancel, and a session loaded after Skald restarted.
+
+use crate::common::isolate;
+use serde_json::Value;
+use skald_testkit::{ScriptedServer, answer, dripped, tool_call};
+use std::path::Path;
+use std::process::Command;
+
+fn repo() -> &'static Path {
+    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+}
+
+#[test]
+fn an_editor_streams_approves_cancels_and_loads_a_session_after_a_restart() {
+    let data = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    // Every command asks, so the command below is a permission round trip.
+    std::fs::write(
+        data.path().join("config.toml"),
+        "[sandbox]\nask = \"always\"\n",
+    )
+    .unwrap();
+    let long = "word ".repeat(400);
+    let server = ScriptedServer::new(vec![
+        tool_call(
+            "plan",
+            "write_todos",
+            r#"{"todos": [{"content": "Look around", "status": "completed"}, {"content": "Run the command", "status": "in_progress"}]}"#,
+        ),
+        tool_call("run", "execute_cmd", r#"{"command": "echo acp-ran"}"#),
+        answer("All done."),
+        dripped(20, answer(&long)),
+        answer("Back again."),
+    ]);
+    // The editor starts `skald acp` itself; it passes on this environment (the scripted
+    // model, isolated as every test's `skald` is).
+    let mut node = Command::new("node");
+    isolate(&mut node, data.path());
+    // `isolate` adds skald's --data-dir to the command; node takes its own arguments.
+    let mut editor = Command::new("node");
+    for (k, v) in node.get_envs() {
+        match v {
+            Some(v) => editor.env(k, v),
+            None => editor.env_remove(k),
+        };
+    }
+    let out = editor
+        .arg(repo().join("tests/acp/editor.mjs"))
+        .arg(env!("CARGO_BIN_EXE_skald"))
+        .arg(data.path())
+        .arg(work.path())
+        .env("OPENAI_BASE_URL", &server.base_url)
+        .env("OPENAI_API_KEY", "sk-test-provider-key")
+        .env("SKALD_MODEL", "scripted-model")
+        .current_dir(repo().join("tests/acp"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "editor failed:\n{stderr}");
+    let report: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}\n{stderr}", String::from_utf8_lossy(&out.stdout)));
+    let first = &report["first"];
+    assert_eq!(first["init"]["protocolVersion"], 1);
+    assert_eq!(first["init"]["agentCapabilities"]["loadSession"], true);
+    assert_eq!(first["p1"], "end_turn", "{report}");
+    let updates = first["updates"].as_array().unwrap();
+    let kinds: Vec<&str> = updates
+        .iter()
+        .map(|u| u["sessionUpdate"].as_str().unwrap())
+        .collect();
+    // The plan from write_todos.
+    let plan = updates
+        .iter()
+        .find(|u| u["sessionUpdate"] == "plan")
+        .unwrap_or_else(|| panic!("{kinds:?}"));
+    assert_eq!(plan["entries"][1]["content"], "Run the command");
+    assert_eq!(plan["entries"][1]["status"], "in_progress");
+    // The command: a tool call with Skald's label and kind, allowed in the editor, run,
+    // and its output in the update that completes it.
+    let started = updates
+        .iter()
+        .find(|u| u["sessionUpdate"] == "tool_call" && u["toolCallId"] == "run")
+        .unwrap_or_else(|| panic!("{kinds:?}"));
+    assert_eq!(started["kind"], "execute");
+    assert!(
+        started["title"].as_str().unwrap().contains("echo acp-ran"),
+        "{started}"
+    );
+    let permissions = first["permissions"].as_array().unwrap();
+    assert_eq!(permissions.len(), 1, "{permissions:?}");
+    assert_eq!(permissions[0]["toolCall"]["toolCallId"], "run");
+    let kinds_offered: Vec<&str> = permissions[0]["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds_offered, ["allow_once", "allow_always", "reject_once"]);
+    let done = updates
+        .iter()
+        .find(|u| {
+            u["sessionUpdate"] == "tool_call_update"
+                && u["toolCallId"] == "run"
+                && u["status"] == "completed"
+        })
+        .unwrap_or_else(|| panic!("{updates:?}"));
+    assert!(done.to_string().contains("acp-ran"), "{done}");
+    let streamed: String = updates
+        .iter()
+        .filter(|u| u["sessionUpdate"] == "agent_message_chunk")
+        .map(|u| u["content"]["text"].as_str().unwrap_or_default())
+        .collect();
+    assert_eq!(streamed, "All done.");
+    // Cancelled while streaming.
+    assert_eq!(first["p2"], "cancelled");
+    assert_eq!(
+        first["exit"], 0,
+        "skald acp ends when the editor closes its stdin"
+    );
+
+    // After the restart: the session loads with its conversation, and goes on.
+    let second = &report["second"];
+    let replayed = second["replayed"].as_array().unwrap();
+    let said: Vec<String> = replayed
+        .iter()
+        .filter(|u| u["sessionUpdate"] == "user_message_chunk")
+        .map(|u| u["content"]["text"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(said[0], "plan it and run the command", "{replayed:?}");
+    assert!(
+        replayed.iter().any(|u| u["sessionUpdate"] == "tool_call"
+            && u["toolCallId"] == "run"
+            && u["status"] == "completed"),
+        "{replayed:?}"
+    );
+    assert!(replayed.iter().any(
+        |u| u["sessionUpdate"] == "agent_message_chunk" && u["content"]["text"] == "All done."
+    ));
+    assert_eq!(second["p3"], "end_turn");
+    assert_eq!(second["answer"], "Back again.");
+}
