@@ -7,6 +7,7 @@
 pub mod category;
 pub mod checkpoint;
 pub mod context;
+pub mod editor;
 pub mod events;
 pub mod execution;
 pub mod hook;

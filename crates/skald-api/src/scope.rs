@@ -21,6 +21,7 @@ pub struct ToolScope {
     excluded: Vec<PathBuf>,
     hidden_env: Vec<String>,
     sandbox: crate::CommandSandbox,
+    editor: Option<crate::editor::EditorAccess>,
 }
 
 impl ToolScope {
@@ -30,6 +31,7 @@ impl ToolScope {
             excluded: Vec::new(),
             hidden_env: Vec::new(),
             sandbox: crate::CommandSandbox::Off,
+            editor: None,
         }
     }
 
@@ -68,6 +70,17 @@ impl ToolScope {
     /// See `with_sandbox`.
     pub fn sandbox(&self) -> &crate::CommandSandbox {
         &self.sandbox
+    }
+
+    /// Lends the call an editor's file system and terminals (docs/acp.md).
+    pub fn with_editor(mut self, editor: Option<crate::editor::EditorAccess>) -> Self {
+        self.editor = editor;
+        self
+    }
+
+    /// See `with_editor`.
+    pub fn editor(&self) -> Option<&crate::editor::EditorAccess> {
+        self.editor.as_ref()
     }
 
     /// The directory relative paths resolve against.

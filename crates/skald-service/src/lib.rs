@@ -224,6 +224,17 @@ impl Service {
         &self.policy
     }
 
+    /// An editor drives `session_id` (`skald acp`): its calls use the editor's file
+    /// system and terminals as far as it offers them (docs/acp.md).
+    pub fn attach_editor(&self, session_id: i64, editor: Arc<dyn skald_api::editor::Editor>) {
+        self.sessions.engine().attach_editor(session_id, editor);
+    }
+
+    /// The editor of `session_id` is gone.
+    pub fn detach_editor(&self, session_id: i64) {
+        self.sessions.engine().detach_editor(session_id);
+    }
+
     /// Events for every connected UI.
     pub fn subscribe(&self) -> broadcast::Receiver<ServerMessage> {
         self.events.subscribe()

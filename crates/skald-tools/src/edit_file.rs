@@ -2,7 +2,7 @@
 
 use crate::fs::{self, label, opt_bool, path_arg, str_arg};
 use crate::run_blocking;
-use crate::text::{read_for_edit, write_atomic};
+use crate::text::{load, save};
 use serde_json::{Value, json};
 use skald_api::{
     BoxToolFuture, Tool, ToolCategory, ToolDescriptionLength, ToolError, tool_names as tn,
@@ -61,7 +61,7 @@ impl<Cx: ?Sized + Sync> Tool<Cx> for EditFile {
                     "is the same as `old`; nothing to change",
                 ));
             }
-            let file = read_for_edit(&path)?;
+            let file = load(scope, &path)?;
             let display = fs::relativize_for_display(&path, scope.working_dir());
             // The model writes `\n`; a CRLF file holds `\r\n`. Match and write in the
             // file's own endings (converting is idempotent on text that has them already),
@@ -85,7 +85,7 @@ impl<Cx: ?Sized + Sync> Tool<Cx> for EditFile {
                 }
                 n => {
                     let updated = file.text.replace(&old_f, &new_f);
-                    write_atomic(&path, updated.as_bytes())?;
+                    save(scope, &path, &updated)?;
                     let more = if n > MAX_REPORTED_LINES { ", …" } else { "" };
                     let at = lines
                         .iter()

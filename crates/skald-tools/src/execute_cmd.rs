@@ -119,14 +119,21 @@ impl<Cx: ?Sized + Sync> Tool<Cx> for ExecuteCmd {
                 timeout_secs = timeout,
                 "execute_cmd: running shell command"
             );
-            run(
-                &command,
-                &workdir,
-                Duration::from_secs(timeout),
-                scope.hidden_env(),
-                &sandbox,
-            )
-            .await
+            let timeout = Duration::from_secs(timeout);
+            match scope.editor().filter(|e| e.offers().terminals) {
+                Some(editor) => {
+                    in_terminal(
+                        editor,
+                        &command,
+                        &workdir,
+                        timeout,
+                        scope.hidden_env(),
+                        &sandbox,
+                    )
+                    .await
+                }
+                None => run(&command, &workdir, timeout, scope.hidden_env(), &sandbox).await,
+            }
         })
     }
 
@@ -184,7 +191,7 @@ async fn run(
     drain(readers).await;
     let (out, err) = (out.take(), err.take());
     if let (Some(c), Ok(Ok(status))) = (&confined, &waited)
-        && let Some(why) = c.setup_failure(*status, &err)
+        && let Some(why) = c.setup_failure(status.code(), &err.render(OUTPUT_CAP))
     {
         return Err(ToolError::failed(format!(
             "the sandbox could not start, so the command did not run: {why}"
@@ -192,7 +199,7 @@ async fn run(
     }
     let output = render(&out, &err);
     let note = match (&confined, &waited) {
-        (Some(c), Ok(Ok(status))) => c.explain(workdir, *status, &output),
+        (Some(c), Ok(Ok(status))) => c.explain(workdir, status.success(), &output),
         _ => unsandboxed_note(sandbox),
     };
     match waited {
@@ -202,6 +209,105 @@ async fn run(
         ))),
         Err(_) => Err(ToolError::failed(format!(
             "the command timed out after {} s; it and every process it started were killed\n{output}{note}",
+            timeout.as_secs()
+        ))),
+    }
+}
+
+/// Runs the command in a terminal of the editor that drives the chat (docs/acp.md), so the
+/// person watches it there. It is confined the same way: the editor starts the sandbox
+/// helper, which confines itself before the shell runs. The editor's environment is not
+/// Skald's, so the provider keys and hidden variables are removed by `env -u` in front.
+async fn in_terminal(
+    editor: &skald_api::editor::EditorAccess,
+    command: &str,
+    workdir: &std::path::Path,
+    timeout: Duration,
+    hidden_env: &[String],
+    sandbox: &CommandSandbox,
+) -> Result<String, ToolError> {
+    use skald_api::editor::{TerminalCommand, TerminalExit};
+    let confined = Confined::prepare(sandbox)?;
+    let mut args: Vec<String> = Vec::new();
+    let mut unset: Vec<&str> = SECRET_ENV.to_vec();
+    for key in hidden_env {
+        if !unset.contains(&key.as_str()) {
+            unset.push(key);
+        }
+    }
+    for key in unset {
+        args.push("-u".into());
+        args.push(key.into());
+    }
+    let mut env = Vec::new();
+    match &confined {
+        Some(c) => {
+            args.push(c.helper.to_string_lossy().into_owned());
+            for a in c.helper_args(command)? {
+                let a = a.into_string().map_err(|_| {
+                    ToolError::failed(
+                        "the sandbox's arguments are not valid UTF-8, which an editor's \
+                         terminal cannot take, so the command did not run",
+                    )
+                })?;
+                args.push(a);
+            }
+            for (var, value) in c.env() {
+                env.push((var.to_string(), value.to_string_lossy().into_owned()));
+            }
+        }
+        None => args.extend(["sh".to_string(), "-c".to_string(), command.to_string()]),
+    }
+    let outcome = editor
+        .run_in_terminal(TerminalCommand {
+            program: "env".into(),
+            args,
+            env,
+            cwd: workdir.to_path_buf(),
+            output_limit: OUTPUT_CAP,
+            timeout,
+        })
+        .await
+        .map_err(|why| {
+            ToolError::failed(format!(
+                "the editor could not run the command in its terminal: {why}"
+            ))
+        })?;
+    let code = match outcome.exit {
+        TerminalExit::Code(c) => Some(c),
+        _ => None,
+    };
+    if let Some(c) = &confined
+        && let Some(why) = c.setup_failure(code, &outcome.output)
+    {
+        return Err(ToolError::failed(format!(
+            "the sandbox could not start, so the command did not run: {why}"
+        )));
+    }
+    let mut output = String::from("--- output (the editor's terminal) ---\n");
+    if outcome.truncated {
+        output.push_str("[… the start was cut by the editor …]\n");
+    }
+    output.push_str(if outcome.output.is_empty() {
+        "(no output)"
+    } else {
+        &outcome.output
+    });
+    if !output.ends_with('\n') {
+        output.push('\n');
+    }
+    let note = match (&confined, &outcome.exit) {
+        (Some(c), TerminalExit::Code(code)) => c.explain(workdir, *code == 0, &output),
+        (Some(c), TerminalExit::Signal(_)) => c.explain(workdir, false, &output),
+        (None, _) => unsandboxed_note(sandbox),
+        _ => String::new(),
+    };
+    match outcome.exit {
+        TerminalExit::Code(code) => Ok(format!("[exit code {code}]\n{output}{note}")),
+        TerminalExit::Signal(sig) => Ok(format!("[killed by signal {sig}]\n{output}{note}")),
+        TerminalExit::Unknown => Ok(format!("[exited]\n{output}{note}")),
+        TerminalExit::TimedOut => Err(ToolError::failed(format!(
+            "the command timed out after {} s; the editor killed it\n{output}{note}",
             timeout.as_secs()
         ))),
     }
@@ -359,41 +465,47 @@ impl Confined {
     }
 
     fn command(&self, command: &str) -> Result<tokio::process::Command, ToolError> {
-        let args = skald_sandbox::command_args(
-            &self.policy,
-            std::ffi::OsStr::new("sh"),
-            &["-c".into(), command.into()],
-        )
-        .map_err(|e| ToolError::failed(format!("{e}, so the command did not run")))?;
         let mut c = tokio::process::Command::new(&self.helper);
-        c.args(args);
-        for var in ["TMPDIR", "TMP", "TEMP", "TEMPDIR"] {
-            c.env(var, self.tmp.path());
+        c.args(self.helper_args(command)?);
+        for (var, value) in self.env() {
+            c.env(var, value);
         }
         Ok(c)
     }
 
+    /// The helper's arguments: the policy, then `sh -c COMMAND`.
+    fn helper_args(&self, command: &str) -> Result<Vec<std::ffi::OsString>, ToolError> {
+        skald_sandbox::command_args(
+            &self.policy,
+            std::ffi::OsStr::new("sh"),
+            &["-c".into(), command.into()],
+        )
+        .map_err(|e| ToolError::failed(format!("{e}, so the command did not run")))
+    }
+
+    /// The command's private temporary folder, under every name programs look for.
+    fn env(&self) -> Vec<(&'static str, &std::path::Path)> {
+        ["TMPDIR", "TMP", "TEMP", "TEMPDIR"]
+            .into_iter()
+            .map(|var| (var, self.tmp.path()))
+            .collect()
+    }
+
     /// The helper's own failure (it could not confine itself and ran nothing), if that is
     /// how it ended.
-    fn setup_failure(&self, status: std::process::ExitStatus, err: &HeadTail) -> Option<String> {
-        if status.code() != Some(skald_sandbox::SETUP_FAILED) {
+    fn setup_failure(&self, code: Option<i32>, err: &str) -> Option<String> {
+        if code != Some(skald_sandbox::SETUP_FAILED) {
             return None;
         }
-        let text = err.render(OUTPUT_CAP);
-        let first = text.lines().next()?;
+        let first = err.lines().next()?;
         first
             .strip_prefix(skald_sandbox::PREFIX)
             .map(|why| why.trim().to_string())
     }
 
     /// What the sandbox refused, as far as the output shows, with what to do about it.
-    fn explain(
-        &self,
-        workdir: &std::path::Path,
-        status: std::process::ExitStatus,
-        output: &str,
-    ) -> String {
-        let refused = skald_sandbox::explain(&self.policy, workdir, status.success(), output);
+    fn explain(&self, workdir: &std::path::Path, succeeded: bool, output: &str) -> String {
+        let refused = skald_sandbox::explain(&self.policy, workdir, succeeded, output);
         if refused.is_empty() {
             return String::new();
         }

@@ -2,7 +2,7 @@
 
 use crate::fs::{self, label, opt_uint, path_arg, str_arg};
 use crate::run_blocking;
-use crate::text::{read_for_edit, write_atomic};
+use crate::text::{load, save};
 use serde_json::{Value, json};
 use skald_api::{
     BoxToolFuture, Tool, ToolCategory, ToolDescriptionLength, ToolError, tool_names as tn,
@@ -51,7 +51,7 @@ impl<Cx: ?Sized + Sync> Tool<Cx> for InsertAtLine {
             if content.is_empty() {
                 return Err(ToolError::invalid("content", "must not be empty"));
             }
-            let file = read_for_edit(&path)?;
+            let file = load(scope, &path)?;
             let count = file.line_count();
             let line = usize::try_from(line).unwrap_or(usize::MAX);
             if line > count + 1 {
@@ -64,7 +64,7 @@ impl<Cx: ?Sized + Sync> Tool<Cx> for InsertAtLine {
                 ));
             }
             let updated = file.splice_lines(line - 1, 0, content);
-            write_atomic(&path, updated.as_bytes())?;
+            save(scope, &path, &updated)?;
             let added = content.lines().count().max(1);
             let display = fs::relativize_for_display(&path, scope.working_dir());
             Ok(if line == count + 1 {

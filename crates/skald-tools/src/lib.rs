@@ -13,6 +13,7 @@ pub mod execute_cmd;
 mod get_ast_outline;
 mod grep_files;
 mod insert_at_line;
+mod lent;
 mod list_files;
 mod read_file;
 mod replace_lines;

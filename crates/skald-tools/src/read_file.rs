@@ -5,7 +5,7 @@ use crate::run_blocking;
 use crate::text::{BINARY_SNIFF, looks_binary};
 use serde_json::{Value, json};
 use skald_api::{
-    BoxToolFuture, Tool, ToolCategory, ToolDescriptionLength, ToolError, ToolResult,
+    BoxToolFuture, Tool, ToolCategory, ToolDescriptionLength, ToolError, ToolResult, ToolScope,
     tool_names as tn,
 };
 use std::io::{BufRead, BufReader, Read};
@@ -70,7 +70,7 @@ impl<Cx: ?Sized + Sync> Tool<Cx> for ReadFile {
                 ));
             }
             let last = end.unwrap_or(u64::MAX).min(start.saturating_add(limit - 1));
-            read_window(&path, start, last)
+            read_window(scope, &path, start, last)
         })
     }
 
@@ -79,7 +79,7 @@ impl<Cx: ?Sized + Sync> Tool<Cx> for ReadFile {
     }
 }
 
-fn read_window(path: &Path, start: u64, last: u64) -> ToolResult {
+fn read_window(scope: &ToolScope, path: &Path, start: u64, last: u64) -> ToolResult {
     // Checked before opening: opening a FIFO would block until a writer appears.
     let meta = match fs::regular_file(path) {
         Err(_) if path.is_dir() => {
@@ -101,6 +101,31 @@ fn read_window(path: &Path, start: u64, last: u64) -> ToolResult {
         ));
     }
 
+    // With an editor lending its file system, the lines are its copy's (unsaved changes
+    // included); the checks above were the file's on disk.
+    match crate::lent::reader(scope) {
+        Some(editor) => {
+            let text = crate::lent::read(editor, path)?;
+            window(
+                path,
+                &meta,
+                std::io::Cursor::new(text.into_bytes()),
+                start,
+                last,
+            )
+        }
+        None => window(path, &meta, reader, start, last),
+    }
+}
+
+/// Lines `start` to `last` of `reader`, numbered, with a note on where they stand in it.
+fn window(
+    path: &Path,
+    meta: &std::fs::Metadata,
+    mut reader: impl BufRead,
+    start: u64,
+    last: u64,
+) -> ToolResult {
     let mut out = String::new();
     let mut line_no: u64 = 0;
     let mut invalid_utf8 = false;

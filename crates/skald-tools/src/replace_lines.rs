@@ -2,7 +2,7 @@
 
 use crate::fs::{self, label, opt_uint, path_arg, str_arg};
 use crate::run_blocking;
-use crate::text::{read_for_edit, write_atomic};
+use crate::text::{load, save};
 use serde_json::{Value, json};
 use skald_api::{
     BoxToolFuture, Tool, ToolCategory, ToolDescriptionLength, ToolError, tool_names as tn,
@@ -60,7 +60,7 @@ impl<Cx: ?Sized + Sync> Tool<Cx> for ReplaceLines {
                     format!("{end} is before start_line {start}"),
                 ));
             }
-            let file = read_for_edit(&path)?;
+            let file = load(scope, &path)?;
             let count = file.line_count();
             if end > count {
                 return Err(ToolError::invalid(
@@ -69,7 +69,7 @@ impl<Cx: ?Sized + Sync> Tool<Cx> for ReplaceLines {
                 ));
             }
             let updated = file.splice_lines(start - 1, end - start + 1, content);
-            write_atomic(&path, updated.as_bytes())?;
+            save(scope, &path, &updated)?;
             let display = fs::relativize_for_display(&path, scope.working_dir());
             Ok(if content.is_empty() {
                 format!("Deleted lines {start}-{end} of {display}")

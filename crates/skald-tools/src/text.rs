@@ -2,7 +2,8 @@
 //! line endings kept, and writes atomic so a crash never leaves a half-written file.
 
 use crate::fs::io_error;
-use skald_api::ToolError;
+use skald_api::{ToolError, ToolScope};
+use std::io::Read;
 use std::path::Path;
 
 /// Bytes looked at to decide whether a file is binary (a NUL byte among them), as git
@@ -83,6 +84,52 @@ impl TextFile {
 /// Loads a text file to edit it. Binary files, invalid UTF-8 and huge files are refused:
 /// rewriting them as text would corrupt them.
 pub fn read_for_edit(path: &Path) -> Result<TextFile, ToolError> {
+    check_editable(path)?;
+    let bytes = std::fs::read(path).map_err(|e| io_error("read", path, &e))?;
+    refuse_binary(path, &bytes, bytes.len() as u64)?;
+    text_file(path, bytes)
+}
+
+/// Loads a text file to edit it as the person sees it: the editor's copy when an editor
+/// lends its file system to the call, else the file on disk. The file on disk must be an
+/// editable text file either way.
+pub fn load(scope: &ToolScope, path: &Path) -> Result<TextFile, ToolError> {
+    let Some(editor) = crate::lent::reader(scope) else {
+        return read_for_edit(path);
+    };
+    let meta = check_editable(path)?;
+    let mut head = Vec::with_capacity(BINARY_SNIFF);
+    std::fs::File::open(path)
+        .and_then(|f| f.take(BINARY_SNIFF as u64).read_to_end(&mut head))
+        .map_err(|e| io_error("read", path, &e))?;
+    refuse_binary(path, &head, meta.len())?;
+    let text = crate::lent::read(editor, path)?;
+    text_file(path, text.into_bytes())
+}
+
+/// Saves an edited or written file: through the editor when one lends its file system,
+/// else atomically on disk. Returns whether the file existed.
+pub fn save(scope: &ToolScope, path: &Path, content: &str) -> Result<bool, ToolError> {
+    let Some(editor) = crate::lent::writer(scope) else {
+        return write_atomic(path, content.as_bytes());
+    };
+    if path.is_dir() {
+        return Err(ToolError::failed(format!(
+            "{} is a directory",
+            path.display()
+        )));
+    }
+    let existed = path.exists();
+    // As on disk, a new file's folders are made for it.
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| io_error("create", parent, &e))?;
+    }
+    crate::lent::write(editor, path, content)?;
+    Ok(existed)
+}
+
+/// A regular file small enough to edit as text.
+fn check_editable(path: &Path) -> Result<std::fs::Metadata, ToolError> {
     // Only regular files: `/dev/zero` reports size 0 and never ends.
     let meta = crate::fs::regular_file(path)?;
     if meta.len() > MAX_EDIT_BYTES {
@@ -92,14 +139,20 @@ pub fn read_for_edit(path: &Path) -> Result<TextFile, ToolError> {
             meta.len()
         )));
     }
-    let bytes = std::fs::read(path).map_err(|e| io_error("read", path, &e))?;
-    if looks_binary(&bytes) {
+    Ok(meta)
+}
+
+fn refuse_binary(path: &Path, head: &[u8], size: u64) -> Result<(), ToolError> {
+    if looks_binary(head) {
         return Err(ToolError::failed(format!(
-            "{} is a binary file ({} bytes); it cannot be edited as text",
-            path.display(),
-            bytes.len()
+            "{} is a binary file ({size} bytes); it cannot be edited as text",
+            path.display()
         )));
     }
+    Ok(())
+}
+
+fn text_file(path: &Path, bytes: Vec<u8>) -> Result<TextFile, ToolError> {
     let text = String::from_utf8(bytes).map_err(|_| {
         ToolError::failed(format!(
             "{} is not valid UTF-8; editing it as text could corrupt it",

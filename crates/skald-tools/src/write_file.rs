@@ -2,7 +2,7 @@
 
 use crate::fs::{self, label, path_arg, str_arg};
 use crate::run_blocking;
-use crate::text::write_atomic;
+use crate::text::save;
 use serde_json::{Value, json};
 use skald_api::{BoxToolFuture, Tool, ToolCategory, ToolDescriptionLength, tool_names as tn};
 
@@ -44,7 +44,7 @@ impl<Cx: ?Sized + Sync> Tool<Cx> for WriteFile {
             let raw = str_arg(&args, "path")?;
             let content = str_arg(&args, "content")?;
             let path = fs::resolve_in(raw, scope.working_dir());
-            let existed = write_atomic(&path, content.as_bytes())?;
+            let existed = save(scope, &path, content)?;
             let lines = content.lines().count();
             Ok(format!(
                 "{} {} ({} bytes, {lines} lines)",

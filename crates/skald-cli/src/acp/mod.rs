@@ -9,10 +9,16 @@
 //! editor with `session/request_permission`; whichever answers first decides, so one the
 //! editor leaves unanswered still waits in the Inbox.
 //!
+//! When the editor offers its file system and terminals, the chats it opened use them
+//! (`editor`): files are read and edited as the editor has them, commands run in its
+//! terminals.
+//!
 //! Stdout carries only the protocol: everything else Skald says goes to stderr.
 
+mod editor;
+
 use agent_client_protocol::schema::ProtocolVersion;
-use agent_client_protocol::v1::schema as acp;
+pub(crate) use agent_client_protocol::v1::schema as acp;
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, Client, Stdio};
 use skald_api::events::{Event, TurnOutcome};
@@ -26,7 +32,7 @@ use std::sync::{Arc, Mutex};
 /// The most of a tool's result shown in the editor's tool call (the model reads all).
 const SHOWN_RESULT: usize = 16 * 1024;
 
-type Conn = ConnectionTo<Client>;
+pub(crate) type Conn = ConnectionTo<Client>;
 
 /// What the agent keeps for the connection.
 struct State {
@@ -41,6 +47,10 @@ struct State {
     waiting: Mutex<HashMap<i64, tokio::sync::oneshot::Sender<acp::StopReason>>>,
     /// Approvals already asked of the editor.
     asked: Mutex<HashSet<i64>>,
+    /// What the editor lends, from initialize on.
+    offers: Mutex<skald_api::editor::EditorOffers>,
+    /// The calls that ran in the editor's terminals.
+    terminals: editor::Terminals,
 }
 
 impl State {
@@ -53,6 +63,20 @@ impl State {
             ServerMessage::Failure { error, .. } => Err(error),
             ServerMessage::Event { .. } => Err("an event instead of a reply".to_string()),
         }
+    }
+
+    /// `id` is this editor's from now on: noted, and its calls use what the editor lends.
+    fn open(&self, id: i64, folder: PathBuf, cx: Conn) {
+        lock(&self.sessions).insert(id, folder);
+        self.service.attach_editor(
+            id,
+            Arc::new(editor::EditorLink {
+                cx,
+                session: acp::SessionId::new(id.to_string()),
+                offers: *lock(&self.offers),
+                terminals: self.terminals.clone(),
+            }),
+        );
     }
 
     fn send(&self, session: i64, update: acp::SessionUpdate) {
@@ -75,6 +99,8 @@ pub async fn serve(service: Arc<Service>) -> Result<(), String> {
         sessions: Mutex::new(HashMap::new()),
         waiting: Mutex::new(HashMap::new()),
         asked: Mutex::new(HashSet::new()),
+        offers: Mutex::new(Default::default()),
+        terminals: Default::default(),
     });
     pump(state.clone());
     let (s1, s2, s3, s4, s5) = (
@@ -84,14 +110,15 @@ pub async fn serve(service: Arc<Service>) -> Result<(), String> {
         state.clone(),
         state.clone(),
     );
-    Agent
+    let served = Agent
         .v1()
         .name("skald")
         .on_receive_request(
-            async move |_req: acp::InitializeRequest,
+            async move |req: acp::InitializeRequest,
                         responder: Responder<acp::InitializeResponse>,
                         cx: Conn| {
                 *lock(&s1.cx) = Some(cx);
+                *lock(&s1.offers) = editor::offers(&req.client_capabilities);
                 responder.respond(
                     acp::InitializeResponse::new(ProtocolVersion::V1)
                         .agent_capabilities(
@@ -116,7 +143,7 @@ pub async fn serve(service: Arc<Service>) -> Result<(), String> {
         .on_receive_request(
             async move |req: acp::NewSessionRequest,
                         responder: Responder<acp::NewSessionResponse>,
-                        _cx: Conn| {
+                        cx: Conn| {
                 if !req.mcp_servers.is_empty() {
                     eprintln!(
                         "skald acp: the editor's MCP servers are not used; add them with `skald mcp add`"
@@ -131,7 +158,7 @@ pub async fn serve(service: Arc<Service>) -> Result<(), String> {
                     .await;
                 match reply {
                     Ok(Reply::CreateSession { session }) => {
-                        lock(&s2.sessions).insert(session.id, req.cwd.clone());
+                        s2.open(session.id, req.cwd.clone(), cx);
                         responder.respond(acp::NewSessionResponse::new(acp::SessionId::new(
                             session.id.to_string(),
                         )))
@@ -149,7 +176,7 @@ pub async fn serve(service: Arc<Service>) -> Result<(), String> {
         .on_receive_request(
             async move |req: acp::LoadSessionRequest,
                         responder: Responder<acp::LoadSessionResponse>,
-                        _cx: Conn| {
+                        cx: Conn| {
                 let Some(id) = session_id(&req.session_id) else {
                     return responder.respond_with_error(
                         acp::Error::session_not_found(req.session_id.clone()).into(),
@@ -157,7 +184,7 @@ pub async fn serve(service: Arc<Service>) -> Result<(), String> {
                 };
                 match replay(&s3, id).await {
                     Ok(folder) => {
-                        lock(&s3.sessions).insert(id, folder);
+                        s3.open(id, folder, cx);
                         responder.respond(acp::LoadSessionResponse::new())
                     }
                     Err(_) => responder.respond_with_error(
@@ -217,7 +244,12 @@ pub async fn serve(service: Arc<Service>) -> Result<(), String> {
         )
         .connect_to(Stdio::new())
         .await
-        .map_err(|e| e.to_string())
+        .map_err(|e| e.to_string());
+    // The editor is gone: whatever runs on in these chats works on its own.
+    for id in lock(&state.sessions).keys() {
+        state.service.detach_editor(*id);
+    }
+    served
 }
 
 fn session_id(id: &acp::SessionId) -> Option<i64> {
@@ -430,6 +462,7 @@ fn on_event(state: &Arc<State>, id: i64, folder: &std::path::Path, event: Event)
             tool_call_id,
             result,
         } => Some(finished(
+            state,
             &tool_call_id,
             acp::ToolCallStatus::Completed,
             &result,
@@ -437,16 +470,23 @@ fn on_event(state: &Arc<State>, id: i64, folder: &std::path::Path, event: Event)
         Event::ToolError {
             tool_call_id,
             error,
-        } => Some(finished(&tool_call_id, acp::ToolCallStatus::Failed, &error)),
+        } => Some(finished(
+            state,
+            &tool_call_id,
+            acp::ToolCallStatus::Failed,
+            &error,
+        )),
         Event::ToolRejected {
             tool_call_id,
             reason,
         } => Some(finished(
+            state,
             &tool_call_id,
             acp::ToolCallStatus::Failed,
             &reason,
         )),
         Event::ToolCancelled { tool_call_id } => Some(finished(
+            state,
             &tool_call_id,
             acp::ToolCallStatus::Failed,
             "stopped",
@@ -486,13 +526,23 @@ fn on_event(state: &Arc<State>, id: i64, folder: &std::path::Path, event: Event)
     }
 }
 
-fn finished(id: &str, status: acp::ToolCallStatus, text: &str) -> acp::SessionUpdate {
-    acp::SessionUpdate::ToolCallUpdate(acp::ToolCallUpdate::new(
-        id.to_string(),
-        acp::ToolCallUpdateFields::new()
-            .status(status)
-            .content(vec![acp::ToolCallContent::from(shown(text))]),
-    ))
+/// The update ending a call: its status and result. A command that ran in the editor's
+/// terminal keeps that terminal as its content (the editor goes on showing a released
+/// terminal's output, and a reference to it after release is not the protocol's); its
+/// result, with Skald's notes, is the raw output.
+fn finished(
+    state: &State,
+    id: &str,
+    status: acp::ToolCallStatus,
+    text: &str,
+) -> acp::SessionUpdate {
+    let fields = acp::ToolCallUpdateFields::new().status(status);
+    let fields = if lock(&state.terminals).remove(id) {
+        fields.raw_output(serde_json::Value::String(shown(text)))
+    } else {
+        fields.content(vec![acp::ToolCallContent::from(shown(text))])
+    };
+    acp::SessionUpdate::ToolCallUpdate(acp::ToolCallUpdate::new(id.to_string(), fields))
 }
 
 /// Asks the editor whether a call may run; its answer goes to the Inbox item (unless the

@@ -33,6 +33,19 @@ fn an_editor_streams_approves_cancels_and_loads_a_session_after_a_restart() {
         answer("All done."),
         dripped(20, answer(&long)),
         answer("Back again."),
+        // The third editor, which lends its file system and terminals.
+        tool_call("look", "read_file", r#"{"path": "notes.txt"}"#),
+        tool_call(
+            "change",
+            "edit_file",
+            r#"{"path": "notes.txt", "old": "unsaved", "new": "edited"}"#,
+        ),
+        tool_call(
+            "term",
+            "execute_cmd",
+            r#"{"command": "echo via-terminal; echo key=${OPENAI_API_KEY:-none}"}"#,
+        ),
+        answer("Edited in the editor."),
     ]);
     // The editor starts `skald acp` itself; it passes on this environment (the scripted
     // model, isolated as every test's `skald` is).
@@ -140,4 +153,155 @@ fn an_editor_streams_approves_cancels_and_loads_a_session_after_a_restart() {
     ));
     assert_eq!(second["p3"], "end_turn");
     assert_eq!(second["answer"], "Back again.");
+
+    // Editors that lend nothing were asked for nothing.
+    let before = &report["lentBefore"];
+    assert_eq!(
+        (&before["reads"], &before["writes"], &before["terminals"]),
+        (&Value::from(0), &Value::from(0), &Value::from(0)),
+        "{report}"
+    );
+    // The third lends its file system and terminals: the file was read as the editor had
+    // it (its unsaved buffer, not the disk), the edit went to the editor, and the command
+    // ran in its terminal without the provider key of the editor's environment.
+    let third = &report["third"];
+    assert_eq!(third["p"], "end_turn", "{report}");
+    let lent = &report["lent"];
+    let notes = std::fs::canonicalize(work.path())
+        .unwrap()
+        .join("notes.txt")
+        .display()
+        .to_string();
+    let reads: Vec<&str> = lent["reads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p.as_str().unwrap())
+        .collect();
+    assert!(
+        reads.len() >= 2 && reads.iter().all(|p| *p == notes),
+        "{reads:?}"
+    );
+    let results = tool_results(&server);
+    assert!(
+        results.iter().any(|r| r.contains("unsaved text")),
+        "read_file gave the model the editor's buffer: {results:?}"
+    );
+    assert!(
+        !results.iter().any(|r| r.contains("disk text")),
+        "{results:?}"
+    );
+    let writes = lent["writes"].as_array().unwrap();
+    assert_eq!(writes.len(), 1, "{writes:?}");
+    assert_eq!(writes[0]["path"], notes.as_str());
+    assert_eq!(writes[0]["content"], "edited text\n");
+    assert_eq!(report["onDisk"], "edited text\n");
+    let terminals = lent["terminals"].as_array().unwrap();
+    assert_eq!(terminals.len(), 1, "{terminals:?}");
+    let params = &terminals[0]["params"];
+    assert_eq!(params["command"], "env");
+    let args: Vec<&str> = params["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    let unset: Vec<&str> = args
+        .windows(2)
+        .filter(|w| w[0] == "-u")
+        .map(|w| w[1])
+        .collect();
+    assert!(unset.contains(&"OPENAI_API_KEY"), "{args:?}");
+    assert_eq!(
+        unset.len(),
+        unset.iter().collect::<std::collections::HashSet<_>>().len(),
+        "each variable once: {args:?}"
+    );
+    assert_eq!(
+        std::fs::canonicalize(params["cwd"].as_str().unwrap()).unwrap(),
+        std::fs::canonicalize(work.path()).unwrap()
+    );
+    let output = terminals[0]["output"].as_str().unwrap();
+    assert!(output.contains("via-terminal"), "{output}");
+    assert!(output.contains("key=none"), "{output}");
+    assert!(!output.contains("sk-test-provider-key"), "{output}");
+    assert_eq!(lent["released"], serde_json::json!([terminals[0]["id"]]));
+    assert!(
+        results
+            .iter()
+            .any(|r| r.contains("via-terminal") && r.contains("exit code 0")),
+        "{results:?}"
+    );
+    // The edit and the command were allowed for good in the editor: the rules the Inbox
+    // proposes are stored.
+    let asked: Vec<&Value> = third["permissions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| &p["toolCall"]["toolCallId"])
+        .collect();
+    assert_eq!(asked, ["change", "term"], "{report}");
+    let rules = |dir: &Path| -> Vec<Value> {
+        let listed = crate::common::bare(dir)
+            .args(["rules", "list", "--json"])
+            .output()
+            .unwrap();
+        let all: Value = serde_json::from_slice(&listed.stdout).unwrap();
+        all.as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r["action"] == "allow" && r["tool_pattern"] == "execute_cmd")
+            .map(|r| r["command_pattern"].clone())
+            .collect()
+    };
+    let fresh = tempfile::tempdir().unwrap();
+    let (seeded, now) = (rules(fresh.path()), rules(data.path()));
+    assert_eq!(
+        now.len(),
+        seeded.len() + 1,
+        "seeded {seeded:?}, now {now:?}"
+    );
+    // The call showed its terminal while it ran, and kept it when it ended.
+    let updates = third["updates"].as_array().unwrap();
+    assert!(
+        updates
+            .iter()
+            .any(|u| u["sessionUpdate"] == "tool_call_update"
+                && u["toolCallId"] == "term"
+                && u["content"][0]["type"] == "terminal"
+                && u["content"][0]["terminalId"] == terminals[0]["id"]),
+        "{updates:?}"
+    );
+    let ended = updates
+        .iter()
+        .find(|u| {
+            u["sessionUpdate"] == "tool_call_update"
+                && u["toolCallId"] == "term"
+                && u["status"] == "completed"
+        })
+        .unwrap_or_else(|| panic!("{updates:?}"));
+    assert!(ended.get("content").is_none(), "{ended}");
+    assert!(
+        ended["rawOutput"]
+            .as_str()
+            .unwrap()
+            .contains("via-terminal"),
+        "{ended}"
+    );
+}
+
+/// The tool results the model was sent, in order.
+fn tool_results(server: &ScriptedServer) -> Vec<String> {
+    let mut seen = Vec::new();
+    for r in server.recorded() {
+        for m in r.body["messages"].as_array().into_iter().flatten() {
+            if m["role"] == "tool" {
+                let text = m["content"].as_str().unwrap_or_default().to_string();
+                if !seen.contains(&text) {
+                    seen.push(text);
+                }
+            }
+        }
+    }
+    seen
 }

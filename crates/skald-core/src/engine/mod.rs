@@ -102,6 +102,9 @@ pub struct Engine {
     pub places: crate::instructions::Places,
     /// Sessions a turn ran in in this process (SessionStart hooks' `resume`).
     started: Mutex<std::collections::HashSet<i64>>,
+    /// Editors driving chats of this process, which lend those chats' calls their file
+    /// system and terminals (docs/acp.md).
+    editors: Mutex<HashMap<i64, Arc<dyn skald_api::editor::Editor>>>,
 }
 
 impl Engine {
@@ -155,7 +158,30 @@ impl Engine {
             checkpoints,
             places: crate::instructions::Places::of_user(),
             started: Mutex::new(std::collections::HashSet::new()),
+            editors: Mutex::new(HashMap::new()),
         })
+    }
+
+    /// From now on the calls of `session_id` (its sub-agents' included) use `editor`'s
+    /// file system and terminals, as far as it offers them.
+    pub fn attach_editor(&self, session_id: i64, editor: Arc<dyn skald_api::editor::Editor>) {
+        lock(&self.editors).insert(session_id, editor);
+    }
+
+    /// The editor is gone: the session's calls work on disk and in their own processes.
+    pub fn detach_editor(&self, session_id: i64) {
+        lock(&self.editors).remove(&session_id);
+    }
+
+    /// What call `call_id` of `session_id` may use of an attached editor.
+    pub fn editor_for(
+        &self,
+        session_id: i64,
+        call_id: &str,
+    ) -> Option<skald_api::editor::EditorAccess> {
+        lock(&self.editors)
+            .get(&session_id)
+            .map(|e| skald_api::editor::EditorAccess::new(e.clone(), call_id))
     }
 
     /// Notes that a turn runs in `session_id`; whether it is the first in this process.
