@@ -352,7 +352,11 @@ test("an approved restart starts the app again and keeps the chat", { skip: need
       await newChat(s);
       await send(s, "Restart please");
       await s.click(await s.wait("[data-testid='nav-inbox']"));
-      await s.click(await s.wait("[data-testid='inbox-item'] [data-testid='approve']"));
+      await s.wait("[data-testid='inbox-item'] [data-testid='approve']");
+      // Clicked from a timer, so that the WebDriver command has returned before the app
+      // leaves: a click whose answer races the window's end fails in tauri-driver
+      // ("fetch failed") on a loaded machine.
+      await s.js("setTimeout(() => document.querySelector(\"[data-testid='inbox-item'] [data-testid='approve']\").click(), 100), true");
       // The turn ends, the app leaves, the same binary starts again (with the same
       // arguments, so with the test's marker).
       let restarted = [];
