@@ -169,7 +169,7 @@ pub fn run() -> anyhow::Result<()> {
         root: root()?,
         config,
         model: None,
-        tex_bundle: std::env::var_os("SKALD_TEX_BUNDLE").map(PathBuf::from),
+        tex_bundle: skald_viewer::latex::bundle::named_bundle(),
         file_route: crate::file_route().to_string(),
         restart: Some(restart.clone()),
         hidden_env: Vec::new(),

@@ -80,7 +80,7 @@ export type TodoItem = { content: string, status: TodoStatus, };
  */
 export type WriteTodosArgs = { todos: Array<TodoItem>, };
 
-export type Event = { "type": "turn_running", session_id: number, } | { "type": "user_message", session_id: number, message_id: number, text: string, } | { "type": "token_delta", text: string, } | { "type": "thinking", text: string, } | { "type": "tool_start", tool_call_id: string, name: string, arguments: JsonValue, label_short: string, label_full: string, path?: string, } | { "type": "tool_done", tool_call_id: string, result: string, } | { "type": "tool_error", tool_call_id: string, error: string, } | { "type": "tool_cancelled", tool_call_id: string, } | { "type": "tool_rejected", tool_call_id: string, reason: string, } | { "type": "llm_failed", message: string, retrying: boolean, } | { "type": "agent_start", stack_id: number, agent_id: string, depth: number, } | { "type": "agent_done", stack_id: number, agent_id: string, outcome: TurnOutcome, } | { "type": "approval_required", tool_call_id: string, name: string, arguments: JsonValue, label: string, reason: string, inbox_id: number, } | { "type": "agent_question", tool_call_id: string, inbox_id: number, question: string, suggested_answers: Array<string>, } | { "type": "inbox_requested", item: InboxEntry, } | { "type": "inbox_resolved", id: number, session_id: number, status: InboxStatus, } | { "type": "context_compacted", session_id: number, up_to_message_id: number, } | { "type": "model_fallback", from: string, to: string, reason: string, } | { "type": "tool_progress", tool_call_id: string, progress: number, total?: number, message?: string, } | { "type": "mcp_status", server: string, status: McpStatus, } | { "type": "open_file", path: string, } | { "type": "file_changed", path: string, } | { "type": "prompt_progress", read: number, total: number, } | { "type": "model_pull", name: string, done: number, total: number, } | { "type": "task_update", task_id: number, 
+export type Event = { "type": "turn_running", session_id: number, } | { "type": "user_message", session_id: number, message_id: number, text: string, } | { "type": "token_delta", text: string, } | { "type": "thinking", text: string, } | { "type": "tool_start", tool_call_id: string, name: string, arguments: JsonValue, label_short: string, label_full: string, path?: string, } | { "type": "tool_done", tool_call_id: string, result: string, } | { "type": "tool_error", tool_call_id: string, error: string, } | { "type": "tool_cancelled", tool_call_id: string, } | { "type": "tool_rejected", tool_call_id: string, reason: string, } | { "type": "llm_failed", message: string, retrying: boolean, } | { "type": "agent_start", stack_id: number, agent_id: string, depth: number, } | { "type": "agent_done", stack_id: number, agent_id: string, outcome: TurnOutcome, } | { "type": "approval_required", tool_call_id: string, name: string, arguments: JsonValue, label: string, reason: string, inbox_id: number, } | { "type": "agent_question", tool_call_id: string, inbox_id: number, question: string, suggested_answers: Array<string>, } | { "type": "inbox_requested", item: InboxEntry, } | { "type": "inbox_resolved", id: number, session_id: number, status: InboxStatus, } | { "type": "context_compacted", session_id: number, up_to_message_id: number, } | { "type": "model_fallback", from: string, to: string, reason: string, } | { "type": "tool_progress", tool_call_id: string, progress: number, total?: number, message?: string, } | { "type": "mcp_status", server: string, status: McpStatus, } | { "type": "open_file", path: string, } | { "type": "file_changed", path: string, } | { "type": "prompt_progress", read: number, total: number, } | { "type": "model_pull", name: string, done: number, total: number, } | { "type": "tex_bundle", done: number, total: number, } | { "type": "task_update", task_id: number, 
 /**
  * The background session the task works in.
  */
@@ -296,7 +296,7 @@ session_id?: number, } | { "cmd": "inbox" } | { "cmd": "answer", inbox_id: numbe
 /**
  * An IANA zone, e.g. Europe/Berlin.
  */
-timezone: string, } | { "cmd": "list_mcp" } | { "cmd": "set_mcp_enabled", name: string, enabled: boolean, } | { "cmd": "list_secrets" } | { "cmd": "set_secret", name: string, value: string, } | { "cmd": "remove_secret", name: string, } | { "cmd": "list_plugins" } | { "cmd": "configure_plugin", id: string, enabled?: boolean, config?: JsonValue, } | { "cmd": "settings" } | { "cmd": "test_model" } | { "cmd": "local_models" } | { "cmd": "pull_model", name: string, } | { "cmd": "configure_model", 
+timezone: string, } | { "cmd": "list_mcp" } | { "cmd": "set_mcp_enabled", name: string, enabled: boolean, } | { "cmd": "list_secrets" } | { "cmd": "set_secret", name: string, value: string, } | { "cmd": "remove_secret", name: string, } | { "cmd": "list_plugins" } | { "cmd": "configure_plugin", id: string, enabled?: boolean, config?: JsonValue, } | { "cmd": "settings" } | { "cmd": "test_model" } | { "cmd": "local_models" } | { "cmd": "pull_model", name: string, } | { "cmd": "build_tex_bundle" } | { "cmd": "configure_model", 
 /**
  * openai (any OpenAI-compatible server) | anthropic | ollama | local (a model in
  * the models folder, by name; no address or key)
@@ -384,7 +384,11 @@ model_error: string | null,
 /**
  * Where the configuration is kept.
  */
-config_path: string, approval: string, } | { "cmd": "test_model", ok: boolean, message: string, millis: number, } | { "cmd": "local_models", 
+config_path: string, approval: string, 
+/**
+ * Which TeX bundle LaTeX previews use, and whether one can be built here.
+ */
+tex: TexStatus, } | { "cmd": "test_model", ok: boolean, message: string, millis: number, } | { "cmd": "local_models", 
 /**
  * Whether this build can run local models.
  */
@@ -396,7 +400,7 @@ recommended: Array<RecommendedModel>, } | { "cmd": "pull_model",
 /**
  * How to name it as a model: `local/<name>`.
  */
-model: string, } | { "cmd": "configure_model", 
+model: string, } | { "cmd": "build_tex_bundle", path: string, files: number, bytes: number, } | { "cmd": "configure_model", 
 /**
  * The models now, the configured one first.
  */
@@ -594,6 +598,23 @@ export type OpenTarget = { "what": "inbox_item", inbox_id: number, session_id: n
 export type LocalModelInfo = { name: string, bytes: number, };
 
 export type RecommendedModel = { name: string, description: string, bytes: number, };
+
+/**
+ * The TeX bundle LaTeX previews use (docs/viewer.md, "Bundles").
+ */
+export type TexStatus = { 
+/**
+ * What applies, in a sentence ("offline bundle at …", "tectonic's online bundle, …").
+ */
+bundle: string, 
+/**
+ * Whether previews work without the network.
+ */
+offline: boolean, 
+/**
+ * The installed TeX Live an offline bundle can be built from, if there is one.
+ */
+system_tex: string | null, };
 
 export type AgentInfo = { id: string, name: string, description: string, };
 

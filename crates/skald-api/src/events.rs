@@ -163,6 +163,11 @@ pub enum Event {
         done: u64,
         total: u64,
     },
+    /// How far building the offline TeX bundle is (`build_tex_bundle`), in files.
+    TexBundle {
+        done: u64,
+        total: u64,
+    },
     /// A background task started or ended (sent to the chat that started it).
     TaskUpdate {
         task_id: i64,

@@ -199,6 +199,10 @@ pub enum Command {
     PullModel {
         name: String,
     },
+    /// Builds the offline TeX bundle from the TeX Live installed on the machine (as
+    /// `skald latex bundle --from-system`); `tex_bundle` events report progress, and the
+    /// reply comes when it is in place. LaTeX previews use it from their next compile.
+    BuildTexBundle,
     /// Makes a provider's model the default (written to config.toml; the key, if given,
     /// kept as a secret). Turns use it from their next model call.
     ConfigureModel {
@@ -382,6 +386,8 @@ pub enum Reply {
         /// Where the configuration is kept.
         config_path: String,
         approval: String,
+        /// Which TeX bundle LaTeX previews use, and whether one can be built here.
+        tex: TexStatus,
     },
     TestModel {
         ok: bool,
@@ -399,6 +405,11 @@ pub enum Reply {
     PullModel {
         /// How to name it as a model: `local/<name>`.
         model: String,
+    },
+    BuildTexBundle {
+        path: String,
+        files: u64,
+        bytes: u64,
     },
     ConfigureModel {
         /// The models now, the configured one first.
@@ -491,6 +502,17 @@ pub enum OpenTarget {
 pub struct LocalModelInfo {
     pub name: String,
     pub bytes: u64,
+}
+
+/// The TeX bundle LaTeX previews use (docs/viewer.md, "Bundles").
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct TexStatus {
+    /// What applies, in a sentence ("offline bundle at …", "tectonic's online bundle, …").
+    pub bundle: String,
+    /// Whether previews work without the network.
+    pub offline: bool,
+    /// The installed TeX Live an offline bundle can be built from, if there is one.
+    pub system_tex: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]

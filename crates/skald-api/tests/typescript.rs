@@ -81,6 +81,7 @@ fn generate() -> String {
         decl::<OpenTarget>(),
         decl::<LocalModelInfo>(),
         decl::<RecommendedModel>(),
+        decl::<TexStatus>(),
         decl::<AgentInfo>(),
         decl::<McpServerInfo>(),
     ];

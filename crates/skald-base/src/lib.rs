@@ -6,6 +6,7 @@
 
 pub mod atomic;
 pub mod path;
+pub mod tex;
 pub mod walk;
 
 use std::sync::{Mutex, MutexGuard};

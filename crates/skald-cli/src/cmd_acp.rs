@@ -19,7 +19,7 @@ async fn serve(data_dir: &DataDir, config: &Config, model: Option<&str>) -> Resu
         root,
         config: config.clone(),
         model: model.map(str::to_string),
-        tex_bundle: std::env::var_os("SKALD_TEX_BUNDLE").map(std::path::PathBuf::from),
+        tex_bundle: skald_base::tex::named_bundle(),
         file_route: skald_service::FILE_ROUTE.to_string(),
         restart: None,
         hidden_env: Vec::new(),

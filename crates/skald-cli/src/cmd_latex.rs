@@ -63,7 +63,7 @@ pub async fn build(
     };
     let bundle = match bundle
         .map(Path::to_path_buf)
-        .or_else(|| std::env::var_os("SKALD_TEX_BUNDLE").map(PathBuf::from))
+        .or_else(skald_base::tex::named_bundle)
     {
         Some(zip) => BundleChoice::Zip(zip),
         None => BundleChoice::Default,
@@ -71,11 +71,14 @@ pub async fn build(
     // Builds never read what the file tools guard (credential folders, Skald's secrets).
     let withheld = skald_core::withheld::Withheld::default();
     withheld.protect(&data_dir.secrets_dir());
-    let engine = Arc::new(LatexEngine::new(
-        data_dir.root().join("cache").join("latex"),
-        bundle,
-        skald_core::approval::guarded_paths(&withheld.folders()),
-    ));
+    let engine = Arc::new(
+        LatexEngine::new(
+            data_dir.root().join("cache").join("latex"),
+            bundle,
+            skald_core::approval::guarded_paths(&withheld.folders()),
+        )
+        .with_offline(data_dir.tex_bundle_path()),
+    );
     let first = run(engine.clone(), tex.clone()).await;
     if matches!(first, Err(LatexError::Cancelled)) {
         return Err(stopped());
@@ -147,8 +150,9 @@ pub enum LatexCommand {
     /// Build a .tex file to PDF (from the cache when none of its inputs changed)
     #[command(
         after_help = "The TeX support files come from --bundle (a zip bundle, also \
-                      SKALD_TEX_BUNDLE) or tectonic's default online bundle, cached after its \
-                      first use.\n\nExample: skald latex build paper.tex --watch"
+                      SKALD_TEX_BUNDLE), else the offline bundle `skald latex bundle` built, \
+                      else tectonic's default online bundle, cached after its first \
+                      use.\n\nExample: skald latex build paper.tex --watch"
     )]
     Build {
         path: PathBuf,
@@ -162,6 +166,57 @@ pub enum LatexCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Build the offline TeX bundle LaTeX previews use without the network
+    #[command(
+        after_help = "From the TeX Live installed on this machine (Debian and Ubuntu: apt \
+                      install texlive-latex-base texlive-xetex lmodern), into Skald's data \
+                      folder, where every build then finds it.\n\nExample: skald latex \
+                      bundle --from-system"
+    )]
+    Bundle {
+        /// Take the files from the installed TeX Live (the only source there is)
+        #[arg(long, required = true)]
+        from_system: bool,
+        /// Only the files named in this list (one name per line)
+        #[arg(long, value_name = "FILE")]
+        only: Option<PathBuf>,
+        /// Where to write the zip (default: the data folder's tex/bundle.zip)
+        #[arg(long, value_name = "ZIP")]
+        out: Option<PathBuf>,
+    },
+}
+
+/// `skald latex bundle --from-system`.
+fn bundle(data_dir: &DataDir, only: Option<&Path>, out: Option<&Path>) -> Result<u8, Fail> {
+    let only = match only {
+        Some(list) => Some(
+            std::fs::read_to_string(list)
+                .map_err(|e| Fail::usage(format!("cannot read {}: {e}", list.display())))?
+                .split_whitespace()
+                .map(str::to_string)
+                .collect::<Vec<_>>(),
+        ),
+        None => None,
+    };
+    let out = out.map_or_else(|| data_dir.tex_bundle_path(), Path::to_path_buf);
+    let trees = skald_viewer::latex::bundle::SYSTEM_TREES;
+    let mut last = std::time::Instant::now();
+    let built =
+        skald_viewer::latex::bundle::build(trees, only.as_deref(), &out, &mut |done, total| {
+            if last.elapsed() >= std::time::Duration::from_millis(500) || done == total {
+                last = std::time::Instant::now();
+                eprint!("\rbundling TeX files: {done}/{total}");
+            }
+        });
+    eprintln!();
+    let built = built.map_err(Fail::failed)?;
+    println!(
+        "built {} ({} files, {:.1} MB); LaTeX previews now work offline",
+        built.path.display(),
+        built.files,
+        built.bytes as f64 / 1e6
+    );
+    Ok(exit::OK)
 }
 
 /// Runs one `latex` subcommand; its exit code.
@@ -173,6 +228,11 @@ pub async fn dispatch(env: &crate::Env, command: LatexCommand) -> u8 {
             watch,
             json,
         } => build(&env.data_dir, &path, bundle.as_deref(), watch, json).await,
+        LatexCommand::Bundle {
+            from_system: _,
+            only,
+            out,
+        } => bundle(&env.data_dir, only.as_deref(), out.as_deref()),
     };
     finish("skald latex", result)
 }

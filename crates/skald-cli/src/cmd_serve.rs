@@ -231,7 +231,7 @@ async fn serve(data_dir: &DataDir, config: &Config, a: ServeArgs<'_>) -> Result<
         root,
         config: config.clone(),
         model: a.model.map(str::to_string),
-        tex_bundle: std::env::var_os("SKALD_TEX_BUNDLE").map(PathBuf::from),
+        tex_bundle: skald_base::tex::named_bundle(),
         file_route: skald_service::FILE_ROUTE.to_string(),
         restart: Some(RestartSignal::default()),
         hidden_env: [RESTART_PORT, RESTART_TOKEN, RESTART_HOST]

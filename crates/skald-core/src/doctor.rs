@@ -205,17 +205,68 @@ async fn check_node() -> Check {
     }
 }
 
+/// Which TeX bundle LaTeX previews use, in the order compiles choose it (docs/viewer.md,
+/// "Bundles"), as doctor and the Settings page say it.
+pub fn tex_status(data_dir: &DataDir) -> skald_api::protocol::TexStatus {
+    let system_tex =
+        skald_base::tex::system_tex(skald_base::tex::SYSTEM_TREES).map(|t| t.display().to_string());
+    let (bundle, offline) = match skald_base::tex::named_bundle() {
+        Some(named) if named.is_file() => (format!("{} (SKALD_TEX_BUNDLE)", named.display()), true),
+        Some(named) => (
+            format!(
+                "SKALD_TEX_BUNDLE names {}, which is not a file",
+                named.display()
+            ),
+            false,
+        ),
+        None if data_dir.tex_bundle_path().is_file() => (
+            format!("offline bundle at {}", data_dir.tex_bundle_path().display()),
+            true,
+        ),
+        None => match skald_base::tex::online_cache() {
+            Some(cache) => (
+                format!(
+                    "tectonic's online bundle, cached in {} (offline, what was fetched keeps \
+                     working)",
+                    cache.display()
+                ),
+                false,
+            ),
+            None => (
+                "tectonic's online bundle, fetched and cached on the first build, which needs \
+                 the network"
+                    .to_string(),
+                false,
+            ),
+        },
+    };
+    skald_api::protocol::TexStatus {
+        bundle,
+        offline,
+        system_tex,
+    }
+}
+
 fn check_tex_bundle(data_dir: &DataDir) -> Check {
     const NAME: &str = "TeX bundle (LaTeX preview)";
-    let path = data_dir.tex_bundle_path();
-    if path.is_file() {
-        Check::ok(NAME, path.display().to_string())
-    } else {
-        Check::missing(
-            NAME,
-            format!("no offline bundle at {}", path.display()),
-            "LaTeX previews need a TeX bundle at that path",
-        )
+    let status = tex_status(data_dir);
+    if skald_base::tex::named_bundle().is_some() && !status.offline {
+        return Check::error(NAME, status.bundle, "unset it, or point it at a zip bundle");
+    }
+    if status.offline {
+        return Check::ok(NAME, status.bundle);
+    }
+    let hint = match &status.system_tex {
+        Some(tree) => format!(
+            "to work offline, run `skald latex bundle --from-system` (TeX Live found in {tree})"
+        ),
+        None => "to work offline, apt install texlive-latex-base texlive-xetex lmodern, then \
+                 run `skald latex bundle --from-system`"
+            .to_string(),
+    };
+    match skald_base::tex::online_cache() {
+        Some(_) => Check::ok(NAME, format!("{}; {hint}", status.bundle)),
+        None => Check::missing(NAME, status.bundle, hint),
     }
 }
 

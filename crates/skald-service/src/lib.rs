@@ -20,7 +20,7 @@ use skald_core::turn::ApprovalMode;
 use skald_core::{Config, DataDir};
 use skald_llm::ModelChoice;
 use skald_store::Store;
-use skald_viewer::{BundleChoice, FileRoute, LatexEngine};
+use skald_viewer::{FileRoute, LatexEngine};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -70,7 +70,8 @@ pub struct ServiceConfig {
     pub config: Config,
     /// The model asked for on the command line (`--model`), if any.
     pub model: Option<String>,
-    /// A local TeX bundle (zip); tectonic's default bundle otherwise.
+    /// A TeX bundle (zip) named by the carrier (`SKALD_TEX_BUNDLE`); otherwise the data
+    /// directory's offline bundle if built, else tectonic's default online bundle.
     pub tex_bundle: Option<PathBuf>,
     /// How the carrier's file route is written, up to the percent-encoded path
     /// ([`FILE_ROUTE`] for `skald serve`).
@@ -98,6 +99,8 @@ pub struct Service {
     restart: Option<RestartSignal>,
     /// Local models being downloaded.
     pulling: Mutex<std::collections::HashSet<String>>,
+    /// An offline TeX bundle is being built.
+    building_tex: std::sync::atomic::AtomicBool,
 }
 
 impl Service {
@@ -161,8 +164,8 @@ impl Service {
         })?;
         let latex_cache = data_dir.root().join("cache").join("latex");
         let bundle = match config.tex_bundle {
-            Some(zip) => BundleChoice::Zip(zip),
-            None => BundleChoice::Default,
+            Some(zip) => skald_viewer::BundleChoice::Zip(zip),
+            None => skald_viewer::BundleChoice::Default,
         };
         let service = Arc::new(Service {
             policy: FilePolicy::new(
@@ -173,11 +176,14 @@ impl Service {
             ),
             // Builds never read what the file tools guard: credential folders and
             // Skald's own secrets (and `secrets/` folders, which the engine refuses).
-            latex: Arc::new(LatexEngine::new(
-                latex_cache,
-                bundle,
-                skald_core::approval::guarded_paths(&engine.withheld.folders()),
-            )),
+            latex: Arc::new(
+                LatexEngine::new(
+                    latex_cache,
+                    bundle,
+                    skald_core::approval::guarded_paths(&engine.withheld.folders()),
+                )
+                .with_offline(data_dir.tex_bundle_path()),
+            ),
             sessions: sessions.clone(),
             store,
             data_dir,
@@ -188,6 +194,7 @@ impl Service {
             events,
             restart: config.restart,
             pulling: Mutex::new(std::collections::HashSet::new()),
+            building_tex: std::sync::atomic::AtomicBool::new(false),
         });
         // Engine events go to every UI, tagged with their session.
         let mut rx = sessions.subscribe();
@@ -428,6 +435,7 @@ impl Service {
             Command::TestModel => Ok(self.test_model().await),
             Command::LocalModels => Ok(self.local_models()),
             Command::PullModel { name } => self.pull_model(&name).await,
+            Command::BuildTexBundle => self.build_tex_bundle().await,
             Command::ConfigureModel {
                 kind,
                 model,

@@ -76,7 +76,47 @@ impl Service {
             model_error: lock(&self.model_error).clone(),
             config_path: self.data_dir.config_path().display().to_string(),
             approval: "Calls that need approval wait in the chat and the Inbox".into(),
+            tex: skald_core::doctor::tex_status(&self.data_dir),
         }
+    }
+
+    /// Builds the offline TeX bundle from the installed TeX Live, reporting progress to
+    /// every UI; the LaTeX engine uses it from its next compile.
+    pub(crate) async fn build_tex_bundle(&self) -> Result<Reply, ServiceError> {
+        if self
+            .building_tex
+            .swap(true, std::sync::atomic::Ordering::SeqCst)
+        {
+            return Err(invalid("the TeX bundle is being built already"));
+        }
+        // Cleared however this ends, a window closed mid-build included.
+        struct Building<'a>(&'a std::sync::atomic::AtomicBool);
+        impl Drop for Building<'_> {
+            fn drop(&mut self) {
+                self.0.store(false, std::sync::atomic::Ordering::SeqCst);
+            }
+        }
+        let _building = Building(&self.building_tex);
+        let events = self.events.clone();
+        let out = self.data_dir.tex_bundle_path();
+        let built = blocking(move || {
+            let trees = skald_viewer::latex::bundle::SYSTEM_TREES;
+            skald_viewer::latex::bundle::build(trees, None, &out, &mut |done, total| {
+                let _ = events.send(skald_api::protocol::ServerMessage::Event {
+                    session_id: None,
+                    event: skald_api::events::Event::TexBundle {
+                        done: done as u64,
+                        total: total as u64,
+                    },
+                });
+            })
+        })
+        .await?;
+        Ok(Reply::BuildTexBundle {
+            path: built.path.display().to_string(),
+            files: built.files as u64,
+            bytes: built.bytes,
+        })
     }
 
     pub(crate) fn secrets(&self) -> Result<Arc<skald_secrets::Secrets>, ServiceError> {

@@ -14,6 +14,7 @@
 //! bundle's — so an unchanged document is served without running TeX. A failed compile is
 //! reported as `file:line: message` errors from its log. One build per document at a time.
 
+pub mod bundle;
 mod driver;
 mod io;
 mod policy;
@@ -147,6 +148,10 @@ impl WorkerCommand {
 pub struct LatexEngine {
     cache_dir: PathBuf,
     bundle: BundleChoice,
+    /// The offline bundle used instead of the default online one once it exists
+    /// (`skald latex bundle` builds it; a build made while Skald runs counts from the
+    /// next compile).
+    offline: Option<PathBuf>,
     /// Never read by a build (credential folders, Skald's own secrets).
     deny: Vec<PathBuf>,
     worker: Option<WorkerCommand>,
@@ -218,6 +223,7 @@ impl LatexEngine {
         LatexEngine {
             cache_dir,
             bundle,
+            offline: None,
             deny,
             worker: None,
             timeout: COMPILE_TIMEOUT,
@@ -226,6 +232,17 @@ impl LatexEngine {
             running: Mutex::new(HashMap::new()),
             next_id: AtomicU64::new(0),
         }
+    }
+
+    /// Uses the zip at `offline` instead of the default online bundle whenever it exists.
+    pub fn with_offline(mut self, offline: PathBuf) -> LatexEngine {
+        self.offline = Some(offline);
+        self
+    }
+
+    /// The bundle a compile starting now uses.
+    fn bundle_now(&self) -> BundleChoice {
+        bundle::resolve(&self.bundle, self.offline.as_deref())
     }
 
     /// Runs workers with this command instead of this process's own executable.
@@ -326,7 +343,7 @@ impl LatexEngine {
             tex: tex.to_path_buf(),
             work: work.clone(),
             previous: previous.clone(),
-            bundle: self.bundle.clone(),
+            bundle: self.bundle_now(),
             formats: self.cache_dir.join("formats"),
             deny: self.deny.clone(),
             result: dir.join("result.json"),

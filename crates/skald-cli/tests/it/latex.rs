@@ -285,3 +285,77 @@ fn ctrl_c_kills_a_looping_build_and_its_worker_which_has_no_keys() {
         "the LaTeX worker {worker} is still there"
     );
 }
+
+/// Every (name, content) of a zip bundle.
+fn zip_contents(zip: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    let mut archive = zip::ZipArchive::new(std::fs::File::open(zip).unwrap()).unwrap();
+    let mut out = std::collections::BTreeMap::new();
+    for i in 0..archive.len() {
+        let mut f = archive.by_index(i).unwrap();
+        let mut data = Vec::new();
+        std::io::Read::read_to_end(&mut f, &mut data).unwrap();
+        out.insert(f.name().to_string(), data);
+    }
+    out
+}
+
+#[test]
+fn a_bundle_built_from_the_system_tex_live_compiles_a_document_with_no_flag() {
+    let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/tex");
+    let (doc, data) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    // The files the test article needs, from the installed TeX Live, into the data
+    // folder, where every build then finds the bundle by itself.
+    let out = crate::common::bare(data.path())
+        .args(["latex", "bundle", "--from-system", "--only"])
+        .arg(repo.join("bundle-files.txt"))
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{said}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let built = data.path().join("tex/bundle.zip");
+    assert!(said.contains(&built.display().to_string()), "{said}");
+    // The same files and digest as the tests' own bundle (scripts/tex-bundle.py).
+    let (ours, tests) = (zip_contents(&built), zip_contents(&repo.join("bundle.zip")));
+    assert_eq!(
+        ours.keys().collect::<Vec<_>>(),
+        tests.keys().collect::<Vec<_>>()
+    );
+    assert_eq!(ours, tests);
+    for f in ["main.tex", "chapter.tex", "dot.png"] {
+        std::fs::copy(repo.join("article").join(f), doc.path().join(f)).unwrap();
+    }
+    let mut build = crate::common::bare(data.path());
+    build
+        .args(["latex", "build", "--json"])
+        .arg(doc.path().join("main.tex"))
+        .env_remove("SKALD_TEX_BUNDLE");
+    let done = build.output().unwrap();
+    let line: Value = serde_json::from_slice(&done.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&done.stderr)));
+    assert_eq!(done.status.code(), Some(0), "{line}");
+    assert!(Path::new(line["pdf"].as_str().unwrap()).is_file(), "{line}");
+
+    // A list naming a file TeX Live does not have: said, and no bundle is left.
+    let list = doc.path().join("list.txt");
+    std::fs::write(&list, "article.cls\nno-such-package.sty\n").unwrap();
+    let bad = crate::common::bare(data.path())
+        .args(["latex", "bundle", "--from-system", "--only"])
+        .arg(&list)
+        .arg("--out")
+        .arg(doc.path().join("bad.zip"))
+        .output()
+        .unwrap();
+    assert_ne!(bad.status.code(), Some(0));
+    assert!(
+        String::from_utf8_lossy(&bad.stderr)
+            .contains("not found in the TeX trees: no-such-package.sty"),
+        "{}",
+        String::from_utf8_lossy(&bad.stderr)
+    );
+    assert!(!doc.path().join("bad.zip").exists());
+}

@@ -45,7 +45,12 @@ fn serve_with(
         .arg(root)
         .stdout(Stdio::piped())
         .stderr(Stdio::null());
-    if let Ok(zip) = std::fs::canonicalize(concat!(
+    // The tests' small bundle, unless the test names its own (an empty one: none).
+    if let Some((_, named)) = env.iter().find(|(k, _)| *k == "SKALD_TEX_BUNDLE") {
+        if named.is_empty() {
+            cmd.env_remove("SKALD_TEX_BUNDLE");
+        }
+    } else if let Ok(zip) = std::fs::canonicalize(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../../tests/tex/bundle.zip"
     )) {
@@ -738,6 +743,55 @@ fn latex_builds_through_the_protocol_with_errors_at_their_line() {
     let e = &bad["errors"][0];
     assert_eq!(e["line"], 4, "{bad}");
     assert!(e["file"].as_str().unwrap().ends_with("paper.tex"), "{bad}");
+}
+
+#[test]
+fn the_offline_tex_bundle_is_built_from_the_ui_and_used_by_the_next_build() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let data = root.join("data");
+    // No bundle named: previews use the online bundle until the offline one exists.
+    let s = serve_with(&data, &root, None, &[("SKALD_TEX_BUNDLE", "")]);
+    let mut ws = s.ws();
+    let before = ws.call(json!({"cmd": "settings"})).unwrap();
+    let tex = &before["tex"];
+    assert_eq!(tex["offline"], false, "{before}");
+    assert!(tex["bundle"].as_str().unwrap().contains("online"), "{tex}");
+    assert!(
+        tex["system_tex"].is_string(),
+        "scripts/setup.sh --test installs TeX Live: {tex}"
+    );
+    let built = ws.call(json!({"cmd": "build_tex_bundle"})).unwrap();
+    let zip = data.join("tex").join("bundle.zip");
+    assert_eq!(built["path"], zip.display().to_string(), "{built}");
+    assert!(built["files"].as_u64().unwrap() > 1000, "{built}");
+    assert_eq!(
+        built["bytes"].as_u64().unwrap(),
+        std::fs::metadata(&zip).unwrap().len()
+    );
+    let last = ws.event(|e| e["type"] == "tex_bundle" && e["done"] == e["total"]);
+    assert_eq!(
+        last["event"]["total"].as_u64().unwrap() + 2,
+        built["files"].as_u64().unwrap()
+    );
+    assert!(!data.join("tex").join("bundle.zip.partial").exists());
+    let after = ws.call(json!({"cmd": "settings"})).unwrap();
+    assert_eq!(after["tex"]["offline"], true, "{after}");
+    assert_eq!(
+        after["tex"]["bundle"],
+        format!("offline bundle at {}", zip.display())
+    );
+    // The running server's next compile uses it.
+    let paper = root.join("paper.tex");
+    std::fs::write(
+        &paper,
+        "\\documentclass{article}\n\\begin{document}\nOffline.\n\\end{document}\n",
+    )
+    .unwrap();
+    let b = ws
+        .call(json!({"cmd": "latex_build", "path": paper.display().to_string()}))
+        .unwrap();
+    assert_eq!(b["ok"], true, "{b}");
 }
 
 #[test]

@@ -96,8 +96,8 @@ fn open_bundle(choice: &BundleChoice) -> Result<Box<dyn tectonic_bundles::Bundle
         BundleChoice::Zip(zip) => {
             if !zip.is_file() {
                 return Err(format!(
-                    "{} does not exist (build one with scripts/tex-bundle.py, or use the \
-                     default online bundle)",
+                    "{} does not exist (build one with `skald latex bundle --from-system`, \
+                     or use the default online bundle)",
                     zip.display()
                 ));
             }
