@@ -108,6 +108,10 @@ describe("WebSocketTransport", () => {
     expect(timeoutFor({ cmd: "history", session_id: 1 })).toBe(30_000);
   });
 
+  it("gives building the offline TeX bundle fifteen minutes", () => {
+    expect(timeoutFor({ cmd: "build_tex_bundle" })).toBe(15 * 60_000);
+  });
+
   it("gives model downloads an hour", async () => {
     expect(timeoutFor({ cmd: "pull_model", name: "smollm2-135m" })).toBe(60 * 60_000);
     expect(timeoutFor({ cmd: "local_models" })).toBe(30_000);

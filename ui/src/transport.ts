@@ -38,6 +38,8 @@ export const DEFAULT_TIMEOUT_MS = 30_000;
 export const LATEX_TIMEOUT_MS = 180_000;
 /** Downloading a local model answers only when the whole file is in and checked. */
 export const PULL_MODEL_TIMEOUT_MS = 60 * 60_000;
+/** Building the offline TeX bundle answers once its ~15,000 files are zipped (about a minute). */
+export const TEX_BUNDLE_TIMEOUT_MS = 15 * 60_000;
 
 export function timeoutFor(command: Command): number {
   switch (command.cmd) {
@@ -45,6 +47,8 @@ export function timeoutFor(command: Command): number {
       return LATEX_TIMEOUT_MS;
     case "pull_model":
       return PULL_MODEL_TIMEOUT_MS;
+    case "build_tex_bundle":
+      return TEX_BUNDLE_TIMEOUT_MS;
     default:
       return DEFAULT_TIMEOUT_MS;
   }

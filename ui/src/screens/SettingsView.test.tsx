@@ -1,0 +1,229 @@
+// Settings → LaTeX: which TeX bundle previews use, the "Works offline" badge, building the
+// offline bundle from the installed TeX Live with its progress (tex_bundle events), the
+// settings read again after the build, a failed build's error, and the hint to install
+// TeX Live where there is none.
+
+import { act } from "react";
+import { createRoot, type Root } from "react-dom/client";
+import { afterEach, describe, expect, it } from "vitest";
+import { TransportContext } from "../app/context";
+import type { Command, TexStatus } from "../protocol";
+import { ServerError, type Transport } from "../transport";
+import { SettingsView } from "./SettingsView";
+
+(globalThis as { IS_REACT_ACT_ENVIRONMENT?: boolean }).IS_REACT_ACT_ENVIRONMENT = true;
+
+const ONLINE = "tectonic's online bundle, fetched and cached on the first build, which needs the network";
+const BUNDLE = "/home/me/.local/share/skald/tex/bundle.zip";
+
+/** Answers Settings' commands; `build_tex_bundle` waits until the test finishes it. */
+class FakeServer {
+  commands: Command[] = [];
+  tex: TexStatus;
+  private build: { resolve: () => void; reject: (e: Error) => void } | null = null;
+  private handlers: ((sid: number | null, e: never) => void)[] = [];
+  constructor(tex: TexStatus) {
+    this.tex = tex;
+  }
+  call(c: Command): Promise<never> {
+    this.commands.push(c);
+    const reply = (r: unknown) => Promise.resolve(r as never);
+    switch (c.cmd) {
+      case "settings":
+        return reply({ cmd: c.cmd, version: "0.1.0", data_dir: "/d", models: ["openai/gpt-4.1"], model_error: null, config_path: "/d/config.toml", approval: "ask", tex: this.tex });
+      case "local_models":
+        return reply({ cmd: c.cmd, available: false, folder: "/d/models", installed: [], recommended: [] });
+      case "list_mcp":
+        return reply({ cmd: c.cmd, servers: [] });
+      case "list_rules":
+        return reply({ cmd: c.cmd, rules: [] });
+      case "list_secrets":
+        return reply({ cmd: c.cmd, names: [], store: "the OS keyring" });
+      case "list_plugins":
+        return reply({ cmd: c.cmd, plugins: [] });
+      case "build_tex_bundle":
+        return new Promise<never>((resolve, reject) => {
+          this.build = {
+            resolve: () => {
+              // As the service does: the bundle is in the data folder, so `tex` says offline.
+              this.tex = { bundle: `offline bundle at ${BUNDLE}`, offline: true, system_tex: this.tex.system_tex };
+              resolve({ cmd: c.cmd, path: BUNDLE, files: 15012, bytes: 312_000_000 } as never);
+            },
+            reject,
+          };
+        });
+      default:
+        return new Promise(() => {});
+    }
+  }
+  finishBuild() {
+    expect(this.build, "a build was asked for").not.toBeNull();
+    this.build!.resolve();
+  }
+  failBuild(message: string) {
+    expect(this.build, "a build was asked for").not.toBeNull();
+    this.build!.reject(new ServerError(message));
+  }
+  emit(e: unknown) {
+    for (const h of this.handlers) h(null, e as never);
+  }
+  onEvent(fn: (sid: number | null, e: never) => void) {
+    this.handlers.push(fn);
+    return () => {
+      this.handlers = this.handlers.filter((h) => h !== fn);
+    };
+  }
+  onStatus() {
+    return () => {};
+  }
+  close() {}
+  count(cmd: string) {
+    return this.commands.filter((c) => c.cmd === cmd).length;
+  }
+}
+
+let container: HTMLDivElement;
+let root: Root | null = null;
+
+async function settle() {
+  for (let i = 0; i < 5; i++) {
+    await act(async () => {
+      await new Promise((r) => setTimeout(r, 0));
+    });
+  }
+}
+
+async function render(server: FakeServer) {
+  container = document.createElement("div");
+  document.body.appendChild(container);
+  root = createRoot(container);
+  await act(async () => {
+    root!.render(
+      <TransportContext.Provider value={server as unknown as Transport}>
+        <SettingsView theme="system" onTheme={() => {}} />
+      </TransportContext.Provider>,
+    );
+  });
+  await settle();
+}
+
+async function unmount() {
+  if (!root) return;
+  await act(async () => root!.unmount());
+  root = null;
+  container.remove();
+}
+
+const q = (id: string) => container.querySelector<HTMLElement>(`[data-testid='${id}']`);
+const section = () => container.querySelector<HTMLElement>("[aria-labelledby='s-latex']")!;
+
+async function click(el: HTMLElement | null) {
+  expect(el).not.toBeNull();
+  await act(async () => el!.click());
+  await settle();
+}
+
+afterEach(unmount);
+
+describe("Settings → LaTeX", () => {
+  it("shows the offline bundle with its badge, and no build button", async () => {
+    const server = new FakeServer({ bundle: `offline bundle at ${BUNDLE}`, offline: true, system_tex: "/usr/share/texlive" });
+    await render(server);
+    expect(section().querySelector("h2")?.textContent).toBe("LaTeX");
+    expect(q("tex-status")?.textContent).toBe(`offline bundle at ${BUNDLE}`);
+    expect(q("tex-offline")?.textContent).toBe("Works offline");
+    expect(q("tex-build")).toBeNull();
+    expect(q("tex-progress")).toBeNull();
+    expect(q("tex-hint")).toBeNull();
+    // One settings read serves Models and LaTeX.
+    expect(server.count("settings")).toBe(1);
+  });
+
+  it("builds the offline bundle from the installed TeX Live, with its progress, then reads the settings again", async () => {
+    const server = new FakeServer({ bundle: ONLINE, offline: false, system_tex: "/usr/share/texlive" });
+    await render(server);
+    expect(q("tex-status")?.textContent).toBe(ONLINE);
+    expect(q("tex-offline")).toBeNull();
+    expect(q("tex-hint")).toBeNull();
+    expect(section().textContent).toContain("From the TeX Live in /usr/share/texlive; about a minute.");
+    const button = q("tex-build") as HTMLButtonElement;
+    expect(button.textContent).toBe("Build offline bundle");
+    expect(button.disabled).toBe(false);
+
+    // Another UI's build is not this screen's to show.
+    await act(async () => server.emit({ type: "tex_bundle", done: 10, total: 20 }));
+    expect(q("tex-progress")).toBeNull();
+
+    await click(button);
+    expect(server.commands.filter((c) => c.cmd === "build_tex_bundle")).toEqual([{ cmd: "build_tex_bundle" }]);
+    expect(button.disabled).toBe(true);
+    expect(button.textContent).toBe("Building…");
+    expect(q("tex-progress")?.textContent).toBe("Bundling TeX files…");
+
+    await act(async () => server.emit({ type: "tex_bundle", done: 4200, total: 15012 }));
+    const bar = q("tex-progress")!.querySelector("progress")!;
+    expect(q("tex-progress")?.textContent).toBe("Bundling TeX files: 4200/15012");
+    expect(bar.value).toBe(4200);
+    expect(bar.max).toBe(15012);
+    await act(async () => server.emit({ type: "tex_bundle", done: 15012, total: 15012 }));
+    expect(q("tex-progress")?.textContent).toBe("Bundling TeX files: 15012/15012");
+
+    expect(server.count("settings")).toBe(1);
+    await act(async () => server.finishBuild());
+    await settle();
+    expect(server.count("settings")).toBe(2);
+    expect(q("tex-progress")).toBeNull();
+    expect(q("tex-build")).toBeNull();
+    expect(q("tex-offline")?.textContent).toBe("Works offline");
+    expect(q("tex-status")?.textContent).toBe(`offline bundle at ${BUNDLE}`);
+    expect(q("tex-result")?.textContent).toBe(`Built the offline bundle: 15012 files, 312.0 MB, at ${BUNDLE}.`);
+    expect(q("tex-error")).toBeNull();
+  });
+
+  it("shows a failed build's error in the section and offers the button again", async () => {
+    const server = new FakeServer({ bundle: ONLINE, offline: false, system_tex: "/usr/share/texlive" });
+    await render(server);
+    await click(q("tex-build"));
+    await act(async () => server.failBuild("the TeX bundle is being built already"));
+    await settle();
+    const error = q("tex-error")!;
+    expect(error.textContent).toContain("the TeX bundle is being built already");
+    expect(error.getAttribute("role")).toBe("alert");
+    expect(section().contains(error)).toBe(true);
+    expect(q("tex-progress")).toBeNull();
+    const button = q("tex-build") as HTMLButtonElement;
+    expect(button.disabled).toBe(false);
+    expect(q("tex-offline")).toBeNull();
+    // A new try clears the old error.
+    await click(button);
+    expect(q("tex-error")).toBeNull();
+    expect(server.count("build_tex_bundle")).toBe(2);
+  });
+
+  it("follows a build again when Settings is opened again while it runs", async () => {
+    const server = new FakeServer({ bundle: ONLINE, offline: false, system_tex: "/usr/share/texlive" });
+    await render(server);
+    await click(q("tex-build"));
+    await unmount();
+    await render(server);
+    // No second build asked for: the one running is followed.
+    expect(server.count("build_tex_bundle")).toBe(1);
+    expect((q("tex-build") as HTMLButtonElement).disabled).toBe(true);
+    await act(async () => server.emit({ type: "tex_bundle", done: 600, total: 15012 }));
+    expect(q("tex-progress")?.textContent).toBe("Bundling TeX files: 600/15012");
+    await act(async () => server.finishBuild());
+    await settle();
+    expect(q("tex-offline")?.textContent).toBe("Works offline");
+  });
+
+  it("says how to work offline where no TeX Live is installed", async () => {
+    const server = new FakeServer({ bundle: ONLINE, offline: false, system_tex: null });
+    await render(server);
+    expect(q("tex-status")?.textContent).toBe(ONLINE);
+    expect(q("tex-build")).toBeNull();
+    expect(q("tex-offline")).toBeNull();
+    expect(q("tex-hint")?.textContent).toBe(
+      "To work offline, install TeX Live (apt install texlive-latex-base texlive-xetex lmodern), then build a bundle here or run skald latex bundle --from-system.",
+    );
+  });
+});
