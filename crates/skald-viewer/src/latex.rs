@@ -479,8 +479,15 @@ impl LatexEngine {
         drop(worker);
         let bytes = std::fs::read(&request.result).map_err(|_| {
             let said = tail(&log_path, 1500);
+            // The engines' image readers stop the process on a damaged file (libpng
+            // aborts); say what that means before what it printed.
+            let hint = if said.contains("libpng error") {
+                " — a PNG image the document includes is damaged"
+            } else {
+                ""
+            };
             LatexError::Worker(format!(
-                "the LaTeX worker ({}) ended ({status}) without a result{}",
+                "the LaTeX worker ({}) ended ({status}) without a result{hint}{}",
                 command.program.display(),
                 if said.is_empty() {
                     String::new()

@@ -137,6 +137,91 @@ fn a_build_error_names_the_file_and_line_and_fails() {
     );
 }
 
+#[test]
+fn a_failed_pdf_step_names_what_it_could_not_include_without_font_map_noise() {
+    let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/tex");
+    let (doc, data) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    // A raw special only xdvipdfmx reads: TeX succeeds, the PDF step cannot.
+    std::fs::write(
+        doc.path().join("main.tex"),
+        "\\documentclass{article}\n\\begin{document}\nHello\n\\special{pdf:image (nofile.png)}\n\\end{document}\n",
+    )
+    .unwrap();
+    let out = latex_build(
+        data.path(),
+        &[],
+        &repo.join("bundle.zip"),
+        &doc.path().join("main.tex"),
+    )
+    .output()
+    .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("xdvipdfmx: Image inclusion failed for \"nofile.png\""),
+        "{err}"
+    );
+    assert!(!err.contains("font map"), "{err}");
+
+    // A PNG whose header is sound (TeX sizes it) and whose data is not: libpng stops the
+    // worker while the PDF is made. The build fails, saying so, and Skald goes on.
+    let chunk = |kind: &[u8], data: &[u8]| {
+        let mut c = (data.len() as u32).to_be_bytes().to_vec();
+        c.extend_from_slice(kind);
+        c.extend_from_slice(data);
+        let mut crc = crc32(kind);
+        crc = crc32_more(crc, data);
+        c.extend_from_slice(&crc.to_be_bytes());
+        c
+    };
+    let mut png = b"\x89PNG\r\n\x1a\n".to_vec();
+    png.extend(chunk(b"IHDR", &[0, 0, 0, 4, 0, 0, 0, 4, 8, 2, 0, 0, 0]));
+    png.extend(chunk(b"IDAT", b"this is not zlib data"));
+    png.extend(chunk(b"IEND", b""));
+    std::fs::write(doc.path().join("broken.png"), png).unwrap();
+    std::fs::write(
+        doc.path().join("main.tex"),
+        "\\documentclass{article}\n\\usepackage{graphicx}\n\\begin{document}\n\\includegraphics{broken.png}\n\\end{document}\n",
+    )
+    .unwrap();
+    let out = latex_build(
+        data.path(),
+        &[],
+        &repo.join("bundle.zip"),
+        &doc.path().join("main.tex"),
+    )
+    .output()
+    .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("a PNG image the document includes is damaged")
+            && err.contains("libpng error"),
+        "{err}"
+    );
+}
+
+/// CRC-32 (PNG's, IEEE) of `data`.
+fn crc32(data: &[u8]) -> u32 {
+    crc32_more(0, data)
+}
+
+/// CRC-32 continued over `data` from `crc`.
+fn crc32_more(crc: u32, data: &[u8]) -> u32 {
+    let mut c = !crc;
+    for &b in data {
+        c ^= u32::from(b);
+        for _ in 0..8 {
+            c = if c & 1 != 0 {
+                0xEDB8_8320 ^ (c >> 1)
+            } else {
+                c >> 1
+            };
+        }
+    }
+    !c
+}
+
 /// The reproduction: `\openout` to an absolute path in /tmp.
 #[cfg(unix)]
 #[test]

@@ -79,7 +79,10 @@ pub(crate) fn compile(req: &Request) -> Outcome {
     {
         let detail = messages
             .lines
-            .last()
+            .iter()
+            .rev()
+            .find(|l| !l.starts_with("Couldn't open font map file"))
+            .filter(|l| !e.contains(l.as_str()))
             .map(|l| format!(" ({l})"))
             .unwrap_or_default();
         errors.push(TexError {
@@ -150,15 +153,45 @@ fn passes(io: &mut BuildIo, status: &mut Messages, name: &str, stem: &str) -> Re
     if io.file(&xdv).is_none() {
         return Err("TeX produced no pages (is the document empty?)".into());
     }
-    {
+    let before = status.lines.len();
+    let made = {
         let mut launcher = CoreBridgeLauncher::new(io, status);
         XdvipdfmxEngine::default()
             .build_date(SystemTime::now())
             .process(&mut launcher, &xdv, &pdf)
-            .map_err(|e| format!("xdvipdfmx: {e}"))?;
-    }
+    };
+    made.map_err(|e| {
+        pdf_error(
+            &e.to_string(),
+            &status.lines[before.min(status.lines.len())..],
+        )
+    })?;
     io.remove_file(&xdv);
     Ok(())
+}
+
+/// Why xdvipdfmx stopped: its last words (the image it could not include, the font it
+/// could not proceed without) and what it warned about on the way, as `tectonic` itself
+/// prints them — but not the font map files every build of the standard bundle lacks
+/// (`pdftex.map`, `kanjix.map`), which would bury the one line that matters.
+fn pdf_error(abort: &str, warnings: &[String]) -> String {
+    let mut seen: Vec<&str> = Vec::new();
+    for w in warnings {
+        let w = w.trim();
+        if !w.is_empty()
+            && w != abort.trim()
+            && !w.starts_with("Couldn't open font map file")
+            && !seen.contains(&w)
+            && seen.len() < 6
+        {
+            seen.push(w);
+        }
+    }
+    if seen.is_empty() {
+        format!("xdvipdfmx: {abort}")
+    } else {
+        format!("xdvipdfmx: {abort} ({})", seen.join("; "))
+    }
 }
 
 fn tex_pass(io: &mut BuildIo, status: &mut Messages, name: &str) -> Result<(), String> {
