@@ -22,6 +22,7 @@ pub struct ToolScope {
     hidden_env: Vec<String>,
     sandbox: crate::CommandSandbox,
     editor: Option<crate::editor::EditorAccess>,
+    cache_dir: Option<PathBuf>,
 }
 
 impl ToolScope {
@@ -32,6 +33,7 @@ impl ToolScope {
             hidden_env: Vec::new(),
             sandbox: crate::CommandSandbox::Off,
             editor: None,
+            cache_dir: None,
         }
     }
 
@@ -81,6 +83,18 @@ impl ToolScope {
     /// See `with_editor`.
     pub fn editor(&self) -> Option<&crate::editor::EditorAccess> {
         self.editor.as_ref()
+    }
+
+    /// Gives the call a folder to keep what it derives from files in (`<data dir>/cache`:
+    /// get_ast_outline's outlines). Without one, nothing is kept across calls.
+    pub fn with_cache_dir(mut self, dir: Option<PathBuf>) -> Self {
+        self.cache_dir = dir;
+        self
+    }
+
+    /// See `with_cache_dir`.
+    pub fn cache_dir(&self) -> Option<&Path> {
+        self.cache_dir.as_deref()
     }
 
     /// The directory relative paths resolve against.

@@ -256,6 +256,7 @@ fn start_engine(
             sandbox: config.sandbox.settings(),
             checkpoints: config.checkpoints.settings(data_dir.root()),
             hooks: config.hooks.clone(),
+            cache_dir: Some(data_dir.cache_dir()),
         },
         sink,
     );

@@ -107,6 +107,7 @@ async fn exec(data_dir: &DataDir, config: &Config, a: ExecArgs<'_>) -> Result<u8
             sandbox: run_sandbox(&a, config.sandbox.settings()),
             checkpoints: config.checkpoints.settings(data_dir.root()),
             hooks: config.hooks.clone(),
+            cache_dir: Some(data_dir.cache_dir()),
         },
         sink,
     );

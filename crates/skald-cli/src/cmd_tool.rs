@@ -79,7 +79,8 @@ async fn tool(
     let scope = scope
         .with_excluded(approval::denied_paths(&store, &ctx, name))
         .with_hidden_env(ctx.hidden_env.clone())
-        .with_sandbox(skald_core::sandbox::for_call(&store, &ctx, name, &args));
+        .with_sandbox(skald_core::sandbox::for_call(&store, &ctx, name, &args))
+        .with_cache_dir(Some(data_dir.cache_dir()));
     let cancel = CancellationToken::new();
     tokio::spawn(stop_on_ctrl_c(cancel.clone()));
     tracing::info!(tool = name, cwd = %scope.working_dir().display(), "skald tool: running");

@@ -135,6 +135,12 @@ impl DataDir {
             .map_or_else(|| self.root.join("models"), PathBuf::from)
     }
 
+    /// What tools derive from files and keep to save time (get_ast_outline's outlines):
+    /// safe to delete at any time.
+    pub fn cache_dir(&self) -> PathBuf {
+        self.root.join("cache")
+    }
+
     /// The offline TeX bundle (a zip) the LaTeX preview compiles with when present.
     pub fn tex_bundle_path(&self) -> PathBuf {
         self.root.join("tex").join("bundle.zip")

@@ -65,6 +65,7 @@ fn manager_windowed(
             sandbox: Default::default(),
             checkpoints: Default::default(),
             hooks: Default::default(),
+            cache_dir: None,
         },
     );
     (mgr, session.id)

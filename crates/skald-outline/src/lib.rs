@@ -1,8 +1,10 @@
 //! Code outlines: the definitions of a source file — functions, types, methods under their
 //! type, modules, headings — without their bodies, each with its line range. tree-sitter
 //! grammars cover 20 languages; Rust goes through `syn`, the parser the Rust ecosystem
-//! itself relies on. Parsers are created once per thread and reused.
+//! itself relies on, which is shown each item without its body; C and C++ function bodies
+//! are hidden from tree-sitter too. Parsers are created once per thread and reused.
 
+mod c_bodies;
 mod langs;
 mod rust;
 mod ts;

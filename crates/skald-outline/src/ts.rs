@@ -99,9 +99,17 @@ pub(crate) fn outline(lang: Lang, source: &str) -> Result<Vec<Item>, OutlineErro
                 v.insert(p)
             }
         };
-        parser
-            .parse(source, None)
-            .ok_or_else(|| OutlineError::Parse("the parser gave up".to_string()))
+        // C and C++ function bodies are shown to the parser as `{}` (c_bodies.rs).
+        let skipped = matches!(lang, Lang::C | Lang::Cpp)
+            .then(|| crate::c_bodies::included_ranges(source.as_bytes()))
+            .flatten()
+            .is_some_and(|ranges| parser.set_included_ranges(&ranges).is_ok());
+        let tree = parser.parse(source, None);
+        if skipped {
+            // The parser is reused for the next file: back to whole documents.
+            let _ = parser.set_included_ranges(&[]);
+        }
+        tree.ok_or_else(|| OutlineError::Parse("the parser gave up".to_string()))
     })?;
     let mut ctx = Ctx {
         src: source.as_bytes(),

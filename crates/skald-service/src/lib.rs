@@ -128,6 +128,7 @@ impl Service {
             sandbox: config.config.sandbox.settings(),
             checkpoints: config.config.checkpoints.settings(data_dir.root()),
             hooks: config.config.hooks.clone(),
+            cache_dir: Some(data_dir.cache_dir()),
         };
         // The models come once the secrets are open: a key set in the UI is one.
         let sessions = SessionManager::new(store.clone(), registry, Vec::new(), library, settings);

@@ -2,6 +2,7 @@
 //! directory, without their bodies.
 
 use crate::fs::{self, label, path_arg, str_arg};
+use crate::outline_cache::{self, Fresh, Outcome, OutlineCache, Stamp};
 use crate::{StopFlag, run_blocking};
 use ignore::WalkState;
 use serde_json::{Value, json};
@@ -12,6 +13,7 @@ use skald_api::{
 use skald_outline::Lang;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+use std::time::SystemTime;
 
 pub struct GetAstOutline;
 
@@ -54,10 +56,11 @@ impl<Cx: ?Sized + Sync> Tool<Cx> for GetAstOutline {
         run_blocking(move |scope, stop| {
             let path = fs::resolve_in(str_arg(&args, "path")?, scope.working_dir());
             let meta = std::fs::metadata(&path).map_err(|e| fs::io_error("outline", &path, &e))?;
+            let cache = scope.cache_dir().and_then(outline_cache::open);
             if meta.is_dir() {
-                outline_dir(&path, scope.excluded(), stop)
+                outline_dir(&path, scope.excluded(), stop, cache.as_deref())
             } else {
-                outline_file(&path)
+                outline_file(&path, cache.as_deref())
             }
         })
     }
@@ -67,14 +70,33 @@ impl<Cx: ?Sized + Sync> Tool<Cx> for GetAstOutline {
     }
 }
 
-fn outline_text(path: &Path, lang: Lang) -> Result<String, String> {
-    let meta = fs::regular_file(path).map_err(|e| e.to_string())?;
+/// Outlines one file, or finds its outline kept by `known` (the cache) under the stamp
+/// its metadata gives now. Returns what a parse made, to keep, when the file can be kept.
+fn outline_text(
+    path: &Path,
+    lang: Lang,
+    cache: Option<&OutlineCache>,
+    known: &dyn Fn(&Path, &Stamp) -> Option<Outcome>,
+) -> (Outcome, Option<Fresh>) {
+    let meta = match fs::regular_file(path) {
+        Ok(m) => m,
+        Err(e) => return (Err(e.to_string()), None),
+    };
     if meta.len() > skald_outline::MAX_FILE_BYTES as u64 {
-        return Err(skald_outline::OutlineError::TooLarge(meta.len() as usize).to_string());
+        let e = skald_outline::OutlineError::TooLarge(meta.len() as usize);
+        return (Err(e.to_string()), None);
     }
-    let bytes = std::fs::read(path).map_err(|e| fs::io_error("read", path, &e).to_string())?;
+    let stamp = Stamp::of(&meta);
+    if let Some(kept) = known(path, &stamp) {
+        return (kept, None);
+    }
+    let read_at = SystemTime::now();
+    let bytes = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(e) => return (Err(fs::io_error("read", path, &e).to_string()), None),
+    };
     let source = String::from_utf8_lossy(&bytes);
-    skald_outline::outline(lang, &source)
+    let outcome = skald_outline::outline(lang, &source)
         .map(|items| {
             if items.is_empty() {
                 "(no definitions)\n".to_string()
@@ -82,23 +104,44 @@ fn outline_text(path: &Path, lang: Lang) -> Result<String, String> {
                 skald_outline::format(&items)
             }
         })
-        .map_err(|e| e.to_string())
+        .map_err(|e| e.to_string());
+    let fresh = cache.and_then(|c| Fresh::new(c, path, stamp, read_at, &outcome));
+    (outcome, fresh)
 }
 
-fn outline_file(path: &Path) -> ToolResult {
+fn outline_file(path: &Path, cache: Option<&OutlineCache>) -> ToolResult {
     let lang = Lang::from_path(path).ok_or_else(|| {
         ToolError::failed(format!(
             "{} has no supported extension for an outline; read it with read_file",
             path.display()
         ))
     })?;
-    outline_text(path, lang).map_err(ToolError::failed)
+    let (outcome, fresh) = outline_text(path, lang, cache, &|p, stamp| {
+        cache.and_then(|c| c.get(p, stamp))
+    });
+    if let (Some(c), Some(f)) = (cache, fresh) {
+        c.put(&[f]);
+    }
+    outcome.map_err(ToolError::failed)
 }
 
-fn outline_dir(root: &Path, excluded: &[PathBuf], stop: &StopFlag) -> ToolResult {
-    let found: Mutex<Vec<(PathBuf, Result<String, String>)>> = Mutex::new(Vec::new());
+fn outline_dir(
+    root: &Path,
+    excluded: &[PathBuf],
+    stop: &StopFlag,
+    cache: Option<&OutlineCache>,
+) -> ToolResult {
+    // What the cache holds under this folder, read in one query rather than one per file.
+    let kept = cache.map(|c| c.under(root)).unwrap_or_default();
+    let known = |p: &Path, stamp: &Stamp| {
+        kept.get(p)
+            .filter(|(s, _)| s == stamp)
+            .map(|(_, outcome)| outcome.clone())
+    };
+    let found: Mutex<Vec<(PathBuf, Outcome)>> = Mutex::new(Vec::new());
+    let fresh: Mutex<Vec<Fresh>> = Mutex::new(Vec::new());
     fs::walker(root, excluded).build_parallel().run(|| {
-        let found = &found;
+        let (found, fresh, known) = (&found, &fresh, &known);
         Box::new(move |entry| {
             if stop.is_stopped() {
                 return WalkState::Quit;
@@ -110,7 +153,10 @@ fn outline_dir(root: &Path, excluded: &[PathBuf], stop: &StopFlag) -> ToolResult
                 return WalkState::Continue;
             }
             if let Some(lang) = Lang::from_path(entry.path()).filter(|l| !l.is_data()) {
-                let text = outline_text(entry.path(), lang);
+                let (text, made) = outline_text(entry.path(), lang, cache, known);
+                if let Some(made) = made {
+                    fresh.lock().unwrap_or_else(|p| p.into_inner()).push(made);
+                }
                 found
                     .lock()
                     .unwrap_or_else(|p| p.into_inner())
@@ -121,6 +167,9 @@ fn outline_dir(root: &Path, excluded: &[PathBuf], stop: &StopFlag) -> ToolResult
     });
     if stop.is_stopped() {
         return Err(ToolError::failed("outline stopped"));
+    }
+    if let Some(c) = cache {
+        c.put(&fresh.into_inner().unwrap_or_else(|p| p.into_inner()));
     }
     let mut found = found.into_inner().unwrap_or_else(|p| p.into_inner());
     if found.is_empty() {
@@ -134,9 +183,9 @@ fn outline_dir(root: &Path, excluded: &[PathBuf], stop: &StopFlag) -> ToolResult
     let mut omitted = Vec::new();
     for (path, text) in &found {
         let rel = fs::slash_relative(path, root);
-        let body = match text {
-            Ok(t) => t.clone(),
-            Err(e) => format!("({e})\n"),
+        let body: std::borrow::Cow<'_, str> = match text {
+            Ok(t) => t.into(),
+            Err(e) => format!("({e})\n").into(),
         };
         if out.len() + body.len() > DIR_OUTPUT_CAP {
             omitted.push(rel);
@@ -213,5 +262,115 @@ mod tests {
         std::fs::write(d.path().join("bad.rs"), "fn (").unwrap();
         let e = err(&GetAstOutline, d.path(), json!({"path": "bad.rs"})).await;
         assert!(e.starts_with("cannot parse: line 1"), "{e}");
+    }
+
+    /// Runs the tool in `dir` with a cache in `cache_dir` that keeps files however recently
+    /// they changed (a test cannot wait out the two seconds for every file it writes).
+    async fn cached(dir: &Path, cache_dir: &Path, excluded: Vec<PathBuf>, path: &str) -> String {
+        outline_cache::open_for_test(cache_dir).unwrap();
+        let exec = Tool::<()>::run(&GetAstOutline, &(), json!({ "path": path }));
+        let scope = skald_api::ToolScope::new(dir)
+            .with_cache_dir(Some(cache_dir.to_path_buf()))
+            .with_excluded(excluded);
+        match scope.run(exec.wait()).await {
+            skald_api::ExecutionOutcome::Completed(text) => text,
+            other => panic!("expected success, got {other:?}"),
+        }
+    }
+
+    fn stamp(path: &Path) -> Stamp {
+        Stamp::of(&std::fs::metadata(path).unwrap())
+    }
+
+    fn keep(cache: &OutlineCache, path: &Path, text: &str) {
+        let fresh = Fresh::new(
+            cache,
+            path,
+            stamp(path),
+            SystemTime::now(),
+            &Ok(text.into()),
+        );
+        cache.put(&fresh.into_iter().collect::<Vec<_>>());
+    }
+
+    #[tokio::test]
+    async fn outlines_are_kept_and_served_while_the_file_is_unchanged() {
+        let d = tempfile::tempdir().unwrap();
+        let (work, cache_dir) = (d.path().join("work"), d.path().join("cache"));
+        std::fs::create_dir_all(work.join("src")).unwrap();
+        std::fs::write(work.join("a.py"), "def a():\n    pass\n").unwrap();
+        std::fs::write(work.join("src/b.go"), "package b\nfunc B() {}\n").unwrap();
+        let first = cached(&work, &cache_dir, vec![], ".").await;
+        assert_eq!(
+            first,
+            "== a.py ==\n1-2 | function: a\n== src/b.go ==\n2-2 | function: B\n"
+        );
+        let cache = outline_cache::open_for_test(&cache_dir).unwrap();
+        assert_eq!(cache.under(&work).len(), 2, "both files kept");
+
+        // What is kept under the file's stamp is what the tool answers: nothing is parsed.
+        keep(
+            &cache,
+            &work.join("a.py"),
+            "1-2 | function: from_the_cache\n",
+        );
+        let second = cached(&work, &cache_dir, vec![], ".").await;
+        assert!(second.contains("function: from_the_cache"), "{second}");
+        let single = cached(&work, &cache_dir, vec![], "a.py").await;
+        assert_eq!(single, "1-2 | function: from_the_cache\n");
+
+        // A changed file is parsed again, in a directory and alone.
+        std::fs::write(
+            work.join("a.py"),
+            "def a():\n    pass\n\ndef changed():\n    pass\n",
+        )
+        .unwrap();
+        let third = cached(&work, &cache_dir, vec![], ".").await;
+        assert!(third.contains("4-5 | function: changed"), "{third}");
+        assert!(!third.contains("from_the_cache"), "{third}");
+        keep(&cache, &work.join("src/b.go"), "2-2 | function: kept\n");
+        std::fs::write(work.join("src/b.go"), "package b\nfunc C() {}\n").unwrap();
+        let alone = cached(&work, &cache_dir, vec![], "src/b.go").await;
+        assert_eq!(alone, "2-2 | function: C\n");
+    }
+
+    #[tokio::test]
+    async fn a_kept_outline_never_reaches_a_call_that_may_not_read_the_file() {
+        let d = tempfile::tempdir().unwrap();
+        let (work, cache_dir) = (d.path().join("work"), d.path().join("cache"));
+        for dir in ["private", "secrets", "node_modules/x"] {
+            std::fs::create_dir_all(work.join(dir)).unwrap();
+        }
+        std::fs::write(work.join("open.py"), "def visible():\n    pass\n").unwrap();
+        std::fs::write(work.join("private/p.py"), "def hidden():\n    pass\n").unwrap();
+        std::fs::write(work.join("secrets/s.py"), "def hidden():\n    pass\n").unwrap();
+        std::fs::write(work.join("node_modules/x/n.js"), "function hidden() {}\n").unwrap();
+        // Kept by an earlier call (or planted): each of these is still left out.
+        let cache = outline_cache::open_for_test(&cache_dir).unwrap();
+        for f in ["private/p.py", "secrets/s.py", "node_modules/x/n.js"] {
+            keep(&cache, &work.join(f), "1-1 | function: hidden\n");
+        }
+        let denied = vec![std::fs::canonicalize(work.join("private")).unwrap()];
+        let out = cached(&work, &cache_dir, denied, ".").await;
+        assert_eq!(out, "== open.py ==\n1-2 | function: visible\n");
+    }
+
+    #[tokio::test]
+    async fn without_a_usable_cache_outlines_are_made_as_before() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join("a.py"), "def a():\n    pass\n").unwrap();
+        // The cache folder is a file: it cannot be opened.
+        let blocked = d.path().join("cache");
+        std::fs::write(&blocked, "not a folder").unwrap();
+        assert!(outline_cache::open(&blocked).is_none());
+        let exec = Tool::<()>::run(&GetAstOutline, &(), json!({ "path": "." }));
+        let out = skald_api::ToolScope::new(d.path())
+            .with_cache_dir(Some(blocked))
+            .run(exec.wait())
+            .await;
+        assert_eq!(
+            out,
+            skald_api::ExecutionOutcome::Completed("== a.py ==\n1-2 | function: a\n".into())
+        );
     }
 }

@@ -15,6 +15,7 @@ mod grep_files;
 mod insert_at_line;
 mod lent;
 mod list_files;
+mod outline_cache;
 mod read_file;
 mod replace_lines;
 mod restart;

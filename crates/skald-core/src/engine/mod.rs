@@ -64,6 +64,9 @@ pub struct TurnSettings {
     pub checkpoints: crate::checkpoints::CheckpointSettings,
     /// The person's hooks (config.toml `[hooks]`, docs/hooks.md).
     pub hooks: crate::hooks::HooksConfig,
+    /// Where tools keep what they derive from files (`DataDir::cache_dir`); none keeps
+    /// nothing across calls (an engine without a data directory, as in-process tests).
+    pub cache_dir: Option<std::path::PathBuf>,
 }
 
 pub use crate::sink::Sink;

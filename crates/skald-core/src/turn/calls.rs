@@ -636,6 +636,7 @@ async fn run_tool(
         .with_excluded(approval::denied_paths(env.store, &env.cfg.run, &call.name))
         .with_hidden_env(env.cfg.run.hidden_env.clone())
         .with_sandbox(sandbox)
+        .with_cache_dir(env.engine.and_then(|e| e.settings.cache_dir.clone()))
         .with_editor(env.engine.and_then(|e| e.editor_for(session_id, &call.id)))
         .run(drive_execution(exec.as_ref(), cancel))
         .await;
