@@ -181,8 +181,18 @@ fn key_path(key: Vec<u8>) -> PathBuf {
     }
 }
 
-fn outcome_of(ok: bool, text: String) -> Outcome {
-    if ok { Ok(text) } else { Err(text) }
+/// The stamp and outcome of a row whose `size, mtime, ctime, ino, ok, text` columns start
+/// at column `at`.
+fn kept_at(r: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<(Stamp, Outcome)> {
+    let stamp = Stamp {
+        size: r.get(at)?,
+        mtime_ns: r.get(at + 1)?,
+        ctime_ns: r.get(at + 2)?,
+        ino: r.get(at + 3)?,
+    };
+    let text: String = r.get(at + 5)?;
+    let outcome = if r.get(at + 4)? { Ok(text) } else { Err(text) };
+    Ok((stamp, outcome))
 }
 
 impl OutlineCache {
@@ -238,17 +248,7 @@ impl OutlineCache {
             .query_row(
                 "SELECT size, mtime, ctime, ino, ok, text FROM outlines WHERE path = ?1",
                 [path_key(path)],
-                |r| {
-                    Ok((
-                        Stamp {
-                            size: r.get(0)?,
-                            mtime_ns: r.get(1)?,
-                            ctime_ns: r.get(2)?,
-                            ino: r.get(3)?,
-                        },
-                        outcome_of(r.get(4)?, r.get(5)?),
-                    ))
-                },
+                |r| kept_at(r, 0),
             )
             .optional();
         match row {
@@ -280,18 +280,7 @@ impl OutlineCache {
                  WHERE path >= ?1 AND path < ?2",
             )?;
             let rows = stmt.query_map(params![low, high], |r| {
-                Ok((
-                    key_path(r.get(0)?),
-                    (
-                        Stamp {
-                            size: r.get(1)?,
-                            mtime_ns: r.get(2)?,
-                            ctime_ns: r.get(3)?,
-                            ino: r.get(4)?,
-                        },
-                        outcome_of(r.get(5)?, r.get(6)?),
-                    ),
-                ))
+                Ok((key_path(r.get(0)?), kept_at(r, 1)?))
             })?;
             rows.collect()
         };

@@ -142,21 +142,23 @@ fn a_failed_pdf_step_names_what_it_could_not_include_without_font_map_noise() {
     let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/tex");
     let (doc, data) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     // A raw special only xdvipdfmx reads: TeX succeeds, the PDF step cannot.
-    std::fs::write(
-        doc.path().join("main.tex"),
+    // Builds `main.tex` with this text; it must fail. Returns what it said.
+    let failing_build = |tex: &str| {
+        std::fs::write(doc.path().join("main.tex"), tex).unwrap();
+        let out = latex_build(
+            data.path(),
+            &[],
+            &repo.join("bundle.zip"),
+            &doc.path().join("main.tex"),
+        )
+        .output()
+        .unwrap();
+        assert_eq!(out.status.code(), Some(1));
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let err = failing_build(
         "\\documentclass{article}\n\\begin{document}\nHello\n\\special{pdf:image (nofile.png)}\n\\end{document}\n",
-    )
-    .unwrap();
-    let out = latex_build(
-        data.path(),
-        &[],
-        &repo.join("bundle.zip"),
-        &doc.path().join("main.tex"),
-    )
-    .output()
-    .unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    let err = String::from_utf8_lossy(&out.stderr);
+    );
     assert!(
         err.contains("xdvipdfmx: Image inclusion failed for \"nofile.png\""),
         "{err}"
@@ -179,21 +181,9 @@ fn a_failed_pdf_step_names_what_it_could_not_include_without_font_map_noise() {
     png.extend(chunk(b"IDAT", b"this is not zlib data"));
     png.extend(chunk(b"IEND", b""));
     std::fs::write(doc.path().join("broken.png"), png).unwrap();
-    std::fs::write(
-        doc.path().join("main.tex"),
+    let err = failing_build(
         "\\documentclass{article}\n\\usepackage{graphicx}\n\\begin{document}\n\\includegraphics{broken.png}\n\\end{document}\n",
-    )
-    .unwrap();
-    let out = latex_build(
-        data.path(),
-        &[],
-        &repo.join("bundle.zip"),
-        &doc.path().join("main.tex"),
-    )
-    .output()
-    .unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    let err = String::from_utf8_lossy(&out.stderr);
+    );
     assert!(
         err.contains("a PNG image the document includes is damaged")
             && err.contains("libpng error"),
