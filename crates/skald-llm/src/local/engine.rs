@@ -235,24 +235,30 @@ impl Runtime {
         ready: sync_mpsc::SyncSender<Result<(), LlmError>>,
     ) {
         let started = Instant::now();
-        let model =
-            match LlamaModel::load_from_file(&self.backend, &path, &LlamaModelParams::default()) {
-                Ok(m) => m,
-                Err(e) => {
-                    let err = local(format!(
-                        "llama.cpp cannot load {}: the file is damaged or a model it does not \
+        // Layers on the GPU: `SKALD_LOCAL_GPU_LAYERS` (0 keeps the model on the CPU), else
+        // llama.cpp's own choice — every layer on a build with a GPU back-end
+        // (`local-cuda`, `local-vulkan`, `local-metal`), none on a CPU build.
+        let params = match env_number::<u32>("SKALD_LOCAL_GPU_LAYERS") {
+            Some(n) => LlamaModelParams::default().with_n_gpu_layers(n),
+            None => LlamaModelParams::default(),
+        };
+        let model = match LlamaModel::load_from_file(&self.backend, &path, &params) {
+            Ok(m) => m,
+            Err(e) => {
+                let err = local(format!(
+                    "llama.cpp cannot load {}: the file is damaged or a model it does not \
                          support ({e})",
-                        path.display()
-                    ));
-                    self.retire(id, &path);
-                    // Calls that queued behind the load get its error too.
-                    while let Ok(w) = jobs.try_recv() {
-                        let _ = w.tx.blocking_send(Err(err.clone()));
-                    }
-                    let _ = ready.send(Err(err));
-                    return;
+                    path.display()
+                ));
+                self.retire(id, &path);
+                // Calls that queued behind the load get its error too.
+                while let Ok(w) = jobs.try_recv() {
+                    let _ = w.tx.blocking_send(Err(err.clone()));
                 }
-            };
+                let _ = ready.send(Err(err));
+                return;
+            }
+        };
         tracing::info!(model = %path.display(), ms = started.elapsed().as_millis() as u64, "local model loaded");
         let _ = ready.send(Ok(()));
         let mut cache = Cache::default();
