@@ -248,16 +248,7 @@ fn start_engine(
         registry,
         models,
         library,
-        TurnSettings {
-            max_rounds: config.agent.max_rounds.max(1),
-            approval,
-            context_window: config.models.context_window,
-            mcp: config.mcp.clone(),
-            sandbox: config.sandbox.settings(),
-            checkpoints: config.checkpoints.settings(data_dir.root()),
-            hooks: config.hooks.clone(),
-            cache_dir: Some(data_dir.cache_dir()),
-        },
+        TurnSettings::from_config(config, data_dir, approval),
         sink,
     );
     // Before anything starts a process: the declared providers' keys stay with Skald.

@@ -101,13 +101,8 @@ async fn exec(data_dir: &DataDir, config: &Config, a: ExecArgs<'_>) -> Result<u8
         library.clone(),
         TurnSettings {
             max_rounds: a.max_rounds.unwrap_or(config.agent.max_rounds).max(1),
-            approval: a.approve,
-            context_window: config.models.context_window,
-            mcp: config.mcp.clone(),
             sandbox: run_sandbox(&a, config.sandbox.settings()),
-            checkpoints: config.checkpoints.settings(data_dir.root()),
-            hooks: config.hooks.clone(),
-            cache_dir: Some(data_dir.cache_dir()),
+            ..TurnSettings::from_config(config, data_dir, a.approve)
         },
         sink,
     );

@@ -119,17 +119,8 @@ impl Service {
         let library = Arc::new(
             skald_core::agents::Library::load(data_dir.root()).map_err(|e| e.to_string())?,
         );
-        let settings = TurnSettings {
-            max_rounds: config.config.agent.max_rounds.max(1),
-            // A person answers in the chat or the Inbox.
-            approval: ApprovalMode::Inbox,
-            context_window: config.config.models.context_window,
-            mcp: config.config.mcp.clone(),
-            sandbox: config.config.sandbox.settings(),
-            checkpoints: config.config.checkpoints.settings(data_dir.root()),
-            hooks: config.config.hooks.clone(),
-            cache_dir: Some(data_dir.cache_dir()),
-        };
+        // A person answers in the chat or the Inbox.
+        let settings = TurnSettings::from_config(&config.config, &data_dir, ApprovalMode::Inbox);
         // The models come once the secrets are open: a key set in the UI is one.
         let sessions = SessionManager::new(store.clone(), registry, Vec::new(), library, settings);
         let engine = sessions.engine().clone();

@@ -32,6 +32,8 @@ pub enum EngineError {
     Agent(#[from] crate::agents::AgentError),
     #[error("{0}")]
     Turn(#[from] TurnError),
+    #[error("{0}")]
+    Model(#[from] skald_llm::LlmError),
     #[error(
         "session {session_id} is in use by another Skald process ({owner}); it is free again \
          when that process ends, or within a minute if it died"
@@ -67,6 +69,27 @@ pub struct TurnSettings {
     /// Where tools keep what they derive from files (`DataDir::cache_dir`); none keeps
     /// nothing across calls (an engine without a data directory, as in-process tests).
     pub cache_dir: Option<std::path::PathBuf>,
+}
+
+impl TurnSettings {
+    /// The settings config.toml gives the chats of an engine working in `data_dir`, whose
+    /// calls needing approval go by `approval`.
+    pub fn from_config(
+        config: &crate::Config,
+        data_dir: &crate::DataDir,
+        approval: ApprovalMode,
+    ) -> TurnSettings {
+        TurnSettings {
+            max_rounds: config.agent.max_rounds.max(1),
+            approval,
+            context_window: config.models.context_window,
+            mcp: config.mcp.clone(),
+            sandbox: config.sandbox.settings(),
+            checkpoints: config.checkpoints.settings(data_dir.root()),
+            hooks: config.hooks.clone(),
+            cache_dir: Some(data_dir.cache_dir()),
+        }
+    }
 }
 
 pub use crate::sink::Sink;
