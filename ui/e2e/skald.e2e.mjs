@@ -7,6 +7,8 @@ import assert from "node:assert/strict";
 import { mkdirSync, readFileSync, writeFileSync, existsSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { spawnSync } from "node:child_process";
+import { createServer } from "node:http";
+import { createHash } from "node:crypto";
 import {
   browser,
   call,
@@ -736,6 +738,101 @@ test("a provider is configured in Settings, tested, and answers in a chat", asyn
     await context.close();
     await skald.stop();
     await model.close();
+  }
+});
+
+test("a recommended model downloads from the hub with its progress, is prepared, and the first chat reads none of the prompt", async () => {
+  const gguf = join(import.meta.dirname, "..", "..", "tests", "models", "SmolLM2-135M-Instruct.Q4_1.gguf");
+  assert.ok(existsSync(gguf), "the test model is missing: run `bash scripts/setup.sh --test`");
+  const bytes = readFileSync(gguf);
+  const sha = createHash("sha256").update(bytes).digest("hex");
+  // A hub answering as Hugging Face's resolve endpoint does: a redirect to its storage that
+  // carries the file's SHA-256 and size, and range requests there. It serves the test model
+  // under the name of a recommended one.
+  const hub = createServer((req, res) => {
+    if (req.url === "/Qwen/Qwen3-4B-GGUF/resolve/main/Qwen3-4B-Q4_K_M.gguf") {
+      res.writeHead(302, {
+        Location: "/storage/qwen3-4b",
+        "X-Linked-Etag": `"${sha}"`,
+        "X-Linked-Size": String(bytes.length),
+        "Content-Length": "0",
+      });
+      return res.end();
+    }
+    if (req.url === "/storage/qwen3-4b") {
+      const m = /^bytes=(\d+)-$/.exec(req.headers.range ?? "");
+      const from = m ? Number(m[1]) : 0;
+      res.writeHead(from ? 206 : 200, { "Content-Length": String(bytes.length - from) });
+      return res.end(req.method === "HEAD" ? undefined : bytes.subarray(from));
+    }
+    res.writeHead(404, { "Content-Length": "0" });
+    res.end();
+  });
+  await new Promise((ok) => hub.listen(0, "127.0.0.1", ok));
+  const root = tempDir();
+  const skald = await startSkald({
+    root,
+    model: null,
+    env: {
+      OPENAI_API_KEY: "",
+      OPENAI_BASE_URL: "",
+      ANTHROPIC_API_KEY: "",
+      OLLAMA_HOST: "",
+      SKALD_MODEL: "",
+      SKALD_MODELS_DIR: "",
+      HF_ENDPOINT: `http://127.0.0.1:${hub.address().port}`,
+    },
+  });
+  const { page, context, problems } = await openSkald(b, skald);
+  try {
+    await page.getByTestId("nav-settings").click();
+    const row = page.locator("[data-testid='recommended-model'][data-name='qwen3-4b']");
+    await row.waitFor({ timeout: 20_000 });
+    // Every progress text the row shows, without its numbers.
+    await page.evaluate(() => {
+      window.__shown = new Set();
+      new MutationObserver(() => {
+        for (const el of document.querySelectorAll(".pull-progress span")) {
+          window.__shown.add(el.textContent.replace(/[0-9.]+/g, "#"));
+        }
+      }).observe(document.body, { subtree: true, childList: true, characterData: true });
+    });
+    await row.getByTestId("pull-model").click();
+    await page
+      .getByTestId("local-models-result")
+      .filter({ hasText: "local/qwen3-4b" })
+      .waitFor({ timeout: 240_000 });
+    const shown = await page.evaluate(() => [...window.__shown]);
+    assert.ok(shown.some((t) => t.includes(" of ")), `the download's progress: ${JSON.stringify(shown)}`);
+    assert.ok(
+      shown.some((t) => t.startsWith("Preparing for chats: reading the agent's prompt")),
+      `the preparation's progress: ${JSON.stringify(shown)}`,
+    );
+    assert.deepEqual(readFileSync(join(skald.data, "models", "qwen3-4b.gguf")), bytes);
+    // The first chat starts from the prepared prompt: it never shows "Reading the prompt".
+    await page.getByTestId("nav-chat").click();
+    await newChat(page);
+    await page.evaluate(() => {
+      window.__reading = false;
+      new MutationObserver(() => {
+        if (document.body.textContent.includes("Reading the prompt")) window.__reading = true;
+      }).observe(document.body, { subtree: true, childList: true, characterData: true });
+    });
+    await send(page, "Say hello.");
+    await page.waitForFunction(
+      () =>
+        [...document.querySelectorAll("[data-testid='message'][data-role='assistant']")].some(
+          (m) => m.textContent.trim().length > 0,
+        ) && !document.querySelector("[data-testid='stop']"),
+      null,
+      { timeout: 180_000 },
+    );
+    assert.equal(await page.evaluate(() => window.__reading), false);
+    assert.deepEqual(problems, []);
+  } finally {
+    await context.close();
+    await skald.stop();
+    await new Promise((ok) => hub.close(ok));
   }
 });
 

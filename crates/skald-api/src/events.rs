@@ -163,6 +163,13 @@ pub enum Event {
         done: u64,
         total: u64,
     },
+    /// How far preparing a downloaded local model for chats is (`pull_model`, after the
+    /// download): its reading of a new chat's prompt, in tokens.
+    ModelPrepare {
+        name: String,
+        read: u64,
+        total: u64,
+    },
     /// How far building the offline TeX bundle is (`build_tex_bundle`), in files.
     TexBundle {
         done: u64,

@@ -1,9 +1,10 @@
 //! A newcomer's first answer from the embedded model, as `skald exec` gives it: a new
 //! process, a new chat with the main agent (its whole prompt: instructions and tool
 //! schemas), SmolLM2-135M. Measured from the process's start to the first token of the
-//! answer, in three cases: nothing saved (the very first chat: the prompt is read), the
-//! shared beginning's state saved by an earlier process (every later new chat), and a
-//! follow-up in the same chat. The follow-up is the reference: what a user already waits
+//! answer, in four cases: nothing saved (a first chat that reads the prompt itself), the
+//! first chat after `skald models prepare` (what `skald models pull` ends with), the shared
+//! beginning's state saved by an earlier chat (every later new chat), and a follow-up in
+//! the same chat. The follow-up is the reference: what a user already waits
 //! for once the prompt is known.
 
 use crate::timing::ms;
@@ -92,17 +93,28 @@ pub fn run(skald: &Path) -> Result<String> {
     std::fs::create_dir_all(&work)?;
     std::os::unix::fs::symlink(std::fs::canonicalize(&model)?, models.join("smol.gguf"))?;
     let saved = models.join(".prompt-cache");
-    let (mut cold, mut warm, mut follow) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut cold, mut prepare, mut prepared, mut warm, mut follow) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for _ in 0..RUNS {
         let _ = std::fs::remove_dir_all(&saved);
         let (t, _) = exec(skald, &data, &work, None, FIRST)?;
         cold.push(t);
+        let _ = std::fs::remove_dir_all(&saved);
+        prepare.push(prepare_model(skald, &data, &work)?);
+        let (t, _) = exec(skald, &data, &work, None, FIRST)?;
+        prepared.push(t);
         let (t, id) = exec(skald, &data, &work, None, FIRST)?;
         warm.push(t);
         let (t, _) = exec(skald, &data, &work, Some(id), "And what can you do?")?;
         follow.push(t);
     }
-    let (cold, warm, follow) = (median(cold), median(warm), median(follow));
+    let (cold, prepare, prepared, warm, follow) = (
+        median(cold),
+        median(prepare),
+        median(prepared),
+        median(warm),
+        median(follow),
+    );
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     // The benchmarks run release builds (scripts/bench.sh); a debug one is said as such.
     let build = if skald.components().any(|c| c.as_os_str() == "debug") {
@@ -117,13 +129,39 @@ pub fn run(skald: &Path) -> Result<String> {
          median of {RUNS} runs; skald built {build}. Goal: a new chat ≤ 5 s on \
          this machine. Reference: a follow-up in the same chat, in the same run.\n\n\
          | | first token | ratio to the follow-up |\n| --- | --- | --- |\n\
-         | new chat, nothing saved (the very first) | {} | {:.2} |\n\
-         | new chat, the shared beginning's state saved | {} | {:.2} |\n\
-         | follow-up in the same chat | {} | 1.00 |\n",
+         | new chat, nothing saved (a first chat that reads the prompt itself) | {} | {:.2} |\n\
+         | the very first chat after `skald models prepare` (as `models pull` ends) | {} | {:.2} |\n\
+         | new chat, the shared beginning's state saved by an earlier chat | {} | {:.2} |\n\
+         | follow-up in the same chat | {} | 1.00 |\n\n\
+         `skald models prepare` itself (the agent's prompt read once, its state saved): {}.\n",
         ms(cold),
         cold.as_secs_f64() / follow.as_secs_f64(),
+        ms(prepared),
+        prepared.as_secs_f64() / follow.as_secs_f64(),
         ms(warm),
         warm.as_secs_f64() / follow.as_secs_f64(),
         ms(follow),
+        ms(prepare),
     ))
+}
+
+/// `skald models prepare smol` in the project's folder, as `skald models pull` ends: how
+/// long it takes.
+fn prepare_model(skald: &Path, data: &Path, work: &Path) -> Result<Duration> {
+    let started = Instant::now();
+    let status = Command::new(skald)
+        .arg("--data-dir")
+        .arg(data)
+        .args(["models", "prepare", "smol"])
+        .current_dir(work)
+        .env("SKALD_SECRETS", "file")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .with_context(|| format!("cannot start {}", skald.display()))?;
+    if !status.success() {
+        bail!("skald models prepare failed ({status})");
+    }
+    Ok(started.elapsed())
 }

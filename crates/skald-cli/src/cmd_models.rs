@@ -69,16 +69,8 @@ pub fn list(data_dir: &DataDir, json: bool) -> u8 {
             );
         }
     }
+    println!("Any GGUF file on Hugging Face: skald models pull hf:OWNER/REPO/FILE.gguf");
     exit::OK
-}
-
-/// A model name as a file name: no folders, nothing hidden.
-fn valid_name(name: &str) -> bool {
-    !name.is_empty()
-        && !name.starts_with('.')
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
 }
 
 pub fn add(data_dir: &DataDir, file: &Path, name: Option<&str>) -> Result<u8, Fail> {
@@ -88,7 +80,7 @@ pub fn add(data_dir: &DataDir, file: &Path, name: Option<&str>) -> Result<u8, Fa
         .map(|n| n.to_string_lossy().trim_end_matches(".gguf").to_string())
         .unwrap_or_default();
     let name = name.map_or(stem, str::to_string);
-    if !valid_name(&name) {
+    if !pull::valid_name(&name) {
         return Err(Fail::usage(format!(
             "`{name}` cannot be a model name (letters, digits, `-`, `_`, `.`)"
         )));
@@ -112,12 +104,15 @@ pub fn add(data_dir: &DataDir, file: &Path, name: Option<&str>) -> Result<u8, Fa
             dir.display()
         )));
     }
-    println!("Added `{name}`; use it with --model local/{name}");
+    println!(
+        "Added `{name}`; use it with --model local/{name}. `skald models prepare {name}` \
+         reads a new chat's prompt once, so that chats start answering sooner."
+    );
     Ok(exit::OK)
 }
 
 pub fn rm(data_dir: &DataDir, name: &str) -> Result<u8, Fail> {
-    if !valid_name(name) {
+    if !pull::valid_name(name) {
         return Err(Fail::usage(format!("no model named `{name}`")));
     }
     let path = data_dir.models_dir().join(format!("{name}.gguf"));
@@ -133,56 +128,197 @@ pub fn rm(data_dir: &DataDir, name: &str) -> Result<u8, Fail> {
     }
 }
 
-pub async fn pull(data_dir: &DataDir, name: &str) -> Result<u8, Fail> {
-    let Some(model) = pull::find(name) else {
-        let names: Vec<&str> = pull::recommended().iter().map(|r| r.name).collect();
-        return Err(Fail::usage(format!(
-            "`{name}` is not a model Skald knows; it knows {}. For another GGUF file, \
-             download it and run `skald models add FILE`",
-            names.join(", ")
-        )));
-    };
-    let tty = std::io::stderr().is_terminal();
-    let last = Mutex::new((Instant::now(), 0u64));
-    let progress = |done: u64, total: u64| {
-        let mut last = last.lock().unwrap_or_else(|p| p.into_inner());
-        let pct = done.saturating_mul(100) / total.max(1);
-        // A terminal gets a live line; a log gets one line per tenth.
-        let due = if tty {
-            last.0.elapsed() >= Duration::from_millis(100) || done == total
+/// `skald models pull SPEC [--name NAME]`: a recommended model by its name, a hub file
+/// (`hf:OWNER/REPO/FILE.gguf`) or an HTTPS URL, then prepared for chats.
+pub async fn pull(env: &crate::Env, spec: &str, name: Option<&str>) -> Result<u8, Fail> {
+    let wanted = pull::Wanted::parse(spec, name).map_err(Fail::usage)?;
+    let label = wanted.name.clone();
+    let progress = progress_line(move |done, total, pct| {
+        if total == 0 {
+            // A server that does not say how large the file is.
+            format!("pulling {label}: {}", size(done))
         } else {
-            pct / 10 != last.1 / 10 || done == total
+            format!(
+                "pulling {label}: {} of {} ({pct}%)",
+                size(done),
+                size(total)
+            )
+        }
+    });
+    let result = pull::fetch(
+        &wanted,
+        &env.data_dir.models_dir(),
+        &pull::HubAccess::from_env(),
+        &|done, total| progress.report(done, total),
+    )
+    .await;
+    progress.end();
+    let pulled = result.map_err(Fail::failed)?;
+    if !pulled.checked {
+        eprintln!(
+            "skald models pull: the server publishes no checksum for this file, so only its \
+             size and format were checked; its SHA-256 is {}",
+            pulled.sha256
+        );
+    }
+    let name = &wanted.name;
+    // A model pulled is one to chat with: its first chat should not spend half a minute
+    // reading the agent's prompt. Failing here leaves the model installed and usable.
+    if skald_llm::local::AVAILABLE {
+        match prepare(env, Some(name)).await {
+            Ok(code) if code == exit::OK => {}
+            Ok(_) => eprintln!(
+                "skald models pull: not prepared; the first chat reads the agent's prompt itself"
+            ),
+            Err(e) => eprintln!(
+                "skald models pull: could not prepare `{name}` for chats ({e}); the first \
+                 chat reads the agent's prompt itself"
+            ),
+        }
+    }
+    println!(
+        "`{name}` is ready ({}); use it with --model local/{name}",
+        pulled.path.display()
+    );
+    Ok(exit::OK)
+}
+
+/// A progress line on stderr: live on a terminal (at most ten times a second), one line per
+/// tenth in a log. `line` writes it from (done, total, percent).
+fn progress_line<F: Fn(u64, u64, u64) -> String>(line: F) -> Progress<F> {
+    Progress {
+        tty: std::io::stderr().is_terminal(),
+        last: Mutex::new((Instant::now(), u64::MAX)),
+        line,
+    }
+}
+
+struct Progress<F> {
+    tty: bool,
+    last: Mutex<(Instant, u64)>,
+    line: F,
+}
+
+impl<F: Fn(u64, u64, u64) -> String> Progress<F> {
+    fn report(&self, done: u64, total: u64) {
+        let mut last = self.last.lock().unwrap_or_else(|p| p.into_inner());
+        let pct = done.saturating_mul(100) / total.max(1);
+        let due = if self.tty {
+            last.0.elapsed() >= Duration::from_millis(100) || done == total
+        } else if total == 0 {
+            // No total to take tenths of: a line every few seconds.
+            last.1 == u64::MAX || last.0.elapsed() >= Duration::from_secs(5)
+        } else {
+            pct / 10 != last.1 / 10 || (done == total && pct != last.1)
         };
         if !due {
             return;
         }
         *last = (Instant::now(), pct);
-        let line = format!(
-            "pulling {}: {} of {} ({pct}%)",
-            model.name,
-            size(done),
-            size(total)
-        );
+        let line = (self.line)(done, total, pct);
         let mut err = std::io::stderr().lock();
-        let _ = if tty {
+        let _ = if self.tty {
             write!(err, "\r{line}\x1b[K")
         } else {
             writeln!(err, "{line}")
         };
         let _ = err.flush();
-    };
-    let result = pull::pull(&model, &data_dir.models_dir(), &progress).await;
-    if tty {
-        eprintln!();
     }
-    let path = result.map_err(Fail::failed)?;
-    println!(
-        "`{}` is ready ({}); use it with --model local/{}",
-        model.name,
-        path.display(),
-        model.name
+
+    /// Ends a live line, once the work is over.
+    fn end(&self) {
+        let last = self.last.lock().unwrap_or_else(|p| p.into_inner());
+        if self.tty && last.1 != u64::MAX {
+            eprintln!();
+        }
+    }
+}
+
+/// `skald models prepare [NAME]`: reads once, with local model NAME (the default model
+/// without it), what a new chat in the current folder starts with: the main agent's
+/// instructions and tools. The model keeps the state they leave (docs/models.md, "The
+/// first answer"), so new chats answer within seconds instead of half a minute.
+pub async fn prepare(env: &crate::Env, name: Option<&str>) -> Result<u8, Fail> {
+    let wanted = name.map(|n| format!("local/{n}"));
+    let models = skald_core::models::choose_models(
+        &env.config,
+        wanted.as_deref(),
+        &env.data_dir.models_dir(),
+        |k| std::env::var(k).ok(),
+    )
+    .map_err(Fail::usage)?;
+    let Some(model) = models.into_iter().next() else {
+        return Err(Fail::usage("no model to prepare; name a local one"));
+    };
+    if model.provider.kind != skald_llm::ProviderKind::Local {
+        return Err(Fail::usage(format!(
+            "{} is not a local model; only local models read the prompt on this machine \
+             (name one: skald models prepare NAME)",
+            model.label()
+        )));
+    }
+    let folder = std::env::current_dir().map_err(Fail::failed)?;
+    let engine = engine_for_prepare(env, &model)?;
+    let label = model.model.clone();
+    let progress = progress_line(move |_, _, pct| {
+        format!("preparing {label} for new chats: reading the agent's prompt… {pct}%")
+    });
+    let report = |done: u64, total: u64| progress.report(done, total);
+    let cancel = skald_api::CancellationToken::new();
+    let stop = cancel.clone();
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            stop.cancel();
+        }
+    });
+    let result = engine
+        .prepare_chat(&model, MAIN_AGENT, &folder, &report, &cancel)
+        .await;
+    progress.end();
+    match result.map_err(Fail::failed)? {
+        skald_core::prepare::Prepared::Ready => {
+            eprintln!(
+                "{}: new chats start from the prepared prompt",
+                model.label()
+            );
+            Ok(exit::OK)
+        }
+        skald_core::prepare::Prepared::Cancelled => Ok(exit::CANCELLED),
+    }
+}
+
+/// The agent a new chat talks to.
+const MAIN_AGENT: &str = "main";
+
+/// An engine whose chats would be offered what a new chat is offered here: the same
+/// settings, agents, plugins and MCP servers.
+fn engine_for_prepare(
+    env: &crate::Env,
+    model: &skald_llm::ModelChoice,
+) -> Result<std::sync::Arc<skald_core::engine::Engine>, Fail> {
+    use std::sync::Arc;
+    let store = Arc::new(skald_store::Store::open(env.data_dir.db_path()).map_err(Fail::failed)?);
+    let registry = Arc::new(skald_core::builtin_registry().map_err(Fail::failed)?);
+    let library =
+        Arc::new(skald_core::agents::Library::load(env.data_dir.root()).map_err(Fail::failed)?);
+    let engine = skald_core::engine::Engine::new(
+        store,
+        registry,
+        vec![model.clone()],
+        library,
+        skald_core::engine::TurnSettings::from_config(
+            &env.config,
+            &env.data_dir,
+            skald_core::turn::ApprovalMode::Never,
+        ),
+        Arc::new(|_, _| {}),
     );
-    Ok(exit::OK)
+    if let Err(e) = engine.open_secrets(env.data_dir.root()) {
+        eprintln!("skald models prepare: secrets are not available: {e}");
+    }
+    // Plugins decide some of the tools offered (image generation).
+    engine.start_plugins();
+    Ok(engine)
 }
 
 #[derive(Debug, Subcommand)]
@@ -199,8 +335,20 @@ pub enum ModelsCommand {
         #[arg(long)]
         name: Option<String>,
     },
-    /// Download a recommended model (resumable, checksum verified)
-    Pull { name: String },
+    /// Download a model (resumable, checksum verified) and prepare it: a recommended one by
+    /// its name, a Hugging Face file as hf:OWNER/REPO/FILE.gguf, or an https:// URL
+    Pull {
+        spec: String,
+        /// The name to use it by (`--model local/NAME`) [default: the file's name]
+        #[arg(long)]
+        name: Option<String>,
+    },
+    /// Read a new chat's prompt once (the agent's instructions and tools), so that new chats
+    /// in this folder start answering within seconds; `pull` does it itself
+    Prepare {
+        /// The local model [default: the default model]
+        name: Option<String>,
+    },
     /// Remove a local model
     Rm { name: String },
 }
@@ -213,8 +361,11 @@ pub async fn dispatch(env: &crate::Env, command: ModelsCommand) -> u8 {
             "skald models add",
             add(&env.data_dir, &file, name.as_deref()),
         ),
-        ModelsCommand::Pull { name } => {
-            finish("skald models pull", pull(&env.data_dir, &name).await)
+        ModelsCommand::Pull { spec, name } => {
+            finish("skald models pull", pull(env, &spec, name.as_deref()).await)
+        }
+        ModelsCommand::Prepare { name } => {
+            finish("skald models prepare", prepare(env, name.as_deref()).await)
         }
         ModelsCommand::Rm { name } => finish("skald models rm", rm(&env.data_dir, &name)),
     }

@@ -24,6 +24,7 @@ pub mod mcp;
 pub mod models;
 pub mod paths;
 pub mod plugins;
+pub mod prepare;
 pub mod process;
 pub mod sandbox;
 pub mod session;

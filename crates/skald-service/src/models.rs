@@ -164,11 +164,9 @@ impl Service {
 
     /// Downloads a recommended model, reporting progress to every UI.
     pub(crate) async fn pull_model(&self, name: &str) -> Result<Reply, ServiceError> {
-        let model = skald_llm::local::pull::find(name).ok_or_else(|| {
-            invalid(format!(
-                "`{name}` is not a model Skald knows how to download"
-            ))
-        })?;
+        use skald_llm::local::pull;
+        // A recommended model by name, a hub file (hf:OWNER/REPO/FILE.gguf) or a URL.
+        let wanted = pull::Wanted::parse(name, None).map_err(|e| invalid(e.to_string()))?;
         if !lock(&self.pulling).insert(name.to_string()) {
             return Err(invalid(format!("`{name}` is being downloaded already")));
         }
@@ -191,19 +189,73 @@ impl Service {
                 let _ = events.send(ServerMessage::Event {
                     session_id: None,
                     event: skald_api::events::Event::ModelPull {
-                        name: model.name.to_string(),
+                        name: name.to_string(),
                         done,
                         total,
                     },
                 });
             }
         };
-        skald_llm::local::pull::pull(&model, &self.data_dir.models_dir(), &progress)
-            .await
-            .map_err(|e| invalid(e.to_string()))?;
+        pull::fetch(
+            &wanted,
+            &self.data_dir.models_dir(),
+            &pull::HubAccess::from_env(),
+            &progress,
+        )
+        .await
+        .map_err(|e| invalid(e.to_string()))?;
+        self.prepare_model(name, &wanted.name).await;
         Ok(Reply::PullModel {
-            model: format!("local/{}", model.name),
+            model: format!("local/{}", wanted.name),
         })
+    }
+
+    /// A model downloaded is one to chat with: it reads a new chat's prompt now, so that
+    /// the first chat does not (docs/models.md, "The first answer"). `asked` is the name
+    /// the download was asked by, which the progress events carry. A failure leaves the
+    /// model usable; the first chat then reads the prompt itself.
+    async fn prepare_model(&self, asked: &str, name: &str) {
+        if !skald_llm::local::AVAILABLE {
+            return;
+        }
+        let engine = self.sessions.engine().clone();
+        let config = lock(&self.config).clone();
+        let model = format!("local/{name}");
+        let chosen =
+            match choose_models(&engine, &config, Some(&model), &self.data_dir.models_dir()) {
+                Ok(m) => m.into_iter().next(),
+                Err(e) => {
+                    tracing::warn!(model, "cannot prepare the model for chats: {e}");
+                    None
+                }
+            };
+        let Some(chosen) = chosen else { return };
+        let events = self.events.clone();
+        let last = Mutex::new(u64::MAX);
+        let progress = |read: u64, total: u64| {
+            let pct = read.saturating_mul(100) / total.max(1);
+            let mut last = lock(&last);
+            if *last != pct {
+                *last = pct;
+                let _ = events.send(ServerMessage::Event {
+                    session_id: None,
+                    event: skald_api::events::Event::ModelPrepare {
+                        name: asked.to_string(),
+                        read,
+                        total,
+                    },
+                });
+            }
+        };
+        // A new chat's folder, as `create_session` gives it.
+        let folder = self.policy.root().to_path_buf();
+        let never = skald_api::CancellationToken::new();
+        if let Err(e) = engine
+            .prepare_chat(&chosen, "main", &folder, &progress, &never)
+            .await
+        {
+            tracing::warn!(model, "cannot prepare the model for chats: {e}");
+        }
     }
 
     pub(crate) async fn test_model(&self) -> Reply {

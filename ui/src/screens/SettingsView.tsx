@@ -281,8 +281,11 @@ function without<T>(r: Record<string, T>, key: string): Record<string, T> {
 function LocalModels({ current, onSaved }: { current: string | undefined; onSaved: () => void }) {
   const t = useTransport();
   const [data, reload] = useCommand({ cmd: "local_models" }, []);
-  /** Downloads this screen follows, with their last progress (bytes). */
-  const [pulls, setPulls] = useState<Record<string, { done: number; total: number }>>({});
+  /**
+   * Downloads this screen follows, with their last progress: bytes while downloading, then
+   * tokens while the model reads a new chat's prompt once (`preparing`).
+   */
+  const [pulls, setPulls] = useState<Record<string, { done: number; total: number; preparing?: boolean }>>({});
   const [failed, setFailed] = useState<Record<string, string>>({});
   const [using, setUsing] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
@@ -293,8 +296,11 @@ function LocalModels({ current, onSaved }: { current: string | undefined; onSave
   onSavedRef.current = onSaved;
 
   useEvents((_sid, e) => {
-    if (e.type !== "model_pull" || !followed.current.has(e.name)) return;
-    setPulls((p) => ({ ...p, [e.name]: { done: e.done, total: e.total } }));
+    if (e.type === "model_pull" && followed.current.has(e.name)) {
+      setPulls((p) => ({ ...p, [e.name]: { done: e.done, total: e.total } }));
+    } else if (e.type === "model_prepare" && followed.current.has(e.name)) {
+      setPulls((p) => ({ ...p, [e.name]: { done: e.read, total: e.total, preparing: true } }));
+    }
   });
 
   const follow = (name: string, total: number, p: Promise<PullOutcome>) => {
@@ -406,7 +412,7 @@ function LocalModels({ current, onSaved }: { current: string | undefined; onSave
               {data.value.recommended.map((m) => {
                 const pull = pulls[m.name];
                 const failure = failed[m.name];
-                const checking = pull != null && pull.total > 0 && pull.done >= pull.total;
+                const checking = pull != null && !pull.preparing && pull.total > 0 && pull.done >= pull.total;
                 return (
                   <li key={m.name} className="row-card" data-testid="recommended-model" data-name={m.name}>
                     <div className="row-main">
@@ -421,14 +427,22 @@ function LocalModels({ current, onSaved }: { current: string | undefined; onSave
                         disabled={pull != null}
                         onClick={() => download(m)}
                       >
-                        {pull ? "Downloading…" : failure ? "Retry" : "Download"}
+                        {pull ? (pull.preparing ? "Preparing…" : "Downloading…") : failure ? "Retry" : "Download"}
                       </button>
                     </div>
                     <div className="small muted">{m.description}</div>
                     {pull && (
                       <div className="pull-progress">
                         <progress data-testid="pull-progress" aria-label={`Downloading ${m.name}`} value={Math.min(pull.done, pull.total)} max={pull.total || 1} />
-                        <span className="small muted">{checking ? "Checking the download…" : pull.total > 0 ? progressText(pull.done, pull.total) : "Downloading…"}</span>
+                        <span className="small muted">
+                          {pull.preparing
+                            ? `Preparing for chats: reading the agent's prompt… ${Math.floor((100 * pull.done) / Math.max(pull.total, 1))}%`
+                            : checking
+                              ? "Checking the download…"
+                              : pull.total > 0
+                                ? progressText(pull.done, pull.total)
+                                : "Downloading…"}
+                        </span>
                       </div>
                     )}
                     {failure && (

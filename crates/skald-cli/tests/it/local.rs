@@ -232,3 +232,97 @@ fn models_are_listed_added_and_removed() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// A state file of `.prompt-cache`, by name.
+fn saved_states(data: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(data.join("models").join(".prompt-cache"))
+        .map(|d| {
+            d.map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+#[test]
+fn a_model_pulled_from_a_hub_is_prepared_so_the_first_chat_reads_only_its_own_part() {
+    let _one = one_model_at_a_time();
+    let bytes = std::fs::read(models_dir().join(format!("{MODEL}.gguf"))).unwrap();
+    let hub = skald_testkit::hub::Hub::new(vec![(
+        "someone/SmolLM2-GGUF/SmolLM2-135M-Instruct-Q4_1.gguf",
+        skald_testkit::hub::HubFile {
+            bytes,
+            ..Default::default()
+        },
+    )]);
+    let data = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let out = offline(data.path())
+        .current_dir(work.path())
+        .env("HF_ENDPOINT", &hub.endpoint)
+        .args([
+            "models",
+            "pull",
+            "hf:someone/SmolLM2-GGUF/SmolLM2-135M-Instruct-Q4_1.gguf",
+            "--name",
+            "smol",
+        ])
+        .output()
+        .unwrap();
+    let stdout = ok(&out);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stdout.contains("`smol` is ready"), "{stdout}");
+    assert!(stderr.contains("pulling smol: "), "{stderr}");
+    // Checked against the checksum the hub published: no warning about an unchecked file.
+    assert!(!stderr.contains("publishes no checksum"), "{stderr}");
+    assert!(
+        stderr.contains("reading the agent's prompt… 100%")
+            && stderr.contains("new chats start from the prepared prompt"),
+        "{stderr}"
+    );
+    let states = saved_states(data.path());
+    assert!(!states.is_empty(), "the prepared state is saved");
+    // The first chat: the shared beginning is loaded, not read (a read of it would report
+    // its progress), and no other state is saved beside the prepared one.
+    let out = offline(data.path())
+        .current_dir(work.path())
+        .args(["exec", "--json", "--model", "local/smol", "Say hi."])
+        .output()
+        .unwrap();
+    let ev = events(&ok(&out));
+    assert_eq!(ev.last().unwrap()["outcome"], "final", "{ev:?}");
+    let reading: Vec<&Value> = ev
+        .iter()
+        .filter(|e| e["type"] == "prompt_progress")
+        .collect();
+    assert!(reading.is_empty(), "the chat read the prompt: {reading:?}");
+    assert_eq!(saved_states(data.path()), states);
+    // Preparing again finds the state and reads nothing.
+    let out = offline(data.path())
+        .current_dir(work.path())
+        .args(["models", "prepare", "smol"])
+        .output()
+        .unwrap();
+    ok(&out);
+    assert!(
+        !String::from_utf8_lossy(&out.stderr).contains("%"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(saved_states(data.path()), states);
+}
+
+#[test]
+fn only_local_models_are_prepared() {
+    let data = tempfile::tempdir().unwrap();
+    let out = offline(data.path())
+        .env("SKALD_MODEL", "openai/gpt-4o")
+        .env("OPENAI_API_KEY", "sk-test")
+        .args(["models", "prepare"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("is not a local model"), "{err}");
+}

@@ -216,6 +216,26 @@ pub async fn run_turn(
     finish(emit, session_id, TurnOutcome::Exhausted, "")
 }
 
+/// What the first request of a chat that is not stored yet would send: the messages a new
+/// chat's first round reads (`prompt` as its user message) and the tools it is offered,
+/// built by the code a turn uses, so the two cannot drift apart. `Engine::prepare_chat`
+/// reads it once ahead of any chat (docs/models.md, "The first answer").
+pub fn first_request(
+    env: &TurnEnv<'_>,
+    prompt: &str,
+) -> Result<(Vec<skald_llm::Message>, Vec<ToolSpec>), TurnError> {
+    // SQLite's rowids start at 1, so no stored chat, message, grant or scratchpad has
+    // this id: what is read for it is what a chat holds before its first message.
+    const NOT_STORED: i64 = 0;
+    let tools = turn_tools(env, NOT_STORED)?;
+    let mut messages = conversation(env.store, NOT_STORED, env.cfg, env.frame)?;
+    // The user's message is stored before the round starts, so it comes before the
+    // closing note (time, folder) as in every chat.
+    let tail = messages.len().saturating_sub(1);
+    messages.insert(tail, skald_llm::Message::user(prompt));
+    Ok((messages, tools))
+}
+
 /// One model answer for the next round: the stored message's id, its text and its tool
 /// calls — or how the turn ends if no model could answer. Failures before an answer
 /// starts move on to the next fallback model (at most `MAX_FALLBACKS`); a stream cut
