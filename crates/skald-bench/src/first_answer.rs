@@ -80,6 +80,9 @@ fn exec(
 }
 
 pub fn run(skald: &Path) -> Result<String> {
+    // Absolute: `models prepare` runs in the project's folder.
+    let skald = &std::fs::canonicalize(skald)
+        .with_context(|| format!("no skald binary at {}", skald.display()))?;
     let model =
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("../../tests/models/{MODEL}.gguf"));
     if !model.is_file() {
