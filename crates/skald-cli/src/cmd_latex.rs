@@ -200,15 +200,13 @@ fn bundle(data_dir: &DataDir, only: Option<&Path>, out: Option<&Path>) -> Result
     };
     let out = out.map_or_else(|| data_dir.tex_bundle_path(), Path::to_path_buf);
     let trees = skald_viewer::latex::bundle::SYSTEM_TREES;
-    let mut last = std::time::Instant::now();
+    let progress =
+        crate::progress::line(|done, total, _| format!("bundling TeX files: {done}/{total}"));
     let built =
         skald_viewer::latex::bundle::build(trees, only.as_deref(), &out, &mut |done, total| {
-            if last.elapsed() >= std::time::Duration::from_millis(500) || done == total {
-                last = std::time::Instant::now();
-                eprint!("\rbundling TeX files: {done}/{total}");
-            }
+            progress.report(done as u64, total as u64)
         });
-    eprintln!();
+    progress.end();
     let built = built.map_err(Fail::failed)?;
     println!(
         "built {} ({} files, {:.1} MB); LaTeX previews now work offline",

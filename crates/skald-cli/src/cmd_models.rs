@@ -8,10 +8,7 @@ use crate::exit;
 use crate::fail::{Fail, finish};
 use skald_core::DataDir;
 use skald_llm::local::pull;
-use std::io::{IsTerminal, Write};
 use std::path::Path;
-use std::sync::Mutex;
-use std::time::{Duration, Instant};
 
 fn size(bytes: u64) -> String {
     format!("{:.1} MB", bytes as f64 / 1e6)
@@ -133,7 +130,7 @@ pub fn rm(data_dir: &DataDir, name: &str) -> Result<u8, Fail> {
 pub async fn pull(env: &crate::Env, spec: &str, name: Option<&str>) -> Result<u8, Fail> {
     let wanted = pull::Wanted::parse(spec, name).map_err(Fail::usage)?;
     let label = wanted.name.clone();
-    let progress = progress_line(move |done, total, pct| {
+    let progress = crate::progress::line(move |done, total, pct| {
         if total == 0 {
             // A server that does not say how large the file is.
             format!("pulling {label}: {}", size(done))
@@ -183,57 +180,6 @@ pub async fn pull(env: &crate::Env, spec: &str, name: Option<&str>) -> Result<u8
     Ok(exit::OK)
 }
 
-/// A progress line on stderr: live on a terminal (at most ten times a second), one line per
-/// tenth in a log. `line` writes it from (done, total, percent).
-fn progress_line<F: Fn(u64, u64, u64) -> String>(line: F) -> Progress<F> {
-    Progress {
-        tty: std::io::stderr().is_terminal(),
-        last: Mutex::new((Instant::now(), u64::MAX)),
-        line,
-    }
-}
-
-struct Progress<F> {
-    tty: bool,
-    last: Mutex<(Instant, u64)>,
-    line: F,
-}
-
-impl<F: Fn(u64, u64, u64) -> String> Progress<F> {
-    fn report(&self, done: u64, total: u64) {
-        let mut last = self.last.lock().unwrap_or_else(|p| p.into_inner());
-        let pct = done.saturating_mul(100) / total.max(1);
-        let due = if self.tty {
-            last.0.elapsed() >= Duration::from_millis(100) || done == total
-        } else if total == 0 {
-            // No total to take tenths of: a line every few seconds.
-            last.1 == u64::MAX || last.0.elapsed() >= Duration::from_secs(5)
-        } else {
-            pct / 10 != last.1 / 10 || (done == total && pct != last.1)
-        };
-        if !due {
-            return;
-        }
-        *last = (Instant::now(), pct);
-        let line = (self.line)(done, total, pct);
-        let mut err = std::io::stderr().lock();
-        let _ = if self.tty {
-            write!(err, "\r{line}\x1b[K")
-        } else {
-            writeln!(err, "{line}")
-        };
-        let _ = err.flush();
-    }
-
-    /// Ends a live line, once the work is over.
-    fn end(&self) {
-        let last = self.last.lock().unwrap_or_else(|p| p.into_inner());
-        if self.tty && last.1 != u64::MAX {
-            eprintln!();
-        }
-    }
-}
-
 /// `skald models prepare [NAME]`: reads once, with local model NAME (the default model
 /// without it), what a new chat in the current folder starts with: the main agent's
 /// instructions and tools. The model keeps the state they leave (docs/models.md, "The
@@ -260,7 +206,7 @@ pub async fn prepare(env: &crate::Env, name: Option<&str>) -> Result<u8, Fail> {
     let folder = std::env::current_dir().map_err(Fail::failed)?;
     let engine = engine_for_prepare(env, &model)?;
     let label = model.model.clone();
-    let progress = progress_line(move |_, _, pct| {
+    let progress = crate::progress::line(move |_, _, pct| {
         format!("preparing {label} for new chats: reading the agent's prompt… {pct}%")
     });
     let report = |done: u64, total: u64| progress.report(done, total);

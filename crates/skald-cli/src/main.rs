@@ -23,6 +23,7 @@ mod cmd_tools;
 mod cmd_view;
 mod exit;
 mod fail;
+mod progress;
 mod session_events;
 mod shown;
 

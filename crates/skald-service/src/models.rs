@@ -162,10 +162,10 @@ impl Service {
         }
     }
 
-    /// Downloads a recommended model, reporting progress to every UI.
+    /// Downloads a model — a recommended one by name, a hub file (`hf:…`) or a URL — and
+    /// prepares it for chats, reporting progress to every UI.
     pub(crate) async fn pull_model(&self, name: &str) -> Result<Reply, ServiceError> {
         use skald_llm::local::pull;
-        // A recommended model by name, a hub file (hf:OWNER/REPO/FILE.gguf) or a URL.
         let wanted = pull::Wanted::parse(name, None).map_err(|e| invalid(e.to_string()))?;
         if !lock(&self.pulling).insert(name.to_string()) {
             return Err(invalid(format!("`{name}` is being downloaded already")));
@@ -178,24 +178,13 @@ impl Service {
             }
         }
         let _pulling = Pulling(&self.pulling, name);
-        let events = self.events.clone();
-        let last = Mutex::new(u64::MAX);
-        let progress = |done: u64, total: u64| {
-            // One event per percent is plenty for a progress bar.
-            let pct = done.saturating_mul(100) / total.max(1);
-            let mut last = lock(&last);
-            if *last != pct {
-                *last = pct;
-                let _ = events.send(ServerMessage::Event {
-                    session_id: None,
-                    event: skald_api::events::Event::ModelPull {
-                        name: name.to_string(),
-                        done,
-                        total,
-                    },
-                });
+        let progress = per_percent(&self.events, |done, total| {
+            skald_api::events::Event::ModelPull {
+                name: name.to_string(),
+                done,
+                total,
             }
-        };
+        });
         pull::fetch(
             &wanted,
             &self.data_dir.models_dir(),
@@ -230,23 +219,13 @@ impl Service {
                 }
             };
         let Some(chosen) = chosen else { return };
-        let events = self.events.clone();
-        let last = Mutex::new(u64::MAX);
-        let progress = |read: u64, total: u64| {
-            let pct = read.saturating_mul(100) / total.max(1);
-            let mut last = lock(&last);
-            if *last != pct {
-                *last = pct;
-                let _ = events.send(ServerMessage::Event {
-                    session_id: None,
-                    event: skald_api::events::Event::ModelPrepare {
-                        name: asked.to_string(),
-                        read,
-                        total,
-                    },
-                });
+        let progress = per_percent(&self.events, |read, total| {
+            skald_api::events::Event::ModelPrepare {
+                name: asked.to_string(),
+                read,
+                total,
             }
-        };
+        });
         // A new chat's folder, as `create_session` gives it.
         let folder = self.policy.root().to_path_buf();
         let never = skald_api::CancellationToken::new();
@@ -303,6 +282,26 @@ impl Service {
             ok,
             message,
             millis,
+        }
+    }
+}
+
+/// A progress callback that sends `event(done, total)` to every UI once per percent:
+/// plenty for a progress bar.
+fn per_percent<'a>(
+    events: &'a tokio::sync::broadcast::Sender<ServerMessage>,
+    event: impl Fn(u64, u64) -> skald_api::events::Event + Send + Sync + 'a,
+) -> impl Fn(u64, u64) + Send + Sync + 'a {
+    let last = Mutex::new(u64::MAX);
+    move |done, total| {
+        let pct = done.saturating_mul(100) / total.max(1);
+        let mut last = lock(&last);
+        if *last != pct {
+            *last = pct;
+            let _ = events.send(ServerMessage::Event {
+                session_id: None,
+                event: event(done, total),
+            });
         }
     }
 }

@@ -138,8 +138,16 @@ impl Wanted {
         let (source, file) = if let Some(rest) = spec.strip_prefix("hf:") {
             let (path, revision) = rest.split_once('@').unwrap_or((rest, "main"));
             let parts: Vec<&str> = path.split('/').collect();
-            let clean = |p: &&str| !p.is_empty() && *p != "." && *p != "..";
-            if parts.len() < 3 || !parts.iter().all(clean) || revision.is_empty() {
+            // Names as the hub spells them: nothing that would leave the path (`..`) or
+            // end it (`?`, `#`) in the address built from them.
+            let clean = |p: &&str| {
+                !p.is_empty()
+                    && *p != "."
+                    && *p != ".."
+                    && p.chars()
+                        .all(|c| c.is_ascii_alphanumeric() || "._+-".contains(c))
+            };
+            if parts.len() < 3 || !parts.iter().all(clean) || !clean(&revision) {
                 return Err(bad(format!(
                     "`{spec}` is not a hub file; write hf:OWNER/REPO/FILE.gguf"
                 )));
@@ -370,7 +378,10 @@ pub async fn fetch(
     // What the server says of the file before any of it is fetched: a hub's checksum and
     // size, or the size alone.
     let published = match source {
-        Source::Hub { .. } | Source::Url { .. } => Some(published(&url, token).await?),
+        Source::Hub { .. } => Some(published(&url, token).await?),
+        // Some servers refuse HEAD (a signed address valid for GET only): the GET then
+        // says what is wrong, if anything.
+        Source::Url { .. } => Some(published(&url, token).await.unwrap_or_default()),
         Source::File { .. } | Source::ZipMember { .. } => None,
     };
     let published_sha = published.as_ref().and_then(|p| p.sha256.clone());
