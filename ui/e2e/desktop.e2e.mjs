@@ -303,15 +303,40 @@ const hasDunst = spawnSync("sh", ["-c", "command -v dunst && command -v dunstctl
 if (hasApp && !hasDunst && process.env.SKALD_DESKTOP_REQUIRED) throw new Error("the notification test needs dunst");
 
 test("a notification for an approval opens its Inbox item when clicked", { skip: needs || (!hasDunst && "needs dunst") }, async () => {
-  // A real notification server on this D-Bus session: dunst, on the virtual display.
-  const dunst = spawn("dunst", [], { stdio: "ignore" });
+  // A real notification server on this D-Bus session: dunst, on the virtual display. The
+  // bus is started outside the display (dbus-run-session runs xvfb-run), so a dunst the bus
+  // activates by itself has no display and dies: the bus is told the display first, and
+  // the name's owner is asked with NameHasOwner, which activates nothing (dunstctl would,
+  // and such a failed activation once kept this test's own dunst from the name in CI).
+  spawnSync("dbus-send", [
+    "--session",
+    "--dest=org.freedesktop.DBus",
+    "--type=method_call",
+    "/org/freedesktop/DBus",
+    "org.freedesktop.DBus.UpdateActivationEnvironment",
+    `dict:string:string:DISPLAY,${process.env.DISPLAY ?? ""}`,
+  ]);
+  const owned = () =>
+    (spawnSync(
+      "dbus-send",
+      [
+        "--session",
+        "--print-reply=literal",
+        "--dest=org.freedesktop.DBus",
+        "/org/freedesktop/DBus",
+        "org.freedesktop.DBus.NameHasOwner",
+        "string:org.freedesktop.Notifications",
+      ],
+      { encoding: "utf8" },
+    ).stdout ?? "").includes("true");
+  let dunst = spawn("dunst", [], { stdio: "ignore" });
   try {
-    // Dunst must own the notification name before the app notifies: otherwise D-Bus tries
-    // to start a notification service of its own, which has no display here, and the
-    // notification is lost (a flake seen in CI).
-    const up = Date.now() + 10_000;
-    while (spawnSync("dunstctl", ["count", "displayed"], { encoding: "utf8" }).status !== 0) {
+    // Dunst must own the notification name before the app notifies, or the notification
+    // is lost; one that exited early is started again.
+    const up = Date.now() + 30_000;
+    while (!owned()) {
       if (Date.now() > up) throw new Error("dunst did not start");
+      if (dunst.exitCode !== null || dunst.signalCode !== null) dunst = spawn("dunst", [], { stdio: "ignore" });
       await sleep(100);
     }
     await withApp(
