@@ -2,7 +2,7 @@
 // the OpenAI streaming protocol over a real socket on 127.0.0.1, and Debian's Chromium
 // driven by playwright-core. Nothing of Skald is mocked.
 
-import { execFileSync, spawn } from "node:child_process";
+import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { createServer } from "node:http";
 import { mkdtempSync, mkdirSync, existsSync, realpathSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -205,6 +205,39 @@ export async function send(page, text) {
   const composer = page.getByTestId("composer");
   await composer.fill(text);
   await composer.press("Enter");
+}
+
+/**
+ * Waits (three minutes at most) for the chat's assistant to have answered and the turn to
+ * have ended. A local model's speed depends on the machine, so a timeout says what the
+ * chat showed, what the server logged and what else was using the CPU: a slow run can be
+ * told from a hang.
+ */
+export async function waitForAnswer(page, skald) {
+  try {
+    await page.waitForFunction(
+      () =>
+        [...document.querySelectorAll("[data-testid='message'][data-role='assistant']")].some(
+          (m) => m.textContent.trim().length > 0,
+        ) && !document.querySelector("[data-testid='stop']"),
+      null,
+      { timeout: 180_000 },
+    );
+  } catch (e) {
+    const shown = await page
+      .locator("[data-testid='message']")
+      .allTextContents()
+      .catch(() => []);
+    const busiest = spawnSync("ps", ["-eo", "pcpu,etime,args", "--sort=-pcpu"], { encoding: "utf8" })
+      .stdout?.split("\n")
+      .slice(0, 8)
+      .map((l) => l.slice(0, 160))
+      .join("\n");
+    throw new Error(
+      `${e.message}\nthe chat showed: ${JSON.stringify(shown.map((t) => t.slice(0, 300)))}\n` +
+        `the server's log (end): ${skald.stderr().slice(-3000)}\nthe busiest processes:\n${busiest}`,
+    );
+  }
 }
 
 /** A chat of `n` messages written straight into a migrated store, as a long-lived chat. */

@@ -6,7 +6,6 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { mkdirSync, readFileSync, writeFileSync, existsSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
-import { spawnSync } from "node:child_process";
 import { createServer } from "node:http";
 import { createHash } from "node:crypto";
 import {
@@ -21,6 +20,7 @@ import {
   send,
   startSkald,
   tempDir,
+  waitForAnswer,
 } from "./harness.mjs";
 
 let b;
@@ -819,14 +819,7 @@ test("a recommended model downloads from the hub with its progress, is prepared,
       }).observe(document.body, { subtree: true, childList: true, characterData: true });
     });
     await send(page, "Say hello.");
-    await page.waitForFunction(
-      () =>
-        [...document.querySelectorAll("[data-testid='message'][data-role='assistant']")].some(
-          (m) => m.textContent.trim().length > 0,
-        ) && !document.querySelector("[data-testid='stop']"),
-      null,
-      { timeout: 180_000 },
-    );
+    await waitForAnswer(page, skald);
     assert.equal(await page.evaluate(() => window.__reading), false);
     assert.deepEqual(problems, []);
   } finally {
@@ -866,32 +859,7 @@ test("with no key, Settings offers the local model and a chat answers with it", 
     await newChat(page);
     await send(page, "Say hello.");
     // The local model answers (a tiny model: any words will do).
-    try {
-      await page.waitForFunction(
-        () =>
-          [...document.querySelectorAll("[data-testid='message'][data-role='assistant']")].some(
-            (m) => m.textContent.trim().length > 0,
-          ) && !document.querySelector("[data-testid='stop']"),
-        null,
-        { timeout: 180_000 },
-      );
-    } catch (e) {
-      // A local model's speed depends on the machine: say what the chat showed, what the
-      // server logged and what else was using the CPU, so a slow run can be told from a hang.
-      const shown = await page
-        .locator("[data-testid='message']")
-        .allTextContents()
-        .catch(() => []);
-      const busiest = spawnSync("ps", ["-eo", "pcpu,etime,args", "--sort=-pcpu"], { encoding: "utf8" })
-        .stdout?.split("\n")
-        .slice(0, 8)
-        .map((l) => l.slice(0, 160))
-        .join("\n");
-      throw new Error(
-        `${e.message}\nthe chat showed: ${JSON.stringify(shown.map((t) => t.slice(0, 300)))}\n` +
-          `the server's log (end): ${skald.stderr().slice(-3000)}\nthe busiest processes:\n${busiest}`,
-      );
-    }
+    await waitForAnswer(page, skald);
     assert.deepEqual(problems, []);
   } finally {
     await context.close();

@@ -52,6 +52,9 @@ export function App() {
   const everOpen = useRef(false);
   const [sessions, setSessions] = useState<SessionInfo[] | null>(null);
   const [sessionsError, setSessionsError] = useState<string | null>(null);
+  // The default local model reading a new chat's prompt in the background (at start, or
+  // when the default changes): a chat sent meanwhile waits for it, and says so.
+  const [preparing, setPreparing] = useState<{ read: number; total: number } | null>(null);
   const [currentId, setCurrentId] = useState<number | null>(loadLastSession);
   const [view, setView] = useState<AppView>("chat");
   const [chats, dispatchChats] = useReducer(chatsReducer, {});
@@ -238,6 +241,9 @@ export function App() {
             break;
           case "open_file":
             openViewer(e.path);
+            break;
+          case "model_prepare":
+            setPreparing(e.read < e.total ? { read: e.read, total: e.total } : null);
             break;
           case "task_update":
             if (e.session_id != null) void loadSessions();
@@ -457,6 +463,7 @@ export function App() {
                 onToggleViewer={toggleViewer}
                 contextOpen={contextFor === currentId}
                 onContextOpen={onContextOpen}
+                preparing={preparing}
               />
             ) : sessions && sessions.length === 0 ? (
               <EmptyState title="No chats yet">

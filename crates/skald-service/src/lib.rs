@@ -101,6 +101,8 @@ pub struct Service {
     pulling: Mutex<std::collections::HashSet<String>>,
     /// An offline TeX bundle is being built.
     building_tex: std::sync::atomic::AtomicBool,
+    /// Stops the background preparation of the default model (`prepare_default`).
+    preparing: Mutex<Option<skald_api::CancellationToken>>,
 }
 
 impl Service {
@@ -187,6 +189,7 @@ impl Service {
             restart: config.restart,
             pulling: Mutex::new(std::collections::HashSet::new()),
             building_tex: std::sync::atomic::AtomicBool::new(false),
+            preparing: Mutex::new(None),
         });
         // Engine events go to every UI, tagged with their session.
         let mut rx = sessions.subscribe();
@@ -212,6 +215,7 @@ impl Service {
         if let Err(e) = sessions.resume_all() {
             tracing::error!("cannot resume sessions: {e}");
         }
+        service.prepare_default();
         Ok(service)
     }
 
@@ -257,6 +261,9 @@ impl Service {
     pub async fn shutdown(&self) {
         // LaTeX workers are killed, not left running after the app.
         self.latex.stop_all();
+        if let Some(preparing) = lock(&self.preparing).take() {
+            preparing.cancel();
+        }
         let engine = self.sessions.engine();
         for s in self.store.list_sessions().unwrap_or_default() {
             self.sessions.stop(s.id);
@@ -433,7 +440,13 @@ impl Service {
                 model,
                 base_url,
                 api_key,
-            } => self.configure_model(&kind, &model, base_url, api_key).await,
+            } => {
+                let reply = self.configure_model(&kind, &model, base_url, api_key).await;
+                if reply.is_ok() {
+                    conn.service.prepare_default();
+                }
+                reply
+            }
             Command::View { path, session_id } => self.view(&path, session_id).await,
             Command::ReadPage { path, offset } => self.read_page(&path, offset).await,
             Command::LatexBuild { path } => self.latex_build(&path).await,

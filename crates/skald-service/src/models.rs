@@ -6,7 +6,7 @@ use skald_api::protocol::{LocalModelInfo, RecommendedModel, Reply, ServerMessage
 use skald_base::lock;
 use skald_core::Config;
 use skald_llm::ModelChoice;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 impl Service {
@@ -210,15 +210,52 @@ impl Service {
         let engine = self.sessions.engine().clone();
         let config = lock(&self.config).clone();
         let model = format!("local/{name}");
-        let chosen =
-            match choose_models(&engine, &config, Some(&model), &self.data_dir.models_dir()) {
-                Ok(m) => m.into_iter().next(),
-                Err(e) => {
-                    tracing::warn!(model, "cannot prepare the model for chats: {e}");
-                    None
+        match choose_models(&engine, &config, Some(&model), &self.data_dir.models_dir()) {
+            Ok(m) => {
+                if let Some(chosen) = m.into_iter().next() {
+                    let never = skald_api::CancellationToken::new();
+                    self.prepare_chosen(asked, &chosen, &never).await;
                 }
-            };
-        let Some(chosen) = chosen else { return };
+            }
+            Err(e) => tracing::warn!(model, "cannot prepare the model for chats: {e}"),
+        }
+    }
+
+    /// The default model, when it is a local one, reads a new chat's prompt in the
+    /// background: at start and when the default changes. A preparation made by the
+    /// command line need not match the app's chats (they are offered `restart`, an MCP
+    /// server may have been added since), and this also loads the model, so the first
+    /// chat starts at once. Preparing again what is prepared only loads the saved state.
+    pub(crate) fn prepare_default(self: &Arc<Self>) {
+        let Some(chosen) = self.sessions.engine().models().first().cloned() else {
+            return;
+        };
+        if !skald_llm::local::AVAILABLE || chosen.provider.kind != skald_llm::ProviderKind::Local {
+            return;
+        }
+        let cancel = skald_api::CancellationToken::new();
+        // One at a time: a newer default replaces the one being prepared.
+        if let Some(older) = lock(&self.preparing).replace(cancel.clone()) {
+            older.cancel();
+        }
+        let service = self.clone();
+        tokio::spawn(async move {
+            service
+                .prepare_chosen(&chosen.model, &chosen, &cancel)
+                .await;
+        });
+    }
+
+    /// Prepares `chosen` for the main agent's new chats, reporting progress to every UI
+    /// as `model_prepare` events under `asked`, the last one whole however it ended, so a
+    /// UI never keeps showing a preparation that is over.
+    async fn prepare_chosen(
+        &self,
+        asked: &str,
+        chosen: &ModelChoice,
+        cancel: &skald_api::CancellationToken,
+    ) {
+        let engine = self.sessions.engine().clone();
         let progress = per_percent(&self.events, |read, total| {
             skald_api::events::Event::ModelPrepare {
                 name: asked.to_string(),
@@ -228,13 +265,23 @@ impl Service {
         });
         // A new chat's folder, as `create_session` gives it.
         let folder = self.policy.root().to_path_buf();
-        let never = skald_api::CancellationToken::new();
         if let Err(e) = engine
-            .prepare_chat(&chosen, "main", &folder, &progress, &never)
+            .prepare_chat(chosen, "main", &folder, &progress, cancel)
             .await
         {
-            tracing::warn!(model, "cannot prepare the model for chats: {e}");
+            tracing::warn!(
+                model = chosen.label(),
+                "cannot prepare the model for chats: {e}"
+            );
         }
+        let _ = self.events.send(ServerMessage::Event {
+            session_id: None,
+            event: skald_api::events::Event::ModelPrepare {
+                name: asked.to_string(),
+                read: 1,
+                total: 1,
+            },
+        });
     }
 
     pub(crate) async fn test_model(&self) -> Reply {

@@ -33,9 +33,11 @@ interface Props {
   /** The context view's panel (the shell opens it from its shortcut and the palette). */
   contextOpen?: boolean;
   onContextOpen?: (open: boolean) => void;
+  /** The default local model preparing for chats, which a turn sent now waits for. */
+  preparing?: { read: number; total: number } | null;
 }
 
-export function ChatView({ session, sessionId, chat, dispatch, loadError, onRetryLoad, viewerOpen, onToggleViewer, contextOpen, onContextOpen }: Props) {
+export function ChatView({ session, sessionId, chat, dispatch, loadError, onRetryLoad, viewerOpen, onToggleViewer, contextOpen, onContextOpen, preparing }: Props) {
   const t = useTransport();
   const { inbox } = useApp();
   useMarkdownRendering(chat.items, sessionId, dispatch);
@@ -88,7 +90,7 @@ export function ChatView({ session, sessionId, chat, dispatch, loadError, onRetr
       {loadError && !chat.loaded ? (
         <ErrorState message={`Could not load this chat: ${loadError}`} onRetry={onRetryLoad} />
       ) : (
-        <MessageList chat={chat} dispatch={dispatch} loadOlder={loadOlder} loadingOlder={loadingOlder} />
+        <MessageList chat={chat} dispatch={dispatch} loadOlder={loadOlder} loadingOlder={loadingOlder} preparing={preparing} />
       )}
       {loose.length > 0 && (
         <div className="pending-area" aria-label="Waiting for you">
@@ -173,7 +175,19 @@ function useMarkdownRendering(items: Item[], sessionId: number, dispatch: (a: Ch
   }, [sessionId]);
 }
 
-function MessageList({ chat, dispatch, loadOlder, loadingOlder }: { chat: ChatState; dispatch: (a: ChatAction) => void; loadOlder: () => void; loadingOlder: boolean }) {
+function MessageList({
+  chat,
+  dispatch,
+  loadOlder,
+  loadingOlder,
+  preparing,
+}: {
+  chat: ChatState;
+  dispatch: (a: ChatAction) => void;
+  loadOlder: () => void;
+  loadingOlder: boolean;
+  preparing?: { read: number; total: number } | null;
+}) {
   const { openViewer, openFork } = useApp();
   const scrollRef = useRef<HTMLDivElement>(null);
   const items = chat.items;
@@ -274,7 +288,9 @@ function MessageList({ chat, dispatch, loadOlder, loadingOlder }: { chat: ChatSt
                           </span>
                           {chat.reading
                             ? `Reading the prompt… ${Math.floor((100 * chat.reading.read) / chat.reading.total)}%`
-                            : "The agent is working…"}
+                            : preparing
+                              ? `Preparing the model for chats… ${Math.floor((100 * preparing.read) / preparing.total)}%`
+                              : "The agent is working…"}
                         </div>
                       )}
                     </div>

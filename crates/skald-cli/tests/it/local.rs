@@ -8,9 +8,9 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-const MODEL: &str = "SmolLM2-135M-Instruct.Q4_1";
+pub(crate) const MODEL: &str = "SmolLM2-135M-Instruct.Q4_1";
 
-fn models_dir() -> PathBuf {
+pub(crate) fn models_dir() -> PathBuf {
     let dir = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/models"));
     assert!(
         dir.join(format!("{MODEL}.gguf")).is_file(),
@@ -35,7 +35,7 @@ fn offline(data: &Path) -> std::process::Command {
 /// their first token (and 25 s alone); one after another the whole file takes two minutes.
 static ONE_MODEL_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
-fn one_model_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+pub(crate) fn one_model_at_a_time() -> std::sync::MutexGuard<'static, ()> {
     ONE_MODEL_AT_A_TIME
         .lock()
         .unwrap_or_else(|p| p.into_inner())
@@ -110,6 +110,22 @@ fn a_forced_tool_call_is_valid_and_runs_a_real_tool() {
     // it ran; whatever tool the model chose, it got an answer (a result, or a refusal of
     // what needs approval), not an argument error.
     assert!(start["arguments"].is_object(), "{start}");
+    // A model this small is sent only the tools it can use (docs/models.md, "Small
+    // models"), and its grammar allows no other name.
+    let small_model_tools = [
+        "read_file",
+        "list_files",
+        "grep_files",
+        "search_file",
+        "edit_file",
+        "write_file",
+        "execute_cmd",
+        "ask_user_clarification",
+    ];
+    assert!(
+        small_model_tools.contains(&start["name"].as_str().unwrap()),
+        "{start}"
+    );
     let id = start["tool_call_id"].as_str().unwrap();
     let outcome = ev
         .iter()
@@ -234,7 +250,7 @@ fn models_are_listed_added_and_removed() {
 }
 
 /// A state file of `.prompt-cache`, by name.
-fn saved_states(data: &Path) -> Vec<String> {
+pub(crate) fn saved_states(data: &Path) -> Vec<String> {
     let mut v: Vec<String> = std::fs::read_dir(data.join("models").join(".prompt-cache"))
         .map(|d| {
             d.map(|e| e.unwrap().file_name().to_string_lossy().into_owned())

@@ -163,10 +163,27 @@ fn grants_survive_a_restart_and_a_silent_server_never_blocks() {
         .unwrap()
         .to_string();
     assert!(prompt.contains("- everything"), "{prompt}");
-    assert!(prompt.contains("; active]"), "{prompt}");
+    assert!(prompt.contains(" [active]"), "{prompt}");
     assert!(
-        prompt.contains("- silent (silent)") && prompt.contains("connecting; not active"),
+        prompt.contains("- silent (silent)") && prompt.contains(" [not active]"),
         "{prompt}"
+    );
+    // Whether a server is ready is live, so it is said at the end of the context, where
+    // a change does not make the shared beginning new.
+    assert!(!prompt.contains("connecting"), "{prompt}");
+    let messages = second.recorded()[0].body["messages"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let tail = messages.last().unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        tail.contains("MCP servers now: ")
+            && tail.contains("silent connecting")
+            && tail.contains("everything "),
+        "{tail}"
     );
     assert!(offered(&second, 1).contains(&"mcp__everything__echo".to_string()));
     assert!(

@@ -432,6 +432,56 @@ fn a_chat_streams_its_answer_and_keeps_its_history() {
     );
 }
 
+/// The app prepares its default local model itself when it starts (its chats may be
+/// offered what `skald exec`'s are not, so the command line's preparation need not match
+/// them): the state is saved with no chat open, and the first chat reads none of the
+/// prompt.
+#[cfg(feature = "local")]
+#[test]
+fn the_server_prepares_its_default_local_model_so_the_first_chat_reads_none_of_the_prompt() {
+    use crate::local::{MODEL, models_dir, one_model_at_a_time, saved_states};
+    let _one = one_model_at_a_time();
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let states = |data: &Path| -> Vec<String> {
+        let mut v = saved_states(data);
+        v.retain(|f| f.ends_with(".kv"));
+        v
+    };
+    // Added, not prepared: `models add` leaves that to the first chat.
+    crate::common::ok(
+        &skald(&data, None)
+            .args(["models", "add", "--name", "smol"])
+            .arg(models_dir().join(format!("{MODEL}.gguf")))
+            .output()
+            .unwrap(),
+    );
+    assert!(states(&data).is_empty());
+    let s = serve(&data, dir.path(), None);
+    let mut ws = s.ws();
+    let until = Instant::now() + Duration::from_secs(600);
+    while states(&data).is_empty() {
+        assert!(
+            Instant::now() < until,
+            "the server did not prepare its model"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let prepared = states(&data);
+    let id = new_chat(&mut ws);
+    ws.call(json!({"cmd": "send_message", "session_id": id, "text": "Say hi."}))
+        .unwrap();
+    let done = ws.event(|e| e["type"] == "done");
+    assert_eq!(done["event"]["outcome"], "final", "{done}");
+    let reading: Vec<&Value> = ws
+        .events
+        .iter()
+        .filter(|e| e["event"]["type"] == "prompt_progress")
+        .collect();
+    assert!(reading.is_empty(), "the chat read the prompt: {reading:?}");
+    assert_eq!(states(&data), prepared);
+}
+
 #[test]
 fn writes_wait_for_the_inbox_and_approve_or_reject_from_the_ui() {
     let dir = tempfile::tempdir().unwrap();

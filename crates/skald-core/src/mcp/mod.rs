@@ -344,8 +344,11 @@ impl Servers {
         }
     }
 
-    /// The prompt's MCP list (`<!-- MCP_LIST -->`): every registered server with its
-    /// status and whether this agent has activated it.
+    /// The prompt's MCP list (`<!-- MCP_LIST -->`): every registered server and whether
+    /// this agent has activated it. Live status is not here but in `status_line`, at the
+    /// end of the context: the list is part of the beginning every new chat shares, whose
+    /// state providers and the local model keep, and a server that finishes connecting
+    /// must not make it new.
     pub fn prompt_list(&self, store: &Store, granted: &[String]) -> String {
         let records = store.list_mcp_servers().unwrap_or_default();
         if records.is_empty() {
@@ -353,13 +356,9 @@ impl Servers {
         }
         let mut out = String::from(
             "MCP servers (activate one with activate_tools {\"groups\": [\"<name>\"]}; its tools \
-             arrive from your next step):\n",
+             arrive from your next step; whether each is ready now is said at the end):\n",
         );
         for r in records {
-            let status = self
-                .manager
-                .status(&r.name)
-                .map_or_else(|| "not started".to_string(), |s| s.describe());
             let active = if granted.contains(&r.name) {
                 "active"
             } else {
@@ -371,12 +370,29 @@ impl Servers {
             } else {
                 format!(" — {}", r.description)
             };
-            out.push_str(&format!(
-                "- {} ({label}){about} [{status}; {active}]\n",
-                r.name
-            ));
+            out.push_str(&format!("- {} ({label}){about} [{active}]\n", r.name));
         }
         out
+    }
+
+    /// Every registered server's status as it is now ("everything ready, 14 tools;
+    /// github connecting"), for the context's dynamic tail; none with no servers.
+    pub fn status_line(&self, store: &Store) -> Option<String> {
+        let records = store.list_mcp_servers().unwrap_or_default();
+        if records.is_empty() {
+            return None;
+        }
+        let each: Vec<String> = records
+            .iter()
+            .map(|r| {
+                let status = self
+                    .manager
+                    .status(&r.name)
+                    .map_or_else(|| "not started".to_string(), |s| s.describe());
+                format!("{} {status}", r.name)
+            })
+            .collect();
+        Some(format!("MCP servers now: {}.", each.join("; ")))
     }
 
     /// The tool definitions of the servers an agent activated that are ready.

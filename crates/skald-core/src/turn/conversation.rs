@@ -1,21 +1,18 @@
 //! The conversation as the model sees it, rebuilt from the store for each request.
 
-use super::{Frame, TurnConfig, TurnError};
+use super::{TurnEnv, TurnError};
 use serde_json::Value;
 use skald_api::ToolCallStatus;
 use skald_llm::{Message, ToolCall};
-use skald_store::{Role, Store};
+use skald_store::Role;
 
 /// The conversation as the model must see it, in the order of reference.md: the static
 /// system part, the history with every tool call of an assistant message followed by its
-/// result, then the short dynamic tail (time, OS, working directory). Keeping what changes
-/// at the end keeps the long prefix cacheable by providers.
-pub(super) fn conversation(
-    store: &Store,
-    session_id: i64,
-    cfg: &TurnConfig,
-    frame: Frame,
-) -> Result<Vec<Message>, TurnError> {
+/// result, then the short dynamic tail (time, OS, working directory, the MCP servers'
+/// status). Keeping what changes at the end keeps the long prefix cacheable by providers
+/// and by the local model's saved state.
+pub(super) fn conversation(env: &TurnEnv<'_>, session_id: i64) -> Result<Vec<Message>, TurnError> {
+    let (store, cfg, frame) = (env.store, env.cfg, env.frame);
     let mut out = vec![Message::system(cfg.system_prompt.clone())];
     // A summary stands in for the turns it covers (reference.md: after the system part
     // and the scratchpad, before the history). Summaries are of the root conversation; a
@@ -71,10 +68,12 @@ pub(super) fn conversation(
             }
         }
     }
-    out.push(Message::system(crate::agents::dynamic_tail(
-        std::time::SystemTime::now(),
-        &cfg.run.working_dir,
-    )));
+    let mut tail = crate::agents::dynamic_tail(std::time::SystemTime::now(), &cfg.run.working_dir);
+    if let Some(mcp) = env.engine.and_then(|e| e.mcp.status_line(store)) {
+        tail.push(' ');
+        tail.push_str(&mcp);
+    }
+    out.push(Message::system(tail));
     Ok(out)
 }
 

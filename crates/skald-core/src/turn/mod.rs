@@ -16,6 +16,7 @@ pub(crate) use calls::run_call;
 use calls::{parse_args, refuse_unoffered, run_calls};
 use conversation::conversation;
 pub use conversation::scratchpad_message;
+pub use offer::fit_to_model;
 use offer::{tools_key_now, turn_tools};
 
 pub use crate::engine::context::{
@@ -228,7 +229,7 @@ pub fn first_request(
     // this id: what is read for it is what a chat holds before its first message.
     const NOT_STORED: i64 = 0;
     let tools = turn_tools(env, NOT_STORED)?;
-    let mut messages = conversation(env.store, NOT_STORED, env.cfg, env.frame)?;
+    let mut messages = conversation(env, NOT_STORED)?;
     // The user's message is stored before the round starts, so it comes before the
     // closing note (time, folder) as in every chat.
     let tail = messages.len().saturating_sub(1);
@@ -252,7 +253,7 @@ async fn answer(
     let store = env.store;
     let models = env.models.current();
     let candidates = candidates(&models, env.health);
-    let current = conversation(store, session_id, env.cfg, env.frame)?;
+    let current = conversation(env, session_id)?;
     // The first attempt sends the context just built, unless a summary replaced part of
     // it; later attempts rebuild it, since a cut answer has been added to the history.
     let mut prepared = if crate::turn::compact::compact_if_needed(
@@ -276,9 +277,9 @@ async fn answer(
             model: model.model.clone(),
             messages: match prepared.take() {
                 Some(m) => m,
-                None => conversation(store, session_id, env.cfg, env.frame)?,
+                None => conversation(env, session_id)?,
             },
-            tools: tools.to_vec(),
+            tools: offer::fit_to_model(model, tools),
             tool_choice,
             max_tokens: None,
             temperature: None,

@@ -72,3 +72,100 @@ pub(super) fn offered_tools(env: &TurnEnv<'_>, config: bool) -> Vec<ToolSpec> {
         .filter_map(ToolSpec::from_openai)
         .collect()
 }
+
+/// What a small local model is given (docs/models.md, "Small models"): reading, searching
+/// and changing files, a command, and a question to the person. A model of a billion
+/// parameters or less picks among two dozen tools poorly, and every schema costs it
+/// context and reading time; with these it can do the work it can do at all.
+const FOR_SMALL_MODELS: &[&str] = &[
+    tn::READ_FILE,
+    tn::LIST_FILES,
+    tn::GREP_FILES,
+    tn::SEARCH_FILE,
+    tn::EDIT_FILE,
+    tn::WRITE_FILE,
+    tn::EXECUTE_CMD,
+    tn::ASK_USER_CLARIFICATION,
+];
+
+/// The offered `tools` that `model` is sent: all of them, or for a small local model only
+/// those it can use. The turn and `Engine::prepare_chat` both send what this gives, so a
+/// prepared beginning matches a chat's.
+pub fn fit_to_model(model: &skald_llm::ModelChoice, tools: &[ToolSpec]) -> Vec<ToolSpec> {
+    if skald_llm::local::is_small(model) {
+        tools
+            .iter()
+            .filter(|t| FOR_SMALL_MODELS.contains(&t.name.as_str()))
+            .cloned()
+            .collect()
+    } else {
+        tools.to_vec()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use skald_llm::{ModelChoice, Provider, ProviderKind, Timeouts};
+
+    fn choice(kind: ProviderKind, dir: &std::path::Path, name: &str) -> ModelChoice {
+        ModelChoice {
+            provider: Provider::new(
+                "p",
+                kind,
+                dir.display().to_string(),
+                None,
+                Timeouts::default(),
+            )
+            .unwrap(),
+            model: name.to_string(),
+        }
+    }
+
+    #[test]
+    fn only_small_local_models_are_given_fewer_tools() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("tiny.gguf"), b"GGUF\x03\x00\x00\x00").unwrap();
+        // Sparse: the size is what counts, not the bytes.
+        std::fs::File::create(dir.path().join("big.gguf"))
+            .unwrap()
+            .set_len(skald_llm::local::SMALL_MODEL_BYTES)
+            .unwrap();
+        let spec = |name: &str| ToolSpec {
+            name: name.to_string(),
+            description: String::new(),
+            parameters: serde_json::json!({"type": "object"}),
+        };
+        let all: Vec<ToolSpec> = [
+            tn::READ_FILE,
+            tn::EXECUTE_TASK,
+            tn::EDIT_FILE,
+            tn::WRITE_TODOS,
+            "mcp__github__search",
+        ]
+        .iter()
+        .map(|n| spec(n))
+        .collect();
+        let names = |v: Vec<ToolSpec>| v.into_iter().map(|t| t.name).collect::<Vec<_>>();
+        let small = choice(ProviderKind::Local, dir.path(), "tiny");
+        assert_eq!(
+            names(fit_to_model(&small, &all)),
+            [tn::READ_FILE, tn::EDIT_FILE]
+        );
+        // At the threshold, a model missing, or any other provider: everything offered.
+        for other in [
+            choice(ProviderKind::Local, dir.path(), "big"),
+            choice(ProviderKind::Local, dir.path(), "missing"),
+            choice(ProviderKind::OpenAi, dir.path(), "tiny"),
+        ] {
+            assert_eq!(fit_to_model(&other, &all).len(), all.len(), "{other:?}");
+        }
+        // A name that is a path to the small file is the same model.
+        let by_path = choice(
+            ProviderKind::Local,
+            dir.path(),
+            &dir.path().join("tiny.gguf").display().to_string(),
+        );
+        assert_eq!(fit_to_model(&by_path, &all).len(), 2);
+    }
+}

@@ -19,7 +19,7 @@ pub mod pull;
 #[cfg(feature = "local")]
 mod saved;
 
-use crate::{EventStream, LlmError, Provider, Request};
+use crate::{EventStream, LlmError, ModelChoice, Provider, ProviderKind, Request};
 use std::path::PathBuf;
 
 /// Where local models live unless a name is a path.
@@ -40,6 +40,20 @@ pub fn model_path(provider: &Provider, name: &str) -> PathBuf {
         format!("{name}.gguf")
     };
     PathBuf::from(&provider.base_url).join(file)
+}
+
+/// Below this size on disk a model has at most about 1.5 billion parameters at the 4 to 8
+/// bits per weight of the usual quantisations (SmolLM2-135M is 98 MB, Llama 3.2 1B in
+/// Q4_K_M 0.8 GB; the recommended 3B and 4B models are 2 GB and more).
+pub const SMALL_MODEL_BYTES: u64 = 1 << 30;
+
+/// Whether `choice` is a local model small enough to be given only the tools it can use
+/// (docs/models.md, "Small models"). Its file is looked at, not loaded: a model that is
+/// not there is not small, and its chat fails as it would anyway.
+pub fn is_small(choice: &ModelChoice) -> bool {
+    choice.provider.kind == ProviderKind::Local
+        && std::fs::metadata(model_path(&choice.provider, &choice.model))
+            .is_ok_and(|m| m.is_file() && m.len() < SMALL_MODEL_BYTES)
 }
 
 /// Local generations running now: each ends when its answer is complete or its stream is
