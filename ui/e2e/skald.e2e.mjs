@@ -593,10 +593,22 @@ test("the viewer shows Markdown, and a LaTeX error with its line, then the rebui
       await md.waitFor({ timeout: 20_000 });
       assert.equal(await md.locator("h1").textContent(), "Project notes");
       assert.ok((await md.locator("script").count()) === 0);
+      // Every status the build shows: a first build says it is making the format.
+      await page.evaluate(() => {
+        window.__latex = new Set();
+        new MutationObserver(() => {
+          for (const el of document.querySelectorAll("[data-testid='latex-status']")) window.__latex.add(el.textContent);
+        }).observe(document.body, { subtree: true, childList: true, characterData: true });
+      });
       await openInViewer(page, join(root, "paper.tex"));
       const err = page.getByTestId("latex-error").first();
       await err.waitFor({ timeout: 120_000 });
       assert.match(await err.textContent(), /paper\.tex:4: Undefined control sequence/);
+      const statuses = await page.evaluate(() => [...window.__latex]);
+      assert.ok(
+        statuses.some((t) => t.startsWith("Making the LaTeX format")),
+        `the first build's statuses: ${JSON.stringify(statuses)}`,
+      );
       await page.screenshot({ path: join(screenshotsDir, "viewer-latex-error.png") });
       // Fixed in an editor: the viewer rebuilds on its own and shows the PDF.
       writeFileSync(join(root, "paper.tex"), goodTex);

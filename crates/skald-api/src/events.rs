@@ -163,12 +163,18 @@ pub enum Event {
         done: u64,
         total: u64,
     },
-    /// How far preparing a downloaded local model for chats is (`pull_model`, after the
-    /// download): its reading of a new chat's prompt, in tokens.
+    /// How far preparing a local model for chats is (`pull_model` after the download, and
+    /// the default model at start or when it changes): its reading of a new chat's
+    /// prompt, in tokens. The last one of a preparation has `read == total`.
     ModelPrepare {
         name: String,
         read: u64,
         total: u64,
+    },
+    /// A LaTeX build of `path` (as `latex_build` named it) reached `stage`.
+    LatexProgress {
+        path: String,
+        stage: crate::view::LatexStage,
     },
     /// How far building the offline TeX bundle is (`build_tex_bundle`), in files.
     TexBundle {

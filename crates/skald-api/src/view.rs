@@ -40,6 +40,36 @@ pub struct Page {
     pub next_offset: Option<u64>,
 }
 
+/// What a LaTeX build is doing, as its worker reports it: a first build makes the format
+/// file (seconds, once per bundle), then XeTeX passes, BibTeX, and the PDF.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(tag = "stage", rename_all = "snake_case")]
+pub enum LatexStage {
+    /// Making the LaTeX format file from the bundle (the first build only).
+    Format,
+    /// XeTeX's pass `pass` (1-based) over the document.
+    Tex { pass: u32 },
+    /// BibTeX on the bibliography the document names.
+    Bibtex,
+    /// xdvipdfmx writing the PDF.
+    Pdf,
+}
+
+impl LatexStage {
+    /// What the build is doing, for a person.
+    pub fn describe(&self) -> String {
+        match self {
+            LatexStage::Format => {
+                "making the LaTeX format file (the first build with this bundle; it takes a while)"
+                    .to_string()
+            }
+            LatexStage::Tex { pass } => format!("running XeTeX (pass {pass})"),
+            LatexStage::Bibtex => "running BibTeX".to_string(),
+            LatexStage::Pdf => "writing the PDF".to_string(),
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 pub struct TexError {
     pub file: String,

@@ -12,7 +12,7 @@ use skald_api::records::{
     InboxKind, InboxStatus, McpStatus, MessageStatus, MissedPolicy, Role, RuleAction, SessionKind,
     TaskStatus, TodoItem, TodoStatus, WriteTodosArgs,
 };
-use skald_api::view::{Kind, Page, TexError, View};
+use skald_api::view::{Kind, LatexStage, Page, TexError, View};
 use std::path::PathBuf;
 use ts_rs::TS;
 
@@ -43,6 +43,7 @@ fn generate() -> String {
         decl::<Kind>(),
         decl::<Page>(),
         decl::<TexError>(),
+        decl::<LatexStage>(),
         decl::<View>(),
         decl::<Request>(),
         decl::<skald_api::SandboxMode>(),

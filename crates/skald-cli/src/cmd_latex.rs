@@ -9,6 +9,7 @@ use crate::exit;
 use crate::fail::{Fail, finish};
 use skald_api::CancellationToken;
 use skald_core::DataDir;
+use skald_viewer::latex::LatexStage;
 use skald_viewer::{Build, BundleChoice, FileWatcher, LatexEngine, LatexError};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -18,7 +19,15 @@ use std::sync::Arc;
 async fn run(engine: Arc<LatexEngine>, tex: PathBuf) -> Result<Build, LatexError> {
     let cancel = CancellationToken::new();
     let stop = cancel.clone();
-    let mut build = tokio::task::spawn_blocking(move || engine.build(&tex, &stop));
+    let mut build = tokio::task::spawn_blocking(move || {
+        // Only the long stage is worth a line: the first build making the format file.
+        let progress = |stage: LatexStage| {
+            if stage == LatexStage::Format {
+                eprintln!("{}…", stage.describe());
+            }
+        };
+        engine.build_reporting(&tex, &stop, &progress)
+    });
     let joined = |r: Result<Result<Build, LatexError>, tokio::task::JoinError>| {
         r.unwrap_or_else(|e| Err(LatexError::Io(e.to_string())))
     };

@@ -2,7 +2,7 @@
 //! following a file's changes. Every path goes through the file policy first.
 
 use crate::{Connection, Service, ServiceError, invalid};
-use skald_api::protocol::Reply;
+use skald_api::protocol::{Reply, ServerMessage};
 use skald_viewer::LatexError;
 use std::path::Path;
 use std::time::Instant;
@@ -86,8 +86,19 @@ impl Service {
         // TeX runs in a worker process, waited for on a thread of its own, never on the
         // runtime's workers. A newer request for the document kills this build's worker
         // (`Superseded`), `latex_stop` and shutdown kill it too (`Cancelled`).
+        let (events, named) = (self.events.clone(), path.to_string());
         let result = tokio::task::spawn_blocking(move || {
-            engine.build(&doc, &skald_api::CancellationToken::new())
+            // Every UI hears what the build is doing: a first build makes the format file.
+            let progress = |stage| {
+                let _ = events.send(ServerMessage::Event {
+                    session_id: None,
+                    event: skald_api::events::Event::LatexProgress {
+                        path: named.clone(),
+                        stage,
+                    },
+                });
+            };
+            engine.build_reporting(&doc, &skald_api::CancellationToken::new(), &progress)
         })
         .await
         .unwrap_or_else(|e| Err(LatexError::Io(e.to_string())));

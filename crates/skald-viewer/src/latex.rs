@@ -23,6 +23,7 @@ pub mod worker;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use skald_api::CancellationToken;
+pub use skald_api::view::LatexStage;
 use std::collections::HashMap;
 use std::ffi::OsString;
 use std::io::Write;
@@ -289,6 +290,18 @@ impl LatexEngine {
     /// the engine's timeout, at once when `cancel` fires or `stop` is called for `tex`,
     /// and when a newer build of `tex` is requested (`LatexError::Superseded`).
     pub fn build(&self, tex: &Path, cancel: &CancellationToken) -> Result<Build, LatexError> {
+        self.build_reporting(tex, cancel, &|_| {})
+    }
+
+    /// `build`, telling `progress` each stage the worker reaches (none for a build
+    /// answered from the cache): a viewer says "making the LaTeX format" while a first
+    /// build takes its seconds.
+    pub fn build_reporting(
+        &self,
+        tex: &Path,
+        cancel: &CancellationToken,
+        progress: &(dyn Fn(LatexStage) + Sync),
+    ) -> Result<Build, LatexError> {
         let started = Instant::now();
         let generation = {
             let mut g = lock(&self.generations);
@@ -349,7 +362,7 @@ impl LatexEngine {
             result: dir.join("result.json"),
             timeout_ms: u64::try_from(self.timeout.as_millis()).unwrap_or(u64::MAX),
         };
-        let outcome = self.run_worker(&request, &dir, &token, &is_current)?;
+        let outcome = self.run_worker(&request, &dir, &token, &is_current, progress)?;
         if !is_current() {
             return Err(LatexError::Superseded);
         }
@@ -392,6 +405,7 @@ impl LatexEngine {
         dir: &Path,
         token: &CancellationToken,
         is_current: &dyn Fn() -> bool,
+        progress: &(dyn Fn(LatexStage) + Sync),
     ) -> Result<Outcome, LatexError> {
         // A carrier whose main forgot `run_worker_if_asked` would start itself again and
         // again; the second generation stops here.
@@ -430,7 +444,7 @@ impl LatexEngine {
         cmd.args(&command.args)
             .env(worker::WORKER_ENV, "1")
             .stdin(Stdio::piped())
-            .stdout(Stdio::null())
+            .stdout(Stdio::piped())
             .stderr(log);
         // A group of its own: a Ctrl-C in the terminal reaches the parent, which stops
         // the build, rather than killing the worker under it.
@@ -443,6 +457,7 @@ impl LatexEngine {
             ))
         })?;
         let stdin = child.stdin.take();
+        let stdout = child.stdout.take();
         let mut worker = Worker { child, stdin };
         let line = serde_json::to_string(request)
             .map_err(|e| LatexError::Worker(format!("cannot encode the build request: {e}")))?;
@@ -454,6 +469,38 @@ impl LatexEngine {
                 .and_then(|()| stdin.flush());
         }
         let deadline = Instant::now() + self.timeout;
+        // The worker's stage reports, read until its stdout closes: when it exits or is
+        // killed (every return below drops `worker`), so the scope never outlives it.
+        std::thread::scope(|scope| {
+            if let Some(out) = stdout {
+                scope.spawn(move || {
+                    for line in std::io::BufRead::lines(std::io::BufReader::new(out)) {
+                        let Ok(line) = line else { return };
+                        if let Some(stage) = worker::parse_report(&line) {
+                            progress(stage);
+                        }
+                    }
+                });
+            }
+            self.wait_worker(
+                worker, request, &log_path, &command, deadline, token, is_current,
+            )
+        })
+    }
+
+    /// Waits for the worker to end and reads its result; killing it (by dropping it) on
+    /// the timeout, on `token` and when its build is superseded.
+    #[allow(clippy::too_many_arguments)]
+    fn wait_worker(
+        &self,
+        mut worker: Worker,
+        request: &Request,
+        log_path: &Path,
+        command: &WorkerCommand,
+        deadline: Instant,
+        token: &CancellationToken,
+        is_current: &dyn Fn() -> bool,
+    ) -> Result<Outcome, LatexError> {
         let status = loop {
             match worker.child.try_wait() {
                 Ok(Some(status)) => break status,
@@ -478,7 +525,7 @@ impl LatexEngine {
         };
         drop(worker);
         let bytes = std::fs::read(&request.result).map_err(|_| {
-            let said = tail(&log_path, 1500);
+            let said = tail(log_path, 1500);
             // The engines' image readers stop the process on a damaged file (libpng
             // aborts); say what that means before what it printed.
             let hint = if said.contains("libpng error") {

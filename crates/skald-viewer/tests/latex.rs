@@ -430,6 +430,46 @@ fn a_document_with_subfolders_include_and_bibtex_builds() {
     assert_eq!(inputs, expected);
 }
 
+/// Every build reports what its worker does, in order; only a first build with a bundle
+/// makes the format file, and a build answered from the cache reports nothing.
+#[test]
+fn a_build_reports_its_stages_and_only_the_first_makes_the_format() {
+    use skald_viewer::latex::LatexStage::{self, Bibtex, Format, Pdf, Tex};
+    let cache = tempfile::tempdir().unwrap();
+    let engine = engine(cache.path());
+    let stages = |main: &Path| {
+        let seen = std::sync::Mutex::new(Vec::<LatexStage>::new());
+        let build = engine.build_reporting(main, &never(), &|s| seen.lock().unwrap().push(s));
+        build.unwrap();
+        seen.into_inner().unwrap()
+    };
+    let art = article();
+    let main = std::fs::canonicalize(art.path()).unwrap().join("main.tex");
+    let first = stages(&main);
+    assert_eq!(first.first(), Some(&Format), "{first:?}");
+    assert_eq!(first.get(1), Some(&Tex { pass: 1 }), "{first:?}");
+    assert_eq!(first.last(), Some(&Pdf), "{first:?}");
+    assert_eq!(stages(&main), [], "answered from the cache");
+
+    let d = doc(
+        "\\documentclass{article}\n\\begin{document}\nSee \\cite{k}.\n\
+         \\bibliographystyle{plain}\n\\bibliography{refs}\n\\end{document}\n",
+    );
+    std::fs::write(
+        d.root.join("refs.bib"),
+        "@book{k, author = {A. Author}, title = {T}, publisher = {P}, year = {2000}}\n",
+    )
+    .unwrap();
+    let with_bib = stages(&d.main);
+    assert_eq!(
+        &with_bib[..3],
+        [Tex { pass: 1 }, Bibtex, Tex { pass: 2 }],
+        "{with_bib:?}"
+    );
+    assert!(!with_bib.contains(&Format), "{with_bib:?}");
+    assert_eq!(with_bib.last(), Some(&Pdf), "{with_bib:?}");
+}
+
 const LOOPING: &str =
     "\\documentclass{article}\n\\begin{document}\n\\def\\x{\\x}\\x\n\\end{document}\n";
 

@@ -2,13 +2,27 @@
 // good PDF stays on screen while a rebuild runs, so editing does not make it flicker.
 
 import { useEffect, useRef, useState } from "react";
-import type { Page, Reply } from "../protocol";
-import { useTransport } from "../app/context";
+import type { LatexStage, Page, Reply } from "../protocol";
+import { useEvents, useTransport } from "../app/context";
 import { errorText } from "../lib/format";
 import { CodeView } from "./CodeView";
 import { LazyPdfView as PdfView } from "./lazyPdf";
 
 type Build = Extract<Reply, { cmd: "latex_build" }>;
+
+/** What a build is doing, as the server reports it (`latex_progress`). */
+export function stageText(stage: LatexStage): string {
+  switch (stage.stage) {
+    case "format":
+      return "Making the LaTeX format (first build only; this takes a while)…";
+    case "tex":
+      return `Running XeTeX, pass ${stage.pass}…`;
+    case "bibtex":
+      return "Running BibTeX…";
+    case "pdf":
+      return "Writing the PDF…";
+  }
+}
 
 function dirname(p: string): string {
   const i = Math.max(p.lastIndexOf("/"), p.lastIndexOf("\\"));
@@ -28,6 +42,7 @@ export function LatexView({ path, source, line, changeTick, onOpen }: { path: st
   const [building, setBuilding] = useState(true);
   const [error, setError] = useState<string | null>(null);
   const [pdfUrl, setPdfUrl] = useState<string | null>(null);
+  const [stage, setStage] = useState<LatexStage | null>(null);
   const [showSource, setShowSource] = useState(line != null);
   const generation = useRef(0);
 
@@ -36,6 +51,7 @@ export function LatexView({ path, source, line, changeTick, onOpen }: { path: st
   useEffect(() => {
     const gen = ++generation.current;
     setBuilding(true);
+    setStage(null);
     setError(null);
     t.call({ cmd: "latex_build", path }).then(
       (r) => {
@@ -54,15 +70,21 @@ export function LatexView({ path, source, line, changeTick, onOpen }: { path: st
     );
   }, [t, path, changeTick]);
 
+  useEvents((_sid, e) => {
+    if (e.type === "latex_progress" && e.path === path) setStage(e.stage);
+  });
+
   // Kills the build under way on the server; its reply then says it was stopped.
   const stop = () => {
     t.call({ cmd: "latex_stop", path }).catch((e: unknown) => setError(errorText(e)));
   };
 
   const status = building
-    ? build || pdfUrl
-      ? "Rebuilding…"
-      : "Building…"
+    ? stage
+      ? stageText(stage)
+      : build || pdfUrl
+        ? "Rebuilding…"
+        : "Building…"
     : error
       ? "Build failed"
       : build

@@ -135,6 +135,11 @@ fn a_build_error_names_the_file_and_line_and_fails() {
         err.contains("broken.tex:2: Undefined control sequence."),
         "{err}"
     );
+    // A new data folder: the first build says it is making the format, which takes a while.
+    assert!(
+        err.starts_with("making the LaTeX format file (the first build with this bundle"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -768,6 +768,23 @@ fn latex_builds_through_the_protocol_with_errors_at_their_line() {
         .call(json!({"cmd": "latex_build", "path": path}))
         .unwrap();
     assert_eq!(b["ok"], true, "{b}");
+    // What the build did, heard by every UI while it ran: a first build makes the format.
+    let stages: Vec<Value> = ws
+        .events
+        .iter()
+        .filter(|e| e["event"]["type"] == "latex_progress" && e["event"]["path"] == path)
+        .map(|e| e["event"]["stage"].clone())
+        .collect();
+    assert_eq!(
+        stages.first(),
+        Some(&json!({"stage": "format"})),
+        "{stages:?}"
+    );
+    assert!(
+        stages.contains(&json!({"stage": "tex", "pass": 1})),
+        "{stages:?}"
+    );
+    assert_eq!(stages.last(), Some(&json!({"stage": "pdf"})), "{stages:?}");
     let url = b["pdf_url"].as_str().unwrap();
     let pdf = s.get(url, &[("Cookie", s.cookie())]);
     assert_eq!(pdf.status, 200);

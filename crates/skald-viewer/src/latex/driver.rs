@@ -6,8 +6,9 @@
 
 use super::io::{BuildIo, Messages};
 use super::policy::ReadPolicy;
-use super::worker::{Outcome, Request};
+use super::worker::{Outcome, Request, report};
 use super::{BundleChoice, TexError, parse_log};
+use skald_api::view::LatexStage;
 use std::time::SystemTime;
 use tectonic_bridge_core::CoreBridgeLauncher;
 use tectonic_engine_bibtex::BibtexEngine;
@@ -126,17 +127,25 @@ fn open_bundle(choice: &BundleChoice) -> Result<Box<dyn tectonic_bundles::Bundle
 
 fn passes(io: &mut BuildIo, status: &mut Messages, name: &str, stem: &str) -> Result<(), String> {
     if !io.formats.exists(FORMAT) {
+        report(LatexStage::Format);
         make_format(io, status)?;
     }
+    let mut pass = 0;
+    let mut tex = |io: &mut BuildIo, status: &mut Messages| {
+        pass += 1;
+        report(LatexStage::Tex { pass });
+        tex_pass(io, status, name)
+    };
     let aux = format!("{stem}.aux");
     let xdv = format!("{stem}.xdv");
     let pdf = format!("{stem}.pdf");
-    tex_pass(io, status, name)?;
+    tex(io, status)?;
     // BibTeX when the .aux names a bibliography; after it TeX always runs again.
     let mut rerun = if io
         .file(&aux)
         .is_some_and(|a| a.windows(8).any(|w| w == b"\\bibdata"))
     {
+        report(LatexStage::Bibtex);
         bibtex_pass(io, status, &aux)?;
         true
     } else {
@@ -147,12 +156,13 @@ fn passes(io: &mut BuildIo, status: &mut Messages, name: &str, stem: &str) -> Re
             break;
         }
         io.forget_reads();
-        tex_pass(io, status, name)?;
+        tex(io, status)?;
         rerun = io.changed_file().is_some();
     }
     if io.file(&xdv).is_none() {
         return Err("TeX produced no pages (is the document empty?)".into());
     }
+    report(LatexStage::Pdf);
     let before = status.lines.len();
     let made = {
         let mut launcher = CoreBridgeLauncher::new(io, status);

@@ -70,6 +70,28 @@ pub(crate) enum Outcome {
     },
 }
 
+/// What starts a line of the worker's stdout that reports a stage; anything else there
+/// (a library printing) is not a report.
+pub(crate) const STAGE_LINE: &str = "skald-latex-stage ";
+
+/// Tells the parent what the build is doing now, one line on stdout. Best effort: a
+/// parent that stopped listening costs the report, never the build.
+pub(crate) fn report(stage: skald_api::view::LatexStage) {
+    use std::io::Write;
+    if let Ok(json) = serde_json::to_string(&stage) {
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "{STAGE_LINE}{json}").and_then(|()| out.flush());
+    }
+}
+
+/// The stage a line of the worker's stdout reports, if it is a report. The report may
+/// follow what something else printed without ending its line (a test harness's "test
+/// latex_worker ... "), so it is looked for anywhere in the line.
+pub(crate) fn parse_report(line: &str) -> Option<skald_api::view::LatexStage> {
+    let at = line.find(STAGE_LINE)?;
+    serde_json::from_str(&line[at + STAGE_LINE.len()..]).ok()
+}
+
 /// In a worker (`SKALD_LATEX_WORKER` is set): runs the one build asked for on stdin and
 /// returns the process's exit code, which the caller passes to `std::process::exit`.
 /// Anywhere else: `None`, at once.
