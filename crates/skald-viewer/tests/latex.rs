@@ -470,6 +470,73 @@ fn a_build_reports_its_stages_and_only_the_first_makes_the_format() {
     assert_eq!(with_bib.last(), Some(&Pdf), "{with_bib:?}");
 }
 
+/// BibTeX runs when what it reads changed — the citations, a database, the style — and
+/// not for an edit of the text, whose build keeps the bibliography of the last one.
+#[test]
+fn bibtex_runs_only_when_what_it_reads_changed() {
+    use skald_viewer::latex::LatexStage::{self, Bibtex};
+    let engine = engine(warm_cache());
+    let d = doc(
+        "\\documentclass{article}\n\\begin{document}\nSee \\cite{z}.\n\\input{body}\n\
+         \\bibliographystyle{plain}\n\\bibliography{refs}\n\\end{document}\n",
+    );
+    let entry = |key: &str, title: &str| {
+        format!(
+            "@book{{{key}, author = {{A. Author}}, title = {{{title}}}, publisher = {{P}}, year = {{2000}}}}\n"
+        )
+    };
+    std::fs::write(d.root.join("body.tex"), "First body.\n").unwrap();
+    std::fs::write(d.root.join("refs.bib"), entry("z", "Zebras")).unwrap();
+    let build = |expect: &[&str]| {
+        let seen = std::sync::Mutex::new(Vec::<LatexStage>::new());
+        let b = engine
+            .build_reporting(&d.main, &never(), &|s| seen.lock().unwrap().push(s))
+            .unwrap();
+        let text = pdf_text(&b.pdf);
+        for e in expect {
+            assert!(text.contains(e), "{e:?} not in {text}");
+        }
+        // The database is an input even when BibTeX did not run: editing it rebuilds.
+        assert!(
+            b.inputs.contains(&d.root.join("refs.bib")),
+            "{:?}",
+            b.inputs
+        );
+        seen.into_inner().unwrap()
+    };
+    assert!(build(&["First body.", "Zebras"]).contains(&Bibtex));
+    // The text changed, nothing BibTeX reads did.
+    std::fs::write(d.root.join("body.tex"), "Second body.\n").unwrap();
+    let stages = build(&["Second body.", "Zebras"]);
+    assert!(!stages.contains(&Bibtex), "{stages:?}");
+    // A database changed.
+    std::fs::write(
+        d.root.join("refs.bib"),
+        entry("z", "Giraffes") + &entry("m", "Meerkats"),
+    )
+    .unwrap();
+    assert!(build(&["Second body.", "Giraffes"]).contains(&Bibtex));
+    // A new citation.
+    std::fs::write(d.root.join("body.tex"), "Also \\cite{m}.\n").unwrap();
+    assert!(build(&["Also [2]", "Giraffes", "Meerkats"]).contains(&Bibtex));
+    // The text again: both entries stay.
+    std::fs::write(d.root.join("body.tex"), "Also \\cite{m}, again.\n").unwrap();
+    let stages = build(&["again", "Giraffes", "Meerkats"]);
+    assert!(!stages.contains(&Bibtex), "{stages:?}");
+    // Another database (the test bundle has one style only, so the style stays).
+    std::fs::write(
+        d.root.join("more.bib"),
+        entry("z", "Okapis") + &entry("m", "Meerkats"),
+    )
+    .unwrap();
+    let main = std::fs::read_to_string(&d.main).unwrap();
+    std::fs::write(&d.main, main.replace("{refs}", "{refs,more}")).unwrap();
+    assert!(build(&["again", "Giraffes"]).contains(&Bibtex));
+    // Then a change to the second database.
+    std::fs::write(d.root.join("more.bib"), entry("k", "Kudus")).unwrap();
+    assert!(build(&["again", "Giraffes"]).contains(&Bibtex));
+}
+
 const LOOPING: &str =
     "\\documentclass{article}\n\\begin{document}\n\\def\\x{\\x}\\x\n\\end{document}\n";
 

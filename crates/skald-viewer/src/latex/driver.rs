@@ -140,14 +140,23 @@ fn passes(io: &mut BuildIo, status: &mut Messages, name: &str, stem: &str) -> Re
     let xdv = format!("{stem}.xdv");
     let pdf = format!("{stem}.pdf");
     tex(io, status)?;
-    // BibTeX when the .aux names a bibliography; after it TeX always runs again.
+    // BibTeX when the .aux names a bibliography and what BibTeX reads changed since the
+    // last build (else that build's .bbl, which this pass read, is the one it would
+    // write); after it TeX always runs again.
     let mut rerun = if io
         .file(&aux)
         .is_some_and(|a| a.windows(8).any(|w| w == b"\\bibdata"))
     {
-        report(LatexStage::Bibtex);
-        bibtex_pass(io, status, &aux)?;
-        true
+        let auxes = aux_files(io, &aux);
+        let key = bibtex_key(io, &auxes);
+        if !reuse_bibliography(io, &auxes, &key) {
+            report(LatexStage::Bibtex);
+            bibtex_pass(io, status, &auxes)?;
+            io.put(BIBTEX_KEY, key);
+            true
+        } else {
+            io.changed_file().is_some()
+        }
     } else {
         io.changed_file().is_some()
     };
@@ -220,18 +229,83 @@ fn tex_pass(io: &mut BuildIo, status: &mut Messages, name: &str) -> Result<(), S
     }
 }
 
-/// BibTeX on the main `.aux` and every other `.aux` the pass wrote (`\include`d files).
-fn bibtex_pass(io: &mut BuildIo, status: &mut Messages, main_aux: &str) -> Result<(), String> {
+/// Where a build keeps what its BibTeX run read (`bibtex_key`), for the next build.
+const BIBTEX_KEY: &str = "skald-bibtex.key";
+
+/// The main `.aux` and every other `.aux` the pass wrote (`\include`d files).
+fn aux_files(io: &BuildIo, main_aux: &str) -> Vec<String> {
     let mut auxes = vec![main_aux.to_string()];
     auxes.extend(
         io.file_names()
             .into_iter()
             .filter(|n| n.ends_with(".aux") && n != main_aux),
     );
+    auxes
+}
+
+/// A digest of everything BibTeX's output depends on: the bundle (its styles), the
+/// `.aux` files' citations, databases and style, and each database's contents.
+fn bibtex_key(io: &mut BuildIo, auxes: &[String]) -> Vec<u8> {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    h.update(io.bundle_digest().as_bytes());
+    for aux in auxes {
+        h.update(aux.as_bytes());
+        let text = io.file(aux).unwrap_or_default();
+        for line in text.split(|b| *b == b'\n') {
+            let wanted = [&b"\\citation{"[..], b"\\bibdata{", b"\\bibstyle{"];
+            if !wanted.iter().any(|w| line.starts_with(w)) {
+                continue;
+            }
+            h.update(line);
+            h.update(b"\n");
+            let Some(names) = line.strip_prefix(b"\\bibdata{") else {
+                continue;
+            };
+            let names = String::from_utf8_lossy(names);
+            for name in names.trim_end().trim_end_matches('}').split(',') {
+                let file = format!("{}.bib", name.trim());
+                h.update(file.as_bytes());
+                // Databases of the bundle are not in the folder; they change with it.
+                match io.read_input(&file) {
+                    Some(data) => {
+                        h.update(b"=");
+                        h.update(Sha256::digest(&data));
+                    }
+                    None => h.update(b"-"),
+                }
+            }
+        }
+    }
+    let hex: String = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
+    hex.into_bytes()
+}
+
+/// Whether the last build's bibliography still holds: it ran BibTeX on the same `key`
+/// and kept the main `.bbl`. Then its `.bbl` files (which this build's first pass read)
+/// and its key are carried into this build's outputs, for the next one.
+fn reuse_bibliography(io: &mut BuildIo, auxes: &[String], key: &[u8]) -> bool {
+    let bbl = |aux: &str| format!("{}.bbl", aux.trim_end_matches(".aux"));
+    if io.previous_file(BIBTEX_KEY).as_deref() != Some(key)
+        || io.previous_file(&bbl(&auxes[0])).is_none()
+    {
+        return false;
+    }
+    for aux in auxes {
+        if let Some(data) = io.previous_file(&bbl(aux)) {
+            io.put(&bbl(aux), data);
+        }
+    }
+    io.put(BIBTEX_KEY, key.to_vec());
+    true
+}
+
+/// BibTeX on every `.aux` of `auxes`.
+fn bibtex_pass(io: &mut BuildIo, status: &mut Messages, auxes: &[String]) -> Result<(), String> {
     for aux in auxes {
         let mut launcher = CoreBridgeLauncher::new(io, status);
         BibtexEngine::default()
-            .process(&mut launcher, &aux)
+            .process(&mut launcher, aux)
             .map_err(|e| format!("BibTeX on {aux}: {e}"))?;
     }
     Ok(())

@@ -180,6 +180,32 @@ impl BuildIo {
         names
     }
 
+    /// Writes `data` as an output of this build, as if TeX had.
+    pub fn put(&mut self, name: &str, data: Vec<u8>) {
+        self.files.borrow_mut().insert(name.to_string(), data);
+    }
+
+    /// A file the last successful build left, if it kept one under that name.
+    pub fn previous_file(&self, name: &str) -> Option<Vec<u8>> {
+        policy::resolve_own(&self.previous, name).and_then(|p| std::fs::read(p).ok())
+    }
+
+    /// A file of the document's folder as TeX or BibTeX would open it — the policy
+    /// applies, and it becomes an input of the build (a change rebuilds) — for deciding
+    /// whether BibTeX must run. `None` when it is not there or may not be read.
+    pub fn read_input(&mut self, name: &str) -> Option<Vec<u8>> {
+        policy::check_read_name(name).ok()?;
+        let path = self.policy.resolve(name).ok()??;
+        let data = std::fs::read(&path).ok()?;
+        self.inputs.insert(path);
+        Some(data)
+    }
+
+    /// The bundle's digest: its files (BibTeX's styles among them) change only with it.
+    pub fn bundle_digest(&self) -> String {
+        self.formats.digest.to_string()
+    }
+
     pub fn remove_file(&mut self, name: &str) {
         self.files.borrow_mut().remove(name);
     }
