@@ -61,6 +61,31 @@ async fn bare_spawn() -> Result<Duration> {
     Ok(elapsed)
 }
 
+/// The one-shot helper alone (what a command the spawner cannot carry, an editor's terminal
+/// or a sandboxed MCP server goes through): `skald-sandbox --policy … -- sh -c true`.
+async fn helper_spawn(sandbox: &CommandSandbox) -> Result<Duration> {
+    let CommandSandbox::On { helper, policy, .. } = sandbox else {
+        bail!("no sandbox");
+    };
+    let args = skald_sandbox::command_args(
+        policy,
+        std::ffi::OsStr::new("sh"),
+        &["-c".into(), "true".into()],
+    )
+    .map_err(anyhow::Error::msg)?;
+    let t = Instant::now();
+    let status = tokio::process::Command::new(helper)
+        .args(args)
+        .output()
+        .await?
+        .status;
+    let elapsed = t.elapsed();
+    if !status.success() {
+        bail!("the sandbox helper failed");
+    }
+    Ok(elapsed)
+}
+
 async fn execute_cmd(dir: &std::path::Path, sandbox: CommandSandbox) -> Result<Duration> {
     let t = Instant::now();
     let exec = ExecuteCmd.run(&(), json!({"command": "true"}));
@@ -81,37 +106,48 @@ pub fn run() -> Result<String> {
         .build()?;
     let dir = std::env::temp_dir().canonicalize()?;
     let confined = sandbox(&dir)?;
-    let (ours, sandboxed, bare) = rt.block_on(async {
+    let (ours, sandboxed, helper, bare) = rt.block_on(async {
         let mut ours = Vec::with_capacity(RUNS);
         let mut sandboxed = Vec::with_capacity(RUNS);
+        let mut helper = Vec::with_capacity(RUNS);
         let mut bare = Vec::with_capacity(RUNS);
         for i in 0..=RUNS {
             let a = execute_cmd(&dir, CommandSandbox::Off).await?;
             let b = execute_cmd(&dir, confined.clone()).await?;
+            let h = helper_spawn(&confined).await?;
             let c = bare_spawn().await?;
-            // The first round warms everything up.
+            // The first round warms everything up (and starts the spawner).
             if i > 0 {
                 ours.push(a);
                 sandboxed.push(b);
+                helper.push(h);
                 bare.push(c);
             }
         }
-        Ok::<_, anyhow::Error>((median(ours), median(sandboxed), median(bare)))
+        Ok::<_, anyhow::Error>((
+            median(ours),
+            median(sandboxed),
+            median(helper),
+            median(bare),
+        ))
     })?;
     let us = |d: Duration| format!("{:.0} µs", d.as_secs_f64() * 1e6);
     Ok(format!(
         "## execute_cmd vs a bare spawn\n\n\
          `execute_cmd {{\"command\": \"true\"}}` (own process group, piped and capped output, \
-         timeout, group kill on exit), unsandboxed and in the `workspace-write` sandbox (the \
-         `skald-sandbox` helper: user and mount namespaces, {masks} masks, Landlock, seccomp, a \
-         private temporary folder made and removed), against \
+         timeout, group kill on exit), unsandboxed and in the `workspace-write` sandbox (through \
+         the spawner, whose user and mount namespaces and {masks} masks were made once: per \
+         command a private temporary folder made and removed, a thread restricted with Landlock \
+         and seccomp, the request and pipes over a socket), against \
          `tokio::process::Command::new(\"sh\").args([\"-c\", \"true\"]).output()` in the same \
-         runtime, interleaved, median of {RUNS} runs each. The sandbox's goal was 1.3× a bare \
-         spawn: its helper is a second exec, and an exec alone costs about what the whole bare \
-         spawn does (docs/sandbox.md, \"Cost\").\n\n\
+         runtime, interleaved, median of {RUNS} runs each. Also the one-shot helper alone \
+         (`skald-sandbox --policy … -- sh -c true`: namespaces, masks, Landlock, seccomp and a \
+         second exec per command), which commands the spawner cannot carry, editors' terminals \
+         and sandboxed MCP servers use. Goal: sandboxed ≤ 1.3× a bare spawn.\n\n\
          | execute_cmd | bare spawn | overhead | ratio |\n| --- | --- | --- | --- |\n\
          | {} | {} | {} | {} |\n\
-         | sandboxed: {} | {} | {} | {} |\n",
+         | sandboxed: {} | {} | {} | {} |\n\
+         | one-shot helper alone: {} | {} | {} | {} |\n",
         us(ours),
         us(bare),
         us(ours.saturating_sub(bare)),
@@ -120,6 +156,10 @@ pub fn run() -> Result<String> {
         us(bare),
         us(sandboxed.saturating_sub(bare)),
         ratio(sandboxed, bare),
+        us(helper),
+        us(bare),
+        us(helper.saturating_sub(bare)),
+        ratio(helper, bare),
         masks = match &confined {
             CommandSandbox::On { policy, .. } => policy.masked.len(),
             _ => 0,

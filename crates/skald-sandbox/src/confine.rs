@@ -62,8 +62,21 @@ const DEVICES: &[&str] = &[
 /// Confines the calling process to `policy`. Returns a line saying how (Landlock's ABI).
 /// The process must be single-threaded: the kernel refuses a user namespace otherwise.
 pub fn confine(policy: &Policy) -> Result<String, ConfineError> {
+    enter(policy)?;
+    restrict(policy)
+}
+
+/// Steps 1 and 2, for the whole process: namespaces and the masks of `policy` (planned
+/// against its writable folders). The process must be single-threaded.
+pub fn enter(policy: &Policy) -> Result<(), ConfineError> {
     enter_namespaces()?;
-    hide(policy)?;
+    hide(policy)
+}
+
+/// Steps 3 and 4, for the calling thread only: Landlock and seccomp. What the thread starts
+/// afterwards inherits both; the process's other threads keep none of it (the spawner,
+/// `zygote.rs`, restricts one fresh thread per command this way).
+pub fn restrict(policy: &Policy) -> Result<String, ConfineError> {
     let landlock = restrict_files_and_tcp(policy)?;
     filter_syscalls(policy)?;
     Ok(landlock)

@@ -16,6 +16,10 @@ mod refusal;
 
 #[cfg(target_os = "linux")]
 pub mod confine;
+#[cfg(target_os = "linux")]
+pub mod spawner;
+#[cfg(target_os = "linux")]
+pub mod zygote;
 
 pub use helper::{
     Availability, ENV_HELPER, HELPER_NAME, PREFIX, SETUP_FAILED, availability, command_args,

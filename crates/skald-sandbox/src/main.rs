@@ -20,7 +20,8 @@ fn main() -> ExitCode {
 }
 
 fn run(args: Vec<OsString>) -> Result<(), String> {
-    let usage = "usage: skald-sandbox --policy JSON -- PROGRAM [ARGS…] | skald-sandbox --probe";
+    let usage = "usage: skald-sandbox --policy JSON -- PROGRAM [ARGS…] | skald-sandbox --probe \
+                 | skald-sandbox --serve JSON (standard input: Skald's socket)";
     match args.first().and_then(|a| a.to_str()) {
         Some("--probe") => {
             let how = confine(&skald_sandbox::Policy::default())?;
@@ -40,8 +41,30 @@ fn run(args: Vec<OsString>) -> Result<(), String> {
             confine(&policy)?;
             Err(exec(&args[3], &args[4..]))
         }
+        Some("--serve") => {
+            let json = args
+                .get(1)
+                .and_then(|a| a.to_str())
+                .ok_or_else(|| usage.to_string())?;
+            let policy: skald_sandbox::Policy =
+                serde_json::from_str(json).map_err(|e| format!("bad policy: {e}"))?;
+            serve(&policy)
+        }
         _ => Err(usage.to_string()),
     }
+}
+
+#[cfg(target_os = "linux")]
+fn serve(policy: &skald_sandbox::Policy) -> Result<(), String> {
+    skald_sandbox::zygote::serve(policy)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn serve(_: &skald_sandbox::Policy) -> Result<(), String> {
+    Err(format!(
+        "there is no command sandbox on {} yet",
+        std::env::consts::OS
+    ))
 }
 
 #[cfg(target_os = "linux")]

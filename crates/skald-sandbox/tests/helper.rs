@@ -109,3 +109,182 @@ fn a_confined_command_writes_only_where_the_policy_says_and_cannot_lift_its_mask
         "SECRET"
     );
 }
+
+/// Runs `script` through the spawner (`skald_sandbox::spawner`) with `env` as its whole
+/// environment; its output (stdout then stderr) and status.
+fn spawned(
+    policy: &skald_sandbox::Policy,
+    script: &str,
+    env: &[(&str, &str)],
+) -> Result<(String, std::process::ExitStatus), skald_sandbox::spawner::LaunchError> {
+    use std::io::Read;
+    let (mut out_r, out_w) = std::io::pipe().unwrap();
+    let (mut err_r, err_w) = std::io::pipe().unwrap();
+    let launched = skald_sandbox::spawner::launch(
+        std::path::Path::new(HELPER),
+        skald_sandbox::spawner::Launch {
+            program: "sh".into(),
+            args: vec!["-c".into(), script.into()],
+            cwd: std::env::temp_dir(),
+            env: env.iter().map(|(k, v)| (k.into(), v.into())).collect(),
+            policy: policy.clone(),
+            stdout: out_w.into(),
+            stderr: err_w.into(),
+        },
+    )?;
+    let err = std::thread::spawn(move || {
+        let mut s = String::new();
+        err_r.read_to_string(&mut s).unwrap();
+        s
+    });
+    let mut text = String::new();
+    out_r.read_to_string(&mut text).unwrap();
+    text.push_str(&err.join().unwrap());
+    Ok((text, launched.wait().unwrap()))
+}
+
+#[test]
+fn the_spawner_gives_each_command_its_own_policy_in_one_namespace() {
+    let root = tempfile::tempdir().unwrap();
+    let root = root.path().canonicalize().unwrap();
+    let (a, b, hidden) = (root.join("a"), root.join("b"), root.join("hidden"));
+    for d in [&a, &b, &hidden] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    std::fs::write(hidden.join("key"), "SECRET").unwrap();
+    let policy = |w: &std::path::Path| skald_sandbox::Policy {
+        writable: vec![w.to_path_buf()],
+        masked: vec![hidden.clone()],
+        network: false,
+    };
+    let script = |mine: &std::path::Path, theirs: &std::path::Path| {
+        format!(
+            "echo ok > {m}/mine; echo no > {t}/theirs; cat {h}/key; umount {h}; \
+             mount -t tmpfs x {t}; cat {h}/key; echo \"spawner=$PPID\"; echo \"mark=$MARK\"",
+            m = mine.display(),
+            t = theirs.display(),
+            h = hidden.display()
+        )
+    };
+    let (first, status) = spawned(&policy(&a), &script(&a, &b), &[("MARK", "one")]).unwrap();
+    assert!(status.success(), "{first}");
+    let (second, _) = spawned(&policy(&b), &script(&b, &a), &[("MARK", "two")]).unwrap();
+    for (text, mine, theirs) in [(&first, &a, &b), (&second, &b, &a)] {
+        assert_eq!(std::fs::read_to_string(mine.join("mine")).unwrap(), "ok\n");
+        assert!(!theirs.join("theirs").exists(), "{text}");
+        assert!(!text.contains("SECRET"), "{text}");
+    }
+    // Each got the environment it was given, nothing else.
+    assert!(first.contains("mark=one") && second.contains("mark=two"));
+    // One spawner served both: the namespace and masks were made once.
+    let spawner = |t: &str| {
+        t.lines()
+            .find_map(|l| l.strip_prefix("spawner="))
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(spawner(&first), spawner(&second), "{first}\n{second}");
+    assert_eq!(
+        std::fs::read_to_string(hidden.join("key")).unwrap(),
+        "SECRET"
+    );
+}
+
+#[test]
+fn a_hidden_folder_made_after_a_spawner_started_is_hidden_by_a_new_one() {
+    let root = tempfile::tempdir().unwrap();
+    let root = root.path().canonicalize().unwrap();
+    let (work, hidden) = (root.join("work"), root.join("late-secrets"));
+    std::fs::create_dir_all(&work).unwrap();
+    let policy = skald_sandbox::Policy {
+        writable: vec![work.clone()],
+        masked: vec![hidden.clone()],
+        network: false,
+    };
+    let script = format!("cat {}/key; echo \"spawner=$PPID\"", hidden.display());
+    let (before, _) = spawned(&policy, &script, &[]).unwrap();
+    std::fs::create_dir_all(&hidden).unwrap();
+    std::fs::write(hidden.join("key"), "LATESECRET").unwrap();
+    let (after, _) = spawned(&policy, &script, &[]).unwrap();
+    assert!(!after.contains("LATESECRET"), "{after}");
+    let spawner = |t: &str| {
+        t.lines()
+            .find_map(|l| l.strip_prefix("spawner="))
+            .map(str::to_string)
+    };
+    assert_ne!(spawner(&before), spawner(&after), "{before}\n{after}");
+}
+
+#[test]
+fn a_command_cannot_read_signal_or_trace_its_spawner() {
+    let root = tempfile::tempdir().unwrap();
+    let root = root.path().canonicalize().unwrap();
+    let policy = skald_sandbox::Policy {
+        writable: vec![root.clone()],
+        masked: Vec::new(),
+        network: false,
+    };
+    // The thread that started the command shares its Landlock domain; only the spawner
+    // being non-dumpable keeps that thread's /proc entries (and so its memory) closed.
+    let script = "for t in /proc/$PPID /proc/$PPID/task/*; do \
+                    for f in environ maps mem auxv stack; do \
+                      cat $t/$f >/dev/null 2>&1 && echo \"read $t/$f\"; \
+                    done; \
+                  done; \
+                  kill -0 $PPID 2>/dev/null && echo signalled; \
+                  ls /proc/$PPID/task | wc -l";
+    let (text, status) = spawned(&policy, script, &[]).unwrap();
+    assert!(status.success(), "{text}");
+    assert!(!text.contains("read "), "{text}");
+    assert!(!text.contains("signalled"), "{text}");
+}
+
+#[test]
+fn what_the_spawner_cannot_carry_or_start_runs_nothing() {
+    use skald_sandbox::spawner::LaunchError;
+    let root = tempfile::tempdir().unwrap();
+    let marker = root.path().join("ran");
+    let script = format!("touch {}", marker.display());
+    let policy = skald_sandbox::Policy {
+        writable: vec![root.path().canonicalize().unwrap()],
+        ..Default::default()
+    };
+    // A variable that is not UTF-8 cannot travel as JSON: the caller uses the helper.
+    let (_, w) = std::io::pipe().unwrap();
+    let (_, e) = std::io::pipe().unwrap();
+    use std::os::unix::ffi::OsStringExt;
+    let bad = skald_sandbox::spawner::launch(
+        std::path::Path::new(HELPER),
+        skald_sandbox::spawner::Launch {
+            program: "sh".into(),
+            args: vec!["-c".into(), script.clone().into()],
+            cwd: root.path().to_path_buf(),
+            env: vec![("X".into(), std::ffi::OsString::from_vec(vec![0xff, 0xfe]))],
+            policy: policy.clone(),
+            stdout: w.into(),
+            stderr: e.into(),
+        },
+    );
+    assert!(matches!(bad, Err(LaunchError::Unsupported(_))));
+    // A folder that does not exist: the spawner says so, and nothing ran.
+    let (_, w) = std::io::pipe().unwrap();
+    let (_, e) = std::io::pipe().unwrap();
+    let gone = skald_sandbox::spawner::launch(
+        std::path::Path::new(HELPER),
+        skald_sandbox::spawner::Launch {
+            program: "sh".into(),
+            args: vec!["-c".into(), script.into()],
+            cwd: root.path().join("nowhere"),
+            env: Vec::new(),
+            policy,
+            stdout: w.into(),
+            stderr: e.into(),
+        },
+    );
+    match gone {
+        Err(LaunchError::Refused(why)) => assert!(why.contains("nowhere"), "{why}"),
+        Err(other) => panic!("{other}"),
+        Ok(_) => panic!("it started"),
+    }
+    assert!(!marker.exists());
+}

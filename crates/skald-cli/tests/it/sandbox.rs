@@ -196,6 +196,39 @@ fn a_sandboxed_command_cannot_read_secrets_keys_skalds_data_or_skalds_environmen
 }
 
 #[test]
+fn a_sandboxed_command_cannot_reach_skald_through_the_spawner_that_started_it() {
+    let f = Fixture::new();
+    // The command's parent is the sandbox's spawner; Skald is the spawner's parent.
+    let command = "sk=$(awk '/^PPid/{print $2}' /proc/$PPID/status); echo \"skald=$sk\"; \
+                   cat /proc/$sk/environ; cat /proc/$sk/mem; cat /proc/$PPID/environ; \
+                   kill -0 $sk && echo signalled-skald; kill -0 $PPID && echo signalled-spawner; \
+                   exit 0";
+    let child = f
+        .tool()
+        .env("SKALD_TEST_MARK", "TOPSECRET-env")
+        .args([
+            "--args",
+            &serde_json::json!({ "command": command }).to_string(),
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let o = child.wait_with_output().unwrap();
+    let text = out(&o);
+    assert!(text.contains(&format!("skald={pid}")), "{text}");
+    assert!(!text.contains("TOPSECRET-env"), "{text}");
+    assert!(!text.contains("signalled"), "{text}");
+    assert_eq!(
+        text.matches("environ: Permission denied").count(),
+        2,
+        "{text}"
+    );
+    assert!(text.contains("mem: Permission denied"), "{text}");
+}
+
+#[test]
 fn the_network_is_off_in_the_sandbox_unless_it_is_allowed() {
     let f = Fixture::new();
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
