@@ -132,12 +132,31 @@ fn configure(conn: &Connection) -> Result<(), StoreError> {
     conn.busy_timeout(BUSY_TIMEOUT)?;
     // WAL: readers never block the writer, and a killed process loses nothing committed.
     // synchronous=NORMAL is crash-safe for the application in WAL mode.
-    let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
+    let mode = journal_mode_wal(conn)?;
     if mode != "wal" && mode != "memory" {
         tracing::warn!(journal_mode = %mode, "SQLite refused WAL mode");
     }
     conn.execute_batch("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;")?;
     Ok(())
+}
+
+/// Switches a database to WAL. The switch needs the database to itself, and SQLite answers
+/// "database is locked" at once — without waiting out the busy timeout — when another
+/// connection is switching or migrating it at that moment (the app and `skald` opening a
+/// new data folder together). So it is retried for as long as the busy timeout.
+fn journal_mode_wal(conn: &Connection) -> Result<String, StoreError> {
+    let deadline = std::time::Instant::now() + BUSY_TIMEOUT;
+    loop {
+        match conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get::<_, String>(0)) {
+            Err(rusqlite::Error::SqliteFailure(e, _))
+                if e.code == rusqlite::ErrorCode::DatabaseBusy
+                    && std::time::Instant::now() < deadline =>
+            {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            result => return Ok(result?),
+        }
+    }
 }
 
 /// Milliseconds since the Unix epoch: the one time format of the schema.
