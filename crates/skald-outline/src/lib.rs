@@ -6,6 +6,7 @@
 
 mod c_bodies;
 mod langs;
+mod py_bodies;
 mod rust;
 mod ts;
 

@@ -1,0 +1,342 @@
+//! Python function bodies, blanked before tree-sitter reads the file: an outline lists a
+//! function, never what is inside it (ts.rs does not walk a function's body), and bodies
+//! are most of a Python file. tree-sitter-python reads about 9 MB/s here; a body of spaces
+//! costs it almost nothing.
+//!
+//! C's bodies are left out with included ranges (c_bodies.rs). Python's cannot be: the
+//! grammar's indentation scanner measures columns, which jump when a range is skipped. So
+//! the text keeps every byte offset and line and each body becomes its first line's
+//! indentation, a `0` (a statement, so the `def` still has a block) and spaces. The real
+//! last line of each blanked function is remembered by the row of its `0`, where
+//! tree-sitter now ends the function.
+//!
+//! The scan follows logical lines as Python's tokenizer does: comments, strings (triple
+//! quoted ones across lines), brackets and backslash continuations. f-strings are taken as
+//! plain strings, which is how every Python before 3.12 read them and still finds their end
+//! when quotes nest. Whatever it is unsure of (a tab after spaces, a form feed, a lone
+//! `\r`, an unterminated string, brackets that do not balance) makes it give up, and the
+//! file is read whole; so does a blanked text tree-sitter finds an error in (ts.rs).
+
+use std::collections::HashMap;
+
+/// Bodies shorter than this are left as they are: blanking them gains nothing.
+const MIN_BODY: usize = 64;
+
+/// The text tree-sitter is shown, and the real last row (0-based) of each blanked function,
+/// keyed by the row of its `0`.
+pub(crate) struct Blanked {
+    pub text: String,
+    pub ends: HashMap<usize, usize>,
+}
+
+/// One logical line: where it starts and ends, and whether it opens a function's block.
+struct Logical {
+    /// Byte offset of its first significant character, and that character's row.
+    start: usize,
+    first_row: usize,
+    /// Byte offset just past its last significant character.
+    end: usize,
+    /// The row of its last significant character.
+    last_row: usize,
+    /// Its indentation, tabs to the next multiple of 8 as the tokenizer counts them.
+    indent: usize,
+    /// A `def` (or `async def`) whose header ends with `:` and a newline.
+    opens_def_block: bool,
+}
+
+/// `src` with function bodies blanked, or `None` when there is nothing to blank or the scan
+/// is unsure.
+pub(crate) fn blank(src: &str) -> Option<Blanked> {
+    let lines = logical_lines(src.as_bytes())?;
+    let mut text = src.as_bytes().to_vec();
+    let mut ends = HashMap::new();
+    let mut i = 0;
+    while i < lines.len() {
+        let header = &lines[i];
+        i += 1;
+        if !header.opens_def_block {
+            continue;
+        }
+        let body_first = i;
+        while i < lines.len() && lines[i].indent > header.indent {
+            i += 1;
+        }
+        if body_first == i {
+            // No indented block follows: not Python tree-sitter would accept; leave it.
+            continue;
+        }
+        let (first, last) = (&lines[body_first], &lines[i - 1]);
+        if last.end - first.start < MIN_BODY {
+            continue;
+        }
+        // `0` where the first statement starts, spaces for every other byte up to the end
+        // of the last statement; newlines (and the first line's indentation) stay.
+        text[first.start] = b'0';
+        for b in &mut text[first.start + 1..last.end] {
+            if *b != b'\n' {
+                *b = b' ';
+            }
+        }
+        ends.insert(first.first_row, last.last_row);
+    }
+    if ends.is_empty() {
+        return None;
+    }
+    // Only ASCII bytes were written, each over a whole character's bytes: a character's
+    // bytes are either all inside the blanked range or all outside it.
+    let text = String::from_utf8(text).ok()?;
+    Some(Blanked { text, ends })
+}
+
+/// Every logical line of `src`, or `None` when the scan is unsure.
+fn logical_lines(src: &[u8]) -> Option<Vec<Logical>> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    let mut row = 0;
+    while i < src.len() {
+        // The start of a physical line outside any logical line: its indentation.
+        let mut indent = 0;
+        let mut seen_space = false;
+        while i < src.len() {
+            match src[i] {
+                b' ' => {
+                    indent += 1;
+                    seen_space = true;
+                }
+                // A tab after spaces is where tokenizers disagree (Python may refuse it).
+                b'\t' if seen_space => return None,
+                b'\t' => indent = (indent / 8 + 1) * 8,
+                // A form feed resets the count in Python; rare enough to not follow.
+                b'\x0c' => return None,
+                _ => break,
+            }
+            i += 1;
+        }
+        match src.get(i) {
+            None => break,
+            Some(b'\n') => {
+                i += 1;
+                row += 1;
+                continue;
+            }
+            Some(b'\r') if src.get(i + 1) == Some(&b'\n') => {
+                i += 2;
+                row += 1;
+                continue;
+            }
+            Some(b'\r') => return None,
+            Some(b'#') => {
+                while i < src.len() && src[i] != b'\n' {
+                    i += 1;
+                }
+                continue;
+            }
+            Some(_) => {}
+        }
+        let (start, first_row) = (i, row);
+        let mut depth: usize = 0;
+        let mut end = i;
+        let mut last_row = row;
+        let mut last_byte = 0u8;
+        while let Some(&c) = src.get(i) {
+            match c {
+                b'\n' => {
+                    row += 1;
+                    i += 1;
+                    if depth == 0 {
+                        break;
+                    }
+                    continue;
+                }
+                b'\r' if src.get(i + 1) == Some(&b'\n') => {
+                    i += 1;
+                    continue;
+                }
+                b'\r' => return None,
+                b'\x0c' => return None,
+                b' ' | b'\t' => {
+                    i += 1;
+                    continue;
+                }
+                b'#' => {
+                    while i < src.len() && src[i] != b'\n' {
+                        i += 1;
+                    }
+                    continue;
+                }
+                b'\\' => {
+                    // A continuation: the logical line goes on after the newline.
+                    match (src.get(i + 1), src.get(i + 2)) {
+                        (Some(b'\n'), _) => {
+                            i += 2;
+                            row += 1;
+                            continue;
+                        }
+                        (Some(b'\r'), Some(b'\n')) => {
+                            i += 3;
+                            row += 1;
+                            continue;
+                        }
+                        _ => return None,
+                    }
+                }
+                b'\'' | b'"' => {
+                    let rows = skip_string(src, &mut i)?;
+                    row += rows;
+                    end = i;
+                    last_row = row;
+                    last_byte = c;
+                    continue;
+                }
+                b'(' | b'[' | b'{' => depth += 1,
+                b')' | b']' | b'}' => depth = depth.checked_sub(1)?,
+                _ => {}
+            }
+            last_byte = c;
+            i += 1;
+            end = i;
+            last_row = row;
+        }
+        if depth != 0 {
+            return None;
+        }
+        let words = &src[start..end];
+        let is_def = words.starts_with(b"def") && word_ends(words, 3)
+            || words.starts_with(b"async")
+                && word_ends(words, 5)
+                && words[5..].trim_ascii_start().starts_with(b"def")
+                && word_ends(words[5..].trim_ascii_start(), 3);
+        out.push(Logical {
+            start,
+            first_row,
+            end,
+            last_row,
+            indent,
+            opens_def_block: is_def && last_byte == b':',
+        });
+    }
+    Some(out)
+}
+
+/// Whether `s[..n]` is a whole word: what follows it is not part of a name.
+fn word_ends(s: &[u8], n: usize) -> bool {
+    s.get(n)
+        .is_none_or(|&c| !(c.is_ascii_alphanumeric() || c == b'_' || c >= 0x80))
+}
+
+/// Skips the string whose opening quote is at `*i` (any prefix is behind it, already
+/// passed as a name); returns the newlines it spans. `None` if it does not end.
+fn skip_string(src: &[u8], i: &mut usize) -> Option<usize> {
+    let q = src[*i];
+    let triple = src.get(*i + 1) == Some(&q) && src.get(*i + 2) == Some(&q);
+    *i += if triple { 3 } else { 1 };
+    let mut rows = 0;
+    while *i < src.len() {
+        match src[*i] {
+            b'\\' => {
+                // The escaped character, a quote or a newline, does not end anything.
+                match (src.get(*i + 1), src.get(*i + 2)) {
+                    (Some(b'\n'), _) => {
+                        rows += 1;
+                        *i += 2;
+                    }
+                    (Some(b'\r'), Some(b'\n')) => {
+                        rows += 1;
+                        *i += 3;
+                    }
+                    _ => *i += 2,
+                }
+                continue;
+            }
+            b'\n' if !triple => return None,
+            b'\n' => rows += 1,
+            c if c == q => {
+                if !triple {
+                    *i += 1;
+                    return Some(rows);
+                }
+                if src.get(*i + 1) == Some(&q) && src.get(*i + 2) == Some(&q) {
+                    *i += 3;
+                    return Some(rows);
+                }
+            }
+            _ => {}
+        }
+        *i += 1;
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BODY: &str =
+        "    x = compute(1, 2, 3)\n    y = [x, x, x, x, x, x, x, x, x, x]\n    return y\n";
+
+    #[test]
+    fn a_function_body_becomes_a_zero_and_spaces_with_its_real_end_kept() {
+        let src = format!(
+            "import os\n\ndef f(a,\n      b):\n{BODY}\nclass C:\n    def m(self):\n{}\nx = 1\n",
+            BODY.replace("    ", "        ")
+        );
+        let b = blank(&src).unwrap();
+        assert_eq!(b.text.len(), src.len());
+        assert_eq!(b.text.lines().count(), src.lines().count());
+        let lines: Vec<&str> = b.text.lines().map(str::trim_end).collect();
+        assert_eq!(lines[4], "    0");
+        assert!(lines[5].trim().is_empty() && lines[6].trim().is_empty());
+        assert_eq!(lines[9], "    def m(self):");
+        assert_eq!(lines[10], "        0");
+        assert_eq!(lines[14], "x = 1");
+        // f's body is rows 4..=6; m's rows 10..=12.
+        assert_eq!(b.ends.get(&4), Some(&6));
+        assert_eq!(b.ends.get(&10), Some(&12));
+    }
+
+    #[test]
+    fn strings_comments_brackets_and_continuations_do_not_end_a_body_early() {
+        let src = "def f():\n    s = \"\"\"\ndef not_a_def():\nclass Nope:\n\"\"\"\n    t = ('x',\n# not a comment line of the module\n1)\n    u = 1 + \\\n2\n    v = 'it''s' \"#\" # def x():\n    return s\ndef g(): pass\n";
+        let b = blank(src).unwrap();
+        let lines: Vec<&str> = b.text.lines().map(str::trim_end).collect();
+        assert_eq!(lines[1], "    0");
+        assert!(
+            lines[2..12].iter().all(|l| l.trim().is_empty()),
+            "{:?}",
+            b.text
+        );
+        assert_eq!(lines[12], "def g(): pass");
+        assert_eq!(b.ends.get(&1), Some(&11));
+    }
+
+    #[test]
+    fn one_line_functions_short_bodies_and_unsure_scans_are_left_alone() {
+        assert!(blank("def f(): return 1\n").is_none());
+        assert!(blank("def f():\n    return 1\n").is_none());
+        let long = format!("def f():\n{BODY}");
+        assert!(blank(&long).is_some());
+        for unsure in [
+            format!("{long}s = 'unterminated\n"),
+            format!("{long}s = \"\"\"never closed\n"),
+            format!("{long}t = (1,\n"),
+            format!("{long}t = 1)\n"),
+            format!("{long}if x:\n \tpass\n"),
+            format!("{long}\x0cx = 1\n"),
+            format!("{long}x = 1\ry = 2\n"),
+        ] {
+            assert!(blank(&unsure).is_none(), "{unsure:?}");
+        }
+    }
+
+    #[test]
+    fn async_defs_and_non_ascii_text_are_blanked_whole_characters() {
+        let src =
+            format!("async  def f():\n    s = 'naïve café ünïcödé — “quotes”'\n{BODY}define = 1\n");
+        let b = blank(&src).unwrap();
+        assert_eq!(b.text.len(), src.len());
+        assert!(b.text.starts_with("async  def f():\n    0"));
+        assert!(b.text.ends_with("define = 1\n"));
+        // `define` is not `def`, and `asyncio.run()` is not `async def`.
+        assert!(blank(&format!("define(x):\n{BODY}asyncio.run(x):\n{BODY}")).is_none());
+    }
+}
