@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the benchmarks that compare Skald's tools with their reference programs (ripgrep,
-# universal-ctags, a bare shell spawn, latexmk, a static page in Chromium, WebKitGTK's
-# MiniBrowser) and writes the ratios to docs/performance.md.
+# universal-ctags, a bare shell spawn, latexmk, a static page in Chromium, Tauri's
+# hello-world window) and writes the ratios to docs/performance.md.
 #   bash scripts/bench.sh [--only grep|outline|shell|checkpoints|engine|latex|local|first-answer|ui|desktop|load]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,7 +12,7 @@ for p in ripgrep universal-ctags python3; do
   dpkg -s "$p" >/dev/null 2>&1 || { $SUDO apt-get update -qq; DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "$p" >/dev/null; }
 done
 npm --prefix ui run --silent build
-cargo build --release --locked -p skald-cli -p skald-bench -p skald-desktop -p skald-sandbox
+cargo build --release --locked -p skald-cli -p skald-bench -p skald-desktop -p tauri-hello -p skald-sandbox
 target="${CARGO_TARGET_DIR:-target}/release"
 # The load test drives real processes (skald serve, skald cron run, skald exec), so it is a
 # test of skald-cli; its release run reports the figures the benchmark files.
