@@ -29,29 +29,25 @@ fn run(args: Vec<OsString>) -> Result<(), String> {
             Ok(())
         }
         Some("--policy") => {
-            let json = args
-                .get(1)
-                .and_then(|a| a.to_str())
-                .ok_or_else(|| usage.to_string())?;
-            let policy: skald_sandbox::Policy =
-                serde_json::from_str(json).map_err(|e| format!("bad policy: {e}"))?;
+            let policy = policy_arg(&args, usage)?;
             if args.get(2).and_then(|a| a.to_str()) != Some("--") || args.len() < 4 {
                 return Err(usage.to_string());
             }
             confine(&policy)?;
             Err(exec(&args[3], &args[4..]))
         }
-        Some("--serve") => {
-            let json = args
-                .get(1)
-                .and_then(|a| a.to_str())
-                .ok_or_else(|| usage.to_string())?;
-            let policy: skald_sandbox::Policy =
-                serde_json::from_str(json).map_err(|e| format!("bad policy: {e}"))?;
-            serve(&policy)
-        }
+        Some("--serve") => serve(&policy_arg(&args, usage)?),
         _ => Err(usage.to_string()),
     }
+}
+
+/// The policy given as the argument after `--policy` or `--serve`.
+fn policy_arg(args: &[OsString], usage: &str) -> Result<skald_sandbox::Policy, String> {
+    let json = args
+        .get(1)
+        .and_then(|a| a.to_str())
+        .ok_or_else(|| usage.to_string())?;
+    serde_json::from_str(json).map_err(|e| format!("bad policy: {e}"))
 }
 
 #[cfg(target_os = "linux")]
