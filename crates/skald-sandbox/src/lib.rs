@@ -31,6 +31,9 @@ pub use refusal::{Refusal, explain};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
+/// The variables a sandboxed command finds its private temporary folder under.
+pub const TMP_VARS: [&str; 4] = ["TMPDIR", "TMP", "TEMP", "TEMPDIR"];
+
 /// What a sandboxed command may do. Paths are absolute and canonical (symlinks resolved):
 /// the helper compares nothing, it hands them to the kernel.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]

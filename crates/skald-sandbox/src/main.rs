@@ -21,7 +21,7 @@ fn main() -> ExitCode {
 
 fn run(args: Vec<OsString>) -> Result<(), String> {
     let usage = "usage: skald-sandbox --policy JSON -- PROGRAM [ARGS…] | skald-sandbox --probe \
-                 | skald-sandbox --serve JSON (standard input: Skald's socket)";
+                 | skald-sandbox --serve JSON TMP_BASE (standard input: Skald's socket)";
     match args.first().and_then(|a| a.to_str()) {
         Some("--probe") => {
             let how = confine(&skald_sandbox::Policy::default())?;
@@ -36,7 +36,10 @@ fn run(args: Vec<OsString>) -> Result<(), String> {
             confine(&policy)?;
             Err(exec(&args[3], &args[4..]))
         }
-        Some("--serve") => serve(&policy_arg(&args, usage)?),
+        Some("--serve") => {
+            let base = args.get(2).ok_or_else(|| usage.to_string())?;
+            serve(&policy_arg(&args, usage)?, std::path::Path::new(base))
+        }
         _ => Err(usage.to_string()),
     }
 }
@@ -51,12 +54,12 @@ fn policy_arg(args: &[OsString], usage: &str) -> Result<skald_sandbox::Policy, S
 }
 
 #[cfg(target_os = "linux")]
-fn serve(policy: &skald_sandbox::Policy) -> Result<(), String> {
-    skald_sandbox::zygote::serve(policy)
+fn serve(policy: &skald_sandbox::Policy, tmp_base: &std::path::Path) -> Result<(), String> {
+    skald_sandbox::zygote::serve(policy, tmp_base)
 }
 
 #[cfg(not(target_os = "linux"))]
-fn serve(_: &skald_sandbox::Policy) -> Result<(), String> {
+fn serve(_: &skald_sandbox::Policy, _: &std::path::Path) -> Result<(), String> {
     Err(format!(
         "there is no command sandbox on {} yet",
         std::env::consts::OS

@@ -16,21 +16,20 @@
 //! command through the one-shot helper instead, which is confined the same way.
 
 use crate::{Policy, plan_masks};
+use rustix::net::sockopt::{Timeout, set_socket_timeout};
 use rustix::net::{
     AddressFamily, RecvFlags, SendAncillaryBuffer, SendAncillaryMessage, SendFlags, Shutdown,
     SocketFlags, SocketType,
 };
 use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
 use std::ffi::OsString;
 use std::io::IoSlice;
 use std::mem::MaybeUninit;
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ExitStatus, Stdio};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -40,8 +39,6 @@ pub(crate) const MAX_REQUEST: usize = 128 * 1024;
 const MAX_AGE: Duration = Duration::from_secs(30);
 /// Spawners kept at once; the oldest goes first. A chat has one; a few chats share a machine.
 const MAX_SPAWNERS: usize = 4;
-/// How long a spawner may take to say it is ready, and then to say a command started.
-const ANSWER_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// A command to start confined.
 pub struct Launch {
@@ -71,95 +68,243 @@ pub enum LaunchError {
 pub struct Launched {
     /// Its process id, which is also its process group's (kill the group to stop it all).
     pub pid: u32,
-    replies: Receiver<Reply>,
-    /// Keeps the spawner alive while the command runs, even once it left the pool.
-    _spawner: Arc<Spawner>,
+    /// Its private temporary folder (writable, named by [`crate::TMP_VARS`]), removed after
+    /// it ends.
+    pub tmp: PathBuf,
+    requested: Requested,
 }
 
 impl Launched {
     /// Blocks until the command exits; an error if the spawner went away first.
     pub fn wait(self) -> Result<ExitStatus, String> {
+        let answers = &self.requested.answers;
+        // Blocking from here on: as long as the command runs.
+        let _ = rustix::io::ioctl_fionbio(answers, false);
+        let _ = set_socket_timeout(answers, Timeout::Recv, None);
         loop {
-            match self.replies.recv() {
-                Ok(Reply::Exited { status, .. }) => return Ok(ExitStatus::from_raw(status)),
+            match receive(answers.as_fd()) {
+                Ok(Answer::Exited(status)) => return Ok(status),
+                Ok(Answer::Ended) => {
+                    return Err("the sandbox's spawner stopped while the command ran".into());
+                }
                 Ok(_) => continue,
-                Err(_) => return Err("the sandbox's spawner stopped while the command ran".into()),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(format!("the sandbox's spawner could not be heard: {e}")),
             }
         }
     }
 }
 
 /// Starts `launch` confined to its policy, through the spawner for its masks (started if
-/// there is none). `helper` is the `skald-sandbox` binary.
+/// there is none), with a private temporary folder of its own, and waits (at most
+/// `ANSWER_TIMEOUT`) until it runs. `helper` is the `skald-sandbox` binary.
 pub fn launch(helper: &Path, launch: Launch) -> Result<Launched, LaunchError> {
+    let requested = match try_request(helper, launch, true) {
+        Ok(r) => r?,
+        Err(_) => {
+            return Err(LaunchError::Unsupported(
+                "no spawner was free to take the command".to_string(),
+            ));
+        }
+    };
+    requested.started()
+}
+
+/// How long a spawner may take to say whether a command started.
+pub const ANSWER_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// A request the spawner has; its answers come on [`Requested::answers`].
+pub struct Requested {
+    answers: OwnedFd,
+    spawner: Arc<Spawner>,
+}
+
+impl Requested {
+    /// The socket the answers about this command come on, non-blocking: wait until it is
+    /// readable, then [`receive`] from it.
+    pub fn answers(&self) -> BorrowedFd<'_> {
+        self.answers.as_fd()
+    }
+
+    /// Blocks (at most `ANSWER_TIMEOUT`) until the command started or did not.
+    pub fn started(self) -> Result<Launched, LaunchError> {
+        let unheard = |e: rustix::io::Errno| {
+            LaunchError::Refused(format!("the sandbox's spawner could not be heard: {e}"))
+        };
+        rustix::io::ioctl_fionbio(&self.answers, false).map_err(unheard)?;
+        set_socket_timeout(&self.answers, Timeout::Recv, Some(ANSWER_TIMEOUT)).map_err(unheard)?;
+        loop {
+            match receive(self.answers.as_fd()) {
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                    self.gave_up();
+                    return Err(LaunchError::Refused(format!(
+                        "the sandbox's spawner did not confirm the command started within {} s",
+                        ANSWER_TIMEOUT.as_secs()
+                    )));
+                }
+                Err(e) => {
+                    return Err(LaunchError::Refused(format!(
+                        "the sandbox's spawner could not be heard: {e}"
+                    )));
+                }
+                Ok(answer) => return self.on_first(answer),
+            }
+        }
+    }
+
+    /// What the first answer means: the command runs, or why it does not.
+    pub fn on_first(self, answer: Answer) -> Result<Launched, LaunchError> {
+        match answer {
+            Answer::Started { pid, tmp } => Ok(Launched {
+                pid,
+                tmp,
+                requested: self,
+            }),
+            Answer::Failed(why) => Err(LaunchError::Refused(why)),
+            Answer::Ended => Err(LaunchError::Refused(
+                "the sandbox's spawner stopped before the command started".to_string(),
+            )),
+            Answer::Exited(_) => Err(LaunchError::Refused(
+                "the sandbox's spawner answered out of turn".to_string(),
+            )),
+        }
+    }
+
+    /// The caller stopped waiting for the first answer: this spawner serves no more.
+    pub fn gave_up(&self) {
+        self.spawner.alive.store(false, Ordering::Relaxed);
+    }
+}
+
+impl Launched {
+    /// The socket the command's end is told on (see [`Requested::answers`]).
+    pub fn answers(&self) -> BorrowedFd<'_> {
+        self.requested.answers()
+    }
+}
+
+/// One answer about a command.
+#[derive(Debug)]
+pub enum Answer {
+    /// It runs as `pid` (its group's id too), with `tmp` as its temporary folder.
+    Started { pid: u32, tmp: PathBuf },
+    /// It did not start, and why.
+    Failed(String),
+    /// It ended so.
+    Exited(ExitStatus),
+    /// The spawner is gone: nothing more will come.
+    Ended,
+}
+
+/// Reads one answer from `answers` (see [`Requested::answers`]); `WouldBlock` if there is
+/// none yet. A packet that is not an answer is an error.
+pub fn receive(answers: BorrowedFd<'_>) -> std::io::Result<Answer> {
+    let mut buf = [0u8; ANSWER_MAX];
+    let (_, n) = rustix::net::recv(answers, &mut buf[..], RecvFlags::empty())
+        .map_err(std::io::Error::from)?;
+    answer_from(&buf[..n.min(buf.len())])
+}
+
+/// The longest answer packet.
+pub const ANSWER_MAX: usize = 8 * 1024;
+
+/// The answer in one packet read from an answer socket; the empty read that means the
+/// spawner closed its end (it never sends an empty packet) is [`Answer::Ended`].
+pub fn answer_from(packet: &[u8]) -> std::io::Result<Answer> {
+    if packet.is_empty() {
+        return Ok(Answer::Ended);
+    }
+    let reply: Reply = serde_json::from_slice(packet)
+        .map_err(|e| std::io::Error::other(format!("the spawner's answer is not one: {e}")))?;
+    Ok(match reply {
+        Reply::Started { pid, tmp } => Answer::Started { pid, tmp },
+        Reply::Failed { why } | Reply::Refused { why } => Answer::Failed(why),
+        Reply::Exited { status } => Answer::Exited(ExitStatus::from_raw(status)),
+        Reply::Ready => Answer::Failed("the sandbox's spawner answered out of turn".to_string()),
+    })
+}
+
+/// Hands `launch` to the spawner for its masks and returns without waiting for an answer.
+/// With `may_start` false it does not wait for anything: when no spawner is running for
+/// these masks, or another caller is starting one, `launch` comes back (`Err`) untouched
+/// and nothing ran. With `may_start` a spawner is started if need be, which takes a
+/// moment (at most `ANSWER_TIMEOUT`).
+pub fn try_request(
+    helper: &Path,
+    launch: Launch,
+    may_start: bool,
+) -> Result<Result<Requested, LaunchError>, Box<Launch>> {
     // Only what exists is mounted over, so the key is what exists now: a hidden folder
     // made after a spawner started (a new `~/.aws`) is a new key, hence a new spawner.
     let masks: Vec<PathBuf> = plan_masks(&launch.policy.masked, &launch.policy.writable)
         .into_iter()
         .filter(|p| std::fs::metadata(p).is_ok())
         .collect();
-    let request = Request::from_launch(&launch)?;
-    let spawner = pool_get(helper, masks)?;
-    let id = spawner.next_id.fetch_add(1, Ordering::Relaxed);
-    let request = serde_json::to_vec(&Request { id, ..request })
-        .map_err(|e| LaunchError::Unsupported(format!("cannot write the request: {e}")))?;
-    if request.len() > MAX_REQUEST {
-        return Err(LaunchError::Unsupported(
-            "the command is too long for the spawner".to_string(),
-        ));
-    }
-    let (tx, replies) = std::sync::mpsc::channel();
-    spawner.pending_insert(id, tx);
+    let request = match Request::from_launch(&launch).and_then(|r| {
+        serde_json::to_vec(&r)
+            .map_err(|e| LaunchError::Unsupported(format!("cannot write the request: {e}")))
+    }) {
+        Ok(r) if r.len() > MAX_REQUEST => {
+            return Ok(Err(LaunchError::Unsupported(
+                "the command is too long for the spawner".to_string(),
+            )));
+        }
+        Ok(r) => r,
+        Err(e) => return Ok(Err(e)),
+    };
+    let spawner = match pool_get(helper, masks, may_start) {
+        Some(Ok(s)) => s,
+        Some(Err(e)) => return Ok(Err(e)),
+        None => return Err(Box::new(launch)),
+    };
+    Ok(send_request(&spawner, &request, launch).map(|answers| Requested { answers, spawner }))
+}
+
+/// Sends one request with the command's pipes and a new answer socket, whose other end
+/// only the spawner then holds.
+fn send_request(spawner: &Spawner, request: &[u8], launch: Launch) -> Result<OwnedFd, LaunchError> {
+    let unsupported = |e: rustix::io::Errno| {
+        LaunchError::Unsupported(format!("cannot make the command's answer socket: {e}"))
+    };
+    let (answers, theirs) = rustix::net::socketpair(
+        AddressFamily::UNIX,
+        SocketType::SEQPACKET,
+        SocketFlags::CLOEXEC | SocketFlags::NONBLOCK,
+        None,
+    )
+    .map_err(unsupported)?;
     let sent = {
-        let fds = [launch.stdout.as_fd(), launch.stderr.as_fd()];
-        let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(2))];
+        let fds = [launch.stdout.as_fd(), launch.stderr.as_fd(), theirs.as_fd()];
+        let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(3))];
         let mut control = SendAncillaryBuffer::new(&mut space);
         control.push(SendAncillaryMessage::ScmRights(&fds));
         rustix::net::sendmsg(
-            &*spawner.socket,
-            &[IoSlice::new(&request)],
+            &spawner.socket,
+            &[IoSlice::new(request)],
             &mut control,
             SendFlags::NOSIGNAL,
         )
     };
-    // Our copies of the pipes' write ends go now, so the caller sees the end of the output
-    // when the command's copies are gone.
+    // Our copies go now: the caller sees the end of the output when the command's copies
+    // are gone, and the end of the answers when the spawner's are.
     drop(launch);
-    if let Err(e) = sent {
-        spawner.pending_remove(id);
-        spawner.alive.store(false, Ordering::Relaxed);
-        return Err(LaunchError::Unsupported(format!(
-            "the spawner did not take the command: {e}"
-        )));
-    }
-    match replies.recv_timeout(ANSWER_TIMEOUT) {
-        Ok(Reply::Started { pid, .. }) => Ok(Launched {
-            pid,
-            replies,
-            _spawner: spawner,
-        }),
-        Ok(Reply::Failed { why, .. }) => Err(LaunchError::Refused(why)),
-        Ok(other) => Err(LaunchError::Refused(format!(
-            "the sandbox's spawner answered out of turn: {other:?}"
-        ))),
-        Err(RecvTimeoutError::Timeout) => {
-            spawner.pending_remove(id);
+    drop(theirs);
+    match sent {
+        Ok(_) => Ok(answers),
+        Err(e) => {
             spawner.alive.store(false, Ordering::Relaxed);
-            Err(LaunchError::Refused(format!(
-                "the sandbox's spawner did not confirm the command started within {} s",
-                ANSWER_TIMEOUT.as_secs()
+            Err(LaunchError::Unsupported(format!(
+                "the spawner did not take the command: {e}"
             )))
         }
-        Err(RecvTimeoutError::Disconnected) => Err(LaunchError::Refused(
-            "the sandbox's spawner stopped before the command started".to_string(),
-        )),
     }
 }
 
-/// What Skald asks the spawner for (one packet, with the stdout and stderr descriptors).
+/// What Skald asks the spawner for (one packet, with the command's stdout and stderr and
+/// the socket for the answers about it).
 #[derive(Debug, Serialize, Deserialize)]
 pub(crate) struct Request {
-    pub id: u64,
     pub program: String,
     pub args: Vec<String>,
     pub cwd: String,
@@ -183,7 +328,6 @@ impl Request {
             text(p.as_os_str())?;
         }
         Ok(Request {
-            id: 0,
             program: text(&launch.program)?,
             args: launch
                 .args
@@ -198,7 +342,8 @@ impl Request {
     }
 }
 
-/// What the spawner says, one packet each.
+/// What the spawner says, one packet each: `Ready` or `Refused` on its own socket when it
+/// starts, the others on each command's answer socket.
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "reply")]
 pub(crate) enum Reply {
@@ -206,26 +351,25 @@ pub(crate) enum Reply {
     Ready,
     /// It could not confine itself; it exits.
     Refused { why: String },
-    /// The command `id` runs as `pid`.
-    Started { id: u64, pid: u32 },
-    /// The command `id` did not start.
-    Failed { id: u64, why: String },
-    /// The command `id` ended; `status` is the raw wait status.
-    Exited { id: u64, status: i32 },
+    /// The command runs as `pid`, with `tmp` as its temporary folder.
+    Started { pid: u32, tmp: PathBuf },
+    /// The command did not start.
+    Failed { why: String },
+    /// The command ended; `status` is the raw wait status.
+    Exited { status: i32 },
 }
 
-type Pending = Arc<Mutex<HashMap<u64, Sender<Reply>>>>;
-
-/// One `skald-sandbox --serve` process and the commands waiting on it.
+/// One `skald-sandbox --serve` process.
 struct Spawner {
     helper: PathBuf,
     masks: Vec<PathBuf>,
     born: Instant,
-    socket: Arc<OwnedFd>,
-    next_id: AtomicU64,
-    pending: Pending,
-    alive: Arc<AtomicBool>,
+    socket: OwnedFd,
+    alive: AtomicBool,
     process: Mutex<Child>,
+    /// Where its commands' temporary folders are made; removed with whatever a killed
+    /// command left there once the spawner is gone.
+    _tmp: tempfile::TempDir,
 }
 
 impl Spawner {
@@ -236,6 +380,13 @@ impl Spawner {
             network: false,
         })
         .map_err(|e| format!("cannot write the masks down: {e}"))?;
+        let tmp = tempfile::Builder::new()
+            .prefix("skald-cmds-")
+            .tempdir()
+            .map_err(|e| {
+                format!("cannot make a folder for the commands' temporary folders: {e}")
+            })?;
+        let base = std::fs::canonicalize(tmp.path()).unwrap_or_else(|_| tmp.path().to_path_buf());
         let (ours, theirs) = rustix::net::socketpair(
             AddressFamily::UNIX,
             SocketType::SEQPACKET,
@@ -245,7 +396,9 @@ impl Spawner {
         .map_err(|e| format!("cannot make the spawner's socket: {e}"))?;
         let mut command = std::process::Command::new(helper);
         command
-            .args(["--serve", &policy])
+            .arg("--serve")
+            .arg(&policy)
+            .arg(&base)
             // Its environment is not Skald's: each command brings its own.
             .env_clear()
             .stdin(Stdio::from(theirs))
@@ -276,45 +429,22 @@ impl Spawner {
                 return Err(why);
             }
         }
-        let socket = Arc::new(ours);
-        let pending: Pending = Arc::default();
-        let alive = Arc::new(AtomicBool::new(true));
-        let reader = {
-            let (socket, pending, alive) = (socket.clone(), pending.clone(), alive.clone());
-            std::thread::Builder::new()
-                .name("sandbox-spawner".into())
-                .spawn(move || read_replies(&socket, &pending, &alive))
-        };
-        if let Err(e) = reader {
-            let _ = process.kill();
-            let _ = process.wait();
-            return Err(format!("cannot start the spawner's reader: {e}"));
-        }
         Ok(Spawner {
             helper: helper.to_path_buf(),
             masks,
             born: Instant::now(),
-            socket,
-            next_id: AtomicU64::new(1),
-            pending,
-            alive,
+            socket: ours,
+            alive: AtomicBool::new(true),
             process: Mutex::new(process),
+            _tmp: tmp,
         })
     }
 
-    fn usable(&self, helper: &Path, masks: &[PathBuf]) -> bool {
+    /// Still serving: not retired, and its process has not exited.
+    fn serving(&self) -> bool {
         self.alive.load(Ordering::Relaxed)
             && self.born.elapsed() < MAX_AGE
-            && self.helper == helper
-            && self.masks == masks
-    }
-
-    fn pending_insert(&self, id: u64, tx: Sender<Reply>) {
-        lock(&self.pending).insert(id, tx);
-    }
-
-    fn pending_remove(&self, id: u64) {
-        lock(&self.pending).remove(&id);
+            && matches!(lock(&self.process).try_wait(), Ok(None))
     }
 }
 
@@ -322,7 +452,7 @@ impl Drop for Spawner {
     /// Only once no command of this spawner is running (each holds it), so it can go at
     /// once: closing the socket ends it, and the kill covers one that does not notice.
     fn drop(&mut self) {
-        let _ = rustix::net::shutdown(&*self.socket, Shutdown::Both);
+        let _ = rustix::net::shutdown(&self.socket, Shutdown::Both);
         let process = self.process.get_mut().unwrap_or_else(|p| p.into_inner());
         let _ = process.kill();
         let _ = process.wait();
@@ -335,12 +465,10 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 /// The spawner's first packet, within `ANSWER_TIMEOUT`.
 fn first_answer(socket: &OwnedFd) -> Result<Reply, String> {
-    use rustix::net::sockopt::{Timeout, set_socket_timeout};
     let failed = |e: rustix::io::Errno| format!("the spawner did not answer: {e}");
     set_socket_timeout(socket, Timeout::Recv, Some(ANSWER_TIMEOUT)).map_err(failed)?;
     let mut buf = vec![0u8; 64 * 1024];
     let (_, n) = rustix::net::recv(socket, &mut buf[..], RecvFlags::empty()).map_err(failed)?;
-    set_socket_timeout(socket, Timeout::Recv, None).map_err(failed)?;
     if n == 0 {
         return Err("the spawner exited without answering".to_string());
     }
@@ -348,52 +476,37 @@ fn first_answer(socket: &OwnedFd) -> Result<Reply, String> {
         .map_err(|e| format!("the spawner's answer is not one: {e}"))
 }
 
-/// Hands each reply to the command waiting for it, until the spawner goes away.
-fn read_replies(socket: &OwnedFd, pending: &Pending, alive: &AtomicBool) {
-    let mut buf = vec![0u8; 64 * 1024];
-    loop {
-        let n = match rustix::net::recv(socket, &mut buf[..], RecvFlags::empty()) {
-            Ok((_, 0)) => break,
-            Ok((_, n)) => n.min(buf.len()),
-            Err(rustix::io::Errno::INTR) => continue,
-            Err(_) => break,
-        };
-        let Ok(reply) = serde_json::from_slice::<Reply>(&buf[..n]) else {
-            continue;
-        };
-        let (id, last) = match &reply {
-            Reply::Started { id, .. } => (*id, false),
-            Reply::Failed { id, .. } | Reply::Exited { id, .. } => (*id, true),
-            Reply::Ready | Reply::Refused { .. } => continue,
-        };
-        let mut waiting = lock(pending);
-        let tx = if last {
-            waiting.remove(&id)
-        } else {
-            waiting.get(&id).cloned()
-        };
-        drop(waiting);
-        if let Some(tx) = tx {
-            let _ = tx.send(reply);
-        }
-    }
-    alive.store(false, Ordering::Relaxed);
-    // Whoever still waits learns that nothing more will come.
-    lock(pending).clear();
-}
-
 static POOL: Mutex<Vec<Arc<Spawner>>> = Mutex::new(Vec::new());
 
-/// A spawner for these masks: a running one, or a new one.
-fn pool_get(helper: &Path, masks: Vec<PathBuf>) -> Result<Arc<Spawner>, LaunchError> {
-    let mut pool = lock(&POOL);
+/// A spawner for these masks: a running one, or (`may_start`) a new one. `None`: there is
+/// none and `may_start` is false, or another caller holds the pool (starting one).
+fn pool_get(
+    helper: &Path,
+    masks: Vec<PathBuf>,
+    may_start: bool,
+) -> Option<Result<Arc<Spawner>, LaunchError>> {
+    let mut pool = if may_start {
+        lock(&POOL)
+    } else {
+        match POOL.try_lock() {
+            Ok(p) => p,
+            Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => return None,
+        }
+    };
     // Retired ones leave the pool; those still running a command live on until it ends.
-    pool.retain(|s| s.alive.load(Ordering::Relaxed) && s.born.elapsed() < MAX_AGE);
-    if let Some(s) = pool.iter().find(|s| s.usable(helper, &masks)) {
-        return Ok(s.clone());
+    pool.retain(|s| s.serving());
+    if let Some(s) = pool.iter().find(|s| s.helper == helper && s.masks == masks) {
+        return Some(Ok(s.clone()));
+    }
+    if !may_start {
+        return None;
     }
     // Started under the lock: two commands of a new chat at once would otherwise start two.
-    let spawner = Arc::new(Spawner::start(helper, masks).map_err(LaunchError::Unsupported)?);
+    let spawner = match Spawner::start(helper, masks) {
+        Ok(s) => Arc::new(s),
+        Err(why) => return Some(Err(LaunchError::Unsupported(why))),
+    };
     if pool.len() >= MAX_SPAWNERS {
         pool.remove(0);
     }
@@ -401,7 +514,7 @@ fn pool_get(helper: &Path, masks: Vec<PathBuf>) -> Result<Arc<Spawner>, LaunchEr
         sweep_later();
     }
     pool.push(spawner.clone());
-    Ok(spawner)
+    Some(Ok(spawner))
 }
 
 /// Ends retired spawners once nothing uses them, so an idle app keeps no `skald-sandbox`
@@ -413,7 +526,7 @@ fn sweep_later() {
             loop {
                 std::thread::sleep(MAX_AGE);
                 let mut pool = lock(&POOL);
-                pool.retain(|s| s.alive.load(Ordering::Relaxed) && s.born.elapsed() < MAX_AGE);
+                pool.retain(|s| s.serving());
                 if pool.is_empty() {
                     return;
                 }

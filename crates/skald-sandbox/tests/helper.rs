@@ -288,3 +288,106 @@ fn what_the_spawner_cannot_carry_or_start_runs_nothing() {
     }
     assert!(!marker.exists());
 }
+
+/// The spawner readies the next command's thread for the same folders ahead of time; a
+/// folder replaced in between (renamed away, made anew under its name) must not keep the
+/// rights the ready thread took for the old one.
+#[test]
+fn a_folder_replaced_between_two_commands_gets_the_rights_not_its_old_self() {
+    let root = tempfile::tempdir().unwrap();
+    let root = root.path().canonicalize().unwrap();
+    let (work, old) = (root.join("work"), root.join("work-old"));
+    std::fs::create_dir_all(&work).unwrap();
+    let policy = skald_sandbox::Policy {
+        writable: vec![work.clone()],
+        masked: vec![root.join("hidden")],
+        network: false,
+    };
+    let first_script = format!("echo one > {}/first", work.display());
+    let (first, status) = spawned(&policy, &first_script, &[]).unwrap_or_else(|e| panic!("{e}"));
+    assert!(status.success(), "{first}");
+    std::fs::rename(&work, &old).unwrap();
+    std::fs::create_dir_all(&work).unwrap();
+    let script = format!(
+        "cd {w} && echo two > second && echo wrote-new; echo three > {o}/third && echo wrote-old",
+        w = work.display(),
+        o = old.display()
+    );
+    let (text, _) = spawned(&policy, &script, &[]).unwrap_or_else(|e| panic!("{e}"));
+    assert!(text.contains("wrote-new"), "{text}");
+    assert!(work.join("second").exists(), "{text}");
+    assert!(!text.contains("wrote-old"), "{text}");
+    assert!(!old.join("third").exists(), "{text}");
+}
+
+/// Network off after network on, with the same folders: the thread readied for the first
+/// command (network on) must not start the second.
+#[test]
+fn a_command_without_the_network_after_one_with_it_cannot_connect() {
+    let root = tempfile::tempdir().unwrap();
+    let root = root.path().canonicalize().unwrap();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let connect = format!(
+        "python3 -c \"import socket; socket.create_connection(('127.0.0.1', {port}), 5); \
+         print('connected')\""
+    );
+    let policy = |network| skald_sandbox::Policy {
+        writable: vec![root.clone()],
+        masked: vec![root.join("hidden-net")],
+        network,
+    };
+    let (on, _) = spawned(&policy(true), &connect, &[("PATH", "/usr/bin:/bin")]).unwrap();
+    assert!(on.contains("connected"), "{on}");
+    for _ in 0..2 {
+        let (off, status) =
+            spawned(&policy(false), &connect, &[("PATH", "/usr/bin:/bin")]).unwrap();
+        assert!(!status.success(), "{off}");
+        assert!(!off.contains("connected"), "{off}");
+    }
+    let (on, _) = spawned(&policy(true), &connect, &[("PATH", "/usr/bin:/bin")]).unwrap();
+    assert!(on.contains("connected"), "{on}");
+}
+
+/// Each command through the spawner gets a temporary folder of its own: writable, named by
+/// every variable programs look for, not the previous command's, and gone once it ended.
+#[test]
+fn each_spawned_command_has_a_private_temporary_folder_removed_after_it() {
+    let root = tempfile::tempdir().unwrap();
+    let root = root.path().canonicalize().unwrap();
+    let policy = skald_sandbox::Policy {
+        writable: vec![root.clone()],
+        masked: vec![root.join("hidden-tmp")],
+        network: false,
+    };
+    let script = "echo \"tmp=$TMPDIR\"; [ \"$TMP\" = \"$TMPDIR\" ] && [ \"$TEMP\" = \"$TMPDIR\" ] \
+                  && [ \"$TEMPDIR\" = \"$TMPDIR\" ] && echo same; echo x > \"$TMPDIR/f\" && echo wrote; \
+                  echo y > \"$TMPDIR/../beside\" || echo refused-beside; \
+                  [ -n \"$PREV\" ] && { echo z > \"$PREV/g\" || echo refused-prev; }; exit 0";
+    let tmp_of = |text: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix("tmp="))
+            .map(std::path::PathBuf::from)
+            .unwrap()
+    };
+    let (first, _) = spawned(&policy, script, &[]).unwrap();
+    assert!(first.contains("same") && first.contains("wrote"), "{first}");
+    assert!(first.contains("refused-beside"), "{first}");
+    let one = tmp_of(&first);
+    let prev = one.to_string_lossy().into_owned();
+    let (second, _) = spawned(&policy, script, &[("PREV", prev.as_str())]).unwrap();
+    let two = tmp_of(&second);
+    assert_ne!(one, two);
+    assert!(second.contains("wrote"), "{second}");
+    assert!(second.contains("refused-prev"), "{second}");
+    assert!(!one.join("g").exists());
+    // Removed by the spawner once each command ended: wait for it, boundedly.
+    for dir in [&one, &two] {
+        let mut tries = 0;
+        while dir.exists() && tries < 500 {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+            tries += 1;
+        }
+        assert!(!dir.exists(), "{} is still there", dir.display());
+    }
+}

@@ -153,16 +153,19 @@ async fn run(
     hidden_env: &[String],
     sandbox: &CommandSandbox,
 ) -> Result<String, ToolError> {
-    let confined = Confined::prepare(sandbox)?;
-    let spawned = match &confined {
+    let mut confined = Confined::prepare(sandbox);
+    let spawned = match &mut confined {
         Some(c) => c.launch(command, workdir, hidden_env).await?,
         None => None,
     };
     let started = match spawned {
         Some(s) => s,
         None => {
-            let cmd = match &confined {
-                Some(c) => c.command(command)?,
+            let cmd = match &mut confined {
+                Some(c) => {
+                    c.own_tmp()?;
+                    c.command(command)?
+                }
                 None => shell(command),
             };
             Started::child(cmd, workdir, hidden_env)?
@@ -275,7 +278,10 @@ async fn in_terminal(
     sandbox: &CommandSandbox,
 ) -> Result<String, ToolError> {
     use skald_api::editor::{TerminalCommand, TerminalExit};
-    let confined = Confined::prepare(sandbox)?;
+    let mut confined = Confined::prepare(sandbox);
+    if let Some(c) = &mut confined {
+        c.own_tmp()?;
+    }
     let mut args: Vec<String> = Vec::new();
     let mut unset: Vec<&str> = SECRET_ENV.to_vec();
     for key in hidden_env {
@@ -474,25 +480,40 @@ fn unsandboxed_note(sandbox: &CommandSandbox) -> String {
     }
 }
 
-/// A command about to run in the sandbox: its policy with a private temporary folder
-/// added, the folder itself (removed when the command is done), and how to start it.
+/// A command about to run in the sandbox: its policy, to which its private temporary folder
+/// is added once there is one (the spawner makes it; for the helper, `own_tmp` does), and
+/// how to start it.
 struct Confined {
     mode: SandboxMode,
     helper: PathBuf,
     policy: skald_sandbox::Policy,
-    tmp: tempfile::TempDir,
+    /// The private temporary folder, once there is one.
+    tmp: Option<PathBuf>,
+    /// The folder made here for the helper, removed when the command is done.
+    _own_tmp: Option<tempfile::TempDir>,
 }
 
 impl Confined {
-    fn prepare(sandbox: &CommandSandbox) -> Result<Option<Confined>, ToolError> {
+    fn prepare(sandbox: &CommandSandbox) -> Option<Confined> {
         let CommandSandbox::On {
             mode,
             helper,
             policy,
         } = sandbox
         else {
-            return Ok(None);
+            return None;
         };
+        Some(Confined {
+            mode: *mode,
+            helper: helper.clone(),
+            policy: policy.clone(),
+            tmp: None,
+            _own_tmp: None,
+        })
+    }
+
+    /// Makes the private temporary folder for a start through the helper.
+    fn own_tmp(&mut self) -> Result<(), ToolError> {
         let tmp = tempfile::Builder::new()
             .prefix("skald-cmd-")
             .tempdir()
@@ -501,15 +522,11 @@ impl Confined {
                     "cannot make the command's temporary folder, so it did not run: {e}"
                 ))
             })?;
-        let mut policy = policy.clone();
         let real = std::fs::canonicalize(tmp.path()).unwrap_or_else(|_| tmp.path().to_path_buf());
-        policy.writable.push(real);
-        Ok(Some(Confined {
-            mode: *mode,
-            helper: helper.clone(),
-            policy,
-            tmp,
-        }))
+        self.policy.writable.push(real);
+        self.tmp = Some(tmp.path().to_path_buf());
+        self._own_tmp = Some(tmp);
+        Ok(())
     }
 
     /// Starts the command through the sandbox's spawner (`skald_sandbox::spawner`), which
@@ -517,12 +534,12 @@ impl Confined {
     /// ran, and the caller starts it through the helper.
     #[cfg(target_os = "linux")]
     async fn launch(
-        &self,
+        &mut self,
         command: &str,
         workdir: &std::path::Path,
         hidden_env: &[String],
     ) -> Result<Option<Started>, ToolError> {
-        use skald_sandbox::spawner::{Launch, LaunchError};
+        use skald_sandbox::spawner::{self, Launch, LaunchError};
         let pipe = |what: &str| {
             std::io::pipe().map_err(|e| {
                 ToolError::failed(format!(
@@ -532,20 +549,14 @@ impl Confined {
         };
         let (out_r, out_w) = pipe("output")?;
         let (err_r, err_w) = pipe("error")?;
-        // The environment the helper would pass on: Skald's, less the keys, plus the
-        // private temporary folder.
-        let mut env: Vec<(std::ffi::OsString, std::ffi::OsString)> = std::env::vars_os()
+        // The environment the helper would pass on: Skald's, less the keys. The spawner
+        // adds the private temporary folder it made.
+        let env: Vec<(std::ffi::OsString, std::ffi::OsString)> = std::env::vars_os()
             .filter(|(k, _)| {
                 let k = k.to_string_lossy();
                 !SECRET_ENV.contains(&k.as_ref()) && !hidden_env.iter().any(|h| *h == k)
             })
-            .filter(|(k, _)| !self.env().iter().any(|(v, _)| k == v))
             .collect();
-        env.extend(
-            self.env()
-                .into_iter()
-                .map(|(k, v)| (k.into(), v.as_os_str().to_os_string())),
-        );
         let launch = Launch {
             program: "sh".into(),
             args: vec!["-c".into(), command.into()],
@@ -555,22 +566,62 @@ impl Confined {
             stdout: out_w.into(),
             stderr: err_w.into(),
         };
-        let helper = self.helper.clone();
-        // Off the async threads: starting a spawner waits for its answer (bounded).
-        let launched =
-            tokio::task::spawn_blocking(move || skald_sandbox::spawner::launch(&helper, launch))
-                .await
-                .map_err(|e| ToolError::failed(format!("starting the command failed: {e}")))?;
-        let launched = match launched {
-            Ok(l) => l,
+        // Handed over at once when this chat's spawner runs; starting one waits for its
+        // answer (bounded), so that happens off the async threads.
+        let requested = match spawner::try_request(&self.helper, launch, false) {
+            Ok(r) => r,
+            Err(launch) => {
+                let helper = self.helper.clone();
+                tokio::task::spawn_blocking(move || spawner::try_request(&helper, *launch, true))
+                    .await
+                    .map_err(|e| ToolError::failed(format!("starting the command failed: {e}")))?
+                    .unwrap_or_else(|_| {
+                        Err(LaunchError::Unsupported(
+                            "no spawner was free to take the command".to_string(),
+                        ))
+                    })
+            }
+        };
+        let refused = |why: String| {
+            ToolError::failed(format!(
+                "the sandbox could not start, so the command did not run: {why}"
+            ))
+        };
+        let requested = match requested {
+            Ok(r) => r,
             Err(LaunchError::Unsupported(why)) => {
                 tracing::debug!(%why, "execute_cmd: the sandbox's spawner cannot carry this command; using the helper");
                 return Ok(None);
             }
-            Err(LaunchError::Refused(why)) => {
-                return Err(ToolError::failed(format!(
-                    "the sandbox could not start, so the command did not run: {why}"
+            Err(LaunchError::Refused(why)) => return Err(refused(why)),
+        };
+        // The answers are awaited here rather than on a blocking thread: each hand-over
+        // between threads is a noticeable share of a short command's cost. Tokio is given
+        // the sequenced-packet socket as a datagram one, which reads one packet per `recv`
+        // all the same and, unlike a raw descriptor, needs no `unsafe` to register.
+        let answers = requested
+            .answers()
+            .try_clone_to_owned()
+            .and_then(|fd| {
+                tokio::net::UnixDatagram::from_std(std::os::unix::net::UnixDatagram::from(fd))
+            })
+            .map_err(|e| refused(format!("cannot wait for the spawner's answer: {e}")))?;
+        let first = match tokio::time::timeout(spawner::ANSWER_TIMEOUT, next_answer(&answers)).await
+        {
+            Ok(Ok(answer)) => answer,
+            Ok(Err(e)) => return Err(refused(format!("the spawner could not be heard: {e}"))),
+            Err(_) => {
+                requested.gave_up();
+                return Err(refused(format!(
+                    "the sandbox's spawner did not confirm the command started within {} s",
+                    spawner::ANSWER_TIMEOUT.as_secs()
                 )));
+            }
+        };
+        let launched = match requested.on_first(first) {
+            Ok(l) => l,
+            Err(LaunchError::Refused(why) | LaunchError::Unsupported(why)) => {
+                return Err(refused(why));
             }
         };
         let reader = |r: std::io::PipeReader| -> Result<Pipe, ToolError> {
@@ -579,6 +630,8 @@ impl Confined {
             Ok(Some(Box::pin(r)))
         };
         let pid = launched.pid;
+        self.policy.writable.push(launched.tmp.clone());
+        self.tmp = Some(launched.tmp.clone());
         let (stdout, stderr) = match (reader(out_r), reader(err_r)) {
             (Ok(o), Ok(e)) => (o, e),
             (Err(e), _) | (_, Err(e)) => {
@@ -591,17 +644,26 @@ impl Confined {
             stdout,
             stderr,
             exit: Box::pin(async move {
-                tokio::task::spawn_blocking(move || launched.wait())
-                    .await
-                    .map_err(std::io::Error::other)?
-                    .map_err(std::io::Error::other)
+                // Holds the spawner for as long as the command runs.
+                let _launched = launched;
+                loop {
+                    match next_answer(&answers).await? {
+                        spawner::Answer::Exited(status) => return Ok(status),
+                        spawner::Answer::Ended => {
+                            return Err(std::io::Error::other(
+                                "the sandbox's spawner stopped while the command ran",
+                            ));
+                        }
+                        _ => continue,
+                    }
+                }
             }),
         }))
     }
 
     #[cfg(not(target_os = "linux"))]
     async fn launch(
-        &self,
+        &mut self,
         _: &str,
         _: &std::path::Path,
         _: &[String],
@@ -630,9 +692,12 @@ impl Confined {
 
     /// The command's private temporary folder, under every name programs look for.
     fn env(&self) -> Vec<(&'static str, &std::path::Path)> {
-        ["TMPDIR", "TMP", "TEMP", "TEMPDIR"]
+        let Some(tmp) = &self.tmp else {
+            return Vec::new();
+        };
+        skald_sandbox::TMP_VARS
             .into_iter()
-            .map(|var| (var, self.tmp.path()))
+            .map(|var| (var, tmp.as_path()))
             .collect()
     }
 
@@ -667,6 +732,16 @@ impl Confined {
         );
         note
     }
+}
+
+/// The spawner's next answer about a command (`skald_sandbox::spawner::Answer`).
+#[cfg(target_os = "linux")]
+async fn next_answer(
+    answers: &tokio::net::UnixDatagram,
+) -> std::io::Result<skald_sandbox::spawner::Answer> {
+    let mut packet = [0u8; skald_sandbox::spawner::ANSWER_MAX];
+    let n = answers.recv(&mut packet).await?;
+    skald_sandbox::spawner::answer_from(&packet[..n])
 }
 
 fn shell(command: &str) -> tokio::process::Command {
