@@ -75,7 +75,8 @@ pub struct Launched {
 }
 
 impl Launched {
-    /// Blocks until the command exits; an error if the spawner went away first.
+    /// Blocks until the command exits; an error if the spawner went away first. Dropping a
+    /// `Launched` instead tells the spawner nobody listens: it kills the command's group.
     pub fn wait(self) -> Result<ExitStatus, String> {
         let answers = &self.requested.answers;
         // Blocking from here on: as long as the command runs.
@@ -126,7 +127,9 @@ impl Requested {
         self.answers.as_fd()
     }
 
-    /// Blocks (at most `ANSWER_TIMEOUT`) until the command started or did not.
+    /// Blocks (at most `ANSWER_TIMEOUT`) until the command started or did not. This makes
+    /// the answer socket blocking, for every copy of it: not for a socket also given to an
+    /// async runtime.
     pub fn started(self) -> Result<Launched, LaunchError> {
         let unheard = |e: rustix::io::Errno| {
             LaunchError::Refused(format!("the sandbox's spawner could not be heard: {e}"))
@@ -258,12 +261,20 @@ pub fn try_request(
         Some(Err(e)) => return Ok(Err(e)),
         None => return Err(Box::new(launch)),
     };
-    Ok(send_request(&spawner, &request, launch).map(|answers| Requested { answers, spawner }))
+    Ok(send_request(&spawner, &request, launch, may_start)
+        .map(|answers| Requested { answers, spawner }))
 }
 
 /// Sends one request with the command's pipes and a new answer socket, whose other end
 /// only the spawner then holds.
-fn send_request(spawner: &Spawner, request: &[u8], launch: Launch) -> Result<OwnedFd, LaunchError> {
+/// Without `may_wait` the send does not wait for room in the socket (a caller on an async
+/// thread): a spawner that has not taken its earlier requests makes this one `Unsupported`.
+fn send_request(
+    spawner: &Spawner,
+    request: &[u8],
+    launch: Launch,
+    may_wait: bool,
+) -> Result<OwnedFd, LaunchError> {
     let unsupported = |e: rustix::io::Errno| {
         LaunchError::Unsupported(format!("cannot make the command's answer socket: {e}"))
     };
@@ -279,11 +290,16 @@ fn send_request(spawner: &Spawner, request: &[u8], launch: Launch) -> Result<Own
         let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(3))];
         let mut control = SendAncillaryBuffer::new(&mut space);
         control.push(SendAncillaryMessage::ScmRights(&fds));
+        let flags = if may_wait {
+            SendFlags::NOSIGNAL
+        } else {
+            SendFlags::NOSIGNAL | SendFlags::DONTWAIT
+        };
         rustix::net::sendmsg(
             &spawner.socket,
             &[IoSlice::new(request)],
             &mut control,
-            SendFlags::NOSIGNAL,
+            flags,
         )
     };
     // Our copies go now: the caller sees the end of the output when the command's copies
@@ -292,6 +308,9 @@ fn send_request(spawner: &Spawner, request: &[u8], launch: Launch) -> Result<Own
     drop(theirs);
     match sent {
         Ok(_) => Ok(answers),
+        Err(rustix::io::Errno::AGAIN) => Err(LaunchError::Unsupported(
+            "the spawner is behind with its requests".to_string(),
+        )),
         Err(e) => {
             spawner.alive.store(false, Ordering::Relaxed);
             Err(LaunchError::Unsupported(format!(

@@ -63,7 +63,7 @@ enum Event {
 #[derive(Clone)]
 struct Shared {
     socket: Arc<OwnedFd>,
-    janitor: Sender<PathBuf>,
+    keeper: Sender<Chore>,
     events: Sender<Event>,
     tmp_base: PathBuf,
     count: Arc<AtomicU64>,
@@ -83,11 +83,14 @@ impl Shared {
         let started = std::thread::Builder::new()
             .name("command".into())
             .spawn(move || {
-                if let Ok(job) = next.recv() {
-                    let ready = restrict(&job.request.writable, job.request.network, &tmp);
-                    run(job, ready, &tmp);
-                }
-                let _ = shared.janitor.send(tmp);
+                let chore = match next.recv() {
+                    Ok(job) => {
+                        let ready = restrict(&job.request.writable, job.request.network, &tmp);
+                        run(job, ready, tmp)
+                    }
+                    Err(_) => Chore::Remove(tmp),
+                };
+                let _ = shared.keeper.send(chore);
             });
         let job = match started {
             // A live thread holds the receiver, so this send cannot fail.
@@ -112,6 +115,9 @@ impl Shared {
             .name("command".into())
             .spawn(move || {
                 let ready = restrict(&writable, network, &tmp);
+                // Whatever happens to this thread, the main thread hears of it (a panic
+                // unwinds through the guard): it waits for this reader's word.
+                let mut told = Told::new(&shared.events);
                 let event = loop {
                     match receive(&shared.socket) {
                         Received::Nothing => continue,
@@ -125,18 +131,61 @@ impl Shared {
                             if !fits {
                                 break Event::Unfit(job);
                             }
-                            let _ = shared.events.send(Event::Took { writable, network });
-                            run(job, ready, &tmp);
-                            let _ = shared.janitor.send(tmp);
+                            told.send(Event::Took { writable, network });
+                            let _ = shared.keeper.send(run(job, ready, tmp));
                             return;
                         }
                     }
                 };
-                let _ = shared.events.send(event);
-                let _ = shared.janitor.send(tmp);
+                told.send(event);
+                let _ = shared.keeper.send(Chore::Remove(tmp));
             })
             .is_ok()
     }
+}
+
+/// Sends a reader's one event, or `Broken` if the reader ends without having sent it.
+struct Told<'a> {
+    events: &'a Sender<Event>,
+    sent: bool,
+}
+
+impl<'a> Told<'a> {
+    fn new(events: &'a Sender<Event>) -> Told<'a> {
+        Told {
+            events,
+            sent: false,
+        }
+    }
+
+    fn send(&mut self, event: Event) {
+        self.sent = true;
+        let _ = self.events.send(event);
+    }
+}
+
+impl Drop for Told<'_> {
+    fn drop(&mut self) {
+        if !self.sent {
+            let why = "a reader of the spawner ended unexpectedly".to_string();
+            let _ = self.events.send(Event::Broken(why));
+        }
+    }
+}
+
+/// Work for the keeper, a thread outside every command's restriction.
+enum Chore {
+    /// A temporary folder whose command is done (or never came).
+    Remove(PathBuf),
+    /// A command that started: wait for it from outside its restriction (see `watch`).
+    Watch(Started),
+}
+
+/// A started command, handed from its worker to the keeper.
+struct Started {
+    child: std::process::Child,
+    answers: OwnedFd,
+    tmp: PathBuf,
 }
 
 /// Makes the private temporary folder `tmp`, then restricts the calling thread to
@@ -235,8 +284,8 @@ pub fn serve(policy: &Policy, tmp_base: &Path) -> Result<(), String> {
             rustix::process::set_dumpable_behavior(rustix::process::DumpableBehavior::NotDumpable)
                 .map_err(|e| format!("cannot make the spawner non-dumpable: {e}"))
         })
-        .and_then(|()| start_janitor());
-    let janitor = match ready {
+        .and_then(|()| start_keeper());
+    let keeper = match ready {
         Ok(j) => j,
         Err(why) => {
             send(socket.as_fd(), &Reply::Refused { why: why.clone() });
@@ -247,7 +296,7 @@ pub fn serve(policy: &Policy, tmp_base: &Path) -> Result<(), String> {
     let (events, heard) = std::sync::mpsc::channel();
     let shared = Shared {
         socket: Arc::new(socket),
-        janitor,
+        keeper,
         events,
         tmp_base: tmp_base.to_path_buf(),
         count: Arc::new(AtomicU64::new(1)),
@@ -286,33 +335,149 @@ pub fn serve(policy: &Policy, tmp_base: &Path) -> Result<(), String> {
     }
 }
 
-/// A thread outside every command's restriction that removes their temporary folders.
-fn start_janitor() -> Result<Sender<PathBuf>, String> {
-    let (tx, rx): (Sender<PathBuf>, Receiver<PathBuf>) = std::sync::mpsc::channel();
+/// The keeper: a thread outside every command's restriction that removes the commands'
+/// temporary folders and starts a watcher for each command that started.
+fn start_keeper() -> Result<Sender<Chore>, String> {
+    let (tx, rx): (Sender<Chore>, Receiver<Chore>) = std::sync::mpsc::channel();
     std::thread::Builder::new()
-        .name("janitor".into())
+        .name("keeper".into())
         .spawn(move || {
-            for dir in rx {
-                // remove_dir_all does not follow the links a command may have left there.
-                let _ = std::fs::remove_dir_all(dir);
+            for chore in rx {
+                match chore {
+                    Chore::Remove(dir) => remove(&dir),
+                    Chore::Watch(started) => {
+                        // Made by this unrestricted thread, the watcher is unrestricted too.
+                        let slot = std::sync::Arc::new(std::sync::Mutex::new(Some(started)));
+                        let theirs = slot.clone();
+                        let watcher =
+                            std::thread::Builder::new()
+                                .name("watcher".into())
+                                .spawn(move || {
+                                    if let Some(s) = take(&theirs) {
+                                        watch(s);
+                                    }
+                                });
+                        if watcher.is_err()
+                            && let Some(mut s) = take(&slot)
+                        {
+                            // Nobody could watch it: it is stopped rather than left unseen.
+                            kill_group(s.child.id());
+                            let status = s.child.wait().map(|st| st.into_raw());
+                            let status = status.unwrap_or(libc::SIGKILL);
+                            send(s.answers.as_fd(), &Reply::Exited { status });
+                            remove(&s.tmp);
+                        }
+                    }
+                }
             }
         })
-        .map_err(|e| format!("cannot start the spawner's janitor: {e}"))?;
+        .map_err(|e| format!("cannot start the spawner's keeper: {e}"))?;
     Ok(tx)
 }
 
-/// One command, on its worker's thread, restricted (`ready`) or not (the reason).
-fn run(job: Job, ready: Result<(), String>, tmp: &Path) {
+fn take(slot: &std::sync::Mutex<Option<Started>>) -> Option<Started> {
+    slot.lock().unwrap_or_else(|p| p.into_inner()).take()
+}
+
+/// Removes a command's temporary folder, even one whose subfolders it made unreadable.
+fn remove(dir: &Path) {
+    // remove_dir_all does not follow the links a command may have left there.
+    if std::fs::remove_dir_all(dir).is_ok() || !dir.exists() {
+        return;
+    }
+    open_up(dir, 0);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// Gives the owner every right on `dir` and the folders under it (not through links).
+fn open_up(dir: &Path, depth: usize) {
+    use std::os::unix::fs::PermissionsExt;
+    if depth > 64 {
+        return;
+    }
+    let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        if entry.file_type().is_ok_and(|t| t.is_dir()) {
+            open_up(&entry.path(), depth + 1);
+        }
+    }
+}
+
+/// Waits for a started command, outside its Landlock domain: a command can signal the
+/// threads of its own domain, so the worker that started it hands it over and ends, and
+/// no thread of the spawner stays within its reach. If Skald stops listening (it gave up
+/// on the command, was stopped or died), the command's group is killed, so no command runs
+/// that nobody watches.
+fn watch(mut started: Started) {
+    use rustix::event::{PollFd, PollFlags, poll};
+    let pid = started.child.id();
+    let pidfd = rustix::process::Pid::from_raw(pid as i32)
+        .and_then(|p| rustix::process::pidfd_open(p, rustix::process::PidfdFlags::empty()).ok());
+    if let Some(pidfd) = pidfd {
+        loop {
+            let mut fds = [
+                PollFd::new(&pidfd, PollFlags::IN),
+                PollFd::new(&started.answers, PollFlags::IN),
+            ];
+            match poll(&mut fds, None) {
+                Ok(_) => {}
+                Err(rustix::io::Errno::INTR) => continue,
+                Err(_) => break,
+            }
+            if !fds[0].revents().is_empty() {
+                break; // It exited.
+            }
+            if !fds[1].revents().is_empty() {
+                // Skald never writes on this socket: readiness is its end closing.
+                kill_group(pid);
+                break;
+            }
+        }
+    }
+    let status = match started.child.wait() {
+        Ok(s) => s.into_raw(),
+        // Only if the child was already reaped, which nothing here does; report it killed.
+        Err(_) => libc::SIGKILL,
+    };
+    send(started.answers.as_fd(), &Reply::Exited { status });
+    remove(&started.tmp);
+}
+
+fn kill_group(pid: u32) {
+    if let Some(p) = rustix::process::Pid::from_raw(pid as i32) {
+        let _ = rustix::process::kill_process_group(p, rustix::process::Signal::KILL);
+    }
+}
+
+/// Whether Skald closed its end of `answers` (it gave up on the command before it started).
+fn hung_up(answers: BorrowedFd<'_>) -> bool {
+    use rustix::event::{PollFd, PollFlags, poll};
+    let mut fds = [PollFd::new(&answers, PollFlags::IN)];
+    let zero = rustix::event::Timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    matches!(poll(&mut fds, Some(&zero)), Ok(n) if n > 0)
+}
+
+/// One command, on its worker's thread, restricted (`ready`) or not (the reason). What the
+/// keeper is to do next: watch the command, or only remove its folder.
+fn run(job: Job, ready: Result<(), String>, tmp: PathBuf) -> Chore {
     let Job {
         request,
         stdout,
         stderr,
         answers,
     } = job;
-    let answers = answers.as_fd();
     if let Err(why) = ready {
-        send(answers, &Reply::Failed { why });
-        return;
+        send(answers.as_fd(), &Reply::Failed { why });
+        return Chore::Remove(tmp);
+    }
+    if hung_up(answers.as_fd()) {
+        return Chore::Remove(tmp); // Skald no longer wants it.
     }
     let child = {
         // The Command keeps its copies of the pipes until it is dropped; this block drops
@@ -324,40 +489,44 @@ fn run(job: Job, ready: Result<(), String>, tmp: &Path) {
             .current_dir(&request.cwd)
             .env_clear()
             .envs(request.env)
-            .envs(TMP_VARS.iter().map(|v| (v, tmp)))
+            .envs(TMP_VARS.iter().map(|v| (v, &tmp)))
             .stdin(Stdio::null())
             .stdout(Stdio::from(stdout))
             .stderr(Stdio::from(stderr))
             .process_group(0);
         command.spawn()
     };
-    let mut child = match child {
+    let child = match child {
         Ok(c) => c,
         Err(e) => {
             let why = format!("cannot run {} in {}: {e}", request.program, request.cwd);
-            send(answers, &Reply::Failed { why });
-            return;
+            send(answers.as_fd(), &Reply::Failed { why });
+            return Chore::Remove(tmp);
         }
     };
-    send(
-        answers,
+    let told = send(
+        answers.as_fd(),
         &Reply::Started {
             pid: child.id(),
-            tmp: tmp.to_path_buf(),
+            tmp: tmp.clone(),
         },
     );
-    let status = match child.wait() {
-        Ok(s) => s.into_raw(),
-        // Only if the child was already reaped, which nothing here does; report it killed.
-        Err(_) => libc::SIGKILL,
-    };
-    send(answers, &Reply::Exited { status });
+    if !told {
+        // Skald gave up on it meanwhile: it must not run unseen.
+        kill_group(child.id());
+    }
+    Chore::Watch(Started {
+        child,
+        answers,
+        tmp,
+    })
 }
 
-/// `program` found on the command's own `PATH` (the first executable file of that name),
-/// or `program` itself if it names a path or nothing is found (the spawn then says why).
-/// Done here because the standard library, handed a bare name with a `PATH` of the
-/// command's, takes the slow way to spawn (a whole fork) to search it in the child.
+/// `program` found on the command's own `PATH` (the first file of that name with an execute
+/// bit, in an absolute folder), or `program` itself if it names a path or nothing is found;
+/// the standard library then searches the whole `PATH` as `execvp` does. Done here because
+/// the standard library, handed a bare name with a `PATH` of the command's, takes the slow
+/// way to spawn (a whole fork) to search it in the child.
 fn resolve(program: &str, env: &[(String, String)]) -> PathBuf {
     use std::os::unix::fs::PermissionsExt;
     if program.contains('/') {
@@ -370,8 +539,8 @@ fn resolve(program: &str, env: &[(String, String)]) -> PathBuf {
         .map(|(_, v)| v.as_str())
         .unwrap_or("/usr/local/bin:/usr/bin:/bin");
     path.split(':')
-        // An empty entry means the working folder to a shell; a command named in a
-        // request is never looked up there.
+        // Relative entries (an empty one is the working folder) are left to the standard
+        // library's search, which only runs when nothing is found here.
         .filter(|dir| dir.starts_with('/'))
         .map(|dir| Path::new(dir).join(program))
         .find(|candidate| {
@@ -381,9 +550,11 @@ fn resolve(program: &str, env: &[(String, String)]) -> PathBuf {
         .unwrap_or_else(|| PathBuf::from(program))
 }
 
-/// One reply, one packet. A failure means Skald is gone; it is not waiting any more.
-fn send(socket: BorrowedFd<'_>, reply: &Reply) {
-    if let Ok(bytes) = serde_json::to_vec(reply) {
-        let _ = rustix::net::send(socket, &bytes, SendFlags::NOSIGNAL);
+/// One reply, one packet; false if it could not be sent, which means Skald is gone or no
+/// longer waiting.
+fn send(socket: BorrowedFd<'_>, reply: &Reply) -> bool {
+    match serde_json::to_vec(reply) {
+        Ok(bytes) => rustix::net::send(socket, &bytes, SendFlags::NOSIGNAL).is_ok(),
+        Err(_) => false,
     }
 }

@@ -298,6 +298,9 @@ fn a_folder_replaced_between_two_commands_gets_the_rights_not_its_old_self() {
     let root = root.path().canonicalize().unwrap();
     let (work, old) = (root.join("work"), root.join("work-old"));
     std::fs::create_dir_all(&work).unwrap();
+    // An existing hidden folder makes the masks this test's own, so is its spawner: no
+    // other test's command takes the thread readied for the second command.
+    std::fs::create_dir_all(root.join("hidden")).unwrap();
     let policy = skald_sandbox::Policy {
         writable: vec![work.clone()],
         masked: vec![root.join("hidden")],
@@ -326,6 +329,7 @@ fn a_folder_replaced_between_two_commands_gets_the_rights_not_its_old_self() {
 fn a_command_without_the_network_after_one_with_it_cannot_connect() {
     let root = tempfile::tempdir().unwrap();
     let root = root.path().canonicalize().unwrap();
+    std::fs::create_dir_all(root.join("hidden-net")).unwrap(); // This test's own spawner.
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     let connect = format!(
@@ -350,37 +354,58 @@ fn a_command_without_the_network_after_one_with_it_cannot_connect() {
 }
 
 /// Each command through the spawner gets a temporary folder of its own: writable, named by
-/// every variable programs look for, not the previous command's, and gone once it ended.
+/// every variable programs look for, closed to another command while both run, and gone
+/// once it ended.
 #[test]
 fn each_spawned_command_has_a_private_temporary_folder_removed_after_it() {
     let root = tempfile::tempdir().unwrap();
     let root = root.path().canonicalize().unwrap();
+    std::fs::create_dir_all(root.join("hidden-tmp")).unwrap(); // This test's own spawner.
     let policy = skald_sandbox::Policy {
         writable: vec![root.clone()],
         masked: vec![root.join("hidden-tmp")],
         network: false,
     };
-    let script = "echo \"tmp=$TMPDIR\"; [ \"$TMP\" = \"$TMPDIR\" ] && [ \"$TEMP\" = \"$TMPDIR\" ] \
-                  && [ \"$TEMPDIR\" = \"$TMPDIR\" ] && echo same; echo x > \"$TMPDIR/f\" && echo wrote; \
-                  echo y > \"$TMPDIR/../beside\" || echo refused-beside; \
-                  [ -n \"$PREV\" ] && { echo z > \"$PREV/g\" || echo refused-prev; }; exit 0";
-    let tmp_of = |text: &str| {
-        text.lines()
-            .find_map(|l| l.strip_prefix("tmp="))
-            .map(std::path::PathBuf::from)
-            .unwrap()
+    // The first command says where its folder is and waits, so the second runs beside it.
+    let first_script = format!(
+        "[ \"$TMP\" = \"$TMPDIR\" ] && [ \"$TEMP\" = \"$TMPDIR\" ] && [ \"$TEMPDIR\" = \"$TMPDIR\" ] \
+         && echo same; echo x > \"$TMPDIR/f\" && echo wrote; \
+         echo y > \"$TMPDIR/../beside\" || echo refused-beside; \
+         echo \"$TMPDIR\" > {r}/first-tmp; i=0; \
+         while [ ! -e {r}/go ] && [ $i -lt 1000 ]; do sleep 0.01; i=$((i+1)); done",
+        r = root.display()
+    );
+    let first = {
+        let policy = policy.clone();
+        std::thread::spawn(move || spawned(&policy, &first_script, &[]).unwrap())
     };
-    let (first, _) = spawned(&policy, script, &[]).unwrap();
+    let mark = root.join("first-tmp");
+    let mut tries = 0;
+    while std::fs::read_to_string(&mark).map_or(true, |t| !t.ends_with('\n')) && tries < 1000 {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+        tries += 1;
+    }
+    let one = std::path::PathBuf::from(std::fs::read_to_string(&mark).unwrap().trim());
+    assert!(one.is_dir(), "{}", one.display());
+    let second_script = format!(
+        "echo \"tmp=$TMPDIR\"; echo x > \"$TMPDIR/f\" && echo wrote; \
+         echo z > {p}/g && echo wrote-theirs; touch {r}/go; exit 0",
+        p = one.display(),
+        r = root.display()
+    );
+    let (second, _) = spawned(&policy, &second_script, &[]).unwrap();
+    let (first, status) = first.join().unwrap();
+    assert!(status.success(), "{first}");
     assert!(first.contains("same") && first.contains("wrote"), "{first}");
     assert!(first.contains("refused-beside"), "{first}");
-    let one = tmp_of(&first);
-    let prev = one.to_string_lossy().into_owned();
-    let (second, _) = spawned(&policy, script, &[("PREV", prev.as_str())]).unwrap();
-    let two = tmp_of(&second);
+    let two = second
+        .lines()
+        .find_map(|l| l.strip_prefix("tmp="))
+        .map(std::path::PathBuf::from)
+        .unwrap();
     assert_ne!(one, two);
     assert!(second.contains("wrote"), "{second}");
-    assert!(second.contains("refused-prev"), "{second}");
-    assert!(!one.join("g").exists());
+    assert!(!second.contains("wrote-theirs"), "{second}");
     // Removed by the spawner once each command ended: wait for it, boundedly.
     for dir in [&one, &two] {
         let mut tries = 0;
@@ -390,4 +415,91 @@ fn each_spawned_command_has_a_private_temporary_folder_removed_after_it() {
         }
         assert!(!dir.exists(), "{} is still there", dir.display());
     }
+}
+
+/// A command can signal the threads of its own Landlock domain. The thread that started it
+/// hands it to one outside and ends, so killing every thread of its spawner it can see
+/// harms nothing: the spawner serves the next command.
+#[test]
+fn a_command_cannot_kill_its_spawner_through_the_thread_that_started_it() {
+    let root = tempfile::tempdir().unwrap();
+    let root = root.path().canonicalize().unwrap();
+    std::fs::create_dir_all(root.join("hidden-kill")).unwrap(); // This test's own spawner.
+    let policy = skald_sandbox::Policy {
+        writable: vec![root.clone()],
+        masked: vec![root.join("hidden-kill")],
+        network: false,
+    };
+    let script = "sleep 0.1; for t in /proc/$PPID/task/*; do kill -KILL ${t##*/} 2>/dev/null \
+                  && echo \"killed ${t##*/}\"; done; echo \"spawner=$PPID\"";
+    let (first, _) = spawned(&policy, script, &[]).unwrap();
+    assert!(!first.contains("killed"), "{first}");
+    let (second, status) = spawned(&policy, "echo \"spawner=$PPID\"", &[]).unwrap();
+    assert!(status.success(), "{second}");
+    let spawner = |t: &str| {
+        t.lines()
+            .find_map(|l| l.strip_prefix("spawner="))
+            .map(str::to_string)
+    };
+    assert_eq!(spawner(&first), spawner(&second), "{first}\n{second}");
+}
+
+/// When Skald stops listening for a command's answers (it gave up, was stopped, or died),
+/// the command does not run on unseen: it does not start, or its group is killed.
+#[test]
+fn a_command_nobody_listens_to_any_more_is_killed() {
+    let root = tempfile::tempdir().unwrap();
+    let root = root.path().canonicalize().unwrap();
+    let policy = skald_sandbox::Policy {
+        writable: vec![root.clone()],
+        ..Default::default()
+    };
+    let pid_file = root.join("pid");
+    let (_, w) = std::io::pipe().unwrap();
+    let (_, e) = std::io::pipe().unwrap();
+    let requested = skald_sandbox::spawner::try_request(
+        std::path::Path::new(HELPER),
+        skald_sandbox::spawner::Launch {
+            program: "sh".into(),
+            args: vec![
+                "-c".into(),
+                format!(
+                    "echo $$ > {}.tmp; mv {0}.tmp {0}; sleep 30",
+                    pid_file.display()
+                )
+                .into(),
+            ],
+            cwd: root.clone(),
+            env: vec![("PATH".into(), "/usr/bin:/bin".into())],
+            policy,
+            stdout: w.into(),
+            stderr: e.into(),
+        },
+        true,
+    )
+    .ok()
+    .unwrap()
+    .unwrap();
+    // Started, then given up on.
+    let launched = requested.started().unwrap_or_else(|e| panic!("{e}"));
+    let mut tries = 0;
+    while !pid_file.exists() && tries < 500 {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+        tries += 1;
+    }
+    let pid: i32 = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    drop(launched);
+    let mut tries = 0;
+    while std::path::Path::new(&format!("/proc/{pid}")).exists() && tries < 500 {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+        tries += 1;
+    }
+    assert!(
+        !std::path::Path::new(&format!("/proc/{pid}")).exists(),
+        "the command {pid} still runs"
+    );
 }
