@@ -143,6 +143,24 @@ fn spawned(
     Ok((text, launched.wait().unwrap()))
 }
 
+/// The spawner's pid a command printed as `spawner=$PPID`.
+fn spawner_of(text: &str) -> Option<String> {
+    text.lines()
+        .find_map(|l| l.strip_prefix("spawner="))
+        .map(str::to_string)
+}
+
+/// Waits until `done` holds, for at most five seconds (in 10 ms steps); whether it does.
+fn wait_until(mut done: impl FnMut() -> bool) -> bool {
+    for _ in 0..500 {
+        if done() {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    done()
+}
+
 #[test]
 fn the_spawner_gives_each_command_its_own_policy_in_one_namespace() {
     let root = tempfile::tempdir().unwrap();
@@ -380,11 +398,7 @@ fn each_spawned_command_has_a_private_temporary_folder_removed_after_it() {
         std::thread::spawn(move || spawned(&policy, &first_script, &[]).unwrap())
     };
     let mark = root.join("first-tmp");
-    let mut tries = 0;
-    while std::fs::read_to_string(&mark).map_or(true, |t| !t.ends_with('\n')) && tries < 1000 {
-        std::thread::sleep(std::time::Duration::from_millis(10));
-        tries += 1;
-    }
+    wait_until(|| std::fs::read_to_string(&mark).is_ok_and(|t| t.ends_with('\n')));
     let one = std::path::PathBuf::from(std::fs::read_to_string(&mark).unwrap().trim());
     assert!(one.is_dir(), "{}", one.display());
     let second_script = format!(
@@ -408,12 +422,11 @@ fn each_spawned_command_has_a_private_temporary_folder_removed_after_it() {
     assert!(!second.contains("wrote-theirs"), "{second}");
     // Removed by the spawner once each command ended: wait for it, boundedly.
     for dir in [&one, &two] {
-        let mut tries = 0;
-        while dir.exists() && tries < 500 {
-            std::thread::sleep(std::time::Duration::from_millis(10));
-            tries += 1;
-        }
-        assert!(!dir.exists(), "{} is still there", dir.display());
+        assert!(
+            wait_until(|| !dir.exists()),
+            "{} is still there",
+            dir.display()
+        );
     }
 }
 
@@ -436,12 +449,7 @@ fn a_command_cannot_kill_its_spawner_through_the_thread_that_started_it() {
     assert!(!first.contains("killed"), "{first}");
     let (second, status) = spawned(&policy, "echo \"spawner=$PPID\"", &[]).unwrap();
     assert!(status.success(), "{second}");
-    let spawner = |t: &str| {
-        t.lines()
-            .find_map(|l| l.strip_prefix("spawner="))
-            .map(str::to_string)
-    };
-    assert_eq!(spawner(&first), spawner(&second), "{first}\n{second}");
+    assert_eq!(spawner_of(&first), spawner_of(&second), "{first}\n{second}");
 }
 
 /// When Skald stops listening for a command's answers (it gave up, was stopped, or died),
@@ -482,24 +490,16 @@ fn a_command_nobody_listens_to_any_more_is_killed() {
     .unwrap();
     // Started, then given up on.
     let launched = requested.started().unwrap_or_else(|e| panic!("{e}"));
-    let mut tries = 0;
-    while !pid_file.exists() && tries < 500 {
-        std::thread::sleep(std::time::Duration::from_millis(10));
-        tries += 1;
-    }
+    wait_until(|| pid_file.exists());
     let pid: i32 = std::fs::read_to_string(&pid_file)
         .unwrap()
         .trim()
         .parse()
         .unwrap();
     drop(launched);
-    let mut tries = 0;
-    while std::path::Path::new(&format!("/proc/{pid}")).exists() && tries < 500 {
-        std::thread::sleep(std::time::Duration::from_millis(10));
-        tries += 1;
-    }
+    let proc_dir = std::path::PathBuf::from(format!("/proc/{pid}"));
     assert!(
-        !std::path::Path::new(&format!("/proc/{pid}")).exists(),
+        wait_until(|| !proc_dir.exists()),
         "the command {pid} still runs"
     );
 }
