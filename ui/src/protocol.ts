@@ -62,7 +62,7 @@ export type MissedPolicy = "once" | "skip";
 /**
  * Where an MCP server stands.
  */
-export type McpStatus = { "state": "connecting" } | { "state": "ready", tools: number, } | { "state": "failed", error: string, log_tail: string, } | { "state": "disabled" } | { "state": "not_started" };
+export type McpStatus = { "state": "connecting" } | { "state": "ready", tools: number, } | { "state": "failed", error: string, log_tail: string, } | { "state": "disabled" } | { "state": "not_started" } | { "state": "needs_login", expired: boolean, scope?: string, };
 
 /**
  * Where an item of an agent's todo list stands (`write_todos`).
@@ -302,7 +302,7 @@ session_id?: number, } | { "cmd": "inbox" } | { "cmd": "answer", inbox_id: numbe
 /**
  * An IANA zone, e.g. Europe/Berlin.
  */
-timezone: string, } | { "cmd": "list_mcp" } | { "cmd": "set_mcp_enabled", name: string, enabled: boolean, } | { "cmd": "list_secrets" } | { "cmd": "set_secret", name: string, value: string, } | { "cmd": "remove_secret", name: string, } | { "cmd": "list_plugins" } | { "cmd": "configure_plugin", id: string, enabled?: boolean, config?: JsonValue, } | { "cmd": "settings" } | { "cmd": "test_model" } | { "cmd": "local_models" } | { "cmd": "pull_model", name: string, } | { "cmd": "build_tex_bundle" } | { "cmd": "configure_model", 
+timezone: string, } | { "cmd": "list_mcp" } | { "cmd": "set_mcp_enabled", name: string, enabled: boolean, } | { "cmd": "mcp_login", name: string, } | { "cmd": "mcp_logout", name: string, } | { "cmd": "list_secrets" } | { "cmd": "set_secret", name: string, value: string, } | { "cmd": "remove_secret", name: string, } | { "cmd": "list_plugins" } | { "cmd": "configure_plugin", id: string, enabled?: boolean, config?: JsonValue, } | { "cmd": "settings" } | { "cmd": "test_model" } | { "cmd": "local_models" } | { "cmd": "pull_model", name: string, } | { "cmd": "build_tex_bundle" } | { "cmd": "configure_model", 
 /**
  * openai (any OpenAI-compatible server) | anthropic | ollama | local (a model in
  * the models folder, by name; no address or key)
@@ -374,7 +374,11 @@ matched: number,
 /**
  * What else the proposed rule would allow, in a sentence.
  */
-reach: string, } | { "cmd": "list_rules", rules: Array<RuleInfo>, } | { "cmd": "remove_rule" } | { "cmd": "list_agents", agents: Array<AgentInfo>, } | { "cmd": "list_tasks", tasks: Array<TaskInfo>, } | { "cmd": "list_cron", jobs: Array<CronJobInfo>, } | { "cmd": "set_cron_enabled" } | { "cmd": "remove_cron" } | { "cmd": "update_cron", job: CronJobInfo, } | { "cmd": "list_mcp", servers: Array<McpServerInfo>, } | { "cmd": "set_mcp_enabled" } | { "cmd": "list_secrets", names: Array<string>, 
+reach: string, } | { "cmd": "list_rules", rules: Array<RuleInfo>, } | { "cmd": "remove_rule" } | { "cmd": "list_agents", agents: Array<AgentInfo>, } | { "cmd": "list_tasks", tasks: Array<TaskInfo>, } | { "cmd": "list_cron", jobs: Array<CronJobInfo>, } | { "cmd": "set_cron_enabled" } | { "cmd": "remove_cron" } | { "cmd": "update_cron", job: CronJobInfo, } | { "cmd": "list_mcp", servers: Array<McpServerInfo>, } | { "cmd": "set_mcp_enabled" } | { "cmd": "mcp_login", 
+/**
+ * The access asked for (empty: the server defines none).
+ */
+scopes: Array<string>, } | { "cmd": "mcp_logout" } | { "cmd": "list_secrets", names: Array<string>, 
 /**
  * Where they are kept: the OS keyring or Skald's encrypted file.
  */

@@ -167,6 +167,15 @@ pub enum Command {
         name: String,
         enabled: bool,
     },
+    /// Signs in to an HTTP server with OAuth in the system browser; the reply comes when
+    /// the browser is back (or the login failed or timed out, after 5 minutes).
+    McpLogin {
+        name: String,
+    },
+    /// Forgets an HTTP server's OAuth login.
+    McpLogout {
+        name: String,
+    },
     /// Secret names only: values never leave the engine.
     ListSecrets,
     SetSecret {
@@ -363,6 +372,11 @@ pub enum Reply {
         servers: Vec<McpServerInfo>,
     },
     SetMcpEnabled,
+    McpLogin {
+        /// The access asked for (empty: the server defines none).
+        scopes: Vec<String>,
+    },
+    McpLogout,
     ListSecrets {
         names: Vec<String>,
         /// Where they are kept: the OS keyring or Skald's encrypted file.

@@ -171,6 +171,15 @@ pub enum McpStatus {
     Disabled,
     /// Registered and turned on, but this process has not started it (yet).
     NotStarted,
+    /// The server asks for an OAuth login (`skald mcp login NAME`): never done, `expired`
+    /// (its tokens were refused and could not be refreshed), or for more access than was
+    /// granted (`scope`, what the server asked for).
+    NeedsLogin {
+        expired: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        scope: Option<String>,
+    },
 }
 
 impl McpStatus {
@@ -182,6 +191,11 @@ impl McpStatus {
             McpStatus::Failed { error, .. } => format!("failed: {error}"),
             McpStatus::Disabled => "disabled".to_string(),
             McpStatus::NotStarted => "not started".to_string(),
+            McpStatus::NeedsLogin { expired, scope } => match (expired, scope) {
+                (_, Some(scope)) => format!("needs login for more access ({scope})"),
+                (true, None) => "login expired".to_string(),
+                (false, None) => "needs login".to_string(),
+            },
         }
     }
 }

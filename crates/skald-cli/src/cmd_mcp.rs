@@ -1,5 +1,6 @@
-//! `skald mcp`: register, list, check, turn on and off, and remove MCP servers. `add`,
-//! `list` and `tools` connect to the servers to show how they really are.
+//! `skald mcp`: register, list, check, log in to, turn on and off, and remove MCP servers.
+//! `add`, `list` and `tools` connect to the servers to show how they really are; `login`
+//! signs in to an HTTP server with OAuth in the browser.
 
 use clap::Subcommand;
 
@@ -23,10 +24,10 @@ fn store_fail(e: StoreError) -> Fail {
     }
 }
 
-/// The user's secrets, for servers that refer to them (`${secret:NAME}`).
-fn secrets(data_dir: &DataDir) -> Option<skald_secrets::Secrets> {
+/// The user's secrets, for servers that refer to them (`${secret:NAME}`) and OAuth logins.
+fn secrets(data_dir: &DataDir) -> Option<std::sync::Arc<skald_secrets::Secrets>> {
     match skald_secrets::Secrets::open(data_dir.root()) {
-        Ok(s) => Some(s),
+        Ok(s) => Some(std::sync::Arc::new(s)),
         Err(e) => {
             eprintln!("skald mcp: secrets are not available: {e}");
             None
@@ -234,7 +235,109 @@ pub async fn tools(
 pub fn rm(data_dir: &DataDir, name: &str) -> Result<u8, Fail> {
     let store = open(data_dir)?;
     store.delete_mcp_server(name).map_err(store_fail)?;
+    // Its OAuth login goes with it: a later server of the same name starts signed out.
+    if let Some(s) = secrets(data_dir)
+        && let Err(e) = s.delete(&mcp::login_secret(name))
+    {
+        eprintln!("skald mcp: the login of `{name}` could not be removed: {e}");
+    }
     println!("removed `{name}`");
+    Ok(exit::OK)
+}
+
+/// The client view of a registered HTTP server, for logging in or out.
+fn http_spec(data_dir: &DataDir, config: &Config, name: &str) -> Result<mcp::ServerSpec, Fail> {
+    let store = open(data_dir)?;
+    let rec = store.get_mcp_server(name).map_err(store_fail)?;
+    if rec.transport != "http" {
+        return Err(Fail::usage(format!(
+            "`{name}` is a stdio server: only HTTP servers log in (OAuth)"
+        )));
+    }
+    if rec.api_key.is_some() {
+        return Err(Fail::usage(format!(
+            "`{name}` is registered with a bearer token; it does not log in with OAuth              (re-register it without --token-env to use OAuth)"
+        )));
+    }
+    let secrets = secrets(data_dir).ok_or_else(|| {
+        Fail::failed("the secrets store is not available, and a login is kept there")
+    })?;
+    mcp::spec_for(
+        &rec,
+        connect_timeout(config),
+        connect_timeout(config),
+        Some(&data_dir.logs_dir()),
+        Some(&secrets),
+        config.mcp.client_metadata_url.as_deref(),
+        &Withheld::for_data_dir(data_dir, config),
+    )
+    .map_err(Fail::failed)
+}
+
+pub struct LoginArgs<'a> {
+    pub name: &'a str,
+    pub client_id: Option<&'a str>,
+    pub client_secret_env: Option<&'a str>,
+    pub no_browser: bool,
+}
+
+pub async fn login(data_dir: &DataDir, config: &Config, a: LoginArgs<'_>) -> Result<u8, Fail> {
+    let name = a.name;
+    let spec = http_spec(data_dir, config, name)?;
+    let client = match a.client_id {
+        None => None,
+        Some(id) => {
+            let secret = match a.client_secret_env {
+                None => None,
+                Some(var) => Some(std::env::var(var).map_err(|_| {
+                    Fail::usage(format!("the environment variable {var} is not set"))
+                })?),
+            };
+            Some((id.to_string(), secret))
+        }
+    };
+    let no_browser = a.no_browser;
+    let show = move |url: &str| {
+        eprintln!("Sign in to `{name}` in your browser. If it does not open, visit:\n  {url}");
+        if !no_browser {
+            mcp::open_in_browser(url);
+        }
+    };
+    let done = mcp::login(&spec, client, &show, mcp::LOGIN_WAIT)
+        .await
+        .map_err(|e| Fail::failed(format!("logging in to `{name}` failed: {e}")))?;
+    println!(
+        "signed in to `{name}` ({} client{})",
+        done.client,
+        if done.scopes.is_empty() {
+            String::new()
+        } else {
+            format!("; access: {}", done.scopes.join(" "))
+        }
+    );
+    let store = open(data_dir)?;
+    let rec = store.get_mcp_server(name).map_err(store_fail)?;
+    let secrets = secrets(data_dir);
+    let (status, tools) = mcp::probe(
+        &rec,
+        connect_timeout(config),
+        Some(&data_dir.logs_dir()),
+        secrets.as_ref(),
+        &Withheld::for_data_dir(data_dir, config),
+    )
+    .await;
+    report(name, &status, tools.len());
+    Ok(exit::OK)
+}
+
+pub async fn logout(data_dir: &DataDir, config: &Config, name: &str) -> Result<u8, Fail> {
+    let spec = http_spec(data_dir, config, name)?;
+    let had = mcp::logout(&spec).await.map_err(Fail::failed)?;
+    if had {
+        println!("signed out of `{name}`: its tokens and registration are forgotten");
+    } else {
+        println!("`{name}` had no login");
+    }
     Ok(exit::OK)
 }
 
@@ -295,6 +398,28 @@ pub enum McpCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Sign in to an HTTP server with OAuth, in the browser
+    #[command(
+        after_help = "The server's authorization server is found from its answer \
+                      (OAuth 2.1 with PKCE); Skald registers itself there unless a client ID is \
+                      given. The tokens are kept in Skald's secrets and refreshed before they \
+                      expire. Run it again when a server asks for more access."
+    )]
+    Login {
+        name: String,
+        /// A client registered with the authorization server by hand, for servers that
+        /// take no registrations (redirect URI http://127.0.0.1, any port)
+        #[arg(long)]
+        client_id: Option<String>,
+        /// The environment variable holding that client's secret
+        #[arg(long, value_name = "VAR", requires = "client_id")]
+        client_secret_env: Option<String>,
+        /// Print the sign-in address instead of opening the browser
+        #[arg(long)]
+        no_browser: bool,
+    },
+    /// Forget an HTTP server's OAuth login
+    Logout { name: String },
     /// Turn a server on
     Enable { name: String },
     /// Turn a server off
@@ -338,6 +463,25 @@ pub async fn dispatch(env: &crate::Env, command: McpCommand) -> u8 {
         }
         McpCommand::List { json } => list(&env.data_dir, &env.config, json).await,
         McpCommand::Tools { name, json } => tools(&env.data_dir, &env.config, &name, json).await,
+        McpCommand::Login {
+            name,
+            client_id,
+            client_secret_env,
+            no_browser,
+        } => {
+            login(
+                &env.data_dir,
+                &env.config,
+                LoginArgs {
+                    name: &name,
+                    client_id: client_id.as_deref(),
+                    client_secret_env: client_secret_env.as_deref(),
+                    no_browser,
+                },
+            )
+            .await
+        }
+        McpCommand::Logout { name } => logout(&env.data_dir, &env.config, &name).await,
         McpCommand::Enable { name } => enable(&env.data_dir, &name, true),
         McpCommand::Disable { name } => enable(&env.data_dir, &name, false),
         McpCommand::Rm { name } => rm(&env.data_dir, &name),

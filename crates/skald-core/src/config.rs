@@ -37,6 +37,10 @@ pub const DEFAULT_CONFIG_TOML: &str = r#"# Skald configuration.
 # connect_timeout_secs = 30
 # Seconds an MCP tool call may go without an answer or a progress notification.
 # call_timeout_secs = 120
+# The HTTPS URL of a client ID metadata document describing Skald (SEP-991), for OAuth
+# logins to servers whose authorization server accepts one; without it Skald registers
+# itself with each authorization server (dynamic client registration).
+# client_metadata_url = "https://example.org/skald-client.json"
 
 # [sandbox]
 # How agents' shell commands are confined (docs/sandbox.md): "off" (each runs as you,
@@ -317,6 +321,7 @@ impl Default for ModelsConfig {
 pub struct McpConfig {
     pub connect_timeout_secs: u64,
     pub call_timeout_secs: u64,
+    pub client_metadata_url: Option<String>,
 }
 
 impl Default for McpConfig {
@@ -324,6 +329,7 @@ impl Default for McpConfig {
         McpConfig {
             connect_timeout_secs: 30,
             call_timeout_secs: 120,
+            client_metadata_url: None,
         }
     }
 }

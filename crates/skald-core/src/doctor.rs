@@ -79,7 +79,77 @@ pub async fn run(data_dir: &DataDir) -> Vec<Check> {
                 .and_then(|c| c.models.default),
             &crate::models::local_models(&data_dir.models_dir()),
         ),
+        check_mcp_logins(data_dir).await,
     ]
+}
+
+/// The OAuth logins of the registered HTTP servers, read from the secrets store without
+/// connecting: which are signed in, and which wait for `skald mcp login`.
+async fn check_mcp_logins(data_dir: &DataDir) -> Check {
+    const NAME: &str = "MCP logins";
+    let path = data_dir.db_path();
+    let records = tokio::task::spawn_blocking(move || Store::open(&path)?.list_mcp_servers())
+        .await
+        .ok()
+        .and_then(Result::ok)
+        .unwrap_or_default();
+    let http: Vec<_> = records
+        .into_iter()
+        .filter(|r| r.enabled && r.transport == "http" && r.api_key.is_none())
+        .collect();
+    if http.is_empty() {
+        return Check::ok(NAME, "no HTTP server that logs in is registered");
+    }
+    let root = data_dir.root().to_path_buf();
+    let secrets =
+        match tokio::task::spawn_blocking(move || skald_secrets::Secrets::open(&root)).await {
+            Ok(Ok(s)) => std::sync::Arc::new(s),
+            Ok(Err(e)) => {
+                return Check::missing(
+                    NAME,
+                    format!("the secrets store cannot be read: {e}"),
+                    "see the secrets check; logins are kept there",
+                );
+            }
+            Err(e) => return Check::error(NAME, e.to_string(), "report this as a bug"),
+        };
+    let mut lines = Vec::new();
+    let mut waiting = Vec::new();
+    for rec in &http {
+        let spec = crate::mcp::spec_for(
+            rec,
+            PROBE_TIMEOUT,
+            PROBE_TIMEOUT,
+            None,
+            Some(&secrets),
+            None,
+            &Default::default(),
+        );
+        let state = match spec {
+            Ok(spec) => skald_mcp::login_state(&spec).await,
+            Err(e) => Err(e),
+        };
+        lines.push(match state {
+            Ok(Some(skald_mcp::LoginState::SignedIn { .. })) => format!("{} signed in", rec.name),
+            Ok(Some(skald_mcp::LoginState::Needs(status))) => {
+                waiting.push(rec.name.clone());
+                format!("{} {}", rec.name, status.describe())
+            }
+            Ok(Some(skald_mcp::LoginState::NotSignedIn) | None) => {
+                format!("{} not signed in (it may need no login)", rec.name)
+            }
+            Err(e) => format!("{} cannot be read ({e})", rec.name),
+        });
+    }
+    let detail = lines.join("; ");
+    match waiting.first() {
+        None => Check::ok(NAME, detail),
+        Some(first) => Check::missing(
+            NAME,
+            detail,
+            format!("skald mcp login {first} (or Sign in in Settings → MCP servers)"),
+        ),
+    }
 }
 
 /// Whether agents' commands can run in the sandbox here (docs/sandbox.md), and in which

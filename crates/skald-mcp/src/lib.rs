@@ -5,7 +5,7 @@
 //! callers read the status and the tools of ready servers, and only `wait_ready` — for an
 //! agent that explicitly activates a server — waits, bounded by the connect timeout.
 //!
-//! `rmcp` is used only in `client.rs`.
+//! `rmcp` is used only in the `client` module.
 
 mod client;
 mod log;
@@ -34,8 +34,63 @@ pub enum Transport {
         /// a private temporary folder is added when it starts.
         sandbox: Option<(PathBuf, skald_sandbox::Policy)>,
     },
-    /// A streamable HTTP endpoint, with a bearer token if it needs one.
-    Http { url: String, bearer: Option<String> },
+    /// A streamable HTTP endpoint, with a bearer token if it needs one, or OAuth.
+    Http {
+        url: String,
+        bearer: Option<String>,
+        /// Log in with OAuth when the server asks (a server with a bearer token does not).
+        oauth: Option<OAuth>,
+    },
+}
+
+/// Where one server's OAuth login is kept (tokens, the client registration, the last
+/// refusal): opaque text this crate writes, which the owner stores as a secret.
+pub trait TokenStore: Send + Sync + 'static {
+    fn load(&self) -> Result<Option<String>, String>;
+    fn save(&self, text: &str) -> Result<(), String>;
+    fn clear(&self) -> Result<(), String>;
+}
+
+/// How an HTTP server's OAuth login is kept and how Skald identifies itself.
+#[derive(Clone)]
+pub struct OAuth {
+    pub store: Arc<dyn TokenStore>,
+    /// The HTTPS URL of Skald's client ID metadata document (SEP-991), used when the
+    /// authorization server accepts one; dynamic registration otherwise.
+    pub client_metadata_url: Option<String>,
+}
+
+impl std::fmt::Debug for OAuth {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OAuth")
+            .field("client_metadata_url", &self.client_metadata_url)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PartialEq for OAuth {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.store, &other.store)
+            && self.client_metadata_url == other.client_metadata_url
+    }
+}
+
+impl Eq for OAuth {}
+
+pub use client::oauth::{LOGIN_WAIT, LoggedIn};
+
+/// Why a connection could not be made or ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Fail {
+    Broken(String),
+    /// The server refused us: a login is the user's to do.
+    Login(client::oauth::LoginNeeded),
+}
+
+impl From<String> for Fail {
+    fn from(e: String) -> Self {
+        Fail::Broken(e)
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -104,6 +159,10 @@ pub enum McpError {
     Server(String),
     #[error("protocol error: {0}")]
     Protocol(String),
+    #[error(
+        "MCP server `{server}` {status}: the user signs in with `skald mcp login {server}` (or Sign in in Settings), then the call can be made again"
+    )]
+    NeedsLogin { server: String, status: String },
 }
 
 /// Fills the fields an accepted form leaves out with the defaults its schema gives
@@ -149,6 +208,8 @@ struct Server {
     /// A connected stdio server's process id.
     pid: Mutex<Option<u32>>,
     stop: CancellationToken,
+    /// A call was refused for want of a login.
+    login_needed: tokio::sync::Notify,
 }
 
 use skald_base::lock;
@@ -191,6 +252,7 @@ impl McpManager {
             client: Mutex::new(None),
             pid: Mutex::new(None),
             stop: CancellationToken::new(),
+            login_needed: tokio::sync::Notify::new(),
         });
         lock(&self.servers).insert(server.spec.name.clone(), server.clone());
         self.host
@@ -226,6 +288,7 @@ impl McpManager {
                 transport: Transport::Http {
                     url: String::new(),
                     bearer: None,
+                    oauth: None,
                 },
                 connect_timeout: Duration::ZERO,
                 call_timeout: Duration::ZERO,
@@ -236,6 +299,7 @@ impl McpManager {
             client: Mutex::new(None),
             pid: Mutex::new(None),
             stop: CancellationToken::new(),
+            login_needed: tokio::sync::Notify::new(),
         });
         lock(&self.servers).insert(name.to_string(), server);
         self.host.status_changed(name, &status);
@@ -333,16 +397,107 @@ impl McpManager {
                 status: srv.status.borrow().describe(),
             });
         };
-        client::call(
+        let out = client::call(
             &c,
+            &srv.spec.transport,
             tool,
             arguments,
             srv.spec.call_timeout,
             cancel,
             on_progress,
         )
-        .await
+        .await;
+        if let Err(McpError::NeedsLogin { .. }) = &out {
+            // The connection stays up for nothing: the supervisor parks the server until
+            // a login lands.
+            srv.login_needed.notify_one();
+        }
+        out.map_err(|e| match e {
+            McpError::NeedsLogin { status, .. } => McpError::NeedsLogin {
+                server: server.to_string(),
+                status,
+            },
+            e => e,
+        })
     }
+}
+
+/// Signs in to an HTTP server (OAuth in the system browser, through `open`), keeping the
+/// tokens in its store. `client` is a client registered with the authorization server by
+/// hand (ID, secret), kept for later logins. A server already refused us is answered from
+/// that refusal; otherwise it is connected to once to learn what it asks for.
+pub async fn login(
+    spec: &ServerSpec,
+    client: Option<(String, Option<String>)>,
+    open: &(dyn Fn(&str) + Send + Sync),
+    wait: Duration,
+) -> Result<LoggedIn, String> {
+    let Transport::Http {
+        url,
+        bearer: None,
+        oauth: Some(oauth),
+    } = &spec.transport
+    else {
+        return Err(format!(
+            "`{}` does not log in: only an HTTP server without a bearer token does (OAuth)",
+            spec.name
+        ));
+    };
+    if !client::oauth::has_refusal(oauth).await? {
+        client::learn_refusal(spec).await?;
+    }
+    let client = client.map(|(client_id, client_secret)| client::oauth::Preregistered {
+        client_id,
+        client_secret,
+    });
+    client::oauth::login(url, oauth, client, open, wait).await
+}
+
+/// What an HTTP server's saved OAuth login says, read without connecting.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LoginState {
+    /// No login is kept (the server may need none).
+    NotSignedIn,
+    SignedIn {
+        scopes: Vec<String>,
+    },
+    /// The server refused us, or the login ran out: `Status::NeedsLogin`.
+    Needs(Status),
+}
+
+/// The saved login of a server that logs in with OAuth (`None` for the others).
+pub async fn login_state(spec: &ServerSpec) -> Result<Option<LoginState>, String> {
+    match &spec.transport {
+        Transport::Http {
+            url,
+            bearer: None,
+            oauth: Some(oauth),
+        } => client::oauth::state(url, oauth).await.map(Some),
+        _ => Ok(None),
+    }
+}
+
+/// Forgets an HTTP server's OAuth login. Returns whether there was one.
+pub async fn logout(spec: &ServerSpec) -> Result<bool, String> {
+    match &spec.transport {
+        Transport::Http {
+            oauth: Some(oauth), ..
+        } => client::oauth::logout(oauth).await,
+        _ => Ok(false),
+    }
+}
+
+/// Opens `url` in the user's browser (`$BROWSER` first, then the desktop's default) and
+/// returns at once: a browser command may run until the page it opened is done, and the
+/// login must be listening for that page's redirect meanwhile.
+pub fn open_in_browser(url: &str) {
+    let url = url.to_string();
+    std::thread::spawn(move || {
+        if let Err(e) = webbrowser::open(&url) {
+            tracing::warn!("cannot open a browser: {e}");
+            eprintln!("Skald could not open a browser ({e}); open the address above yourself.");
+        }
+    });
 }
 
 impl Drop for McpManager {
@@ -440,7 +595,14 @@ async fn supervise(host: Arc<dyn Host>, server: Arc<Server>) {
             Ok(c) => {
                 let pid = c.pid;
                 let client = Arc::new(c.client);
-                match client::list_tools(&client, &name, server.spec.connect_timeout).await {
+                match client::list_tools(
+                    &client,
+                    &server.spec.transport,
+                    &name,
+                    server.spec.connect_timeout,
+                )
+                .await
+                {
                     Err(e) => {
                         client.cancellation_token().cancel();
                         kill_group(pid);
@@ -466,6 +628,27 @@ async fn supervise(host: Arc<dyn Host>, server: Arc<Server>) {
                 }
             }
         };
+        let failure = match failure {
+            Fail::Broken(e) => e,
+            Fail::Login(need) => {
+                let kept = login_kept(&server.spec.transport).await;
+                set_status(
+                    &host,
+                    &server,
+                    Status::NeedsLogin {
+                        expired: need.expired,
+                        scope: need.scope,
+                    },
+                );
+                // Parked, not retried: only a login changes the answer.
+                tokio::select! {
+                    _ = server.stop.cancelled() => return,
+                    _ = login_landed(&server.spec.transport, kept) => {}
+                }
+                backoff = FIRST_BACKOFF;
+                continue;
+            }
+        };
         let tail = lock(&log).tail(20);
         tracing::warn!(server = %name, "MCP server failed: {failure}");
         set_status(
@@ -484,6 +667,31 @@ async fn supervise(host: Arc<dyn Host>, server: Arc<Server>) {
     }
 }
 
+/// The saved login's text now (none for a server without OAuth).
+async fn login_kept(transport: &Transport) -> Option<String> {
+    match transport {
+        Transport::Http {
+            oauth: Some(oauth), ..
+        } => client::oauth::snapshot(oauth).await,
+        _ => None,
+    }
+}
+
+/// How often a server waiting for a login looks for one.
+const LOGIN_CHECK: Duration = Duration::from_secs(1);
+
+/// Returns once the saved login differs from `kept` (never for a server without OAuth).
+async fn login_landed(transport: &Transport, kept: Option<String>) {
+    loop {
+        tokio::time::sleep(LOGIN_CHECK).await;
+        if matches!(transport, Transport::Http { oauth: Some(_), .. })
+            && login_kept(transport).await != kept
+        {
+            return;
+        }
+    }
+}
+
 /// While connected: refreshes the tool list on `list_changed`. Returns why the connection
 /// ended, or `None` when the server was stopped.
 async fn watch(
@@ -491,12 +699,27 @@ async fn watch(
     server: &Arc<Server>,
     client: &Arc<client::Client>,
     changed: &mut tokio::sync::mpsc::UnboundedReceiver<()>,
-) -> Option<String> {
+) -> Option<Fail> {
     loop {
         tokio::select! {
             _ = server.stop.cancelled() => return None,
+            _ = server.login_needed.notified() => {
+                return Some(match &server.spec.transport {
+                    Transport::Http { url, oauth: Some(oauth), .. } => {
+                        Fail::Login(client::oauth::pending(url, oauth).await)
+                    }
+                    _ => Fail::Broken("the server refused the call".to_string()),
+                });
+            }
             Some(()) = changed.recv() => {
-                match client::list_tools(client, &server.spec.name, server.spec.connect_timeout).await {
+                match client::list_tools(
+                    client,
+                    &server.spec.transport,
+                    &server.spec.name,
+                    server.spec.connect_timeout,
+                )
+                .await
+                {
                     Ok(tools) => {
                         let count = tools.len();
                         *lock(&server.tools) = tools;
@@ -507,7 +730,7 @@ async fn watch(
             }
             _ = tokio::time::sleep(CHECK) => {
                 if client.is_closed() || client.peer().is_transport_closed() {
-                    return Some("the server closed the connection".to_string());
+                    return Some(Fail::Broken("the server closed the connection".to_string()));
                 }
             }
         }

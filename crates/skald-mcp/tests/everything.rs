@@ -424,6 +424,7 @@ async fn streamable_http() {
         Transport::Http {
             url: format!("http://127.0.0.1:{port}/mcp"),
             bearer: None,
+            oauth: None,
         },
         Duration::from_secs(30),
     ));

@@ -248,11 +248,16 @@ impl Secrets {
             .collect())
     }
 
-    /// A redactor over every current value.
+    /// A redactor over every current value. A value that is a JSON record (an MCP
+    /// server's OAuth login) has the strings inside it redacted too: a server echoing its
+    /// access token shows the token, not the record around it.
     pub fn redactor(&self) -> Result<Redactor, SecretError> {
         let mut pairs = Vec::new();
         for name in self.list(None)? {
             if let Some(v) = self.get(&name)? {
+                if let Ok(record) = serde_json::from_str::<serde_json::Value>(&v) {
+                    inner_strings(&record, &name, &mut pairs);
+                }
                 pairs.push((name, v));
             }
         }
@@ -333,6 +338,32 @@ fn restrict(path: &Path, mode: u32) {
 #[cfg(not(unix))]
 fn restrict(_path: &Path, _mode: u32) {}
 
+/// The credentials inside a JSON record (`access_token`, `refresh_token`, `id_token`,
+/// `client_secret` at any depth), named after the secret that holds them. Only these: the
+/// record's other strings (its issuer URL, scopes) are not secret, and redacting them
+/// would blank out ordinary text.
+fn inner_strings(value: &serde_json::Value, name: &str, out: &mut Vec<(String, String)>) {
+    const CREDENTIALS: [&str; 4] = ["access_token", "refresh_token", "id_token", "client_secret"];
+    match value {
+        serde_json::Value::Array(items) => {
+            for v in items {
+                inner_strings(v, name, out);
+            }
+        }
+        serde_json::Value::Object(map) => {
+            for (key, v) in map {
+                match v {
+                    serde_json::Value::String(s) if CREDENTIALS.contains(&key.as_str()) => {
+                        out.push((name.to_string(), s.clone()));
+                    }
+                    _ => inner_strings(v, name, out),
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
 /// Replaces secret values in text with `[secret:NAME]`.
 #[derive(Debug, Clone, Default)]
 pub struct Redactor {
@@ -368,6 +399,28 @@ impl Redactor {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn credentials_inside_a_json_record_are_redacted_and_the_rest_is_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = file_store(dir.path());
+        std::fs::create_dir_all(dir.path().join("secrets")).unwrap();
+        let record = serde_json::json!({
+            "credentials": {"client_id": "skald-client", "token_response": {
+                "access_token": "at-1234567890", "refresh_token": "rt-0987654321",
+                "token_type": "Bearer"}},
+            "client_secret": "cs-abcdef",
+            "challenge": "Bearer scope=\"mcp:basic\""
+        });
+        s.set("mcp-oauth.docs", &record.to_string()).unwrap();
+        let r = s.redactor().unwrap();
+        let out =
+            r.redact("sent at-1234567890, rt-0987654321 and cs-abcdef as skald-client Bearer");
+        assert_eq!(
+            out,
+            "sent [secret:mcp-oauth.docs], [secret:mcp-oauth.docs] and [secret:mcp-oauth.docs] as skald-client Bearer"
+        );
+    }
 
     fn file_store(dir: &Path) -> Secrets {
         Secrets {

@@ -412,6 +412,23 @@ impl Service {
                 mcp.set_enabled(&self.store, &name, enabled)?;
                 Ok(Reply::SetMcpEnabled)
             }
+            Command::McpLogin { name } => {
+                let mcp = &self.sessions.engine().mcp;
+                let done = mcp
+                    .login(&self.store, &name)
+                    .await
+                    .map_err(ServiceError::Invalid)?;
+                Ok(Reply::McpLogin {
+                    scopes: done.scopes,
+                })
+            }
+            Command::McpLogout { name } => {
+                let mcp = &self.sessions.engine().mcp;
+                mcp.logout(&self.store, &name)
+                    .await
+                    .map_err(ServiceError::Invalid)?;
+                Ok(Reply::McpLogout)
+            }
             Command::ListSecrets => self.list_secrets().await,
             Command::SetSecret { name, value } => self.set_secret(name, value).await,
             Command::RemoveSecret { name } => self.remove_secret(name).await,

@@ -10,5 +10,10 @@ describe("MCP status", () => {
     expect(mcpStatusText({ state: "failed", error: "", log_tail: "" })).toBe("failed");
     expect(mcpStatusText({ state: "disabled" })).toBe("disabled");
     expect(mcpStatusText({ state: "not_started" })).toBe("not started");
+    expect(mcpStatusText({ state: "needs_login", expired: false })).toBe("needs login");
+    expect(mcpStatusText({ state: "needs_login", expired: true })).toBe("login expired");
+    expect(mcpStatusText({ state: "needs_login", expired: false, scope: "mcp:write" })).toBe(
+      "needs login for more access (mcp:write)",
+    );
   });
 });

@@ -2,7 +2,8 @@
 
 import type { McpStatus } from "../protocol";
 
-/** "connecting", "ready, 3 tools", "failed: <error>", "disabled", "not started". */
+/** "connecting", "ready, 3 tools", "failed: <error>", "disabled", "not started",
+ * "needs login" (and why), as the engine's `McpStatus::describe` says them. */
 export function mcpStatusText(status: McpStatus): string {
   switch (status.state) {
     case "connecting":
@@ -15,6 +16,9 @@ export function mcpStatusText(status: McpStatus): string {
       return "disabled";
     case "not_started":
       return "not started";
+    case "needs_login":
+      if (status.scope) return `needs login for more access (${status.scope})`;
+      return status.expired ? "login expired" : "needs login";
     default:
       return status satisfies never;
   }

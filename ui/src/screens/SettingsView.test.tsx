@@ -7,7 +7,7 @@ import { act } from "react";
 import { createRoot, type Root } from "react-dom/client";
 import { afterEach, describe, expect, it } from "vitest";
 import { TransportContext } from "../app/context";
-import type { Command, TexStatus } from "../protocol";
+import type { Command, McpServerInfo, TexStatus } from "../protocol";
 import { ServerError, type Transport } from "../transport";
 import { SettingsView } from "./SettingsView";
 
@@ -21,6 +21,8 @@ class FakeServer {
   commands: Command[] = [];
   tex: TexStatus;
   private build: { resolve: () => void; reject: (e: Error) => void } | null = null;
+  mcpServers: McpServerInfo[] = [];
+  private login: { resolve: () => void; reject: (e: Error) => void } | null = null;
   private handlers: ((sid: number | null, e: never) => void)[] = [];
   constructor(tex: TexStatus) {
     this.tex = tex;
@@ -34,7 +36,17 @@ class FakeServer {
       case "local_models":
         return reply({ cmd: c.cmd, available: false, folder: "/d/models", installed: [], recommended: [] });
       case "list_mcp":
-        return reply({ cmd: c.cmd, servers: [] });
+        return reply({ cmd: c.cmd, servers: this.mcpServers });
+      case "mcp_login":
+        return new Promise<never>((resolve, reject) => {
+          this.login = {
+            resolve: () => {
+              this.mcpServers = this.mcpServers.map((m) => ({ ...m, status: { state: "ready", tools: 2 } }));
+              resolve({ cmd: c.cmd, scopes: ["mcp:read"] } as never);
+            },
+            reject,
+          };
+        });
       case "list_rules":
         return reply({ cmd: c.cmd, rules: [] });
       case "list_secrets":
@@ -55,6 +67,14 @@ class FakeServer {
       default:
         return new Promise(() => {});
     }
+  }
+  finishLogin() {
+    expect(this.login, "a login was asked for").not.toBeNull();
+    this.login!.resolve();
+  }
+  failLogin(message: string) {
+    expect(this.login, "a login was asked for").not.toBeNull();
+    this.login!.reject(new ServerError(message));
   }
   finishBuild() {
     expect(this.build, "a build was asked for").not.toBeNull();
@@ -225,5 +245,51 @@ describe("Settings → LaTeX", () => {
     expect(q("tex-hint")?.textContent).toBe(
       "To work offline, install TeX Live (apt install texlive-latex-base texlive-xetex lmodern), then build a bundle here or run skald latex bundle --from-system.",
     );
+  });
+});
+
+describe("Settings → MCP servers", () => {
+  const docs: McpServerInfo = {
+    name: "docs",
+    enabled: true,
+    transport: "http",
+    description: "",
+    status: { state: "needs_login", expired: true },
+    log_tail: [],
+    sandbox: false,
+    sandbox_network: false,
+  };
+  const ONLINE_TEX = { bundle: ONLINE, offline: false, system_tex: null };
+
+  it("offers Sign in for a server that needs a login, waits for the browser, then shows it ready", async () => {
+    const server = new FakeServer(ONLINE_TEX);
+    server.mcpServers = [docs, { ...docs, name: "files", transport: "stdio", status: { state: "ready", tools: 3 } }];
+    await render(server);
+    const buttons = container.querySelectorAll("[data-testid='mcp-sign-in']");
+    expect(buttons.length).toBe(1);
+    expect(container.textContent).toContain("login expired");
+    const button = buttons[0] as HTMLButtonElement;
+    expect(button.textContent).toBe("Sign in");
+    await click(button);
+    expect(server.commands.filter((c) => c.cmd === "mcp_login")).toEqual([{ cmd: "mcp_login", name: "docs" }]);
+    expect(button.disabled).toBe(true);
+    expect(button.textContent).toBe("Waiting for the browser…");
+    await act(async () => server.finishLogin());
+    await settle();
+    expect(q("mcp-sign-in")).toBeNull();
+    expect(container.textContent).toContain("ready, 2 tools");
+  });
+
+  it("shows why a login failed and offers it again", async () => {
+    const server = new FakeServer(ONLINE_TEX);
+    server.mcpServers = [docs];
+    await render(server);
+    await click(q("mcp-sign-in"));
+    await act(async () => server.failLogin("the browser did not come back within 300 s; run the login again"));
+    await settle();
+    expect(container.textContent).toContain("the browser did not come back within 300 s");
+    const again = q("mcp-sign-in") as HTMLButtonElement;
+    expect(again.disabled).toBe(false);
+    expect(again.textContent).toBe("Sign in");
   });
 });

@@ -481,6 +481,7 @@ function Mcp() {
   useEvents((_s, e) => {
     if (e.type === "mcp_status") reload();
   });
+  const [signingIn, setSigningIn] = useState<string | null>(null);
   const toggle = async (s: McpServerInfo, enabled: boolean) => {
     setError(null);
     try {
@@ -488,6 +489,19 @@ function Mcp() {
       reload();
     } catch (e) {
       setError(errorText(e));
+    }
+  };
+  // The engine opens the system browser and answers when the browser is back.
+  const signIn = async (s: McpServerInfo) => {
+    setError(null);
+    setSigningIn(s.name);
+    try {
+      await t.call({ cmd: "mcp_login", name: s.name });
+      reload();
+    } catch (e) {
+      setError(errorText(e));
+    } finally {
+      setSigningIn(null);
     }
   };
   return (
@@ -513,6 +527,18 @@ function Mcp() {
                       </span>
                     )}
                     <span className={`chip chip-${s.status.state}`}>{mcpStatusText(s.status)}</span>
+                    {s.status.state === "needs_login" && (
+                      <button
+                        type="button"
+                        className="btn small-btn grow-right"
+                        data-testid="mcp-sign-in"
+                        disabled={signingIn !== null}
+                        onClick={() => void signIn(s)}
+                        title="Sign in with this server's account in your browser (OAuth)"
+                      >
+                        {signingIn === s.name ? "Waiting for the browser…" : "Sign in"}
+                      </button>
+                    )}
                   </div>
                   {s.description && <div className="small muted">{s.description}</div>}
                   {s.log_tail.length > 0 && (

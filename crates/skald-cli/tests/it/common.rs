@@ -26,6 +26,12 @@ const DEVELOPER_VARS: &[&str] = &[
 /// keyring — and stdin closed.
 pub fn isolate(c: &mut Command, data: &Path) {
     c.arg("--data-dir").arg(data);
+    isolate_env(c, data);
+}
+
+/// `isolate`'s environment alone, for a command that runs `skald` itself (with the data
+/// directory from `SKALD_DATA_DIR`).
+pub fn isolate_env(c: &mut Command, data: &Path) {
     for var in DEVELOPER_VARS {
         c.env_remove(var);
     }

@@ -160,6 +160,7 @@ impl Engine {
             call_timeout: std::time::Duration::from_secs(settings.mcp.call_timeout_secs),
             logs_dir: Mutex::new(None),
             secrets: Mutex::new(None),
+            client_metadata_url: settings.mcp.client_metadata_url.clone(),
             withheld: withheld.clone(),
         });
         let checkpoints = crate::checkpoints::Checkpoints::new(settings.checkpoints.clone());

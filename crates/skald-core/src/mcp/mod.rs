@@ -8,8 +8,10 @@ use futures::future::BoxFuture;
 use serde_json::{Value, json};
 use skald_api::CancellationToken;
 use skald_api::events::Event;
-use skald_mcp::{Elicited, McpManager, ServerSpec, Transport};
-pub use skald_mcp::{McpTool, Status};
+use skald_mcp::{Elicited, McpManager, Transport};
+pub use skald_mcp::{
+    LOGIN_WAIT, LoggedIn, McpTool, ServerSpec, Status, login, logout, open_in_browser,
+};
 use skald_store::{McpServerRecord, Store};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -85,15 +87,49 @@ fn is_reference(value: &str) -> bool {
     (value.starts_with("${env:") || value.starts_with("${secret:")) && value.ends_with('}')
 }
 
-/// The client's view of a stored registration.
+/// The secret an HTTP server's OAuth login is kept under.
+pub fn login_secret(server: &str) -> String {
+    format!("mcp-oauth.{server}")
+}
+
+/// A server's OAuth login in the secrets store (the OS keyring or the encrypted file),
+/// never in the database.
+struct SavedLogin {
+    secrets: Arc<skald_secrets::Secrets>,
+    name: String,
+}
+
+impl skald_mcp::TokenStore for SavedLogin {
+    fn load(&self) -> Result<Option<String>, String> {
+        self.secrets.get(&self.name).map_err(|e| e.to_string())
+    }
+    fn save(&self, text: &str) -> Result<(), String> {
+        self.secrets
+            .set(&self.name, text)
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    }
+    fn clear(&self) -> Result<(), String> {
+        self.secrets
+            .delete(&self.name)
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    }
+}
+
+/// The client's view of a stored registration. An HTTP server without a token logs in
+/// with OAuth when it asks, its login kept in `secrets` (none: no OAuth in this run);
+/// `client_metadata_url` is Skald's client ID metadata document, if one is configured.
 pub fn spec_for(
     rec: &McpServerRecord,
     connect: Duration,
     call: Duration,
     logs_dir: Option<&std::path::Path>,
-    secrets: Option<&skald_secrets::Secrets>,
+    secrets: Option<&Arc<skald_secrets::Secrets>>,
+    client_metadata_url: Option<&str>,
     withheld: &crate::withheld::Withheld,
 ) -> Result<ServerSpec, String> {
+    let plain = secrets.map(|s| &**s);
     let transport = match rec.transport.as_str() {
         "stdio" => {
             let command = rec
@@ -104,7 +140,7 @@ pub fn spec_for(
             let mut env = Vec::new();
             for (k, v) in &rec.env {
                 let v = v.as_str().map_or_else(|| v.to_string(), str::to_string);
-                env.push((k.clone(), resolve(&v, secrets)?));
+                env.push((k.clone(), resolve(&v, plain)?));
             }
             Transport::Stdio {
                 command,
@@ -130,8 +166,17 @@ pub fn spec_for(
             bearer: rec
                 .api_key
                 .as_deref()
-                .map(|k| resolve(k, secrets))
+                .map(|k| resolve(k, plain))
                 .transpose()?,
+            oauth: secrets
+                .filter(|_| rec.api_key.is_none())
+                .map(|s| skald_mcp::OAuth {
+                    store: Arc::new(SavedLogin {
+                        secrets: s.clone(),
+                        name: login_secret(&rec.name),
+                    }),
+                    client_metadata_url: client_metadata_url.map(str::to_string),
+                }),
         },
         other => return Err(format!("unknown transport `{other}`: use stdio or http")),
     };
@@ -280,8 +325,10 @@ pub struct Servers {
     pub connect_timeout: Duration,
     pub call_timeout: Duration,
     pub logs_dir: Mutex<Option<std::path::PathBuf>>,
-    /// Where `${secret:NAME}` references are read.
+    /// Where `${secret:NAME}` references are read and OAuth logins kept.
     pub secrets: Mutex<Option<Arc<skald_secrets::Secrets>>>,
+    /// Skald's client ID metadata document for OAuth logins (config `[mcp]`).
+    pub client_metadata_url: Option<String>,
     /// The engine's withheld variables, kept from every server process.
     pub withheld: Arc<crate::withheld::Withheld>,
 }
@@ -309,12 +356,58 @@ impl Servers {
             self.connect_timeout,
             self.call_timeout,
             logs.as_deref(),
-            secrets.as_deref(),
+            secrets.as_ref(),
+            self.client_metadata_url.as_deref(),
             &self.withheld,
         ) {
             Ok(spec) => self.manager.start(spec),
             Err(e) => self.manager.refuse(&rec.name, e),
         }
+    }
+
+    /// The client view of a registered HTTP server that logs in with OAuth.
+    fn login_spec(
+        &self,
+        store: &Store,
+        name: &str,
+    ) -> Result<(McpServerRecord, ServerSpec), String> {
+        let rec = store.get_mcp_server(name).map_err(|e| e.to_string())?;
+        if rec.transport != "http" || rec.api_key.is_some() {
+            return Err(format!(
+                "`{name}` does not log in: only an HTTP server registered without a token does (OAuth)"
+            ));
+        }
+        let secrets = lock(&self.secrets)
+            .clone()
+            .ok_or("the secrets store is not available, and a login is kept there")?;
+        let logs = lock(&self.logs_dir).clone();
+        let spec = spec_for(
+            &rec,
+            self.connect_timeout,
+            self.call_timeout,
+            logs.as_deref(),
+            Some(&secrets),
+            self.client_metadata_url.as_deref(),
+            &self.withheld,
+        )?;
+        Ok((rec, spec))
+    }
+
+    /// Signs in to an HTTP server in the system browser (the app's Sign in), then
+    /// connects to it again at once.
+    pub async fn login(&self, store: &Store, name: &str) -> Result<LoggedIn, String> {
+        let (rec, spec) = self.login_spec(store, name)?;
+        let done = login(&spec, None, &|url: &str| open_in_browser(url), LOGIN_WAIT).await?;
+        self.start(&rec);
+        Ok(done)
+    }
+
+    /// Forgets an HTTP server's login; it then waits for a new one.
+    pub async fn logout(&self, store: &Store, name: &str) -> Result<bool, String> {
+        let (rec, spec) = self.login_spec(store, name)?;
+        let had = logout(&spec).await?;
+        self.start(&rec);
+        Ok(had)
     }
 
     /// Turns a registered server on or off: stored, and connected or disconnected now. The
@@ -526,6 +619,7 @@ pub fn record_from_args(args: &Value) -> Result<McpServerRecord, String> {
         Duration::ZERO,
         None,
         None,
+        None,
         &Default::default(),
     )?;
     Ok(rec)
@@ -553,13 +647,14 @@ pub async fn probe(
     rec: &McpServerRecord,
     connect: Duration,
     logs_dir: Option<&std::path::Path>,
-    secrets: Option<&skald_secrets::Secrets>,
+    secrets: Option<&Arc<skald_secrets::Secrets>>,
     withheld: &crate::withheld::Withheld,
 ) -> (Status, Vec<skald_mcp::McpTool>) {
     if !rec.enabled {
         return (Status::Disabled, Vec::new());
     }
-    let spec = match spec_for(rec, connect, connect, logs_dir, secrets, withheld) {
+    // No metadata document: a check never logs in, so it never needs one.
+    let spec = match spec_for(rec, connect, connect, logs_dir, secrets, None, withheld) {
         Ok(s) => s,
         Err(error) => {
             return (

@@ -98,6 +98,7 @@ fn references_resolve_and_specs_are_checked() {
         Duration::from_secs(1),
         None,
         None,
+        None,
         &Default::default(),
     )
     .unwrap();
@@ -105,7 +106,8 @@ fn references_resolve_and_specs_are_checked() {
         spec.transport,
         Transport::Http {
             url: "http://127.0.0.1:1/mcp".into(),
-            bearer: Some(path)
+            bearer: Some(path),
+            oauth: None
         }
     );
     let missing = McpServerRecord {
@@ -117,6 +119,7 @@ fn references_resolve_and_specs_are_checked() {
             &missing,
             Duration::ZERO,
             Duration::ZERO,
+            None,
             None,
             None,
             &Default::default()
@@ -133,6 +136,7 @@ fn references_resolve_and_specs_are_checked() {
             &no_url,
             Duration::ZERO,
             Duration::ZERO,
+            None,
             None,
             None,
             &Default::default()

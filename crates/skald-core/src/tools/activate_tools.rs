@@ -105,6 +105,11 @@ fn line(g: &str, status: Option<skald_mcp::Status>) -> String {
         Some(skald_mcp::Status::Connecting) => {
             format!("{g}: still connecting; its tools arrive when it is ready")
         }
+        Some(s @ skald_mcp::Status::NeedsLogin { .. }) => format!(
+            "{g}: {}; the user signs in with `skald mcp login {g}` (or Sign in in Settings), \
+             and its tools arrive then",
+            s.describe()
+        ),
         Some(skald_mcp::Status::Disabled | skald_mcp::Status::NotStarted) | None => {
             format!("{g}: turned off; the user can turn it on")
         }

@@ -93,6 +93,11 @@ async fn register(call: &Call<'_>, args: &Value) -> Result<String, ToolError> {
                 format!("\nIts last output:\n{log_tail}")
             }
         ),
+        Some(s @ skald_mcp::Status::NeedsLogin { .. }) => format!(
+            "Registered `{name}` ({}): the user signs in with `skald mcp login {name}` (or \
+             Sign in in Settings).",
+            s.describe()
+        ),
         _ => format!("Registered `{name}`; it is still connecting."),
     })
 }

@@ -1,9 +1,11 @@
 //! The one module that speaks `rmcp` (pinned in the workspace): connecting over stdio or
 //! streamable HTTP, the client handler (progress, tool-list changes, elicitation), listing
-//! and calling tools. Everything else in Skald sees only this crate's own types, so an
-//! rmcp upgrade touches this file alone.
+//! and calling tools, and OAuth (`oauth`). Everything else in Skald sees only this
+//! crate's own types, so an rmcp upgrade touches this module alone.
 
-use crate::{CallOutput, Elicited, McpError, McpTool, Progress, Transport};
+pub(crate) mod oauth;
+
+use crate::{CallOutput, Elicited, Fail, McpError, McpTool, OAuth, Progress, Transport};
 use futures::StreamExt;
 use futures::future::BoxFuture;
 use rmcp::handler::client::progress::ProgressDispatcher;
@@ -152,7 +154,7 @@ pub(crate) async fn connect(
     handler: Handler,
     timeout: Duration,
     stderr: impl FnMut(String) + Send + 'static,
-) -> Result<Connected, String> {
+) -> Result<Connected, Fail> {
     match transport {
         Transport::Stdio {
             command,
@@ -184,7 +186,7 @@ pub(crate) async fn connect(
             let (transport, err) = TokioChildProcess::builder(cmd)
                 .stderr(std::process::Stdio::piped())
                 .spawn()
-                .map_err(|e| format!("cannot start `{command}`: {e}"))?;
+                .map_err(|e| Fail::Broken(format!("cannot start `{command}`: {e}")))?;
             let pid = transport.id();
             if let Some(err) = err {
                 tokio::spawn(drain(err, stderr));
@@ -193,11 +195,14 @@ pub(crate) async fn connect(
                 .await
                 .map_err(|_| {
                     crate::kill_group(pid);
-                    format!("no answer to initialize within {} s", timeout.as_secs())
+                    Fail::Broken(format!(
+                        "no answer to initialize within {} s",
+                        timeout.as_secs()
+                    ))
                 })?
                 .map_err(|e| {
                     crate::kill_group(pid);
-                    format!("initialize failed: {e}")
+                    Fail::Broken(format!("initialize failed: {e}"))
                 })?;
             Ok(Connected {
                 client,
@@ -205,22 +210,104 @@ pub(crate) async fn connect(
                 _tmp: tmp,
             })
         }
-        Transport::Http { url, bearer } => {
+        Transport::Http { url, bearer, oauth } => {
+            let late = || {
+                Fail::Broken(format!(
+                    "no answer to initialize within {} s",
+                    timeout.as_secs()
+                ))
+            };
             let mut cfg = StreamableHttpClientTransportConfig::with_uri(url.clone());
-            if let Some(token) = bearer {
-                cfg = cfg.auth_header(token.clone());
-            }
-            let transport = StreamableHttpClientTransport::from_config(cfg);
-            let client = tokio::time::timeout(timeout, handler.serve(transport))
-                .await
-                .map_err(|_| format!("no answer to initialize within {} s", timeout.as_secs()))?
-                .map_err(|e| format!("initialize failed: {e}"))?;
+            let served = match (bearer, oauth) {
+                (Some(token), _) => {
+                    cfg = cfg.auth_header(token.clone());
+                    let transport = StreamableHttpClientTransport::from_config(cfg);
+                    tokio::time::timeout(timeout, handler.serve(transport))
+                        .await
+                        .map_err(|_| late())?
+                }
+                (None, None) => {
+                    let transport = StreamableHttpClientTransport::from_config(cfg);
+                    tokio::time::timeout(timeout, handler.serve(transport))
+                        .await
+                        .map_err(|_| late())?
+                }
+                (None, Some(oauth)) => {
+                    let serving = async {
+                        let http = oauth::http_client(url, oauth).await?;
+                        let transport = StreamableHttpClientTransport::with_client(http, cfg);
+                        Ok::<_, String>(handler.serve(transport).await)
+                    };
+                    let served = tokio::time::timeout(timeout, serving)
+                        .await
+                        .map_err(|_| late())??;
+                    if let Err(e) = &served
+                        && let Some(challenge) = e.auth_challenge()
+                    {
+                        return Err(Fail::Login(oauth::refused(url, oauth, challenge).await));
+                    }
+                    served
+                }
+            };
+            let client = served.map_err(|e| Fail::Broken(format!("initialize failed: {e}")))?;
             Ok(Connected {
                 client,
                 pid: None,
                 _tmp: None,
             })
         }
+    }
+}
+
+/// The server's OAuth settings, when it logs in with OAuth.
+fn oauth_of(transport: &Transport) -> Option<(&str, &OAuth)> {
+    match transport {
+        Transport::Http {
+            url,
+            bearer: None,
+            oauth: Some(oauth),
+        } => Some((url, oauth)),
+        _ => None,
+    }
+}
+
+/// A request refused for want of a login: the refusal is kept for the login to answer.
+async fn login_needed(transport: &Transport, e: &ServiceError) -> Option<oauth::LoginNeeded> {
+    let (url, oauth) = oauth_of(transport)?;
+    let challenge = e.auth_challenge()?;
+    Some(oauth::refused(url, oauth, challenge).await)
+}
+
+/// Connects once, as a chat would, to have the server say what login it wants (kept in
+/// the store for the login to answer). A server that lets us in needs no login.
+pub(crate) async fn learn_refusal(spec: &crate::ServerSpec) -> Result<(), String> {
+    let (changed, _) = tokio::sync::mpsc::unbounded_channel();
+    let handler = Handler::new(
+        changed,
+        Arc::new(|_, _, _| Box::pin(async { Elicited::Decline })),
+    );
+    let broken = |e: Fail| match e {
+        Fail::Broken(e) => Err(e),
+        Fail::Login(_) => Ok(()),
+    };
+    let connected = match connect(&spec.transport, handler, spec.connect_timeout, |_| {}).await {
+        Ok(c) => c,
+        Err(e) => return broken(e),
+    };
+    let listed = list_tools(
+        &connected.client,
+        &spec.transport,
+        &spec.name,
+        spec.connect_timeout,
+    )
+    .await;
+    connected.client.cancellation_token().cancel();
+    match listed {
+        Ok(_) => Err(format!(
+            "`{}` answered without asking for a login: there is nothing to sign in to              (`skald mcp logout {}` forgets a login to start again)",
+            spec.name, spec.name
+        )),
+        Err(e) => broken(e),
     }
 }
 
@@ -246,13 +333,27 @@ async fn drain(err: tokio::process::ChildStderr, mut sink: impl FnMut(String)) {
 /// Every tool the server offers, following pagination.
 pub(crate) async fn list_tools(
     client: &Client,
+    transport: &Transport,
     server: &str,
     timeout: Duration,
-) -> Result<Vec<McpTool>, String> {
-    let tools = tokio::time::timeout(timeout, client.list_all_tools())
+) -> Result<Vec<McpTool>, Fail> {
+    let listed = tokio::time::timeout(timeout, client.list_all_tools())
         .await
-        .map_err(|_| format!("tools/list took longer than {} s", timeout.as_secs()))?
-        .map_err(|e| format!("tools/list failed: {e}"))?;
+        .map_err(|_| {
+            Fail::Broken(format!(
+                "tools/list took longer than {} s",
+                timeout.as_secs()
+            ))
+        })?;
+    let tools = match listed {
+        Ok(t) => t,
+        Err(e) => {
+            return Err(match login_needed(transport, &e).await {
+                Some(need) => Fail::Login(need),
+                None => Fail::Broken(format!("tools/list failed: {e}")),
+            });
+        }
+    };
     Ok(tools
         .into_iter()
         .map(|t| McpTool {
@@ -268,6 +369,7 @@ pub(crate) async fn list_tools(
 /// `notifications/cancelled`; `timeout` runs from the last sign of life (progress resets it).
 pub(crate) async fn call(
     client: &Client,
+    transport: &Transport,
     tool: &str,
     arguments: serde_json::Map<String, Value>,
     timeout: Duration,
@@ -276,13 +378,16 @@ pub(crate) async fn call(
 ) -> Result<CallOutput, McpError> {
     let params = CallToolRequestParams::new(tool.to_string()).with_arguments(arguments);
     let options = PeerRequestOptions::with_timeout(timeout).reset_timeout_on_progress();
-    let handle = client
+    let sent = client
         .send_cancellable_request(
             ClientRequest::CallToolRequest(Request::new(params)),
             options,
         )
-        .await
-        .map_err(service_error)?;
+        .await;
+    let handle = match sent {
+        Ok(h) => h,
+        Err(e) => return Err(refusal(transport, e).await),
+    };
     let mut progress = client
         .service()
         .progress
@@ -311,7 +416,11 @@ pub(crate) async fn call(
             },
         }
     };
-    match result.map_err(service_error)? {
+    let result = match result {
+        Ok(r) => r,
+        Err(e) => return Err(refusal(transport, e).await),
+    };
+    match result {
         ServerResult::CallToolResult(r) => {
             let mut parts: Vec<String> = r.content.iter().map(block_text).collect();
             if parts.iter().all(String::is_empty)
@@ -383,6 +492,21 @@ fn block_text(block: &ContentBlock) -> String {
         return format!("[resource link {} ({})]", l.uri, l.name);
     }
     "[content of a kind Skald does not show]".to_string()
+}
+
+/// A failed request's error, saying so when the server wants a login.
+async fn refusal(transport: &Transport, e: ServiceError) -> McpError {
+    match login_needed(transport, &e).await {
+        Some(need) => McpError::NeedsLogin {
+            server: String::new(),
+            status: crate::Status::NeedsLogin {
+                expired: need.expired,
+                scope: need.scope,
+            }
+            .describe(),
+        },
+        None => service_error(e),
+    }
 }
 
 fn service_error(e: ServiceError) -> McpError {
