@@ -302,7 +302,7 @@ session_id?: number, } | { "cmd": "inbox" } | { "cmd": "answer", inbox_id: numbe
 /**
  * An IANA zone, e.g. Europe/Berlin.
  */
-timezone: string, } | { "cmd": "list_mcp" } | { "cmd": "set_mcp_enabled", name: string, enabled: boolean, } | { "cmd": "mcp_login", name: string, } | { "cmd": "mcp_logout", name: string, } | { "cmd": "list_secrets" } | { "cmd": "set_secret", name: string, value: string, } | { "cmd": "remove_secret", name: string, } | { "cmd": "list_plugins" } | { "cmd": "configure_plugin", id: string, enabled?: boolean, config?: JsonValue, } | { "cmd": "settings" } | { "cmd": "test_model" } | { "cmd": "local_models" } | { "cmd": "pull_model", name: string, } | { "cmd": "build_tex_bundle" } | { "cmd": "configure_model", 
+timezone: string, } | { "cmd": "list_mcp" } | { "cmd": "set_mcp_enabled", name: string, enabled: boolean, } | { "cmd": "mcp_login", name: string, } | { "cmd": "mcp_logout", name: string, } | { "cmd": "list_mcp_prompts" } | { "cmd": "list_mcp_resources" } | { "cmd": "list_secrets" } | { "cmd": "set_secret", name: string, value: string, } | { "cmd": "remove_secret", name: string, } | { "cmd": "list_plugins" } | { "cmd": "configure_plugin", id: string, enabled?: boolean, config?: JsonValue, } | { "cmd": "settings" } | { "cmd": "test_model" } | { "cmd": "local_models" } | { "cmd": "pull_model", name: string, } | { "cmd": "build_tex_bundle" } | { "cmd": "configure_model", 
 /**
  * openai (any OpenAI-compatible server) | anthropic | ollama | local (a model in
  * the models folder, by name; no address or key)
@@ -378,7 +378,7 @@ reach: string, } | { "cmd": "list_rules", rules: Array<RuleInfo>, } | { "cmd": "
 /**
  * The access asked for (empty: the server defines none).
  */
-scopes: Array<string>, } | { "cmd": "mcp_logout" } | { "cmd": "list_secrets", names: Array<string>, 
+scopes: Array<string>, } | { "cmd": "mcp_logout" } | { "cmd": "list_mcp_prompts", prompts: Array<McpPromptInfo>, } | { "cmd": "list_mcp_resources", resources: Array<McpResourceInfo>, } | { "cmd": "list_secrets", names: Array<string>, 
 /**
  * Where they are kept: the OS keyring or Skald's encrypted file.
  */
@@ -641,3 +641,15 @@ log_tail: Array<string>,
  * A stdio server that runs in the command sandbox, and whether it has the network.
  */
 sandbox: boolean, sandbox_network: boolean, };
+
+/**
+ * A server's prompt, run in a message as `/server:name ARGS` (docs/mcp.md "Prompts").
+ */
+export type McpPromptInfo = { server: string, name: string, title: string | null, description: string, arguments: Array<McpPromptArgumentInfo>, };
+
+export type McpPromptArgumentInfo = { name: string, description: string, required: boolean, };
+
+/**
+ * A server's resource; `@server:uri` in a message attaches it (docs/mcp.md "Resources").
+ */
+export type McpResourceInfo = { server: string, uri: string, name: string, title: string | null, description: string, mime_type: string | null, };

@@ -176,6 +176,10 @@ pub enum Command {
     McpLogout {
         name: String,
     },
+    /// The prompts of the ready servers: the composer's `/server:prompt` commands.
+    ListMcpPrompts,
+    /// The resources of the ready servers, to attach to a message as `@server:uri`.
+    ListMcpResources,
     /// Secret names only: values never leave the engine.
     ListSecrets,
     SetSecret {
@@ -377,6 +381,12 @@ pub enum Reply {
         scopes: Vec<String>,
     },
     McpLogout,
+    ListMcpPrompts {
+        prompts: Vec<McpPromptInfo>,
+    },
+    ListMcpResources {
+        resources: Vec<McpResourceInfo>,
+    },
     ListSecrets {
         names: Vec<String>,
         /// Where they are kept: the OS keyring or Skald's encrypted file.
@@ -541,6 +551,34 @@ pub struct AgentInfo {
     pub id: String,
     pub name: String,
     pub description: String,
+}
+
+/// A server's prompt, run in a message as `/server:name ARGS` (docs/mcp.md "Prompts").
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct McpPromptInfo {
+    pub server: String,
+    pub name: String,
+    pub title: Option<String>,
+    pub description: String,
+    pub arguments: Vec<McpPromptArgumentInfo>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct McpPromptArgumentInfo {
+    pub name: String,
+    pub description: String,
+    pub required: bool,
+}
+
+/// A server's resource; `@server:uri` in a message attaches it (docs/mcp.md "Resources").
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct McpResourceInfo {
+    pub server: String,
+    pub uri: String,
+    pub name: String,
+    pub title: Option<String>,
+    pub description: String,
+    pub mime_type: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]

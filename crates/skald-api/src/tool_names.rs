@@ -44,6 +44,8 @@ pub const DELETE_CRON_JOB: &str = "delete_cron_job";
 pub const CONFIGURE_PLUGIN: &str = "configure_plugin";
 pub const SET_SECRET: &str = "set_secret";
 pub const LIST_SECRETS: &str = "list_secrets";
+/// Offered only while an activated MCP server has resources.
+pub const READ_MCP_RESOURCE: &str = "read_mcp_resource";
 
 /// The reserved group name that `activate_tools` accepts for the Config-category tools.
 pub const CONFIG_GROUP: &str = "config";

@@ -85,6 +85,9 @@ fn generate() -> String {
         decl::<TexStatus>(),
         decl::<AgentInfo>(),
         decl::<McpServerInfo>(),
+        decl::<McpPromptInfo>(),
+        decl::<McpPromptArgumentInfo>(),
+        decl::<McpResourceInfo>(),
     ];
     // Ids, sizes and millisecond timestamps are far below 2^53 and travel as JSON
     // numbers, so they are `number` on the TypeScript side, not `bigint`.

@@ -38,9 +38,10 @@ pub const DEFAULT_CONFIG_TOML: &str = r#"# Skald configuration.
 # Seconds an MCP tool call may go without an answer or a progress notification.
 # call_timeout_secs = 120
 # The HTTPS URL of a client ID metadata document describing Skald (SEP-991), for OAuth
-# logins to servers whose authorization server accepts one; without it Skald registers
-# itself with each authorization server (dynamic client registration).
-# client_metadata_url = "https://example.org/skald-client.json"
+# logins to servers whose authorization server accepts one, e.g.
+#   client_metadata_url = "https://example.org/skald-client.json"
+# Without it Skald registers itself with each authorization server (dynamic client
+# registration).
 
 # [sandbox]
 # How agents' shell commands are confined (docs/sandbox.md): "off" (each runs as you,

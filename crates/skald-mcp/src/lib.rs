@@ -117,6 +117,60 @@ pub struct McpTool {
     pub input_schema: Value,
 }
 
+/// A resource a server offers (`resources/list`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct McpResource {
+    pub server: String,
+    pub uri: String,
+    pub name: String,
+    pub title: Option<String>,
+    pub description: String,
+    pub mime_type: Option<String>,
+    pub size: Option<u64>,
+}
+
+/// A prompt a server offers (`prompts/list`): a slash command for the user.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct McpPrompt {
+    pub server: String,
+    pub name: String,
+    pub title: Option<String>,
+    pub description: String,
+    pub arguments: Vec<PromptArgument>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PromptArgument {
+    pub name: String,
+    pub description: String,
+    pub required: bool,
+}
+
+/// One message of a prompt as the server wrote it: `user` or `assistant`, and its text
+/// (embedded resources included, images described).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PromptMessage {
+    pub role: String,
+    pub text: String,
+}
+
+/// A server asks the chat's model for a completion (sampling): the conversation it
+/// proposes, as text.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SamplingRequest {
+    /// (`user` or `assistant`, text), in order.
+    pub messages: Vec<(String, String)>,
+    pub system_prompt: Option<String>,
+    pub max_tokens: u32,
+}
+
+/// The model's answer to a sampling request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sampled {
+    pub text: String,
+    pub model: String,
+}
+
 /// A progress notification for a running call.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Progress {
@@ -198,12 +252,30 @@ pub trait Host: Send + Sync + 'static {
         schema: Value,
         cancel: CancellationToken,
     ) -> BoxFuture<'static, Elicited>;
+    /// A resource this process subscribed to has changed.
+    fn resource_updated(&self, _server: &str, _uri: &str) {}
+    /// The folders a server may work in (MCP roots): those of the chats using it.
+    fn roots(&self, _server: &str) -> Vec<PathBuf> {
+        Vec::new()
+    }
+    /// A server asks the chat's model for a completion; the owner asks the user first.
+    /// An error is what the server is told.
+    fn sample(
+        &self,
+        _server: &str,
+        _request: SamplingRequest,
+        _cancel: CancellationToken,
+    ) -> BoxFuture<'static, Result<Sampled, String>> {
+        Box::pin(async { Err("this client takes no sampling requests".to_string()) })
+    }
 }
 
 struct Server {
     spec: ServerSpec,
     status: tokio::sync::watch::Sender<Status>,
     tools: Mutex<Vec<McpTool>>,
+    resources: Mutex<Vec<McpResource>>,
+    prompts: Mutex<Vec<McpPrompt>>,
     client: Mutex<Option<Arc<client::Client>>>,
     /// A connected stdio server's process id.
     pid: Mutex<Option<u32>>,
@@ -249,6 +321,8 @@ impl McpManager {
             spec,
             status,
             tools: Mutex::new(Vec::new()),
+            resources: Mutex::new(Vec::new()),
+            prompts: Mutex::new(Vec::new()),
             client: Mutex::new(None),
             pid: Mutex::new(None),
             stop: CancellationToken::new(),
@@ -296,6 +370,8 @@ impl McpManager {
             },
             status: tx,
             tools: Mutex::new(Vec::new()),
+            resources: Mutex::new(Vec::new()),
+            prompts: Mutex::new(Vec::new()),
             client: Mutex::new(None),
             pid: Mutex::new(None),
             stop: CancellationToken::new(),
@@ -364,15 +440,92 @@ impl McpManager {
         Some(status)
     }
 
-    /// Calls a tool of a ready server.
-    pub async fn call(
+    /// The resources of a ready server (none while it is not ready).
+    pub fn resources(&self, name: &str) -> Vec<McpResource> {
+        match lock(&self.servers).get(name) {
+            Some(s) if matches!(*s.status.borrow(), Status::Ready { .. }) => {
+                lock(&s.resources).clone()
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    /// The prompts of a ready server (none while it is not ready).
+    pub fn prompts(&self, name: &str) -> Vec<McpPrompt> {
+        match lock(&self.servers).get(name) {
+            Some(s) if matches!(*s.status.borrow(), Status::Ready { .. }) => {
+                lock(&s.prompts).clone()
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    /// Reads a resource of a server, as the model reads it: text as it is, binary
+    /// contents described, at most `RESULT_CAP` bytes.
+    pub async fn read_resource(
         &self,
         server: &str,
-        tool: &str,
+        uri: &str,
+        cancel: &CancellationToken,
+    ) -> Result<String, McpError> {
+        let (srv, c) = self.connected(server, cancel).await?;
+        let read = client::read_resource(&c, &srv.spec.transport, uri, srv.spec.call_timeout);
+        let out = tokio::select! {
+            _ = cancel.cancelled() => return Err(McpError::Cancelled),
+            r = read => r,
+        };
+        self.noted(server, &srv, out)
+    }
+
+    /// A server's prompt with its arguments filled in: the messages it expands to.
+    pub async fn get_prompt(
+        &self,
+        server: &str,
+        prompt: &str,
         arguments: serde_json::Map<String, Value>,
         cancel: &CancellationToken,
-        on_progress: &(dyn Fn(Progress) + Send + Sync),
-    ) -> Result<CallOutput, McpError> {
+    ) -> Result<Vec<PromptMessage>, McpError> {
+        let (srv, c) = self.connected(server, cancel).await?;
+        let got = client::get_prompt(
+            &c,
+            &srv.spec.transport,
+            prompt,
+            arguments,
+            srv.spec.call_timeout,
+        );
+        let out = tokio::select! {
+            _ = cancel.cancelled() => return Err(McpError::Cancelled),
+            r = got => r,
+        };
+        self.noted(server, &srv, out)
+    }
+
+    /// Tells a connected server that the folders it may work in changed
+    /// (`notifications/roots/list_changed`); it asks for them again.
+    pub fn roots_changed(&self, name: &str) {
+        let client = lock(&self.servers)
+            .get(name)
+            .and_then(|s| lock(&s.client).clone());
+        if let Some(c) = client {
+            tokio::spawn(async move { client::roots_changed(&c).await });
+        }
+    }
+
+    /// Asks a server to say when a resource changes (`Host::resource_updated`), for as
+    /// long as this connection lasts.
+    pub async fn subscribe(&self, server: &str, uri: &str) -> Result<(), McpError> {
+        let never = CancellationToken::new();
+        let (srv, c) = self.connected(server, &never).await?;
+        let out = client::subscribe(&c, &srv.spec.transport, uri, srv.spec.call_timeout).await;
+        self.noted(server, &srv, out)
+    }
+
+    /// A ready server's client, waiting (bounded) for one that just went away to be back.
+    async fn connected(
+        &self,
+        server: &str,
+        cancel: &CancellationToken,
+    ) -> Result<(Arc<Server>, Arc<client::Client>), McpError> {
         let srv = lock(&self.servers)
             .get(server)
             .cloned()
@@ -391,12 +544,44 @@ impl McpManager {
             }
             connected = usable(&srv);
         }
-        let Some(c) = connected else {
-            return Err(McpError::NotReady {
+        match connected {
+            Some(c) => Ok((srv, c)),
+            None => Err(McpError::NotReady {
                 server: server.to_string(),
                 status: srv.status.borrow().describe(),
-            });
-        };
+            }),
+        }
+    }
+
+    /// A request's outcome, the server parked when it asked for a login.
+    fn noted<T>(
+        &self,
+        server: &str,
+        srv: &Server,
+        out: Result<T, McpError>,
+    ) -> Result<T, McpError> {
+        if let Err(McpError::NeedsLogin { .. }) = &out {
+            srv.login_needed.notify_one();
+        }
+        out.map_err(|e| match e {
+            McpError::NeedsLogin { status, .. } => McpError::NeedsLogin {
+                server: server.to_string(),
+                status,
+            },
+            e => e,
+        })
+    }
+
+    /// Calls a tool of a ready server.
+    pub async fn call(
+        &self,
+        server: &str,
+        tool: &str,
+        arguments: serde_json::Map<String, Value>,
+        cancel: &CancellationToken,
+        on_progress: &(dyn Fn(Progress) + Send + Sync),
+    ) -> Result<CallOutput, McpError> {
+        let (srv, c) = self.connected(server, cancel).await?;
         let out = client::call(
             &c,
             &srv.spec.transport,
@@ -407,18 +592,7 @@ impl McpManager {
             on_progress,
         )
         .await;
-        if let Err(McpError::NeedsLogin { .. }) = &out {
-            // The connection stays up for nothing: the supervisor parks the server until
-            // a login lands.
-            srv.login_needed.notify_one();
-        }
-        out.map_err(|e| match e {
-            McpError::NeedsLogin { status, .. } => McpError::NeedsLogin {
-                server: server.to_string(),
-                status,
-            },
-            e => e,
-        })
+        self.noted(server, &srv, out)
     }
 }
 
@@ -548,6 +722,23 @@ impl Host for Counting {
     ) -> BoxFuture<'static, Elicited> {
         self.inner.elicit(server, message, schema, cancel)
     }
+
+    fn resource_updated(&self, server: &str, uri: &str) {
+        self.inner.resource_updated(server, uri);
+    }
+
+    fn roots(&self, server: &str) -> Vec<PathBuf> {
+        self.inner.roots(server)
+    }
+
+    fn sample(
+        &self,
+        server: &str,
+        request: SamplingRequest,
+        cancel: CancellationToken,
+    ) -> BoxFuture<'static, Result<Sampled, String>> {
+        self.inner.sample(server, request, cancel)
+    }
 }
 
 fn set_status(host: &Arc<dyn Host>, server: &Server, status: Status) {
@@ -571,14 +762,7 @@ async fn supervise(host: Arc<dyn Host>, server: Arc<Server>) {
         }
         set_status(&host, &server, Status::Connecting);
         let (changed_tx, mut changed_rx) = tokio::sync::mpsc::unbounded_channel();
-        let elicit_host = host.clone();
-        let elicit_name = name.clone();
-        let handler = client::Handler::new(
-            changed_tx,
-            Arc::new(move |message, schema, cancel| {
-                elicit_host.elicit(&elicit_name, message, schema, cancel)
-            }),
-        );
+        let handler = client::Handler::new(changed_tx, host.clone(), name.clone());
         let sink = log.clone();
         let connecting = client::connect(
             &server.spec.transport,
@@ -612,6 +796,13 @@ async fn supervise(host: Arc<dyn Host>, server: Arc<Server>) {
                         backoff = FIRST_BACKOFF;
                         let count = tools.len();
                         *lock(&server.tools) = tools;
+                        // Resources and prompts are extras: a server that lists them
+                        // badly still gives its tools.
+                        let timeout = server.spec.connect_timeout;
+                        *lock(&server.resources) =
+                            client::list_resources(&client, &name, timeout).await;
+                        *lock(&server.prompts) =
+                            client::list_prompts(&client, &name, timeout).await;
                         *lock(&server.client) = Some(client.clone());
                         *lock(&server.pid) = pid;
                         set_status(&host, &server, Status::Ready { tools: count });
@@ -698,8 +889,10 @@ async fn watch(
     host: &Arc<dyn Host>,
     server: &Arc<Server>,
     client: &Arc<client::Client>,
-    changed: &mut tokio::sync::mpsc::UnboundedReceiver<()>,
+    changed: &mut tokio::sync::mpsc::UnboundedReceiver<client::Changed>,
 ) -> Option<Fail> {
+    let timeout = server.spec.connect_timeout;
+    let name = server.spec.name.as_str();
     loop {
         tokio::select! {
             _ = server.stop.cancelled() => return None,
@@ -711,23 +904,28 @@ async fn watch(
                     _ => Fail::Broken("the server refused the call".to_string()),
                 });
             }
-            Some(()) = changed.recv() => {
-                match client::list_tools(
-                    client,
-                    &server.spec.transport,
-                    &server.spec.name,
-                    server.spec.connect_timeout,
-                )
-                .await
-                {
-                    Ok(tools) => {
-                        let count = tools.len();
-                        *lock(&server.tools) = tools;
-                        set_status(host, server, Status::Ready { tools: count });
-                    }
-                    Err(e) => return Some(e),
+            Some(kind) = changed.recv() => match kind {
+                client::Changed::Resources => {
+                    *lock(&server.resources) = client::list_resources(client, name, timeout).await;
+                    let now = server.status.borrow().clone();
+                    host.status_changed(name, &now);
                 }
-            }
+                client::Changed::Prompts => {
+                    *lock(&server.prompts) = client::list_prompts(client, name, timeout).await;
+                    let now = server.status.borrow().clone();
+                    host.status_changed(name, &now);
+                }
+                client::Changed::Tools => {
+                    match client::list_tools(client, &server.spec.transport, name, timeout).await {
+                        Ok(tools) => {
+                            let count = tools.len();
+                            *lock(&server.tools) = tools;
+                            set_status(host, server, Status::Ready { tools: count });
+                        }
+                        Err(e) => return Some(e),
+                    }
+                }
+            },
             _ = tokio::time::sleep(CHECK) => {
                 if client.is_closed() || client.peer().is_transport_closed() {
                     return Some(Fail::Broken("the server closed the connection".to_string()));

@@ -422,6 +422,12 @@ impl Service {
                     scopes: done.scopes,
                 })
             }
+            Command::ListMcpPrompts => Ok(Reply::ListMcpPrompts {
+                prompts: self.sessions.engine().mcp.prompt_infos(&self.store),
+            }),
+            Command::ListMcpResources => Ok(Reply::ListMcpResources {
+                resources: self.sessions.engine().mcp.resource_infos(&self.store),
+            }),
             Command::McpLogout { name } => {
                 let mcp = &self.sessions.engine().mcp;
                 mcp.logout(&self.store, &name)

@@ -613,3 +613,185 @@ fn tools_that_were_not_offered_are_refused_with_a_reason() {
         "the turn goes on"
     );
 }
+
+/// The last user message of the scripted model's `i`-th request.
+fn last_user(server: &ScriptedServer, i: usize) -> String {
+    let body = &server.recorded()[i].body;
+    body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "user")
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or_default()
+        .to_string()
+}
+
+const ARCHITECTURE: &str = "demo://resource/static/document/architecture.md";
+
+/// A server's prompt runs as `/server:prompt ARGS` in `skald exec`, an `@server:uri`
+/// mention attaches the resource, and an agent that activated the server lists and reads
+/// its resources with read_mcp_resource, which is offered only then.
+#[test]
+fn prompts_run_as_slash_commands_and_resources_attach_and_read() {
+    let (data, work) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    add_everything(data.path());
+    let server = ScriptedServer::new(vec![
+        answer("It is sunny."),
+        answer("An architecture."),
+        tool_call("a1", "activate_tools", r#"{"groups": ["everything"]}"#),
+        tool_call("l1", "read_mcp_resource", r#"{"server": "everything"}"#),
+        tool_call(
+            "r1",
+            "read_mcp_resource",
+            &serde_json::json!({"server": "everything", "uri": ARCHITECTURE}).to_string(),
+        ),
+        answer("Read it."),
+    ]);
+    let exec = |prompt: &str| {
+        skald(data.path(), Some(&server))
+            .args(["exec", "--json", "--approve", "all", "--cwd"])
+            .arg(work.path())
+            .arg(prompt)
+            .output()
+            .unwrap()
+    };
+    // Positional words bind to the prompt's arguments in order.
+    let out = exec("/everything:args-prompt Paris");
+    let ev = events(&ok(&out));
+    assert_eq!(last_user(&server, 0), "What's weather in Paris?");
+    let shown = ev.iter().find(|e| e["type"] == "user_message").unwrap();
+    assert_eq!(shown["text"], "What's weather in Paris?");
+
+    ok(&exec(&format!(
+        "summarise @everything:{ARCHITECTURE}, please"
+    )));
+    let sent = last_user(&server, 1);
+    assert!(
+        sent.starts_with(&format!("summarise @everything:{ARCHITECTURE}, please")),
+        "{sent}"
+    );
+    assert!(
+        sent.contains(&format!(
+            "--- attached: {ARCHITECTURE} from the MCP server everything ---"
+        )) && sent.contains("# Everything Server – Architecture"),
+        "{sent}"
+    );
+
+    let ev = events(&ok(&exec("read the architecture document")));
+    let listed = result(&ev, "l1");
+    assert!(listed.contains(ARCHITECTURE), "{listed}");
+    let read = result(&ev, "r1");
+    assert!(
+        read.contains("# Everything Server – Architecture"),
+        "{read}"
+    );
+    assert!(!offered(&server, 2).contains(&"read_mcp_resource".to_string()));
+    assert!(offered(&server, 3).contains(&"read_mcp_resource".to_string()));
+
+    // A prompt missing its required argument, or one the server does not have, says so
+    // and sends nothing to the model.
+    let asked = server.recorded().len();
+    for (line, says) in [
+        ("/everything:args-prompt", "needs `city` (Name of the city)"),
+        (
+            "/everything:no-such-prompt",
+            "has no prompt `no-such-prompt`",
+        ),
+    ] {
+        let out = exec(line);
+        assert_ne!(out.status.code(), Some(0), "{line}");
+        let text = String::from_utf8_lossy(&out.stdout).to_string()
+            + &String::from_utf8_lossy(&out.stderr);
+        assert!(text.contains(says), "{line}: {text}");
+    }
+    assert_eq!(server.recorded().len(), asked);
+}
+
+/// A server sees the chat's folder as its root, asks the chat's model through the user's
+/// approval in the Inbox (sampling), and its resource links reach the chat.
+#[test]
+fn roots_are_the_chats_folder_and_sampling_waits_for_the_user() {
+    let (data, work) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    add_everything(data.path());
+    let server = ScriptedServer::new(vec![
+        tool_call("a1", "activate_tools", r#"{"groups": ["everything"]}"#),
+        // Held back a moment: the server adds its roots and sampling tools once it knows
+        // the client takes them.
+        delayed(1500, tool_call("w1", "write_todos", r#"{"todos": []}"#)),
+        tool_call("g1", "mcp__everything__get-roots-list", "{}"),
+        tool_call(
+            "s1",
+            "mcp__everything__trigger-sampling-request",
+            r#"{"prompt": "say hi", "maxTokens": 50}"#,
+        ),
+        // The sampling request's answer, from the chat's model.
+        answer("hello from the model"),
+        tool_call(
+            "k1",
+            "mcp__everything__get-resource-links",
+            r#"{"count": 2}"#,
+        ),
+        answer("done"),
+    ]);
+    let mut cmd = skald(data.path(), Some(&server));
+    cmd.args(["exec", "--json", "--approve", "all", "--cwd"])
+        .arg(work.path())
+        .arg("exercise the server");
+    let (child, rx) = spawn_json(cmd);
+    let seen = wait_for(&rx, |e| e["type"] == "inbox_requested");
+    let item = &seen.last().unwrap()["item"];
+    assert_eq!(item["kind"], "approval");
+    assert!(
+        item["title"]
+            .as_str()
+            .unwrap()
+            .starts_with("everything asks the model:"),
+        "{item}"
+    );
+    assert!(
+        item["payload"]["arguments"].to_string().contains("say hi"),
+        "{item}"
+    );
+    let id = item["id"].as_i64().unwrap().to_string();
+    ok(&skald(data.path(), None)
+        .args(["inbox", "answer", &id, "approve"])
+        .output()
+        .unwrap());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rest: Vec<Value> = rx.try_iter().collect();
+    let ev: Vec<Value> = seen.into_iter().chain(rest).collect();
+    let roots = result(&ev, "g1");
+    let folder = work.path().canonicalize().unwrap();
+    let name = folder.file_name().unwrap().to_string_lossy().to_string();
+    assert!(
+        roots.contains("Current MCP Roots (1 total)") && roots.contains(&name),
+        "{roots}"
+    );
+    let sampled = result(&ev, "s1");
+    assert!(sampled.contains("hello from the model"), "{sampled}");
+    // The model was asked without tools, with the server's message.
+    let asked = server
+        .recorded()
+        .into_iter()
+        .find(|r| r.body.to_string().contains("say hi"))
+        .unwrap();
+    assert!(
+        asked
+            .body
+            .get("tools")
+            .is_none_or(|t| t.as_array().is_some_and(Vec::is_empty))
+    );
+    let links = result(&ev, "k1");
+    assert!(
+        links.contains("[resource link demo://resource/dynamic/"),
+        "{links}"
+    );
+}

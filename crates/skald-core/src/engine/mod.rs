@@ -146,12 +146,18 @@ impl Engine {
         let active = Arc::new(Mutex::new(HashMap::new()));
         let redactor = Arc::new(Mutex::new(skald_secrets::Redactor::default()));
         let withheld = Arc::new(crate::withheld::Withheld::default());
+        let engine_handle = Arc::new(std::sync::OnceLock::new());
+        let updated = Arc::new(Mutex::new(std::collections::BTreeSet::new()));
+        let users = Arc::new(Mutex::new(HashMap::new()));
         let host = crate::mcp::Host {
             store: store.clone(),
             inbox: inbox.clone(),
             sink: sink.clone(),
             active: active.clone(),
             redactor: redactor.clone(),
+            engine: engine_handle.clone(),
+            updated: updated.clone(),
+            users: users.clone(),
         };
         let mcp = Arc::new(crate::mcp::Servers {
             manager: skald_mcp::McpManager::new(Arc::new(host)),
@@ -162,9 +168,12 @@ impl Engine {
             secrets: Mutex::new(None),
             client_metadata_url: settings.mcp.client_metadata_url.clone(),
             withheld: withheld.clone(),
+            updated,
+            subscribed: Mutex::new(std::collections::BTreeSet::new()),
+            users,
         });
         let checkpoints = crate::checkpoints::Checkpoints::new(settings.checkpoints.clone());
-        Arc::new(Engine {
+        let engine = Arc::new(Engine {
             store,
             registry,
             models: crate::models::ModelList::new(models),
@@ -186,7 +195,10 @@ impl Engine {
             places: crate::instructions::Places::of_user(),
             started: Mutex::new(std::collections::HashSet::new()),
             editors: Mutex::new(HashMap::new()),
-        })
+        });
+        // The MCP host answers servers' sampling requests with the engine's models.
+        let _ = engine_handle.set(Arc::downgrade(&engine));
+        engine
     }
 
     /// From now on the calls of `session_id` (its sub-agents' included) use `editor`'s
@@ -237,6 +249,52 @@ impl Engine {
 
     pub fn secrets(&self) -> Option<Arc<skald_secrets::Secrets>> {
         lock(&self.secrets).clone()
+    }
+
+    /// An MCP server's sampling request, approved by the user: the conversation it
+    /// proposes, answered by the engine's first model without tools. What the model says
+    /// is redacted before it goes to the server, as a tool result would be.
+    pub(crate) async fn sample(
+        &self,
+        request: skald_mcp::SamplingRequest,
+        cancel: &CancellationToken,
+    ) -> Result<skald_mcp::Sampled, String> {
+        let models = self.models.current();
+        let model = models.first().ok_or("no model is configured")?;
+        let mut messages = Vec::new();
+        if let Some(system) = request.system_prompt.filter(|s| !s.trim().is_empty()) {
+            messages.push(skald_llm::Message::system(system));
+        }
+        for (role, text) in request.messages {
+            messages.push(if role == "assistant" {
+                skald_llm::Message::assistant(text, Vec::new())
+            } else {
+                skald_llm::Message::user(text)
+            });
+        }
+        let call = skald_llm::Request {
+            model: model.model.clone(),
+            messages,
+            tools: Vec::new(),
+            tool_choice: skald_llm::ToolChoice::Auto,
+            max_tokens: Some(request.max_tokens.clamp(1, 16_384)),
+            temperature: None,
+        };
+        let answer = async {
+            match model.provider.stream(&call).await {
+                Ok(stream) => skald_llm::collect(stream).await,
+                Err(e) => Err(e),
+            }
+        };
+        let answer = tokio::select! {
+            biased;
+            _ = cancel.cancelled() => return Err("the request was withdrawn".to_string()),
+            r = answer => r.map_err(|e| format!("the model failed: {e}"))?,
+        };
+        Ok(skald_mcp::Sampled {
+            text: lock(&self.redactor).redact(&answer.text),
+            model: model.model.clone(),
+        })
     }
 
     /// Re-reads the values to redact (after a secret was set or removed).

@@ -114,6 +114,12 @@ impl ToolRegistry {
             .collect()
     }
 
+    /// One tool's definition, for a tool the turn offers by its own rule
+    /// (`read_mcp_resource`).
+    pub fn definition(&self, name: &str) -> Option<Value> {
+        self.get(name).map(|t| t.openai_definition())
+    }
+
     /// The definitions offered to `who`, in name order (tools.md "Tool Visibility
     /// Filtering"): each tool decides in its `offered_to`.
     pub fn offered(&self, who: &Audience) -> Vec<Value> {

@@ -199,7 +199,17 @@ pub struct Host {
     pub(crate) active: Arc<Mutex<HashMap<String, Vec<i64>>>>,
     /// Secret values to keep out of what servers print (their log tail).
     pub(crate) redactor: Arc<Mutex<skald_secrets::Redactor>>,
+    /// The engine, set once it exists: sampling runs its models.
+    pub(crate) engine: Arc<std::sync::OnceLock<std::sync::Weak<crate::engine::Engine>>>,
+    /// Resources a server said changed since an agent last read them: (server, uri).
+    pub(crate) updated: Arc<Mutex<std::collections::BTreeSet<(String, String)>>>,
+    /// The chats that activated or called each server in this process, newest last:
+    /// their folders are the server's roots.
+    pub(crate) users: Arc<Mutex<HashMap<String, Vec<i64>>>>,
 }
+
+/// Most characters of a sampling request shown on its Inbox card's one line.
+const SAMPLING_LABEL: usize = 160;
 
 impl skald_mcp::Host for Host {
     fn status_changed(&self, server: &str, status: &Status) {
@@ -242,6 +252,116 @@ impl skald_mcp::Host for Host {
             let _ = tx.send(answer);
         });
         Box::pin(async move { rx.await.unwrap_or(Elicited::Cancel) })
+    }
+
+    fn resource_updated(&self, server: &str, uri: &str) {
+        lock(&self.updated).insert((server.to_string(), uri.to_string()));
+    }
+
+    /// The folders of the chats that use the server in this process (newest first): each
+    /// one's working folder and its write grants.
+    fn roots(&self, server: &str) -> Vec<std::path::PathBuf> {
+        let sessions: Vec<i64> = lock(&self.users).get(server).cloned().unwrap_or_default();
+        let mut out: Vec<std::path::PathBuf> = Vec::new();
+        for id in sessions.iter().rev() {
+            let Ok(session) = self.store.get_session(*id) else {
+                continue;
+            };
+            let mut dirs: Vec<String> = session.working_dir.into_iter().collect();
+            if let Some(rc) = session.run_context_id
+                && let Ok(rc) = self.store.get_run_context(rc)
+            {
+                dirs.extend(rc.allow_fs_writes);
+            }
+            for d in dirs {
+                let p = std::path::PathBuf::from(d);
+                if p.is_absolute() && !out.contains(&p) {
+                    out.push(p);
+                }
+            }
+        }
+        out
+    }
+
+    /// A server asks the chat's model for a completion: an approval in the Inbox of the
+    /// chat whose call caused it (none: refused), then the engine's first model, without
+    /// tools.
+    fn sample(
+        &self,
+        server: &str,
+        request: skald_mcp::SamplingRequest,
+        cancel: CancellationToken,
+    ) -> BoxFuture<'static, Result<skald_mcp::Sampled, String>> {
+        let session = lock(&self.active)
+            .get(server)
+            .and_then(|v| v.last().copied());
+        let (store, inbox, sink) = (self.store.clone(), self.inbox.clone(), self.sink.clone());
+        let engine = self.engine.get().and_then(std::sync::Weak::upgrade);
+        let server = server.to_string();
+        Box::pin(async move {
+            let Some(session_id) = session else {
+                return Err(
+                    "Skald answers sampling only during a call a chat of the user made".to_string(),
+                );
+            };
+            let engine = engine.ok_or("the engine is shutting down")?;
+            let first = request
+                .messages
+                .last()
+                .map(|(_, t)| t.as_str())
+                .unwrap_or("");
+            let label: String = first.chars().take(SAMPLING_LABEL).collect();
+            let emit = move |e: Event| sink(session_id, e);
+            let item = inbox
+                .request(
+                    &store,
+                    &skald_store::NewInboxItem {
+                        session_id,
+                        kind: skald_store::InboxKind::Approval,
+                        tool_call_id: None,
+                        agent_id: String::new(),
+                        depth: 0,
+                        title: format!("{server} asks the model: {label}"),
+                        payload: skald_api::inbox::InboxRequest::Approval(
+                            skald_api::inbox::ApprovalRequest {
+                                tool: format!("sampling ({server})"),
+                                arguments: json!({
+                                    "messages": request.messages.iter().map(|(role, text)| json!({"role": role, "text": text})).collect::<Vec<_>>(),
+                                    "system_prompt": request.system_prompt,
+                                    "max_tokens": request.max_tokens,
+                                }),
+                                label: format!("{server} asks the model: {label}"),
+                                reason: format!(
+                                    "the MCP server {server} asks to use the chat's model (sampling); its answer goes to the server"
+                                ),
+                                category: None,
+                                write: None,
+                                sandbox: None,
+                            },
+                        )
+                        .payload(),
+                    },
+                    &emit,
+                )
+                .map_err(|e| e.to_string())?;
+            match inbox.wait(&store, item.id, &cancel).await {
+                Ok(crate::inbox::Outcome::Approved) => {}
+                Ok(crate::inbox::Outcome::Rejected(note)) => {
+                    return Err(if note.trim().is_empty() {
+                        "the user declined".to_string()
+                    } else {
+                        format!("the user declined: {note}")
+                    });
+                }
+                Ok(crate::inbox::Outcome::Answered(_)) => {
+                    return Err("the user answered instead of approving".to_string());
+                }
+                Ok(crate::inbox::Outcome::Cancelled) | Err(_) => {
+                    return Err("the request was withdrawn".to_string());
+                }
+            }
+            engine.sample(request, &cancel).await
+        })
     }
 }
 
@@ -331,6 +451,12 @@ pub struct Servers {
     pub client_metadata_url: Option<String>,
     /// The engine's withheld variables, kept from every server process.
     pub withheld: Arc<crate::withheld::Withheld>,
+    /// Resources a server said changed since an agent last read them: (server, uri).
+    pub(crate) updated: Arc<Mutex<std::collections::BTreeSet<(String, String)>>>,
+    /// Resources this process asked to hear about.
+    pub(crate) subscribed: Mutex<std::collections::BTreeSet<(String, String)>>,
+    /// The chats that activated or called each server (the host's roots).
+    pub(crate) users: Arc<Mutex<HashMap<String, Vec<i64>>>>,
 }
 
 impl Servers {
@@ -430,6 +556,7 @@ impl Servers {
             .entry(server.to_string())
             .or_default()
             .push(session);
+        self.used_by(server, session);
         ActiveCall {
             active: self.active.clone(),
             server: server.to_string(),
@@ -485,7 +612,18 @@ impl Servers {
                 format!("{} {status}", r.name)
             })
             .collect();
-        Some(format!("MCP servers now: {}.", each.join("; ")))
+        let changed: Vec<String> = lock(&self.updated)
+            .iter()
+            .map(|(server, uri)| format!("{uri} ({server})"))
+            .collect();
+        let mut line = format!("MCP servers now: {}.", each.join("; "));
+        if !changed.is_empty() {
+            line.push_str(&format!(
+                " Resources changed since they were read: {}.",
+                changed.join(", ")
+            ));
+        }
+        Some(line)
     }
 
     /// The tool definitions of the servers an agent activated that are ready.
@@ -514,6 +652,84 @@ impl Servers {
             }
         }
         out
+    }
+
+    /// The prompts of every enabled, ready server, by server then name.
+    pub fn prompt_infos(&self, store: &Store) -> Vec<skald_api::protocol::McpPromptInfo> {
+        let mut out = Vec::new();
+        for rec in store.list_mcp_servers().unwrap_or_default() {
+            for p in self.manager.prompts(&rec.name) {
+                out.push(skald_api::protocol::McpPromptInfo {
+                    server: p.server,
+                    name: p.name,
+                    title: p.title,
+                    description: p.description,
+                    arguments: p
+                        .arguments
+                        .into_iter()
+                        .map(|a| skald_api::protocol::McpPromptArgumentInfo {
+                            name: a.name,
+                            description: a.description,
+                            required: a.required,
+                        })
+                        .collect(),
+                });
+            }
+        }
+        out
+    }
+
+    /// The resources of every enabled, ready server, by server.
+    pub fn resource_infos(&self, store: &Store) -> Vec<skald_api::protocol::McpResourceInfo> {
+        let mut out = Vec::new();
+        for rec in store.list_mcp_servers().unwrap_or_default() {
+            for r in self.manager.resources(&rec.name) {
+                out.push(skald_api::protocol::McpResourceInfo {
+                    server: r.server,
+                    uri: r.uri,
+                    name: r.name,
+                    title: r.title,
+                    description: r.description,
+                    mime_type: r.mime_type,
+                });
+            }
+        }
+        out
+    }
+
+    /// A chat activated or calls a server: its folders are among the server's roots from
+    /// now on, and a server that already asked for them is told they changed.
+    pub(crate) fn used_by(&self, server: &str, session: i64) {
+        let new = {
+            let mut users = lock(&self.users);
+            let sessions = users.entry(server.to_string()).or_default();
+            let new = sessions.last() != Some(&session);
+            sessions.retain(|s| *s != session);
+            sessions.push(session);
+            new
+        };
+        if new {
+            self.manager.roots_changed(server);
+        }
+    }
+
+    /// Whether a granted server that is ready offers resources (`read_mcp_resource` is
+    /// offered then).
+    pub fn has_resources(&self, granted: &[String]) -> bool {
+        granted
+            .iter()
+            .any(|s| !self.manager.resources(s).is_empty())
+    }
+
+    /// An agent read a resource: it is current again, and the server (if it can) says
+    /// when it changes, which the context's MCP status line then reports.
+    pub(crate) async fn read(&self, server: &str, uri: &str) {
+        let key = (server.to_string(), uri.to_string());
+        lock(&self.updated).remove(&key);
+        let new = lock(&self.subscribed).insert(key);
+        if new && let Err(e) = self.manager.subscribe(server, uri).await {
+            tracing::debug!(server, uri, "no updates for this resource: {e}");
+        }
     }
 
     /// The input schema of an offered MCP tool, if its server is ready.
@@ -677,6 +893,8 @@ pub async fn probe(
     manager.stop_all();
     (status, tools)
 }
+
+pub(crate) mod expand;
 
 #[cfg(test)]
 mod tests;

@@ -81,6 +81,11 @@ async fn activate(call: &Call<'_>, args: &Value) -> Result<String, ToolError> {
         }
         s = waits => s,
     };
+    // The chat's folders are the servers' roots from now on (once they are connected,
+    // so the change reaches them).
+    for g in groups.iter().filter(|g| **g != tn::CONFIG_GROUP) {
+        engine.mcp.used_by(g, call.session_id);
+    }
     let lines: Vec<String> = groups
         .into_iter()
         .zip(statuses)

@@ -22,6 +22,7 @@ mod list_items;
 mod list_secrets;
 mod notify;
 mod read_agent_result;
+mod read_mcp_resource;
 mod read_notification;
 mod register_mcp;
 mod set_secret;
@@ -71,6 +72,7 @@ pub fn all() -> Vec<(Arc<DynTool>, Kind)> {
         Arc::new(list_items::ListItems),
         Arc::new(register_mcp::RegisterMcp),
         Arc::new(delete_mcp::DeleteMcp),
+        Arc::new(read_mcp_resource::ReadMcpResource),
         Arc::new(set_secret::SetSecret),
         Arc::new(list_secrets::ListSecrets),
         Arc::new(configure_plugin::ConfigurePlugin),

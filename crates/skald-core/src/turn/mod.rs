@@ -73,6 +73,24 @@ pub async fn run_turn(
             }
         }
     }
+    // `/server:prompt` and `@server:uri` (docs/mcp.md): expanded once, for the root
+    // agent's message from the user.
+    let expanded = match (prompt, env.engine) {
+        (Some(p), Some(engine)) if root => {
+            match crate::mcp::expand::expand(engine, store, p, cancel).await {
+                Ok(e) => e,
+                Err(message) => {
+                    if !running {
+                        emit(Event::TurnRunning { session_id });
+                    }
+                    emit(Event::Error { message });
+                    return finish(emit, session_id, TurnOutcome::Failed, "");
+                }
+            }
+        }
+        _ => None,
+    };
+    let prompt = expanded.as_deref().or(prompt);
     let user = match prompt {
         Some(p) => Some(store.append_message(&NewMessage {
             stack_id: env.frame.stack_id,

@@ -27,6 +27,15 @@ pub(super) fn turn_tools(env: &TurnEnv<'_>, session_id: i64) -> Result<Vec<ToolS
     let mut tools = offered_tools(env, config);
     if let Some(engine) = env.engine {
         tools.extend(engine.mcp.offered(&granted));
+        if engine.mcp.has_resources(&granted)
+            && let Some(spec) = env
+                .registry
+                .definition(tn::READ_MCP_RESOURCE)
+                .as_ref()
+                .and_then(ToolSpec::from_openai)
+        {
+            tools.push(spec);
+        }
     }
     let hidden = approval::hidden_tools(
         env.store,

@@ -3,17 +3,29 @@
 //! and calling tools, and OAuth (`oauth`). Everything else in Skald sees only this
 //! crate's own types, so an rmcp upgrade touches this module alone.
 
+// Roots, sampling and `resources/subscribe` are deprecated for the protocol's next
+// version (SEP-2577, 2026-07-28). Skald speaks 2025-11-25, where servers use them, so they
+// are answered here until the version moves.
+#![allow(deprecated)]
+
 pub(crate) mod oauth;
 
-use crate::{CallOutput, Elicited, Fail, McpError, McpTool, OAuth, Progress, Transport};
+use crate::{
+    CallOutput, Elicited, Fail, Host, McpError, McpPrompt, McpResource, McpTool, OAuth, Progress,
+    PromptArgument, PromptMessage, Transport,
+};
 use futures::StreamExt;
 use futures::future::BoxFuture;
 use rmcp::handler::client::progress::ProgressDispatcher;
 use rmcp::model::{
     CallToolRequestParams, CancelledNotificationParam, ClientCapabilities, ClientConfig,
-    ClientRequest, ContentBlock, ElicitRequestParams, ElicitResult, ElicitationAction,
-    ElicitationCapability, FormElicitationCapability, Implementation, ProgressNotificationParam,
-    ProtocolVersion, Request, ResourceContents, ServerResult,
+    ClientRequest, ContentBlock, CreateMessageRequestParams, CreateMessageResult,
+    ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationCapability, ErrorCode,
+    FormElicitationCapability, GetPromptRequestParams, Implementation, ListRootsResult,
+    ProgressNotificationParam, ProtocolVersion, ReadResourceRequestParams, Request,
+    ResourceContents, ResourceUpdatedNotificationParam, Role, Root, RootsCapabilities,
+    SamplingCapability, SamplingMessage, SamplingMessageContentBlock, ServerResult,
+    SubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, PeerRequestOptions, RequestContext, RoleClient};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
@@ -24,26 +36,51 @@ use skald_api::CancellationToken;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// Asks the user to fill in a server's form: (message, JSON schema) -> answer.
-pub(crate) type Elicit =
-    Arc<dyn Fn(String, Value, CancellationToken) -> BoxFuture<'static, Elicited> + Send + Sync>;
+/// What a server says has changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Changed {
+    Tools,
+    Resources,
+    Prompts,
+}
 
 pub(crate) struct Handler {
     progress: ProgressDispatcher,
-    tools_changed: tokio::sync::mpsc::UnboundedSender<()>,
-    elicit: Elicit,
+    changed: tokio::sync::mpsc::UnboundedSender<Changed>,
+    /// Forms, roots, sampling and resource updates go to the owner.
+    host: Arc<dyn Host>,
+    server: String,
 }
 
 impl Handler {
     pub(crate) fn new(
-        tools_changed: tokio::sync::mpsc::UnboundedSender<()>,
-        elicit: Elicit,
+        changed: tokio::sync::mpsc::UnboundedSender<Changed>,
+        host: Arc<dyn Host>,
+        server: String,
     ) -> Self {
         Handler {
             progress: ProgressDispatcher::new(),
-            tools_changed,
-            elicit,
+            changed,
+            host,
+            server,
         }
+    }
+}
+
+/// A host for a connection nobody works with (learning what login a server wants):
+/// forms declined, no roots, no sampling.
+pub(crate) struct Nobody;
+
+impl Host for Nobody {
+    fn status_changed(&self, _: &str, _: &crate::Status) {}
+    fn elicit(
+        &self,
+        _: &str,
+        _: String,
+        _: Value,
+        _: CancellationToken,
+    ) -> BoxFuture<'static, Elicited> {
+        Box::pin(async { Elicited::Decline })
     }
 }
 
@@ -52,6 +89,11 @@ impl ClientHandler for Handler {
         let mut caps = ClientCapabilities::default();
         caps.elicitation =
             Some(ElicitationCapability::new().with_form(FormElicitationCapability::new()));
+        // The chat's folders, updated as chats come and go.
+        let mut roots = RootsCapabilities::default();
+        roots.list_changed = Some(true);
+        caps.roots = Some(roots);
+        caps.sampling = Some(SamplingCapability::default());
         // 2025-11-25 is the newest version with an initialize handshake, which every
         // server released so far speaks (and the conformance suite checks).
         ClientConfig::new(
@@ -70,7 +112,98 @@ impl ClientHandler for Handler {
     }
 
     async fn on_tool_list_changed(&self, _cx: NotificationContext<RoleClient>) {
-        let _ = self.tools_changed.send(());
+        let _ = self.changed.send(Changed::Tools);
+    }
+
+    async fn on_resource_list_changed(&self, _cx: NotificationContext<RoleClient>) {
+        let _ = self.changed.send(Changed::Resources);
+    }
+
+    async fn on_prompt_list_changed(&self, _cx: NotificationContext<RoleClient>) {
+        let _ = self.changed.send(Changed::Prompts);
+    }
+
+    async fn on_resource_updated(
+        &self,
+        params: ResourceUpdatedNotificationParam,
+        _cx: NotificationContext<RoleClient>,
+    ) {
+        self.host.resource_updated(&self.server, &params.uri);
+    }
+
+    async fn list_roots(
+        &self,
+        _cx: RequestContext<RoleClient>,
+    ) -> Result<ListRootsResult, ErrorData> {
+        let roots = self
+            .host
+            .roots(&self.server)
+            .into_iter()
+            .filter_map(|dir| {
+                let uri = reqwest::Url::from_directory_path(&dir).ok()?.to_string();
+                let name = dir.file_name().map(|n| n.to_string_lossy().into_owned());
+                let mut root = Root::new(uri);
+                root.name = name;
+                Some(root)
+            })
+            .collect();
+        Ok(ListRootsResult::new(roots))
+    }
+
+    async fn create_message(
+        &self,
+        params: CreateMessageRequestParams,
+        cx: RequestContext<RoleClient>,
+    ) -> Result<CreateMessageResult, ErrorData> {
+        let messages: Vec<(String, String)> = params
+            .messages
+            .into_iter()
+            .map(|m| {
+                let role = match m.role {
+                    Role::Assistant => "assistant",
+                    _ => "user",
+                };
+                let text: Vec<String> = m
+                    .content
+                    .into_vec()
+                    .iter()
+                    .map(|c| match c {
+                        SamplingMessageContentBlock::Text(t) => t.text.clone(),
+                        SamplingMessageContentBlock::Image(i) => {
+                            format!("[image {} ({} bytes, base64)]", i.mime_type, i.data.len())
+                        }
+                        _ => "[content of a kind Skald does not pass on]".to_string(),
+                    })
+                    .collect();
+                (role.to_string(), text.join("\n"))
+            })
+            .collect();
+        let request = crate::SamplingRequest {
+            messages,
+            system_prompt: params.system_prompt,
+            max_tokens: params.max_tokens,
+        };
+        let withdrawn = CancellationToken::new();
+        let _close_on_drop = withdrawn.clone().drop_guard();
+        let asking = self.host.sample(&self.server, request, withdrawn.clone());
+        let answer = tokio::select! {
+            _ = cx.ct.cancelled() => {
+                withdrawn.cancel();
+                Err("the server withdrew the request".to_string())
+            }
+            a = asking => a,
+        };
+        match answer {
+            Ok(sampled) => Ok(CreateMessageResult::new(
+                SamplingMessage::new(
+                    Role::Assistant,
+                    SamplingMessageContentBlock::text(sampled.text),
+                ),
+                sampled.model,
+            )
+            .with_stop_reason(CreateMessageResult::STOP_REASON_END_TURN)),
+            Err(why) => Err(ErrorData::new(ErrorCode(-1), why, None)),
+        }
     }
 
     async fn create_elicitation(
@@ -95,7 +228,9 @@ impl ClientHandler for Handler {
         // stopped): the token tells the asker, so the question is closed, not left open.
         let withdrawn = CancellationToken::new();
         let _close_on_drop = withdrawn.clone().drop_guard();
-        let asking = (self.elicit)(message, schema, withdrawn.clone());
+        let asking = self
+            .host
+            .elicit(&self.server, message, schema, withdrawn.clone());
         let answer = tokio::select! {
             _ = cx.ct.cancelled() => {
                 withdrawn.cancel();
@@ -282,10 +417,7 @@ async fn login_needed(transport: &Transport, e: &ServiceError) -> Option<oauth::
 /// the store for the login to answer). A server that lets us in needs no login.
 pub(crate) async fn learn_refusal(spec: &crate::ServerSpec) -> Result<(), String> {
     let (changed, _) = tokio::sync::mpsc::unbounded_channel();
-    let handler = Handler::new(
-        changed,
-        Arc::new(|_, _, _| Box::pin(async { Elicited::Decline })),
-    );
+    let handler = Handler::new(changed, Arc::new(Nobody), spec.name.clone());
     let broken = |e: Fail| match e {
         Fail::Broken(e) => Err(e),
         Fail::Login(_) => Ok(()),
@@ -363,6 +495,175 @@ pub(crate) async fn list_tools(
             input_schema: Value::Object((*t.input_schema).clone()),
         })
         .collect())
+}
+
+/// Every resource the server offers, following pagination; none when it offers none or
+/// listing them fails (logged: resources are extras, the tools still work).
+pub(crate) async fn list_resources(
+    client: &Client,
+    server: &str,
+    timeout: Duration,
+) -> Vec<McpResource> {
+    let offers = client
+        .peer_info()
+        .is_some_and(|i| i.capabilities.resources.is_some());
+    if !offers {
+        return Vec::new();
+    }
+    match tokio::time::timeout(timeout, client.list_all_resources()).await {
+        Ok(Ok(list)) => list
+            .into_iter()
+            .map(|r| McpResource {
+                server: server.to_string(),
+                uri: r.uri,
+                name: r.name,
+                title: r.title,
+                description: r.description.unwrap_or_default(),
+                mime_type: r.mime_type,
+                size: r.size,
+            })
+            .collect(),
+        Ok(Err(e)) => {
+            tracing::warn!(server, "resources/list failed: {e}");
+            Vec::new()
+        }
+        Err(_) => {
+            tracing::warn!(server, "resources/list took longer than {timeout:?}");
+            Vec::new()
+        }
+    }
+}
+
+/// Every prompt the server offers (as `list_resources`).
+pub(crate) async fn list_prompts(
+    client: &Client,
+    server: &str,
+    timeout: Duration,
+) -> Vec<McpPrompt> {
+    let offers = client
+        .peer_info()
+        .is_some_and(|i| i.capabilities.prompts.is_some());
+    if !offers {
+        return Vec::new();
+    }
+    match tokio::time::timeout(timeout, client.list_all_prompts()).await {
+        Ok(Ok(list)) => list
+            .into_iter()
+            .map(|p| McpPrompt {
+                server: server.to_string(),
+                name: p.name,
+                title: p.title,
+                description: p.description.unwrap_or_default(),
+                arguments: p
+                    .arguments
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|a| PromptArgument {
+                        name: a.name,
+                        description: a.description.unwrap_or_default(),
+                        required: a.required.unwrap_or(false),
+                    })
+                    .collect(),
+            })
+            .collect(),
+        Ok(Err(e)) => {
+            tracing::warn!(server, "prompts/list failed: {e}");
+            Vec::new()
+        }
+        Err(_) => {
+            tracing::warn!(server, "prompts/list took longer than {timeout:?}");
+            Vec::new()
+        }
+    }
+}
+
+/// Reads a resource: each content as the model reads it, capped.
+pub(crate) async fn read_resource(
+    client: &Client,
+    transport: &Transport,
+    uri: &str,
+    timeout: Duration,
+) -> Result<String, McpError> {
+    let read = tokio::time::timeout(
+        timeout,
+        client.read_resource(ReadResourceRequestParams::new(uri)),
+    )
+    .await
+    .map_err(|_| McpError::Timeout(timeout))?;
+    let result = match read {
+        Ok(r) => r,
+        Err(e) => return Err(refusal(transport, e).await),
+    };
+    let parts: Vec<String> = result.contents.iter().map(contents_text).collect();
+    Ok(capped(parts.join("\n")))
+}
+
+/// A prompt with its arguments: its messages as text.
+pub(crate) async fn get_prompt(
+    client: &Client,
+    transport: &Transport,
+    prompt: &str,
+    arguments: serde_json::Map<String, Value>,
+    timeout: Duration,
+) -> Result<Vec<PromptMessage>, McpError> {
+    let mut params = GetPromptRequestParams::new(prompt.to_string());
+    if !arguments.is_empty() {
+        params.arguments = Some(arguments);
+    }
+    let got = tokio::time::timeout(timeout, client.get_prompt(params))
+        .await
+        .map_err(|_| McpError::Timeout(timeout))?;
+    let result = match got {
+        Ok(r) => r,
+        Err(e) => return Err(refusal(transport, e).await),
+    };
+    Ok(result
+        .messages
+        .iter()
+        .map(|m| PromptMessage {
+            role: match m.role {
+                Role::Assistant => "assistant".to_string(),
+                _ => "user".to_string(),
+            },
+            text: capped(block_text(&m.content)),
+        })
+        .collect())
+}
+
+/// Says the roots changed, if the server's client still runs (bounded: a notification).
+pub(crate) async fn roots_changed(client: &Client) {
+    let _ = tokio::time::timeout(
+        Duration::from_secs(5),
+        client.peer().notify_roots_list_changed(),
+    )
+    .await;
+}
+
+/// Subscribes to a resource's updates.
+pub(crate) async fn subscribe(
+    client: &Client,
+    transport: &Transport,
+    uri: &str,
+    timeout: Duration,
+) -> Result<(), McpError> {
+    let offers = client.peer_info().is_some_and(|i| {
+        i.capabilities
+            .resources
+            .as_ref()
+            .is_some_and(|r| r.subscribe == Some(true))
+    });
+    if !offers {
+        return Err(McpError::Protocol(
+            "the server does not offer resource subscriptions".to_string(),
+        ));
+    }
+    let sent = tokio::time::timeout(timeout, client.subscribe(SubscribeRequestParams::new(uri)))
+        .await
+        .map_err(|_| McpError::Timeout(timeout))?;
+    match sent {
+        Ok(()) => Ok(()),
+        Err(e) => Err(refusal(transport, e).await),
+    }
 }
 
 /// Calls a tool. Progress notifications go to `on_progress`; `cancel` sends
@@ -478,15 +779,7 @@ fn block_text(block: &ContentBlock) -> String {
         return format!("[image {} ({} bytes, base64)]", i.mime_type, i.data.len());
     }
     if let Some(r) = block.as_resource() {
-        return match &r.resource {
-            ResourceContents::TextResourceContents { uri, text, .. } => {
-                format!("[resource {uri}]\n{text}")
-            }
-            ResourceContents::BlobResourceContents { uri, blob, .. } => {
-                format!("[resource {uri} ({} bytes, base64)]", blob.len())
-            }
-            _ => "[resource]".to_string(),
-        };
+        return contents_text(&r.resource);
     }
     if let Some(l) = block.as_resource_link() {
         return format!("[resource link {} ({})]", l.uri, l.name);
@@ -506,6 +799,26 @@ async fn refusal(transport: &Transport, e: ServiceError) -> McpError {
             .describe(),
         },
         None => service_error(e),
+    }
+}
+
+/// What the model reads of a resource's contents: text under its URI, binary described.
+fn contents_text(contents: &ResourceContents) -> String {
+    match contents {
+        ResourceContents::TextResourceContents { uri, text, .. } => {
+            format!("[resource {uri}]\n{text}")
+        }
+        ResourceContents::BlobResourceContents {
+            uri,
+            blob,
+            mime_type,
+            ..
+        } => format!(
+            "[resource {uri} ({}, {} bytes, base64)]",
+            mime_type.as_deref().unwrap_or("binary"),
+            blob.len()
+        ),
+        _ => "[resource]".to_string(),
     }
 }
 
