@@ -46,6 +46,8 @@ pub const SET_SECRET: &str = "set_secret";
 pub const LIST_SECRETS: &str = "list_secrets";
 /// Offered only while an activated MCP server has resources.
 pub const READ_MCP_RESOURCE: &str = "read_mcp_resource";
+/// Offered instead of the activated servers' tools when there are too many of them.
+pub const SEARCH_MCP_TOOLS: &str = "search_mcp_tools";
 
 /// The reserved group name that `activate_tools` accepts for the Config-category tools.
 pub const CONFIG_GROUP: &str = "config";

@@ -42,6 +42,10 @@ pub const DEFAULT_CONFIG_TOML: &str = r#"# Skald configuration.
 #   client_metadata_url = "https://example.org/skald-client.json"
 # Without it Skald registers itself with each authorization server (dynamic client
 # registration).
+# The percentage of the context window the activated servers' tool definitions may take;
+# past it, agents search them (search_mcp_tools) instead of carrying every one. 0 turns
+# the search off.
+# tool_search_percent = 10
 
 # [sandbox]
 # How agents' shell commands are confined (docs/sandbox.md): "off" (each runs as you,
@@ -323,6 +327,7 @@ pub struct McpConfig {
     pub connect_timeout_secs: u64,
     pub call_timeout_secs: u64,
     pub client_metadata_url: Option<String>,
+    pub tool_search_percent: u8,
 }
 
 impl Default for McpConfig {
@@ -331,6 +336,7 @@ impl Default for McpConfig {
             connect_timeout_secs: 30,
             call_timeout_secs: 120,
             client_metadata_url: None,
+            tool_search_percent: 10,
         }
     }
 }

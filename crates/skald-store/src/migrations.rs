@@ -22,6 +22,7 @@ const STEPS: &[M<'static>] = &[
     M::up(include_str!("../migrations/0012_sandbox.sql")),
     M::up(include_str!("../migrations/0013_checkpoints.sql")),
     M::up(include_str!("../migrations/0014_hook_approvals.sql")),
+    M::up(include_str!("../migrations/0015_mcp_tool_search.sql")),
 ];
 
 /// Every migration, in order.

@@ -13,6 +13,7 @@ import { CheckpointStrip, RestoreLine } from "./Checkpoints";
 import { ArgumentsView, VisibleText } from "./Arguments";
 import { HookRuns } from "./HookRuns";
 import { escapeControlsInline } from "../lib/visible";
+import { mcpServerOf, resourceMention, splitResourceLinks } from "../lib/mcpPrompts";
 import { Icon, basename } from "./ui";
 
 /** Expanded tool cards by key; a ref-backed set so virtualised rows remember it. */
@@ -21,6 +22,9 @@ export interface Expanded {
   toggle(key: string): void;
 }
 export const ExpandedContext = createContext<Expanded>({ has: () => false, toggle: () => {} });
+
+/** Puts a resource's `@server:uri` mention into the chat's composer (none outside a chat). */
+export const InsertMentionContext = createContext<((text: string) => void) | null>(null);
 
 export const STATUS_LABEL: Record<ToolStatus, string> = {
   pending: "pending",
@@ -161,7 +165,7 @@ export function ToolCard({ tool, cardKey }: { tool: ToolView; cardKey: string })
           {tool.result != null && (
             <>
               <div className="small label">{status === "failed" ? "Error" : "Result"}</div>
-              <ToolResult text={tool.result} />
+              <ToolResult text={tool.result} server={mcpServerOf(tool.name)} />
             </>
           )}
         </div>
@@ -185,18 +189,44 @@ export function ToolCard({ tool, cardKey }: { tool: ToolView; cardKey: string })
 
 const RESULT_PREVIEW = 20_000;
 
-function ToolResult({ text }: { text: string }) {
+/** `server`: an MCP tool's, whose `[resource link URI (NAME)]` lines become buttons. */
+function ToolResult({ text, server }: { text: string; server: string | null }) {
   const [all, setAll] = useState(false);
   const long = text.length > RESULT_PREVIEW;
+  const shown = long && !all ? text.slice(0, RESULT_PREVIEW) + "\n…" : text;
   return (
     <>
-      <pre className="result">{long && !all ? text.slice(0, RESULT_PREVIEW) + "\n…" : text}</pre>
+      <pre className="result">{server ? <WithResourceLinks text={shown} server={server} /> : shown}</pre>
       {long && (
         <button type="button" className="link small" onClick={() => setAll(!all)}>
           {all ? "Show less" : `Show all ${text.length.toLocaleString()} characters`}
         </button>
       )}
     </>
+  );
+}
+
+function WithResourceLinks({ text, server }: { text: string; server: string }) {
+  const insert = useContext(InsertMentionContext);
+  if (!insert) return text;
+  return splitResourceLinks(text).map((part, i) =>
+    "text" in part ? (
+      part.text
+    ) : (
+      <button
+        key={i}
+        type="button"
+        className="link resource-link"
+        data-testid="resource-link"
+        title={`Attach ${part.link.uri} to your next message`}
+        aria-label={`Attach ${part.link.name} (${part.link.uri}) to your next message`}
+        onClick={() => insert(resourceMention(server, part.link.uri))}
+      >
+        <Icon name="attach" size={12} />
+        <span className="resource-link-name">{part.link.name}</span>
+        <span className="resource-link-uri">{part.link.uri}</span>
+      </button>
+    ),
   );
 }
 

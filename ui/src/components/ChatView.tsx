@@ -6,12 +6,11 @@ import { useVirtualizer } from "@tanstack/react-virtual";
 import type { CheckpointInfo, InboxEntry, SessionInfo, TodoItem, TodoStatus } from "../protocol";
 import { blockedToReturn, latestTodos, staleAssistants, type ChatAction, type ChatState, type Item } from "../chat/state";
 import { useApp, useTransport } from "../app/context";
-import { loadDraft, saveDraft } from "../lib/drafts";
-import { errorText } from "../lib/format";
 import { escapeHtml } from "../lib/highlight";
 import { onMarkdownClick } from "../lib/links";
-import { ChatRow, ExpandedContext, type Expanded } from "./ChatItems";
+import { ChatRow, ExpandedContext, InsertMentionContext, type Expanded } from "./ChatItems";
 import { CheckpointActions } from "./Checkpoints";
+import { Composer, type InsertText } from "./Composer";
 import { ContextButton } from "./ContextView";
 import { InboxCard } from "./InboxCards";
 import { SandboxBadge } from "./SandboxBadge";
@@ -58,6 +57,10 @@ export function ChatView({ session, sessionId, chat, dispatch, loadError, onRetr
     return inbox.filter((e) => e.session_id === sessionId && !(e.tool_call_id && visible.has(e.tool_call_id)));
   }, [inbox, chat.items, sessionId]);
 
+  // A resource link in a tool's result puts its mention into the composer.
+  const insertRef = useRef<InsertText | null>(null);
+  const insertMention = useCallback<InsertText>((text) => insertRef.current?.(text), []);
+
   const [loadingOlder, setLoadingOlder] = useState(false);
   const loadOlder = useCallback(async () => {
     if (loadingOlder || !chat.hasMore || chat.oldestId == null) return;
@@ -90,7 +93,9 @@ export function ChatView({ session, sessionId, chat, dispatch, loadError, onRetr
       {loadError && !chat.loaded ? (
         <ErrorState message={`Could not load this chat: ${loadError}`} onRetry={onRetryLoad} />
       ) : (
-        <MessageList chat={chat} dispatch={dispatch} loadOlder={loadOlder} loadingOlder={loadingOlder} preparing={preparing} />
+        <InsertMentionContext.Provider value={insertMention}>
+          <MessageList chat={chat} dispatch={dispatch} loadOlder={loadOlder} loadingOlder={loadingOlder} preparing={preparing} />
+        </InsertMentionContext.Provider>
       )}
       {loose.length > 0 && (
         <div className="pending-area" aria-label="Waiting for you">
@@ -100,7 +105,7 @@ export function ChatView({ session, sessionId, chat, dispatch, loadError, onRetr
         </div>
       )}
       {todos && todos.length > 0 && <TodoList todos={todos} />}
-      <Composer sessionId={sessionId} running={chat.running} dispatch={dispatch} takeFocus={!contextOpen} blocked={blocked} />
+      <Composer sessionId={sessionId} running={chat.running} dispatch={dispatch} takeFocus={!contextOpen} blocked={blocked} insertRef={insertRef} />
     </section>
   );
 }
@@ -337,127 +342,5 @@ function TodoList({ todos }: { todos: TodoItem[] }) {
         </ul>
       )}
     </div>
-  );
-}
-
-/**
- * `takeFocus`: when the chat opens (not when it opens with its context panel, which takes it).
- * `blocked`: messages a hook blocked, whose text goes back into the box if it is empty.
- */
-function Composer({
-  sessionId,
-  running,
-  dispatch,
-  takeFocus,
-  blocked,
-}: {
-  sessionId: number;
-  running: boolean;
-  dispatch: (a: ChatAction) => void;
-  takeFocus: boolean;
-  blocked: { key: string; text: string }[];
-}) {
-  const t = useTransport();
-  const [text, setText] = useState(() => loadDraft(sessionId));
-  const [error, setError] = useState<string | null>(null);
-  const ref = useRef<HTMLTextAreaElement>(null);
-  const textRef = useRef(text);
-  textRef.current = text;
-
-  const takeFocusRef = useRef(takeFocus);
-  takeFocusRef.current = takeFocus;
-  useEffect(() => {
-    const draft = loadDraft(sessionId);
-    setText(draft);
-    // Read by the effect below in this same pass, before the state is.
-    textRef.current = draft;
-    setError(null);
-    if (takeFocusRef.current) ref.current?.focus();
-  }, [sessionId]);
-  // A message a hook blocked was not stored: its text comes back to be edited and sent
-  // again — unless something new was typed meanwhile (the chat still shows it).
-  useEffect(() => {
-    if (blocked.length === 0) return;
-    if (textRef.current.trim() === "") {
-      const body = blocked.map((b) => b.text).join("\n\n");
-      setText(body);
-      textRef.current = body;
-    }
-    for (const b of blocked) dispatch({ type: "returned", key: b.key });
-  }, [blocked, dispatch]);
-  useEffect(() => {
-    saveDraft(sessionId, text);
-  }, [sessionId, text]);
-  // Grow with the text up to a limit, then scroll.
-  useLayoutEffect(() => {
-    const el = ref.current;
-    if (!el) return;
-    el.style.height = "auto";
-    el.style.height = `${Math.min(el.scrollHeight, 240)}px`;
-  }, [text]);
-
-  const send = () => {
-    const body = text;
-    if (body.trim() === "") return;
-    const key = `local-${Date.now()}-${Math.random().toString(36).slice(2, 8)}`;
-    dispatch({ type: "local_send", key, text: body });
-    setText("");
-    setError(null);
-    t.call({ cmd: "send_message", session_id: sessionId, text: body }).then(
-      (r) => dispatch({ type: "send_result", key, queued: r.queued }),
-      (e: unknown) => {
-        dispatch({ type: "send_failed", key, error: errorText(e) });
-        // Never lose typed input: put it back if the box is still empty.
-        if (textRef.current === "") setText(body);
-        setError(errorText(e));
-      },
-    );
-  };
-  const stop = () => {
-    t.call({ cmd: "stop", session_id: sessionId }).catch((e: unknown) => setError(`Could not stop: ${errorText(e)}`));
-  };
-
-  return (
-    <form
-      className="composer"
-      onSubmit={(e) => {
-        e.preventDefault();
-        send();
-      }}
-    >
-      {error && (
-        <div className="error-text small" role="alert">
-          {error}
-        </div>
-      )}
-      <div className="composer-row">
-        <textarea
-          ref={ref}
-          data-testid="composer"
-          aria-label="Message"
-          placeholder={running ? "Queue a message for the agent's next step…" : "Message the agent…"}
-          rows={1}
-          value={text}
-          onChange={(e) => setText(e.target.value)}
-          onKeyDown={(e) => {
-            if (e.key === "Enter" && !e.shiftKey && !e.nativeEvent.isComposing) {
-              e.preventDefault();
-              send();
-            } else if (e.key === "Escape" && running) {
-              e.preventDefault();
-              stop();
-            }
-          }}
-        />
-        {running && (
-          <button type="button" className="btn btn-danger icon-text" data-testid="stop" aria-label="Stop the agent (Esc)" title="Stop (Esc)" onClick={stop}>
-            <Icon name="stop" /> Stop
-          </button>
-        )}
-        <button type="submit" className="btn btn-primary icon-text" data-testid="send" aria-label={running ? "Queue message" : "Send message"} disabled={text.trim() === ""}>
-          <Icon name="send" /> {running ? "Queue" : "Send"}
-        </button>
-      </div>
-    </form>
   );
 }

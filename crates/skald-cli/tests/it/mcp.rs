@@ -795,3 +795,53 @@ fn roots_are_the_chats_folder_and_sampling_waits_for_the_user() {
         "{links}"
     );
 }
+
+/// With more tool definitions than `[mcp] tool_search_percent` of the context window,
+/// an agent gets search_mcp_tools instead of every definition, and what it finds is in
+/// its list from the next step.
+#[test]
+fn too_many_tools_are_searched_instead_of_all_offered() {
+    let (data, work) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    add_everything(data.path());
+    std::fs::write(
+        data.path().join("config.toml"),
+        "[models]\ncontext_window = 4000\n\n[mcp]\ntool_search_percent = 10\n",
+    )
+    .unwrap();
+    let server = ScriptedServer::new(vec![
+        tool_call("a1", "activate_tools", r#"{"groups": ["everything"]}"#),
+        tool_call(
+            "q1",
+            "search_mcp_tools",
+            r#"{"query": "echo a message back"}"#,
+        ),
+        tool_call("e1", "mcp__everything__echo", r#"{"message": "found it"}"#),
+        answer("done"),
+    ]);
+    let out = skald(data.path(), Some(&server))
+        .args(["exec", "--json", "--approve", "all", "--cwd"])
+        .arg(work.path())
+        .arg("echo something")
+        .output()
+        .unwrap();
+    let ev = events(&ok(&out));
+    let after_activation = offered(&server, 1);
+    assert!(after_activation.contains(&"search_mcp_tools".to_string()));
+    assert!(
+        !after_activation.iter().any(|t| t.starts_with("mcp__")),
+        "{after_activation:?}"
+    );
+    let found = result(&ev, "q1");
+    assert!(found.contains("mcp__everything__echo"), "{found}");
+    let after_search = offered(&server, 2);
+    assert!(after_search.contains(&"mcp__everything__echo".to_string()));
+    assert!(
+        after_search
+            .iter()
+            .filter(|t| t.starts_with("mcp__"))
+            .count()
+            < 9,
+        "only what the search found: {after_search:?}"
+    );
+    assert!(result(&ev, "e1").contains("found it"));
+}

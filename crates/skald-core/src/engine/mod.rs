@@ -170,6 +170,8 @@ impl Engine {
             withheld: withheld.clone(),
             updated,
             subscribed: Mutex::new(std::collections::BTreeSet::new()),
+            loaded: Mutex::new(HashMap::new()),
+            loads: std::sync::atomic::AtomicU64::new(0),
             users,
         });
         let checkpoints = crate::checkpoints::Checkpoints::new(settings.checkpoints.clone());

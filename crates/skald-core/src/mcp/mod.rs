@@ -438,6 +438,9 @@ fn form_content(text: &str, schema: &Value) -> Value {
     json!({ field: text })
 }
 
+/// An agent frame: (session, stack row; `None` for the root agent).
+pub(crate) type Frame = (i64, Option<i64>);
+
 /// The engine's MCP servers.
 pub struct Servers {
     pub manager: Arc<McpManager>,
@@ -455,6 +458,10 @@ pub struct Servers {
     pub(crate) updated: Arc<Mutex<std::collections::BTreeSet<(String, String)>>>,
     /// Resources this process asked to hear about.
     pub(crate) subscribed: Mutex<std::collections::BTreeSet<(String, String)>>,
+    /// The MCP tools each agent frame found with search_mcp_tools: (session, stack).
+    pub(crate) loaded: Mutex<HashMap<Frame, std::collections::BTreeSet<String>>>,
+    /// Bumped when a frame loads tools, so its turn offers them from the next round.
+    pub(crate) loads: std::sync::atomic::AtomicU64,
     /// The chats that activated or called each server (the host's roots).
     pub(crate) users: Arc<Mutex<HashMap<String, Vec<i64>>>>,
 }
@@ -711,6 +718,53 @@ impl Servers {
         if new {
             self.manager.roots_changed(server);
         }
+    }
+
+    /// The tools a frame found with search_mcp_tools are offered to it from now on.
+    pub(crate) fn load_tools(&self, session: i64, stack: Option<i64>, names: &[String]) {
+        lock(&self.loaded)
+            .entry((session, stack))
+            .or_default()
+            .extend(names.iter().cloned());
+        self.loads.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+    }
+
+    /// Changes whenever a frame loads tools.
+    pub fn loads(&self) -> u64 {
+        self.loads.load(std::sync::atomic::Ordering::Acquire)
+    }
+
+    /// The activated servers' tools for one frame: every definition while they fit in
+    /// `budget` tokens (estimated as a quarter of their JSON's bytes), else the ones the
+    /// frame found with search_mcp_tools — and `true`, saying the search is to be offered.
+    pub fn offered_within(
+        &self,
+        granted: &[String],
+        session: i64,
+        stack: Option<i64>,
+        budget: Option<usize>,
+    ) -> (Vec<skald_llm::ToolSpec>, bool) {
+        let all = self.offered(granted);
+        let Some(budget) = budget else {
+            return (all, false);
+        };
+        let bytes: usize = all
+            .iter()
+            .map(|t| t.name.len() + t.description.len() + t.parameters.to_string().len())
+            .sum();
+        if bytes / 4 <= budget {
+            return (all, false);
+        }
+        let loaded = lock(&self.loaded)
+            .get(&(session, stack))
+            .cloned()
+            .unwrap_or_default();
+        (
+            all.into_iter()
+                .filter(|t| loaded.contains(&t.name))
+                .collect(),
+            true,
+        )
     }
 
     /// Whether a granted server that is ready offers resources (`read_mcp_resource` is

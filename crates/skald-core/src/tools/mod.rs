@@ -25,6 +25,7 @@ mod read_agent_result;
 mod read_mcp_resource;
 mod read_notification;
 mod register_mcp;
+mod search_mcp_tools;
 mod set_secret;
 mod show_file_to_user;
 mod toggle_item;
@@ -73,6 +74,7 @@ pub fn all() -> Vec<(Arc<DynTool>, Kind)> {
         Arc::new(register_mcp::RegisterMcp),
         Arc::new(delete_mcp::DeleteMcp),
         Arc::new(read_mcp_resource::ReadMcpResource),
+        Arc::new(search_mcp_tools::SearchMcpTools),
         Arc::new(set_secret::SetSecret),
         Arc::new(list_secrets::ListSecrets),
         Arc::new(configure_plugin::ConfigurePlugin),

@@ -13,7 +13,10 @@ pub(super) fn tools_key_now(
 ) -> Result<(Vec<String>, u64, bool), TurnError> {
     Ok((
         env.store.granted_groups(session_id, env.frame.stack_id)?,
-        env.engine.map_or(0, |e| e.mcp.manager.generation()),
+        // Both only grow, so their sum moves whenever either does.
+        env.engine.map_or(0, |e| {
+            e.mcp.manager.generation().wrapping_add(e.mcp.loads())
+        }),
         env.engine
             .is_some_and(|e| e.plugins.images.provider().is_some()),
     ))
@@ -26,7 +29,24 @@ pub(super) fn turn_tools(env: &TurnEnv<'_>, session_id: i64) -> Result<Vec<ToolS
     let config = granted.iter().any(|g| g == tn::CONFIG_GROUP);
     let mut tools = offered_tools(env, config);
     if let Some(engine) = env.engine {
-        tools.extend(engine.mcp.offered(&granted));
+        // Too many definitions for the context: a search over them instead (docs/mcp.md
+        // "Many tools").
+        let percent = engine.settings.mcp.tool_search_percent;
+        let budget = (percent > 0).then(|| env.cfg.context_window * usize::from(percent) / 100);
+        let (mcp_tools, search) =
+            engine
+                .mcp
+                .offered_within(&granted, session_id, env.frame.stack_id, budget);
+        tools.extend(mcp_tools);
+        if search
+            && let Some(spec) = env
+                .registry
+                .definition(tn::SEARCH_MCP_TOOLS)
+                .as_ref()
+                .and_then(ToolSpec::from_openai)
+        {
+            tools.push(spec);
+        }
         if engine.mcp.has_resources(&granted)
             && let Some(spec) = env
                 .registry
