@@ -146,7 +146,7 @@ impl Engine {
         let active = Arc::new(Mutex::new(HashMap::new()));
         let redactor = Arc::new(Mutex::new(skald_secrets::Redactor::default()));
         let withheld = Arc::new(crate::withheld::Withheld::default());
-        let engine_handle = Arc::new(std::sync::OnceLock::new());
+        let sampler = Arc::new(std::sync::OnceLock::new());
         let updated = Arc::new(Mutex::new(std::collections::BTreeSet::new()));
         let users = Arc::new(Mutex::new(HashMap::new()));
         let host = crate::mcp::Host {
@@ -155,7 +155,7 @@ impl Engine {
             sink: sink.clone(),
             active: active.clone(),
             redactor: redactor.clone(),
-            engine: engine_handle.clone(),
+            sampler: sampler.clone(),
             updated: updated.clone(),
             users: users.clone(),
         };
@@ -198,8 +198,17 @@ impl Engine {
             started: Mutex::new(std::collections::HashSet::new()),
             editors: Mutex::new(HashMap::new()),
         });
-        // The MCP host answers servers' sampling requests with the engine's models.
-        let _ = engine_handle.set(Arc::downgrade(&engine));
+        // The MCP host answers servers' sampling requests with the engine's models; a weak
+        // handle, so the engine's servers do not keep it alive.
+        let weak = Arc::downgrade(&engine);
+        let answer: crate::mcp::Sampler = Arc::new(move |request, cancel| {
+            let weak = weak.clone();
+            Box::pin(async move {
+                let engine = weak.upgrade().ok_or("the engine is shutting down")?;
+                engine.sample(request, &cancel).await
+            })
+        });
+        let _ = sampler.set(answer);
         engine
     }
 

@@ -4,7 +4,7 @@
 //! the resource's contents attached. Only registered servers count: any other slash or
 //! `@` is text.
 
-use crate::engine::Engine;
+use super::Servers;
 use serde_json::{Map, Value};
 use skald_api::CancellationToken;
 use skald_mcp::{McpPrompt, PromptArgument};
@@ -17,7 +17,7 @@ const MAX_MENTIONS: usize = 8;
 /// error says what the user got wrong (an unknown prompt, a missing argument) or what
 /// failed.
 pub(crate) async fn expand(
-    engine: &Engine,
+    mcp: &Servers,
     store: &Store,
     text: &str,
     cancel: &CancellationToken,
@@ -26,10 +26,10 @@ pub(crate) async fn expand(
     if let Some((server, name, rest)) = invocation(text)
         && store.find_mcp_server(server).ok().flatten().is_some()
     {
-        out = Some(run_prompt(engine, server, name, rest, cancel).await?);
+        out = Some(run_prompt(mcp, server, name, rest, cancel).await?);
     }
     let body = out.as_deref().unwrap_or(text);
-    let attached = attachments(engine, store, body, cancel).await?;
+    let attached = attachments(mcp, store, body, cancel).await?;
     if attached.is_empty() {
         return Ok(out);
     }
@@ -54,13 +54,12 @@ fn invocation(text: &str) -> Option<(&str, &str, &str)> {
 }
 
 async fn run_prompt(
-    engine: &Engine,
+    mcp: &Servers,
     server: &str,
     name: &str,
     rest: &str,
     cancel: &CancellationToken,
 ) -> Result<String, String> {
-    let mcp = &engine.mcp;
     let status = tokio::select! {
         _ = cancel.cancelled() => return Err("stopped".to_string()),
         s = mcp.manager.wait_ready(server, mcp.connect_timeout) => s,
@@ -195,7 +194,7 @@ fn words(text: &str) -> Vec<String> {
 
 /// The `@server:uri` mentions of listed resources, read: (server, uri, contents).
 async fn attachments(
-    engine: &Engine,
+    mcp: &Servers,
     store: &Store,
     text: &str,
     cancel: &CancellationToken,
@@ -213,17 +212,11 @@ async fn attachments(
             continue;
         }
         // A server still connecting (the process just started) is waited for, bounded.
-        let mcp = &engine.mcp;
         tokio::select! {
             _ = cancel.cancelled() => return Err("stopped".to_string()),
             _ = mcp.manager.wait_ready(server, mcp.connect_timeout) => {}
         }
-        let listed = engine
-            .mcp
-            .manager
-            .resources(server)
-            .iter()
-            .any(|r| r.uri == uri);
+        let listed = mcp.manager.resources(server).iter().any(|r| r.uri == uri);
         let pair = (server.to_string(), uri.to_string());
         if listed && !wanted.contains(&pair) {
             wanted.push(pair);
@@ -237,8 +230,7 @@ async fn attachments(
     }
     let mut out = Vec::new();
     for (server, uri) in wanted {
-        let contents = engine
-            .mcp
+        let contents = mcp
             .manager
             .read_resource(&server, &uri, cancel)
             .await

@@ -189,6 +189,16 @@ pub fn spec_for(
     })
 }
 
+/// Answers an approved sampling request with a model.
+pub(crate) type Sampler = Arc<
+    dyn Fn(
+            skald_mcp::SamplingRequest,
+            CancellationToken,
+        ) -> BoxFuture<'static, Result<skald_mcp::Sampled, String>>
+        + Send
+        + Sync,
+>;
+
 /// The engine's side of the MCP client.
 pub struct Host {
     pub(crate) store: Arc<Store>,
@@ -199,8 +209,9 @@ pub struct Host {
     pub(crate) active: Arc<Mutex<HashMap<String, Vec<i64>>>>,
     /// Secret values to keep out of what servers print (their log tail).
     pub(crate) redactor: Arc<Mutex<skald_secrets::Redactor>>,
-    /// The engine, set once it exists: sampling runs its models.
-    pub(crate) engine: Arc<std::sync::OnceLock<std::sync::Weak<crate::engine::Engine>>>,
+    /// How sampling reaches a model, set by the engine once it exists (this module does
+    /// not know the engine: it sits below it).
+    pub(crate) sampler: Arc<std::sync::OnceLock<Sampler>>,
     /// Resources a server said changed since an agent last read them: (server, uri).
     pub(crate) updated: Arc<Mutex<std::collections::BTreeSet<(String, String)>>>,
     /// The chats that activated or called each server in this process, newest last:
@@ -296,7 +307,7 @@ impl skald_mcp::Host for Host {
             .get(server)
             .and_then(|v| v.last().copied());
         let (store, inbox, sink) = (self.store.clone(), self.inbox.clone(), self.sink.clone());
-        let engine = self.engine.get().and_then(std::sync::Weak::upgrade);
+        let sampler = self.sampler.get().cloned();
         let server = server.to_string();
         Box::pin(async move {
             let Some(session_id) = session else {
@@ -304,7 +315,7 @@ impl skald_mcp::Host for Host {
                     "Skald answers sampling only during a call a chat of the user made".to_string(),
                 );
             };
-            let engine = engine.ok_or("the engine is shutting down")?;
+            let sampler = sampler.ok_or("no model is set up to answer")?;
             let first = request
                 .messages
                 .last()
@@ -360,7 +371,7 @@ impl skald_mcp::Host for Host {
                     return Err("the request was withdrawn".to_string());
                 }
             }
-            engine.sample(request, &cancel).await
+            sampler(request, cancel).await
         })
     }
 }

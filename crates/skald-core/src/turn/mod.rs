@@ -77,7 +77,7 @@ pub async fn run_turn(
     // agent's message from the user.
     let expanded = match (prompt, env.engine) {
         (Some(p), Some(engine)) if root => {
-            match crate::mcp::expand::expand(engine, store, p, cancel).await {
+            match crate::mcp::expand::expand(&engine.mcp, store, p, cancel).await {
                 Ok(e) => e,
                 Err(message) => {
                     if !running {
