@@ -15,19 +15,31 @@ skald() { "$SKALD_BIN" "$@"; }
 
 skald mcp add conformance --url "$url" --no-check >&2 || exit 1
 
+context() {
+  python3 -c 'import json, os, sys
+print(json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}").get(sys.argv[1], ""))' "$1"
+}
+
 login() {
   local args=()
-  # A client registered by hand, when the scenario has one (pre-registration).
-  if [ -n "${MCP_CONFORMANCE_CONTEXT:-}" ]; then
-    local id secret
-    id=$(python3 -c 'import json,os; print(json.loads(os.environ["MCP_CONFORMANCE_CONTEXT"]).get("client_id",""))')
-    secret=$(python3 -c 'import json,os; print(json.loads(os.environ["MCP_CONFORMANCE_CONTEXT"]).get("client_secret",""))')
-    if [ -n "$id" ]; then
-      args+=(--client-id "$id")
-      if [ -n "$secret" ]; then
-        export CONFORMANCE_CLIENT_SECRET="$secret"
-        args+=(--client-secret-env CONFORMANCE_CLIENT_SECRET)
-      fi
+  # A client registered by hand, when the scenario has one (pre-registration, client
+  # credentials): its secret through the environment, its private key through a file.
+  local id secret key alg
+  id=$(context client_id)
+  secret=$(context client_secret)
+  key=$(context private_key_pem)
+  alg=$(context signing_algorithm)
+  if [ -n "$id" ]; then
+    args+=(--client-id "$id")
+    if [ -n "$key" ]; then
+      local pem
+      pem=$(mktemp)
+      printf '%s\n' "$key" >"$pem"
+      args+=(--private-key-file "$pem")
+      [ -n "$alg" ] && args+=(--signing-algorithm "$alg")
+    elif [ -n "$secret" ]; then
+      export CONFORMANCE_CLIENT_SECRET="$secret"
+      args+=(--client-secret-env CONFORMANCE_CLIENT_SECRET)
     fi
   fi
   skald mcp login conformance "${args[@]}" >&2

@@ -32,6 +32,7 @@ state = {
     "refreshes": 0,
     "clients": 0,
     "known": set(),
+    "presented": [],  # every bearer token any request carried, issued here or not
 }
 
 
@@ -112,6 +113,9 @@ class Handler(BaseHTTPRequestHandler):
             return self.send(302, None, {"Location": target})
         if url.path == "/mcp":
             return self.send(405, None, {"Allow": "POST"})
+        if url.path == "/presented":
+            with lock:
+                return self.send(200, state["presented"])
         return self.send(404, {"error": "not_found"})
 
     def do_DELETE(self):
@@ -120,6 +124,10 @@ class Handler(BaseHTTPRequestHandler):
     def do_POST(self):
         url = urllib.parse.urlparse(self.path)
         raw = self.body()
+        auth = self.headers.get("Authorization", "")
+        if auth.startswith("Bearer "):
+            with lock:
+                state["presented"].append(auth[len("Bearer "):])
         if url.path == "/register":
             meta = json.loads(raw or b"{}")
             with lock:

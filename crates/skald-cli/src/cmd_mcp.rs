@@ -256,7 +256,7 @@ fn http_spec(data_dir: &DataDir, config: &Config, name: &str) -> Result<mcp::Ser
     }
     if rec.api_key.is_some() {
         return Err(Fail::usage(format!(
-            "`{name}` is registered with a bearer token; it does not log in with OAuth              (re-register it without --token-env to use OAuth)"
+            "`{name}` is registered with a bearer token; it does not log in with OAuth (re-register it without --token-env to use OAuth)"
         )));
     }
     let secrets = secrets(data_dir).ok_or_else(|| {
@@ -268,7 +268,10 @@ fn http_spec(data_dir: &DataDir, config: &Config, name: &str) -> Result<mcp::Ser
         connect_timeout(config),
         Some(&data_dir.logs_dir()),
         Some(&secrets),
-        config.mcp.client_metadata_url.as_deref(),
+        &mcp::Logins {
+            client_metadata_url: config.mcp.client_metadata_url.clone(),
+            redactor: None,
+        },
         &Withheld::for_data_dir(data_dir, config),
     )
     .map_err(Fail::failed)
@@ -278,6 +281,8 @@ pub struct LoginArgs<'a> {
     pub name: &'a str,
     pub client_id: Option<&'a str>,
     pub client_secret_env: Option<&'a str>,
+    pub private_key_file: Option<&'a std::path::Path>,
+    pub signing_algorithm: Option<&'a str>,
     pub no_browser: bool,
 }
 
@@ -293,7 +298,21 @@ pub async fn login(data_dir: &DataDir, config: &Config, a: LoginArgs<'_>) -> Res
                     Fail::usage(format!("the environment variable {var} is not set"))
                 })?),
             };
-            Some((id.to_string(), secret))
+            let key = match a.private_key_file {
+                None => None,
+                Some(path) => Some(std::fs::read_to_string(path).map_err(|e| {
+                    Fail::usage(format!(
+                        "cannot read the private key {}: {e}",
+                        path.display()
+                    ))
+                })?),
+            };
+            Some(mcp::ClientIdentity {
+                client_id: id.to_string(),
+                client_secret: secret,
+                private_key_pem: key,
+                signing_algorithm: a.signing_algorithm.map(str::to_string),
+            })
         }
     };
     let no_browser = a.no_browser;
@@ -414,6 +433,18 @@ pub enum McpCommand {
         /// The environment variable holding that client's secret
         #[arg(long, value_name = "VAR", requires = "client_id")]
         client_secret_env: Option<String>,
+        /// That client's private key (PEM, RSA or EC), for the client credentials grant
+        /// with a signed assertion (machine-to-machine; kept in Skald's secrets)
+        #[arg(
+            long,
+            value_name = "PEM",
+            requires = "client_id",
+            conflicts_with = "client_secret_env"
+        )]
+        private_key_file: Option<std::path::PathBuf>,
+        /// The key's algorithm: RS256 (default), RS384, RS512, ES256 or ES384
+        #[arg(long, value_name = "ALG", requires = "private_key_file")]
+        signing_algorithm: Option<String>,
         /// Print the sign-in address instead of opening the browser
         #[arg(long)]
         no_browser: bool,
@@ -467,6 +498,8 @@ pub async fn dispatch(env: &crate::Env, command: McpCommand) -> u8 {
             name,
             client_id,
             client_secret_env,
+            private_key_file,
+            signing_algorithm,
             no_browser,
         } => {
             login(
@@ -476,6 +509,8 @@ pub async fn dispatch(env: &crate::Env, command: McpCommand) -> u8 {
                     name: &name,
                     client_id: client_id.as_deref(),
                     client_secret_env: client_secret_env.as_deref(),
+                    private_key_file: private_key_file.as_deref(),
+                    signing_algorithm: signing_algorithm.as_deref(),
                     no_browser,
                 },
             )

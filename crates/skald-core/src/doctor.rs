@@ -122,7 +122,7 @@ async fn check_mcp_logins(data_dir: &DataDir) -> Check {
             PROBE_TIMEOUT,
             None,
             Some(&secrets),
-            None,
+            &crate::mcp::Logins::default(),
             &Default::default(),
         );
         let state = match spec {

@@ -280,8 +280,9 @@ struct Server {
     /// A connected stdio server's process id.
     pid: Mutex<Option<u32>>,
     stop: CancellationToken,
-    /// A call was refused for want of a login.
-    login_needed: tokio::sync::Notify,
+    /// Counts calls refused for want of a login; a connection heeds only those made
+    /// while it lasts (one refused before it began is old news).
+    login_needed: tokio::sync::watch::Sender<u64>,
 }
 
 use skald_base::lock;
@@ -326,7 +327,7 @@ impl McpManager {
             client: Mutex::new(None),
             pid: Mutex::new(None),
             stop: CancellationToken::new(),
-            login_needed: tokio::sync::Notify::new(),
+            login_needed: tokio::sync::watch::channel(0).0,
         });
         lock(&self.servers).insert(server.spec.name.clone(), server.clone());
         self.host
@@ -375,7 +376,7 @@ impl McpManager {
             client: Mutex::new(None),
             pid: Mutex::new(None),
             stop: CancellationToken::new(),
-            login_needed: tokio::sync::Notify::new(),
+            login_needed: tokio::sync::watch::channel(0).0,
         });
         lock(&self.servers).insert(name.to_string(), server);
         self.host.status_changed(name, &status);
@@ -561,7 +562,7 @@ impl McpManager {
         out: Result<T, McpError>,
     ) -> Result<T, McpError> {
         if let Err(McpError::NeedsLogin { .. }) = &out {
-            srv.login_needed.notify_one();
+            srv.login_needed.send_modify(|n| *n += 1);
         }
         out.map_err(|e| match e {
             McpError::NeedsLogin { status, .. } => McpError::NeedsLogin {
@@ -596,13 +597,24 @@ impl McpManager {
     }
 }
 
+/// A client registered with an authorization server by hand, for `login`: its ID and a
+/// secret, or a PEM private key and its algorithm (RS256 … ES384) for `private_key_jwt`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ClientIdentity {
+    pub client_id: String,
+    pub client_secret: Option<String>,
+    pub private_key_pem: Option<String>,
+    pub signing_algorithm: Option<String>,
+}
+
 /// Signs in to an HTTP server (OAuth in the system browser, through `open`), keeping the
 /// tokens in its store. `client` is a client registered with the authorization server by
-/// hand (ID, secret), kept for later logins. A server already refused us is answered from
+/// hand, kept for later logins; an authorization server that takes only the client
+/// credentials grant (or a client with a private key) gets tokens without a browser. A server already refused us is answered from
 /// that refusal; otherwise it is connected to once to learn what it asks for.
 pub async fn login(
     spec: &ServerSpec,
-    client: Option<(String, Option<String>)>,
+    client: Option<ClientIdentity>,
     open: &(dyn Fn(&str) + Send + Sync),
     wait: Duration,
 ) -> Result<LoggedIn, String> {
@@ -617,12 +629,14 @@ pub async fn login(
             spec.name
         ));
     };
-    if !client::oauth::has_refusal(oauth).await? {
+    if !client::oauth::has_refusal(url, oauth).await? {
         client::learn_refusal(spec).await?;
     }
-    let client = client.map(|(client_id, client_secret)| client::oauth::Preregistered {
-        client_id,
-        client_secret,
+    let client = client.map(|c| client::oauth::Preregistered {
+        client_id: c.client_id,
+        client_secret: c.client_secret,
+        private_key: c.private_key_pem,
+        signing_algorithm: c.signing_algorithm,
     });
     client::oauth::login(url, oauth, client, open, wait).await
 }
@@ -821,6 +835,11 @@ async fn supervise(host: Arc<dyn Host>, server: Arc<Server>) {
         };
         let failure = match failure {
             Fail::Broken(e) => e,
+            // A machine login asks for new tokens when it connects again: no person to wait
+            // for, so it is retried with backoff like any failure.
+            Fail::Login(_) if machine_login(&server.spec.transport).await => {
+                "the server refused the client credentials' token; asking for a new one".to_string()
+            }
             Fail::Login(need) => {
                 let kept = login_kept(&server.spec.transport).await;
                 set_status(
@@ -855,6 +874,18 @@ async fn supervise(host: Arc<dyn Host>, server: Arc<Server>) {
             _ = tokio::time::sleep(backoff) => {}
         }
         backoff = (backoff * 2).min(MAX_BACKOFF);
+    }
+}
+
+/// Whether the server's login is a machine one (client credentials).
+async fn machine_login(transport: &Transport) -> bool {
+    match transport {
+        Transport::Http {
+            url,
+            oauth: Some(oauth),
+            ..
+        } => client::oauth::is_machine(url, oauth).await,
+        _ => false,
     }
 }
 
@@ -893,10 +924,12 @@ async fn watch(
 ) -> Option<Fail> {
     let timeout = server.spec.connect_timeout;
     let name = server.spec.name.as_str();
+    let mut refused = server.login_needed.subscribe();
+    refused.borrow_and_update();
     loop {
         tokio::select! {
             _ = server.stop.cancelled() => return None,
-            _ = server.login_needed.notified() => {
+            Ok(()) = refused.changed() => {
                 return Some(match &server.spec.transport {
                     Transport::Http { url, oauth: Some(oauth), .. } => {
                         Fail::Login(client::oauth::pending(url, oauth).await)

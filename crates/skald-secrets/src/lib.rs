@@ -339,11 +339,17 @@ fn restrict(path: &Path, mode: u32) {
 fn restrict(_path: &Path, _mode: u32) {}
 
 /// The credentials inside a JSON record (`access_token`, `refresh_token`, `id_token`,
-/// `client_secret` at any depth), named after the secret that holds them. Only these: the
+/// `client_secret`, `private_key` at any depth), named after the secret that holds them. Only these: the
 /// record's other strings (its issuer URL, scopes) are not secret, and redacting them
 /// would blank out ordinary text.
 fn inner_strings(value: &serde_json::Value, name: &str, out: &mut Vec<(String, String)>) {
-    const CREDENTIALS: [&str; 4] = ["access_token", "refresh_token", "id_token", "client_secret"];
+    const CREDENTIALS: [&str; 5] = [
+        "access_token",
+        "refresh_token",
+        "id_token",
+        "client_secret",
+        "private_key",
+    ];
     match value {
         serde_json::Value::Array(items) => {
             for v in items {

@@ -135,6 +135,8 @@ const SCENARIOS: &[&str] = &[
     "auth/resource-mismatch",
     "auth/offline-access-scope",
     "auth/offline-access-not-supported",
+    "auth/client-credentials-basic",
+    "auth/client-credentials-jwt",
 ];
 
 /// One after the other: the suite's servers pick their ports by probing for a free one,

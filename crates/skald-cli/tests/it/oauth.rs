@@ -232,6 +232,50 @@ fn a_login_that_cannot_happen_says_why() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("bearer token"));
 }
 
+/// The bearer tokens a server was sent.
+fn presented(server: &OAuthServer) -> Vec<String> {
+    let at = server.url.replace("/mcp", "/presented");
+    let out = Command::new("curl")
+        .args(["--silent", "--max-time", "10", &at])
+        .output()
+        .unwrap();
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// A login belongs to the server's address, not its name: a name pointed elsewhere — a
+/// server on another port, another path of the same one — does not carry the tokens
+/// there (the login is dropped with the old address).
+#[test]
+fn a_login_is_never_sent_to_another_address_of_the_same_name() {
+    let (a, b) = (oauth_server(60), oauth_server(60));
+    let data = tempfile::tempdir().unwrap();
+    let add = |url: &str| {
+        ok(&skald(data.path(), None)
+            .args(["mcp", "add", "docs", "--url", url])
+            .output()
+            .unwrap())
+    };
+    add(&a.url);
+    ok(&skald(data.path(), None)
+        .args(["mcp", "login", "docs"])
+        .env("BROWSER", browser())
+        .output()
+        .unwrap());
+    assert!(presented(&a).iter().any(|t| t.starts_with("at-1")));
+    // Another server: it asks for a login of its own, and never sees a's token.
+    let said = add(&b.url);
+    assert!(said.contains("`docs`: needs login"), "{said}");
+    assert!(presented(&b).is_empty(), "b was sent {:?}", presented(&b));
+    // Another path of the same server: no token goes with the request either.
+    let sent_to_a = presented(&a).len();
+    add(&a.url.replace("/mcp", "/other"));
+    assert_eq!(presented(&a).len(), sent_to_a, "{:?}", presented(&a));
+    // The login went with the old address: pointed back, the name asks for a new one.
+    let said = add(&a.url);
+    assert!(said.contains("`docs`: needs login"), "{said}");
+    assert_eq!(presented(&a).len(), sent_to_a);
+}
+
 fn walk(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     for entry in std::fs::read_dir(dir).unwrap().flatten() {

@@ -149,6 +149,7 @@ impl Engine {
         let sampler = Arc::new(std::sync::OnceLock::new());
         let updated = Arc::new(Mutex::new(std::collections::BTreeSet::new()));
         let users = Arc::new(Mutex::new(HashMap::new()));
+        let subscribed = Arc::new(Mutex::new(std::collections::BTreeSet::new()));
         let host = crate::mcp::Host {
             store: store.clone(),
             inbox: inbox.clone(),
@@ -158,6 +159,7 @@ impl Engine {
             sampler: sampler.clone(),
             updated: updated.clone(),
             users: users.clone(),
+            subscribed: subscribed.clone(),
         };
         let mcp = Arc::new(crate::mcp::Servers {
             manager: skald_mcp::McpManager::new(Arc::new(host)),
@@ -166,10 +168,13 @@ impl Engine {
             call_timeout: std::time::Duration::from_secs(settings.mcp.call_timeout_secs),
             logs_dir: Mutex::new(None),
             secrets: Mutex::new(None),
-            client_metadata_url: settings.mcp.client_metadata_url.clone(),
+            logins: crate::mcp::Logins {
+                client_metadata_url: settings.mcp.client_metadata_url.clone(),
+                redactor: Some(redactor.clone()),
+            },
             withheld: withheld.clone(),
             updated,
-            subscribed: Mutex::new(std::collections::BTreeSet::new()),
+            subscribed,
             loaded: Mutex::new(HashMap::new()),
             loads: std::sync::atomic::AtomicU64::new(0),
             users,

@@ -12,6 +12,8 @@ use skald_store::Store;
 
 /// Most resources one message attaches.
 const MAX_MENTIONS: usize = 8;
+/// Most bytes a prompt may expand to: it is stored and read again every round.
+const PROMPT_MAX: usize = 200 * 1024;
 
 /// The message as the model should read it, or `None` when it has no MCP part. An
 /// error says what the user got wrong (an unknown prompt, a missing argument) or what
@@ -29,7 +31,8 @@ pub(crate) async fn expand(
         out = Some(run_prompt(mcp, server, name, rest, cancel).await?);
     }
     let body = out.as_deref().unwrap_or(text);
-    let attached = attachments(mcp, store, body, cancel).await?;
+    // Mentions count in what the person wrote only, not in a prompt's text (a server's).
+    let attached = attachments(mcp, store, text, cancel).await?;
     if attached.is_empty() {
         return Ok(out);
     }
@@ -93,6 +96,12 @@ async fn run_prompt(
         .map_err(|e| format!("`/{server}:{name}` failed: {e}"))?;
     // One user message is the common case: it is the message. A conversation the
     // prompt sets up is kept in order, each part marked with who says it.
+    let size: usize = messages.iter().map(|m| m.text.len()).sum();
+    if size > PROMPT_MAX {
+        return Err(format!(
+            "`/{server}:{name}` expands to {size} bytes; Skald takes at most {PROMPT_MAX}"
+        ));
+    }
     Ok(match messages.as_slice() {
         [only] if only.role == "user" => only.text.clone(),
         _ => messages
@@ -200,6 +209,7 @@ async fn attachments(
     cancel: &CancellationToken,
 ) -> Result<Vec<(String, String, String)>, String> {
     let mut wanted: Vec<(String, String)> = Vec::new();
+    let mut waited: Vec<String> = Vec::new();
     for token in text.split_whitespace() {
         let Some(mention) = token.strip_prefix('@') else {
             continue;
@@ -211,10 +221,14 @@ async fn attachments(
         if store.find_mcp_server(server).ok().flatten().is_none() {
             continue;
         }
-        // A server still connecting (the process just started) is waited for, bounded.
-        tokio::select! {
-            _ = cancel.cancelled() => return Err("stopped".to_string()),
-            _ = mcp.manager.wait_ready(server, mcp.connect_timeout) => {}
+        // A server still connecting (the process just started) is waited for, bounded,
+        // once however often it is mentioned.
+        if !waited.iter().any(|w| w == server) {
+            waited.push(server.to_string());
+            tokio::select! {
+                _ = cancel.cancelled() => return Err("stopped".to_string()),
+                _ = mcp.manager.wait_ready(server, mcp.connect_timeout) => {}
+            }
         }
         let listed = mcp.manager.resources(server).iter().any(|r| r.uri == uri);
         let pair = (server.to_string(), uri.to_string());

@@ -8,10 +8,11 @@ use futures::future::BoxFuture;
 use serde_json::{Value, json};
 use skald_api::CancellationToken;
 use skald_api::events::Event;
-use skald_mcp::{Elicited, McpManager, Transport};
 pub use skald_mcp::{
-    LOGIN_WAIT, LoggedIn, McpTool, ServerSpec, Status, login, logout, open_in_browser,
+    ClientIdentity, LOGIN_WAIT, LoggedIn, McpTool, ServerSpec, Status, login, logout,
+    open_in_browser,
 };
+use skald_mcp::{Elicited, McpManager, Transport};
 use skald_store::{McpServerRecord, Store};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -73,6 +74,11 @@ pub(crate) fn resolve(
         .strip_prefix("${secret:")
         .and_then(|v| v.strip_suffix('}'))
     {
+        if is_login_secret(name) {
+            return Err(format!(
+                "${{secret:{name}}} is an MCP server's login, which is not handed to anything"
+            ));
+        }
         let secrets = secrets.ok_or("secrets are not available in this run")?;
         return secrets
             .get(name)
@@ -87,9 +93,19 @@ fn is_reference(value: &str) -> bool {
     (value.starts_with("${env:") || value.starts_with("${secret:")) && value.ends_with('}')
 }
 
+/// The prefix of the secrets that hold HTTP servers' OAuth logins.
+const LOGIN_PREFIX: &str = "mcp-oauth.";
+
 /// The secret an HTTP server's OAuth login is kept under.
 pub fn login_secret(server: &str) -> String {
-    format!("mcp-oauth.{server}")
+    format!("{LOGIN_PREFIX}{server}")
+}
+
+/// Whether a secret's name is an OAuth login's: written by logins only, never referred to
+/// (`${secret:…}` would hand the whole record, refresh token included, to a server) nor
+/// listed to agents.
+pub fn is_login_secret(name: &str) -> bool {
+    name.starts_with(LOGIN_PREFIX)
 }
 
 /// A server's OAuth login in the secrets store (the OS keyring or the encrypted file),
@@ -97,6 +113,27 @@ pub fn login_secret(server: &str) -> String {
 struct SavedLogin {
     secrets: Arc<skald_secrets::Secrets>,
     name: String,
+    redactor: Option<Arc<Mutex<skald_secrets::Redactor>>>,
+}
+
+impl SavedLogin {
+    /// New tokens (a login, a refresh) are redacted from then on, not from the next start.
+    fn refresh_redactor(&self) {
+        if let Some(r) = &self.redactor
+            && let Ok(now) = self.secrets.redactor()
+        {
+            *lock(r) = now;
+        }
+    }
+}
+
+/// How HTTP servers' OAuth logins are kept and told about.
+#[derive(Clone, Default)]
+pub struct Logins {
+    /// Skald's client ID metadata document, if one is configured (config `[mcp]`).
+    pub client_metadata_url: Option<String>,
+    /// The engine's redactor, rebuilt when a login's tokens change.
+    pub redactor: Option<Arc<Mutex<skald_secrets::Redactor>>>,
 }
 
 impl skald_mcp::TokenStore for SavedLogin {
@@ -106,27 +143,27 @@ impl skald_mcp::TokenStore for SavedLogin {
     fn save(&self, text: &str) -> Result<(), String> {
         self.secrets
             .set(&self.name, text)
-            .map(|_| ())
-            .map_err(|e| e.to_string())
+            .map_err(|e| e.to_string())?;
+        self.refresh_redactor();
+        Ok(())
     }
     fn clear(&self) -> Result<(), String> {
-        self.secrets
-            .delete(&self.name)
-            .map(|_| ())
-            .map_err(|e| e.to_string())
+        self.secrets.delete(&self.name).map_err(|e| e.to_string())?;
+        self.refresh_redactor();
+        Ok(())
     }
 }
 
 /// The client's view of a stored registration. An HTTP server without a token logs in
-/// with OAuth when it asks, its login kept in `secrets` (none: no OAuth in this run);
-/// `client_metadata_url` is Skald's client ID metadata document, if one is configured.
+/// with OAuth when it asks, its login kept in `secrets` (none: no OAuth in this run) as
+/// `logins` says.
 pub fn spec_for(
     rec: &McpServerRecord,
     connect: Duration,
     call: Duration,
     logs_dir: Option<&std::path::Path>,
     secrets: Option<&Arc<skald_secrets::Secrets>>,
-    client_metadata_url: Option<&str>,
+    logins: &Logins,
     withheld: &crate::withheld::Withheld,
 ) -> Result<ServerSpec, String> {
     let plain = secrets.map(|s| &**s);
@@ -174,8 +211,9 @@ pub fn spec_for(
                     store: Arc::new(SavedLogin {
                         secrets: s.clone(),
                         name: login_secret(&rec.name),
+                        redactor: logins.redactor.clone(),
                     }),
-                    client_metadata_url: client_metadata_url.map(str::to_string),
+                    client_metadata_url: logins.client_metadata_url.clone(),
                 }),
         },
         other => return Err(format!("unknown transport `{other}`: use stdio or http")),
@@ -217,10 +255,18 @@ pub struct Host {
     /// The chats that activated or called each server in this process, newest last:
     /// their folders are the server's roots.
     pub(crate) users: Arc<Mutex<HashMap<String, Vec<i64>>>>,
+    /// Resources this process asked to hear about: the only updates taken.
+    pub(crate) subscribed: Arc<Mutex<std::collections::BTreeSet<(String, String)>>>,
 }
+
+/// Most resources remembered as changed: a server that floods updates fills no more.
+const UPDATED_MAX: usize = 64;
 
 /// Most characters of a sampling request shown on its Inbox card's one line.
 const SAMPLING_LABEL: usize = 160;
+
+/// Most bytes of a sampling request: its whole text is on the Inbox card.
+const SAMPLING_MAX: usize = 64 * 1024;
 
 impl skald_mcp::Host for Host {
     fn status_changed(&self, server: &str, status: &Status) {
@@ -265,14 +311,30 @@ impl skald_mcp::Host for Host {
         Box::pin(async move { rx.await.unwrap_or(Elicited::Cancel) })
     }
 
+    /// Only for a resource an agent read (and so subscribed to): anything else a server
+    /// says is not taken into any chat's context.
     fn resource_updated(&self, server: &str, uri: &str) {
-        lock(&self.updated).insert((server.to_string(), uri.to_string()));
+        let key = (server.to_string(), uri.to_string());
+        if !lock(&self.subscribed).contains(&key) {
+            return;
+        }
+        let mut updated = lock(&self.updated);
+        if updated.len() < UPDATED_MAX {
+            updated.insert(key);
+        }
     }
 
-    /// The folders of the chats that use the server in this process (newest first): each
-    /// one's working folder and its write grants.
+    /// The folders of the chat the server works for now — the one with a call in flight,
+    /// else the last to activate or call it: its working folder and write grants. One
+    /// chat's: a server two chats use must not reach one's folders through the other.
     fn roots(&self, server: &str) -> Vec<std::path::PathBuf> {
-        let sessions: Vec<i64> = lock(&self.users).get(server).cloned().unwrap_or_default();
+        let calling = lock(&self.active)
+            .get(server)
+            .and_then(|v| v.last().copied());
+        let latest = lock(&self.users)
+            .get(server)
+            .and_then(|v| v.last().copied());
+        let sessions: Vec<i64> = calling.or(latest).into_iter().collect();
         let mut out: Vec<std::path::PathBuf> = Vec::new();
         for id in sessions.iter().rev() {
             let Ok(session) = self.store.get_session(*id) else {
@@ -315,6 +377,14 @@ impl skald_mcp::Host for Host {
                     "Skald answers sampling only during a call a chat of the user made".to_string(),
                 );
             };
+            // The user approves what they can read on a card.
+            let size: usize = request.messages.iter().map(|(_, t)| t.len()).sum::<usize>()
+                + request.system_prompt.as_ref().map_or(0, String::len);
+            if size > SAMPLING_MAX {
+                return Err(format!(
+                    "the request is {size} bytes; Skald shows the user at most {SAMPLING_MAX}"
+                ));
+            }
             let sampler = sampler.ok_or("no model is set up to answer")?;
             let first = request
                 .messages
@@ -461,14 +531,14 @@ pub struct Servers {
     pub logs_dir: Mutex<Option<std::path::PathBuf>>,
     /// Where `${secret:NAME}` references are read and OAuth logins kept.
     pub secrets: Mutex<Option<Arc<skald_secrets::Secrets>>>,
-    /// Skald's client ID metadata document for OAuth logins (config `[mcp]`).
-    pub client_metadata_url: Option<String>,
+    /// How OAuth logins are kept (config `[mcp]`, the engine's redactor).
+    pub logins: Logins,
     /// The engine's withheld variables, kept from every server process.
     pub withheld: Arc<crate::withheld::Withheld>,
     /// Resources a server said changed since an agent last read them: (server, uri).
     pub(crate) updated: Arc<Mutex<std::collections::BTreeSet<(String, String)>>>,
     /// Resources this process asked to hear about.
-    pub(crate) subscribed: Mutex<std::collections::BTreeSet<(String, String)>>,
+    pub(crate) subscribed: Arc<Mutex<std::collections::BTreeSet<(String, String)>>>,
     /// The MCP tools each agent frame found with search_mcp_tools: (session, stack).
     pub(crate) loaded: Mutex<HashMap<Frame, std::collections::BTreeSet<String>>>,
     /// Bumped when a frame loads tools, so its turn offers them from the next round.
@@ -501,7 +571,7 @@ impl Servers {
             self.call_timeout,
             logs.as_deref(),
             secrets.as_ref(),
-            self.client_metadata_url.as_deref(),
+            &self.logins,
             &self.withheld,
         ) {
             Ok(spec) => self.manager.start(spec),
@@ -531,7 +601,7 @@ impl Servers {
             self.call_timeout,
             logs.as_deref(),
             Some(&secrets),
-            self.client_metadata_url.as_deref(),
+            &self.logins,
             &self.withheld,
         )?;
         Ok((rec, spec))
@@ -630,9 +700,14 @@ impl Servers {
                 format!("{} {status}", r.name)
             })
             .collect();
+        // A few, each cut short: the line is in every round's context.
         let changed: Vec<String> = lock(&self.updated)
             .iter()
-            .map(|(server, uri)| format!("{uri} ({server})"))
+            .take(10)
+            .map(|(server, uri)| {
+                let uri: String = uri.chars().take(200).collect();
+                format!("{uri} ({server})")
+            })
             .collect();
         let mut line = format!("MCP servers now: {}.", each.join("; "));
         if !changed.is_empty() {
@@ -900,7 +975,7 @@ pub fn record_from_args(args: &Value) -> Result<McpServerRecord, String> {
         Duration::ZERO,
         None,
         None,
-        None,
+        &Logins::default(),
         &Default::default(),
     )?;
     Ok(rec)
@@ -935,7 +1010,15 @@ pub async fn probe(
         return (Status::Disabled, Vec::new());
     }
     // No metadata document: a check never logs in, so it never needs one.
-    let spec = match spec_for(rec, connect, connect, logs_dir, secrets, None, withheld) {
+    let spec = match spec_for(
+        rec,
+        connect,
+        connect,
+        logs_dir,
+        secrets,
+        &Logins::default(),
+        withheld,
+    ) {
         Ok(s) => s,
         Err(error) => {
             return (

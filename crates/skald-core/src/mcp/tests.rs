@@ -3,6 +3,20 @@
 use super::*;
 
 #[test]
+fn a_login_secret_is_never_handed_to_a_server() {
+    assert!(is_login_secret("mcp-oauth.docs"));
+    assert!(!is_login_secret("GITHUB_TOKEN"));
+    let e = resolve("${secret:mcp-oauth.docs}", None).unwrap_err();
+    assert!(e.contains("login"), "{e}");
+    // Neighbours: another secret still resolves as before (here: no secrets in this run).
+    assert!(
+        resolve("${secret:GITHUB_TOKEN}", None)
+            .unwrap_err()
+            .contains("not available")
+    );
+}
+
+#[test]
 fn names_split_and_are_checked() {
     assert_eq!(
         tool_name("everything", "get-sum"),
@@ -98,7 +112,7 @@ fn references_resolve_and_specs_are_checked() {
         Duration::from_secs(1),
         None,
         None,
-        None,
+        &Default::default(),
         &Default::default(),
     )
     .unwrap();
@@ -121,7 +135,7 @@ fn references_resolve_and_specs_are_checked() {
             Duration::ZERO,
             None,
             None,
-            None,
+            &Default::default(),
             &Default::default()
         )
         .unwrap_err()
@@ -138,7 +152,7 @@ fn references_resolve_and_specs_are_checked() {
             Duration::ZERO,
             None,
             None,
-            None,
+            &Default::default(),
             &Default::default()
         )
         .is_err()

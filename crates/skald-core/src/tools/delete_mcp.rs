@@ -35,6 +35,16 @@ impl<'a> Tool<ToolCx<'a>> for DeleteMcp {
         call.store.delete_mcp_server(name).map_err(store_err)?;
         if let Some(engine) = call.engine {
             engine.mcp.manager.stop(name);
+            // Its OAuth login goes with it: a later server of the same name starts signed
+            // out.
+            if let Some(secrets) = engine.secrets()
+                && let Err(e) = secrets.delete(&crate::mcp::login_secret(name))
+            {
+                tracing::warn!(
+                    server = name,
+                    "the server's login could not be removed: {e}"
+                );
+            }
         }
         Ok(format!(
             "Unregistered MCP server `{name}` and disconnected it."

@@ -30,9 +30,13 @@ impl<'a> Tool<ToolCx<'a>> for ListSecrets {
 
     fn execute(&self, cx: &ToolCx<'a>, args: Value) -> ToolResult {
         let (_, secrets) = cx.call()?.secrets()?;
-        let names = secrets
+        // Logins are not the agent's to refer to or change.
+        let names: Vec<String> = secrets
             .list(args.get("pattern").and_then(Value::as_str))
-            .map_err(|e| ToolError::failed(e.to_string()))?;
+            .map_err(|e| ToolError::failed(e.to_string()))?
+            .into_iter()
+            .filter(|n| !crate::mcp::is_login_secret(n))
+            .collect();
         Ok(json!({ "names": names }).to_string())
     }
 }

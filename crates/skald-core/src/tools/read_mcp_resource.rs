@@ -11,6 +11,9 @@ use skald_api::{
 
 pub struct ReadMcpResource;
 
+/// Most resources one listing shows.
+const LISTED: usize = 200;
+
 impl<'a> Tool<ToolCx<'a>> for ReadMcpResource {
     fn name(&self) -> &str {
         tn::READ_MCP_RESOURCE
@@ -74,8 +77,10 @@ async fn read(call: &Call<'_>, args: &Value) -> Result<String, ToolError> {
         if list.is_empty() {
             return Ok(format!("`{server}` offers no resources (or is not ready)."));
         }
-        let lines: Vec<String> = list
+        // A server may list thousands: the first ones, and how many more there are.
+        let mut lines: Vec<String> = list
             .iter()
+            .take(LISTED)
             .map(|r| {
                 let mut line = format!("- {} — {}", r.uri, r.title.as_deref().unwrap_or(&r.name));
                 if let Some(m) = &r.mime_type {
@@ -87,6 +92,9 @@ async fn read(call: &Call<'_>, args: &Value) -> Result<String, ToolError> {
                 line
             })
             .collect();
+        if list.len() > LISTED {
+            lines.push(format!("… and {} more", list.len() - LISTED));
+        }
         return Ok(format!("Resources of `{server}`:\n{}", lines.join("\n")));
     }
     let text = mcp

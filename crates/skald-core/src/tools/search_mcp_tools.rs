@@ -95,6 +95,7 @@ fn rank<'t>(query: &str, tools: &'t [skald_llm::ToolSpec]) -> Vec<&'t skald_llm:
     let words: Vec<String> = query
         .split(|c: char| !c.is_alphanumeric())
         .filter(|w| w.len() > 1)
+        .take(20)
         .map(str::to_lowercase)
         .collect();
     let mut scored: Vec<(usize, usize, &skald_llm::ToolSpec)> = tools

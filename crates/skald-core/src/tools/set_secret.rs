@@ -55,6 +55,11 @@ impl<'a> Tool<ToolCx<'a>> for SetSecret {
         let (engine, secrets) = cx.call()?.secrets()?;
         let key = text(&args, "key").trim();
         let value = text(&args, "value");
+        if crate::mcp::is_login_secret(key) {
+            return Err(ToolError::failed(format!(
+                "`{key}` holds an MCP server's login, which only `skald mcp login` writes"
+            )));
+        }
         if value == HIDDEN_VALUE {
             return Err(ToolError::failed(
                 "the value was not kept when Skald stopped; ask the user to give it again (or \

@@ -46,6 +46,23 @@ pub async fn run_turn(
 ) -> Result<TurnOutcome, TurnError> {
     let TurnEnv { store, cfg, .. } = *env;
     let root = env.frame.stack_id.is_none();
+    // `/server:prompt` and `@server:uri` (docs/mcp.md): expanded once, in a message a
+    // person sent — never in a background session's prompt, which an agent wrote — before
+    // the hooks see it, and redacted like a tool result (a resource may hold a secret).
+    let expanded = match (prompt, env.engine) {
+        (Some(p), Some(engine)) if root && !cfg.background => {
+            match crate::mcp::expand::expand(&engine.mcp, store, p, cancel).await {
+                Ok(e) => e.map(|text| engine.redact(&text)),
+                Err(message) => {
+                    emit(Event::TurnRunning { session_id });
+                    emit(Event::Error { message });
+                    return finish(emit, session_id, TurnOutcome::Failed, "");
+                }
+            }
+        }
+        _ => None,
+    };
+    let prompt = expanded.as_deref().or(prompt);
     // What SessionStart and UserPromptSubmit hooks add, stored after the message.
     let mut hook_context = Vec::new();
     // With hooks, the turn is running from before they run (they can take seconds).
@@ -73,24 +90,6 @@ pub async fn run_turn(
             }
         }
     }
-    // `/server:prompt` and `@server:uri` (docs/mcp.md): expanded once, for the root
-    // agent's message from the user.
-    let expanded = match (prompt, env.engine) {
-        (Some(p), Some(engine)) if root => {
-            match crate::mcp::expand::expand(&engine.mcp, store, p, cancel).await {
-                Ok(e) => e,
-                Err(message) => {
-                    if !running {
-                        emit(Event::TurnRunning { session_id });
-                    }
-                    emit(Event::Error { message });
-                    return finish(emit, session_id, TurnOutcome::Failed, "");
-                }
-            }
-        }
-        _ => None,
-    };
-    let prompt = expanded.as_deref().or(prompt);
     let user = match prompt {
         Some(p) => Some(store.append_message(&NewMessage {
             stack_id: env.frame.stack_id,

@@ -436,7 +436,7 @@ pub(crate) async fn learn_refusal(spec: &crate::ServerSpec) -> Result<(), String
     connected.client.cancellation_token().cancel();
     match listed {
         Ok(_) => Err(format!(
-            "`{}` answered without asking for a login: there is nothing to sign in to              (`skald mcp logout {}` forgets a login to start again)",
+            "`{}` answered without asking for a login: there is nothing to sign in to (`skald mcp logout {}` forgets a login to start again)",
             spec.name, spec.name
         )),
         Err(e) => broken(e),

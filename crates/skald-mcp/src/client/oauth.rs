@@ -12,8 +12,8 @@
 use crate::{OAuth, TokenStore};
 use rmcp::transport::auth::{
     AuthClient, AuthError, AuthorizationManager, AuthorizationMetadata, AuthorizationRequest,
-    AuthorizationSession, CredentialStore, OAuthClientConfig, StoredCredentials,
-    WWWAuthenticateParams,
+    AuthorizationSession, ClientCredentialsConfig, CredentialStore, JwtSigningAlgorithm,
+    OAuthClientConfig, StoredCredentials, WWWAuthenticateParams,
 };
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -24,6 +24,10 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 /// the client ID and tokens; the rest is what it does not keep.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub(crate) struct Record {
+    /// The server the login is for. A record for another address is not used: a name
+    /// re-pointed elsewhere must not carry its tokens, registration or secret there.
+    #[serde(default)]
+    url: Option<String>,
     #[serde(default)]
     credentials: Option<StoredCredentials>,
     /// The secret of a dynamically registered confidential client, needed to refresh.
@@ -38,13 +42,142 @@ pub(crate) struct Record {
     /// Logins in a row that answered a refusal for access already granted.
     #[serde(default)]
     futile: u32,
+    /// The tokens come from the client credentials grant (no person, no refresh token):
+    /// they are asked for again when they run out or are refused.
+    #[serde(default)]
+    machine: bool,
 }
 
+/// A client registered with the authorization server by hand: its ID and a secret, or a
+/// private key for `private_key_jwt` (machine-to-machine, SEP-1046).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct Preregistered {
     pub client_id: String,
     #[serde(default)]
     pub client_secret: Option<String>,
+    /// A PEM private key (RSA or EC) and its algorithm (RS256, RS384, RS512, ES256, ES384).
+    #[serde(default)]
+    pub private_key: Option<String>,
+    #[serde(default)]
+    pub signing_algorithm: Option<String>,
+}
+
+/// The client credentials grant for a pre-registered client, with a manager of its own
+/// for the server at `url`: no browser, no person; the tokens are saved through the store.
+/// Run on a blocking thread of the runtime because rmcp's exchange future, which signs
+/// JWTs with a non-`Sync` key loader inside, cannot move between the runtime's threads.
+async fn machine_login(
+    url: &str,
+    oauth: &OAuth,
+    challenge: Option<String>,
+    client: Preregistered,
+) -> Result<Vec<String>, String> {
+    let (url, store) = (url.to_string(), oauth.store.clone());
+    let handle = tokio::runtime::Handle::current();
+    tokio::task::spawn_blocking(move || {
+        handle.block_on(async move {
+            let mut manager = AuthorizationManager::new(url.as_str())
+                .await
+                .map_err(auth_error)?;
+            manager.set_credential_store(Tokens::new(store, &url));
+            manager.set_metadata(discover(&manager, &url, challenge.as_deref()).await?);
+            machine_tokens(&mut manager, &url, &client).await
+        })
+    })
+    .await
+    .map_err(|e| format!("the client credentials grant stopped: {e}"))?
+}
+
+/// The client credentials grant itself (see `machine_login`).
+async fn machine_tokens(
+    manager: &mut AuthorizationManager,
+    url: &str,
+    client: &Preregistered,
+) -> Result<Vec<String>, String> {
+    let scopes = manager.select_scopes(None, &[]);
+    // The MCP auth spec asks for the resource indicator in every token request.
+    let resource = Some(url.to_string());
+    let config = match (&client.private_key, &client.client_secret) {
+        (Some(pem), _) => ClientCredentialsConfig::PrivateKeyJwt {
+            client_id: client.client_id.clone(),
+            signing_key: pem.as_bytes().to_vec(),
+            signing_algorithm: match client.signing_algorithm.as_deref().unwrap_or("RS256") {
+                "RS256" => JwtSigningAlgorithm::RS256,
+                "RS384" => JwtSigningAlgorithm::RS384,
+                "RS512" => JwtSigningAlgorithm::RS512,
+                "ES256" => JwtSigningAlgorithm::ES256,
+                "ES384" => JwtSigningAlgorithm::ES384,
+                other => {
+                    return Err(format!(
+                        "`{other}` is not a signing algorithm Skald uses: RS256, RS384, RS512, ES256 or ES384"
+                    ));
+                }
+            },
+            token_endpoint_audience: None,
+            scopes: scopes.clone(),
+            resource,
+        },
+        (None, Some(secret)) => ClientCredentialsConfig::ClientSecret {
+            client_id: client.client_id.clone(),
+            client_secret: secret.clone(),
+            scopes: scopes.clone(),
+            resource,
+        },
+        (None, None) => {
+            return Err(
+                "the client credentials grant needs the client's secret (--client-secret-env) \
+                 or private key (--private-key-file)"
+                    .to_string(),
+            );
+        }
+    };
+    manager
+        .validate_client_credentials_metadata(&config)
+        .map_err(auth_error)?;
+    manager
+        .configure_client_credentials(&config)
+        .map_err(auth_error)?;
+    manager
+        .exchange_client_credentials(&config)
+        .await
+        .map_err(auth_error)?;
+    Ok(scopes)
+}
+
+/// Whether the authorization server lists only the client credentials grant.
+fn machine_only(metadata: &AuthorizationMetadata) -> bool {
+    let grants: Vec<&str> = metadata
+        .additional_fields
+        .get("grant_types_supported")
+        .and_then(serde_json::Value::as_array)
+        .map(|a| a.iter().filter_map(serde_json::Value::as_str).collect())
+        .unwrap_or_default();
+    grants.contains(&"client_credentials") && !grants.contains(&"authorization_code")
+}
+
+/// Whether a token is past its lifetime.
+fn expired(record: &Record) -> bool {
+    let Some(creds) = &record.credentials else {
+        return true;
+    };
+    let Some(tokens) = &creds.token_response else {
+        return true;
+    };
+    // Read through its JSON form (RFC 6749 field names): the oauth2 crate stays rmcp's.
+    let tokens = serde_json::to_value(tokens).unwrap_or_default();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    match (tokens["expires_in"].as_u64(), creds.token_received_at) {
+        (Some(life), Some(at)) => at.saturating_add(life) <= now,
+        _ => false,
+    }
+}
+
+/// Whether a server's login is a machine one (client credentials).
+pub(crate) async fn is_machine(url: &str, oauth: &OAuth) -> bool {
+    read(&oauth.store, url).await.is_ok_and(|r| r.machine)
 }
 
 /// A refusal asking again for access the server has already granted is answered once
@@ -55,7 +188,18 @@ const FUTILE_LOGINS: u32 = 1;
 /// How long a login waits for the browser to come back.
 pub const LOGIN_WAIT: Duration = Duration::from_secs(300);
 
-async fn read(store: &Arc<dyn TokenStore>) -> Result<Record, String> {
+/// The record kept for the server at `url` (an empty one when what is kept is for
+/// another address).
+async fn read(store: &Arc<dyn TokenStore>, url: &str) -> Result<Record, String> {
+    let record = read_any(store).await?;
+    Ok(if record.url.as_deref() == Some(url) {
+        record
+    } else {
+        Record::default()
+    })
+}
+
+async fn read_any(store: &Arc<dyn TokenStore>) -> Result<Record, String> {
     let store = store.clone();
     let text = tokio::task::spawn_blocking(move || store.load())
         .await
@@ -68,39 +212,47 @@ async fn read(store: &Arc<dyn TokenStore>) -> Result<Record, String> {
     }
 }
 
-async fn write(store: &Arc<dyn TokenStore>, record: &Record) -> Result<(), String> {
-    let text = serde_json::to_string(record).map_err(|e| e.to_string())?;
+async fn write(store: &Arc<dyn TokenStore>, url: &str, record: &Record) -> Result<(), String> {
+    let mut record = record.clone();
+    record.url = Some(url.to_string());
+    let text = serde_json::to_string(&record).map_err(|e| e.to_string())?;
     let store = store.clone();
     tokio::task::spawn_blocking(move || store.save(&text))
         .await
         .map_err(|e| format!("saving the login failed: {e}"))?
 }
 
-/// rmcp's view of the store: its credentials inside our record, cached so the token
-/// read before every request does not go to the keyring each time.
+/// How long rmcp's view of the store trusts what it read: the token is read before every
+/// request, and the keyring is not to be asked each time; but another process (a login, a
+/// logout, a refresh by `skald mcp list`) may have changed it meanwhile.
+const CACHE_FOR: Duration = Duration::from_secs(2);
+
+/// rmcp's view of the store, for the server at `url`: its credentials inside our record.
 struct Tokens {
     store: Arc<dyn TokenStore>,
-    cache: tokio::sync::Mutex<Option<Record>>,
+    url: String,
+    cache: tokio::sync::Mutex<Option<(std::time::Instant, Record)>>,
 }
 
 impl Tokens {
-    fn new(store: Arc<dyn TokenStore>) -> Self {
+    fn new(store: Arc<dyn TokenStore>, url: &str) -> Self {
         Tokens {
             store,
+            url: url.to_string(),
             cache: tokio::sync::Mutex::new(None),
         }
     }
 
     async fn update(&self, f: impl FnOnce(&mut Record)) -> Result<(), AuthError> {
         let mut cache = self.cache.lock().await;
-        let mut record = read(&self.store)
+        let mut record = read(&self.store, &self.url)
             .await
             .map_err(AuthError::CredentialStoreError)?;
         f(&mut record);
-        write(&self.store, &record)
+        write(&self.store, &self.url, &record)
             .await
             .map_err(AuthError::CredentialStoreError)?;
-        *cache = Some(record);
+        *cache = Some((std::time::Instant::now(), record));
         Ok(())
     }
 }
@@ -109,14 +261,16 @@ impl Tokens {
 impl CredentialStore for Tokens {
     async fn load(&self) -> Result<Option<StoredCredentials>, AuthError> {
         let mut cache = self.cache.lock().await;
-        if cache.is_none() {
-            *cache = Some(
-                read(&self.store)
-                    .await
-                    .map_err(AuthError::CredentialStoreError)?,
-            );
+        let fresh = cache
+            .as_ref()
+            .is_some_and(|(at, _)| at.elapsed() < CACHE_FOR);
+        if !fresh {
+            let record = read(&self.store, &self.url)
+                .await
+                .map_err(AuthError::CredentialStoreError)?;
+            *cache = Some((std::time::Instant::now(), record));
         }
-        Ok(cache.as_ref().and_then(|r| r.credentials.clone()))
+        Ok(cache.as_ref().and_then(|(_, r)| r.credentials.clone()))
     }
 
     async fn save(&self, credentials: StoredCredentials) -> Result<(), AuthError> {
@@ -143,6 +297,54 @@ const METADATA_MAX: usize = 1024 * 1024;
 /// issuer on the MCP server's own origin is the same party, so that metadata is taken.
 /// Every other mismatch is refused.
 async fn discover(
+    manager: &AuthorizationManager,
+    url: &str,
+    challenge: Option<&str>,
+) -> Result<AuthorizationMetadata, String> {
+    let metadata = discover_any(manager, url, challenge).await?;
+    // The browser is sent to the authorization endpoint and secrets go to the others:
+    // only over TLS, or to this machine.
+    for (what, endpoint) in [
+        (
+            "authorization",
+            Some(metadata.authorization_endpoint.as_str()),
+        ),
+        ("token", Some(metadata.token_endpoint.as_str())),
+        ("registration", metadata.registration_endpoint.as_deref()),
+    ] {
+        if let Some(e) = endpoint
+            && !safe_endpoint(e)
+        {
+            return Err(format!(
+                "OAuth: the authorization server's {what} endpoint `{}` is neither https nor \
+                 on this machine; Skald does not use it",
+                e.chars().take(200).collect::<String>()
+            ));
+        }
+    }
+    Ok(metadata)
+}
+
+/// An https URL, or an http one on this machine (`localhost`, 127.0.0.0/8, `::1`).
+fn safe_endpoint(u: &str) -> bool {
+    let Ok(u) = reqwest::Url::parse(u) else {
+        return false;
+    };
+    let host = u.host_str().unwrap_or("");
+    match u.scheme() {
+        "https" => !host.is_empty(),
+        "http" => {
+            host.eq_ignore_ascii_case("localhost")
+                || host
+                    .trim_matches(['[', ']'])
+                    .parse::<std::net::IpAddr>()
+                    .is_ok_and(|ip| ip.is_loopback())
+        }
+        _ => false,
+    }
+}
+
+async fn discover_any(
     manager: &AuthorizationManager,
     url: &str,
     challenge: Option<&str>,
@@ -230,12 +432,23 @@ pub(crate) async fn http_client(
     oauth: &OAuth,
 ) -> Result<AuthClient<reqwest::Client>, String> {
     let mut manager = AuthorizationManager::new(url).await.map_err(auth_error)?;
-    let record = read(&oauth.store).await?;
-    manager.set_credential_store(Tokens::new(oauth.store.clone()));
-    let has_tokens = record
+    let record = read(&oauth.store, url).await?;
+    manager.set_credential_store(Tokens::new(oauth.store.clone(), url));
+    let mut has_tokens = record
         .credentials
         .as_ref()
         .is_some_and(|c| c.token_response.is_some());
+    // A machine login asks for new tokens itself: when they ran out or were refused.
+    if record.machine
+        && (expired(&record) || record.challenge.is_some())
+        && let Some(client) = &record.preregistered
+    {
+        machine_login(url, oauth, record.challenge.clone(), client.clone()).await?;
+        let mut renewed = read(&oauth.store, url).await?;
+        renewed.challenge = None;
+        write(&oauth.store, url, &renewed).await?;
+        has_tokens = true;
+    }
     if has_tokens {
         // Found here rather than by `initialize_from_store`, for `discover`'s allowance.
         manager.set_metadata(discover(&manager, url, None).await?);
@@ -262,10 +475,10 @@ pub(crate) async fn http_client(
 pub(crate) async fn refused(url: &str, oauth: &OAuth, challenge: &str) -> LoginNeeded {
     let mut had_tokens = false;
     let saved = async {
-        let mut record = read(&oauth.store).await?;
+        let mut record = read(&oauth.store, url).await?;
         had_tokens = has_tokens(&record);
         record.challenge = Some(challenge.to_string());
-        write(&oauth.store, &record).await
+        write(&oauth.store, url, &record).await
     }
     .await;
     if let Err(e) = saved {
@@ -277,7 +490,7 @@ pub(crate) async fn refused(url: &str, oauth: &OAuth, challenge: &str) -> LoginN
 /// What the refusal kept for a server asks for (a server refused for a reason the
 /// store no longer says: a login).
 pub(crate) async fn pending(url: &str, oauth: &OAuth) -> LoginNeeded {
-    match read(&oauth.store).await {
+    match read(&oauth.store, url).await {
         Ok(record) => match &record.challenge {
             Some(c) => needed(url, c, has_tokens(&record)),
             None => LoginNeeded {
@@ -306,7 +519,8 @@ fn needed(url: &str, challenge: &str, had_tokens: bool) -> LoginNeeded {
     if params.is_insufficient_scope() {
         LoginNeeded {
             expired: false,
-            scope: params.scope,
+            // The server's words reach chats' contexts through the status: kept short.
+            scope: params.scope.map(|s| s.chars().take(200).collect()),
         }
     } else {
         LoginNeeded {
@@ -328,7 +542,7 @@ pub(crate) async fn snapshot(oauth: &OAuth) -> Option<String> {
 
 /// What the saved login says without asking the server (`skald doctor`).
 pub(crate) async fn state(url: &str, oauth: &OAuth) -> Result<crate::LoginState, String> {
-    let record = read(&oauth.store).await?;
+    let record = read(&oauth.store, url).await?;
     if let Some(c) = &record.challenge {
         let need = needed(url, c, has_tokens(&record));
         return Ok(crate::LoginState::Needs(crate::Status::NeedsLogin {
@@ -373,8 +587,8 @@ pub(crate) async fn state(url: &str, oauth: &OAuth) -> Result<crate::LoginState,
 }
 
 /// Whether a refusal is kept, so a login knows what to answer without asking the server.
-pub(crate) async fn has_refusal(oauth: &OAuth) -> Result<bool, String> {
-    Ok(read(&oauth.store).await?.challenge.is_some())
+pub(crate) async fn has_refusal(url: &str, oauth: &OAuth) -> Result<bool, String> {
+    Ok(read(&oauth.store, url).await?.challenge.is_some())
 }
 
 /// Forgets a server's login: tokens, registration and the refusal kept.
@@ -440,7 +654,7 @@ pub(crate) async fn login(
     open: &(dyn Fn(&str) + Send + Sync),
     wait: Duration,
 ) -> Result<LoggedIn, String> {
-    let mut record = read(&oauth.store).await?;
+    let mut record = read(&oauth.store, url).await?;
     if let Some(c) = client {
         record.preregistered = Some(c);
     }
@@ -453,8 +667,32 @@ pub(crate) async fn login(
     record.futile = futile(&record, params.as_ref())?;
 
     let mut manager = AuthorizationManager::new(url).await.map_err(auth_error)?;
-    manager.set_credential_store(Tokens::new(oauth.store.clone()));
+    manager.set_credential_store(Tokens::new(oauth.store.clone(), url));
     let metadata = discover(&manager, url, challenge.as_deref()).await?;
+    if machine_only(&metadata)
+        || record
+            .preregistered
+            .as_ref()
+            .is_some_and(|p| p.private_key.is_some())
+    {
+        let client = record.preregistered.clone().ok_or(
+            "the authorization server takes only the client credentials grant \
+             (machine-to-machine): give --client-id with --client-secret-env or \
+             --private-key-file",
+        )?;
+        let scopes = machine_login(url, oauth, challenge.clone(), client.clone()).await?;
+        let mut saved = read(&oauth.store, url).await?;
+        saved.preregistered = Some(client);
+        saved.challenge = None;
+        saved.futile = 0;
+        saved.machine = true;
+        saved.client_secret = None;
+        write(&oauth.store, url, &saved).await?;
+        return Ok(LoggedIn {
+            scopes,
+            client: "client credentials",
+        });
+    }
     let cimd_supported = metadata
         .additional_fields
         .get("client_id_metadata_document_supported")
@@ -513,9 +751,22 @@ pub(crate) async fn login(
         .await
         .into_iter()
         .collect::<Vec<_>>();
-    open(session.get_authorization_url());
+    let auth_url = session.get_authorization_url().to_string();
+    if !safe_endpoint(&auth_url) {
+        return Err("OAuth: the authorization page is neither https nor on this machine".into());
+    }
+    // Only the browser coming back from this sign-in is listened to.
+    let state = reqwest::Url::parse(&auth_url)
+        .ok()
+        .and_then(|u| {
+            u.query_pairs()
+                .find(|(k, _)| k == "state")
+                .map(|(_, v)| v.into_owned())
+        })
+        .ok_or("OAuth: the authorization request has no state")?;
+    open(&auth_url);
 
-    let callback = tokio::time::timeout(wait, returned(&listener, port))
+    let callback = tokio::time::timeout(wait, returned(&listener, port, &state))
         .await
         .map_err(|_| {
             format!(
@@ -529,12 +780,13 @@ pub(crate) async fn login(
         .map_err(auth_error)?;
 
     // The tokens are saved by rmcp through the store; the rest of the record now.
-    let mut saved = read(&oauth.store).await?;
+    let mut saved = read(&oauth.store, url).await?;
     saved.client_secret = dynamic_secret;
     saved.preregistered = record.preregistered;
     saved.challenge = None;
     saved.futile = record.futile;
-    write(&oauth.store, &saved).await?;
+    saved.machine = false;
+    write(&oauth.store, url, &saved).await?;
     Ok(LoggedIn {
         scopes: if scopes.is_empty() {
             saved
@@ -554,9 +806,15 @@ const REQUEST_MAX: usize = 16 * 1024;
 /// Waits for the browser's `GET /callback?…` on the loopback listener and answers it
 /// with a page saying where to go next; other requests (a favicon) get a 404. Returns
 /// the full callback URL, or the authorization server's error.
-async fn returned(listener: &tokio::net::TcpListener, port: u16) -> Result<String, String> {
+async fn returned(
+    listener: &tokio::net::TcpListener,
+    port: u16,
+    state: &str,
+) -> Result<String, String> {
     loop {
         let Ok((mut stream, _)) = listener.accept().await else {
+            // Out of descriptors, say: a moment, not a spin.
+            tokio::time::sleep(Duration::from_millis(100)).await;
             continue;
         };
         let mut buf = Vec::new();
@@ -590,15 +848,24 @@ async fn returned(listener: &tokio::net::TcpListener, port: u16) -> Result<Strin
             continue;
         }
         let url = format!("http://127.0.0.1:{port}{target}");
-        let error = reqwest::Url::parse(&url).ok().and_then(|u| {
-            let pairs: std::collections::HashMap<String, String> =
-                u.query_pairs().into_owned().collect();
-            pairs
-                .get("error")
-                .map(|e| match pairs.get("error_description") {
-                    Some(d) => format!("{e}: {d}"),
-                    None => e.clone(),
-                })
+        let pairs: std::collections::HashMap<String, String> = reqwest::Url::parse(&url)
+            .map(|u| u.query_pairs().into_owned().collect())
+            .unwrap_or_default();
+        // Anything else on this machine may knock: only this sign-in's answer counts.
+        if pairs.get("state").map(String::as_str) != Some(state) {
+            let _ = stream
+                .write_all(
+                    b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+                )
+                .await;
+            continue;
+        }
+        let error = pairs.get("error").map(|e| {
+            let text = match pairs.get("error_description") {
+                Some(d) => format!("{e}: {d}"),
+                None => e.clone(),
+            };
+            text.chars().take(300).collect::<String>()
         });
         let body = match &error {
             None => "<!doctype html><meta charset=utf-8><title>Skald</title>\
@@ -730,6 +997,82 @@ mod tests {
             let e = discovered(bad).await.unwrap_err();
             assert!(e.contains("issuer check"), "{field}: {e}");
         }
+    }
+
+    #[test]
+    fn only_https_or_this_machine_is_an_endpoint() {
+        for ok in [
+            "https://auth.example.com/authorize",
+            "https://user@auth.example.com/token",
+            "http://localhost:8080/authorize",
+            "http://LOCALHOST/token",
+            "http://127.0.0.1:9/t",
+            "http://127.8.9.10/t",
+            "http://[::1]:80/t",
+        ] {
+            assert!(safe_endpoint(ok), "{ok}");
+        }
+        for bad in [
+            "http://auth.example.com/authorize",
+            "http://localhost.example.com/authorize",
+            "http://10.0.0.1/token",
+            "javascript:alert(1)",
+            "file:///etc/passwd",
+            "smb://host/share",
+            "myapp://callback",
+            "data:text/html,hi",
+            "not a url",
+        ] {
+            assert!(!safe_endpoint(bad), "{bad}");
+        }
+    }
+
+    /// Sends one GET to the listener and returns the status line.
+    async fn knock(port: u16, target: &str) -> String {
+        let mut s = tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .unwrap();
+        s.write_all(format!("GET {target} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n").as_bytes())
+            .await
+            .unwrap();
+        let mut out = Vec::new();
+        let _ = s.read_to_end(&mut out).await;
+        String::from_utf8_lossy(&out)
+            .lines()
+            .next()
+            .unwrap_or("")
+            .to_string()
+    }
+
+    #[tokio::test]
+    async fn the_loopback_listener_takes_only_this_sign_ins_answer() {
+        let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
+            .await
+            .unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let waiting = tokio::spawn(async move { returned(&listener, port, "s-123").await });
+        // Forged answers — another state, none, an error with another state, another
+        // path — are turned away and the wait goes on.
+        assert!(
+            knock(port, "/callback?code=evil&state=other")
+                .await
+                .contains("400")
+        );
+        assert!(knock(port, "/callback?code=evil").await.contains("400"));
+        assert!(
+            knock(port, "/callback?error=access_denied&state=x")
+                .await
+                .contains("400")
+        );
+        assert!(knock(port, "/favicon.ico").await.contains("404"));
+        assert!(!waiting.is_finished());
+        assert!(
+            knock(port, "/callback?code=good&state=s-123")
+                .await
+                .contains("200")
+        );
+        let url = waiting.await.unwrap().unwrap();
+        assert!(url.ends_with("/callback?code=good&state=s-123"), "{url}");
     }
 
     #[test]
