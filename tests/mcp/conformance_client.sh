@@ -23,7 +23,7 @@ print(json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}").get(sys.argv
 login() {
   local args=()
   # A client registered by hand, when the scenario has one (pre-registration, client
-  # credentials): its secret through the environment, its private key through a file.
+  # credentials, cross-app access): its secret through the environment, its private key through a file.
   local id secret key alg
   id=$(context client_id)
   secret=$(context client_secret)
@@ -41,6 +41,15 @@ login() {
       export CONFORMANCE_CLIENT_SECRET="$secret"
       args+=(--client-secret-env CONFORMANCE_CLIENT_SECRET)
     fi
+  fi
+  # Cross-app access: the user's ID token from their identity provider, which Skald
+  # exchanges for the server's tokens; it comes through the environment as a secret does.
+  local idp
+  idp=$(context idp_issuer)
+  if [ -n "$idp" ]; then
+    CONFORMANCE_ID_TOKEN=$(context idp_id_token)
+    export CONFORMANCE_ID_TOKEN
+    args+=(--idp "$idp" --idp-client-id "$(context idp_client_id)" --id-token-env CONFORMANCE_ID_TOKEN)
   fi
   skald mcp login conformance "${args[@]}" >&2
 }

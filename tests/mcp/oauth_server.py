@@ -10,6 +10,13 @@ Tools: `whoami` says which access token it was called with and how many refreshe
 server has granted; `revoke` makes the server refuse the token it was called with (and,
 with {"everything": true}, every refresh token too), as a provider revoking access does.
 
+With "enterprise" as argv[2] the authorization server takes only cross-app access
+(SEP-990): an identity provider at /idp exchanges a user's ID token (any unexpired JWT with
+a `sub`) for an identity assertion grant (RFC 8693), which /token redeems (RFC 7523 JWT
+bearer, client `skald-xaa` with secret `xaa-secret` over HTTP Basic) for an access token
+without a refresh token. `whoami` then also says how many exchanges the identity provider
+has made.
+
 Prints its port on the first line of stdout, then serves until killed.
 """
 
@@ -18,10 +25,14 @@ import hashlib
 import json
 import sys
 import threading
+import time
 import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 LIFE = int(sys.argv[1]) if len(sys.argv) > 1 else 2
+ENTERPRISE = len(sys.argv) > 2 and sys.argv[2] == "enterprise"
+JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer"
+TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange"
 
 lock = threading.Lock()
 state = {
@@ -33,22 +44,40 @@ state = {
     "clients": 0,
     "known": set(),
     "presented": [],  # every bearer token any request carried, issued here or not
+    "exchanges": 0,  # ID tokens the identity provider exchanged
 }
 
 
-def issue():
+def b64(data):
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def claims(jwt):
+    """A JWT's payload, unverified (this test server trusts its callers), or None."""
+    parts = jwt.split(".")
+    if len(parts) != 3:
+        return None
+    try:
+        return json.loads(base64.urlsafe_b64decode(parts[1] + "=" * (-len(parts[1]) % 4)))
+    except ValueError:
+        return None
+
+
+def issue(refreshable=True):
     state["issued"] += 1
     n = state["issued"]
     access, refresh = f"at-{n}-secretvalue", f"rt-{n}-secretvalue"
     state["access"].add(access)
-    state["refresh"].add(refresh)
-    return {
+    out = {
         "access_token": access,
         "token_type": "Bearer",
         "expires_in": LIFE,
-        "refresh_token": refresh,
         "scope": "notes:read",
     }
+    if refreshable:
+        state["refresh"].add(refresh)
+        out["refresh_token"] = refresh
+    return out
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -82,6 +111,25 @@ class Handler(BaseHTTPRequestHandler):
                 "resource": self.base() + "/mcp",
                 "authorization_servers": [self.base()],
                 "scopes_supported": ["notes:read"],
+            })
+        if url.path == "/.well-known/oauth-authorization-server" and ENTERPRISE:
+            b = self.base()
+            return self.send(200, {
+                "issuer": b,
+                "authorization_endpoint": b + "/authorize",
+                "token_endpoint": b + "/token",
+                "grant_types_supported": [JWT_BEARER],
+                "token_endpoint_auth_methods_supported": ["client_secret_basic"],
+                "scopes_supported": ["notes:read"],
+            })
+        if url.path == "/idp/.well-known/openid-configuration" and ENTERPRISE:
+            b = self.base() + "/idp"
+            return self.send(200, {
+                "issuer": b,
+                "authorization_endpoint": b + "/authorize",
+                "token_endpoint": b + "/token",
+                "jwks_uri": b + "/jwks",
+                "grant_types_supported": [TOKEN_EXCHANGE],
             })
         if url.path == "/.well-known/oauth-authorization-server":
             b = self.base()
@@ -140,6 +188,45 @@ class Handler(BaseHTTPRequestHandler):
                 "token_endpoint_auth_method": "none",
                 "grant_types": ["authorization_code", "refresh_token"],
             })
+        if url.path == "/idp/token" and ENTERPRISE:
+            form = dict(urllib.parse.parse_qsl(raw.decode()))
+            user = claims(form.get("subject_token", "")) or {}
+            if (form.get("grant_type") != TOKEN_EXCHANGE
+                    or form.get("subject_token_type") != "urn:ietf:params:oauth:token-type:id_token"
+                    or form.get("requested_token_type") != "urn:ietf:params:oauth:token-type:id-jag"
+                    or form.get("audience") != self.base()
+                    or form.get("resource") != self.base() + "/mcp"):
+                return self.send(400, {"error": "invalid_request"})
+            if not user.get("sub") or user.get("exp", 0) <= time.time():
+                return self.send(400, {"error": "invalid_grant"})
+            with lock:
+                state["exchanges"] += 1
+                n = state["exchanges"]
+            now = int(time.time())
+            grant = {
+                "iss": self.base() + "/idp", "sub": user["sub"], "aud": self.base(),
+                "client_id": "skald-xaa", "jti": f"jag-{n}", "iat": now, "exp": now + 300,
+                "resource": form["resource"], "scope": form.get("scope", "notes:read"),
+            }
+            header = {"alg": "ES256", "typ": "oauth-id-jag+jwt"}
+            jag = ".".join([b64(json.dumps(header).encode()), b64(json.dumps(grant).encode()), b64(b"sig")])
+            return self.send(200, {
+                "access_token": jag,
+                "issued_token_type": "urn:ietf:params:oauth:token-type:id-jag",
+                "token_type": "N_A",
+                "scope": grant["scope"],
+            })
+        if url.path == "/token" and ENTERPRISE:
+            form = dict(urllib.parse.parse_qsl(raw.decode()))
+            basic = "Basic " + base64.b64encode(b"skald-xaa:xaa-secret").decode()
+            if self.headers.get("Authorization") != basic:
+                return self.send(401, {"error": "invalid_client"})
+            grant = claims(form.get("assertion", "")) or {}
+            if (form.get("grant_type") != JWT_BEARER or grant.get("aud") != self.base()
+                    or grant.get("client_id") != "skald-xaa"):
+                return self.send(400, {"error": "invalid_grant"})
+            with lock:
+                return self.send(200, issue(refreshable=False))
         if url.path == "/token":
             form = dict(urllib.parse.parse_qsl(raw.decode()))
             with lock:
@@ -193,6 +280,8 @@ class Handler(BaseHTTPRequestHandler):
             with lock:
                 if name == "whoami":
                     text = f"called with {token.split('-secret')[0]}; refreshes granted: {state['refreshes']}"
+                    if ENTERPRISE:
+                        text += f"; exchanges: {state['exchanges']}"
                 elif name == "revoke":
                     state["access"].discard(token)
                     if args.get("everything"):

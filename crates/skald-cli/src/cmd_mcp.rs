@@ -283,7 +283,17 @@ pub struct LoginArgs<'a> {
     pub client_secret_env: Option<&'a str>,
     pub private_key_file: Option<&'a std::path::Path>,
     pub signing_algorithm: Option<&'a str>,
+    pub idp: Option<&'a str>,
+    pub idp_client_id: Option<&'a str>,
+    pub idp_client_secret_env: Option<&'a str>,
+    pub id_token_env: Option<&'a str>,
     pub no_browser: bool,
+}
+
+/// The value of the environment variable `var`, which the user named for a secret.
+fn from_env(var: &str) -> Result<String, Fail> {
+    std::env::var(var)
+        .map_err(|_| Fail::usage(format!("the environment variable {var} is not set")))
 }
 
 pub async fn login(data_dir: &DataDir, config: &Config, a: LoginArgs<'_>) -> Result<u8, Fail> {
@@ -292,12 +302,7 @@ pub async fn login(data_dir: &DataDir, config: &Config, a: LoginArgs<'_>) -> Res
     let client = match a.client_id {
         None => None,
         Some(id) => {
-            let secret = match a.client_secret_env {
-                None => None,
-                Some(var) => Some(std::env::var(var).map_err(|_| {
-                    Fail::usage(format!("the environment variable {var} is not set"))
-                })?),
-            };
+            let secret = a.client_secret_env.map(from_env).transpose()?;
             let key = match a.private_key_file {
                 None => None,
                 Some(path) => Some(std::fs::read_to_string(path).map_err(|e| {
@@ -312,6 +317,20 @@ pub async fn login(data_dir: &DataDir, config: &Config, a: LoginArgs<'_>) -> Res
                 client_secret: secret,
                 private_key_pem: key,
                 signing_algorithm: a.signing_algorithm.map(str::to_string),
+                identity_provider: match (a.idp, a.idp_client_id, a.id_token_env) {
+                    (Some(issuer), Some(idp_client), Some(token)) => Some(mcp::IdentityProvider {
+                        issuer: issuer.to_string(),
+                        client_id: idp_client.to_string(),
+                        client_secret: a.idp_client_secret_env.map(from_env).transpose()?,
+                        id_token: from_env(token)?,
+                    }),
+                    (None, _, _) => None,
+                    _ => {
+                        return Err(Fail::usage(
+                            "--idp needs --idp-client-id and --id-token-env".to_string(),
+                        ));
+                    }
+                },
             })
         }
     };
@@ -445,6 +464,20 @@ pub enum McpCommand {
         /// The key's algorithm: RS256 (default), RS384, RS512, ES256 or ES384
         #[arg(long, value_name = "ALG", requires = "private_key_file")]
         signing_algorithm: Option<String>,
+        /// Sign in through this enterprise identity provider (its issuer URL) instead of
+        /// at the server: the user's ID token from it is exchanged for the server's
+        /// tokens (cross-app access); needs --client-id at the server
+        #[arg(long, value_name = "ISSUER", requires_all = ["client_id", "idp_client_id", "id_token_env"])]
+        idp: Option<String>,
+        /// Skald's client ID at the identity provider
+        #[arg(long, value_name = "ID", requires = "idp")]
+        idp_client_id: Option<String>,
+        /// The environment variable holding that client's secret, if it has one
+        #[arg(long, value_name = "VAR", requires = "idp")]
+        idp_client_secret_env: Option<String>,
+        /// The environment variable holding the user's ID token from the identity provider
+        #[arg(long, value_name = "VAR", requires = "idp")]
+        id_token_env: Option<String>,
         /// Print the sign-in address instead of opening the browser
         #[arg(long)]
         no_browser: bool,
@@ -500,6 +533,10 @@ pub async fn dispatch(env: &crate::Env, command: McpCommand) -> u8 {
             client_secret_env,
             private_key_file,
             signing_algorithm,
+            idp,
+            idp_client_id,
+            idp_client_secret_env,
+            id_token_env,
             no_browser,
         } => {
             login(
@@ -511,6 +548,10 @@ pub async fn dispatch(env: &crate::Env, command: McpCommand) -> u8 {
                     client_secret_env: client_secret_env.as_deref(),
                     private_key_file: private_key_file.as_deref(),
                     signing_algorithm: signing_algorithm.as_deref(),
+                    idp: idp.as_deref(),
+                    idp_client_id: idp_client_id.as_deref(),
+                    idp_client_secret_env: idp_client_secret_env.as_deref(),
+                    id_token_env: id_token_env.as_deref(),
                     no_browser,
                 },
             )

@@ -605,13 +605,28 @@ pub struct ClientIdentity {
     pub client_secret: Option<String>,
     pub private_key_pem: Option<String>,
     pub signing_algorithm: Option<String>,
+    /// Sign in through the user's identity provider instead of a browser at the server
+    /// (cross-app access, SEP-990).
+    pub identity_provider: Option<IdentityProvider>,
+}
+
+/// The user's enterprise identity provider, for cross-app access: its issuer, Skald's
+/// client there, and the user's ID token from it, exchanged for the server's tokens.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct IdentityProvider {
+    pub issuer: String,
+    pub client_id: String,
+    pub client_secret: Option<String>,
+    pub id_token: String,
 }
 
 /// Signs in to an HTTP server (OAuth in the system browser, through `open`), keeping the
 /// tokens in its store. `client` is a client registered with the authorization server by
 /// hand, kept for later logins; an authorization server that takes only the client
-/// credentials grant (or a client with a private key) gets tokens without a browser. A server already refused us is answered from
-/// that refusal; otherwise it is connected to once to learn what it asks for.
+/// credentials grant (or a client with a private key) gets tokens without a browser, and
+/// so does a login through the user's identity provider (cross-app access). A server
+/// already refused us is answered from that refusal; otherwise it is connected to once to
+/// learn what it asks for.
 pub async fn login(
     spec: &ServerSpec,
     client: Option<ClientIdentity>,
@@ -632,13 +647,22 @@ pub async fn login(
     if !client::oauth::has_refusal(url, oauth).await? {
         client::learn_refusal(spec).await?;
     }
+    let idp = client
+        .as_ref()
+        .and_then(|c| c.identity_provider.clone())
+        .map(|p| client::oauth::Enterprise {
+            issuer: p.issuer,
+            client_id: p.client_id,
+            client_secret: p.client_secret,
+            id_token: p.id_token,
+        });
     let client = client.map(|c| client::oauth::Preregistered {
         client_id: c.client_id,
         client_secret: c.client_secret,
         private_key: c.private_key_pem,
         signing_algorithm: c.signing_algorithm,
     });
-    client::oauth::login(url, oauth, client, open, wait).await
+    client::oauth::login(url, oauth, client, idp, open, wait).await
 }
 
 /// What an HTTP server's saved OAuth login says, read without connecting.
@@ -835,10 +859,10 @@ async fn supervise(host: Arc<dyn Host>, server: Arc<Server>) {
         };
         let failure = match failure {
             Fail::Broken(e) => e,
-            // A machine login asks for new tokens when it connects again: no person to wait
-            // for, so it is retried with backoff like any failure.
-            Fail::Login(_) if machine_login(&server.spec.transport).await => {
-                "the server refused the client credentials' token; asking for a new one".to_string()
+            // A machine or enterprise login asks for new tokens when it connects again: no
+            // person to wait for, so it is retried with backoff like any failure.
+            Fail::Login(_) if renews_by_itself(&server.spec.transport).await => {
+                "the server refused the login's token; asking for a new one".to_string()
             }
             Fail::Login(need) => {
                 let kept = login_kept(&server.spec.transport).await;
@@ -877,14 +901,15 @@ async fn supervise(host: Arc<dyn Host>, server: Arc<Server>) {
     }
 }
 
-/// Whether the server's login is a machine one (client credentials).
-async fn machine_login(transport: &Transport) -> bool {
+/// Whether the server's login gets new tokens without a person (client credentials, or
+/// an enterprise ID token still valid).
+async fn renews_by_itself(transport: &Transport) -> bool {
     match transport {
         Transport::Http {
             url,
             oauth: Some(oauth),
             ..
-        } => client::oauth::is_machine(url, oauth).await,
+        } => client::oauth::renews_by_itself(url, oauth).await,
         _ => false,
     }
 }

@@ -137,6 +137,7 @@ const SCENARIOS: &[&str] = &[
     "auth/offline-access-not-supported",
     "auth/client-credentials-basic",
     "auth/client-credentials-jwt",
+    "auth/cross-app-access-complete-flow",
 ];
 
 /// One after the other: the suite's servers pick their ports by probing for a free one,

@@ -29,10 +29,17 @@ impl Drop for OAuthServer {
 
 /// The server, its access tokens living `life` seconds.
 fn oauth_server(life: u32) -> OAuthServer {
+    oauth_server_as(life, "code")
+}
+
+/// The server in a mode of its own: "code" (a person signs in) or "enterprise" (cross-app
+/// access through its identity provider).
+fn oauth_server_as(life: u32, mode: &str) -> OAuthServer {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/mcp/oauth_server.py");
     let mut child = Command::new("python3")
         .arg(script)
         .arg(life.to_string())
+        .arg(mode)
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
@@ -274,6 +281,119 @@ fn a_login_is_never_sent_to_another_address_of_the_same_name() {
     let said = add(&a.url);
     assert!(said.contains("`docs`: needs login"), "{said}");
     assert_eq!(presented(&a).len(), sent_to_a);
+}
+
+/// A user's ID token from the identity provider, valid for `secs` more seconds (the test
+/// identity provider does not check signatures).
+fn id_token(secs: i64) -> String {
+    use base64::Engine;
+    let b64 = |v: &str| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(v);
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64;
+    let claims = serde_json::json!({"sub": "ada", "exp": now + secs, "nonce": "idtokensecret"});
+    format!(
+        "{}.{}.{}",
+        b64(r#"{"alg":"ES256"}"#),
+        b64(&claims.to_string()),
+        b64("signature")
+    )
+}
+
+/// The number after `what: ` in a tool's answer.
+fn count(text: &str, what: &str) -> u32 {
+    let at = text.find(&format!("{what}: ")).unwrap() + what.len() + 2;
+    text[at..]
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect::<String>()
+        .parse()
+        .unwrap()
+}
+
+/// Cross-app access (SEP-990): the login exchanges the user's ID token at their identity
+/// provider for a grant the server's authorization server redeems — no browser. The
+/// server's tokens have no refresh token; when one runs out, Skald exchanges the ID token
+/// again before the request, without a person. The ID token is a secret like the tokens,
+/// and one that has expired is refused with what to do.
+#[test]
+fn an_enterprise_login_exchanges_the_id_token_again_when_the_servers_token_runs_out() {
+    let server = oauth_server_as(2, "enterprise");
+    let data = tempfile::tempdir().unwrap();
+    ok(&skald(data.path(), None)
+        .args(["mcp", "add", "docs", "--url", &server.url])
+        .output()
+        .unwrap());
+    let idp = server.url.replace("/mcp", "/idp");
+    let login = |token: &str| {
+        skald(data.path(), None)
+            .args([
+                "mcp",
+                "login",
+                "docs",
+                "--idp",
+                &idp,
+                "--idp-client-id",
+                "skald-idp",
+            ])
+            .args(["--id-token-env", "ID_TOKEN", "--client-id", "skald-xaa"])
+            .args(["--client-secret-env", "XAA_SECRET"])
+            .env("ID_TOKEN", token)
+            .env("XAA_SECRET", "xaa-secret")
+            // No browser takes part: one that ran would fail the login.
+            .env("BROWSER", "false")
+            .output()
+            .unwrap()
+    };
+    let token = id_token(600);
+    let said = ok(&login(&token));
+    assert!(
+        said.contains("signed in to `docs` (identity provider client; access: notes:read)"),
+        "{said}"
+    );
+
+    let model = ScriptedServer::new(vec![
+        tool_call("a1", "activate_tools", r#"{"groups": ["docs"]}"#),
+        tool_call("w1", "mcp__docs__whoami", "{}"),
+        delayed(2600, tool_call("w2", "mcp__docs__whoami", "{}")),
+        answer("done"),
+    ]);
+    let out = skald(data.path(), Some(&model))
+        .args(["exec", "--json", "--approve", "all", "who am I?"])
+        .output()
+        .unwrap();
+    let ev = events(&ok(&out));
+    let (w1, w2) = (result(&ev, "w1"), result(&ev, "w2"));
+    assert!(w1.contains("refreshes granted: 0"), "{w1}");
+    assert!(
+        count(&w2, "exchanges") > count(&w1, "exchanges") && count(&w2, "refreshes granted") == 0,
+        "the ID token was exchanged again, nothing refreshed: {w1} / {w2}"
+    );
+    assert_eq!(
+        status_of(data.path()),
+        serde_json::json!({"state": "ready", "tools": 2})
+    );
+    for entry in walk(data.path()) {
+        let text = String::from_utf8_lossy(&std::fs::read(&entry).unwrap_or_default()).into_owned();
+        assert!(
+            !text.contains(&token) && !text.contains("secretvalue") && !text.contains("xaa-secret"),
+            "a credential is readable in {}",
+            entry.display()
+        );
+    }
+
+    ok(&skald(data.path(), None)
+        .args(["mcp", "logout", "docs"])
+        .output()
+        .unwrap());
+    let expired = login(&id_token(-60));
+    assert_eq!(expired.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&expired.stderr);
+    assert!(
+        err.contains("the identity provider's ID token has expired"),
+        "{err}"
+    );
 }
 
 fn walk(dir: &Path) -> Vec<PathBuf> {

@@ -9,8 +9,8 @@ use serde_json::{Value, json};
 use skald_api::CancellationToken;
 use skald_api::events::Event;
 pub use skald_mcp::{
-    ClientIdentity, LOGIN_WAIT, LoggedIn, McpTool, ServerSpec, Status, login, logout,
-    open_in_browser,
+    ClientIdentity, IdentityProvider, LOGIN_WAIT, LoggedIn, McpTool, ServerSpec, Status, login,
+    logout, open_in_browser,
 };
 use skald_mcp::{Elicited, McpManager, Transport};
 use skald_store::{McpServerRecord, Store};

@@ -20,6 +20,9 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
+mod enterprise;
+pub(crate) use enterprise::Enterprise;
+
 /// What Skald keeps for one server, as JSON in the owner's store. rmcp's own record holds
 /// the client ID and tokens; the rest is what it does not keep.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -46,6 +49,10 @@ pub(crate) struct Record {
     /// they are asked for again when they run out or are refused.
     #[serde(default)]
     machine: bool,
+    /// The tokens come from the user's identity provider (cross-app access): its ID token
+    /// is exchanged again when they run out or are refused.
+    #[serde(default)]
+    enterprise: Option<Enterprise>,
 }
 
 /// A client registered with the authorization server by hand: its ID and a secret, or a
@@ -155,8 +162,16 @@ fn machine_only(metadata: &AuthorizationMetadata) -> bool {
     grants.contains(&"client_credentials") && !grants.contains(&"authorization_code")
 }
 
-/// Whether a token is past its lifetime.
-fn expired(record: &Record) -> bool {
+/// Seconds since the Unix epoch, as token lifetimes are counted.
+fn now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+/// Whether a token is past its lifetime, or within `margin` seconds of its end.
+fn expired(record: &Record, margin: u64) -> bool {
     let Some(creds) = &record.credentials else {
         return true;
     };
@@ -165,19 +180,50 @@ fn expired(record: &Record) -> bool {
     };
     // Read through its JSON form (RFC 6749 field names): the oauth2 crate stays rmcp's.
     let tokens = serde_json::to_value(tokens).unwrap_or_default();
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
     match (tokens["expires_in"].as_u64(), creds.token_received_at) {
-        (Some(life), Some(at)) => at.saturating_add(life) <= now,
+        // A short-lived token is not renewed for most of its life.
+        (Some(life), Some(at)) => {
+            at.saturating_add(life) <= now().saturating_add(margin.min(life / 4))
+        }
         _ => false,
     }
 }
 
-/// Whether a server's login is a machine one (client credentials).
-pub(crate) async fn is_machine(url: &str, oauth: &OAuth) -> bool {
-    read(&oauth.store, url).await.is_ok_and(|r| r.machine)
+/// Gets new tokens for a login that can without a person — a machine one (client
+/// credentials) or an enterprise one whose ID token is still valid — answering the refusal
+/// kept, if any. False: this login cannot.
+async fn renew(url: &str, oauth: &OAuth, record: &Record) -> Result<bool, String> {
+    let challenge = record.challenge.clone();
+    match (&record.enterprise, &record.preregistered) {
+        (Some(idp), Some(client)) if !enterprise::id_token_expired(&idp.id_token) => {
+            enterprise::exchange(url, oauth, challenge.as_deref(), client, idp).await?;
+        }
+        (None, Some(client)) if record.machine => {
+            machine_login(url, oauth, challenge, client.clone()).await?;
+        }
+        _ => return Ok(false),
+    }
+    let mut renewed = read(&oauth.store, url).await?;
+    renewed.challenge = None;
+    write(&oauth.store, url, &renewed).await?;
+    Ok(true)
+}
+
+/// Whether a login gets new tokens by itself (see `renew`).
+fn renews_itself(record: &Record) -> bool {
+    match (&record.enterprise, &record.preregistered) {
+        (Some(idp), Some(_)) => !enterprise::id_token_expired(&idp.id_token),
+        (None, Some(_)) => record.machine,
+        _ => false,
+    }
+}
+
+/// Whether a server's login gets new tokens without a person (client credentials, or an
+/// enterprise ID token still valid).
+pub(crate) async fn renews_by_itself(url: &str, oauth: &OAuth) -> bool {
+    read(&oauth.store, url)
+        .await
+        .is_ok_and(|r| renews_itself(&r))
 }
 
 /// A refusal asking again for access the server has already granted is answered once
@@ -222,6 +268,9 @@ async fn write(store: &Arc<dyn TokenStore>, url: &str, record: &Record) -> Resul
         .map_err(|e| format!("saving the login failed: {e}"))?
 }
 
+/// A login that renews itself does so this many seconds before its token runs out.
+const RENEW_BEFORE: u64 = 30;
+
 /// How long rmcp's view of the store trusts what it read: the token is read before every
 /// request, and the keyring is not to be asked each time; but another process (a login, a
 /// logout, a refresh by `skald mcp list`) may have changed it meanwhile.
@@ -232,6 +281,9 @@ struct Tokens {
     store: Arc<dyn TokenStore>,
     url: String,
     cache: tokio::sync::Mutex<Option<(std::time::Instant, Record)>>,
+    /// For a connection's client: a login that can renew itself (see `renew`) does so
+    /// when its token is about to run out, before the request that would be refused.
+    renewing: Option<OAuth>,
 }
 
 impl Tokens {
@@ -240,6 +292,14 @@ impl Tokens {
             store,
             url: url.to_string(),
             cache: tokio::sync::Mutex::new(None),
+            renewing: None,
+        }
+    }
+
+    fn renewing(oauth: &OAuth, url: &str) -> Self {
+        Tokens {
+            renewing: Some(oauth.clone()),
+            ..Tokens::new(oauth.store.clone(), url)
         }
     }
 
@@ -265,9 +325,23 @@ impl CredentialStore for Tokens {
             .as_ref()
             .is_some_and(|(at, _)| at.elapsed() < CACHE_FOR);
         if !fresh {
-            let record = read(&self.store, &self.url)
+            let mut record = read(&self.store, &self.url)
                 .await
                 .map_err(AuthError::CredentialStoreError)?;
+            if let Some(oauth) = &self.renewing
+                && expired(&record, RENEW_BEFORE)
+                && renews_itself(&record)
+            {
+                // Under the cache's lock: concurrent requests wait for one renewal.
+                match renew(&self.url, oauth, &record).await {
+                    Ok(_) => {
+                        record = read(&self.store, &self.url)
+                            .await
+                            .map_err(AuthError::CredentialStoreError)?;
+                    }
+                    Err(e) => tracing::warn!("renewing the MCP login failed: {e}"),
+                }
+            }
             *cache = Some((std::time::Instant::now(), record));
         }
         Ok(cache.as_ref().and_then(|(_, r)| r.credentials.clone()))
@@ -374,30 +448,9 @@ async fn discover_any(
     at.set_path("/.well-known/oauth-authorization-server");
     at.set_query(None);
     at.set_fragment(None);
-    let http = reqwest::Client::builder()
-        .timeout(Duration::from_secs(30))
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .map_err(|e| e.to_string())?;
-    let mut response = http
-        .get(at.clone())
-        .send()
-        .await
-        .map_err(|e| format!("OAuth: cannot read {at}: {e}"))?;
-    if !response.status().is_success() {
+    let Some(body) = fetch_metadata(at.as_str()).await? else {
         return Err(refused());
-    }
-    let mut body = Vec::new();
-    while let Some(chunk) = response
-        .chunk()
-        .await
-        .map_err(|e| format!("OAuth: cannot read {at}: {e}"))?
-    {
-        body.extend_from_slice(&chunk);
-        if body.len() > METADATA_MAX {
-            return Err(format!("OAuth: {at} is larger than {METADATA_MAX} bytes"));
-        }
-    }
+    };
     let metadata: AuthorizationMetadata =
         serde_json::from_slice(&body).map_err(|e| format!("OAuth: {at} is not metadata: {e}"))?;
     if metadata.issuer.as_deref() != Some(received.as_str()) {
@@ -417,6 +470,36 @@ async fn discover_any(
     Ok(metadata)
 }
 
+/// A metadata document's bytes (`None`: the server answered other than 200), read
+/// without following redirects, within 30 s and `METADATA_MAX` bytes.
+async fn fetch_metadata(at: &str) -> Result<Option<Vec<u8>>, String> {
+    let http = reqwest::Client::builder()
+        .timeout(Duration::from_secs(30))
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .map_err(|e| e.to_string())?;
+    let mut response = http
+        .get(at)
+        .send()
+        .await
+        .map_err(|e| format!("OAuth: cannot read {at}: {e}"))?;
+    if !response.status().is_success() {
+        return Ok(None);
+    }
+    let mut body = Vec::new();
+    while let Some(chunk) = response
+        .chunk()
+        .await
+        .map_err(|e| format!("OAuth: cannot read {at}: {e}"))?
+    {
+        body.extend_from_slice(&chunk);
+        if body.len() > METADATA_MAX {
+            return Err(format!("OAuth: {at} is larger than {METADATA_MAX} bytes"));
+        }
+    }
+    Ok(Some(body))
+}
+
 /// A server that needs a login: what to show and what the login will ask for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct LoginNeeded {
@@ -433,20 +516,14 @@ pub(crate) async fn http_client(
 ) -> Result<AuthClient<reqwest::Client>, String> {
     let mut manager = AuthorizationManager::new(url).await.map_err(auth_error)?;
     let record = read(&oauth.store, url).await?;
-    manager.set_credential_store(Tokens::new(oauth.store.clone(), url));
+    manager.set_credential_store(Tokens::renewing(oauth, url));
     let mut has_tokens = record
         .credentials
         .as_ref()
         .is_some_and(|c| c.token_response.is_some());
-    // A machine login asks for new tokens itself: when they ran out or were refused.
-    if record.machine
-        && (expired(&record) || record.challenge.is_some())
-        && let Some(client) = &record.preregistered
-    {
-        machine_login(url, oauth, record.challenge.clone(), client.clone()).await?;
-        let mut renewed = read(&oauth.store, url).await?;
-        renewed.challenge = None;
-        write(&oauth.store, url, &renewed).await?;
+    // A machine or enterprise login asks for new tokens itself: when they ran out or were
+    // refused.
+    if (expired(&record, 0) || record.challenge.is_some()) && renew(url, oauth, &record).await? {
         has_tokens = true;
     }
     if has_tokens {
@@ -563,16 +640,14 @@ pub(crate) async fn state(url: &str, oauth: &OAuth) -> Result<crate::LoginState,
         .credentials
         .as_ref()
         .and_then(|c| c.token_received_at);
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
     let expired = match (tokens["expires_in"].as_u64(), received) {
-        (Some(life), Some(at)) => at.saturating_add(life) <= now,
+        (Some(life), Some(at)) => at.saturating_add(life) <= now(),
         _ => false,
     };
-    // An expired token with a refresh token is renewed at the next request.
-    if expired && tokens["refresh_token"].as_str().is_none() {
+    // An expired token is renewed at the next request when there is a refresh token, a
+    // client secret or key (machine), or an ID token still valid (enterprise).
+    let renewable = tokens["refresh_token"].as_str().is_some() || renews_itself(&record);
+    if expired && !renewable {
         return Ok(crate::LoginState::Needs(crate::Status::NeedsLogin {
             expired: true,
             scope: None,
@@ -651,12 +726,25 @@ pub(crate) async fn login(
     url: &str,
     oauth: &OAuth,
     client: Option<Preregistered>,
+    idp: Option<Enterprise>,
     open: &(dyn Fn(&str) + Send + Sync),
     wait: Duration,
 ) -> Result<LoggedIn, String> {
     let mut record = read(&oauth.store, url).await?;
     if let Some(c) = client {
         record.preregistered = Some(c);
+    }
+    if let Some(idp) = idp.or(record.enterprise.clone()) {
+        let client = record.preregistered.clone().ok_or(
+            "cross-app access needs Skald's client at the server's authorization server: \
+             give --client-id (and --client-secret-env)",
+        )?;
+        let scopes =
+            enterprise::login(url, oauth, record.challenge.as_deref(), client, idp).await?;
+        return Ok(LoggedIn {
+            scopes,
+            client: "identity provider",
+        });
     }
     let challenge = record.challenge.clone();
     let base = reqwest::Url::parse(url).map_err(|e| format!("`{url}` is not a URL: {e}"))?;
