@@ -140,11 +140,12 @@ pub fn run(skald: &Path) -> Result<String> {
         let mut misses = Vec::new();
         for tag in &tags {
             let items = cache.entry(tag.path.clone()).or_insert_with(|| {
-                let Some(lang) = Lang::from_path(&tag.path) else {
+                let src = std::fs::read(&tag.path).unwrap_or_default();
+                let src = String::from_utf8_lossy(&src);
+                let Some(lang) = Lang::from_path_and_text(&tag.path, &src) else {
                     return Vec::new();
                 };
-                let src = std::fs::read(&tag.path).unwrap_or_default();
-                skald_outline::outline(lang, &String::from_utf8_lossy(&src)).unwrap_or_default()
+                skald_outline::outline(lang, &src).unwrap_or_default()
             });
             if found(items, tag) {
                 hits += 1;

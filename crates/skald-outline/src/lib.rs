@@ -116,6 +116,31 @@ mod tests {
     }
 
     #[test]
+    fn a_cpp_header_named_h_is_outlined_as_cpp_and_a_c_one_as_c() {
+        let cpp = "namespace geo {\nclass Shape {\n public:\n  double area() const;\n};\n}\n";
+        let lang = Lang::from_path_and_text(std::path::Path::new("shape.h"), cpp).unwrap();
+        assert_eq!(lang, Lang::Cpp);
+        let items = outline(lang, cpp).unwrap();
+        assert!(
+            items
+                .iter()
+                .any(|i| i.kind == "class" && i.name.ends_with("Shape")),
+            "{items:?}"
+        );
+        let c = "struct point { int x, y; };\nint norm(struct point p);\n";
+        assert_eq!(
+            Lang::from_path_and_text(std::path::Path::new("point.h"), c),
+            Some(Lang::C)
+        );
+        // A C source stays C whatever it holds ("::" is an IPv6 address here).
+        let src = "const char *any = \"::\";\nint f(void) { return 0; }\n";
+        assert_eq!(
+            Lang::from_path_and_text(std::path::Path::new("addr.c"), src),
+            Some(Lang::C)
+        );
+    }
+
+    #[test]
     fn rust_syntax_errors_are_reported_with_their_line() {
         let err = outline(Lang::Rust, "fn ok() {}\nfn broken( {\n").unwrap_err();
         assert!(err.to_string().starts_with("cannot parse: line "), "{err}");

@@ -96,6 +96,8 @@ fn outline_text(
         Err(e) => return (Err(fs::io_error("read", path, &e).to_string()), None),
     };
     let source = String::from_utf8_lossy(&bytes);
+    // A `.h` header may be C++ (the name says C).
+    let lang = Lang::from_path_and_text(path, &source).unwrap_or(lang);
     let outcome = skald_outline::outline(lang, &source)
         .map(|items| {
             if items.is_empty() {
