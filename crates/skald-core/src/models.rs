@@ -160,6 +160,26 @@ impl ModelHealth {
     }
 }
 
+/// The models to try, in order: the chosen one and its fallbacks, without those that are
+/// down — unless every one is, since trying them beats giving up without a call.
+pub(crate) fn candidates<'m>(
+    models: &'m [ModelChoice],
+    health: &ModelHealth,
+) -> Vec<&'m ModelChoice> {
+    let usable: Vec<&ModelChoice> = models
+        .iter()
+        .filter(|m| health.health(&m.label()) != Health::Down)
+        .collect();
+    if usable.is_empty() {
+        models.iter().collect()
+    } else {
+        usable
+    }
+    .into_iter()
+    .take(1 + MAX_FALLBACKS)
+    .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

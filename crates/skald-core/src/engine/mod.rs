@@ -268,15 +268,18 @@ impl Engine {
     }
 
     /// An MCP server's sampling request, approved by the user: the conversation it
-    /// proposes, answered by the engine's first model without tools. What the model says
-    /// is redacted before it goes to the server, as a tool result would be.
+    /// proposes, answered without tools by the model a chat's next turn would use (the
+    /// first of the model list that is not down). What the model says is redacted before
+    /// it goes to the server, as a tool result would be.
     pub(crate) async fn sample(
         &self,
         request: skald_mcp::SamplingRequest,
         cancel: &CancellationToken,
     ) -> Result<skald_mcp::Sampled, String> {
         let models = self.models.current();
-        let model = models.first().ok_or("no model is configured")?;
+        let model = *crate::models::candidates(&models, &self.health)
+            .first()
+            .ok_or("no model is configured")?;
         let mut messages = Vec::new();
         if let Some(system) = request.system_prompt.filter(|s| !s.trim().is_empty()) {
             messages.push(skald_llm::Message::system(system));

@@ -24,12 +24,12 @@ pub use crate::engine::context::{
 };
 
 use crate::approval;
-use crate::models::{Health, MAX_FALLBACKS, ModelHealth};
+use crate::models::candidates;
 use futures::StreamExt;
 use serde_json::Value;
 use skald_api::events::{Event, TurnOutcome};
 use skald_api::{CancellationToken, ToolCallStatus};
-use skald_llm::{ModelChoice, Request, ToolCall, ToolChoice, ToolSpec, Usage};
+use skald_llm::{Request, ToolCall, ToolChoice, ToolSpec, Usage};
 use skald_store::{
     MessageStatus, NewLlmRequest, NewMessage, NewToolCall, RequestStatus, Role, RuleAction, Store,
 };
@@ -376,23 +376,6 @@ async fn answer(
         }
     }
     Ok(Err(TurnOutcome::Failed))
-}
-
-/// The models to try, in order: the chosen one and its fallbacks, without those that are
-/// down — unless every one is, since trying them beats giving up without a call.
-fn candidates<'m>(models: &'m [ModelChoice], health: &ModelHealth) -> Vec<&'m ModelChoice> {
-    let usable: Vec<&ModelChoice> = models
-        .iter()
-        .filter(|m| health.health(&m.label()) != Health::Down)
-        .collect();
-    if usable.is_empty() {
-        models.iter().collect()
-    } else {
-        usable
-    }
-    .into_iter()
-    .take(1 + MAX_FALLBACKS)
-    .collect()
 }
 
 /// How one streamed answer ended.
