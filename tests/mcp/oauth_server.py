@@ -31,6 +31,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 LIFE = int(sys.argv[1]) if len(sys.argv) > 1 else 2
 ENTERPRISE = len(sys.argv) > 2 and sys.argv[2] == "enterprise"
+# Seconds a refresh takes after the old refresh token is spent (argv[3]), so that two
+# clients refreshing at once overlap.
+REFRESH_DELAY = float(sys.argv[3]) if len(sys.argv) > 3 else 0.0
 JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange"
 
@@ -243,7 +246,10 @@ class Handler(BaseHTTPRequestHandler):
                         return self.send(400, {"error": "invalid_grant", "error_description": "refresh token revoked"})
                     state["refresh"].discard(token)
                     state["refreshes"] += 1
-                    return self.send(200, issue())
+                    issued = issue()
+            if form.get("grant_type") == "refresh_token":
+                time.sleep(REFRESH_DELAY)
+                return self.send(200, issued)
             return self.send(400, {"error": "unsupported_grant_type"})
         if url.path != "/mcp":
             return self.send(404, {"error": "not_found"})

@@ -49,6 +49,12 @@ pub trait TokenStore: Send + Sync + 'static {
     fn load(&self) -> Result<Option<String>, String>;
     fn save(&self, text: &str) -> Result<(), String>;
     fn clear(&self) -> Result<(), String>;
+    /// An exclusive hold on this login across processes while a refresh reads, spends and
+    /// replaces its refresh token (blocking; released when dropped). None: no other
+    /// process shares the store.
+    fn hold(&self) -> Result<Option<Box<dyn Send>>, String> {
+        Ok(None)
+    }
 }
 
 /// How an HTTP server's OAuth login is kept and how Skald identifies itself.

@@ -41,6 +41,8 @@ pub enum SecretError {
     Damaged(PathBuf),
     #[error("the OS keyring refused: {0}")]
     Keyring(String),
+    #[error("`{0}` stayed in use by another process for {1} s")]
+    Busy(String, u64),
 }
 
 /// Service name the values are filed under in the OS keyring.
@@ -110,6 +112,40 @@ impl Secrets {
             backend,
             lock: Mutex::new(()),
         })
+    }
+
+    /// An exclusive hold on the secret `name` across processes, released when the file
+    /// returned is dropped: for a read-modify-write no other process may interleave with
+    /// (an OAuth refresh token that rotates: the app and `skald` in a terminal refreshing
+    /// it at once would leave one of them with a spent token). Waits at most `wait`.
+    pub fn hold(
+        &self,
+        name: &str,
+        wait: std::time::Duration,
+    ) -> Result<std::fs::File, SecretError> {
+        check_name(name)?;
+        let dir = self.dir.join("holds");
+        std::fs::create_dir_all(&dir).map_err(io(&dir))?;
+        let path = dir.join(format!("{name}.lock"));
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .write(true)
+            .truncate(false)
+            .open(&path)
+            .map_err(io(&path))?;
+        let until = std::time::Instant::now() + wait;
+        loop {
+            match file.try_lock() {
+                Ok(()) => return Ok(file),
+                Err(std::fs::TryLockError::WouldBlock) if std::time::Instant::now() < until => {
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+                Err(std::fs::TryLockError::WouldBlock) => {
+                    return Err(SecretError::Busy(name.to_string(), wait.as_secs()));
+                }
+                Err(std::fs::TryLockError::Error(e)) => return Err(io(&path)(e)),
+            }
+        }
     }
 
     /// Where new values go.
@@ -405,6 +441,28 @@ impl Redactor {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_hold_is_exclusive_until_dropped_and_names_are_checked() {
+        let dir = tempfile::tempdir().unwrap();
+        let secrets = Secrets::open(dir.path()).unwrap();
+        let wait = std::time::Duration::from_millis(100);
+        let first = secrets.hold("mcp-oauth.docs", wait).unwrap();
+        // Another open of the lock (another process's, or another caller's here) waits,
+        // then gives up.
+        assert!(matches!(
+            secrets.hold("mcp-oauth.docs", wait),
+            Err(SecretError::Busy(..))
+        ));
+        // Another login is not held up.
+        drop(secrets.hold("mcp-oauth.other", wait).unwrap());
+        drop(first);
+        drop(secrets.hold("mcp-oauth.docs", wait).unwrap());
+        assert!(matches!(
+            secrets.hold("../escape", wait),
+            Err(SecretError::BadName(_))
+        ));
+    }
 
     #[test]
     fn credentials_inside_a_json_record_are_redacted_and_the_rest_is_not() {

@@ -35,11 +35,17 @@ fn oauth_server(life: u32) -> OAuthServer {
 /// The server in a mode of its own: "code" (a person signs in) or "enterprise" (cross-app
 /// access through its identity provider).
 fn oauth_server_as(life: u32, mode: &str) -> OAuthServer {
+    oauth_server_slow(life, mode, 0.0)
+}
+
+/// The server, each refresh taking `refresh_delay` seconds after it spent the old token.
+fn oauth_server_slow(life: u32, mode: &str, refresh_delay: f64) -> OAuthServer {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/mcp/oauth_server.py");
     let mut child = Command::new("python3")
         .arg(script)
         .arg(life.to_string())
         .arg(mode)
+        .arg(refresh_delay.to_string())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
@@ -281,6 +287,40 @@ fn a_login_is_never_sent_to_another_address_of_the_same_name() {
     let said = add(&a.url);
     assert!(said.contains("`docs`: needs login"), "{said}");
     assert_eq!(presented(&a).len(), sent_to_a);
+}
+
+/// Two processes refreshing one login at once (the app and `skald` in a terminal, both
+/// finding the token run out) take turns: the refresh token rotates, and the second would
+/// otherwise spend the one the first already had — refused, and told to log in again.
+#[test]
+fn two_processes_refreshing_one_login_at_once_both_get_through() {
+    let server = oauth_server_slow(1, "code", 0.6);
+    let data = tempfile::tempdir().unwrap();
+    ok(&skald(data.path(), None)
+        .args(["mcp", "add", "docs", "--url", &server.url, "--no-check"])
+        .output()
+        .unwrap());
+    ok(&skald(data.path(), None)
+        .args(["mcp", "login", "docs"])
+        .env("BROWSER", browser())
+        .output()
+        .unwrap());
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let both: Vec<Child> = (0..2)
+        .map(|_| {
+            skald(data.path(), None)
+                .args(["mcp", "tools", "docs"])
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for child in both {
+        let out = child.wait_with_output().unwrap();
+        let said = ok(&out);
+        assert!(said.contains("whoami"), "{said}");
+    }
 }
 
 /// A user's ID token from the identity provider, valid for `secs` more seconds (the test

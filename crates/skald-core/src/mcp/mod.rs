@@ -152,6 +152,14 @@ impl skald_mcp::TokenStore for SavedLogin {
         self.refresh_redactor();
         Ok(())
     }
+    fn hold(&self) -> Result<Option<Box<dyn Send>>, String> {
+        // As long as a refresh may take (its request's timeout), and a little more.
+        let held = self
+            .secrets
+            .hold(&self.name, std::time::Duration::from_secs(40))
+            .map_err(|e| e.to_string())?;
+        Ok(Some(Box::new(held)))
+    }
 }
 
 /// The client's view of a stored registration. An HTTP server without a token logs in

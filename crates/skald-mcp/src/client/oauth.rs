@@ -12,8 +12,8 @@
 use crate::{OAuth, TokenStore};
 use rmcp::transport::auth::{
     AuthClient, AuthError, AuthorizationManager, AuthorizationMetadata, AuthorizationRequest,
-    AuthorizationSession, ClientCredentialsConfig, CredentialStore, JwtSigningAlgorithm,
-    OAuthClientConfig, StoredCredentials, WWWAuthenticateParams,
+    AuthorizationSession, ClientCredentialsConfig, CredentialRefreshGuard, CredentialStore,
+    JwtSigningAlgorithm, OAuthClientConfig, StoredCredentials, WWWAuthenticateParams,
 };
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -353,6 +353,19 @@ impl CredentialStore for Tokens {
 
     async fn clear(&self) -> Result<(), AuthError> {
         self.update(|r| r.credentials = None).await
+    }
+
+    /// rmcp holds this from reading the refresh token to saving its successor: another
+    /// process refreshing the same login waits, then reads the new one (the cache is
+    /// dropped so the load after this sees it) instead of spending the old one twice.
+    async fn acquire_refresh_guard(&self) -> Result<Option<CredentialRefreshGuard>, AuthError> {
+        let store = self.store.clone();
+        let held = tokio::task::spawn_blocking(move || store.hold())
+            .await
+            .map_err(|e| AuthError::CredentialStoreError(e.to_string()))?
+            .map_err(AuthError::CredentialStoreError)?;
+        *self.cache.lock().await = None;
+        Ok(held.map(CredentialRefreshGuard::new))
     }
 }
 
