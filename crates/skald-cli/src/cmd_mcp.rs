@@ -114,17 +114,25 @@ pub async fn add(data_dir: &DataDir, config: &Config, a: AddArgs<'_>) -> Result<
     if a.no_check {
         return Ok(exit::OK);
     }
-    let secrets = secrets(data_dir);
-    let (status, tools) = mcp::probe(
-        &rec,
-        connect_timeout(config),
-        Some(&data_dir.logs_dir()),
-        secrets.as_ref(),
-        &Withheld::for_data_dir(data_dir, config),
-    )
-    .await;
+    let (status, tools) = probe_one(data_dir, config, &rec).await;
     report(&rec.name, &status, tools.len());
     Ok(exit::OK)
+}
+
+/// Connects once to one registered server: its status and tools.
+async fn probe_one(
+    data_dir: &DataDir,
+    config: &Config,
+    rec: &McpServerRecord,
+) -> (Status, Vec<mcp::McpTool>) {
+    mcp::probe(
+        rec,
+        connect_timeout(config),
+        Some(&data_dir.logs_dir()),
+        secrets(data_dir).as_ref(),
+        &Withheld::for_data_dir(data_dir, config),
+    )
+    .await
 }
 
 fn report(name: &str, status: &Status, tools: usize) {
@@ -204,15 +212,7 @@ pub async fn tools(
 ) -> Result<u8, Fail> {
     let store = open(data_dir)?;
     let rec = store.get_mcp_server(name).map_err(store_fail)?;
-    let secrets = secrets(data_dir);
-    let (status, tools) = mcp::probe(
-        &rec,
-        connect_timeout(config),
-        Some(&data_dir.logs_dir()),
-        secrets.as_ref(),
-        &Withheld::for_data_dir(data_dir, config),
-    )
-    .await;
+    let (status, tools) = probe_one(data_dir, config, &rec).await;
     // The status report (on stdout) says why; there is no error to print.
     if !matches!(status, Status::Ready { .. }) {
         report(name, &status, 0);
@@ -355,15 +355,7 @@ pub async fn login(data_dir: &DataDir, config: &Config, a: LoginArgs<'_>) -> Res
     );
     let store = open(data_dir)?;
     let rec = store.get_mcp_server(name).map_err(store_fail)?;
-    let secrets = secrets(data_dir);
-    let (status, tools) = mcp::probe(
-        &rec,
-        connect_timeout(config),
-        Some(&data_dir.logs_dir()),
-        secrets.as_ref(),
-        &Withheld::for_data_dir(data_dir, config),
-    )
-    .await;
+    let (status, tools) = probe_one(data_dir, config, &rec).await;
     report(name, &status, tools.len());
     Ok(exit::OK)
 }
