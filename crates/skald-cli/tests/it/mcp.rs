@@ -203,6 +203,22 @@ fn spawn_exec(
     spawn_json(cmd)
 }
 
+/// Every event of a chat that was `seen` while it ran and the rest, once it ended well.
+fn ended(
+    child: std::process::Child,
+    seen: Vec<Value>,
+    rx: &std::sync::mpsc::Receiver<Value>,
+) -> Vec<Value> {
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    seen.into_iter().chain(rx.try_iter()).collect()
+}
+
 /// A server's form (elicitation) waits in the Agent Inbox and is filled in from another
 /// process with `skald inbox answer ID --text`.
 #[test]
@@ -239,15 +255,7 @@ fn an_elicitation_is_answered_from_the_inbox() {
         ])
         .output()
         .unwrap());
-    let out = child.wait_with_output().unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let rest: Vec<Value> = rx.try_iter().collect();
-    let ev: Vec<Value> = seen.into_iter().chain(rest).collect();
+    let ev = ended(child, seen, &rx);
     assert!(
         result(&ev, "f1").contains("Ada Lovelace"),
         "{}",
@@ -759,15 +767,7 @@ fn roots_are_the_chats_folder_and_sampling_waits_for_the_user() {
         .args(["inbox", "answer", &id, "approve"])
         .output()
         .unwrap());
-    let out = child.wait_with_output().unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let rest: Vec<Value> = rx.try_iter().collect();
-    let ev: Vec<Value> = seen.into_iter().chain(rest).collect();
+    let ev = ended(child, seen, &rx);
     let roots = result(&ev, "g1");
     let folder = work.path().canonicalize().unwrap();
     let name = folder.file_name().unwrap().to_string_lossy().to_string();
