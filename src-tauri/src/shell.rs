@@ -4,6 +4,7 @@
 
 use anyhow::Context as _;
 use skald_api::protocol::{InboxEntry, InboxRequest, OpenTarget};
+use skald_core::config::Rendering;
 use skald_core::{Config, DataDir};
 use skald_service::{RestartSignal, Service, ServiceConfig};
 use std::path::PathBuf;
@@ -148,6 +149,33 @@ fn tray<R: Runtime>(app: &tauri::App<R>) -> tauri::Result<()> {
     Ok(())
 }
 
+/// Software painting instead of OpenGL compositing where `[desktop] rendering` says so —
+/// on `auto`, where the system has no GPU driver and OpenGL would run on the CPU anyway
+/// (see `Rendering::uses_gpu`). Set before the page has drawn anything, so WebKit never
+/// starts compositing. Only WebKitGTK is told: the other platforms' webviews choose well.
+#[cfg(freedesktop)]
+fn choose_rendering<R: Runtime>(app: &tauri::App<R>, rendering: Rendering) -> tauri::Result<()> {
+    let gpu = rendering.uses_gpu(std::path::Path::new("/dev/dri"));
+    tracing::info!(?rendering, gpu, "the window's rendering");
+    if gpu {
+        return Ok(());
+    }
+    let Some(window) = app.get_webview_window(MAIN) else {
+        return Ok(());
+    };
+    window.with_webview(|webview| {
+        use webkit2gtk::{HardwareAccelerationPolicy, SettingsExt, WebViewExt};
+        if let Some(settings) = webview.inner().settings() {
+            settings.set_hardware_acceleration_policy(HardwareAccelerationPolicy::Never);
+        }
+    })
+}
+
+#[cfg(not(freedesktop))]
+fn choose_rendering<R: Runtime>(_app: &tauri::App<R>, _rendering: Rendering) -> tauri::Result<()> {
+    Ok(())
+}
+
 /// The folder new chats work in: `SKALD_ROOT`, else the home folder.
 fn root() -> anyhow::Result<PathBuf> {
     let dir = std::env::var_os("SKALD_ROOT")
@@ -164,6 +192,7 @@ pub fn run() -> anyhow::Result<()> {
     let config = Config::load_or_create(&data_dir.config_path())?;
     let _log = skald_core::logging::init(&data_dir.logs_dir(), &config.log, None)?;
     let restart = RestartSignal::default();
+    let rendering = config.desktop.rendering;
     let config = ServiceConfig {
         data_dir,
         root: root()?,
@@ -188,8 +217,9 @@ pub fn run() -> anyhow::Result<()> {
         .plugin(tauri_plugin_dialog::init());
     let service_for_restart = service.clone();
     let app = crate::with_engine(builder, service)
-        .setup(|app| {
+        .setup(move |app| {
             tray(app)?;
+            choose_rendering(app, rendering)?;
             crate::forward_events(app.handle());
             restart_when_asked(app.handle().clone(), service_for_restart);
             Ok(())

@@ -3,13 +3,17 @@
 // sessions list on screen) and the memory of all its processes, empty and with a
 // 10,000-message chat open, against Tauri 2's hello-world window (crates/tauri-hello: the
 // same Tauri, WebKitGTK and window size, a static page) started the same way. Memory is
-// also given per process, with the page's element count, to show where it goes. Prints
-// one JSON object.
+// also given per process, with the page's element count, to show where it goes. Both are
+// measured in each rendering: Skald as configured by default (`[desktop] rendering =
+// "auto"`, which paints in software where there is no GPU driver) and with `rendering =
+// "gpu"`; the hello-world as Tauri ships it (OpenGL compositing) and painting in software
+// (WEBKIT_DISABLE_COMPOSITING_MODE, WebKitGTK's switch for the same thing). Prints one
+// JSON object.
 //   dbus-run-session -- xvfb-run -a node ui/e2e/desktop-bench.mjs [runs]
 // SKALD_DESKTOP_BIN names the app, TAURI_HELLO_BIN the hello-world, SKALD_BIN the `skald`
 // command line (to prepare the store).
 
-import { readdirSync, readFileSync, mkdirSync } from "node:fs";
+import { readdirSync, readFileSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { seedLongChat, tempDir } from "./harness.mjs";
 import { ELEMENT, startDriver, wd } from "./webdriver.mjs";
@@ -87,11 +91,12 @@ function pidOf(exe) {
 
 const elements = (d, sid) => js(d.base, sid, "document.getElementsByTagName('*').length");
 
-async function skald() {
+async function skald(rendering) {
   const root = tempDir("skald-bench-desktop-");
   const data = join(root, ".skald-data");
   mkdirSync(data, { recursive: true });
   const id = seedLongChat(data, root, N);
+  if (rendering) writeFileSync(join(data, "config.toml"), `[desktop]\nrendering = "${rendering}"\n`);
   const d = await startDriver("tauri-driver", (p) => ["--port", String(p)], { SKALD_DATA_DIR: data, SKALD_ROOT: root, SKALD_SECRETS: "file" });
   const start = [];
   const empty = [];
@@ -119,8 +124,8 @@ async function skald() {
   return { start_ms: median(start), empty: medianRun(empty), chat: medianRun(chat) };
 }
 
-async function reference() {
-  const d = await startDriver("tauri-driver", (p) => ["--port", String(p)]);
+async function reference(env = {}) {
+  const d = await startDriver("tauri-driver", (p) => ["--port", String(p)], env);
   const start = [];
   const empty = [];
   try {
@@ -142,17 +147,24 @@ async function reference() {
 }
 
 const ours = await skald();
+const oursGpu = await skald("gpu");
 const ref = await reference();
+const refCpu = await reference({ WEBKIT_DISABLE_COMPOSITING_MODE: "1" });
 const round = (m) => ({ total_mb: Math.round(m.total), by_mb: Object.fromEntries(Object.entries(m.by).map(([k, v]) => [k, Math.round(v)])), elements: m.elements });
 console.log(
   JSON.stringify({
     runs,
     messages: N,
     skald_start_ms: ours.start_ms,
+    skald_gpu_start_ms: oursGpu.start_ms,
     hello_start_ms: ref.start_ms,
+    hello_cpu_start_ms: refCpu.start_ms,
     skald_empty: round(ours.empty),
     skald_chat: round(ours.chat),
+    skald_gpu_empty: round(oursGpu.empty),
+    skald_gpu_chat: round(oursGpu.chat),
     hello: round(ref.empty),
+    hello_cpu: round(refCpu.empty),
   }),
 );
 process.exit(0);

@@ -72,6 +72,13 @@ pub const DEFAULT_CONFIG_TOML: &str = r#"# Skald configuration.
 # max_mib = 1024
 # max_file_mib = 10
 
+# [desktop]
+# How the desktop app's window draws its page (Linux; docs/desktop.md): "gpu" composites
+# it with OpenGL, "cpu" paints it in software, "auto" uses the GPU when the system has a
+# graphics driver's render node (/dev/dri/renderD*) and paints in software otherwise,
+# where OpenGL would itself run on the CPU, slower and heavier. Read at start.
+# rendering = "auto"
+
 # More OpenAI-compatible (or Anthropic, Ollama) servers, used as `<name>/<model>`. Keys
 # stay in environment variables, never in this file. For example:
 #   [providers.openrouter]
@@ -89,6 +96,7 @@ pub struct Config {
     pub mcp: McpConfig,
     pub sandbox: SandboxConfig,
     pub checkpoints: CheckpointsConfig,
+    pub desktop: DesktopConfig,
     /// The person's hooks, by event (docs/hooks.md).
     pub hooks: crate::hooks::HooksConfig,
     pub providers: std::collections::BTreeMap<String, ProviderConfig>,
@@ -156,6 +164,47 @@ impl Default for CheckpointSettings {
             data_dir: None,
             watch: true,
             limits: skald_checkpoint::Limits::default(),
+        }
+    }
+}
+
+/// `[desktop]`: the desktop app's window (docs/desktop.md).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(default, deny_unknown_fields)]
+pub struct DesktopConfig {
+    pub rendering: Rendering,
+}
+
+/// How the desktop window draws its page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Rendering {
+    /// The GPU when the system has a graphics driver, software otherwise.
+    #[default]
+    Auto,
+    /// Composited with OpenGL, whatever draws it.
+    Gpu,
+    /// Painted in software.
+    Cpu,
+}
+
+impl Rendering {
+    /// Whether the page is composited on the GPU, given the system's device folder for
+    /// graphics (`/dev/dri`). Without a render node, OpenGL is Mesa's software renderer:
+    /// compositing through it took the web process 115 MB more and doubled the start
+    /// against WebKit's own software painting (docs/performance.md), for no smoother
+    /// scrolling.
+    pub fn uses_gpu(self, dri: &Path) -> bool {
+        match self {
+            Rendering::Gpu => true,
+            Rendering::Cpu => false,
+            Rendering::Auto => std::fs::read_dir(dri).is_ok_and(|entries| {
+                entries.flatten().any(|e| {
+                    e.file_name()
+                        .to_str()
+                        .is_some_and(|n| n.starts_with("renderD"))
+                })
+            }),
         }
     }
 }
@@ -520,6 +569,26 @@ mod tests {
             "{err}"
         );
         assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
+    }
+
+    #[test]
+    fn rendering_uses_the_gpu_only_where_a_driver_offers_a_render_node() {
+        let dri = tempfile::tempdir().unwrap();
+        let missing = dri.path().join("absent");
+        // No /dev/dri at all (a VM without a GPU, a container), or one with only a
+        // display node: software.
+        assert!(!Rendering::Auto.uses_gpu(&missing));
+        std::fs::write(dri.path().join("card0"), "").unwrap();
+        assert!(!Rendering::Auto.uses_gpu(dri.path()));
+        std::fs::write(dri.path().join("renderD128"), "").unwrap();
+        assert!(Rendering::Auto.uses_gpu(dri.path()));
+        // The person's choice wins either way.
+        assert!(Rendering::Gpu.uses_gpu(&missing));
+        assert!(!Rendering::Cpu.uses_gpu(dri.path()));
+        let cfg = Config::parse("[desktop]\nrendering = \"cpu\"\n").unwrap();
+        assert_eq!(cfg.desktop.rendering, Rendering::Cpu);
+        let err = Config::parse("[desktop]\nrendering = \"fast\"\n").unwrap_err();
+        assert!(err.contains("auto") && err.contains("cpu"), "{err}");
     }
 
     #[test]

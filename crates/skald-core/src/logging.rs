@@ -27,6 +27,11 @@ pub enum LogError {
     AlreadyInitialised,
 }
 
+/// Lines waiting for the log-writing thread. The appender's default, 128,000, is a queue
+/// of 4 MB made and touched at start; this many lines cover any burst Skald writes at its
+/// levels, and past them lines are dropped rather than the app waiting on the disk.
+const LOG_QUEUE_LINES: usize = 8192;
+
 /// Installs the global subscriber: files in `logs_dir` at the configured level (or
 /// `SKALD_LOG`), and, when `stderr_level` is given, human-readable lines on stderr too.
 pub fn init(
@@ -48,7 +53,9 @@ pub fn init(
     for file in std::fs::read_dir(logs_dir).into_iter().flatten().flatten() {
         crate::paths::keep_private(&file.path());
     }
-    let (writer, guard) = tracing_appender::non_blocking(appender);
+    let (writer, guard) = tracing_appender::non_blocking::NonBlockingBuilder::default()
+        .buffered_lines_limit(LOG_QUEUE_LINES)
+        .finish(appender);
 
     let level = std::env::var(LOG_ENV).unwrap_or_else(|_| config.level.clone());
     let file_filter = EnvFilter::try_new(&level).map_err(|e| LogError::Level {

@@ -4,7 +4,7 @@
 import { useEffect, useMemo, useRef, useState } from "react";
 import type { Page } from "../protocol";
 import { useTransport } from "../app/context";
-import { highlightCode, splitHighlightedLines } from "../lib/highlight";
+import { highlightCode, highlighterReady, loadHighlighter, splitHighlightedLines } from "../lib/highlight";
 import { errorText } from "../lib/format";
 
 /** Highlighting huge text blocks the UI; past this it is shown plain. */
@@ -22,13 +22,27 @@ export function CodeView({ path, page, language, line, testId = "viewer-code" }:
     setError(null);
   }, [page]);
 
+  // Plain at first if highlight.js is not loaded yet; coloured when it is.
+  const wantsColour = language != null && text.length <= HIGHLIGHT_LIMIT;
+  const [ready, setReady] = useState(highlighterReady);
+  useEffect(() => {
+    if (!wantsColour || ready) return;
+    let live = true;
+    void loadHighlighter().then((h) => {
+      if (live && h) setReady(true);
+    });
+    return () => {
+      live = false;
+    };
+  }, [wantsColour, ready]);
+
   const lines = useMemo(() => {
-    const html = text.length <= HIGHLIGHT_LIMIT ? highlightCode(text, language) : highlightCode(text, null);
+    const html = highlightCode(text, wantsColour && ready ? language : null);
     const out = splitHighlightedLines(html);
     // A trailing newline does not start another line.
     if (out.length > 1 && text.endsWith("\n")) out.pop();
     return out;
-  }, [text, language]);
+  }, [text, language, wantsColour, ready]);
 
   const target = useRef<HTMLDivElement>(null);
   useEffect(() => {

@@ -57,8 +57,10 @@ pub struct SessionManager {
     events: broadcast::Sender<SessionEvent>,
 }
 
-/// Events kept for a slow subscriber before it starts missing some.
-const EVENT_BUFFER: usize = 4096;
+/// Events kept for a slow subscriber before it starts missing some. Its subscriber is the
+/// service, which passes each on at once (to its own, larger buffer for the UI). Every slot
+/// is made at start (400 bytes each).
+const EVENT_BUFFER: usize = 1024;
 
 impl SessionManager {
     pub fn new(
