@@ -1,13 +1,14 @@
 //! Python function bodies, blanked before tree-sitter reads the file: an outline lists a
 //! function, never what is inside it (ts.rs does not walk a function's body), and bodies
-//! are most of a Python file. tree-sitter-python reads about 9 MB/s here; a body of spaces
-//! costs it almost nothing.
+//! are most of a Python file. tree-sitter-python reads about 9 MB/s here, and its scanner
+//! reads whitespace a byte at a time; a body of empty lines costs it almost nothing.
 //!
 //! C's bodies are left out with included ranges (c_bodies.rs). Python's cannot be: the
 //! grammar's indentation scanner measures columns, which jump when a range is skipped. So
-//! the text keeps every byte offset and line and each body becomes its first line's
-//! indentation, a `0` (a statement, so the `def` still has a block) and spaces. The real
-//! last line of each blanked function is remembered by the row of its `0`, where
+//! the text keeps every line and each body becomes its first line's indentation, a `0` (a
+//! statement, so the `def` still has a block) and the body's newlines: lines keep their
+//! numbers and the lines outside bodies their columns (an outline gives lines only). The
+//! real last line of each blanked function is remembered by the row of its `0`, where
 //! tree-sitter now ends the function.
 //!
 //! The scan follows logical lines as Python's tokenizer does: comments, strings (triple
@@ -48,7 +49,9 @@ struct Logical {
 /// is unsure.
 pub(crate) fn blank(src: &str) -> Option<Blanked> {
     let lines = logical_lines(src.as_bytes())?;
-    let mut text = src.as_bytes().to_vec();
+    let bytes = src.as_bytes();
+    let mut text = Vec::with_capacity(bytes.len());
+    let mut copied = 0;
     let mut ends = HashMap::new();
     let mut i = 0;
     while i < lines.len() {
@@ -69,21 +72,27 @@ pub(crate) fn blank(src: &str) -> Option<Blanked> {
         if last.end - first.start < MIN_BODY {
             continue;
         }
-        // `0` where the first statement starts, spaces for every other byte up to the end
-        // of the last statement; newlines (and the first line's indentation) stay.
-        text[first.start] = b'0';
-        for b in &mut text[first.start + 1..last.end] {
-            if *b != b'\n' {
-                *b = b' ';
-            }
-        }
+        // `0` where the first statement starts, then only the newlines up to the end of
+        // the last statement, so every later line keeps its number. Not spaces in place of
+        // the rest: the grammar's scanner reads whitespace a byte at a time, and most of
+        // the parse went there.
+        // The last line's part stays as spaces: what follows the body on that line (a
+        // comment) keeps its column, which the scanner weighs for the block's end.
+        let body = &bytes[first.start + 1..last.end];
+        let last_line = body.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+        text.extend_from_slice(&bytes[copied..first.start]);
+        text.push(b'0');
+        text.extend(body[..last_line].iter().filter(|b| **b == b'\n'));
+        text.extend(std::iter::repeat_n(b' ', body.len() - last_line));
+        copied = last.end;
         ends.insert(first.first_row, last.last_row);
     }
     if ends.is_empty() {
         return None;
     }
-    // Only ASCII bytes were written, each over a whole character's bytes: a character's
-    // bytes are either all inside the blanked range or all outside it.
+    text.extend_from_slice(&bytes[copied..]);
+    // Whole characters were left out (a body ends just past a character; of its first one,
+    // the lead byte became `0` and the rest were dropped), and only ASCII was written.
     let text = String::from_utf8(text).ok()?;
     Some(Blanked { text, ends })
 }
@@ -275,13 +284,14 @@ mod tests {
         "    x = compute(1, 2, 3)\n    y = [x, x, x, x, x, x, x, x, x, x]\n    return y\n";
 
     #[test]
-    fn a_function_body_becomes_a_zero_and_spaces_with_its_real_end_kept() {
+    fn a_function_body_becomes_a_zero_and_its_newlines_with_its_real_end_kept() {
         let src = format!(
             "import os\n\ndef f(a,\n      b):\n{BODY}\nclass C:\n    def m(self):\n{}\nx = 1\n",
             BODY.replace("    ", "        ")
         );
         let b = blank(&src).unwrap();
-        assert_eq!(b.text.len(), src.len());
+        // Shorter, with every line where it was.
+        assert!(b.text.len() < src.len());
         assert_eq!(b.text.lines().count(), src.lines().count());
         let lines: Vec<&str> = b.text.lines().map(str::trim_end).collect();
         assert_eq!(lines[4], "    0");
@@ -333,7 +343,7 @@ mod tests {
         let src =
             format!("async  def f():\n    s = 'naïve café ünïcödé — “quotes”'\n{BODY}define = 1\n");
         let b = blank(&src).unwrap();
-        assert_eq!(b.text.len(), src.len());
+        assert_eq!(b.text.lines().count(), src.lines().count());
         assert!(b.text.starts_with("async  def f():\n    0"));
         assert!(b.text.ends_with("define = 1\n"));
         // `define` is not `def`, and `asyncio.run()` is not `async def`.

@@ -946,6 +946,18 @@ mod tests {
         );
     }
 
+    /// A comment after a blanked body, indented as the body, belongs to the function as
+    /// in the whole read: the comment on the body's last line keeps its column, which the
+    /// grammar's scanner weighs when it closes the block.
+    #[test]
+    fn a_comment_after_a_blanked_body_ends_the_function_where_the_whole_read_does() {
+        let src = "class C:\n    def f(self):\n        for a, b in pairs:\n            with ctx():\n                g[a][b]  # trailing\n        # a note at the body's level\n\n    def h(self):\n        return self.other_thing_long_enough_to_blank(1, 2, 3, 4)\n";
+        assert!(crate::py_bodies::blank(src).is_some());
+        let got = outline(Lang::Python, src).unwrap();
+        assert_eq!(Some(got.clone()), whole(src));
+        assert_eq!((got[1].name.as_str(), got[1].end), ("f", 6));
+    }
+
     /// Every 20th file of the Python standard library this machine has (all of them with
     /// SKALD_OUTLINE_STRIDE=1): the blanked read lists exactly what the whole read does,
     /// wherever the whole read has no syntax error.
