@@ -946,6 +946,23 @@ mod tests {
         );
     }
 
+    /// What only the preprocessor understands is left out of headers (c_bodies.rs): the
+    /// parser reads them without an error, every definition on its line.
+    #[test]
+    fn a_header_full_of_preprocessor_annotations_reads_without_errors() {
+        let src = "#ifdef __cplusplus\nextern \"C\" {\n#endif\n__BEGIN_DECLS\nextern int fclose (FILE *__stream) __nonnull ((1));\nextern void *xmalloc (size_t __size) __THROW __attribute_malloc__ __wur;\nG_BEGIN_DECLS\nGDK_AVAILABLE_IN_ALL\nGType gdk_x_get_type (void) G_GNUC_CONST;\nG_DEFINE_AUTOPTR_CLEANUP_FUNC (GdkX, g_object_unref)\nstruct point { int x; int y; };\nGDK_AVAILABLE_IN_ALL int gdk_y (int a);\nstatic inline int\nsquare (int v) { return v * v + 0 * 123456789 + 0 * 987654321; }\nG_END_DECLS\n__END_DECLS\n#ifdef __cplusplus\n}\n#endif\n";
+        let tree = parse(Lang::C, src).unwrap();
+        assert!(
+            !tree.root_node().has_error(),
+            "{}",
+            tree.root_node().to_sexp()
+        );
+        let items = outline(Lang::C, src).unwrap();
+        let got: Vec<(&str, usize)> = items.iter().map(|i| (i.name.as_str(), i.start)).collect();
+        assert!(got.contains(&("point", 11)), "{got:?}");
+        assert!(got.contains(&("square", 13)), "{got:?}");
+    }
+
     /// A comment after a blanked body, indented as the body, belongs to the function as
     /// in the whole read: the comment on the body's last line keeps its column, which the
     /// grammar's scanner weighs when it closes the block.
