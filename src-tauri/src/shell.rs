@@ -219,7 +219,10 @@ pub fn run() -> anyhow::Result<()> {
     let app = crate::with_engine(builder, service)
         .setup(move |app| {
             tray(app)?;
-            choose_rendering(app, rendering)?;
+            // The window works either way: a failure here costs memory, not the start.
+            if let Err(e) = choose_rendering(app, rendering) {
+                tracing::warn!("cannot set the window's rendering: {e}");
+            }
             crate::forward_events(app.handle());
             restart_when_asked(app.handle().clone(), service_for_restart);
             Ok(())
