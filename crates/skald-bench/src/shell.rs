@@ -137,9 +137,10 @@ pub fn run() -> Result<String> {
          `execute_cmd {{\"command\": \"true\"}}` (own process group, piped and capped output, \
          timeout, group kill on exit), unsandboxed and in the `workspace-write` sandbox (through \
          the spawner, whose user and mount namespaces and {masks} masks were made once; per \
-         command a thread readied while the one before ran, with its private temporary folder \
-         and its Landlock and seccomp rules, reads the request, which carries the pipes and an \
-         answer socket, and starts the command; the answers are awaited in the runtime), against \
+         command a thread readied once the one before was done, with its private temporary \
+         folder, its Landlock rules, the seccomp filter of the thread that made it and the \
+         program looked up, reads the request, which carries the pipes and an answer socket, \
+         and starts the command; the answers are awaited in the runtime), against \
          `tokio::process::Command::new(\"sh\").args([\"-c\", \"true\"]).output()` in the same \
          runtime, interleaved, median of {RUNS} runs each. Also the one-shot helper alone \
          (`skald-sandbox --policy … -- sh -c true`: namespaces, masks, Landlock, seccomp and a \

@@ -74,12 +74,18 @@ pub fn enter(policy: &Policy) -> Result<(), ConfineError> {
 }
 
 /// Steps 3 and 4, for the calling thread only: Landlock and seccomp. What the thread starts
-/// afterwards inherits both; the process's other threads keep none of it (the spawner,
-/// `zygote.rs`, restricts one fresh thread per command this way).
+/// afterwards inherits both; the process's other threads keep none of it.
 pub fn restrict(policy: &Policy) -> Result<String, ConfineError> {
     let landlock = restrict_files_and_tcp(policy)?;
-    filter_syscalls(policy)?;
+    filter_syscalls(policy.network)?;
     Ok(landlock)
+}
+
+/// Step 3 alone, for the calling thread: Landlock. The spawner (`zygote.rs`) restricts one
+/// fresh thread per command this way; its seccomp filter (step 4) comes from the thread that
+/// made it ([`filter_syscalls`]), since threads inherit filters.
+pub fn restrict_files(policy: &Policy) -> Result<String, ConfineError> {
+    restrict_files_and_tcp(policy)
 }
 
 fn enter_namespaces() -> Result<(), ConfineError> {
@@ -198,7 +204,9 @@ fn restrict_files_and_tcp(policy: &Policy) -> Result<String, ConfineError> {
     Ok(format!("Landlock {abi}, {level}"))
 }
 
-fn filter_syscalls(policy: &Policy) -> Result<(), ConfineError> {
+/// Step 4 alone, for the calling thread and every thread or process it starts afterwards:
+/// seccomp, for a policy with or without the network.
+pub fn filter_syscalls(network: bool) -> Result<(), ConfineError> {
     let sc = |e: seccompiler::BackendError| ConfineError::Seccomp(e.to_string());
     let arch = TargetArch::try_from(std::env::consts::ARCH)
         .map_err(|e| ConfineError::Seccomp(e.to_string()))?;
@@ -207,7 +215,7 @@ fn filter_syscalls(policy: &Policy) -> Result<(), ConfineError> {
         (libc::SYS_io_uring_enter, false),
         (libc::SYS_io_uring_register, false),
     ];
-    if !policy.network {
+    if !network {
         numbers.push((libc::SYS_socket, true));
         numbers.push((libc::SYS_socketpair, true));
     }

@@ -7,16 +7,25 @@
 //! straight to Skald and each command's answers straight to whoever waits for it.
 //!
 //! A command runs from a *worker*: a thread that made the command's private temporary
-//! folder, restricted itself with Landlock and seccomp (steps 3–4) to the command's
-//! writable folders plus that folder, and then starts the command, which inherits the
-//! thread's restrictions. Restricting a thread cannot be undone, so a worker serves one
-//! command. To keep that work out of the command's way, the next worker is readied while a
-//! command runs, for the same writable folders and network setting (a chat's commands share
-//! both), and it is that worker which reads the next request: if it asks for what the
-//! worker was made for, it starts at once, with no thread made or woken in between. A
-//! request for other folders, or for folders replaced since (the same name, another
-//! directory), is handed to the main thread, which starts a fresh worker for it. Only the
-//! main thread makes workers: a thread made by a restricted one would inherit its rules.
+//! folder, restricted itself with Landlock (step 3) to the command's writable folders plus
+//! that folder, and then starts the command, which inherits the thread's restrictions.
+//! Restricting a thread cannot be undone, so a worker serves one command. Its seccomp filter
+//! (step 4) it has from its birth: workers are made by a *factory*, one thread per network
+//! setting that loaded that setting's filter once, and threads inherit filters. Loading a
+//! filter per command cost more than all the rest of a worker's making (the kernel compiles
+//! it, and that disturbs every core), and there are only two filters.
+//!
+//! To keep a worker's making out of a command's way, the next worker is readied for the same
+//! writable folders and network setting (a chat's commands share both), and it is that
+//! worker which reads the next request: if it asks for what the worker was made for, it
+//! starts at once, with no thread made or woken in between. It is readied once the command
+//! before is done and Skald has its answer, or `QUIET` after that command started, whichever
+//! comes first: made while a short command runs, it competed with the command and with Skald
+//! for the cores (an agent's next command comes a model's answer later). A request that comes
+//! within that time waits for it. A request for other folders, or for folders replaced since
+//! (the same name, another directory), is handed to the main thread, which starts a fresh
+//! worker for it. Only the main thread and the factories, which no Landlock rule binds, make
+//! threads: a thread made by a restricted one would inherit its rules.
 //!
 //! The process is made non-dumpable: a command shares a Landlock domain with the thread that
 //! started it, and without this it could read the spawner's memory (other commands' lines
@@ -34,7 +43,12 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc::{Receiver, Sender};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
+use std::time::{Duration, Instant};
+
+/// How long after a command started the next worker is readied at the latest, when the
+/// command is not done by then (see the module's comment).
+const QUIET: Duration = Duration::from_millis(10);
 
 /// One command to start: the request and the descriptors that came with it.
 struct Job {
@@ -46,17 +60,39 @@ struct Job {
 
 /// What a worker tells the main thread.
 enum Event {
-    /// It took a command for these folders and network setting: make the next reader.
-    Took {
-        writable: Vec<PathBuf>,
-        network: bool,
-    },
+    /// It took a command: ready the next reader (see [`Next`]).
+    Took(Next),
     /// It read a command it was not made for: start that one afresh, and a new reader.
     Unfit(Job),
     /// Skald closed its end: the spawner exits.
     Closed,
     /// The socket failed: the spawner exits with this.
     Broken(String),
+    /// A command is done and Skald has heard how it ended: a quiet moment.
+    Done,
+}
+
+/// The reader to ready next: for the folders and network setting of the command before, by
+/// `QUIET` after that command started at the latest.
+struct Next {
+    writable: Vec<PathBuf>,
+    network: bool,
+    /// That command's program and `PATH`, to look the program up beforehand ([`Found`]).
+    last: Option<(String, String)>,
+    by: Instant,
+}
+
+impl Next {
+    /// The reader for commands like `job`, due `QUIET` from now.
+    fn of(job: &Job) -> Next {
+        let request = &job.request;
+        Next {
+            writable: request.writable.clone(),
+            network: request.network,
+            last: Some((request.program.clone(), path_of(&request.env).to_string())),
+            by: Instant::now() + QUIET,
+        }
+    }
 }
 
 /// What the main thread and every worker share.
@@ -75,30 +111,46 @@ impl Shared {
         let n = self.count.fetch_add(1, Ordering::Relaxed);
         self.tmp_base.join(n.to_string())
     }
+}
+
+/// What the main thread makes workers with: what they share, and a factory per network
+/// setting (made on first need; the reason it could not be, if so).
+struct Workers {
+    shared: Shared,
+    factories: [Option<Result<Factory, String>>; 2],
+}
+
+impl Workers {
+    fn factory(&mut self, network: bool) -> Result<&Factory, String> {
+        self.factories[usize::from(network)]
+            .get_or_insert_with(|| Factory::start(network))
+            .as_ref()
+            .map_err(String::clone)
+    }
 
     /// Starts a thread for `job` alone. A failure is the command's, told to Skald.
-    fn fresh(&self, job: Job) {
-        let (shared, tmp) = (self.clone(), self.next_tmp());
+    fn fresh(&mut self, job: Job) {
+        let (shared, tmp) = (self.shared.clone(), self.shared.next_tmp());
         let (jobs, next) = std::sync::mpsc::channel::<Job>();
-        let started = std::thread::Builder::new()
-            .name("command".into())
-            .spawn(move || {
-                let chore = match next.recv() {
-                    Ok(job) => {
-                        let ready = restrict(&job.request.writable, job.request.network, &tmp);
-                        run(job, ready, tmp)
-                    }
-                    Err(_) => Chore::Remove(tmp),
-                };
-                let _ = shared.keeper.send(chore);
-            });
-        let job = match started {
+        let body = Box::new(move || {
+            let chore = match next.recv() {
+                Ok(job) => {
+                    let ready = restrict(&job.request.writable, job.request.network, &tmp, None);
+                    run(job, ready, tmp)
+                }
+                Err(_) => Chore::Remove(tmp),
+            };
+            let _ = shared.keeper.send(chore);
+        });
+        let unsent = match self.factory(job.request.network).and_then(|f| f.make(body)) {
             // A live thread holds the receiver, so this send cannot fail.
-            Ok(_) => jobs.send(job).err().map(|e| e.0),
-            Err(_) => Some(job),
+            Ok(()) => jobs
+                .send(job)
+                .err()
+                .map(|e| (e.0, "the command's thread ended".into())),
+            Err(why) => Some((job, why)),
         };
-        if let Some(job) = job {
-            let why = "cannot start a thread for the command".to_string();
+        if let Some((job, why)) = unsent {
             send(job.answers.as_fd(), &Reply::Failed { why });
         }
     }
@@ -106,41 +158,100 @@ impl Shared {
     /// Starts the next reader: a thread restricted for `writable` and `network` (with a
     /// temporary folder of its own) that reads the next request itself and, if it asks
     /// for the same, runs it at once. False if no thread could be started.
-    fn reader(&self, writable: Vec<PathBuf>, network: bool) -> bool {
-        let (shared, tmp) = (self.clone(), self.next_tmp());
+    fn reader(&mut self, next: Next) -> bool {
+        let Next {
+            writable,
+            network,
+            last,
+            ..
+        } = next;
+        let (shared, tmp) = (self.shared.clone(), self.shared.next_tmp());
         // Taken now: a folder replaced after this (the same name, another directory) makes
         // the worker unfit, since its Landlock rules hold the old one.
         let known = identities(&writable);
-        std::thread::Builder::new()
-            .name("command".into())
-            .spawn(move || {
-                let ready = restrict(&writable, network, &tmp);
-                // Whatever happens to this thread, the main thread hears of it (a panic
-                // unwinds through the guard): it waits for this reader's word.
-                let mut told = Told::new(&shared.events);
-                let event = loop {
-                    match receive(&shared.socket) {
-                        Received::Nothing => continue,
-                        Received::Closed => break Event::Closed,
-                        Received::Broken(why) => break Event::Broken(why),
-                        Received::Job(job) => {
-                            let fits = ready.is_ok()
-                                && job.request.network == network
-                                && job.request.writable == writable
-                                && identities(&job.request.writable) == known;
-                            if !fits {
-                                break Event::Unfit(job);
-                            }
-                            told.send(Event::Took { writable, network });
-                            let _ = shared.keeper.send(run(job, ready, tmp));
-                            return;
+        let body = Box::new(move || {
+            let ready = restrict(&writable, network, &tmp, last);
+            // Whatever happens to this thread, the main thread hears of it (a panic
+            // unwinds through the guard): it waits for this reader's word.
+            let mut told = Told::new(&shared.events);
+            let event = loop {
+                match receive(&shared.socket) {
+                    Received::Nothing => continue,
+                    Received::Closed => break Event::Closed,
+                    Received::Broken(why) => break Event::Broken(why),
+                    Received::Job(job) => {
+                        let fits = ready.is_ok()
+                            && job.request.network == network
+                            && job.request.writable == writable
+                            && identities(&job.request.writable) == known;
+                        if !fits {
+                            break Event::Unfit(job);
                         }
+                        let next = Next::of(&job);
+                        // The command first: the main thread, told, readies the next
+                        // reader, which is not to compete with this command's start.
+                        let chore = run(job, ready, tmp);
+                        told.send(Event::Took(next));
+                        let _ = shared.keeper.send(chore);
+                        return;
                     }
-                };
-                told.send(event);
-                let _ = shared.keeper.send(Chore::Remove(tmp));
+                }
+            };
+            told.send(event);
+            let _ = shared.keeper.send(Chore::Remove(tmp));
+        });
+        self.factory(network).and_then(|f| f.make(body)).is_ok()
+    }
+}
+
+/// A worker's whole life, handed to a factory to run on a thread of its own.
+type Body = Box<dyn FnOnce() + Send + 'static>;
+
+/// A thread that loaded the seccomp filter for one network setting and then makes the
+/// workers for it, which inherit the filter. No Landlock rule binds it.
+struct Factory {
+    orders: Sender<(Body, Sender<Result<(), String>>)>,
+}
+
+impl Factory {
+    fn start(network: bool) -> Result<Factory, String> {
+        let (orders, taken) = std::sync::mpsc::channel::<(Body, Sender<Result<(), String>>)>();
+        let (said, heard) = std::sync::mpsc::channel();
+        std::thread::Builder::new()
+            .name("factory".into())
+            .spawn(move || {
+                let filtered = crate::confine::filter_syscalls(network).map_err(|e| e.to_string());
+                let loaded = filtered.is_ok();
+                let _ = said.send(filtered);
+                // Without its filter it makes nothing: no command may run without one.
+                if !loaded {
+                    return;
+                }
+                for (body, answer) in taken {
+                    let made = std::thread::Builder::new()
+                        .name("command".into())
+                        .spawn(body)
+                        .map(|_| ())
+                        .map_err(|e| format!("cannot start a thread for the command: {e}"));
+                    let _ = answer.send(made);
+                }
             })
-            .is_ok()
+            .map_err(|e| format!("cannot start the spawner's factory thread: {e}"))?;
+        heard.recv().map_err(|_| Factory::gone())??;
+        Ok(Factory { orders })
+    }
+
+    /// Runs `body` on a new thread with this factory's filter.
+    fn make(&self, body: Body) -> Result<(), String> {
+        let (answer, heard) = std::sync::mpsc::channel();
+        self.orders
+            .send((body, answer))
+            .map_err(|_| Factory::gone())?;
+        heard.recv().map_err(|_| Factory::gone())?
+    }
+
+    fn gone() -> String {
+        "the spawner's factory thread ended".to_string()
     }
 }
 
@@ -188,9 +299,24 @@ struct Started {
     tmp: PathBuf,
 }
 
-/// Makes the private temporary folder `tmp`, then restricts the calling thread to
-/// `writable` and `tmp`, with or without the network.
-fn restrict(writable: &[PathBuf], network: bool, tmp: &Path) -> Result<(), String> {
+/// What a worker readied before its command came.
+struct Readied {
+    /// `/dev/null`, the command's standard input.
+    null: Option<std::fs::File>,
+    /// The search for the program the command before ran, if there was one.
+    found: Option<Found>,
+}
+
+/// Makes the private temporary folder `tmp`, then restricts the calling thread with
+/// Landlock to `writable` and `tmp`, with or without the network (its seccomp filter it has
+/// from its factory); then readies what the command will need (`last`: the program and
+/// `PATH` of the command before, for [`Found`]).
+fn restrict(
+    writable: &[PathBuf],
+    network: bool,
+    tmp: &Path,
+    last: Option<(String, String)>,
+) -> Result<Readied, String> {
     // Made before the restriction, which forbids making it beside the others.
     std::fs::DirBuilder::new()
         .mode(0o700)
@@ -208,9 +334,13 @@ fn restrict(writable: &[PathBuf], network: bool, tmp: &Path) -> Result<(), Strin
         masked: Vec::new(),
         network,
     };
-    crate::confine::restrict(&policy)
-        .map(|_| ())
-        .map_err(|e| e.to_string())
+    crate::confine::restrict_files(&policy).map_err(|e| e.to_string())?;
+    // Failing to open it is left to the standard library, which opens it at the spawn.
+    let null = std::fs::File::open("/dev/null").ok();
+    Ok(Readied {
+        null,
+        found: Found::search(last),
+    })
 }
 
 fn identities(paths: &[PathBuf]) -> Vec<Option<(u64, u64)>> {
@@ -278,13 +408,14 @@ pub fn serve(policy: &Policy, tmp_base: &Path) -> Result<(), String> {
         .as_fd()
         .try_clone_to_owned()
         .map_err(|e| format!("cannot use the request socket: {e}"))?;
+    let (events, heard) = std::sync::mpsc::channel();
     let ready = crate::confine::enter(policy)
         .map_err(|e| e.to_string())
         .and_then(|()| {
             rustix::process::set_dumpable_behavior(rustix::process::DumpableBehavior::NotDumpable)
                 .map_err(|e| format!("cannot make the spawner non-dumpable: {e}"))
         })
-        .and_then(|()| start_keeper());
+        .and_then(|()| start_keeper(events.clone()));
     let keeper = match ready {
         Ok(j) => j,
         Err(why) => {
@@ -293,7 +424,6 @@ pub fn serve(policy: &Policy, tmp_base: &Path) -> Result<(), String> {
         }
     };
     send(socket.as_fd(), &Reply::Ready);
-    let (events, heard) = std::sync::mpsc::channel();
     let shared = Shared {
         socket: Arc::new(socket),
         keeper,
@@ -301,43 +431,66 @@ pub fn serve(policy: &Policy, tmp_base: &Path) -> Result<(), String> {
         tmp_base: tmp_base.to_path_buf(),
         count: Arc::new(AtomicU64::new(1)),
     };
-    // The main thread reads requests itself only until a reader is waiting (the first
-    // command, or when no thread could be started); then it follows the readers' events.
+    let mut workers = Workers {
+        shared,
+        factories: [None, None],
+    };
+    let mut next: Option<Next> = None;
+    // Whether a reader waits for the next request. While none does and none is due, the
+    // main thread reads it itself (the first command, or when no thread could be started).
+    let mut reading = false;
     loop {
-        let job = match receive(&shared.socket) {
-            Received::Job(job) => job,
-            Received::Nothing => continue,
-            Received::Closed => return Ok(()),
-            Received::Broken(why) => return Err(why),
-        };
-        let (writable, network) = (job.request.writable.clone(), job.request.network);
-        shared.fresh(job);
-        if !shared.reader(writable, network) {
+        if !reading && next.is_none() {
+            let job = match receive(&workers.shared.socket) {
+                Received::Job(job) => job,
+                Received::Nothing => continue,
+                Received::Closed => return Ok(()),
+                Received::Broken(why) => return Err(why),
+            };
+            next = Some(Next::of(&job));
+            workers.fresh(job);
             continue;
         }
-        loop {
-            let reading = match heard.recv() {
-                Ok(Event::Took { writable, network }) => shared.reader(writable, network),
-                Ok(Event::Unfit(job)) => {
-                    let (writable, network) = (job.request.writable.clone(), job.request.network);
-                    shared.fresh(job);
-                    shared.reader(writable, network)
-                }
-                Ok(Event::Closed) => return Ok(()),
-                Ok(Event::Broken(why)) => return Err(why),
+        let event = match &next {
+            Some(due) => match heard.recv_timeout(due.by.saturating_duration_since(Instant::now()))
+            {
+                Ok(event) => Some(event),
+                Err(RecvTimeoutError::Timeout) => None,
                 // The main thread holds a sender, so this does not happen.
+                Err(RecvTimeoutError::Disconnected) => return Ok(()),
+            },
+            None => match heard.recv() {
+                Ok(event) => Some(event),
                 Err(_) => return Ok(()),
-            };
-            if !reading {
-                break;
+            },
+        };
+        match event {
+            // Quiet, or no longer to be waited for: the next reader now. (A `Done` while
+            // none is due is an earlier command's, late.)
+            None | Some(Event::Done) => {
+                if let Some(due) = next.take() {
+                    reading = workers.reader(due);
+                }
             }
+            Some(Event::Took(due)) => {
+                reading = false;
+                next = Some(due);
+            }
+            Some(Event::Unfit(job)) => {
+                reading = false;
+                next = Some(Next::of(&job));
+                workers.fresh(job);
+            }
+            Some(Event::Closed) => return Ok(()),
+            Some(Event::Broken(why)) => return Err(why),
         }
     }
 }
 
 /// The keeper: a thread outside every command's restriction that removes the commands'
-/// temporary folders and starts a watcher for each command that started.
-fn start_keeper() -> Result<Sender<Chore>, String> {
+/// temporary folders and starts a watcher for each command that started, which tells the
+/// main thread (`events`) when its command is done.
+fn start_keeper(events: Sender<Event>) -> Result<Sender<Chore>, String> {
     let (tx, rx): (Sender<Chore>, Receiver<Chore>) = std::sync::mpsc::channel();
     std::thread::Builder::new()
         .name("keeper".into())
@@ -349,12 +502,13 @@ fn start_keeper() -> Result<Sender<Chore>, String> {
                         // Made by this unrestricted thread, the watcher is unrestricted too.
                         let slot = std::sync::Arc::new(std::sync::Mutex::new(Some(started)));
                         let theirs = slot.clone();
+                        let events = events.clone();
                         let watcher =
                             std::thread::Builder::new()
                                 .name("watcher".into())
                                 .spawn(move || {
                                     if let Some(s) = take(&theirs) {
-                                        watch(s);
+                                        watch(s, &events);
                                     }
                                 });
                         if watcher.is_err()
@@ -410,12 +564,14 @@ fn open_up(dir: &Path, depth: usize) {
 /// threads of its own domain, so the worker that started it hands it over and ends, and
 /// no thread of the spawner stays within its reach. If Skald stops listening (it gave up
 /// on the command, was stopped or died), the command's group is killed, so no command runs
-/// that nobody watches.
-fn watch(mut started: Started) {
+/// that nobody watches. Once Skald has heard how it ended (it hangs up), or `QUIET` after,
+/// the main thread is told that the command is done, and its temporary folder goes.
+fn watch(mut started: Started, events: &Sender<Event>) {
     use rustix::event::{PollFd, PollFlags, poll};
     let pid = started.child.id();
     let pidfd = rustix::process::Pid::from_raw(pid as i32)
         .and_then(|p| rustix::process::pidfd_open(p, rustix::process::PidfdFlags::empty()).ok());
+    let mut listened = true;
     if let Some(pidfd) = pidfd {
         loop {
             let mut fds = [
@@ -433,6 +589,7 @@ fn watch(mut started: Started) {
             if !fds[1].revents().is_empty() {
                 // Skald never writes on this socket: readiness is its end closing.
                 kill_group(pid);
+                listened = false;
                 break;
             }
         }
@@ -442,8 +599,29 @@ fn watch(mut started: Started) {
         // Only if the child was already reaped, which nothing here does; report it killed.
         Err(_) => libc::SIGKILL,
     };
-    send(started.answers.as_fd(), &Reply::Exited { status });
+    if send(started.answers.as_fd(), &Reply::Exited { status }) && listened {
+        hung_up_within(started.answers.as_fd(), QUIET);
+    }
+    let _ = events.send(Event::Done);
     remove(&started.tmp);
+}
+
+/// Waits at most `time` for Skald to close its end of `answers` (it never writes on it).
+fn hung_up_within(answers: BorrowedFd<'_>, time: Duration) {
+    use rustix::event::{PollFd, PollFlags, poll};
+    let by = Instant::now() + time;
+    loop {
+        let left = by.saturating_duration_since(Instant::now());
+        let timeout = rustix::event::Timespec {
+            tv_sec: i64::try_from(left.as_secs()).unwrap_or(i64::MAX),
+            tv_nsec: i64::from(left.subsec_nanos()),
+        };
+        let mut fds = [PollFd::new(&answers, PollFlags::IN)];
+        match poll(&mut fds, Some(&timeout)) {
+            Err(rustix::io::Errno::INTR) if !left.is_zero() => continue,
+            _ => return,
+        }
+    }
 }
 
 fn kill_group(pid: u32) {
@@ -465,17 +643,20 @@ fn hung_up(answers: BorrowedFd<'_>) -> bool {
 
 /// One command, on its worker's thread, restricted (`ready`) or not (the reason). What the
 /// keeper is to do next: watch the command, or only remove its folder.
-fn run(job: Job, ready: Result<(), String>, tmp: PathBuf) -> Chore {
+fn run(job: Job, ready: Result<Readied, String>, tmp: PathBuf) -> Chore {
     let Job {
         request,
         stdout,
         stderr,
         answers,
     } = job;
-    if let Err(why) = ready {
-        send(answers.as_fd(), &Reply::Failed { why });
-        return Chore::Remove(tmp);
-    }
+    let readied = match ready {
+        Ok(r) => r,
+        Err(why) => {
+            send(answers.as_fd(), &Reply::Failed { why });
+            return Chore::Remove(tmp);
+        }
+    };
     if hung_up(answers.as_fd()) {
         return Chore::Remove(tmp); // Skald no longer wants it.
     }
@@ -483,14 +664,16 @@ fn run(job: Job, ready: Result<(), String>, tmp: PathBuf) -> Chore {
         // The Command keeps its copies of the pipes until it is dropped; this block drops
         // it right after the spawn so Skald sees the end of the output when the command
         // (and whatever it started) is gone.
-        let mut command = Command::new(resolve(&request.program, &request.env));
+        let program = resolve(&request.program, &request.env, readied.found.as_ref());
+        let stdin = readied.null.map_or_else(Stdio::null, Stdio::from);
+        let mut command = Command::new(program);
         command
             .args(&request.args)
             .current_dir(&request.cwd)
             .env_clear()
             .envs(request.env)
             .envs(TMP_VARS.iter().map(|v| (v, &tmp)))
-            .stdin(Stdio::null())
+            .stdin(stdin)
             .stdout(Stdio::from(stdout))
             .stderr(Stdio::from(stderr))
             .process_group(0);
@@ -526,28 +709,65 @@ fn run(job: Job, ready: Result<(), String>, tmp: PathBuf) -> Chore {
 /// bit, in an absolute folder), or `program` itself if it names a path or nothing is found;
 /// the standard library then searches the whole `PATH` as `execvp` does. Done here because
 /// the standard library, handed a bare name with a `PATH` of the command's, takes the slow
-/// way to spawn (a whole fork) to search it in the child.
-fn resolve(program: &str, env: &[(String, String)]) -> PathBuf {
-    use std::os::unix::fs::PermissionsExt;
+/// way to spawn (a whole fork) to search it in the child. `found` is the search a readied
+/// worker made for the command before (see [`Found`]): used if it is for the same name and
+/// `PATH` and its file is still there.
+fn resolve(program: &str, env: &[(String, String)], found: Option<&Found>) -> PathBuf {
     if program.contains('/') {
         return PathBuf::from(program);
     }
-    let path = env
-        .iter()
+    let path = path_of(env);
+    if let Some(f) = found
+        && f.program == program
+        && f.path == path
+        && f.at.as_deref().is_some_and(executable)
+        && let Some(at) = &f.at
+    {
+        return at.clone();
+    }
+    search(program, path).unwrap_or_else(|| PathBuf::from(program))
+}
+
+/// The `PATH` a command's environment gives it (the last one, as `getenv` reads it).
+fn path_of(env: &[(String, String)]) -> &str {
+    env.iter()
         .rev()
         .find(|(k, _)| k == "PATH")
         .map(|(_, v)| v.as_str())
-        .unwrap_or("/usr/local/bin:/usr/bin:/bin");
+        .unwrap_or("/usr/local/bin:/usr/bin:/bin")
+}
+
+/// The first executable file named `program` in the absolute folders of `path`.
+fn search(program: &str, path: &str) -> Option<PathBuf> {
     path.split(':')
         // Relative entries (an empty one is the working folder) are left to the standard
         // library's search, which only runs when nothing is found here.
         .filter(|dir| dir.starts_with('/'))
         .map(|dir| Path::new(dir).join(program))
-        .find(|candidate| {
-            std::fs::metadata(candidate)
-                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-        })
-        .unwrap_or_else(|| PathBuf::from(program))
+        .find(|candidate| executable(candidate))
+}
+
+fn executable(file: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(file).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// A readied worker's search for the program the command before it ran, on that command's
+/// `PATH`: a chat's commands are all `sh` on one `PATH`, and the search (a look into every
+/// folder before the one that has it) is then off the next command's way. A file put
+/// earlier on the `PATH` after the search is seen by the command after.
+struct Found {
+    program: String,
+    path: String,
+    at: Option<PathBuf>,
+}
+
+impl Found {
+    fn search(last: Option<(String, String)>) -> Option<Found> {
+        let (program, path) = last?;
+        let at = search(&program, &path);
+        Some(Found { program, path, at })
+    }
 }
 
 /// One reply, one packet; false if it could not be sent, which means Skald is gone or no

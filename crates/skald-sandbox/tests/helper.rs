@@ -371,6 +371,102 @@ fn a_command_without_the_network_after_one_with_it_cannot_connect() {
     assert!(on.contains("connected"), "{on}");
 }
 
+/// The spawner finds a command's program on that command's own `PATH`, even though a
+/// readied worker looked up the program of the command before it ahead of time: another
+/// `PATH` is looked up afresh, and a program that is gone since is not run from where it was.
+#[test]
+fn a_program_is_found_on_each_commands_own_path() {
+    use std::io::Read;
+    use std::os::unix::fs::PermissionsExt;
+    let root = tempfile::tempdir().unwrap();
+    let root = root.path().canonicalize().unwrap();
+    std::fs::create_dir_all(root.join("hidden-path")).unwrap(); // This test's own spawner.
+    let (a, b) = (root.join("a"), root.join("b"));
+    for (dir, says) in [(&a, "from-a"), (&b, "from-b")] {
+        std::fs::create_dir_all(dir).unwrap();
+        let tool = dir.join("tool");
+        std::fs::write(&tool, format!("#!/bin/sh\necho {says}\n")).unwrap();
+        std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let policy = skald_sandbox::Policy {
+        writable: vec![root.clone()],
+        masked: vec![root.join("hidden-path")],
+        network: false,
+    };
+    let run = |path: String| -> String {
+        let (mut out_r, out_w) = std::io::pipe().unwrap();
+        let (_, err_w) = std::io::pipe().unwrap();
+        let launched = skald_sandbox::spawner::launch(
+            std::path::Path::new(HELPER),
+            skald_sandbox::spawner::Launch {
+                program: "tool".into(),
+                args: Vec::new(),
+                cwd: root.clone(),
+                env: vec![("PATH".into(), path.into())],
+                policy: policy.clone(),
+                stdout: out_w.into(),
+                stderr: err_w.into(),
+            },
+        );
+        let Ok(launched) = launched else {
+            return "did not start".to_string();
+        };
+        let mut text = String::new();
+        out_r.read_to_string(&mut text).unwrap();
+        launched.wait().unwrap();
+        text
+    };
+    let ab = format!("{}:{}:/usr/bin:/bin", a.display(), b.display());
+    let ba = format!("{}:{}:/usr/bin:/bin", b.display(), a.display());
+    assert_eq!(run(ab.clone()), "from-a\n");
+    assert_eq!(run(ba.clone()), "from-b\n");
+    assert_eq!(run(ba.clone()), "from-b\n");
+    assert_eq!(run(ba.clone()), "from-b\n");
+    std::fs::remove_file(b.join("tool")).unwrap();
+    assert_eq!(run(ba), "from-a\n");
+    assert_eq!(run(ab), "from-a\n");
+}
+
+/// A command's seccomp filter comes from the spawner thread that made its worker, one per
+/// network setting: each command has exactly its setting's filter, whatever ran before it
+/// in the same spawner. UDP (which Landlock does not cover) is refused without the network
+/// and allowed with it; io_uring is refused either way.
+#[test]
+fn each_command_has_the_system_call_filter_of_its_own_network_setting() {
+    let root = tempfile::tempdir().unwrap();
+    let root = root.path().canonicalize().unwrap();
+    std::fs::create_dir_all(root.join("hidden-filter")).unwrap(); // This test's own spawner.
+    let probe = r#"grep '^Seccomp_filters:' /proc/self/status; python3 -c "
+import ctypes, socket
+try:
+    socket.socket(socket.AF_INET, socket.SOCK_DGRAM); print('udp-open')
+except OSError as e:
+    print('udp-refused', e.errno)
+libc = ctypes.CDLL(None, use_errno=True)
+params = ctypes.create_string_buffer(120)
+fd = libc.syscall(425, 1, params)
+print('uring-open' if fd >= 0 else 'uring-refused %d' % ctypes.get_errno())
+""#;
+    let policy = |network| skald_sandbox::Policy {
+        writable: vec![root.clone()],
+        masked: vec![root.join("hidden-filter")],
+        network,
+    };
+    for network in [false, true, true, false, false, true] {
+        let (text, status) =
+            spawned(&policy(network), probe, &[("PATH", "/usr/bin:/bin")]).unwrap();
+        assert!(status.success(), "{text}");
+        // One filter, the worker's: made by a thread that had none itself.
+        assert!(text.contains("Seccomp_filters:\t1"), "{text}");
+        assert!(text.contains("uring-refused 1"), "{text}");
+        if network {
+            assert!(text.contains("udp-open"), "{text}");
+        } else {
+            assert!(text.contains("udp-refused 1"), "{text}");
+        }
+    }
+}
+
 /// Each command through the spawner gets a temporary folder of its own: writable, named by
 /// every variable programs look for, closed to another command while both run, and gone
 /// once it ended.
