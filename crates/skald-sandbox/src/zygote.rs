@@ -135,7 +135,7 @@ impl Workers {
         let body = Box::new(move || {
             let chore = match next.recv() {
                 Ok(job) => {
-                    let ready = restrict(&job.request.writable, job.request.network, &tmp, None);
+                    let ready = prepare(&job.request.writable, job.request.network, &tmp, None);
                     run(job, ready, tmp)
                 }
                 Err(_) => Chore::Remove(tmp),
@@ -170,7 +170,7 @@ impl Workers {
         // the worker unfit, since its Landlock rules hold the old one.
         let known = identities(&writable);
         let body = Box::new(move || {
-            let ready = restrict(&writable, network, &tmp, last);
+            let ready = prepare(&writable, network, &tmp, last);
             // Whatever happens to this thread, the main thread hears of it (a panic
             // unwinds through the guard): it waits for this reader's word.
             let mut told = Told::new(&shared.events);
@@ -311,7 +311,7 @@ struct Readied {
 /// Landlock to `writable` and `tmp`, with or without the network (its seccomp filter it has
 /// from its factory); then readies what the command will need (`last`: the program and
 /// `PATH` of the command before, for [`Found`]).
-fn restrict(
+fn prepare(
     writable: &[PathBuf],
     network: bool,
     tmp: &Path,
