@@ -9,7 +9,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
-import { basename, join, resolve } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import { call, commandsAsk, say, screenshotsDir, scriptedModel, tempDir } from "./harness.mjs";
 import { ELEMENT, startDriver, wd } from "./webdriver.mjs";
 
@@ -206,6 +206,43 @@ test("the desktop app chats over IPC, approves a write from the Inbox and shows 
       await s.click(await s.wait("[data-testid='viewer-open']"));
       await s.waitFor("document.querySelector(\"[data-testid='viewer-markdown'] h1\")?.textContent === 'Notes'");
       await s.screenshot("desktop.png");
+    },
+  );
+});
+
+// The sandbox helper ships beside the app's binary (scripts/package.sh installs it as
+// /usr/bin/skald-sandbox next to /usr/bin/skald-desktop), and the app finds it there: the
+// chat header says the chat's commands are sandboxed, and an approved command writes in
+// the chat's folder but not beside it. (Run against the packaged binary with
+// SKALD_DESKTOP_BIN=…/usr/bin/skald-desktop.) Where this machine cannot sandbox (the
+// helper is there but its own probe fails), the header must say so instead.
+test("the desktop app finds its sandbox helper and runs an approved command in it", { skip: needs }, async () => {
+  const helper = join(dirname(bin), "skald-sandbox");
+  assert.ok(existsSync(helper), `no sandbox helper beside ${bin}`);
+  const sandboxes = spawnSync(helper, ["--probe"]).status === 0;
+  const outside = `${tempDir("skald-outside-")}/written`;
+  const command = `echo in > inside.txt; echo out > ${outside} || echo refused-outside`;
+  await withApp(
+    [call("c1", "execute_cmd", { command }), say(["Ran it."])],
+    {},
+    async ({ s, root }) => {
+      await s.click(await s.wait("[data-testid='new-session']"));
+      await s.wait("[data-testid='message-list'][data-loaded='1']");
+      const badge = await s.wait("[data-testid='sandbox-badge']");
+      const available = await s.js("arguments[0].getAttribute('data-available')", { [ELEMENT]: badge });
+      assert.equal(available, sandboxes ? "1" : "0", `the helper ${helper} ${sandboxes ? "confines" : "does not"}`);
+      if (!sandboxes) return;
+      assert.equal((await s.text(badge)).trim(), "Sandbox: workspace-write · network off");
+      const composer = await s.wait("[data-testid='composer']");
+      await s.type(composer, "Write a file");
+      await s.click(await s.wait("[data-testid='send']"));
+      await s.waitFor("document.querySelector(\"[data-testid='inbox-badge']\")?.textContent?.trim() === '1'");
+      await s.click(await s.wait("[data-testid='nav-inbox']"));
+      await s.click(await s.wait("[data-testid='inbox-item'] [data-testid='approve']"));
+      await s.click(await s.wait("[data-testid='nav-chat']"));
+      await s.waitFor("[...document.querySelectorAll(\"[data-testid='message'][data-role='assistant']\")].some(m => m.textContent.includes('Ran it.'))");
+      assert.equal(readFileSync(join(root, "inside.txt"), "utf8"), "in\n");
+      assert.ok(!existsSync(outside), `${outside} was written from the sandbox`);
     },
   );
 });
