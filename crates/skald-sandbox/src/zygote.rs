@@ -720,8 +720,8 @@ fn resolve(program: &str, env: &[(String, String)], found: Option<&Found>) -> Pa
     if let Some(f) = found
         && f.program == program
         && f.path == path
-        && f.at.as_deref().is_some_and(executable)
         && let Some(at) = &f.at
+        && executable(at)
     {
         return at.clone();
     }
