@@ -25,7 +25,13 @@
 //!   line of its own;
 //! - a macro called alone on its lines without a `;` (`G_DEFINE_AUTOPTR_CLEANUP_FUNC (A,
 //!   a_free)`), unless a body follows;
-//! - `extern "C" {` and its `}`, which a C header has only under `#ifdef __cplusplus`.
+//! - `extern "C" {` and its `}`, which a C header has only under `#ifdef __cplusplus`;
+//! - a calling convention between a function's type and its name (`void APIENTRY glFoo
+//!   (…)`, `VkResult VKAPI_CALL vkFoo(…)`), or at the start of a function pointer's
+//!   declarator (`typedef void (APIENTRYP PFNGLFOOPROC) (…)`): OpenGL's and Vulkan's
+//!   generated headers have one on every line.
+//!
+//! A word followed by `::` is a namespace or a class: never left out.
 //!
 //! Each leaves every definition where it was (lines are kept); the outline benchmark's
 //! coverage of ctags' definitions over `/usr/include` was the same with and without them.
@@ -194,24 +200,68 @@ impl Scan<'_> {
     /// Whether, on this line, at least `n` words (and `*`, `&`, `::`) come before a `(`:
     /// what follows a macro in front of a declaration.
     fn words_then_paren(&self, n: usize) -> bool {
+        self.words_before_paren().is_some_and(|words| words >= n)
+    }
+
+    /// How many words (and `*`, `&`, `::`) come before a `(` on this line; `None` when
+    /// something else comes first.
+    fn words_before_paren(&self) -> Option<usize> {
         let mut words = 0;
         let mut j = self.i;
         while j < self.src.len() {
             match self.src[j] {
                 b' ' | b'\t' | b'*' | b'&' | b':' => j += 1,
-                b'(' => return words >= n,
+                b'(' => return Some(words),
                 c if c.is_ascii_alphabetic() || c == b'_' => {
                     words += 1;
-                    while j < self.src.len()
-                        && (self.src[j].is_ascii_alphanumeric() || self.src[j] == b'_')
-                    {
-                        j += 1;
-                    }
+                    j = self.word_end(j);
                 }
-                _ => return false,
+                _ => return None,
             }
         }
-        false
+        None
+    }
+
+    fn word_end(&self, mut j: usize) -> usize {
+        while j < self.src.len() && (self.src[j].is_ascii_alphanumeric() || self.src[j] == b'_') {
+            j += 1;
+        }
+        j
+    }
+
+    /// Whether `::` follows (spaces between): the word is a namespace or a class, not a
+    /// macro.
+    fn scope_follows(&self) -> bool {
+        let rest = &self.src[self.i..];
+        let j = rest
+            .iter()
+            .take_while(|b| matches!(b, b' ' | b'\t'))
+            .count();
+        rest[j..].starts_with(b"::")
+    }
+
+    /// Whether the rest of a function pointer's declarator follows, up to its parameters:
+    /// `*`s, its name, `)` and `(` (`PFNGLFOOPROC) (`, `*PFN_vkFoo)(`).
+    fn pointer_declarator_follows(&self) -> bool {
+        let src = self.src;
+        let skip = |mut j: usize, also: &[u8]| {
+            while j < src.len() && (matches!(src[j], b' ' | b'\t') || also.contains(&src[j])) {
+                j += 1;
+            }
+            j
+        };
+        let j = skip(self.i, b"*");
+        if !src
+            .get(j)
+            .is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_')
+        {
+            return false;
+        }
+        let j = skip(self.word_end(j), b"");
+        if src.get(j) != Some(&b')') {
+            return false;
+        }
+        src.get(skip(j + 1, b"")) == Some(&b'(')
     }
 
     /// Whether the next significant character after this line is a `{`.
@@ -298,6 +348,8 @@ pub(crate) fn included_ranges(src: &[u8]) -> Option<Vec<Range>> {
     let mut linkage: Vec<usize> = Vec::new();
     // The first byte of the last token read (`;` at the start).
     let mut last = b';';
+    // The last word read (kept when `last` is its first byte).
+    let mut last_word: &[u8] = b"";
     // The body being skipped: where its inside starts, and the depth it closes at.
     let mut open: Option<(usize, Point, usize)> = None;
     let mut ranges = Vec::new();
@@ -413,9 +465,30 @@ pub(crate) fn included_ranges(src: &[u8]) -> Option<Vec<Range>> {
                         last = before;
                         continue;
                     }
-                    if decl_start && !reserved && s.words_then_paren(2) {
+                    if decl_start && !s.scope_follows() && s.words_then_paren(2) {
                         // Before a declaration on its line: `GDK_AVAILABLE_IN_ALL GType
-                        // gdk_x_get_type (void);`, `OSSL_DEPRECATEDIN_3_0 int f (…);`.
+                        // gdk_x_get_type (void);`, `OSSL_DEPRECATEDIN_3_0 __owur int f (…);`.
+                        leave_out(&mut ranges, &mut from, start_at, (s.i, s.point(s.i)));
+                        last = before;
+                        continue;
+                    }
+                    if !decl_start
+                        && !reserved
+                        && (before == b'*'
+                            || (is_word_start(before) && !TYPE_PREFIXES.contains(&last_word)))
+                        && !s.scope_follows()
+                        && s.words_before_paren() == Some(1)
+                    {
+                        // A calling convention between a function's type and its name:
+                        // `void APIENTRY glFoo (…)`, `VkResult VKAPI_CALL vkFoo(…)`, `void
+                        // *APIENTRY glMapBuffer (…)`.
+                        leave_out(&mut ranges, &mut from, start_at, (s.i, s.point(s.i)));
+                        last = before;
+                        continue;
+                    }
+                    if !reserved && before == b'(' && s.pointer_declarator_follows() {
+                        // One in a function pointer's declarator: `typedef void (APIENTRYP
+                        // PFNGLFOOPROC) (…)`, `typedef void (VKAPI_PTR *PFN_vkFoo)(…)`.
                         leave_out(&mut ranges, &mut from, start_at, (s.i, s.point(s.i)));
                         last = before;
                         continue;
@@ -447,6 +520,7 @@ pub(crate) fn included_ranges(src: &[u8]) -> Option<Vec<Range>> {
                         continue;
                     }
                 }
+                last_word = word;
                 // `R"(…)"` and `u8R"(…)"` are strings, taken by the next round.
                 if s.byte(s.i) != b'"' {
                     after_paren = after_paren && QUALIFIERS.contains(&word);
@@ -513,6 +587,68 @@ pub(crate) fn included_ranges(src: &[u8]) -> Option<Vec<Range>> {
     }
     ranges.push(range(from, (src.len(), s.point(src.len()))));
     Some(ranges)
+}
+
+/// `src` as tree-sitter is shown it: what `included_ranges` leaves out is replaced by its
+/// newlines, or by a space where it has none, so that every line keeps its number and no
+/// two tokens run together. tree-sitter can be given the ranges themselves, but its lexer
+/// looks for the current range from the first one at every token, which made a header with
+/// thousands of bodies (Vulkan's 4.7 MB `vulkan_structs.hpp`) quadratic: half its time.
+/// `None` when `included_ranges` is.
+pub(crate) fn blank(src: &str) -> Option<String> {
+    let ranges = included_ranges(src.as_bytes())?;
+    let mut text = String::with_capacity(src.len());
+    let mut at = 0;
+    for r in &ranges {
+        let gap = src.get(at..r.start_byte)?;
+        let newlines = gap.bytes().filter(|b| *b == b'\n').count();
+        if newlines > 0 {
+            text.extend(std::iter::repeat_n('\n', newlines));
+        } else if !gap.is_empty() {
+            text.push(' ');
+        }
+        text.push_str(src.get(r.start_byte..r.end_byte)?);
+        at = r.end_byte;
+    }
+    Some(text)
+}
+
+/// Words after which a capitalised word is a type, not a calling convention: `static
+/// UINT32 f (void)`, `struct FOO *make (void)`, `typedef BOOL fn (int)`.
+const TYPE_PREFIXES: &[&[u8]] = &[
+    b"static",
+    b"extern",
+    b"inline",
+    b"const",
+    b"volatile",
+    b"unsigned",
+    b"signed",
+    b"struct",
+    b"union",
+    b"enum",
+    b"class",
+    b"typedef",
+    b"typename",
+    b"register",
+    b"auto",
+    b"virtual",
+    b"explicit",
+    b"friend",
+    b"constexpr",
+    b"consteval",
+    b"constinit",
+    b"restrict",
+    b"mutable",
+    b"thread_local",
+    b"using",
+    b"template",
+    b"operator",
+    b"return",
+];
+
+/// The first byte of a word token.
+fn is_word_start(c: u8) -> bool {
+    c.is_ascii_alphabetic() || c == b'_' || c == b'$' || c >= 0x80
 }
 
 /// A preprocessor macro's name by convention: capitals, digits and underscores, at least
@@ -631,6 +767,50 @@ mod tests {
         );
         // One whose brace never closes leaves the file whole.
         assert!(included_ranges(b"extern \"C\" {\nint f(void);\n").is_none());
+    }
+
+    #[test]
+    fn calling_conventions_and_macros_in_front_of_declarations_are_left_out() {
+        let src = "GLAPI void APIENTRY glDrawRangeElements (GLenum mode, GLuint start);\n\
+                   GLAPI void *APIENTRY glMapBuffer (GLenum target);\n\
+                   typedef void (APIENTRYP PFNGLACTIVETEXTUREPROC) (GLenum texture);\n\
+                   typedef void (VKAPI_PTR *PFN_vkFreeFunction)(void* pUserData);\n\
+                   VKAPI_ATTR VkResult VKAPI_CALL vkCreateInstance(int a);\n\
+                   OSSL_DEPRECATEDIN_3_0 __owur int SSL_SRP_CTX_init(SSL *s);\n";
+        assert_eq!(
+            shown(src),
+            " void  glDrawRangeElements (GLenum mode, GLuint start);\n void * glMapBuffer (GLenum target);\n\
+             typedef void ( PFNGLACTIVETEXTUREPROC) (GLenum texture);\n\
+             typedef void ( *PFN_vkFreeFunction)(void* pUserData);\n VkResult  vkCreateInstance(int a);\n\
+             \x20 int SSL_SRP_CTX_init(SSL *s);\n"
+        );
+        // Every definition reads without an error, on its own line.
+        let items = crate::outline(crate::Lang::C, src).unwrap();
+        let names: Vec<(&str, usize)> = items.iter().map(|i| (i.name.as_str(), i.start)).collect();
+        assert!(names.contains(&("PFN_vkFreeFunction", 4)), "{names:?}");
+    }
+
+    #[test]
+    fn capitalised_types_namespaces_and_parameters_are_kept() {
+        // A type after `static`, `struct` or `typedef`; a namespace or class before `::`;
+        // a parameter's type (its `(` follows the function's name, and no `(` follows).
+        let src = "static UINT32 f (void);\nstruct FOO *make (void);\ntypedef BOOL fn (int);\n\
+                   int LLVM::run (int a);\nNS::Type NS2::get (void);\n__gnu_cxx::__mutex& get_mutex (void);\n\
+                   int g (FOO *bar);\nint h (FOO bar);\n";
+        assert!(included_ranges(src.as_bytes()).is_none(), "{}", shown(src));
+    }
+
+    #[test]
+    fn the_blanked_text_keeps_every_line_and_keeps_tokens_apart() {
+        let long = "    x = 1; x = 2; x = 3; x = 4; x = 5;\n";
+        let src = format!("int f(void) __THROW;\nint g(int a) {{\n{long}{long}}}\nint h(void);\n");
+        let text = blank(&src).unwrap();
+        assert_eq!(
+            text,
+            "int f(void)  ;\nint g(int a) {\n\n\n}\nint h(void);\n"
+        );
+        assert_eq!(text.lines().count(), src.lines().count());
+        assert!(blank("int f(void);\n").is_none());
     }
 
     #[test]

@@ -99,6 +99,14 @@ pub(crate) fn outline(lang: Lang, source: &str) -> Result<Vec<Item>, OutlineErro
             return Ok(items(lang, &blanked.text, &tree, blanked.ends));
         }
     }
+    // C and C++ function bodies are shown to the parser as `{}`, and what only the
+    // preprocessor understands as nothing (c_bodies.rs).
+    if matches!(lang, Lang::C | Lang::Cpp)
+        && let Some(shown) = crate::c_bodies::blank(source)
+    {
+        let tree = parse(lang, &shown)?;
+        return Ok(items(lang, &shown, &tree, HashMap::new()));
+    }
     let tree = parse(lang, source)?;
     Ok(items(lang, source, &tree, HashMap::new()))
 }
@@ -118,17 +126,9 @@ fn parse(lang: Lang, source: &str) -> Result<Tree, OutlineError> {
                 v.insert(p)
             }
         };
-        // C and C++ function bodies are shown to the parser as `{}` (c_bodies.rs).
-        let skipped = matches!(lang, Lang::C | Lang::Cpp)
-            .then(|| crate::c_bodies::included_ranges(source.as_bytes()))
-            .flatten()
-            .is_some_and(|ranges| parser.set_included_ranges(&ranges).is_ok());
-        let tree = parser.parse(source, None);
-        if skipped {
-            // The parser is reused for the next file: back to whole documents.
-            let _ = parser.set_included_ranges(&[]);
-        }
-        tree.ok_or_else(|| OutlineError::Parse("the parser gave up".to_string()))
+        parser
+            .parse(source, None)
+            .ok_or_else(|| OutlineError::Parse("the parser gave up".to_string()))
     })
 }
 
@@ -951,7 +951,7 @@ mod tests {
     #[test]
     fn a_header_full_of_preprocessor_annotations_reads_without_errors() {
         let src = "#ifdef __cplusplus\nextern \"C\" {\n#endif\n__BEGIN_DECLS\nextern int fclose (FILE *__stream) __nonnull ((1));\nextern void *xmalloc (size_t __size) __THROW __attribute_malloc__ __wur;\nG_BEGIN_DECLS\nGDK_AVAILABLE_IN_ALL\nGType gdk_x_get_type (void) G_GNUC_CONST;\nG_DEFINE_AUTOPTR_CLEANUP_FUNC (GdkX, g_object_unref)\nstruct point { int x; int y; };\nGDK_AVAILABLE_IN_ALL int gdk_y (int a);\nstatic inline int\nsquare (int v) { return v * v + 0 * 123456789 + 0 * 987654321; }\nG_END_DECLS\n__END_DECLS\n#ifdef __cplusplus\n}\n#endif\n";
-        let tree = parse(Lang::C, src).unwrap();
+        let tree = parse(Lang::C, &crate::c_bodies::blank(src).unwrap()).unwrap();
         assert!(
             !tree.root_node().has_error(),
             "{}",
