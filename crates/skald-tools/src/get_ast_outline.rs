@@ -134,11 +134,15 @@ fn outline_dir(
     cache: Option<&OutlineCache>,
 ) -> ToolResult {
     // What the cache holds under this folder, read in one query rather than one per file.
-    let kept = cache.map(|c| c.under(root)).unwrap_or_default();
+    // Each is taken out as its file is met, not copied: together they are the size of the
+    // outline of the whole tree.
+    let kept = Mutex::new(cache.map(|c| c.under(root)).unwrap_or_default());
     let known = |p: &Path, stamp: &Stamp| {
-        kept.get(p)
-            .filter(|(s, _)| s == stamp)
-            .map(|(_, outcome)| outcome.clone())
+        let mut kept = kept.lock().unwrap_or_else(|p| p.into_inner());
+        match kept.remove(p) {
+            Some((s, outcome)) if s == *stamp => Some(outcome),
+            _ => None,
+        }
     };
     let found: Mutex<Vec<(PathBuf, Outcome)>> = Mutex::new(Vec::new());
     let fresh: Mutex<Vec<Fresh>> = Mutex::new(Vec::new());
