@@ -31,6 +31,10 @@
 //!   declarator (`typedef void (APIENTRYP PFNGLFOOPROC) (…)`): OpenGL's and Vulkan's
 //!   generated headers have one on every line.
 //!
+//! - in C++ classes: a macro before a constructor (`VULKAN_HPP_CONSTEXPR Foo( … )`), a
+//!   namespace's attribute macro (`namespace std _GLIBCXX_VISIBILITY(default) {`) and `= {}`
+//!   default arguments, which tree-sitter-cpp cannot read.
+//!
 //! A word followed by `::` is a namespace or a class: never left out.
 //!
 //! Each leaves every definition where it was (lines are kept); the outline benchmark's
@@ -166,8 +170,10 @@ impl Scan<'_> {
     /// before its `(` (`GType gdk_x_get_type (void)`, `typedef struct …`), a directive, a
     /// closing brace or nothing: a macro alone on the line before it is an annotation. A
     /// single word and then `(` (`foo (void)`) makes the macro a return type on a line of
-    /// its own, which stays.
-    fn declaration_follows(&self) -> bool {
+    /// its own, which stays — but not `in_braces`, a class's body (C's structs hold no
+    /// functions), where that is a constructor (`VULKAN_HPP_CONSTEXPR` alone on the line
+    /// before `AabbPositionsKHR( … )`).
+    fn declaration_follows(&self, in_braces: bool) -> bool {
         let rest = &self.src[self.i..];
         let mut j = rest
             .iter()
@@ -181,7 +187,7 @@ impl Scan<'_> {
             match rest.get(j) {
                 // Another macro alone on its line (`__END_DECLS`) may come first.
                 None | Some(b'#' | b'}') => return true,
-                Some(b'(') => return words >= 2,
+                Some(b'(') => return words >= 2 || (in_braces && words == 1),
                 Some(c) if c.is_ascii_alphabetic() || *c == b'_' => {
                     words += 1;
                     while j < rest.len() && (rest[j].is_ascii_alphanumeric() || rest[j] == b'_') {
@@ -227,6 +233,27 @@ impl Scan<'_> {
             j += 1;
         }
         j
+    }
+
+    /// Just past `= {}` (spaces allowed) when a `,` or a `)` follows it: at `=`.
+    fn empty_braces_then_separator(&self) -> Option<usize> {
+        let src = self.src;
+        let skip = |mut j: usize| {
+            while j < src.len() && matches!(src[j], b' ' | b'\t') {
+                j += 1;
+            }
+            j
+        };
+        let open = skip(self.i + 1);
+        if src.get(open) != Some(&b'{') {
+            return None;
+        }
+        let close = skip(open + 1);
+        if src.get(close) != Some(&b'}') {
+            return None;
+        }
+        let past = close + 1;
+        matches!(src.get(skip(past)), Some(b',' | b')')).then_some(past)
     }
 
     /// Whether `::` follows (spaces between): the word is a namespace or a class, not a
@@ -348,6 +375,8 @@ pub(crate) fn included_ranges(src: &[u8]) -> Option<Vec<Range>> {
     let mut linkage: Vec<usize> = Vec::new();
     // The first byte of the last token read (`;` at the start).
     let mut last = b';';
+    // Parentheses open in the declaration being read (a parameter list's).
+    let mut parens = 0usize;
     // The last word read (kept when `last` is its first byte).
     let mut last_word: &[u8] = b"";
     // The body being skipped: where its inside starts, and the depth it closes at.
@@ -465,9 +494,26 @@ pub(crate) fn included_ranges(src: &[u8]) -> Option<Vec<Range>> {
                         last = before;
                         continue;
                     }
-                    if decl_start && !s.scope_follows() && s.words_then_paren(2) {
+                    if in_scope_decl && !reserved && is_word_start(before) {
+                        // An attribute of a namespace or a class before its `{`: `namespace
+                        // std _GLIBCXX_VISIBILITY(default) {`.
+                        let here = (s.i, s.row, s.line_start);
+                        s.i += spaces;
+                        if s.byte(s.i) == b'(' && s.skip_group() && s.body_follows() {
+                            leave_out(&mut ranges, &mut from, start_at, (s.i, s.point(s.i)));
+                            last = before;
+                            continue;
+                        }
+                        (s.i, s.row, s.line_start) = here;
+                    }
+                    if decl_start
+                        && !s.scope_follows()
+                        && (s.words_then_paren(2)
+                            || (depth > 0 && !reserved && s.words_before_paren() == Some(1)))
+                    {
                         // Before a declaration on its line: `GDK_AVAILABLE_IN_ALL GType
-                        // gdk_x_get_type (void);`, `OSSL_DEPRECATEDIN_3_0 __owur int f (…);`.
+                        // gdk_x_get_type (void);`, `OSSL_DEPRECATEDIN_3_0 __owur int f (…);`;
+                        // in a class, before a constructor: `VULKAN_HPP_CONSTEXPR Foo( … )`.
                         leave_out(&mut ranges, &mut from, start_at, (s.i, s.point(s.i)));
                         last = before;
                         continue;
@@ -510,7 +556,7 @@ pub(crate) fn included_ranges(src: &[u8]) -> Option<Vec<Range>> {
                     if began_line
                         && decl_start
                         && s.rest_of_line_blank()
-                        && (reserved || s.declaration_follows())
+                        && (reserved || s.declaration_follows(depth > 0))
                     {
                         // Alone on its line before a declaration: `G_BEGIN_DECLS`,
                         // `__END_DECLS`, `GLIB_AVAILABLE_IN_ALL`.
@@ -528,13 +574,36 @@ pub(crate) fn included_ranges(src: &[u8]) -> Option<Vec<Range>> {
                 }
                 in_scope_decl |= SCOPES.contains(&word);
             }
+            b'(' => {
+                parens += 1;
+                after_paren = false;
+                after_eq = false;
+                s.i += 1;
+            }
             b')' => {
+                parens = parens.saturating_sub(1);
                 after_paren = true;
                 after_eq = false;
                 s.i += 1;
             }
             // Before an initialiser: the large tables of generated code (tree-sitter's
             // own parser.c is mostly one), whose inside an outline does not show either.
+            // `operator=`, `operator==`, `operator+=`…: a name, not an initialiser.
+            b'=' if last_word == b"operator"
+                && (is_word_start(before) || b"=!<>+-*/%^&|".contains(&before)) =>
+            {
+                s.i += 1;
+            }
+            // A default argument `= {}`, which tree-sitter-cpp cannot read (it takes only an
+            // expression there): left out, the parameter stays.
+            b'=' if parens > 0
+                && let Some(past) = s.empty_braces_then_separator() =>
+            {
+                let start_at = (s.i, s.point(s.i));
+                s.i = past;
+                leave_out(&mut ranges, &mut from, start_at, (s.i, s.point(s.i)));
+                last = before;
+            }
             b'=' => {
                 after_eq = true;
                 after_paren = false;
@@ -546,6 +615,7 @@ pub(crate) fn included_ranges(src: &[u8]) -> Option<Vec<Range>> {
                     open = Some((s.i + 1, s.point(s.i + 1), depth));
                 }
                 depth += 1;
+                parens = 0;
                 (after_paren, after_eq, in_scope_decl, in_init) = (false, false, false, false);
                 s.i += 1;
             }
@@ -557,6 +627,7 @@ pub(crate) fn included_ranges(src: &[u8]) -> Option<Vec<Range>> {
                 (after_paren, after_eq, in_scope_decl, in_init) = (false, false, false, false);
             }
             b'}' => {
+                parens = 0;
                 depth = depth.checked_sub(1)?;
                 if let Some((inside, inside_at, closes_at)) = open
                     && depth == closes_at
@@ -571,6 +642,7 @@ pub(crate) fn included_ranges(src: &[u8]) -> Option<Vec<Range>> {
                 s.i += 1;
             }
             b';' => {
+                parens = 0;
                 (after_paren, after_eq, in_scope_decl, in_init) = (false, false, false, false);
                 s.i += 1;
             }
@@ -723,7 +795,8 @@ mod tests {
         );
         assert_eq!(
             shown(&src),
-            "namespace std _GLIBCXX_VISIBILITY(default)\n{\nstruct alignas(16) S {\n  void m() {}\n};\n}\nconst char *s = \"a\\\nb\";\nint f(void) {}\n"
+            // The namespace's attribute macro is left out too.
+            "namespace std \n{\nstruct alignas(16) S {\n  void m() {}\n};\n}\nconst char *s = \"a\\\nb\";\nint f(void) {}\n"
         );
         let r = included_ranges(src.as_bytes()).unwrap();
         let last = r.last().unwrap();
@@ -788,6 +861,37 @@ mod tests {
         let items = crate::outline(crate::Lang::C, src).unwrap();
         let names: Vec<(&str, usize)> = items.iter().map(|i| (i.name.as_str(), i.start)).collect();
         assert!(names.contains(&("PFN_vkFreeFunction", 4)), "{names:?}");
+    }
+
+    #[test]
+    fn what_tree_sitter_cpp_cannot_read_in_a_class_is_left_out() {
+        // A macro before a constructor (alone on its line or not), `= {}` default
+        // arguments, and the macro after `operator=`'s parameters.
+        let src = "struct S\n{\n  CONSTEXPR_MACRO\n  S( float x_ = {}, int y_ = { } ) NOEXCEPT_MACRO : x( x_ ) {}\n  \
+                   CONSTEXPR_MACRO S( S const & rhs ) NOEXCEPT_MACRO = default;\n  \
+                   S & operator=( S const & rhs ) NOEXCEPT_MACRO = default;\n  \
+                   bool operator==( S const & rhs ) const NOEXCEPT_MACRO;\n};\n";
+        assert_eq!(
+            shown(src),
+            "struct S\n{\n  \n  S( float x_ , int y_  )  : x( x_ ) {}\n   S( S const & rhs )  = default;\n  \
+             S & operator=( S const & rhs )  = default;\n  bool operator==( S const & rhs ) const ;\n};\n"
+        );
+        let text = blank(src).unwrap();
+        let tree = {
+            let mut p = tree_sitter::Parser::new();
+            p.set_language(&crate::Lang::Cpp.grammar().unwrap())
+                .unwrap();
+            p.parse(&text, None).unwrap()
+        };
+        assert!(
+            !tree.root_node().has_error(),
+            "{}",
+            tree.root_node().to_sexp()
+        );
+        // At file scope a capitalised word alone before `name (` is a return type: kept.
+        assert!(included_ranges(b"BOOL\nfoo (void);\n").is_none());
+        // A `=` that is not a default argument's `= {}` stays.
+        assert!(included_ranges(b"int f(int a = 1);\nint t[] = {};\n").is_none());
     }
 
     #[test]
