@@ -29,8 +29,7 @@
 //! - a calling convention between a function's type and its name (`void APIENTRY glFoo
 //!   (…)`, `VkResult VKAPI_CALL vkFoo(…)`), or at the start of a function pointer's
 //!   declarator (`typedef void (APIENTRYP PFNGLFOOPROC) (…)`): OpenGL's and Vulkan's
-//!   generated headers have one on every line.
-//!
+//!   generated headers have one on every line;
 //! - in C++ classes: a macro before a constructor (`VULKAN_HPP_CONSTEXPR Foo( … )`), a
 //!   namespace's attribute macro (`namespace std _GLIBCXX_VISIBILITY(default) {`) and `= {}`
 //!   default arguments, which tree-sitter-cpp cannot read.
@@ -235,60 +234,52 @@ impl Scan<'_> {
         j
     }
 
+    /// Past the spaces, tabs and bytes of `also` from `j`, on this line.
+    fn skip_blanks(&self, mut j: usize, also: &[u8]) -> usize {
+        while j < self.src.len()
+            && (matches!(self.src[j], b' ' | b'\t') || also.contains(&self.src[j]))
+        {
+            j += 1;
+        }
+        j
+    }
+
     /// Just past `= {}` (spaces allowed) when a `,` or a `)` follows it: at `=`.
     fn empty_braces_then_separator(&self) -> Option<usize> {
-        let src = self.src;
-        let skip = |mut j: usize| {
-            while j < src.len() && matches!(src[j], b' ' | b'\t') {
-                j += 1;
-            }
-            j
-        };
-        let open = skip(self.i + 1);
-        if src.get(open) != Some(&b'{') {
+        let open = self.skip_blanks(self.i + 1, b"");
+        if self.src.get(open) != Some(&b'{') {
             return None;
         }
-        let close = skip(open + 1);
-        if src.get(close) != Some(&b'}') {
+        let close = self.skip_blanks(open + 1, b"");
+        if self.src.get(close) != Some(&b'}') {
             return None;
         }
         let past = close + 1;
-        matches!(src.get(skip(past)), Some(b',' | b')')).then_some(past)
+        matches!(self.src.get(self.skip_blanks(past, b"")), Some(b',' | b')')).then_some(past)
     }
 
     /// Whether `::` follows (spaces between): the word is a namespace or a class, not a
     /// macro.
     fn scope_follows(&self) -> bool {
-        let rest = &self.src[self.i..];
-        let j = rest
-            .iter()
-            .take_while(|b| matches!(b, b' ' | b'\t'))
-            .count();
-        rest[j..].starts_with(b"::")
+        self.src[self.skip_blanks(self.i, b"")..].starts_with(b"::")
     }
 
     /// Whether the rest of a function pointer's declarator follows, up to its parameters:
     /// `*`s, its name, `)` and `(` (`PFNGLFOOPROC) (`, `*PFN_vkFoo)(`).
     fn pointer_declarator_follows(&self) -> bool {
         let src = self.src;
-        let skip = |mut j: usize, also: &[u8]| {
-            while j < src.len() && (matches!(src[j], b' ' | b'\t') || also.contains(&src[j])) {
-                j += 1;
-            }
-            j
-        };
-        let j = skip(self.i, b"*");
+        let j = self.skip_blanks(self.i, b"*");
         if !src
             .get(j)
             .is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_')
         {
             return false;
         }
-        let j = skip(self.word_end(j), b"");
+        let j = self.skip_blanks(self.word_end(j), b"");
         if src.get(j) != Some(&b')') {
             return false;
         }
-        src.get(skip(j + 1, b"")) == Some(&b'(')
+        src.get(self.skip_blanks(j + 1, b"")) == Some(&b'(')
     }
 
     /// Whether the next significant character after this line is a `{`.
@@ -441,7 +432,7 @@ pub(crate) fn included_ranges(src: &[u8]) -> Option<Vec<Range>> {
                 }
                 (after_paren, after_eq) = (false, false);
             }
-            c if c.is_ascii_alphabetic() || c == b'_' || c == b'$' || c >= 0x80 => {
+            c if is_word_start(c) => {
                 let start = s.i;
                 while s.i < src.len()
                     && (src[s.i].is_ascii_alphanumeric()
