@@ -170,12 +170,13 @@ impl Workers {
         // the worker unfit, since its Landlock rules hold the old one.
         let known = identities(&writable);
         let body = Box::new(move || {
+            let mut buf = [0u8; MAX_REQUEST];
             let ready = prepare(&writable, network, &tmp, last);
             // Whatever happens to this thread, the main thread hears of it (a panic
             // unwinds through the guard): it waits for this reader's word.
             let mut told = Told::new(&shared.events);
             let event = loop {
-                match receive(&shared.socket) {
+                match receive(&shared.socket, &mut buf) {
                     Received::Nothing => continue,
                     Received::Closed => break Event::Closed,
                     Received::Broken(why) => break Event::Broken(why),
@@ -359,13 +360,16 @@ enum Received {
     Broken(String),
 }
 
-fn receive(socket: &OwnedFd) -> Received {
-    let mut buf = vec![0u8; MAX_REQUEST];
+/// `buf` (`MAX_REQUEST` bytes) is the caller's, on its stack and zeroed before it waits: a
+/// buffer that large on the heap is mapped by the allocator (its first touch faults) and
+/// unmapped when freed, which in a process with several threads interrupts the other
+/// cores; both were on the way from Skald's request to the command.
+fn receive(socket: &OwnedFd, buf: &mut [u8]) -> Received {
     let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(3))];
     let mut control = RecvAncillaryBuffer::new(&mut space);
     let received = rustix::net::recvmsg(
         socket,
-        &mut [IoSliceMut::new(&mut buf)],
+        &mut [IoSliceMut::new(buf)],
         &mut control,
         RecvFlags::CMSG_CLOEXEC,
     );
@@ -439,9 +443,10 @@ pub fn serve(policy: &Policy, tmp_base: &Path) -> Result<(), String> {
     // Whether a reader waits for the next request. While none does and none is due, the
     // main thread reads it itself (the first command, or when no thread could be started).
     let mut reading = false;
+    let mut buf = [0u8; MAX_REQUEST];
     loop {
         if !reading && next.is_none() {
-            let job = match receive(&workers.shared.socket) {
+            let job = match receive(&workers.shared.socket, &mut buf) {
                 Received::Job(job) => job,
                 Received::Nothing => continue,
                 Received::Closed => return Ok(()),
