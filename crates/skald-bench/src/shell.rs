@@ -15,36 +15,30 @@ fn median(mut v: Vec<Duration>) -> Duration {
     v[v.len() / 2]
 }
 
-/// The policy a chat in `dir` would have: the folder writable, the usual masks (keys,
-/// Skald's data, the session bus), network off.
+/// The sandbox a chat in `dir` gets, made the way the engine makes it
+/// (`skald_core::sandbox::command_sandbox`): the folder writable, every mask a chat has
+/// (Skald's data and secrets, the credential folders, the escape sockets, `secrets/`
+/// folders in `dir`), network off.
 fn sandbox(dir: &std::path::Path) -> Result<CommandSandbox> {
-    let helper = match skald_sandbox::availability() {
-        skald_sandbox::Availability::Ready { helper, .. } => helper.clone(),
-        skald_sandbox::Availability::Unavailable { why } => {
-            bail!("the sandbox is not available here: {why}")
-        }
-    };
-    let home = std::env::var_os("HOME")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_default();
-    let masked = [".ssh", ".gnupg", ".aws", ".local/share/skald", ".config/gh"]
-        .iter()
-        .map(|p| home.join(p))
-        .chain(
-            ["/run/user", "/tmp/.X11-unix"]
-                .iter()
-                .map(std::path::PathBuf::from),
-        )
-        .collect();
-    Ok(CommandSandbox::On {
-        mode: SandboxMode::WorkspaceWrite,
-        helper,
-        policy: skald_sandbox::Policy {
-            writable: vec![dir.to_path_buf()],
-            masked,
+    let data = skald_core::DataDir::resolve(None).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let withheld = skald_core::withheld::Withheld::default();
+    withheld.protect(&data.secrets_dir());
+    withheld.hide_from_commands(data.root());
+    let run = skald_core::approval::RunContext {
+        working_dir: dir.to_path_buf(),
+        protected: withheld.folders(),
+        hidden_from_commands: withheld.from_commands(),
+        sandbox: skald_core::config::SandboxSettings {
+            mode: SandboxMode::WorkspaceWrite,
             network: false,
+            always_ask: false,
         },
-    })
+        ..Default::default()
+    };
+    match skald_core::sandbox::command_sandbox(&run) {
+        on @ CommandSandbox::On { .. } => Ok(on),
+        other => bail!("the sandbox is not available here: {other:?}"),
+    }
 }
 
 async fn bare_spawn() -> Result<Duration> {
@@ -104,7 +98,8 @@ pub fn run() -> Result<String> {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
-    let dir = std::env::temp_dir().canonicalize()?;
+    let folder = tempfile::tempdir()?;
+    let dir = folder.path().canonicalize()?;
     let confined = sandbox(&dir)?;
     let (ours, sandboxed, helper, bare) = rt.block_on(async {
         let mut ours = Vec::with_capacity(RUNS);
@@ -135,8 +130,10 @@ pub fn run() -> Result<String> {
     Ok(format!(
         "## execute_cmd vs a bare spawn\n\n\
          `execute_cmd {{\"command\": \"true\"}}` (own process group, piped and capped output, \
-         timeout, group kill on exit), unsandboxed and in the `workspace-write` sandbox (through \
-         the spawner, whose user and mount namespaces and {masks} masks were made once; per \
+         timeout, group kill on exit), unsandboxed and in the `workspace-write` sandbox with the \
+         policy a chat's commands get ({masks} paths hidden: Skald's data, the credential \
+         folders, the escape sockets; which of them exist is watched, not looked up per command) \
+         through the spawner, whose user and mount namespaces and masks were made once; per \
          command a thread readied once the one before was done, with its private temporary \
          folder, its Landlock rules, the seccomp filter of the thread that made it and the \
          program looked up, reads the request, which carries the pipes and an answer socket, \

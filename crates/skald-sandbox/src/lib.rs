@@ -12,6 +12,8 @@
 
 mod helper;
 mod masks;
+#[cfg(target_os = "linux")]
+mod presence;
 mod refusal;
 
 #[cfg(target_os = "linux")]

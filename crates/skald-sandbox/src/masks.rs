@@ -1,6 +1,6 @@
 //! Which paths get an empty stand-in mounted over them.
 
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 
 /// The paths to cover so that nothing in `masked` is readable while every folder in
 /// `writable` stays reachable. A masked folder that holds a writable one (a chat's folder
@@ -8,33 +8,48 @@ use std::path::{Path, PathBuf};
 /// the way to the writable folder, level by level. Masks inside other masks are dropped;
 /// paths that do not exist are kept (the helper skips them: nothing there to hide).
 pub fn plan_masks(masked: &[PathBuf], writable: &[PathBuf]) -> Vec<PathBuf> {
+    // Each path split into its components once: `Path::starts_with` splits both paths at
+    // every call, and a chat's thirty masks are compared with one another before each
+    // command.
+    let (masks, writable_parts) = (split(masked), split(writable));
     let mut out = Vec::new();
-    for m in masked {
-        if masked
+    for (m, parts) in masked.iter().zip(&masks) {
+        if masks
             .iter()
-            .any(|other| other != m && m.starts_with(other))
+            .any(|other| other != parts && parts.starts_with(other))
         {
             continue;
         }
-        cover(m, writable, &mut out, 0);
+        cover(m, parts, writable, &writable_parts, &mut out, 0);
     }
     out.sort();
     out.dedup();
     out
 }
 
+fn split(paths: &[PathBuf]) -> Vec<Vec<Component<'_>>> {
+    paths.iter().map(|p| p.components().collect()).collect()
+}
+
 /// Deep enough for any real layout; a bound because the walk reads the disk.
 const MAX_DEPTH: usize = 16;
 
-fn cover(m: &Path, writable: &[PathBuf], out: &mut Vec<PathBuf>, depth: usize) {
-    let holds_writable = writable.iter().any(|w| w.starts_with(m));
+fn cover(
+    m: &Path,
+    parts: &[Component<'_>],
+    writable: &[PathBuf],
+    writable_parts: &[Vec<Component<'_>>],
+    out: &mut Vec<PathBuf>,
+    depth: usize,
+) {
+    let holds_writable = writable_parts.iter().any(|w| w.starts_with(parts));
     if !holds_writable {
         out.push(m.to_path_buf());
         return;
     }
     // The masked path is itself writable, or the walk went too deep: the mask wins, since
     // what is hidden here is Skald's own data or someone's keys.
-    if writable.iter().any(|w| w == m) || depth >= MAX_DEPTH {
+    if writable_parts.iter().any(|w| w.as_slice() == parts) || depth >= MAX_DEPTH {
         out.push(m.to_path_buf());
         return;
     }
@@ -47,7 +62,15 @@ fn cover(m: &Path, writable: &[PathBuf], out: &mut Vec<PathBuf>, depth: usize) {
         if writable.iter().any(|w| w == &child) {
             continue;
         }
-        cover(&child, writable, out, depth + 1);
+        let child_parts: Vec<Component<'_>> = child.components().collect();
+        cover(
+            &child,
+            &child_parts,
+            writable,
+            writable_parts,
+            out,
+            depth + 1,
+        );
     }
 }
 

@@ -79,7 +79,8 @@ const MAX: usize = 5;
 /// successful test run may well log "connection refused").
 pub fn explain(policy: &Policy, workdir: &Path, success: bool, output: &str) -> Vec<Refusal> {
     let mut out: Vec<Refusal> = Vec::new();
-    let masks = crate::plan_masks(&policy.masked, &policy.writable);
+    // Planned only when a line needs it: most commands end with nothing refused.
+    let mut masks: Option<Vec<std::path::PathBuf>> = None;
     let whole = output.to_lowercase();
     let about_sockets = whole.contains("socket") || whole.contains("connect");
     let mut network = false;
@@ -89,7 +90,12 @@ pub fn explain(policy: &Policy, workdir: &Path, success: bool, output: &str) -> 
         let missing = MISSING.iter().any(|w| lower.contains(w));
         let mut named = false;
         for p in paths_in(line, workdir) {
-            let refusal = if masks.iter().any(|m| p.starts_with(m)) && (denied || missing) {
+            let refusal = if (denied || missing)
+                && masks
+                    .get_or_insert_with(|| crate::plan_masks(&policy.masked, &policy.writable))
+                    .iter()
+                    .any(|m| p.starts_with(m))
+            {
                 Refusal::Read(p)
             } else if denied && (p.starts_with("/proc") || p.starts_with("/sys")) {
                 // Not a write: a look into another process, or a kernel setting.

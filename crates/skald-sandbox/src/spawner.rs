@@ -15,7 +15,7 @@
 //! spawner that would not start) is `Unsupported`: nothing ran, and the caller runs the
 //! command through the one-shot helper instead, which is confined the same way.
 
-use crate::{Policy, plan_masks};
+use crate::Policy;
 use rustix::net::sockopt::{Timeout, set_socket_timeout};
 use rustix::net::{
     AddressFamily, RecvFlags, SendAncillaryBuffer, SendAncillaryMessage, SendFlags, Shutdown,
@@ -240,10 +240,7 @@ pub fn try_request(
 ) -> Result<Result<Requested, LaunchError>, Box<Launch>> {
     // Only what exists is mounted over, so the key is what exists now: a hidden folder
     // made after a spawner started (a new `~/.aws`) is a new key, hence a new spawner.
-    let masks: Vec<PathBuf> = plan_masks(&launch.policy.masked, &launch.policy.writable)
-        .into_iter()
-        .filter(|p| std::fs::metadata(p).is_ok())
-        .collect();
+    let masks = crate::presence::existing(&launch.policy.masked, &launch.policy.writable);
     let request = match Request::from_launch(&launch).and_then(|r| {
         serde_json::to_vec(&r)
             .map_err(|e| LaunchError::Unsupported(format!("cannot write the request: {e}")))
