@@ -132,8 +132,8 @@ pub fn run() -> Result<String> {
          `execute_cmd {{\"command\": \"true\"}}` (own process group, piped and capped output, \
          timeout, group kill on exit), unsandboxed and in the `workspace-write` sandbox with the \
          policy a chat's commands get ({masks} paths hidden: Skald's data, the credential \
-         folders, the escape sockets; which of them exist is watched, not looked up per command) \
-         through the spawner, whose user and mount namespaces and masks were made once; per \
+         folders, the escape sockets; which of them exist is watched, not looked up per command), \
+         through the spawner (whose user and mount namespaces and masks were made once; per \
          command a thread readied once the one before was done, with its private temporary \
          folder, its Landlock rules, the seccomp filter of the thread that made it and the \
          program looked up, reads the request, which carries the pipes and an answer socket, \
