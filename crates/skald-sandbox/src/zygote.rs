@@ -100,12 +100,33 @@ impl Next {
 struct Shared {
     socket: Arc<OwnedFd>,
     keeper: Sender<Chore>,
+    /// The watchers waiting for a command (see [`start_keeper`]).
+    watchers: Watchers,
     events: Sender<Event>,
     tmp_base: PathBuf,
     count: Arc<AtomicU64>,
 }
 
 impl Shared {
+    /// Gives a started command straight to a waiting watcher, or else `chore` to the keeper.
+    /// (A channel's send carries no restriction of the sending worker's.)
+    fn hand_over(&self, chore: Chore) {
+        let chore = match chore {
+            Chore::Watch(started) => {
+                let waiting = lock(&self.watchers).pop();
+                match waiting {
+                    Some(watcher) => match watcher.send(started) {
+                        Ok(()) => return,
+                        Err(e) => Chore::Watch(e.0),
+                    },
+                    None => Chore::Watch(started),
+                }
+            }
+            other => other,
+        };
+        let _ = self.keeper.send(chore);
+    }
+
     /// A new private temporary folder's name (made by the worker that gets it).
     fn next_tmp(&self) -> PathBuf {
         let n = self.count.fetch_add(1, Ordering::Relaxed);
@@ -140,7 +161,7 @@ impl Workers {
                 }
                 Err(_) => Chore::Remove(tmp),
             };
-            let _ = shared.keeper.send(chore);
+            shared.hand_over(chore);
         });
         let unsent = match self.factory(job.request.network).and_then(|f| f.make(body)) {
             // A live thread holds the receiver, so this send cannot fail.
@@ -193,7 +214,7 @@ impl Workers {
                         // reader, which is not to compete with this command's start.
                         let chore = run(job, ready, tmp);
                         told.send(Event::Took(next));
-                        let _ = shared.keeper.send(chore);
+                        shared.hand_over(chore);
                         return;
                     }
                 }
@@ -413,13 +434,14 @@ pub fn serve(policy: &Policy, tmp_base: &Path) -> Result<(), String> {
         .try_clone_to_owned()
         .map_err(|e| format!("cannot use the request socket: {e}"))?;
     let (events, heard) = std::sync::mpsc::channel();
+    let watchers = Watchers::default();
     let ready = crate::confine::enter(policy)
         .map_err(|e| e.to_string())
         .and_then(|()| {
             rustix::process::set_dumpable_behavior(rustix::process::DumpableBehavior::NotDumpable)
                 .map_err(|e| format!("cannot make the spawner non-dumpable: {e}"))
         })
-        .and_then(|()| start_keeper(events.clone()));
+        .and_then(|()| start_keeper(events.clone(), watchers.clone()));
     let keeper = match ready {
         Ok(j) => j,
         Err(why) => {
@@ -431,6 +453,7 @@ pub fn serve(policy: &Policy, tmp_base: &Path) -> Result<(), String> {
     let shared = Shared {
         socket: Arc::new(socket),
         keeper,
+        watchers,
         events,
         tmp_base: tmp_base.to_path_buf(),
         count: Arc::new(AtomicU64::new(1)),
@@ -493,9 +516,11 @@ pub fn serve(policy: &Policy, tmp_base: &Path) -> Result<(), String> {
 }
 
 /// The keeper: a thread outside every command's restriction that removes the commands'
-/// temporary folders and starts a watcher for each command that started, which tells the
-/// main thread (`events`) when its command is done.
-fn start_keeper(events: Sender<Event>) -> Result<Sender<Chore>, String> {
+/// temporary folders and hands each command that started to a watcher, which tells the
+/// main thread (`events`) when its command is done. Watchers are kept for the next
+/// command once theirs is done: making a thread while a command starts competed with it
+/// for the cores.
+fn start_keeper(events: Sender<Event>, idle: Watchers) -> Result<Sender<Chore>, String> {
     let (tx, rx): (Sender<Chore>, Receiver<Chore>) = std::sync::mpsc::channel();
     std::thread::Builder::new()
         .name("keeper".into())
@@ -504,21 +529,7 @@ fn start_keeper(events: Sender<Event>) -> Result<Sender<Chore>, String> {
                 match chore {
                     Chore::Remove(dir) => remove(&dir),
                     Chore::Watch(started) => {
-                        // Made by this unrestricted thread, the watcher is unrestricted too.
-                        let slot = std::sync::Arc::new(std::sync::Mutex::new(Some(started)));
-                        let theirs = slot.clone();
-                        let events = events.clone();
-                        let watcher =
-                            std::thread::Builder::new()
-                                .name("watcher".into())
-                                .spawn(move || {
-                                    if let Some(s) = take(&theirs) {
-                                        watch(s, &events);
-                                    }
-                                });
-                        if watcher.is_err()
-                            && let Some(mut s) = take(&slot)
-                        {
+                        if let Err(mut s) = new_watcher(started, &events, &idle) {
                             // Nobody could watch it: it is stopped rather than left unseen.
                             kill_group(s.child.id());
                             let status = s.child.wait().map(|st| st.into_raw());
@@ -532,6 +543,51 @@ fn start_keeper(events: Sender<Event>) -> Result<Sender<Chore>, String> {
         })
         .map_err(|e| format!("cannot start the spawner's keeper: {e}"))?;
     Ok(tx)
+}
+
+/// The watchers waiting for their next command, each by the sending end of its channel.
+type Watchers = Arc<std::sync::Mutex<Vec<Sender<Started>>>>;
+
+fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Watchers kept waiting for a command at most.
+const IDLE_WATCHERS: usize = 4;
+
+/// Starts a watcher for `started` (made by the keeper, which no restriction binds, so it
+/// is unrestricted too), which then waits among the `idle` for the next command, while
+/// fewer than `IDLE_WATCHERS` wait. `started` comes back if no thread could be made.
+fn new_watcher(started: Started, events: &Sender<Event>, idle: &Watchers) -> Result<(), Started> {
+    let slot = Arc::new(std::sync::Mutex::new(Some(started)));
+    let (theirs, events, idle) = (slot.clone(), events.clone(), idle.clone());
+    let made = std::thread::Builder::new()
+        .name("watcher".into())
+        .spawn(move || {
+            let Some(mut current) = take(&theirs) else {
+                return;
+            };
+            loop {
+                watch(current, &events);
+                let (mine, next) = std::sync::mpsc::channel();
+                {
+                    let mut waiting = lock(&idle);
+                    if waiting.len() >= IDLE_WATCHERS {
+                        return;
+                    }
+                    waiting.push(mine);
+                }
+                // Ends when the spawner does.
+                match next.recv() {
+                    Ok(s) => current = s,
+                    Err(_) => return,
+                }
+            }
+        });
+    match made {
+        Ok(_) => Ok(()),
+        Err(_) => take(&slot).map_or(Ok(()), Err),
+    }
 }
 
 fn take(slot: &std::sync::Mutex<Option<Started>>) -> Option<Started> {
