@@ -24,7 +24,8 @@ use std::time::{Duration, Instant};
 use rustix::event::{PollFd, PollFlags};
 use rustix::fs::inotify::{self, CreateFlags, ReadFlags, WatchFlags};
 
-/// How long an answer is kept at most, whatever the watch says.
+/// How long an answer is kept at most, whatever the watch says: the bound for what inotify
+/// does not report (a change made from another machine on a network file system).
 const MAX_AGE: Duration = Duration::from_secs(10);
 /// Sets of masks watched at once (a chat has one; a few chats share a machine).
 const MAX_KEPT: usize = 8;
