@@ -34,7 +34,7 @@ const MAX_KEPT: usize = 8;
 /// ([`crate::plan_masks`]) that exist now (following links, as the helper does when it
 /// mounts over them), in the plan's order.
 pub fn existing(masked: &[PathBuf], writable: &[PathBuf]) -> Vec<PathBuf> {
-    let mut kept = KEPT.lock().unwrap_or_else(|p| p.into_inner());
+    let mut kept = crate::spawner::lock(&KEPT);
     let at = kept
         .iter()
         .position(|k| k.masked.as_slice() == masked && k.writable.as_slice() == writable);

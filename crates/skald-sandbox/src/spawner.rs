@@ -475,7 +475,9 @@ impl Drop for Spawner {
     }
 }
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+/// The lock's data even if a thread panicked holding it: what these locks guard (lists,
+/// slots) is never left half-changed.
+pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 

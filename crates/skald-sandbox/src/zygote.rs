@@ -31,7 +31,7 @@
 //! started it, and without this it could read the spawner's memory (other commands' lines
 //! and environments) through that thread's `/proc` entries.
 
-use crate::spawner::{MAX_REQUEST, Reply, Request};
+use crate::spawner::{MAX_REQUEST, Reply, Request, lock};
 use crate::{Policy, TMP_VARS};
 use rustix::net::{RecvAncillaryBuffer, RecvAncillaryMessage, RecvFlags, SendFlags};
 use std::io::IoSliceMut;
@@ -548,10 +548,6 @@ fn start_keeper(events: Sender<Event>, idle: Watchers) -> Result<Sender<Chore>, 
 /// The watchers waiting for their next command, each by the sending end of its channel.
 type Watchers = Arc<std::sync::Mutex<Vec<Sender<Started>>>>;
 
-fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
-
 /// Watchers kept waiting for a command at most.
 const IDLE_WATCHERS: usize = 4;
 
@@ -591,7 +587,7 @@ fn new_watcher(started: Started, events: &Sender<Event>, idle: &Watchers) -> Res
 }
 
 fn take(slot: &std::sync::Mutex<Option<Started>>) -> Option<Started> {
-    slot.lock().unwrap_or_else(|p| p.into_inner()).take()
+    lock(slot).take()
 }
 
 /// Removes a command's temporary folder, even one whose subfolders it made unreadable.
