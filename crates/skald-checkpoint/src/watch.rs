@@ -8,7 +8,8 @@
 //! caught up). Opening and reading files is not watched: a grep over the folder must not
 //! make the next checkpoint re-read what it read.
 //!
-//! The one module of ours that names inotify.
+//! The checkpoints' one module that names inotify (the sandbox's is
+//! `skald-sandbox/src/presence.rs`, on the same crate).
 
 use inotify::{EventMask, Inotify, WatchDescriptor, WatchMask};
 use std::collections::{HashMap, HashSet};

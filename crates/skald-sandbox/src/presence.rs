@@ -16,13 +16,12 @@
 
 use std::collections::HashMap;
 use std::ffi::OsString;
-use std::os::fd::{AsFd, OwnedFd};
 use std::path::{Component, Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use inotify::{EventMask, Inotify, WatchMask};
 use rustix::event::{PollFd, PollFlags};
-use rustix::fs::inotify::{self, CreateFlags, ReadFlags, WatchFlags};
 
 /// How long an answer is kept at most, whatever the watch says: the bound for what inotify
 /// does not report (a change made from another machine on a network file system).
@@ -97,7 +96,7 @@ fn look(planned: &[PathBuf]) -> Vec<PathBuf> {
 struct Watch {
     /// The masks watched, as planned.
     planned: Vec<PathBuf>,
-    inotify: OwnedFd,
+    inotify: Inotify,
     /// `/proc/self/mountinfo`, which polls as changed when a mount comes or goes.
     mounts: std::fs::File,
     /// For each watched folder, the names in it on the way to a mask.
@@ -113,16 +112,16 @@ impl Watch {
     /// watched before the one below it, so one that is not there when its turn comes is
     /// reported by the watch above when it appears.
     fn start(planned: &[PathBuf]) -> Option<Watch> {
-        let inotify = inotify::init(CreateFlags::CLOEXEC | CreateFlags::NONBLOCK).ok()?;
+        let inotify = Inotify::init().ok()?;
         // Polls as changed once a mount comes or goes after this opening.
         let mounts = std::fs::File::open("/proc/self/mountinfo").ok()?;
-        let flags = WatchFlags::CREATE
-            | WatchFlags::DELETE
-            | WatchFlags::MOVED_FROM
-            | WatchFlags::MOVED_TO
-            | WatchFlags::DELETE_SELF
-            | WatchFlags::MOVE_SELF
-            | WatchFlags::ONLYDIR;
+        let flags = WatchMask::CREATE
+            | WatchMask::DELETE
+            | WatchMask::MOVED_FROM
+            | WatchMask::MOVED_TO
+            | WatchMask::DELETE_SELF
+            | WatchMask::MOVE_SELF
+            | WatchMask::ONLYDIR;
         let mut names: HashMap<i32, Vec<OsString>> = HashMap::new();
         let mut masks = Vec::with_capacity(planned.len());
         for mask in planned {
@@ -134,10 +133,20 @@ impl Watch {
             if plain {
                 let mut folder = PathBuf::from("/");
                 for name in mask.components().skip(1).map(|c| c.as_os_str()) {
-                    match inotify::add_watch(&inotify, &folder, flags) {
-                        Ok(wd) => names.entry(wd).or_default().push(name.to_os_string()),
+                    match inotify.watches().add(&folder, flags) {
+                        Ok(wd) => names
+                            .entry(wd.get_watch_descriptor_id())
+                            .or_default()
+                            .push(name.to_os_string()),
                         // Not there: the folder above reports its coming.
-                        Err(rustix::io::Errno::NOENT | rustix::io::Errno::NOTDIR) => break,
+                        Err(e)
+                            if matches!(
+                                e.kind(),
+                                std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+                            ) =>
+                        {
+                            break;
+                        }
                         // Not allowed, or out of watches: this mask is looked at every time.
                         Err(_) => {
                             watched = false;
@@ -196,29 +205,28 @@ impl Watch {
     /// Whether an event concerns a name on the way to a mask (or the watch itself: a
     /// watched folder moved or gone, events lost). Reads every queued event.
     fn touched(&mut self) -> bool {
-        let mut space = [std::mem::MaybeUninit::<u8>::uninit(); 4096];
-        let mut reader = inotify::Reader::new(self.inotify.as_fd(), &mut space);
+        let mut buffer = [0u8; 4096];
+        let own = EventMask::DELETE_SELF
+            | EventMask::MOVE_SELF
+            | EventMask::IGNORED
+            | EventMask::Q_OVERFLOW;
         let mut touched = false;
         loop {
-            match reader.next() {
-                Ok(event) => {
-                    let own = ReadFlags::DELETE_SELF
-                        | ReadFlags::MOVE_SELF
-                        | ReadFlags::IGNORED
-                        | ReadFlags::QUEUE_OVERFLOW;
-                    touched |= event.events().intersects(own)
-                        || match event.file_name() {
-                            None => true,
-                            Some(name) => self.names.get(&event.wd()).is_none_or(|names| {
-                                names
-                                    .iter()
-                                    .any(|n| n.as_encoded_bytes() == name.to_bytes())
-                            }),
-                        };
-                }
-                Err(rustix::io::Errno::AGAIN) => return touched,
-                Err(rustix::io::Errno::INTR) => continue,
+            let events = match self.inotify.read_events(&mut buffer) {
+                Ok(events) => events,
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return touched,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
                 Err(_) => return true,
+            };
+            for event in events {
+                touched |= event.mask.intersects(own)
+                    || match event.name {
+                        None => true,
+                        Some(name) => self
+                            .names
+                            .get(&event.wd.get_watch_descriptor_id())
+                            .is_none_or(|names| names.iter().any(|n| n == name)),
+                    };
             }
         }
     }
