@@ -241,47 +241,36 @@ pub fn try_request(
     // Only what exists is mounted over, so the key is what exists now: a hidden folder
     // made after a spawner started (a new `~/.aws`) is a new key, hence a new spawner.
     let masks = crate::presence::existing(&launch.policy.masked, &launch.policy.writable);
-    let request = match Request::from_launch(&launch).and_then(|r| {
-        serde_json::to_vec(&r)
-            .map_err(|e| LaunchError::Unsupported(format!("cannot write the request: {e}")))
-    }) {
-        Ok(r) if r.len() > MAX_REQUEST => {
-            return Ok(Err(LaunchError::Unsupported(
-                "the command is too long for the spawner".to_string(),
-            )));
-        }
-        Ok(r) => r,
-        Err(e) => return Ok(Err(e)),
-    };
+    if let Err(e) = Request::check(&launch) {
+        return Ok(Err(e));
+    }
     let spawner = match pool_get(helper, masks, may_start) {
         Some(Ok(s)) => s,
         Some(Err(e)) => return Ok(Err(e)),
         None => return Err(Box::new(launch)),
     };
-    Ok(send_request(&spawner, &request, launch, may_start)
-        .map(|answers| Requested { answers, spawner }))
+    Ok(send_request(&spawner, launch, may_start).map(|answers| Requested { answers, spawner }))
 }
 
 /// Sends one request with the command's pipes and a new answer socket, whose other end
-/// only the spawner then holds.
+/// only the spawner then holds. The environment goes only when it is not the one sent
+/// before on this socket (the spawner keeps the last), under a lock held until the packet
+/// is sent, so that "the one before" is the same on both sides.
 /// Without `may_wait` the send does not wait for room in the socket (a caller on an async
 /// thread): a spawner that has not taken its earlier requests makes this one `Unsupported`.
-fn send_request(
-    spawner: &Spawner,
-    request: &[u8],
-    launch: Launch,
-    may_wait: bool,
-) -> Result<OwnedFd, LaunchError> {
-    let unsupported = |e: rustix::io::Errno| {
+fn send_request(spawner: &Spawner, launch: Launch, may_wait: bool) -> Result<OwnedFd, LaunchError> {
+    let mut sent_env = lock(&spawner.env);
+    let new_env = sent_env.as_deref() != Some(&launch.env[..]);
+    let request = serde_json::to_vec(&Request::from_launch(&launch, new_env)?)
+        .map_err(|e| LaunchError::Unsupported(format!("cannot write the request: {e}")))?;
+    if request.len() > MAX_REQUEST {
+        return Err(LaunchError::Unsupported(
+            "the command is too long for the spawner".to_string(),
+        ));
+    }
+    let (answers, theirs) = answer_pair().map_err(|e| {
         LaunchError::Unsupported(format!("cannot make the command's answer socket: {e}"))
-    };
-    let (answers, theirs) = rustix::net::socketpair(
-        AddressFamily::UNIX,
-        SocketType::SEQPACKET,
-        SocketFlags::CLOEXEC | SocketFlags::NONBLOCK,
-        None,
-    )
-    .map_err(unsupported)?;
+    })?;
     let sent = {
         let fds = [launch.stdout.as_fd(), launch.stderr.as_fd(), theirs.as_fd()];
         let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(3))];
@@ -294,17 +283,22 @@ fn send_request(
         };
         rustix::net::sendmsg(
             &spawner.socket,
-            &[IoSlice::new(request)],
+            &[IoSlice::new(&request)],
             &mut control,
             flags,
         )
     };
     // Our copies go now: the caller sees the end of the output when the command's copies
     // are gone, and the end of the answers when the spawner's are.
-    drop(launch);
+    let Launch { env, .. } = launch;
     drop(theirs);
     match sent {
-        Ok(_) => Ok(answers),
+        Ok(_) => {
+            if new_env {
+                *sent_env = Some(env);
+            }
+            Ok(answers)
+        }
         Err(rustix::io::Errno::AGAIN) => Err(LaunchError::Unsupported(
             "the spawner is behind with its requests".to_string(),
         )),
@@ -317,6 +311,71 @@ fn send_request(
     }
 }
 
+/// Descriptors made while a command runs, for the next one: Skald's thread waits then
+/// anyway, and making them took a share of a short command's start.
+struct Ahead {
+    pipes: Vec<(std::io::PipeReader, std::io::PipeWriter)>,
+    answers: Option<(OwnedFd, OwnedFd)>,
+}
+
+static AHEAD: Mutex<Ahead> = Mutex::new(Ahead {
+    pipes: Vec::new(),
+    answers: None,
+});
+
+/// A pipe for a command's output (made ahead by [`make_ahead`], or now).
+pub fn pipe() -> std::io::Result<(std::io::PipeReader, std::io::PipeWriter)> {
+    match lock(&AHEAD).pipes.pop() {
+        Some(p) => Ok(p),
+        None => std::io::pipe(),
+    }
+}
+
+/// A command's answer socket pair (made ahead, or now): ours, and the spawner's.
+fn answer_pair() -> rustix::io::Result<(OwnedFd, OwnedFd)> {
+    match lock(&AHEAD).answers.take() {
+        Some(pair) => Ok(pair),
+        None => new_answer_pair(),
+    }
+}
+
+fn new_answer_pair() -> rustix::io::Result<(OwnedFd, OwnedFd)> {
+    rustix::net::socketpair(
+        AddressFamily::UNIX,
+        SocketType::SEQPACKET,
+        SocketFlags::CLOEXEC | SocketFlags::NONBLOCK,
+        None,
+    )
+}
+
+/// Makes the next command's two output pipes and answer socket, if they are not made
+/// yet; for a caller that has sent its request and waits. A failure here is left to the
+/// next command, which then makes them itself and says why if it cannot.
+pub fn make_ahead() {
+    let (pipes, answers) = {
+        let ahead = lock(&AHEAD);
+        (
+            2usize.saturating_sub(ahead.pipes.len()),
+            ahead.answers.is_none(),
+        )
+    };
+    let made: Vec<_> = (0..pipes).filter_map(|_| std::io::pipe().ok()).collect();
+    let pair = if answers {
+        new_answer_pair().ok()
+    } else {
+        None
+    };
+    let mut ahead = lock(&AHEAD);
+    for p in made {
+        if ahead.pipes.len() < 2 {
+            ahead.pipes.push(p);
+        }
+    }
+    if ahead.answers.is_none() {
+        ahead.answers = pair;
+    }
+}
+
 /// What Skald asks the spawner for (one packet, with the command's stdout and stderr and
 /// the socket for the answers about it).
 #[derive(Debug, Serialize, Deserialize)]
@@ -324,25 +383,54 @@ pub(crate) struct Request {
     pub program: String,
     pub args: Vec<String>,
     pub cwd: String,
-    pub env: Vec<(String, String)>,
+    /// The command's whole environment, or `None`: the one of the request before on this
+    /// socket (see [`send_request`]).
+    pub env: Option<Vec<(String, String)>>,
     pub writable: Vec<PathBuf>,
     pub network: bool,
 }
 
 impl Request {
-    fn from_launch(launch: &Launch) -> Result<Request, LaunchError> {
+    /// `Unsupported` if anything of `launch` is not UTF-8 (the spawner reads JSON).
+    fn check(launch: &Launch) -> Result<(), LaunchError> {
+        let texts = [launch.program.as_os_str(), launch.cwd.as_os_str()]
+            .into_iter()
+            .chain(launch.args.iter().map(|a| a.as_os_str()))
+            .chain(
+                launch
+                    .env
+                    .iter()
+                    .flat_map(|(k, v)| [k.as_os_str(), v.as_os_str()]),
+            )
+            .chain(launch.policy.writable.iter().map(|p| p.as_os_str()));
+        for s in texts {
+            if s.to_str().is_none() {
+                return Err(LaunchError::Unsupported(format!(
+                    "{} is not UTF-8",
+                    s.to_string_lossy()
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// The request for `launch` (checked by [`Request::check`]), with its environment or
+    /// without (`with_env`).
+    fn from_launch(launch: &Launch, with_env: bool) -> Result<Request, LaunchError> {
         let text = |s: &std::ffi::OsStr| {
             s.to_str().map(str::to_string).ok_or_else(|| {
                 LaunchError::Unsupported(format!("{} is not UTF-8", s.to_string_lossy()))
             })
         };
-        let mut env = Vec::with_capacity(launch.env.len());
-        for (k, v) in &launch.env {
-            env.push((text(k)?, text(v)?));
-        }
-        for p in &launch.policy.writable {
-            text(p.as_os_str())?;
-        }
+        let env = if with_env {
+            let mut env = Vec::with_capacity(launch.env.len());
+            for (k, v) in &launch.env {
+                env.push((text(k)?, text(v)?));
+            }
+            Some(env)
+        } else {
+            None
+        };
         Ok(Request {
             program: text(&launch.program)?,
             args: launch
@@ -381,6 +469,8 @@ struct Spawner {
     masks: Vec<PathBuf>,
     born: Instant,
     socket: OwnedFd,
+    /// The environment last sent on `socket` (see [`send_request`]).
+    env: Mutex<Option<Vec<(OsString, OsString)>>>,
     alive: AtomicBool,
     process: Mutex<Child>,
     /// Where its commands' temporary folders are made; removed with whatever a killed
@@ -450,6 +540,7 @@ impl Spawner {
             masks,
             born: Instant::now(),
             socket: ours,
+            env: Mutex::new(None),
             alive: AtomicBool::new(true),
             process: Mutex::new(process),
             _tmp: tmp,

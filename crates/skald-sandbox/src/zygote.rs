@@ -53,9 +53,21 @@ const QUIET: Duration = Duration::from_millis(10);
 /// One command to start: the request and the descriptors that came with it.
 struct Job {
     request: Request,
+    /// Its whole environment (the request's, or the one before's: see `send_request`).
+    env: Env,
     stdout: OwnedFd,
     stderr: OwnedFd,
     answers: OwnedFd,
+}
+
+type Env = Arc<Vec<(String, String)>>;
+
+/// The socket requests come on, and the environment of the last request that had one,
+/// which a request without one gets. The lock is held from the read to the use, so the
+/// request before is the one read before whichever thread reads.
+struct Requests {
+    socket: OwnedFd,
+    env: std::sync::Mutex<Option<Env>>,
 }
 
 /// What a worker tells the main thread.
@@ -89,7 +101,7 @@ impl Next {
         Next {
             writable: request.writable.clone(),
             network: request.network,
-            last: Some((request.program.clone(), path_of(&request.env).to_string())),
+            last: Some((request.program.clone(), path_of(&job.env).to_string())),
             by: Instant::now() + QUIET,
         }
     }
@@ -98,7 +110,7 @@ impl Next {
 /// What the main thread and every worker share.
 #[derive(Clone)]
 struct Shared {
-    socket: Arc<OwnedFd>,
+    requests: Arc<Requests>,
     keeper: Sender<Chore>,
     /// The watchers waiting for a command (see [`start_keeper`]).
     watchers: Watchers,
@@ -197,7 +209,7 @@ impl Workers {
             // unwinds through the guard): it waits for this reader's word.
             let mut told = Told::new(&shared.events);
             let event = loop {
-                match receive(&shared.socket, &mut buf) {
+                match receive(&shared.requests, &mut buf) {
                     Received::Nothing => continue,
                     Received::Closed => break Event::Closed,
                     Received::Broken(why) => break Event::Broken(why),
@@ -385,7 +397,9 @@ enum Received {
 /// buffer that large on the heap is mapped by the allocator (its first touch faults) and
 /// unmapped when freed, which in a process with several threads interrupts the other
 /// cores; both were on the way from Skald's request to the command.
-fn receive(socket: &OwnedFd, buf: &mut [u8]) -> Received {
+fn receive(requests: &Requests, buf: &mut [u8]) -> Received {
+    let mut last_env = lock(&requests.env);
+    let socket = &requests.socket;
     let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(3))];
     let mut control = RecvAncillaryBuffer::new(&mut space);
     let received = rustix::net::recvmsg(
@@ -410,13 +424,31 @@ fn receive(socket: &OwnedFd, buf: &mut [u8]) -> Received {
     let Ok([stdout, stderr, answers]) = <[OwnedFd; 3]>::try_from(fds) else {
         return Received::Nothing;
     };
-    match serde_json::from_slice(&buf[..n.min(buf.len())]) {
-        Ok(request) => Received::Job(Job {
-            request,
-            stdout,
-            stderr,
-            answers,
-        }),
+    match serde_json::from_slice::<Request>(&buf[..n.min(buf.len())]) {
+        Ok(mut request) => {
+            let env = match request.env.take() {
+                Some(env) => {
+                    let env = Arc::new(env);
+                    *last_env = Some(env.clone());
+                    env
+                }
+                None => match &*last_env {
+                    Some(env) => env.clone(),
+                    None => {
+                        let why = "the spawner was not given the command's environment";
+                        send(answers.as_fd(), &Reply::Failed { why: why.into() });
+                        return Received::Nothing;
+                    }
+                },
+            };
+            Received::Job(Job {
+                request,
+                env,
+                stdout,
+                stderr,
+                answers,
+            })
+        }
         Err(e) => {
             let why = format!("the spawner could not read the request: {e}");
             send(answers.as_fd(), &Reply::Failed { why });
@@ -451,7 +483,10 @@ pub fn serve(policy: &Policy, tmp_base: &Path) -> Result<(), String> {
     };
     send(socket.as_fd(), &Reply::Ready);
     let shared = Shared {
-        socket: Arc::new(socket),
+        requests: Arc::new(Requests {
+            socket,
+            env: std::sync::Mutex::new(None),
+        }),
         keeper,
         watchers,
         events,
@@ -469,7 +504,7 @@ pub fn serve(policy: &Policy, tmp_base: &Path) -> Result<(), String> {
     let mut buf = [0u8; MAX_REQUEST];
     loop {
         if !reading && next.is_none() {
-            let job = match receive(&workers.shared.socket, &mut buf) {
+            let job = match receive(&workers.shared.requests, &mut buf) {
                 Received::Job(job) => job,
                 Received::Nothing => continue,
                 Received::Closed => return Ok(()),
@@ -703,6 +738,7 @@ fn hung_up(answers: BorrowedFd<'_>) -> bool {
 fn run(job: Job, ready: Result<Readied, String>, tmp: PathBuf) -> Chore {
     let Job {
         request,
+        env,
         stdout,
         stderr,
         answers,
@@ -721,14 +757,14 @@ fn run(job: Job, ready: Result<Readied, String>, tmp: PathBuf) -> Chore {
         // The Command keeps its copies of the pipes until it is dropped; this block drops
         // it right after the spawn so Skald sees the end of the output when the command
         // (and whatever it started) is gone.
-        let program = resolve(&request.program, &request.env, readied.found.as_ref());
+        let program = resolve(&request.program, &env, readied.found.as_ref());
         let stdin = readied.null.map_or_else(Stdio::null, Stdio::from);
         let mut command = Command::new(program);
         command
             .args(&request.args)
             .current_dir(&request.cwd)
             .env_clear()
-            .envs(request.env)
+            .envs(env.iter().map(|(k, v)| (k, v)))
             .envs(TMP_VARS.iter().map(|v| (v, &tmp)))
             .stdin(stdin)
             .stdout(Stdio::from(stdout))

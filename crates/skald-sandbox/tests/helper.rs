@@ -208,6 +208,65 @@ fn the_spawner_gives_each_command_its_own_policy_in_one_namespace() {
     );
 }
 
+/// A request carries the environment only when it is not the one sent before on that
+/// spawner's socket (the spawner keeps the last): each command still gets exactly its own,
+/// one after the other and from several threads at once.
+#[test]
+fn each_command_gets_its_own_environment_whether_it_was_sent_again_or_not() {
+    let root = tempfile::tempdir().unwrap();
+    let root = root.path().canonicalize().unwrap();
+    let hidden = root.join("hidden-env"); // This test's own spawner.
+    std::fs::create_dir_all(&hidden).unwrap();
+    let policy = skald_sandbox::Policy {
+        writable: vec![root.clone()],
+        masked: vec![hidden],
+        network: false,
+    };
+    let script = "echo \"seen=${MARK-unset}/${OTHER-unset}\"; echo \"spawner=$PPID\"";
+    let run = |env: &[(&str, &str)]| {
+        let (text, status) = spawned(&policy, script, env).unwrap();
+        assert!(status.success(), "{text}");
+        let seen = text
+            .lines()
+            .find_map(|l| l.strip_prefix("seen="))
+            .unwrap_or_default()
+            .to_string();
+        (seen, spawner_of(&text))
+    };
+    let turns: [(&[(&str, &str)], &str); 6] = [
+        (&[("MARK", "one")], "one/unset"),
+        (&[("MARK", "one")], "one/unset"),
+        (&[("MARK", "two"), ("OTHER", "x")], "two/x"),
+        (&[("MARK", "one")], "one/unset"),
+        (&[], "unset/unset"),
+        (&[], "unset/unset"),
+    ];
+    let mut spawners = std::collections::BTreeSet::new();
+    for (env, expected) in turns {
+        let (seen, spawner) = run(env);
+        assert_eq!(seen, expected, "{env:?}");
+        spawners.insert(spawner);
+    }
+    std::thread::scope(|s| {
+        for t in 0..6 {
+            let run = &run;
+            s.spawn(move || {
+                for i in 0..6 {
+                    // Threads alternate between their own mark and one they all share.
+                    let mark = if i % 2 == 0 {
+                        format!("t{t}")
+                    } else {
+                        "shared".to_string()
+                    };
+                    let (seen, _) = run(&[("MARK", &mark)]);
+                    assert_eq!(seen, format!("{mark}/unset"));
+                }
+            });
+        }
+    });
+    assert_eq!(spawners.len(), 1, "{spawners:?}");
+}
+
 #[test]
 fn a_hidden_folder_made_after_a_spawner_started_is_hidden_by_a_new_one() {
     let root = tempfile::tempdir().unwrap();

@@ -564,7 +564,7 @@ impl Confined {
     ) -> Result<Option<Started>, ToolError> {
         use skald_sandbox::spawner::{self, Launch, LaunchError};
         let pipe = |what: &str| {
-            std::io::pipe().map_err(|e| {
+            spawner::pipe().map_err(|e| {
                 ToolError::failed(format!(
                     "cannot make the command's {what} pipe, so it did not run: {e}"
                 ))
@@ -618,6 +618,8 @@ impl Confined {
             }
             Err(LaunchError::Refused(why)) => return Err(refused(why)),
         };
+        // The next command's pipes and answer socket, while this one starts.
+        spawner::make_ahead();
         // The answers are awaited here rather than on a blocking thread: each hand-over
         // between threads is a noticeable share of a short command's cost. Tokio is given
         // the sequenced-packet socket as a datagram one, which reads one packet per `recv`
