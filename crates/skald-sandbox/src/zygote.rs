@@ -62,17 +62,30 @@ struct Job {
 
 type Env = Arc<Vec<(String, String)>>;
 
-/// The socket requests come on, and the environment of the last request that had one,
-/// which a request without one gets. The lock is held from the read to the use, so the
-/// request before is the one read before whichever thread reads.
+/// The socket requests come on, and what reading them needs (see [`Inbox`]). The lock is
+/// held from the read to the use, so the request before is the one read before whichever
+/// thread reads.
 struct Requests {
     socket: OwnedFd,
-    env: std::sync::Mutex<Option<Env>>,
+    inbox: std::sync::Mutex<Inbox>,
+}
+
+struct Inbox {
+    /// The environment of the last request that had one, which a request without one gets.
+    env: Option<Env>,
+    /// `MAX_REQUEST` bytes, made once for every reader: on a reader's own stack it was
+    /// faulted in by each new thread and given back to the kernel when the thread ended,
+    /// on the core where the command's shell was about to run; on the heap per request it
+    /// was mapped and unmapped, which interrupts the other cores.
+    buf: Vec<u8>,
 }
 
 /// What a worker tells the main thread.
 enum Event {
-    /// It took a command: ready the next reader (see [`Next`]).
+    /// A reader took a command: ready the next reader (see [`Next`]). Sent by the
+    /// command's watcher once the command is done or `QUIET` after its start, whichever
+    /// comes first (by the reader itself if the command did not start), so that nothing
+    /// wakes the main thread while the command's shell starts.
     Took(Next),
     /// It read a command it was not made for: start that one afresh, and a new reader.
     Unfit(Job),
@@ -203,13 +216,12 @@ impl Workers {
         // the worker unfit, since its Landlock rules hold the old one.
         let known = identities(&writable);
         let body = Box::new(move || {
-            let mut buf = [0u8; MAX_REQUEST];
             let ready = prepare(&writable, network, &tmp, last);
             // Whatever happens to this thread, the main thread hears of it (a panic
             // unwinds through the guard): it waits for this reader's word.
             let mut told = Told::new(&shared.events);
             let event = loop {
-                match receive(&shared.requests, &mut buf) {
+                match receive(&shared.requests) {
                     Received::Nothing => continue,
                     Received::Closed => break Event::Closed,
                     Received::Broken(why) => break Event::Broken(why),
@@ -222,10 +234,19 @@ impl Workers {
                             break Event::Unfit(job);
                         }
                         let next = Next::of(&job);
-                        // The command first: the main thread, told, readies the next
-                        // reader, which is not to compete with this command's start.
-                        let chore = run(job, ready, tmp);
-                        told.send(Event::Took(next));
+                        // The command first; the next reader is not to compete with its
+                        // start (see `Event::Took`).
+                        let chore = match run(job, ready, tmp) {
+                            Chore::Watch(mut started) => {
+                                started.next = Some(next);
+                                told.handed();
+                                Chore::Watch(started)
+                            }
+                            other => {
+                                told.send(Event::Took(next));
+                                other
+                            }
+                        };
                         shared.hand_over(chore);
                         return;
                     }
@@ -307,6 +328,11 @@ impl<'a> Told<'a> {
         self.sent = true;
         let _ = self.events.send(event);
     }
+
+    /// The event is someone else's to send now (the command's watcher's).
+    fn handed(&mut self) {
+        self.sent = true;
+    }
 }
 
 impl Drop for Told<'_> {
@@ -331,6 +357,9 @@ struct Started {
     child: std::process::Child,
     answers: OwnedFd,
     tmp: PathBuf,
+    /// For a command a reader took: the reader the main thread is to ready next, which
+    /// the watcher tells it (see `Event::Took`).
+    next: Option<Next>,
 }
 
 /// What a worker readied before its command came.
@@ -393,18 +422,16 @@ enum Received {
     Broken(String),
 }
 
-/// `buf` (`MAX_REQUEST` bytes) is the caller's, on its stack and zeroed before it waits: a
-/// buffer that large on the heap is mapped by the allocator (its first touch faults) and
-/// unmapped when freed, which in a process with several threads interrupts the other
-/// cores; both were on the way from Skald's request to the command.
-fn receive(requests: &Requests, buf: &mut [u8]) -> Received {
-    let mut last_env = lock(&requests.env);
+/// Reads one request (with the lock on `requests.inbox` held until it is a job).
+fn receive(requests: &Requests) -> Received {
+    let mut inbox = lock(&requests.inbox);
+    let Inbox { env: last_env, buf } = &mut *inbox;
     let socket = &requests.socket;
     let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(3))];
     let mut control = RecvAncillaryBuffer::new(&mut space);
     let received = rustix::net::recvmsg(
         socket,
-        &mut [IoSliceMut::new(buf)],
+        &mut [IoSliceMut::new(&mut buf[..])],
         &mut control,
         RecvFlags::CMSG_CLOEXEC,
     );
@@ -485,7 +512,10 @@ pub fn serve(policy: &Policy, tmp_base: &Path) -> Result<(), String> {
     let shared = Shared {
         requests: Arc::new(Requests {
             socket,
-            env: std::sync::Mutex::new(None),
+            inbox: std::sync::Mutex::new(Inbox {
+                env: None,
+                buf: vec![0; MAX_REQUEST],
+            }),
         }),
         keeper,
         watchers,
@@ -501,10 +531,9 @@ pub fn serve(policy: &Policy, tmp_base: &Path) -> Result<(), String> {
     // Whether a reader waits for the next request. While none does and none is due, the
     // main thread reads it itself (the first command, or when no thread could be started).
     let mut reading = false;
-    let mut buf = [0u8; MAX_REQUEST];
     loop {
         if !reading && next.is_none() {
-            let job = match receive(&workers.shared.requests, &mut buf) {
+            let job = match receive(&workers.shared.requests) {
                 Received::Job(job) => job,
                 Received::Nothing => continue,
                 Received::Closed => return Ok(()),
@@ -570,6 +599,9 @@ fn start_keeper(events: Sender<Event>, idle: Watchers) -> Result<Sender<Chore>, 
                             let status = s.child.wait().map(|st| st.into_raw());
                             let status = status.unwrap_or(libc::SIGKILL);
                             send(s.answers.as_fd(), &Reply::Exited { status });
+                            if let Some(next) = s.next.take() {
+                                let _ = events.send(Event::Took(next));
+                            }
                             remove(&s.tmp);
                         }
                     }
@@ -589,7 +621,11 @@ const IDLE_WATCHERS: usize = 4;
 /// Starts a watcher for `started` (made by the keeper, which no restriction binds, so it
 /// is unrestricted too), which then waits among the `idle` for the next command, while
 /// fewer than `IDLE_WATCHERS` wait. `started` comes back if no thread could be made.
-fn new_watcher(started: Started, events: &Sender<Event>, idle: &Watchers) -> Result<(), Started> {
+fn new_watcher(
+    started: Started,
+    events: &Sender<Event>,
+    idle: &Watchers,
+) -> Result<(), Box<Started>> {
     let slot = Arc::new(std::sync::Mutex::new(Some(started)));
     let (theirs, events, idle) = (slot.clone(), events.clone(), idle.clone());
     let made = std::thread::Builder::new()
@@ -617,7 +653,7 @@ fn new_watcher(started: Started, events: &Sender<Event>, idle: &Watchers) -> Res
         });
     match made {
         Ok(_) => Ok(()),
-        Err(_) => take(&slot).map_or(Ok(()), Err),
+        Err(_) => take(&slot).map_or(Ok(()), |s| Err(Box::new(s))),
     }
 }
 
@@ -663,6 +699,7 @@ fn watch(mut started: Started, events: &Sender<Event>) {
     let pid = started.child.id();
     let pidfd = rustix::process::Pid::from_raw(pid as i32)
         .and_then(|p| rustix::process::pidfd_open(p, rustix::process::PidfdFlags::empty()).ok());
+    let mut next = started.next.take();
     let mut listened = true;
     if let Some(pidfd) = pidfd {
         loop {
@@ -670,7 +707,17 @@ fn watch(mut started: Started, events: &Sender<Event>) {
                 PollFd::new(&pidfd, PollFlags::IN),
                 PollFd::new(&started.answers, PollFlags::IN),
             ];
-            match poll(&mut fds, None) {
+            // Until the next reader is due, at the latest (see `Event::Took`).
+            let due = next
+                .as_ref()
+                .map(|n| timespec(n.by.saturating_duration_since(Instant::now())));
+            match poll(&mut fds, due.as_ref()) {
+                Ok(0) => {
+                    if let Some(n) = next.take() {
+                        let _ = events.send(Event::Took(n));
+                    }
+                    continue;
+                }
                 Ok(_) => {}
                 Err(rustix::io::Errno::INTR) => continue,
                 Err(_) => break,
@@ -694,8 +741,18 @@ fn watch(mut started: Started, events: &Sender<Event>) {
     if send(started.answers.as_fd(), &Reply::Exited { status }) && listened {
         hung_up_within(started.answers.as_fd(), QUIET);
     }
+    if let Some(n) = next {
+        let _ = events.send(Event::Took(n));
+    }
     let _ = events.send(Event::Done);
     remove(&started.tmp);
+}
+
+fn timespec(time: Duration) -> rustix::event::Timespec {
+    rustix::event::Timespec {
+        tv_sec: i64::try_from(time.as_secs()).unwrap_or(i64::MAX),
+        tv_nsec: i64::from(time.subsec_nanos()),
+    }
 }
 
 /// Waits at most `time` for Skald to close its end of `answers` (it never writes on it).
@@ -704,10 +761,7 @@ fn hung_up_within(answers: BorrowedFd<'_>, time: Duration) {
     let by = Instant::now() + time;
     loop {
         let left = by.saturating_duration_since(Instant::now());
-        let timeout = rustix::event::Timespec {
-            tv_sec: i64::try_from(left.as_secs()).unwrap_or(i64::MAX),
-            tv_nsec: i64::from(left.subsec_nanos()),
-        };
+        let timeout = timespec(left);
         let mut fds = [PollFd::new(&answers, PollFlags::IN)];
         match poll(&mut fds, Some(&timeout)) {
             Err(rustix::io::Errno::INTR) if !left.is_zero() => continue,
@@ -795,6 +849,7 @@ fn run(job: Job, ready: Result<Readied, String>, tmp: PathBuf) -> Chore {
         child,
         answers,
         tmp,
+        next: None,
     })
 }
 

@@ -267,6 +267,46 @@ fn each_command_gets_its_own_environment_whether_it_was_sent_again_or_not() {
     assert_eq!(spawners.len(), 1, "{spawners:?}");
 }
 
+/// A command that runs long does not hold up the next one, whether the spawner's main
+/// thread took it (the first command of a spawner) or a readied worker did (the ones
+/// after): the next worker is readied shortly after a command started.
+#[test]
+fn a_command_that_runs_long_does_not_hold_up_the_next() {
+    let root = tempfile::tempdir().unwrap();
+    let root = root.path().canonicalize().unwrap();
+    let hidden = root.join("hidden-long"); // This test's own spawner.
+    std::fs::create_dir_all(&hidden).unwrap();
+    let policy = skald_sandbox::Policy {
+        writable: vec![root.clone()],
+        masked: vec![hidden],
+        network: false,
+    };
+    for round in 0..3 {
+        let (started, go) = (
+            root.join(format!("started{round}")),
+            root.join(format!("go{round}")),
+        );
+        let long = format!(
+            "touch {s}; i=0; while [ ! -e {g} ] && [ $i -lt 1000 ]; do sleep 0.01; i=$((i+1)); done; \
+             [ -e {g} ] && echo released",
+            s = started.display(),
+            g = go.display()
+        );
+        let long = {
+            let policy = policy.clone();
+            std::thread::spawn(move || spawned(&policy, &long, &[]).unwrap())
+        };
+        assert!(
+            wait_until(|| started.exists()),
+            "round {round}: the long one did not start"
+        );
+        let (_, status) = spawned(&policy, &format!("touch {}", go.display()), &[]).unwrap();
+        assert!(status.success());
+        let (text, _) = long.join().unwrap();
+        assert!(text.contains("released"), "round {round}: {text}");
+    }
+}
+
 #[test]
 fn a_hidden_folder_made_after_a_spawner_started_is_hidden_by_a_new_one() {
     let root = tempfile::tempdir().unwrap();
