@@ -101,7 +101,12 @@ pub fn run() -> Result<String> {
     let folder = tempfile::tempdir()?;
     let dir = folder.path().canonicalize()?;
     let confined = sandbox(&dir)?;
-    let (ours, sandboxed, helper, bare) = rt.block_on(async {
+    let (task_dir, task_sandbox) = (dir.clone(), confined.clone());
+    // In a task of the runtime, as the engine runs a tool call (each turn of a session is a
+    // spawned task), not on the thread that called `block_on`: there every wake of the
+    // future is one more hand-over, from the runtime's thread that saw the event.
+    let measured = rt.spawn(async move {
+        let (dir, confined) = (task_dir, task_sandbox);
         let mut ours = Vec::with_capacity(RUNS);
         let mut sandboxed = Vec::with_capacity(RUNS);
         let mut helper = Vec::with_capacity(RUNS);
@@ -125,7 +130,8 @@ pub fn run() -> Result<String> {
             median(helper),
             median(bare),
         ))
-    })?;
+    });
+    let (ours, sandboxed, helper, bare) = rt.block_on(measured)??;
     let us = |d: Duration| format!("{:.0} µs", d.as_secs_f64() * 1e6);
     Ok(format!(
         "## execute_cmd vs a bare spawn\n\n\
