@@ -142,10 +142,12 @@ pub fn run() -> Result<String> {
          through the spawner (whose user and mount namespaces and masks were made once; per \
          command a thread readied once the one before was done, with its private temporary \
          folder, its Landlock rules, the seccomp filter of the thread that made it and the \
-         program looked up, reads the request, which carries the pipes and an answer socket, \
-         and starts the command; the answers are awaited in the runtime), against \
+         program looked up, reads the request, which carries the pipes, an answer socket and \
+         the environment when it is not the one sent before, and starts the command; the \
+         answers are awaited in the runtime), against \
          `tokio::process::Command::new(\"sh\").args([\"-c\", \"true\"]).output()` in the same \
-         runtime, interleaved, median of {RUNS} runs each. Also the one-shot helper alone \
+         runtime (all in one of its tasks, as the engine runs a tool call), interleaved, \
+         median of {RUNS} runs each. Also the one-shot helper alone \
          (`skald-sandbox --policy … -- sh -c true`: namespaces, masks, Landlock, seccomp and a \
          second exec per command), which commands the spawner cannot carry, editors' terminals \
          and sandboxed MCP servers use. Goal: sandboxed ≤ 1.3× a bare spawn.\n\n\
