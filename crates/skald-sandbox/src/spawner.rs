@@ -158,6 +158,11 @@ impl Requested {
 
     /// What the first answer means: the command runs, or why it does not.
     pub fn on_first(self, answer: Answer) -> Result<Launched, LaunchError> {
+        if !matches!(answer, Answer::Started { .. }) {
+            // The spawner may not have kept the environment this request carried (one it
+            // could not read): the next request carries it again.
+            *lock(&self.spawner.env) = None;
+        }
         match answer {
             Answer::Started { pid, tmp } => Ok(Launched {
                 pid,

@@ -447,41 +447,44 @@ fn receive(requests: &Requests) -> Received {
             fds.extend(rights);
         }
     }
+    // The environment first, whatever else is wrong with the request: the next request
+    // without one means this one's. One that cannot be read leaves none known, so that a
+    // request counting on it fails (and Skald sends its environment again) rather than
+    // getting an older one.
+    let mut parsed = serde_json::from_slice::<Request>(&buf[..n.min(buf.len())]);
+    let env = match &mut parsed {
+        Ok(request) => match request.env.take() {
+            Some(env) => {
+                let env = Arc::new(env);
+                *last_env = Some(env.clone());
+                Some(env)
+            }
+            None => last_env.clone(),
+        },
+        Err(_) => {
+            *last_env = None;
+            None
+        }
+    };
     // Without its answer socket there is nobody to answer; Skald times the request out.
     let Ok([stdout, stderr, answers]) = <[OwnedFd; 3]>::try_from(fds) else {
         return Received::Nothing;
     };
-    match serde_json::from_slice::<Request>(&buf[..n.min(buf.len())]) {
-        Ok(mut request) => {
-            let env = match request.env.take() {
-                Some(env) => {
-                    let env = Arc::new(env);
-                    *last_env = Some(env.clone());
-                    env
-                }
-                None => match &*last_env {
-                    Some(env) => env.clone(),
-                    None => {
-                        let why = "the spawner was not given the command's environment";
-                        send(answers.as_fd(), &Reply::Failed { why: why.into() });
-                        return Received::Nothing;
-                    }
-                },
-            };
-            Received::Job(Job {
+    let why = match (parsed, env) {
+        (Ok(request), Some(env)) => {
+            return Received::Job(Job {
                 request,
                 env,
                 stdout,
                 stderr,
                 answers,
-            })
+            });
         }
-        Err(e) => {
-            let why = format!("the spawner could not read the request: {e}");
-            send(answers.as_fd(), &Reply::Failed { why });
-            Received::Nothing
-        }
-    }
+        (Ok(_), None) => "the spawner was not given the command's environment".to_string(),
+        (Err(e), _) => format!("the spawner could not read the request: {e}"),
+    };
+    send(answers.as_fd(), &Reply::Failed { why });
+    Received::Nothing
 }
 
 /// Serves requests on standard input until Skald closes it; each command's private
@@ -701,6 +704,12 @@ fn watch(mut started: Started, events: &Sender<Event>) {
         .and_then(|p| rustix::process::pidfd_open(p, rustix::process::PidfdFlags::empty()).ok());
     let mut next = started.next.take();
     let mut listened = true;
+    if pidfd.is_none() {
+        // Waited for blindly below, as long as the command runs: the next reader now.
+        if let Some(n) = next.take() {
+            let _ = events.send(Event::Took(n));
+        }
+    }
     if let Some(pidfd) = pidfd {
         loop {
             let mut fds = [
@@ -924,5 +933,125 @@ fn send(socket: BorrowedFd<'_>, reply: &Reply) -> bool {
     match serde_json::to_vec(reply) {
         Ok(bytes) => rustix::net::send(socket, &bytes, SendFlags::NOSIGNAL).is_ok(),
         Err(_) => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rustix::net::{AddressFamily, SendAncillaryBuffer, SendAncillaryMessage, SocketFlags};
+
+    fn pair() -> (OwnedFd, OwnedFd) {
+        rustix::net::socketpair(
+            AddressFamily::UNIX,
+            rustix::net::SocketType::SEQPACKET,
+            SocketFlags::CLOEXEC,
+            None,
+        )
+        .unwrap()
+    }
+
+    /// Skald's end and the spawner's, as `receive` reads it.
+    fn requests() -> (OwnedFd, Requests) {
+        let (ours, theirs) = pair();
+        let requests = Requests {
+            socket: theirs,
+            inbox: std::sync::Mutex::new(Inbox {
+                env: None,
+                buf: vec![0; MAX_REQUEST],
+            }),
+        };
+        (ours, requests)
+    }
+
+    fn request(mark: Option<&str>) -> Vec<u8> {
+        serde_json::to_vec(&Request {
+            program: "sh".into(),
+            args: Vec::new(),
+            cwd: "/".into(),
+            env: mark.map(|m| vec![("MARK".to_string(), m.to_string())]),
+            writable: Vec::new(),
+            network: false,
+        })
+        .unwrap()
+    }
+
+    /// Sends `packet`, with two pipe ends and an answer socket unless `bare`; our end of
+    /// the answer socket.
+    fn send_packet(socket: &OwnedFd, packet: &[u8], bare: bool) -> Option<OwnedFd> {
+        let (out_r, out_w) = std::io::pipe().unwrap();
+        let (answers, theirs) = pair();
+        let fds = [out_w.as_fd(), out_w.as_fd(), theirs.as_fd()];
+        let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(3))];
+        let mut control = SendAncillaryBuffer::new(&mut space);
+        if !bare {
+            control.push(SendAncillaryMessage::ScmRights(&fds));
+        }
+        rustix::net::sendmsg(
+            socket,
+            &[std::io::IoSlice::new(packet)],
+            &mut control,
+            SendFlags::NOSIGNAL,
+        )
+        .unwrap();
+        drop(out_r);
+        (!bare).then_some(answers)
+    }
+
+    fn mark(received: Received) -> Option<String> {
+        match received {
+            Received::Job(job) => job
+                .env
+                .iter()
+                .find(|(k, _)| k == "MARK")
+                .map(|(_, v)| v.clone()),
+            _ => None,
+        }
+    }
+
+    fn failure(answers: &OwnedFd) -> String {
+        let mut buf = [0u8; 4096];
+        let (_, n) = rustix::net::recv(answers, &mut buf[..], RecvFlags::DONTWAIT).unwrap();
+        String::from_utf8_lossy(&buf[..n]).to_string()
+    }
+
+    #[test]
+    fn a_request_without_an_environment_gets_the_last_one_sent() {
+        let (skald, requests) = requests();
+        send_packet(&skald, &request(Some("one")), false);
+        assert_eq!(mark(receive(&requests)).as_deref(), Some("one"));
+        send_packet(&skald, &request(None), false);
+        assert_eq!(mark(receive(&requests)).as_deref(), Some("one"));
+        send_packet(&skald, &request(Some("two")), false);
+        send_packet(&skald, &request(None), false);
+        assert_eq!(mark(receive(&requests)).as_deref(), Some("two"));
+        assert_eq!(mark(receive(&requests)).as_deref(), Some("two"));
+    }
+
+    #[test]
+    fn a_request_that_arrives_without_its_descriptors_still_sets_the_environment() {
+        let (skald, requests) = requests();
+        send_packet(&skald, &request(Some("one")), false);
+        assert_eq!(mark(receive(&requests)).as_deref(), Some("one"));
+        send_packet(&skald, &request(Some("two")), true);
+        assert!(matches!(receive(&requests), Received::Nothing));
+        send_packet(&skald, &request(None), false);
+        assert_eq!(mark(receive(&requests)).as_deref(), Some("two"));
+    }
+
+    #[test]
+    fn after_a_request_that_cannot_be_read_one_without_an_environment_fails() {
+        let (skald, requests) = requests();
+        send_packet(&skald, &request(Some("one")), false);
+        assert_eq!(mark(receive(&requests)).as_deref(), Some("one"));
+        // It may have carried another environment: none is known any more.
+        let garbled = send_packet(&skald, b"{\"program\": 1", false).unwrap();
+        assert!(matches!(receive(&requests), Received::Nothing));
+        assert!(failure(&garbled).contains("could not read the request"));
+        let next = send_packet(&skald, &request(None), false).unwrap();
+        assert!(matches!(receive(&requests), Received::Nothing));
+        assert!(failure(&next).contains("not given the command's environment"));
+        send_packet(&skald, &request(Some("three")), false);
+        assert_eq!(mark(receive(&requests)).as_deref(), Some("three"));
     }
 }
