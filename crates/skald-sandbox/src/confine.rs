@@ -1,6 +1,9 @@
 //! The helper's side: confine this process to a policy, then exec the command (Linux).
 //!
-//! In order, because each step needs the one before and the last ones forbid the first:
+//! First, a session of its own ([`own_session`]): the command gets no controlling
+//! terminal, so it cannot type into the terminal Skald runs in (`TIOCSTI`), read from it, or
+//! be stopped by it. Then, in order, because each step needs the one before and the last
+//! ones forbid the first:
 //! 1. a new user and mount namespace, the user mapped to itself (so an exec drops the
 //!    namespace's capabilities unless the user is root, see step 4);
 //! 2. the masks: an empty read-only tmpfs over each hidden folder, `/dev/null` bound
@@ -12,7 +15,9 @@
 //!    stay;
 //! 4. seccomp: with the network off, sockets of any family but Unix refused (UDP, raw,
 //!    netlink: Landlock covers only TCP); io_uring always, since it opens and connects
-//!    without the system calls the rest of the filter sees.
+//!    without the system calls the rest of the filter sees; and always the two ioctls that
+//!    put input into a terminal or act on the console (`TIOCSTI`, `TIOCLINUX`), whatever
+//!    descriptor they are tried on (one handed down open is not Landlock's to judge).
 
 use crate::{Policy, plan_masks};
 use landlock::{
@@ -39,6 +44,10 @@ pub enum ConfineError {
     Namespace(nix::Error),
     #[error("cannot write {0}: {1}")]
     IdMap(String, std::io::Error),
+    #[error("cannot make a session of its own: {0}")]
+    Session(rustix::io::Errno),
+    #[error("cannot close the descriptors it inherited: {0}")]
+    Descriptors(std::io::Error),
     #[error("cannot hide {path}: {1}", path = .0.display())]
     Mount(PathBuf, nix::Error),
     #[error("Landlock: {0}")]
@@ -50,14 +59,28 @@ pub enum ConfineError {
 /// The file-system rights Skald asks Landlock for: ABI 5's set (with truncate and device
 /// ioctls), the newest this design is tested against; a newer kernel enforces it as is.
 const FS_ABI: ABI = ABI::V5;
-/// Devices any command writes to (`> /dev/null`), besides the writable folders.
-const DEVICES: &[&str] = &[
-    "/dev/null",
-    "/dev/zero",
-    "/dev/full",
-    "/dev/tty",
-    "/dev/ptmx",
-];
+/// Devices any command writes to (`> /dev/null`), besides the writable folders. No terminal
+/// is among them: a command has none of its own (see [`own_session`]), and writing to, or
+/// using the ioctls of, any other is acting on someone else's.
+const DEVICES: &[&str] = &["/dev/null", "/dev/zero", "/dev/full"];
+
+/// Makes the calling process the leader of a new session, so that it and everything it
+/// starts have no controlling terminal (as `bwrap --new-session` does): `/dev/tty` cannot be
+/// opened, and the terminal's signals and input are not theirs.
+///
+/// The kernel refuses this to a process group's leader. The spawner (`required`) is started
+/// by Skald as none, so there it is an error. The one-shot helper may have been made a
+/// leader by whoever started it (an editor's terminal makes its command a session leader
+/// on the terminal it made for it): it then keeps that session, and what still stands
+/// between it and a terminal is the seccomp filter (no `TIOCSTI`, no `TIOCLINUX`) and
+/// Landlock (no terminal device writable, no device ioctls).
+pub fn own_session(required: bool) -> Result<(), ConfineError> {
+    match rustix::process::setsid() {
+        Ok(_) => Ok(()),
+        Err(rustix::io::Errno::PERM) if !required => Ok(()),
+        Err(e) => Err(ConfineError::Session(e)),
+    }
+}
 
 /// Confines the calling process to `policy`. Returns a line saying how (Landlock's ABI).
 /// The process must be single-threaded: the kernel refuses a user namespace otherwise.
@@ -204,41 +227,56 @@ fn restrict_files_and_tcp(policy: &Policy) -> Result<String, ConfineError> {
     Ok(format!("Landlock {abi}, {level}"))
 }
 
+/// Which calls of a system call the filter refuses.
+#[derive(Clone, Copy)]
+enum Refused {
+    Always,
+    /// Sockets of any family but Unix (argument 0).
+    NonUnix,
+    /// `TIOCSTI` and `TIOCLINUX` (argument 1).
+    TerminalInput,
+}
+
 /// Step 4 alone, for the calling thread and every thread or process it starts afterwards:
 /// seccomp, for a policy with or without the network.
 pub fn filter_syscalls(network: bool) -> Result<(), ConfineError> {
     let sc = |e: seccompiler::BackendError| ConfineError::Seccomp(e.to_string());
     let arch = TargetArch::try_from(std::env::consts::ARCH)
         .map_err(|e| ConfineError::Seccomp(e.to_string()))?;
-    let mut numbers: Vec<(i64, bool)> = vec![
-        (libc::SYS_io_uring_setup, false),
-        (libc::SYS_io_uring_enter, false),
-        (libc::SYS_io_uring_register, false),
+    let mut numbers: Vec<(i64, Refused)> = vec![
+        (libc::SYS_io_uring_setup, Refused::Always),
+        (libc::SYS_io_uring_enter, Refused::Always),
+        (libc::SYS_io_uring_register, Refused::Always),
+        (libc::SYS_ioctl, Refused::TerminalInput),
     ];
     if !network {
-        numbers.push((libc::SYS_socket, true));
-        numbers.push((libc::SYS_socketpair, true));
+        numbers.push((libc::SYS_socket, Refused::NonUnix));
+        numbers.push((libc::SYS_socketpair, Refused::NonUnix));
     }
     // x86-64 also takes the x32 numbering: the same calls with bit 30 set.
     if std::env::consts::ARCH == "x86_64" {
-        let x32: Vec<(i64, bool)> = numbers.iter().map(|&(n, c)| (n | 0x4000_0000, c)).collect();
+        let x32: Vec<(i64, Refused)> = numbers.iter().map(|&(n, r)| (n | 0x4000_0000, r)).collect();
         numbers.extend(x32);
     }
     let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
-    for (number, only_non_unix) in numbers {
-        let rule = if only_non_unix {
-            let not_unix = SeccompCondition::new(
-                0,
-                SeccompCmpArgLen::Dword,
-                SeccompCmpOp::Ne,
-                libc::AF_UNIX as u64,
-            )
-            .map_err(sc)?;
-            vec![SeccompRule::new(vec![not_unix]).map_err(sc)?]
-        } else {
-            Vec::new()
+    for (number, refused) in numbers {
+        // A rule's conditions must all hold; a call is refused when any rule does.
+        let rule = |arg: u8, op: SeccompCmpOp, value: u64| {
+            SeccompCondition::new(arg, SeccompCmpArgLen::Dword, op, value)
+                .and_then(|c| SeccompRule::new(vec![c]))
+                .map_err(sc)
         };
-        rules.insert(number, rule);
+        let list = match refused {
+            Refused::Always => Vec::new(),
+            Refused::NonUnix => vec![rule(0, SeccompCmpOp::Ne, libc::AF_UNIX as u64)?],
+            // The kernel reads an ioctl's request as 32 bits, so the upper half of the
+            // register cannot be used to slip past a 32-bit comparison.
+            Refused::TerminalInput => vec![
+                rule(1, SeccompCmpOp::Eq, libc::TIOCSTI as u64)?,
+                rule(1, SeccompCmpOp::Eq, libc::TIOCLINUX as u64)?,
+            ],
+        };
+        rules.insert(number, list);
     }
     let filter = SeccompFilter::new(
         rules,

@@ -10,7 +10,7 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let args: Vec<OsString> = std::env::args_os().skip(1).collect();
-    match run(args) {
+    match close_inherited().and_then(|()| run(args)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("{}{e}", skald_sandbox::PREFIX);
@@ -24,6 +24,7 @@ fn run(args: Vec<OsString>) -> Result<(), String> {
                  | skald-sandbox --serve JSON TMP_BASE (standard input: Skald's socket)";
     match args.first().and_then(|a| a.to_str()) {
         Some("--probe") => {
+            own_session()?;
             let how = confine(&skald_sandbox::Policy::default())?;
             println!("{how}");
             Ok(())
@@ -33,6 +34,7 @@ fn run(args: Vec<OsString>) -> Result<(), String> {
             if args.get(2).and_then(|a| a.to_str()) != Some("--") || args.len() < 4 {
                 return Err(usage.to_string());
             }
+            own_session()?;
             confine(&policy)?;
             Err(exec(&args[3], &args[4..]))
         }
@@ -64,6 +66,54 @@ fn serve(_: &skald_sandbox::Policy, _: &std::path::Path) -> Result<(), String> {
         "there is no command sandbox on {} yet",
         std::env::consts::OS
     ))
+}
+
+/// Closes every descriptor above standard error, before anything else runs: whatever Skald's
+/// own parent left open without close-on-exec (a socket to a listener, a terminal) would
+/// otherwise reach the command past the network fence and the file rules, which judge only
+/// what the command opens itself. The spawner's requests come on standard input; it opens
+/// everything else itself.
+#[cfg(target_os = "linux")]
+#[allow(unsafe_code)]
+fn close_inherited() -> Result<(), String> {
+    // SAFETY: this runs first in `main`, before this process has opened or wrapped any
+    // descriptor, so nothing in it owns a descriptor above 2: closing them cannot pull one
+    // from under an owner (the I/O-safety rule `close_range` is unsafe for). The system
+    // call (Linux 5.9; Landlock needs 5.13) takes integers only; called directly, so no C
+    // library version is needed for it.
+    let closed = unsafe {
+        libc::syscall(
+            libc::SYS_close_range,
+            3 as libc::c_uint,
+            libc::c_uint::MAX,
+            0 as libc::c_uint,
+        )
+    };
+    if closed == 0 {
+        Ok(())
+    } else {
+        Err(
+            skald_sandbox::confine::ConfineError::Descriptors(std::io::Error::last_os_error())
+                .to_string(),
+        )
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn close_inherited() -> Result<(), String> {
+    Ok(())
+}
+
+/// A session of its own for the one-shot helper (`confine::own_session`); the spawner
+/// makes its own in `zygote::serve`.
+#[cfg(target_os = "linux")]
+fn own_session() -> Result<(), String> {
+    skald_sandbox::confine::own_session(false).map_err(|e| e.to_string())
+}
+
+#[cfg(not(target_os = "linux"))]
+fn own_session() -> Result<(), String> {
+    Ok(())
 }
 
 #[cfg(target_os = "linux")]

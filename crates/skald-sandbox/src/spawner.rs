@@ -26,7 +26,7 @@ use std::ffi::OsString;
 use std::io::IoSlice;
 use std::mem::MaybeUninit;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
-use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -514,9 +514,9 @@ impl Spawner {
             .env_clear()
             .stdin(Stdio::from(theirs))
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            // Ctrl-C in a terminal goes to Skald, which then closes the socket.
-            .process_group(0);
+            // It makes a session of its own (`zygote::serve`), so Ctrl-C in a terminal goes to
+            // Skald, which then closes the socket, and no command has a controlling terminal.
+            .stderr(Stdio::null());
         let mut process = command
             .spawn()
             .map_err(|e| format!("cannot start {}: {e}", helper.display()))?;

@@ -497,7 +497,10 @@ pub fn serve(policy: &Policy, tmp_base: &Path) -> Result<(), String> {
         .map_err(|e| format!("cannot use the request socket: {e}"))?;
     let (events, heard) = std::sync::mpsc::channel();
     let watchers = Watchers::default();
-    let ready = crate::confine::enter(policy)
+    // A session of its own first: its commands then have no controlling terminal. Skald
+    // starts it as no group's leader, so this cannot be refused for that.
+    let ready = crate::confine::own_session(true)
+        .and_then(|()| crate::confine::enter(policy))
         .map_err(|e| e.to_string())
         .and_then(|()| {
             rustix::process::set_dumpable_behavior(rustix::process::DumpableBehavior::NotDumpable)

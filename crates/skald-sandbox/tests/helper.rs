@@ -698,3 +698,67 @@ fn a_command_nobody_listens_to_any_more_is_killed() {
         "the command {pid} still runs"
     );
 }
+
+#[test]
+fn a_confined_command_cannot_type_into_the_terminal_it_was_started_from() {
+    use skald_testkit::terminal::{
+        THEN_READ_THE_TERMINAL, TYPE_INTO_THE_TERMINAL, assert_nothing_typed, in_a_terminal,
+    };
+    let args = skald_sandbox::command_args(
+        &skald_sandbox::Policy::default(),
+        std::ffi::OsStr::new("python3"),
+        &["-c".into(), TYPE_INTO_THE_TERMINAL.into()],
+    )
+    .unwrap();
+    // Started by a shell without job control (as Skald and MCP clients start it), it makes
+    // a session of its own: no controlling terminal at all. Started as a process group's
+    // leader (a shell with job control, `set -m`), the kernel refuses it a new session: the
+    // terminal is still its controlling one, and the filter and Landlock must hold alone.
+    for (job_control, no_tty) in [("", true), ("set -m; ", false)] {
+        let script = format!("{job_control}{THEN_READ_THE_TERMINAL}");
+        let mut line: Vec<&std::ffi::OsStr> = vec!["-c".as_ref(), script.as_ref(), "bash".as_ref()];
+        line.push(HELPER.as_ref());
+        line.extend(args.iter().map(|a| a.as_os_str()));
+        let out = in_a_terminal("bash", &line).output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert_nothing_typed(&text, no_tty);
+    }
+}
+
+#[test]
+fn a_confined_command_gets_no_descriptor_it_was_not_handed() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("inherited");
+    std::fs::write(&file, "").unwrap();
+    // A descriptor left open without close-on-exec by whoever started Skald (here the
+    // shell's `exec 7>>`): the command may not write through it, nor find it open.
+    let args = skald_sandbox::command_args(
+        &skald_sandbox::Policy::default(),
+        std::ffi::OsStr::new("sh"),
+        &[
+            "-c".into(),
+            "echo leaked >&7; ls /proc/self/fd; exit 0".into(),
+        ],
+    )
+    .unwrap();
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(r#"exec 7>>"$0"; exec "$@""#)
+        .arg(&file)
+        .arg(HELPER)
+        .args(&args)
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "{text}");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "", "{text}");
+    // `ls` sees 0-2 and the folder it reads, nothing more.
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let open: Vec<&str> = stdout.split_whitespace().collect();
+    assert!(!open.contains(&"7"), "{text}");
+    assert!(open.len() <= 4, "{text}");
+}

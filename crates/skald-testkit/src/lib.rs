@@ -13,6 +13,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test support may panic
 
 pub mod hub;
+pub mod terminal;
 
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Read, Write};

@@ -168,13 +168,14 @@ async fn run(
                 }
                 None => shell(command),
             };
-            Started::child(cmd, workdir, hidden_env)?
+            Started::child(cmd, workdir, hidden_env, confined.is_none())?
         }
     };
     // Kills the whole group when this call ends in any way: finished, timed out, stopped
     // (the future dropped), or panicked. Background children (`sleep 100 &`) die with it.
-    // The sandbox helper execs the shell in its own place, and the spawner starts it as the
-    // leader of a group of its own, so either way the group is the command's.
+    // The sandbox helper makes a session of its own (whose group is its pid) and execs the
+    // shell in its own place, and the spawner starts it as the leader of a group of its own,
+    // so either way the group is the command's.
     let group = ProcessGroup(started.pid);
     let Started {
         stdout,
@@ -247,10 +248,14 @@ struct Started {
 
 impl Started {
     /// A child of this process: the shell, or the sandbox helper in its place.
+    /// `own_group`: start it as the leader of a process group of its own. Not for the
+    /// sandbox helper, which makes a session of its own (so that the command has no
+    /// controlling terminal), and a group leader cannot.
     fn child(
         mut cmd: tokio::process::Command,
         workdir: &std::path::Path,
         hidden_env: &[String],
+        own_group: bool,
     ) -> Result<Started, ToolError> {
         // The keys Skald itself uses to reach model providers are not the command's
         // business, and anything the command prints ends up in front of the model.
@@ -266,7 +271,9 @@ impl Started {
             .stderr(Stdio::piped())
             .kill_on_drop(true);
         #[cfg(unix)]
-        cmd.process_group(0);
+        if own_group {
+            cmd.process_group(0);
+        }
         let mut child = cmd
             .spawn()
             .map_err(|e| ToolError::failed(format!("cannot start the shell: {e}")))?;

@@ -22,4 +22,5 @@ mod local;
 mod mcp;
 mod oauth;
 mod sandbox;
+mod sandbox_edges;
 mod serve;

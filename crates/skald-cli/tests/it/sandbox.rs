@@ -8,15 +8,15 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 /// A data directory, a chat's folder, a home folder with keys, and a folder outside.
-struct Fixture {
-    data: tempfile::TempDir,
-    work: tempfile::TempDir,
-    home: tempfile::TempDir,
-    outside: tempfile::TempDir,
+pub(crate) struct Fixture {
+    pub(crate) data: tempfile::TempDir,
+    pub(crate) work: tempfile::TempDir,
+    pub(crate) home: tempfile::TempDir,
+    pub(crate) outside: tempfile::TempDir,
 }
 
 impl Fixture {
-    fn new() -> Fixture {
+    pub(crate) fn new() -> Fixture {
         let f = Fixture {
             data: tempfile::tempdir().unwrap(),
             work: tempfile::tempdir().unwrap(),
@@ -37,23 +37,23 @@ impl Fixture {
         f
     }
 
-    fn work(&self) -> PathBuf {
+    pub(crate) fn work(&self) -> PathBuf {
         self.work.path().canonicalize().unwrap()
     }
 
-    fn outside(&self) -> PathBuf {
+    pub(crate) fn outside(&self) -> PathBuf {
         self.outside.path().canonicalize().unwrap()
     }
 
     /// `skald` with this fixture's data directory and home folder.
-    fn skald(&self) -> Command {
+    pub(crate) fn skald(&self) -> Command {
         let mut c = bare(self.data.path());
         c.env("HOME", self.home.path());
         c
     }
 
     /// `skald exec --json EXTRA… PROMPT` in the chat's folder against the scripted `server`.
-    fn exec(&self, server: &ScriptedServer, extra: &[&str], prompt: &str) -> Output {
+    pub(crate) fn exec(&self, server: &ScriptedServer, extra: &[&str], prompt: &str) -> Output {
         self.skald()
             .env("OPENAI_BASE_URL", &server.base_url)
             .env("OPENAI_API_KEY", "k")
@@ -68,7 +68,7 @@ impl Fixture {
     }
 
     /// `skald tool execute_cmd --sandbox workspace-write --cwd WORK` without its arguments.
-    fn tool(&self) -> Command {
+    pub(crate) fn tool(&self) -> Command {
         let mut c = self.skald();
         c.args([
             "tool",
@@ -82,7 +82,7 @@ impl Fixture {
     }
 
     /// `skald tool execute_cmd --sandbox MODE` in the chat's folder, with no --approve.
-    fn cmd(&self, mode: &str, extra: &[&str], command: &str) -> Output {
+    pub(crate) fn cmd(&self, mode: &str, extra: &[&str], command: &str) -> Output {
         let args = serde_json::json!({"command": command, "timeout": 20}).to_string();
         self.skald()
             .args(["tool", "execute_cmd", "--sandbox", mode, "--cwd"])
@@ -94,7 +94,7 @@ impl Fixture {
     }
 
     /// `skald rules add ARGS…`, which must succeed.
-    fn add_rule(&self, args: &[&str]) {
+    pub(crate) fn add_rule(&self, args: &[&str]) {
         let add = self
             .skald()
             .args(["rules", "add"])
@@ -105,7 +105,7 @@ impl Fixture {
     }
 }
 
-fn out(o: &Output) -> String {
+pub(crate) fn out(o: &Output) -> String {
     format!(
         "{}{}",
         String::from_utf8_lossy(&o.stdout),

@@ -315,9 +315,12 @@ pub(crate) async fn connect(
                 cmd.current_dir(dir);
             }
             // Its own process group, so stopping the server stops what it started too
-            // (`npx` runs the real server as a grandchild).
+            // (`npx` runs the real server as a grandchild). The sandbox helper makes a
+            // session of its own, whose group is its pid; a group leader could not.
             #[cfg(unix)]
-            cmd.process_group(0);
+            if sandbox.is_none() {
+                cmd.process_group(0);
+            }
             let (transport, err) = TokioChildProcess::builder(cmd)
                 .stderr(std::process::Stdio::piped())
                 .spawn()

@@ -1,0 +1,89 @@
+//! The sandbox's edges (docs/security.md, "The sandbox's edges"): what a sandboxed command,
+//! which runs without asking, could reach around the sandbox rather than through it — the
+//! terminal Skald runs in, descriptors Skald was handed, … Each test runs the real `skald`
+//! and the real helper, and tries the neighbours of the case it is named for.
+
+use crate::common::isolate_env;
+use crate::sandbox::{Fixture, out};
+use std::ffi::OsStr;
+use std::io::Read;
+
+const SKALD: &str = env!("CARGO_BIN_EXE_skald");
+
+/// `skald tool execute_cmd --sandbox workspace-write` for `command`, as arguments after the
+/// program (for a wrapper that runs it).
+fn tool_args(f: &Fixture, command: &str) -> Vec<String> {
+    let args = serde_json::json!({"command": command, "timeout": 30}).to_string();
+    vec![
+        "tool".into(),
+        "execute_cmd".into(),
+        "--sandbox".into(),
+        "workspace-write".into(),
+        "--cwd".into(),
+        f.work().display().to_string(),
+        "--args".into(),
+        args,
+    ]
+}
+
+#[test]
+fn a_sandboxed_command_cannot_type_into_the_terminal_skald_runs_in() {
+    use skald_testkit::terminal::{
+        THEN_READ_THE_TERMINAL, TYPE_INTO_THE_TERMINAL, assert_nothing_typed, in_a_terminal,
+    };
+    let f = Fixture::new();
+    // The attack of the report: a line queued into the terminal would run in the user's
+    // shell, unconfined, once `skald` ends (here `read` takes it instead).
+    let command = format!("python3 -c '{TYPE_INTO_THE_TERMINAL}'");
+    let args = tool_args(&f, &command);
+    let mut line: Vec<&OsStr> = vec!["-c".as_ref(), THEN_READ_THE_TERMINAL.as_ref()];
+    line.push("bash".as_ref());
+    line.push(SKALD.as_ref());
+    line.extend(args.iter().map(OsStr::new));
+    let mut c = in_a_terminal("bash", &line);
+    isolate_env(&mut c, f.data.path());
+    c.env("SKALD_DATA_DIR", f.data.path())
+        .env("HOME", f.home.path());
+    let o = c.output().unwrap();
+    let text = out(&o);
+    // It ran in the sandbox, through the spawner, without asking.
+    assert!(text.contains("tty-w"), "{text}");
+    assert_nothing_typed(&text, true);
+}
+
+#[test]
+fn a_sandboxed_command_cannot_use_descriptors_skald_inherited() {
+    let f = Fixture::new();
+    let file = f.outside().join("inherited");
+    std::fs::write(&file, "").unwrap();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    // Whoever started Skald left a file (7) and a connected socket (8) open without
+    // close-on-exec; the network is off and the file is outside the writable folders.
+    let wrapper = format!(
+        "import os, socket, sys\n\
+         f = os.open(sys.argv[1], os.O_WRONLY | os.O_APPEND)\n\
+         s = socket.create_connection(('127.0.0.1', {port}))\n\
+         os.dup2(f, 7); os.dup2(s.fileno(), 8)\n\
+         os.execv(sys.argv[2], sys.argv[2:])\n"
+    );
+    let command = "echo leaked >&7; echo leaked >&8; ls /proc/self/fd; exit 0";
+    let mut c = std::process::Command::new("python3");
+    c.arg("-c").arg(&wrapper).arg(&file).arg(SKALD);
+    c.args(tool_args(&f, command));
+    isolate_env(&mut c, f.data.path());
+    c.env("SKALD_DATA_DIR", f.data.path())
+        .env("HOME", f.home.path());
+    let o = c.output().unwrap();
+    let text = out(&o);
+    assert_eq!(o.status.code(), Some(0), "{text}");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "", "{text}");
+    let (mut conn, _) = listener.accept().unwrap();
+    conn.set_read_timeout(Some(std::time::Duration::from_secs(5)))
+        .unwrap();
+    let mut got = String::new();
+    // `skald` has ended, so its copy is closed: the read ends with what was sent, if any.
+    let _ = conn.read_to_string(&mut got);
+    assert_eq!(got, "", "{text}");
+    assert!(text.contains("Bad file descriptor"), "{text}");
+}
