@@ -1,12 +1,12 @@
 //! `skald hooks list|approve`: the hooks that run in a folder — the person's
 //! (config.toml `[hooks]`) and the project's `.skald/hooks.json` — and approving a
-//! project's file as it is now (docs/hooks.md).
+//! project's file with the content the person read, named by its hash (docs/hooks.md).
 
 use crate::exit;
 use crate::fail::{Fail, finish};
 use clap::Subcommand;
 use serde_json::json;
-use skald_core::hooks::{HookEvent, HooksConfig, project_hooks_file};
+use skald_core::hooks::{HookEvent, HooksConfig, content_sha256, project_hooks_file};
 use skald_store::Store;
 use std::path::PathBuf;
 
@@ -20,11 +20,16 @@ pub enum HooksCommand {
         #[arg(long)]
         json: bool,
     },
-    /// Lets the project's `.skald/hooks.json` run, as its content is now (it is code from
-    /// the repository: read it first). A changed file needs approving again
+    /// Lets the project's `.skald/hooks.json` run with the content you read: `--sha` is the
+    /// sha256 `skald hooks list` showed with it (it is code from the repository). A file
+    /// changed since is not approved; a change later needs approving again
     Approve {
         #[arg(long)]
         cwd: Option<PathBuf>,
+        /// The sha256 of the content you read, as `skald hooks list` shows it (all 64 hex
+        /// digits)
+        #[arg(long)]
+        sha: Option<String>,
     },
 }
 
@@ -72,17 +77,31 @@ fn run(env: &crate::Env, command: HooksCommand) -> Result<u8, Fail> {
                         if p.approved {
                             "approved, they run"
                         } else {
-                            "NOT approved, they do not run (read the file, then `skald hooks approve`)"
+                            "NOT approved, they do not run (read the file, then `skald hooks approve --sha`)"
                         }
                     );
                     if let Some(c) = project_config {
                         print_config(&c);
                     }
+                    // What approving lets run is the file as it is, not the summary above:
+                    // shown whole, with the hash of exactly what is shown (read once), which
+                    // `approve --sha` must name.
+                    if let Some(bytes) = project_bytes(&dir) {
+                        let sha = content_sha256(&bytes);
+                        println!("\n  content (sha256 {sha}):");
+                        let text = String::from_utf8_lossy(&bytes);
+                        for line in skald_api::escape_controls(&text).split('\n') {
+                            println!("  │ {line}");
+                        }
+                        if !p.approved {
+                            println!("\n  To let them run: skald hooks approve --sha {sha}");
+                        }
+                    }
                 }
             }
             Ok(exit::OK)
         }
-        HooksCommand::Approve { cwd } => {
+        HooksCommand::Approve { cwd, sha } => {
             let dir = folder(cwd)?;
             let active = skald_core::hooks::Active::for_folder(&env.config.hooks, &store, &dir);
             let Some(p) = active.project else {
@@ -93,9 +112,23 @@ fn run(env: &crate::Env, command: HooksCommand) -> Result<u8, Fail> {
                     active.project_dir.display()
                 )));
             };
-            store
-                .approve_hooks(&p.path, &p.sha256)
-                .map_err(Fail::failed)?;
+            // The hash of what the person read, never of whatever the file holds by the time
+            // this runs: a file changed in between is not approved.
+            let Some(sha) = sha.map(|s| s.trim().to_ascii_lowercase()) else {
+                return Err(Fail::usage(format!(
+                    "name the content you approve: `skald hooks approve --sha <sha256>`, with the \
+                     hash `skald hooks list` shows beside the file's content (now {})",
+                    p.sha256
+                )));
+            };
+            if sha != p.sha256 {
+                return Err(Fail::usage(format!(
+                    "{}'s content does not have sha256 {sha}: it has {} now (changed since \
+                     it was read?). Read it again with `skald hooks list`; nothing was approved",
+                    p.path, p.sha256
+                )));
+            }
+            store.approve_hooks(&p.path, &sha).map_err(Fail::failed)?;
             println!(
                 "Approved {} ({} hooks, sha256 {}). They run from the next turn; a change to \
                  the file needs approving again.",
@@ -110,15 +143,20 @@ fn run(env: &crate::Env, command: HooksCommand) -> Result<u8, Fail> {
 
 /// The project's hooks, to show what approving lets run.
 fn project_config(dir: &std::path::Path) -> Option<HooksConfig> {
-    let root = skald_core::instructions::project_root(dir);
-    let path = project_hooks_file(&root)?;
     #[derive(serde::Deserialize)]
     struct File {
         #[serde(default)]
         hooks: HooksConfig,
     }
-    let text = std::fs::read(path).ok()?;
-    serde_json::from_slice::<File>(&text).ok().map(|f| f.hooks)
+    serde_json::from_slice::<File>(&project_bytes(dir)?)
+        .ok()
+        .map(|f| f.hooks)
+}
+
+/// The project's hooks file's content.
+fn project_bytes(dir: &std::path::Path) -> Option<Vec<u8>> {
+    let root = skald_core::instructions::project_root(dir);
+    std::fs::read(project_hooks_file(&root)?).ok()
 }
 
 fn print_config(config: &HooksConfig) {

@@ -351,11 +351,42 @@ fn a_projects_hooks_run_only_once_their_content_is_approved() {
         .unwrap();
     let text = String::from_utf8_lossy(&listed.stdout);
     assert!(text.contains("NOT approved"), "{text}");
-    let approve = skald(s.data.path(), None)
-        .args(["hooks", "approve", "--cwd"])
-        .arg(s.work.path())
-        .output()
-        .unwrap();
+    // The list shows the file's content and the hash that approving must name.
+    let sha = text
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("content (sha256 "))
+        .and_then(|l| l.strip_suffix("):"))
+        .unwrap_or_else(|| panic!("{text}"))
+        .to_string();
+    assert!(
+        text.contains(&format!("│ {}", std::fs::read_to_string(&file).unwrap())),
+        "{text}"
+    );
+    let approve_sha = |sha: Option<&str>| {
+        let mut c = skald(s.data.path(), None);
+        c.args(["hooks", "approve", "--cwd"]).arg(s.work.path());
+        if let Some(sha) = sha {
+            c.args(["--sha", sha]);
+        }
+        c.output().unwrap()
+    };
+    // Without the hash of what was read, or with another one, nothing is approved: the
+    // file may have changed since it was read.
+    for wrong in [None, Some("0".repeat(64).as_str()), Some(&sha[..12])] {
+        let o = approve_sha(wrong);
+        assert_eq!(o.status.code(), Some(2), "{wrong:?}");
+        assert!(
+            String::from_utf8_lossy(&o.stderr).contains(&sha),
+            "{wrong:?}"
+        );
+    }
+    let evs = run();
+    assert!(!marker.exists(), "approved without its hash");
+    assert_eq!(
+        evs.iter().find(|e| e["type"] == "context").unwrap()["context"]["project_hooks"]["approved"],
+        false
+    );
+    let approve = approve_sha(Some(&sha));
     assert_eq!(
         approve.status.code(),
         Some(0),
@@ -368,6 +399,11 @@ fn a_projects_hooks_run_only_once_their_content_is_approved() {
     assert_eq!(runs[0]["source"], "project");
     // Changed: waits for approval again.
     write_file(&format!("{hook}; echo changed"));
+    run();
+    assert_eq!(std::fs::read_to_string(&marker).unwrap(), "run\n");
+    // Changed after it was read: the hash read before approves nothing.
+    let o = approve_sha(Some(&sha));
+    assert_eq!(o.status.code(), Some(2));
     run();
     assert_eq!(std::fs::read_to_string(&marker).unwrap(), "run\n");
 }

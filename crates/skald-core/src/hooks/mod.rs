@@ -11,7 +11,7 @@
 mod project;
 mod run;
 
-pub use project::{PROJECT_FILE, project_hooks_file};
+pub use project::{PROJECT_FILE, content_sha256, project_hooks_file};
 pub use run::Answer;
 
 use serde::{Deserialize, Serialize};

@@ -36,7 +36,7 @@ pub(super) fn load(store: &skald_store::Store, root: &Path) -> Option<(ProjectHo
         return None;
     }
     let bytes = std::fs::read(&real).ok()?;
-    let sha256 = hex(&Sha256::digest(&bytes));
+    let sha256 = content_sha256(&bytes);
     let config = serde_json::from_slice::<File>(&bytes)
         .map(|f| f.hooks)
         .unwrap_or_default();
@@ -57,6 +57,10 @@ pub(super) fn load(store: &skald_store::Store, root: &Path) -> Option<(ProjectHo
     ))
 }
 
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+/// The hash a project's hooks file is approved by: its content's sha256, in hex.
+pub fn content_sha256(bytes: &[u8]) -> String {
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
