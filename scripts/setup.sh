@@ -31,13 +31,15 @@ packages+=(libwebkit2gtk-4.1-dev libayatana-appindicator3-dev librsvg2-dev libxd
 # libclang.
 packages+=(cmake libclang-dev)
 # Test suite: ripgrep (grep_files is checked against it), procps (process checks),
-# bsdutils (`script` gives the terminal-prompt test a real pseudo-terminal), Node.js and
-# npm for the reference MCP servers the MCP client is tested against, and a Secret
-# Service for the keyring.
+# bsdutils (`script` gives the terminal-prompt test a real pseudo-terminal), tmux (a real
+# multiplexer whose socket a sandboxed command must not reach), strace (one of the runners
+# a deny rule must see through), Node.js and npm for the
+# reference MCP servers the MCP client is tested against, and a Secret Service for the
+# keyring.
 if [[ $want_test -eq 1 ]]; then
   # gnome-keyring and a D-Bus session bus: the secrets' OS-keyring path is tested against
   # a real Secret Service.
-  packages+=(ripgrep procps bsdutils gnome-keyring dbus-daemon dbus-bin)
+  packages+=(ripgrep procps bsdutils tmux strace gnome-keyring dbus-daemon dbus-bin)
   # TeX files for the small offline bundle LaTeX is tested with, latexmk to compare
   # against, pdftotext to read the PDFs.
   packages+=(texlive-latex-base texlive-xetex fonts-lmodern lmodern latexmk poppler-utils python3)

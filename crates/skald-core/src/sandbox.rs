@@ -130,10 +130,14 @@ fn always_hidden(own: impl IntoIterator<Item = PathBuf>) -> Vec<PathBuf> {
 
 /// Local sockets a command could use to have something outside the sandbox act for it:
 /// the session bus (`systemd-run --user`), the system bus, the container engines, the
-/// display, the SSH and GPG agents. Abstract sockets are Landlock's (scoped).
+/// display, the SSH and GPG agents, screen's sessions. Abstract sockets are Landlock's
+/// (scoped); whatever listens in `/tmp` or `/var/tmp` (tmux, an editor's server, any
+/// daemon) is out of sight, since commands see private ones (`skald_sandbox::PRIVATE_TMP`).
 fn escape_sockets() -> Vec<PathBuf> {
     let mut out: Vec<PathBuf> = [
         "/run/user",
+        "/run/screen",
+        "/var/run/screen",
         "/run/dbus",
         "/var/run/dbus",
         "/run/systemd/private",

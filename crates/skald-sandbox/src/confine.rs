@@ -48,6 +48,8 @@ pub enum ConfineError {
     Session(rustix::io::Errno),
     #[error("cannot close the descriptors it inherited: {0}")]
     Descriptors(std::io::Error),
+    #[error("cannot keep {path} in the private temporary folder: {1}", path = .0.display())]
+    Keep(PathBuf, std::io::Error),
     #[error("cannot hide {path}: {1}", path = .0.display())]
     Mount(PathBuf, nix::Error),
     #[error("Landlock: {0}")]
@@ -84,16 +86,69 @@ pub fn own_session(required: bool) -> Result<(), ConfineError> {
 
 /// Confines the calling process to `policy`. Returns a line saying how (Landlock's ABI).
 /// The process must be single-threaded: the kernel refuses a user namespace otherwise.
+/// Its working directory stays visible in the private temporary folders, with the
+/// writable folders.
 pub fn confine(policy: &Policy) -> Result<String, ConfineError> {
-    enter(policy)?;
+    let cwd = std::env::current_dir().ok();
+    let kept = crate::seen_in_private_tmp(policy.writable.iter().chain(&cwd).map(PathBuf::as_path));
+    enter(policy, &kept)?;
     restrict(policy)
 }
 
-/// Steps 1 and 2, for the whole process: namespaces and the masks of `policy` (planned
-/// against its writable folders). The process must be single-threaded.
-pub fn enter(policy: &Policy) -> Result<(), ConfineError> {
+/// Steps 1 and 2, for the whole process: namespaces, the private temporary folders (in
+/// which the folders of `kept` stay as they are: see [`crate::seen_in_private_tmp`]) and the masks
+/// of `policy` (planned against its writable folders). The process must be
+/// single-threaded.
+pub fn enter(policy: &Policy, kept: &[PathBuf]) -> Result<(), ConfineError> {
     enter_namespaces()?;
+    private_tmp(kept)?;
     hide(policy)
+}
+
+/// Mounts an empty private `tmpfs` over each of [`crate::PRIVATE_TMP`] and binds each folder of
+/// `kept` inside it back at its own path (with what is mounted beneath it). A private
+/// folder that is itself kept, or inside a kept folder, is left as it is.
+fn private_tmp(kept: &[PathBuf]) -> Result<(), ConfineError> {
+    use std::os::fd::AsRawFd;
+    for dir in crate::tmp::private_tmp_folders() {
+        if kept.iter().any(|k| dir.starts_with(k)) {
+            continue;
+        }
+        // Outermost kept folders only: a bind brings what is beneath it along (the spawner's
+        // list has its commands' temporary folders' base added to it).
+        let inside: Vec<&PathBuf> = kept
+            .iter()
+            .filter(|k| k.starts_with(dir))
+            .filter(|k| !kept.iter().any(|o| o != *k && k.starts_with(o)))
+            .collect();
+        // Held open before the tmpfs hides them: a bind's source can then be the
+        // descriptor itself (`/proc/self/fd/N`), whatever the path shows afterwards.
+        let held: Vec<(&PathBuf, std::fs::File)> = inside
+            .into_iter()
+            .filter_map(|k| std::fs::File::open(k).ok().map(|f| (k, f)))
+            .collect();
+        mount(
+            Some("tmpfs"),
+            dir,
+            Some("tmpfs"),
+            MsFlags::MS_NOSUID | MsFlags::MS_NODEV,
+            Some("mode=1777"),
+        )
+        .map_err(|e| ConfineError::Mount(dir.clone(), e))?;
+        for (k, f) in held {
+            std::fs::create_dir_all(k).map_err(|e| ConfineError::Keep(k.clone(), e))?;
+            let source = format!("/proc/self/fd/{}", f.as_raw_fd());
+            mount(
+                Some(source.as_str()),
+                k,
+                None::<&str>,
+                MsFlags::MS_BIND | MsFlags::MS_REC,
+                None::<&str>,
+            )
+            .map_err(|e| ConfineError::Mount(k.clone(), e))?;
+        }
+    }
+    Ok(())
 }
 
 /// Steps 3 and 4, for the calling thread only: Landlock and seccomp. What the thread starts

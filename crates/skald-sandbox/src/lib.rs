@@ -15,6 +15,7 @@ mod masks;
 #[cfg(target_os = "linux")]
 mod presence;
 mod refusal;
+mod tmp;
 
 #[cfg(target_os = "linux")]
 pub mod confine;
@@ -29,6 +30,7 @@ pub use helper::{
 };
 pub use masks::plan_masks;
 pub use refusal::{Refusal, explain};
+pub use tmp::{PRIVATE_TMP, seen_in_private_tmp};
 
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;

@@ -21,7 +21,8 @@ fn main() -> ExitCode {
 
 fn run(args: Vec<OsString>) -> Result<(), String> {
     let usage = "usage: skald-sandbox --policy JSON -- PROGRAM [ARGS…] | skald-sandbox --probe \
-                 | skald-sandbox --serve JSON TMP_BASE (standard input: Skald's socket)";
+                 | skald-sandbox --serve JSON TMP_BASE KEPT (standard input: Skald's socket; KEPT: \
+                 a JSON list of the folders its commands see in the private /tmp)";
     match args.first().and_then(|a| a.to_str()) {
         Some("--probe") => {
             own_session()?;
@@ -40,7 +41,18 @@ fn run(args: Vec<OsString>) -> Result<(), String> {
         }
         Some("--serve") => {
             let base = args.get(2).ok_or_else(|| usage.to_string())?;
-            serve(&policy_arg(&args, usage)?, std::path::Path::new(base))
+            let kept: Vec<std::path::PathBuf> = args
+                .get(3)
+                .and_then(|a| a.to_str())
+                .ok_or_else(|| usage.to_string())
+                .and_then(|k| {
+                    serde_json::from_str(k).map_err(|e| format!("bad folder list: {e}"))
+                })?;
+            serve(
+                &policy_arg(&args, usage)?,
+                std::path::Path::new(base),
+                &kept,
+            )
         }
         _ => Err(usage.to_string()),
     }
@@ -56,12 +68,20 @@ fn policy_arg(args: &[OsString], usage: &str) -> Result<skald_sandbox::Policy, S
 }
 
 #[cfg(target_os = "linux")]
-fn serve(policy: &skald_sandbox::Policy, tmp_base: &std::path::Path) -> Result<(), String> {
-    skald_sandbox::zygote::serve(policy, tmp_base)
+fn serve(
+    policy: &skald_sandbox::Policy,
+    tmp_base: &std::path::Path,
+    kept: &[std::path::PathBuf],
+) -> Result<(), String> {
+    skald_sandbox::zygote::serve(policy, tmp_base, kept)
 }
 
 #[cfg(not(target_os = "linux"))]
-fn serve(_: &skald_sandbox::Policy, _: &std::path::Path) -> Result<(), String> {
+fn serve(
+    _: &skald_sandbox::Policy,
+    _: &std::path::Path,
+    _: &[std::path::PathBuf],
+) -> Result<(), String> {
     Err(format!(
         "there is no command sandbox on {} yet",
         std::env::consts::OS

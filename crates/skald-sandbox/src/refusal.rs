@@ -20,6 +20,9 @@ pub enum Refusal {
     Write(PathBuf),
     /// A look into another process (`/proc/<pid>/environ`, `mem`): Skald's among them.
     Process(PathBuf),
+    /// A path in `/tmp` or `/var/tmp` outside the command's own folders: each command sees
+    /// private, empty ones (other programs' files and sockets are there).
+    Private(PathBuf),
     /// A network connection while the network is off.
     Network,
 }
@@ -41,6 +44,11 @@ impl Refusal {
                 "reading {} was refused: processes outside the sandbox are closed to commands",
                 p.display()
             ),
+            Refusal::Private(p) => format!(
+                "{} is out of sight: each command sees its own empty /tmp and /var/tmp (other \
+                 programs' files and sockets are there) with only its working folders in them",
+                p.display()
+            ),
             Refusal::Network => "a network connection was refused: the network is off for \
                                  this command"
                 .to_string(),
@@ -57,7 +65,12 @@ const DENIED: &[&str] = &[
     "erofs",
 ];
 /// What a hidden path looks like from inside: an empty folder, or nothing at all.
-const MISSING: &[&str] = &["no such file or directory", "not a directory", "enoent"];
+const MISSING: &[&str] = &[
+    "no such file or directory",
+    "directory nonexistent",
+    "not a directory",
+    "enoent",
+];
 const NETWORK: &[&str] = &[
     "could not resolve host",
     "temporary failure in name resolution",
@@ -81,6 +94,7 @@ pub fn explain(policy: &Policy, workdir: &Path, success: bool, output: &str) -> 
     let mut out: Vec<Refusal> = Vec::new();
     // Planned only when a line needs it: most commands end with nothing refused.
     let mut masks: Option<Vec<std::path::PathBuf>> = None;
+    let mut kept: Option<Vec<std::path::PathBuf>> = None;
     let whole = output.to_lowercase();
     let about_sockets = whole.contains("socket") || whole.contains("connect");
     let mut network = false;
@@ -97,6 +111,24 @@ pub fn explain(policy: &Policy, workdir: &Path, success: bool, output: &str) -> 
                     .any(|m| p.starts_with(m))
             {
                 Refusal::Read(p)
+            } else if (denied || missing)
+                && crate::tmp::private_tmp_folders()
+                    .iter()
+                    .any(|t| p.starts_with(t))
+                && !kept
+                    .get_or_insert_with(|| {
+                        crate::seen_in_private_tmp(
+                            policy
+                                .writable
+                                .iter()
+                                .map(PathBuf::as_path)
+                                .chain([workdir]),
+                        )
+                    })
+                    .iter()
+                    .any(|k| p.starts_with(k))
+            {
+                Refusal::Private(p)
             } else if denied && (p.starts_with("/proc") || p.starts_with("/sys")) {
                 // Not a write: a look into another process, or a kernel setting.
                 if p.starts_with("/proc")
@@ -232,6 +264,30 @@ mod tests {
         );
         // Inside the chat's folder a permission error is the file's own, not the sandbox's.
         assert!(explained("cat: /work/chat/locked: Permission denied").is_empty());
+    }
+
+    #[test]
+    fn paths_in_the_private_temporary_folders_outside_its_own_are_named() {
+        let Some(tmp) = crate::tmp::private_tmp_folders().first() else {
+            return; // No /tmp on this machine: nothing is made private.
+        };
+        let other = tmp.join("tmux-1000/default");
+        assert_eq!(
+            explained(&format!(
+                "error connecting to {} (No such file or directory)",
+                other.display()
+            )),
+            vec![Refusal::Private(other.clone())]
+        );
+        assert_eq!(
+            explained(&format!(
+                "sh: 1: cannot create {}/x: Directory nonexistent",
+                tmp.join("elsewhere").display()
+            )),
+            vec![Refusal::Private(tmp.join("elsewhere/x"))]
+        );
+        // Its own temporary folder (a writable one) is there, as it was.
+        assert!(explained("cat: /tmp/skald-cmd-1/gone: No such file or directory").is_empty());
     }
 
     #[test]

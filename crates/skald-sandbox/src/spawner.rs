@@ -249,7 +249,8 @@ pub fn try_request(
     if let Err(e) = Request::check(&launch) {
         return Ok(Err(e));
     }
-    let spawner = match pool_get(helper, masks, may_start) {
+    let kept = Kept::of(&launch);
+    let spawner = match pool_get(helper, masks, kept, may_start) {
         Some(Ok(s)) => s,
         Some(Err(e)) => return Ok(Err(e)),
         None => return Err(Box::new(launch)),
@@ -468,10 +469,40 @@ pub(crate) enum Reply {
     Exited { status: i32 },
 }
 
+/// The folders a command works in that its spawner's private `/tmp` and `/var/tmp` must
+/// show (`crate::seen_in_private_tmp`): its writable folders and working directory there,
+/// each with the identity of the folder it names now. The spawner binds the folder itself,
+/// so a folder replaced since (the same name, another folder) is another key, hence
+/// another spawner, as a new mask is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Kept(Vec<(PathBuf, Option<(u64, u64)>)>);
+
+impl Kept {
+    fn of(launch: &Launch) -> Kept {
+        use std::os::unix::fs::MetadataExt;
+        let folders = launch
+            .policy
+            .writable
+            .iter()
+            .chain(std::iter::once(&launch.cwd))
+            .map(PathBuf::as_path);
+        Kept(
+            crate::seen_in_private_tmp(folders)
+                .into_iter()
+                .map(|p| {
+                    let id = std::fs::metadata(&p).ok().map(|m| (m.dev(), m.ino()));
+                    (p, id)
+                })
+                .collect(),
+        )
+    }
+}
+
 /// One `skald-sandbox --serve` process.
 struct Spawner {
     helper: PathBuf,
     masks: Vec<PathBuf>,
+    kept: Kept,
     born: Instant,
     socket: OwnedFd,
     /// The environment last sent on `socket` (see [`send_request`]).
@@ -484,7 +515,7 @@ struct Spawner {
 }
 
 impl Spawner {
-    fn start(helper: &Path, masks: Vec<PathBuf>) -> Result<Spawner, String> {
+    fn start(helper: &Path, masks: Vec<PathBuf>, kept: Kept) -> Result<Spawner, String> {
         let policy = serde_json::to_string(&Policy {
             writable: Vec::new(),
             masked: masks.clone(),
@@ -498,6 +529,11 @@ impl Spawner {
                 format!("cannot make a folder for the commands' temporary folders: {e}")
             })?;
         let base = std::fs::canonicalize(tmp.path()).unwrap_or_else(|_| tmp.path().to_path_buf());
+        // The commands' temporary folders are made in `base`, so it stays visible too.
+        let mut seen: Vec<&Path> = kept.0.iter().map(|(p, _)| p.as_path()).collect();
+        seen.push(&base);
+        let seen = serde_json::to_string(&seen)
+            .map_err(|e| format!("cannot write the kept folders down: {e}"))?;
         let (ours, theirs) = rustix::net::socketpair(
             AddressFamily::UNIX,
             SocketType::SEQPACKET,
@@ -510,6 +546,7 @@ impl Spawner {
             .arg("--serve")
             .arg(&policy)
             .arg(&base)
+            .arg(&seen)
             // Its environment is not Skald's: each command brings its own.
             .env_clear()
             .stdin(Stdio::from(theirs))
@@ -543,6 +580,7 @@ impl Spawner {
         Ok(Spawner {
             helper: helper.to_path_buf(),
             masks,
+            kept,
             born: Instant::now(),
             socket: ours,
             env: Mutex::new(None),
@@ -592,11 +630,12 @@ fn first_answer(socket: &OwnedFd) -> Result<Reply, String> {
 
 static POOL: Mutex<Vec<Arc<Spawner>>> = Mutex::new(Vec::new());
 
-/// A spawner for these masks: a running one, or (`may_start`) a new one. `None`: there is
+/// A spawner for these masks and kept folders: a running one, or (`may_start`) a new one. `None`: there is
 /// none and `may_start` is false, or another caller holds the pool (starting one).
 fn pool_get(
     helper: &Path,
     masks: Vec<PathBuf>,
+    kept: Kept,
     may_start: bool,
 ) -> Option<Result<Arc<Spawner>, LaunchError>> {
     let mut pool = if may_start {
@@ -610,14 +649,17 @@ fn pool_get(
     };
     // Retired ones leave the pool; those still running a command live on until it ends.
     pool.retain(|s| s.serving());
-    if let Some(s) = pool.iter().find(|s| s.helper == helper && s.masks == masks) {
+    if let Some(s) = pool
+        .iter()
+        .find(|s| s.helper == helper && s.masks == masks && s.kept == kept)
+    {
         return Some(Ok(s.clone()));
     }
     if !may_start {
         return None;
     }
     // Started under the lock: two commands of a new chat at once would otherwise start two.
-    let spawner = match Spawner::start(helper, masks) {
+    let spawner = match Spawner::start(helper, masks, kept) {
         Ok(s) => Arc::new(s),
         Err(why) => return Some(Err(LaunchError::Unsupported(why))),
     };

@@ -490,7 +490,9 @@ fn receive(requests: &Requests) -> Received {
 /// Serves requests on standard input until Skald closes it; each command's private
 /// temporary folder is made in `tmp_base`. Errors before "ready" are reported on the socket
 /// too, so Skald can say why; the caller exits 125 with them.
-pub fn serve(policy: &Policy, tmp_base: &Path) -> Result<(), String> {
+/// `kept`: the folders its commands work in that must stay visible in the private temporary
+/// folders (`crate::seen_in_private_tmp`), `tmp_base` among them.
+pub fn serve(policy: &Policy, tmp_base: &Path, kept: &[PathBuf]) -> Result<(), String> {
     let socket: OwnedFd = std::io::stdin()
         .as_fd()
         .try_clone_to_owned()
@@ -500,7 +502,7 @@ pub fn serve(policy: &Policy, tmp_base: &Path) -> Result<(), String> {
     // A session of its own first: its commands then have no controlling terminal. Skald
     // starts it as no group's leader, so this cannot be refused for that.
     let ready = crate::confine::own_session(true)
-        .and_then(|()| crate::confine::enter(policy))
+        .and_then(|()| crate::confine::enter(policy, kept))
         .map_err(|e| e.to_string())
         .and_then(|()| {
             rustix::process::set_dumpable_behavior(rustix::process::DumpableBehavior::NotDumpable)

@@ -117,6 +117,29 @@ fn spawned(
     script: &str,
     env: &[(&str, &str)],
 ) -> Result<(String, std::process::ExitStatus), skald_sandbox::spawner::LaunchError> {
+    spawned_with(policy, script, env, &std::env::temp_dir())
+}
+
+/// `spawned` with the command's working directory `cwd` and no environment.
+fn spawned_in(
+    policy: &skald_sandbox::Policy,
+    script: &str,
+    cwd: &std::path::Path,
+) -> Result<(String, std::process::ExitStatus), skald_sandbox::spawner::LaunchError> {
+    spawned_with(
+        policy,
+        script,
+        &[("PATH", &std::env::var("PATH").unwrap())],
+        cwd,
+    )
+}
+
+fn spawned_with(
+    policy: &skald_sandbox::Policy,
+    script: &str,
+    env: &[(&str, &str)],
+    cwd: &std::path::Path,
+) -> Result<(String, std::process::ExitStatus), skald_sandbox::spawner::LaunchError> {
     use std::io::Read;
     let (mut out_r, out_w) = std::io::pipe().unwrap();
     let (mut err_r, err_w) = std::io::pipe().unwrap();
@@ -125,7 +148,7 @@ fn spawned(
         skald_sandbox::spawner::Launch {
             program: "sh".into(),
             args: vec!["-c".into(), script.into()],
-            cwd: std::env::temp_dir(),
+            cwd: cwd.to_path_buf(),
             env: env.iter().map(|(k, v)| (k.into(), v.into())).collect(),
             policy: policy.clone(),
             stdout: out_w.into(),
@@ -761,4 +784,105 @@ fn a_confined_command_gets_no_descriptor_it_was_not_handed() {
     let open: Vec<&str> = stdout.split_whitespace().collect();
     assert!(!open.contains(&"7"), "{text}");
     assert!(open.len() <= 4, "{text}");
+}
+
+/// A program of the user's that listens on a Unix socket in a shared temporary folder and
+/// acts for whoever connects (tmux's server, an editor's, any daemon): here, a listener that
+/// records each connection. Removed with its folder.
+struct Listener {
+    dir: tempfile::TempDir,
+    socket: std::os::unix::net::UnixListener,
+}
+
+impl Listener {
+    fn in_folder(base: &str) -> Listener {
+        let dir = tempfile::Builder::new()
+            .prefix("skald-test-daemon-")
+            .tempdir_in(base)
+            .unwrap();
+        let socket =
+            std::os::unix::net::UnixListener::bind(dir.path().join("daemon.sock")).unwrap();
+        socket.set_nonblocking(true).unwrap();
+        Listener { dir, socket }
+    }
+
+    fn path(&self) -> std::path::PathBuf {
+        self.dir.path().canonicalize().unwrap().join("daemon.sock")
+    }
+
+    /// Whether anyone connected so far.
+    fn reached(&self) -> bool {
+        self.socket.accept().is_ok()
+    }
+}
+
+#[test]
+fn a_confined_command_sees_private_temporary_folders_with_only_its_own_folders_in_them() {
+    let work = tempfile::tempdir().unwrap();
+    let work = work.path().canonicalize().unwrap();
+    let neighbour = tempfile::tempdir().unwrap();
+    std::fs::write(neighbour.path().join("note"), "NEIGHBOUR").unwrap();
+    let listeners = [Listener::in_folder("/tmp"), Listener::in_folder("/var/tmp")];
+    let connect = listeners
+        .iter()
+        .map(|l| {
+            format!(
+                "python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); \
+                 s.connect(sys.argv[1]); print(\"connected\")' {}; ",
+                l.path().display()
+            )
+        })
+        .collect::<String>();
+    let script = format!(
+        "{connect}cat {n}/note; ls -a /tmp /var/tmp; echo mine > {w}/mine && cat {w}/mine; exit 0",
+        n = neighbour.path().display(),
+        w = work.display()
+    );
+    let policy = skald_sandbox::Policy {
+        writable: vec![work.clone()],
+        masked: Vec::new(),
+        network: false,
+    };
+    // Through the spawner (the chat's commands) and the one-shot helper (MCP servers,
+    // editors' terminals), each from the chat's folder.
+    let (spawned_text, _) = spawned_in(&policy, &script, &work).unwrap();
+    let helper_out = Command::new(HELPER)
+        .args(
+            skald_sandbox::command_args(
+                &policy,
+                std::ffi::OsStr::new("sh"),
+                &["-c".into(), script.clone().into()],
+            )
+            .unwrap(),
+        )
+        .current_dir(&work)
+        .output()
+        .unwrap();
+    let helper_text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&helper_out.stdout),
+        String::from_utf8_lossy(&helper_out.stderr)
+    );
+    for text in [&spawned_text, &helper_text] {
+        assert!(!text.contains("connected"), "{text}");
+        assert!(!text.contains("NEIGHBOUR"), "{text}");
+        // Its own folder is there, writable, as it was.
+        assert!(text.contains("mine"), "{text}");
+        // `ls` lists neither the neighbour nor the daemons' folders.
+        let listed = |dir: &std::path::Path| {
+            let name = dir.file_name().unwrap().to_string_lossy().into_owned();
+            text.lines().any(|l| l.trim() == name)
+        };
+        assert!(!listed(neighbour.path()), "{text}");
+        assert!(!listeners.iter().any(|l| listed(l.dir.path())), "{text}");
+    }
+    for l in &listeners {
+        assert!(!l.reached(), "a daemon's socket was reached");
+    }
+    // Outside, nothing moved: the daemons' folders and the neighbour are still there.
+    assert!(listeners.iter().all(|l| l.path().exists()));
+    assert_eq!(
+        std::fs::read_to_string(neighbour.path().join("note")).unwrap(),
+        "NEIGHBOUR"
+    );
 }

@@ -15,6 +15,20 @@
 pub mod hub;
 pub mod terminal;
 
+/// A temporary folder that a sandboxed command sees as it is, for a test about what the
+/// sandbox lets it do *there*: not in `/tmp` or `/var/tmp`, which each command sees as
+/// private, empty folders of its own. Made in the home folder, removed when dropped.
+pub fn tempdir_seen_by_commands() -> tempfile::TempDir {
+    let home = std::env::var_os("HOME")
+        .map(std::path::PathBuf::from)
+        .filter(|h| !h.starts_with("/tmp") && !h.starts_with("/var/tmp"))
+        .expect("these tests need a home folder outside /tmp and /var/tmp");
+    tempfile::Builder::new()
+        .prefix(".skald-test-")
+        .tempdir_in(home)
+        .unwrap()
+}
+
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};

@@ -7,7 +7,8 @@ use skald_testkit::{ScriptedServer, answer, tool_call};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-/// A data directory, a chat's folder, a home folder with keys, and a folder outside.
+/// A data directory, a chat's folder, a home folder with keys, and a folder outside (one a
+/// command sees: not in the private `/tmp`).
 pub(crate) struct Fixture {
     pub(crate) data: tempfile::TempDir,
     pub(crate) work: tempfile::TempDir,
@@ -21,7 +22,7 @@ impl Fixture {
             data: tempfile::tempdir().unwrap(),
             work: tempfile::tempdir().unwrap(),
             home: tempfile::tempdir().unwrap(),
-            outside: tempfile::tempdir().unwrap(),
+            outside: skald_testkit::tempdir_seen_by_commands(),
         };
         for (dir, file, text) in [
             (f.work.path(), "secrets/api-key", "TOPSECRET-work"),

@@ -87,3 +87,87 @@ fn a_sandboxed_command_cannot_use_descriptors_skald_inherited() {
     assert_eq!(got, "", "{text}");
     assert!(text.contains("Bad file descriptor"), "{text}");
 }
+
+/// A tmux server of the user's, on a socket of its own name in tmux's folder in `/tmp`;
+/// killed when dropped.
+struct Tmux(String);
+
+impl Tmux {
+    fn start() -> Tmux {
+        let name = format!("skald-test-{}-{}", std::process::id(), line!());
+        let ok = std::process::Command::new("tmux")
+            .args(["-L", &name, "new-session", "-d", "sleep 600"])
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "tmux could not start a server");
+        Tmux(name)
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("tmux")
+            .args(["-L", &self.0, "kill-server"])
+            .status();
+    }
+}
+
+/// Waits up to two seconds for `path` (tmux runs a new window's command a moment later).
+fn appears(path: &std::path::Path) -> bool {
+    for _ in 0..40 {
+        if path.exists() {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    false
+}
+
+#[test]
+fn a_sandboxed_command_cannot_have_a_multiplexer_or_daemon_in_tmp_run_commands() {
+    let f = Fixture::new();
+    let tmux = Tmux::start();
+    // A daemon of the user's listening in /var/tmp: it would act for whoever connects.
+    let daemon_dir = tempfile::Builder::new()
+        .prefix("skald-test-daemon-")
+        .tempdir_in("/var/tmp")
+        .unwrap();
+    let daemon = std::os::unix::net::UnixListener::bind(daemon_dir.path().join("d.sock")).unwrap();
+    daemon.set_nonblocking(true).unwrap();
+    let marker = f.outside().join("ran-outside");
+    let command = format!(
+        "tmux -L {t} new-window -d 'touch {m}'; tmux -L {t} run-shell 'touch {m}'; \
+         tmux -L {t} send-keys 'touch {m}' Enter; \
+         python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])' \
+         {d}/d.sock; ls /tmp; exit 0",
+        t = tmux.0,
+        m = marker.display(),
+        d = daemon_dir.path().display()
+    );
+    let o = f.cmd("workspace-write", &[], &command);
+    let text = out(&o);
+    assert_eq!(o.status.code(), Some(0), "{text}");
+    assert!(
+        !appears(&marker),
+        "tmux ran a command for the sandbox: {text}"
+    );
+    assert!(daemon.accept().is_err(), "the daemon was reached: {text}");
+    // The model is told why.
+    assert!(text.contains("is out of sight"), "{text}");
+    // The same lines unsandboxed do reach them: the test's servers work.
+    let direct = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "tmux -L {} new-window -d 'touch {}'",
+            tmux.0,
+            marker.display()
+        ))
+        .status()
+        .unwrap();
+    assert!(direct.success());
+    assert!(
+        appears(&marker),
+        "the test's tmux server does not run commands"
+    );
+}
