@@ -171,3 +171,45 @@ fn a_sandboxed_command_cannot_have_a_multiplexer_or_daemon_in_tmp_run_commands()
         "the test's tmux server does not run commands"
     );
 }
+
+#[test]
+fn a_deny_rule_sees_through_the_programs_that_run_a_command() {
+    let f = Fixture::new();
+    f.add_rule(&[
+        "--tool",
+        "execute_cmd",
+        "--command",
+        "rm",
+        "--action",
+        "deny",
+    ]);
+    let victim = f.work().join("x");
+    // Each of these deletes `x` when it runs (the commands run in the sandbox, without
+    // asking, and the chat's folder is writable): the rule must stop every one.
+    for line in [
+        "env -S\"rm x\"",
+        "env -vS \"rm x\"",
+        "find x -exec rm x \\;",
+        "find . -name x -execdir rm {} +",
+        "flock L rm x",
+        "flock L -c 'rm x'",
+        "prlimit rm x",
+        "setpriv rm x",
+        "unshare rm x",
+        "script -qc \"rm x\" /dev/null",
+        "strace -o /dev/null rm x",
+        "git -c alias.x='!rm x' x",
+        "echo 'rm x' | sh",
+        "watch -n 1 -g 'rm x'",
+    ] {
+        std::fs::write(&victim, "keep").unwrap();
+        let o = f.cmd("workspace-write", &[], line);
+        let text = out(&o);
+        assert!(victim.exists(), "{line:?} ran rm: {text}");
+        assert!(text.contains("denied"), "{line:?}: {text}");
+    }
+    // The same rule leaves what runs no `rm` alone.
+    std::fs::write(&victim, "keep").unwrap();
+    let o = f.cmd("workspace-write", &[], "flock L cat x");
+    assert!(out(&o).contains("keep"), "{}", out(&o));
+}

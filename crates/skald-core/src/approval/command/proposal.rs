@@ -3,7 +3,8 @@
 
 use super::*;
 
-/// Programs that run other programs or code: a rule naming only them would allow anything.
+/// Programs that run other programs or code: a rule naming only them would allow anything
+/// (with every runner the matcher sees through, `runs::RUNNERS`).
 pub(super) const WRAPPERS: &[&str] = &[
     "sh", "bash", "zsh", "fish", "dash", "ksh", "env", "sudo", "doas", "su", "xargs", "find",
     "exec", "eval", "nohup", "timeout", "time", "nice", "watch", "cd", "source", ".",
@@ -141,6 +142,9 @@ pub fn proposed_pattern(line: &str) -> Option<String> {
         || [WRAPPERS, INTERPRETERS, WHOLE_CALL]
             .iter()
             .any(|list| list.contains(&kind) || list.contains(&file_name(program)))
+        || RUNNERS
+            .iter()
+            .any(|(r, _)| *r == kind || *r == file_name(program))
     {
         all
     } else {

@@ -108,8 +108,84 @@ fn deny_patterns_see_through_paths_assignments_and_runners() {
         "xargs --max-args 1 rm < list",
         "sudo -iu root rm x",
         "xargs -0n 1 rm < list",
+        // Issue #47: option values attached to their option, and more runners.
+        "env -S\"rm x\"",
+        "env -vS \"rm x\"",
+        "env -iS'rm x'",
+        "env --split-string 'rm x'",
+        "find x -exec rm x \\;",
+        "find . -name a -execdir rm {} +",
+        "find . -ok rm {} \\;",
+        "find . -exec sh -c 'rm x' \\;",
+        "flock L rm x",
+        "flock -w 5 L rm x",
+        "flock -c 'rm x' L",
+        "flock L -c 'rm x'",
+        "prlimit rm x",
+        "prlimit --nofile=10 rm x",
+        "prlimit -p 1 rm x",
+        "setpriv rm x",
+        "setpriv --reuid 1000 rm x",
+        "unshare rm x",
+        "unshare -r rm x",
+        "unshare --wd /tmp rm x",
+        "script -qc 'rm x'",
+        "script -q -c 'rm x' /dev/null",
+        "script /dev/null -c 'rm x'",
+        "script --command='rm x'",
+        "strace -o /dev/null rm x",
+        "strace -f -e trace=none rm x",
+        "ltrace -o f rm x",
+        "sudo -uroot rm x",
+        "sudo -u root -- rm x",
+        "nsenter -t 1 rm x",
+        "chroot / rm x",
+        "runuser -u me -- rm x",
+        "su -c 'rm x' me",
+        "su me -c 'rm x'",
+        "sg grp -c 'rm x'",
+        "sg grp rm x",
+        "watch -n 1 rm x",
+        "watch 'rm x'",
+        "busybox rm x",
+        "faketime '2020-01-01' rm x",
+        "systemd-run --user rm x",
+        "xvfb-run -a rm x",
+        "torsocks rm x",
+        "timeout -k5 10 rm x",
     ] {
         assert!(pattern_hits("rm", line), "{line:?} runs rm");
+    }
+    // An alias or a program-running setting defined for the one call, and a shell reading
+    // its program from its input, run what no word shows: deny and require rules hit.
+    for (pattern, line) in [
+        ("rm", "git -c alias.x='!rm x' x"),
+        ("rm", "git -calias.x='!rm x' x"),
+        ("rm", "git --config-env=alias.x=CMD x"),
+        ("rm", "git -c core.pager='rm x' log"),
+        (
+            "rm",
+            "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=alias.x GIT_CONFIG_VALUE_0='!rm x' git x",
+        ),
+        ("git push", "git -c alias.p=push p"),
+        ("git push", "git -C . -c alias.p=push p"),
+        ("rm", "echo 'rm x' | sh"),
+        ("rm", "echo 'rm x' | bash -s"),
+        ("rm", "printf 'rm x' | sh -"),
+        ("rm", "cat script | bash -x"),
+    ] {
+        assert!(pattern_hits(pattern, line), "{line:?} may run {pattern}");
+    }
+    // Neighbours that run nothing more.
+    for line in [
+        "git -c user.name=x commit",
+        "git -C dir status",
+        "script -q log",
+        "su me",
+        "find . -name rm",
+        "flock L true",
+    ] {
+        assert!(!pattern_hits("rm", line), "{line:?} does not run rm");
     }
     assert!(!pattern_hits("rm", "sudo -iu rm ls"), "an option's value");
     assert!(
