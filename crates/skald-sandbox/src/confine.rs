@@ -325,7 +325,9 @@ pub fn filter_syscalls(network: bool) -> Result<(), ConfineError> {
             Refused::Always => Vec::new(),
             Refused::NonUnix => vec![rule(0, SeccompCmpOp::Ne, libc::AF_UNIX as u64)?],
             // The kernel reads an ioctl's request as 32 bits, so the upper half of the
-            // register cannot be used to slip past a 32-bit comparison.
+            // register cannot be used to slip past a 32-bit comparison. (The constants'
+            // type is the C library's and differs between targets, hence the casts.)
+            #[allow(clippy::unnecessary_cast)]
             Refused::TerminalInput => vec![
                 rule(1, SeccompCmpOp::Eq, libc::TIOCSTI as u64)?,
                 rule(1, SeccompCmpOp::Eq, libc::TIOCLINUX as u64)?,

@@ -634,10 +634,10 @@ fn git_runs_hidden(words: &[String], from: usize) -> bool {
                 (None, if takes { 2 } else { 1 })
             }
         };
-        if let Some(key) = value.map(|v| v.split('=').next().unwrap_or(v).to_ascii_lowercase()) {
-            if key.starts_with("alias.") || GIT_RUNS.iter().any(|r| key.starts_with(r)) {
-                return true;
-            }
+        if let Some(key) = value.map(|v| v.split('=').next().unwrap_or(v).to_ascii_lowercase())
+            && (key.starts_with("alias.") || GIT_RUNS.iter().any(|r| key.starts_with(r)))
+        {
+            return true;
         }
         j += taken;
     }
