@@ -29,7 +29,8 @@ python3 scripts/module_cycles.py
 say "cargo test"
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
-cargo test --workspace --locked 2>&1 | tee "$log"
+# --no-fail-fast: one failing test binary must not hide the failures of the others.
+cargo test --workspace --locked --no-fail-fast 2>&1 | tee "$log"
 # The OS-keyring path of the secrets needs a Secret Service: a private D-Bus session with
 # an unlocked gnome-keyring (scripts/setup.sh --test installs both), whose keyrings live in
 # a throwaway folder — never the user's own.

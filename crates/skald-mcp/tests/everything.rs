@@ -220,7 +220,9 @@ async fn stdio_tools_progress_cancel_and_elicitation() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_sandboxed_stdio_server_answers_from_inside_the_sandbox() {
     let helper = skald_sandbox::find_helper().expect("cargo builds skald-sandbox beside the tests");
-    let hidden = tempfile::tempdir().unwrap();
+    // Outside /tmp: a sandboxed server sees a private /tmp, where a folder of the host's
+    // would be out of sight anyway rather than masked.
+    let hidden = skald_testkit::tempdir_seen_by_commands();
     let policy = skald_sandbox::Policy {
         writable: Vec::new(),
         masked: vec![hidden.path().canonicalize().unwrap()],
