@@ -490,7 +490,7 @@ mod linux {
                     continue;
                 }
                 seen_files.insert(name);
-                self.file(entry.path(), &rel, &meta, evented)?;
+                self.file(&rel, &meta, evented)?;
             }
             // What the index has under `dir` that the listing did not find.
             let mut gone_files = Vec::new();
@@ -537,23 +537,17 @@ mod linux {
         /// its stat data differs from the index's. (Git's racy rule is not needed: the
         /// directory was watched before its files' stat data was taken, so a change in the
         /// same clock tick is an event.)
-        fn file(
-            &mut self,
-            path: &Path,
-            rel: &[u8],
-            meta: &std::fs::Metadata,
-            evented: bool,
-        ) -> Result<()> {
+        fn file(&mut self, rel: &[u8], meta: &std::fs::Metadata, evented: bool) -> Result<()> {
             let mut fresh = Entry::of(&entry_for(meta, rel));
             let old = self.entries.get(rel);
             if !evented && old.is_some_and(|k| k.same_stat(&fresh)) {
                 return Ok(());
             }
-            let content = if meta.file_type().is_symlink() {
-                std::fs::read_link(path).map(|t| path_bytes(&t))
-            } else {
-                std::fs::read(path)
-            };
+            // Through the folder's descriptor, refusing links on the way (see `beneath`).
+            let content = self
+                .shadow
+                .folder
+                .read(&bytes_path(rel), meta.file_type().is_symlink());
             // Vanished or unreadable since the listing: its event is in the queue for the
             // next snapshot.
             let Ok(content) = content else {

@@ -1,11 +1,11 @@
 //! Bringing a folder back to a checkpoint, in a way a crash cannot leave half done.
 
+use crate::beneath::{Blocked, Kind};
 use crate::shadow::{Shadow, Snapshot, bytes_path};
 use crate::{CheckpointError, Limits, Result};
 use git2::{Delta, DiffOptions, Oid};
 use serde::{Deserialize, Serialize};
 use skald_api::checkpoint::FileChanges;
-use std::io::Write;
 use std::path::{Component, Path, PathBuf};
 
 /// The name every temporary file of a restore starts with.
@@ -115,7 +115,9 @@ impl Shadow {
     }
 
     /// Removes the temporary files of writes the crash cut short (only a restore makes
-    /// them, only after its journal is written), so no checkpoint records them.
+    /// them, only after its journal is written), so no checkpoint records them. Each is
+    /// removed through its folder's descriptor, so a link swapped in meanwhile is not
+    /// followed.
     fn remove_leftovers(&self, excluded: &[PathBuf]) {
         let mut excluded = excluded.to_vec();
         excluded.push(self.dir.clone());
@@ -125,7 +127,9 @@ impl Shadow {
         {
             let name = entry.file_name().to_string_lossy();
             if name.starts_with(TMP_PREFIX) && !entry.file_type().is_some_and(|t| t.is_dir()) {
-                let _ = std::fs::remove_file(entry.path());
+                if let Ok(rel) = entry.path().strip_prefix(&self.root) {
+                    let _ = self.folder.remove_file(rel);
+                }
             }
         }
     }
@@ -187,17 +191,8 @@ impl Shadow {
             if !plain(&rel) {
                 continue;
             }
-            let path = self.root.join(&rel);
-            match path.symlink_metadata() {
-                Ok(m) if m.is_dir() => {
-                    conflicts.push(format!("{}: a folder is there now", rel.display()));
-                }
-                Ok(_) => {
-                    std::fs::remove_file(&path)
-                        .map_err(|e| CheckpointError::io("remove", &path, &e))?;
-                    self.prune_empty(&path);
-                }
-                Err(_) => {}
+            if let Some(why) = self.remove_entry(&rel)? {
+                conflicts.push(format!("{}: {why}", rel.display()));
             }
         }
         for (rel, id, mode) in writes {
@@ -211,65 +206,89 @@ impl Shadow {
         Ok(conflicts)
     }
 
-    /// Writes one recorded file back. `Ok(Err(why))` is a conflict, not a failure.
+    /// Removes one file the target does not have, and the folders that leaves empty.
+    /// Returns a conflict, if any. Everything is done through descriptors of the folders
+    /// on the way (see `beneath`): a folder swapped for a link, even between two steps
+    /// here, is never followed.
+    fn remove_entry(&self, rel: &Path) -> Result<Option<String>> {
+        let parents = match self.folder.parents(rel, false) {
+            Ok(p) => p,
+            // Already gone with its folder, or a link in the way: nothing of ours to remove.
+            Err(Blocked::Missing | Blocked::NotAFolder(_)) => return Ok(None),
+            Err(Blocked::Io(e)) => {
+                return Err(CheckpointError::io("open", self.root.join(rel), &e));
+            }
+        };
+        let Some(name) = rel.file_name() else {
+            return Ok(None);
+        };
+        match parents
+            .kind(name)
+            .map_err(|e| CheckpointError::io("look at", self.root.join(rel), &e))?
+        {
+            Kind::Folder => Ok(Some("a folder is there now".to_string())),
+            Kind::Missing => Ok(None),
+            Kind::Other => {
+                match parents.last().remove_file(name) {
+                    Ok(()) => {}
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                    // Made a folder since the look above (a racing process).
+                    Err(e) if e.kind() == std::io::ErrorKind::IsADirectory => {
+                        return Ok(Some("a folder is there now".to_string()));
+                    }
+                    Err(e) => return Err(CheckpointError::io("remove", self.root.join(rel), &e)),
+                }
+                parents.prune_empty();
+                Ok(None)
+            }
+        }
+    }
+
+    /// Writes one recorded file back. `Ok(Err(why))` is a conflict, not a failure. Each
+    /// folder on the way must be a real folder inside the root (a link there could send
+    /// the write anywhere); they are opened one from the other, never by path.
     fn write_entry(
         &self,
         rel: &Path,
         id: Oid,
         mode: u32,
     ) -> Result<std::result::Result<(), String>> {
-        let Some(parent_rel) = rel.parent() else {
+        let Some(name) = rel.file_name() else {
             return Ok(Err("not a file path".to_string()));
         };
-        // Each folder on the way must be a real folder inside the root: a link there could
-        // send the write anywhere.
-        let mut dir = self.root.clone();
-        for c in parent_rel.components() {
-            dir.push(c);
-            match dir.symlink_metadata() {
-                Ok(m) if m.is_dir() => {}
-                Ok(_) => {
-                    return Ok(Err(format!(
-                        "{} is a file or a link, not a folder",
-                        dir.strip_prefix(&self.root).unwrap_or(&dir).display()
-                    )));
-                }
-                Err(_) => std::fs::create_dir(&dir)
-                    .map_err(|e| CheckpointError::io("create", &dir, &e))?,
-            }
-        }
         let path = self.root.join(rel);
-        if path.symlink_metadata().is_ok_and(|m| m.is_dir()) {
+        let parents = match self.folder.parents(rel, true) {
+            Ok(p) => p,
+            Err(Blocked::NotAFolder(at)) => {
+                return Ok(Err(format!(
+                    "{} is a file or a link, not a folder",
+                    at.display()
+                )));
+            }
+            Err(Blocked::Missing) => return Ok(Err("its folder could not be made".to_string())),
+            Err(Blocked::Io(e)) => return Err(CheckpointError::io("create", &path, &e)),
+        };
+        if matches!(
+            parents
+                .kind(name)
+                .map_err(|e| CheckpointError::io("look at", &path, &e))?,
+            Kind::Folder
+        ) {
             return Ok(Err("a folder is there now".to_string()));
         }
         let blob = self.repo.find_blob(id)?;
-        if mode == 0o120000 {
-            write_link(&dir, &path, &bytes_path(blob.content()))?;
-            return Ok(Ok(()));
-        }
-        let mut tmp = tempfile::Builder::new()
-            .prefix(TMP_PREFIX)
-            .tempfile_in(&dir)
-            .map_err(|e| CheckpointError::io("create a temporary file in", &dir, &e))?;
-        tmp.write_all(blob.content())
-            .and_then(|_| set_mode(tmp.as_file(), mode == 0o100755))
-            .and_then(|_| tmp.as_file().sync_all())
-            .map_err(|e| CheckpointError::io("write", &path, &e))?;
-        // `persist` renames over the path itself, also when it is a link now: the link is
-        // replaced, never followed.
-        tmp.persist(&path)
-            .map_err(|e| CheckpointError::io("replace", &path, &e.error))?;
-        Ok(Ok(()))
-    }
-
-    /// Removes the folders a removal left empty, up to the root.
-    fn prune_empty(&self, removed: &Path) {
-        let mut dir = removed.parent();
-        while let Some(d) = dir {
-            if d == self.root || !d.starts_with(&self.root) || std::fs::remove_dir(d).is_err() {
-                break;
+        let written = if mode == 0o120000 {
+            parents.replace_link(name, &bytes_path(blob.content()), TMP_PREFIX)
+        } else {
+            parents.replace_file(name, blob.content(), mode == 0o100755, TMP_PREFIX)
+        };
+        match written {
+            Ok(()) => Ok(Ok(())),
+            // Made a folder since the look above (a racing process).
+            Err(e) if e.kind() == std::io::ErrorKind::IsADirectory => {
+                Ok(Err("a folder is there now".to_string()))
             }
-            dir = d.parent();
+            Err(e) => Err(CheckpointError::io("replace", &path, &e)),
         }
     }
 }
@@ -277,42 +296,4 @@ impl Shadow {
 /// Only plain relative paths are acted on (git's trees hold no others; this makes sure).
 fn plain(rel: &Path) -> bool {
     rel.components().all(|c| matches!(c, Component::Normal(_)))
-}
-
-#[cfg(unix)]
-fn write_link(dir: &Path, path: &Path, target: &Path) -> Result<()> {
-    let tmp = dir.join(format!("{TMP_PREFIX}link-{}", std::process::id()));
-    let _ = std::fs::remove_file(&tmp);
-    std::os::unix::fs::symlink(target, &tmp)
-        .map_err(|e| CheckpointError::io("create a link at", &tmp, &e))?;
-    std::fs::rename(&tmp, path).map_err(|e| CheckpointError::io("replace", path, &e))
-}
-
-#[cfg(not(unix))]
-fn write_link(_dir: &Path, path: &Path, target: &Path) -> Result<()> {
-    // Without symbolic links the link's target is written as the file's text, as git
-    // does on such systems.
-    skald_base::atomic::write_atomic(path, target.to_string_lossy().as_bytes())
-        .map(|_| ())
-        .map_err(|e| CheckpointError::Io {
-            action: "write",
-            path: path.to_path_buf(),
-            reason: e.to_string(),
-        })
-}
-
-#[cfg(unix)]
-fn set_mode(file: &std::fs::File, executable: bool) -> std::io::Result<()> {
-    use std::os::unix::fs::PermissionsExt;
-    // The umask is not applied to an explicit chmod; the usual 0644/0755 are.
-    file.set_permissions(std::fs::Permissions::from_mode(if executable {
-        0o755
-    } else {
-        0o644
-    }))
-}
-
-#[cfg(not(unix))]
-fn set_mode(_file: &std::fs::File, _executable: bool) -> std::io::Result<()> {
-    Ok(())
 }

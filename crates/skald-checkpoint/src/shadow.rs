@@ -1,6 +1,7 @@
 //! The shadow repository of one folder: opening it (and the lock that keeps two Skald
 //! processes from writing it at once), and snapshots.
 
+use crate::beneath::Folder;
 use crate::{CheckpointError, Limits, Result};
 use git2::{Index, IndexEntry, IndexTime, ObjectType, Oid, Repository, Signature};
 use ignore::WalkState;
@@ -24,6 +25,9 @@ const LOCK_WAIT: Duration = Duration::from_secs(10);
 pub struct Shadow {
     pub(crate) repo: Repository,
     pub(crate) root: PathBuf,
+    /// The folder held open: every file of it is read and written through this
+    /// descriptor (see `beneath`), never through `root`.
+    pub(crate) folder: Folder,
     pub(crate) dir: PathBuf,
     #[cfg(unix)]
     _lock: nix::fcntl::Flock<std::fs::File>,
@@ -111,9 +115,12 @@ impl Shadow {
             }
         };
         remove_stale_locks(&dir);
+        let folder =
+            Folder::open(&root).map_err(|e| CheckpointError::io("open the folder", &root, &e))?;
         let mut shadow = Shadow {
             repo,
             root,
+            folder,
             dir,
             #[cfg(unix)]
             _lock: lock,
@@ -256,11 +263,11 @@ impl Shadow {
             if unchanged {
                 continue;
             }
-            let content = if file.meta.file_type().is_symlink() {
-                std::fs::read_link(&file.path).map(|t| path_bytes(&t))
-            } else {
-                std::fs::read(&file.path)
-            };
+            // Through the folder's descriptor: a folder on the way swapped for a link
+            // since the walk is refused, so nothing outside is ever recorded.
+            let content = self
+                .folder
+                .read(&bytes_path(&file.rel), file.meta.file_type().is_symlink());
             // A file that vanished or became unreadable since the walk saw it is left as
             // the index had it.
             if let Ok(content) = content {
@@ -436,7 +443,6 @@ impl Drop for Batch<'_> {
 /// A file the walk found, with its stat data.
 struct Found {
     rel: Vec<u8>,
-    path: PathBuf,
     meta: std::fs::Metadata,
 }
 
@@ -509,11 +515,7 @@ fn walk(root: &Path, excluded: &[PathBuf], limits: &Limits) -> Result<Walked> {
                         lock(over).get_or_insert(e);
                         return WalkState::Quit;
                     }
-                    mine.push(Found {
-                        rel,
-                        path: entry.into_path(),
-                        meta,
-                    });
+                    mine.push(Found { rel, meta });
                     WalkState::Continue
                 },
             ) as Box<dyn FnMut(_) -> WalkState + Send>

@@ -776,3 +776,129 @@ fn kills_during_checkpoints_and_restores_leave_the_folder_wholly_old_or_wholly_n
     checkpoints_json(data.path(), &["restore", &done["id"].to_string()]);
     assert_eq!(state_of(w), Ok(state));
 }
+
+/// The restore race (docs/checkpoints.md, "Races"): a process a sandboxed command left
+/// running swaps one of the chat's folders with a link to a folder outside, as fast as it
+/// can, while `skald checkpoints restore` goes back and forth over that folder's files.
+/// Nothing outside is removed, written, or read into a checkpoint, and every restore ends
+/// normally (a file the race put in the way is a conflict it names).
+#[test]
+fn a_restore_racing_a_folder_swapped_for_a_link_touches_nothing_outside() {
+    use nix::fcntl::{AT_FDCWD, RenameFlags, renameat2};
+    const FILES: usize = 300;
+    let (data, work, outside) = (
+        tempfile::tempdir().unwrap(),
+        tempfile::tempdir().unwrap(),
+        tempfile::tempdir().unwrap(),
+    );
+    let w = work.path();
+    for i in 0..FILES {
+        std::fs::write(
+            outside.path().join(format!("f{i}.txt")),
+            format!("outside {i}\n"),
+        )
+        .unwrap();
+    }
+    // The link's name is ignored, so the folder behind it is at times out of the walk.
+    std::fs::write(w.join(".gitignore"), "l\n").unwrap();
+    let server = ScriptedServer::new(vec![
+        tool_call(
+            "c1",
+            "execute_cmd",
+            &json!({"command": format!(
+                "mkdir d && for i in $(seq 0 {}); do echo inside $i > d/f$i.txt; done",
+                FILES - 1
+            )})
+            .to_string(),
+        ),
+        answer("done"),
+    ]);
+    let out = skald(data.path(), Some(&server))
+        .args([
+            "exec",
+            "--json",
+            "--approve",
+            "all",
+            "--sandbox",
+            "off",
+            "--cwd",
+        ])
+        .arg(w)
+        .arg("make the files")
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let before_files = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|e| e["type"] == "checkpoint")
+        .map(|e| e["checkpoint"]["id"].to_string())
+        .expect("a checkpoint before the command");
+    assert_eq!(std::fs::read_dir(w.join("d")).unwrap().count(), FILES);
+    std::os::unix::fs::symlink(outside.path(), w.join("l")).unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let swapper = {
+        let stop = stop.clone();
+        let (d, l) = (w.join("d"), w.join("l"));
+        std::thread::spawn(move || {
+            let mut swaps = 0u64;
+            while !stop.load(Ordering::Relaxed) {
+                if renameat2(AT_FDCWD, &d, AT_FDCWD, &l, RenameFlags::RENAME_EXCHANGE).is_ok() {
+                    swaps += 1;
+                }
+            }
+            swaps
+        })
+    };
+    // Back and forth: each restore's answer names the checkpoint that undoes it.
+    let mut to = before_files;
+    let mut restores = Vec::new();
+    for _ in 0..8 {
+        let done = checkpoints_json(data.path(), &["restore", &to]);
+        to = done["id"].to_string();
+        restores.push(to.clone());
+    }
+    stop.store(true, Ordering::Relaxed);
+    let swaps = swapper.join().unwrap();
+    assert!(swaps > 0, "the swap never happened");
+    let mut names: Vec<String> = std::fs::read_dir(outside.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    let mut expected: Vec<String> = (0..FILES).map(|i| format!("f{i}.txt")).collect();
+    expected.sort();
+    assert_eq!(
+        names, expected,
+        "files removed from or added to the outside folder"
+    );
+    for i in 0..FILES {
+        assert_eq!(
+            std::fs::read_to_string(outside.path().join(format!("f{i}.txt"))).unwrap(),
+            format!("outside {i}\n"),
+            "f{i}.txt outside was changed"
+        );
+    }
+    // No restore recorded the outside folder's content in its checkpoints.
+    for id in &restores {
+        let out = skald(data.path(), None)
+            .args(["checkpoints", "diff", id])
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            !String::from_utf8_lossy(&out.stdout).contains("outside "),
+            "restore {id} recorded a file of the outside folder"
+        );
+    }
+}

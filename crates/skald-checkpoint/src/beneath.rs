@@ -1,0 +1,258 @@
+//! Reading and changing files inside the folder through directory descriptors, never
+//! through paths (docs/checkpoints.md, "Races").
+//!
+//! A sandboxed command may leave a process running while Skald snapshots or restores the
+//! folder, and that process may swap any folder on the way for a link between Skald's
+//! look and its act. So every read, write and removal here starts from the descriptor of
+//! the folder opened once, and goes down one component at a time with `O_NOFOLLOW`
+//! (`openat2` with `RESOLVE_BENEATH` where the kernel has it): a link anywhere on the way
+//! is refused rather than followed, and the final name is created, renamed over or
+//! unlinked relative to its parent's descriptor (`openat`, `renameat`, `unlinkat`).
+//! Whatever the race, nothing outside the folder is read or touched.
+//!
+//! This is the one module of ours that names cap-std, the field's library for this.
+
+use cap_fs_ext::{DirExt, FollowSymlinks, OpenOptionsFollowExt};
+use cap_std::fs::{Dir, OpenOptions};
+use std::ffi::{OsStr, OsString};
+use std::io::{self, Read, Write};
+use std::path::{Component, Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// The folder a shadow repository records, held open by descriptor.
+pub(crate) struct Folder {
+    root: Dir,
+}
+
+/// The folders from the root down to a path's parent, each opened from the one before.
+pub(crate) struct Parents {
+    /// `dirs[0]` is the root; `dirs[i]` is `names[i - 1]` inside `dirs[i - 1]`.
+    dirs: Vec<Dir>,
+    names: Vec<OsString>,
+}
+
+/// Why a path's parent folders could not all be opened.
+pub(crate) enum Blocked {
+    /// This part of the path (relative to the root) is a file or a link, not a folder.
+    NotAFolder(PathBuf),
+    /// A part is missing (and was not to be made).
+    Missing,
+    Io(io::Error),
+}
+
+impl Folder {
+    pub fn open(root: &Path) -> io::Result<Folder> {
+        let root = Dir::open_ambient_dir(root, cap_std::ambient_authority())?;
+        Ok(Folder { root })
+    }
+
+    /// Opens the folders on the way to `rel`'s parent, refusing links; with `create`,
+    /// missing ones are made.
+    pub fn parents(&self, rel: &Path, create: bool) -> Result<Parents, Blocked> {
+        let mut dirs = vec![self.root.try_clone().map_err(Blocked::Io)?];
+        let mut names = Vec::new();
+        let Some(parent) = rel.parent() else {
+            return Ok(Parents { dirs, names });
+        };
+        let mut seen = PathBuf::new();
+        for c in parent.components() {
+            let Component::Normal(name) = c else {
+                return Err(Blocked::NotAFolder(seen.join(c)));
+            };
+            seen.push(name);
+            let here = dirs.last().ok_or(Blocked::Missing)?;
+            let next = match here.open_dir_nofollow(name) {
+                Ok(d) => d,
+                Err(e) if e.kind() == io::ErrorKind::NotFound && create => {
+                    match here.create_dir(name) {
+                        Ok(()) => {}
+                        // Made meanwhile by someone else: opened below like any other.
+                        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+                        Err(e) => return Err(Blocked::Io(e)),
+                    }
+                    here.open_dir_nofollow(name)
+                        .map_err(|_| Blocked::NotAFolder(seen.clone()))?
+                }
+                Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(Blocked::Missing),
+                // A link (ELOOP) or a file (ENOTDIR), or gone odd meanwhile.
+                Err(_) => return Err(Blocked::NotAFolder(seen.clone())),
+            };
+            dirs.push(next);
+            names.push(name.to_os_string());
+        }
+        Ok(Parents { dirs, names })
+    }
+
+    /// The content of the file at `rel`, or the target of the link there; a link on the
+    /// way is an error, never followed.
+    pub fn read(&self, rel: &Path, link: bool) -> io::Result<Vec<u8>> {
+        let parents = self.parents(rel, false).map_err(Blocked::into_io)?;
+        let name = file_name(rel)?;
+        if link {
+            let target = parents.last().read_link_contents(name)?;
+            return Ok(crate::shadow::path_bytes(&target));
+        }
+        let mut options = OpenOptions::new();
+        options.read(true).follow(FollowSymlinks::No);
+        let mut file = parents.last().open_with(name, &options)?;
+        let mut bytes = Vec::new();
+        file.read_to_end(&mut bytes)?;
+        Ok(bytes)
+    }
+
+    /// Removes the file or link at `rel` (never what a link points to), if its parents are
+    /// all real folders.
+    pub fn remove_file(&self, rel: &Path) -> io::Result<()> {
+        let parents = self.parents(rel, false).map_err(Blocked::into_io)?;
+        parents.last().remove_file(file_name(rel)?)
+    }
+}
+
+impl Blocked {
+    pub fn into_io(self) -> io::Error {
+        match self {
+            Blocked::NotAFolder(p) => io::Error::new(
+                io::ErrorKind::NotADirectory,
+                format!("{} is a file or a link, not a folder", p.display()),
+            ),
+            Blocked::Missing => io::Error::from(io::ErrorKind::NotFound),
+            Blocked::Io(e) => e,
+        }
+    }
+}
+
+/// What is at a name inside a folder, not following a link.
+pub(crate) enum Kind {
+    Missing,
+    Folder,
+    Other,
+}
+
+impl Parents {
+    /// The folder the path's own name is in.
+    pub fn last(&self) -> &Dir {
+        // `parents` always holds the root first, so this is never empty.
+        &self.dirs[self.dirs.len() - 1]
+    }
+
+    pub fn kind(&self, name: &OsStr) -> io::Result<Kind> {
+        match self.last().symlink_metadata(name) {
+            Ok(m) if m.is_dir() => Ok(Kind::Folder),
+            Ok(_) => Ok(Kind::Other),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Kind::Missing),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Replaces `name` with a file holding `content`, in one rename (a link there is
+    /// replaced, never followed). The content is on disk before the rename.
+    pub fn replace_file(
+        &self,
+        name: &OsStr,
+        content: &[u8],
+        executable: bool,
+        tmp_prefix: &str,
+    ) -> io::Result<()> {
+        let dir = self.last();
+        let (tmp, file) = create_new(dir, tmp_prefix)?;
+        let mut file = file.into_std();
+        let written = file
+            .write_all(content)
+            .and_then(|_| set_mode(&file, executable))
+            .and_then(|_| file.sync_all())
+            .and_then(|_| dir.rename(&tmp, dir, name));
+        if written.is_err() {
+            let _ = dir.remove_file(&tmp);
+        }
+        written
+    }
+
+    /// Replaces `name` with a link to `target`, in one rename.
+    #[cfg(unix)]
+    pub fn replace_link(&self, name: &OsStr, target: &Path, tmp_prefix: &str) -> io::Result<()> {
+        let dir = self.last();
+        for _ in 0..100 {
+            let tmp = temp_name(tmp_prefix);
+            match dir.symlink_contents(target, &tmp) {
+                Ok(()) => {
+                    let renamed = dir.rename(&tmp, dir, name);
+                    if renamed.is_err() {
+                        let _ = dir.remove_file(&tmp);
+                    }
+                    return renamed;
+                }
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(e),
+            }
+        }
+        Err(io::Error::from(io::ErrorKind::AlreadyExists))
+    }
+
+    /// Without symbolic links the link's target is written as the file's text, as git
+    /// does on such systems.
+    #[cfg(not(unix))]
+    pub fn replace_link(&self, name: &OsStr, target: &Path, tmp_prefix: &str) -> io::Result<()> {
+        self.replace_file(name, target.to_string_lossy().as_bytes(), false, tmp_prefix)
+    }
+
+    /// Removes the folders on the way that are now empty, deepest first, up to the root.
+    pub fn prune_empty(&self) {
+        for i in (0..self.names.len()).rev() {
+            if self.dirs[i].remove_dir(&self.names[i]).is_err() {
+                break;
+            }
+        }
+    }
+}
+
+fn file_name(rel: &Path) -> io::Result<&OsStr> {
+    match rel.components().next_back() {
+        Some(Component::Normal(name)) => Ok(name),
+        _ => Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("{} is not a file path", rel.display()),
+        )),
+    }
+}
+
+/// A new file, made here and nowhere else (`O_EXCL`), under a name no other is using.
+fn create_new(dir: &Dir, prefix: &str) -> io::Result<(OsString, cap_std::fs::File)> {
+    let mut options = OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use cap_std::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    for _ in 0..100 {
+        let name = temp_name(prefix);
+        match dir.open_with(&name, &options) {
+            Ok(file) => return Ok((name, file)),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    Err(io::Error::from(io::ErrorKind::AlreadyExists))
+}
+
+fn temp_name(prefix: &str) -> OsString {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    OsString::from(format!("{prefix}{}-{n}", std::process::id()))
+}
+
+#[cfg(unix)]
+fn set_mode(file: &std::fs::File, executable: bool) -> io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    // The umask is not applied to an explicit chmod; the usual 0644/0755 are.
+    file.set_permissions(std::fs::Permissions::from_mode(if executable {
+        0o755
+    } else {
+        0o644
+    }))
+}
+
+#[cfg(not(unix))]
+fn set_mode(_file: &std::fs::File, _executable: bool) -> io::Result<()> {
+    Ok(())
+}
