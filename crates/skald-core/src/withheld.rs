@@ -31,7 +31,9 @@ impl Withheld {
     }
 
     /// Hides `dir` from sandboxed commands (Skald's data directory: the conversations,
-    /// the configuration, the logs). File tools are governed by the rules instead.
+    /// the configuration, the logs). File tools refuse it too, whatever the rules say,
+    /// except reads inside a read grant that lies in it (its skill folders): see
+    /// `approval::data_dir_reached`.
     pub fn hide_from_commands(&self, dir: &Path) {
         let dir = canonicalize_for_policy(dir, dir);
         let mut list = lock(&self.from_commands);

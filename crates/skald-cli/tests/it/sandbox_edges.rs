@@ -213,3 +213,82 @@ fn a_deny_rule_sees_through_the_programs_that_run_a_command() {
     let o = f.cmd("workspace-write", &[], "flock L cat x");
     assert!(out(&o).contains("keep"), "{}", out(&o));
 }
+
+/// Item 8 of the report: a chat working in the home folder holds Skald's data directory.
+/// Commands never see it (the sandbox hides it); the file tools now refuse it too — its
+/// settings, logs, database and checkpoints — whatever `--approve all` says, and a walk of
+/// the home folder skips it. Its skills stay readable, as `SKILL.md` asks.
+#[test]
+fn file_tools_do_not_reach_skalds_data_directory_from_a_chat_in_the_home_folder() {
+    use crate::common::{events, ok, result, skald};
+    use skald_testkit::{ScriptedServer, answer, tool_call};
+    let home = tempfile::tempdir().unwrap();
+    let data = home.path().join(".local/share/skald");
+    std::fs::create_dir_all(data.join("logs")).unwrap();
+    std::fs::write(data.join("config.toml"), "# marker-in-config\n").unwrap();
+    std::fs::write(data.join("logs/skald.2026-12-05.log"), "marker-in-log\n").unwrap();
+    std::fs::write(home.path().join("notes.md"), "marker-in-notes\n").unwrap();
+    std::os::unix::fs::symlink(&data, home.path().join("innocent")).unwrap();
+    let calls = [
+        (
+            "c1",
+            "read_file",
+            r#"{"path": ".local/share/skald/config.toml"}"#,
+        ),
+        (
+            "c2",
+            "read_file",
+            r#"{"path": "innocent/logs/skald.2026-12-05.log"}"#,
+        ),
+        ("c3", "list_files", r#"{"path": ".local/share/skald"}"#),
+        ("c4", "grep_files", r#"{"pattern": "marker-in"}"#),
+        (
+            "c5",
+            "search_file",
+            r#"{"path": ".local/share/skald/config.toml", "pattern": "marker"}"#,
+        ),
+        (
+            "c6",
+            "write_file",
+            r#"{"path": ".local/share/skald/config.toml", "content": "x"}"#,
+        ),
+        (
+            "c7",
+            "read_file",
+            r#"{"path": ".local/share/skald/bundled/skills/code-review/SKILL.md"}"#,
+        ),
+    ];
+    let mut replies: Vec<_> = calls
+        .iter()
+        .map(|(id, tool, args)| tool_call(id, tool, args))
+        .collect();
+    replies.push(answer("done"));
+    let server = ScriptedServer::new(replies);
+    let o = skald(&data, Some(&server))
+        .args(["exec", "--json", "--approve", "all", "--cwd"])
+        .arg(home.path())
+        .arg("look around")
+        .output()
+        .unwrap();
+    let evs = events(&ok(&o));
+    for id in ["c1", "c2", "c3", "c5", "c6"] {
+        let r = result(&evs, id);
+        assert!(r.contains("Skald's data directory"), "{id}: {r}");
+        assert!(!r.contains("marker-in"), "{id}: {r}");
+    }
+    let grep = result(&evs, "c4");
+    assert!(grep.contains("marker-in-notes"), "{grep}");
+    assert!(
+        !grep.contains("marker-in-config") && !grep.contains("marker-in-log"),
+        "{grep}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(data.join("config.toml")).unwrap(),
+        "# marker-in-config\n"
+    );
+    let skill = result(&evs, "c7");
+    assert!(
+        skill.starts_with("tool_done") && skill.contains("name: code-review"),
+        "{skill}"
+    );
+}

@@ -361,6 +361,10 @@ pub fn denied_paths(store: &Store, ctx: &RunContext, tool: &str) -> Vec<PathBuf>
     let mut out = if FS_READ.contains(&tool) || FS_WRITE.contains(&tool) {
         let mut p = ctx.protected.clone();
         p.extend(credential_paths().iter().cloned());
+        // Skald's data directory, skipped by a walk that reaches it (a grep of the home
+        // folder); a walk that starts inside its skills is not affected (`walker` only
+        // skips paths below its root).
+        p.extend(ctx.hidden_from_commands.iter().cloned());
         p
     } else {
         Vec::new()
@@ -379,6 +383,27 @@ pub fn denied_paths(store: &Store, ctx: &RunContext, tool: &str) -> Vec<PathBuf>
             }),
     );
     out
+}
+
+/// The folder hidden from commands (Skald's data directory) that a file tool's call
+/// reaches, if any. A read inside a read grant that itself lies in that folder — a skill
+/// folder, which the run always may read — is not refused: `SKILL.md` says "read_file and
+/// follow it".
+fn data_dir_reached<'a>(ctx: &'a RunContext, tool: &str, args: &Value) -> Option<&'a Path> {
+    if !(FS_READ.contains(&tool) || FS_WRITE.contains(&tool)) {
+        return None;
+    }
+    let path = call_path(tool, args, &ctx.working_dir)?;
+    let dir = ctx
+        .hidden_from_commands
+        .iter()
+        .find(|d| path_under(&path, d))?;
+    let opened = FS_READ.contains(&tool)
+        && ctx.allow_fs_reads.iter().any(|g| {
+            let g = canonicalize_for_policy(g, &ctx.working_dir);
+            path_under(&g, dir) && path_under(&path, &g)
+        });
+    (!opened).then_some(dir.as_path())
 }
 
 /// Decides a call. Logs every decision for audit.
@@ -406,6 +431,18 @@ fn decide(store: &Store, ctx: &RunContext, tool: &str, args: &Value) -> Decision
             rule_id: None,
             reason: format!(
                 "{} holds Skald's secrets; file tools never touch it",
+                dir.display()
+            ),
+        };
+    }
+    if let Some(dir) = data_dir_reached(ctx, tool, args) {
+        return Decision {
+            action: RuleAction::Deny,
+            rule_id: None,
+            reason: format!(
+                "{} is Skald's data directory (every chat's history, the logs, the \
+                 settings); file tools do not reach it, as commands do not (only its skill \
+                 folders are read)",
                 dir.display()
             ),
         };

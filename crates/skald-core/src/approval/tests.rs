@@ -94,6 +94,69 @@ fn skalds_own_secrets_are_out_of_reach_even_inside_a_chats_folder() {
     assert!(!denied_paths(&s, &ctx, "execute_cmd").contains(&canonical));
 }
 
+#[test]
+fn skalds_data_directory_is_out_of_the_file_tools_reach_but_its_skills() {
+    let (s, _d, mut ctx) = setup();
+    // A chat working in the home folder, which holds the data directory.
+    let data = ctx.working_dir.join(".local/share/skald");
+    for sub in ["logs", "skills/review", "agents", "checkpoints"] {
+        std::fs::create_dir_all(data.join(sub)).unwrap();
+    }
+    std::fs::write(data.join("config.toml"), "").unwrap();
+    std::fs::write(data.join("skald.db"), "").unwrap();
+    std::fs::write(data.join("skills/review/SKILL.md"), "read me").unwrap();
+    ctx.hidden_from_commands
+        .push(canonicalize_for_policy(&data, &data));
+    // As a session's run context has it: the home folder granted, the skills readable.
+    ctx.allow_fs_reads.push(ctx.working_dir.clone());
+    ctx.allow_fs_writes.push(ctx.working_dir.clone());
+    ctx.allow_fs_reads.push(data.join("skills"));
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(&data, ctx.working_dir.join("innocent")).unwrap();
+    let mut refused = vec![
+        ("read_file", ".local/share/skald/config.toml"),
+        ("read_file", ".local/share/skald/skald.db"),
+        ("read_file", ".local/share/skald/logs/skald.2026-12-05.log"),
+        ("read_file", ".local/share/skald/skills/../config.toml"),
+        ("search_file", ".local/share/skald/config.toml"),
+        ("get_ast_outline", ".local/share/skald/checkpoints"),
+        ("list_files", ".local/share/skald"),
+        ("list_files", ".local/share/skald/logs"),
+        ("grep_files", ".local/share/skald"),
+        ("write_file", ".local/share/skald/config.toml"),
+        ("edit_file", ".local/share/skald/skills/review/SKILL.md"),
+        ("write_file", ".local/share/skald/agents/main.md"),
+    ];
+    #[cfg(unix)]
+    refused.extend([
+        ("read_file", "innocent/config.toml"),
+        ("list_files", "innocent"),
+    ]);
+    for (tool, path) in refused {
+        let d = check(&s, &ctx, tool, &json!({"path": path, "content": ""}));
+        assert_eq!(d.action, RuleAction::Deny, "{tool} {path}");
+        assert!(d.reason.contains("Skald's data directory"), "{}", d.reason);
+    }
+    // Its skills are read as `SKILL.md` asks, and listed.
+    for (tool, path) in [
+        ("read_file", ".local/share/skald/skills/review/SKILL.md"),
+        ("list_files", ".local/share/skald/skills"),
+    ] {
+        let d = check(&s, &ctx, tool, &json!({"path": path}));
+        assert_eq!(d.action, RuleAction::Allow, "{tool} {path}: {}", d.reason);
+    }
+    // A walk of the home folder is allowed, and skips the data directory.
+    assert_eq!(
+        check(&s, &ctx, "grep_files", &json!({"pattern": "k"})).action,
+        RuleAction::Allow
+    );
+    let canonical = canonicalize_for_policy(&data, &data);
+    assert!(denied_paths(&s, &ctx, "grep_files").contains(&canonical));
+    assert!(denied_paths(&s, &ctx, "list_files").contains(&canonical));
+    // Commands are kept out by the sandbox instead (`hidden_from_commands`).
+    assert!(!denied_paths(&s, &ctx, "execute_cmd").contains(&canonical));
+}
+
 #[cfg(unix)]
 #[test]
 fn symlinks_into_secrets_are_denied_and_out_of_the_tree_need_approval() {
