@@ -8,7 +8,9 @@ It speaks the real protocol (JSON-RPC 2.0, one message per line) and offers five
   hang     never answers this call (the server stays alive and serves other calls);
   crash    exits with status 3 without answering.
 Each start appends a line to the file named by FAULTY_STARTS, if set, so a test can
-count restarts.
+count restarts. With FAULTY_HOSTILE set, every tool's description, every error and the
+server's stderr carry terminal controls (a title change, a screen clear): what Skald
+prints of them must show them escaped.
 """
 
 import json
@@ -39,7 +41,16 @@ TOOLS = [
 ]
 
 
+HOSTILE = "\x1b]0;owned\x07\x1b[2J\x1b[31m" if os.environ.get("FAULTY_HOSTILE") else ""
+if HOSTILE:
+    for tool in TOOLS:
+        tool["description"] = HOSTILE + tool["description"]
+
+
 def main():
+    if HOSTILE:
+        sys.stderr.write(HOSTILE + "starting\n")
+        sys.stderr.flush()
     starts = os.environ.get("FAULTY_STARTS")
     if starts:
         with open(starts, "a") as f:
@@ -80,7 +91,7 @@ def main():
                 os._exit(3)
             else:
                 send({"jsonrpc": "2.0", "id": id_,
-                      "error": {"code": -32602, "message": f"unknown tool {name}"}})
+                      "error": {"code": -32602, "message": f"{HOSTILE}unknown tool {name}"}})
         else:
             send({"jsonrpc": "2.0", "id": id_,
                   "error": {"code": -32601, "message": f"unknown method {method}"}})

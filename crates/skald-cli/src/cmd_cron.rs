@@ -3,6 +3,7 @@
 
 use crate::Approve;
 use clap::Subcommand;
+use skald_api::escape_controls_inline;
 use std::path::PathBuf;
 
 use crate::exit;
@@ -69,7 +70,7 @@ pub fn list(data_dir: &DataDir, json: bool) -> Result<u8, Fail> {
             "{:>4}  {}  {:<20} {} [{}]  agent {}  next {}  last {}",
             j.id,
             if j.enabled { "on " } else { "off" },
-            j.name,
+            escape_controls_inline(&j.name),
             j.cron,
             j.timezone,
             j.agent_id,
@@ -204,7 +205,7 @@ pub fn runs(data_dir: &DataDir, id: i64, json: bool) -> Result<u8, Fail> {
         );
         if let Some(result) = r.result.filter(|t| !t.is_empty()) {
             for line in result.lines() {
-                println!("      {line}");
+                println!("      {}", escape_controls_inline(line));
             }
         }
         // What the run changed in its folder can be looked at and undone from here.

@@ -400,7 +400,7 @@ fn print_event(event: &Event, json: bool) {
                 "  ⏸ waiting for approval of {}: skald inbox answer {inbox_id} approve|reject",
                 escape_controls_inline(label)
             ),
-            Event::OpenFile { path } => writeln!(out, "  📄 open {path}"),
+            Event::OpenFile { path } => writeln!(out, "  📄 open {}", escape_controls_inline(path)),
             // What the agent was told besides its prompt, on stderr: the answer on stdout
             // stays the answer.
             Event::Context { context, .. } if !context.instructions.is_empty() => {
@@ -471,7 +471,7 @@ fn print_event(event: &Event, json: bool) {
                 writeln!(out, "{}↳ {agent_id} is working", "  ".repeat(*depth))
             }
             Event::LlmFailed { message, .. } | Event::Error { message } => {
-                eprintln!("skald exec: {message}");
+                eprintln!("skald exec: {}", escape_controls(message));
                 Ok(())
             }
             Event::Done {

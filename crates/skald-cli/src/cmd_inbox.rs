@@ -124,7 +124,10 @@ fn answer(data_dir: &DataDir, id: i64, given: Given<'_>) -> Result<u8, Fail> {
         Answer::Reject { .. } => "rejected",
         _ => "approved",
     };
-    println!("{verb} item {id}: {}", done.item.title);
+    println!(
+        "{verb} item {id}: {}",
+        escape_controls_inline(&done.item.title)
+    );
     if let (Some((spec, matched)), Some(rule_id)) = (proposed, done.rule_id) {
         let what = match (&spec.command_pattern, &spec.path_pattern) {
             (Some(c), _) => format!("{} `{c}`", spec.tool_pattern),

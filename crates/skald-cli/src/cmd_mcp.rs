@@ -3,6 +3,7 @@
 //! signs in to an HTTP server with OAuth in the browser.
 
 use clap::Subcommand;
+use skald_api::{escape_controls, escape_controls_inline};
 
 use crate::exit;
 use crate::fail::{Fail, finish};
@@ -138,16 +139,17 @@ async fn probe_one(
 fn report(name: &str, status: &Status, tools: usize) {
     match status {
         Status::Ready { .. } => println!("`{name}` is ready with {tools} tools"),
+        // The error and the output are the server's words: no terminal controls.
         Status::Failed { error, log_tail } => {
-            println!("`{name}` failed: {error}");
+            println!("`{name}` failed: {}", escape_controls(error));
             if !log_tail.is_empty() {
                 println!("its last output:");
                 for line in log_tail.lines() {
-                    println!("  {line}");
+                    println!("  {}", escape_controls_inline(line));
                 }
             }
         }
-        other => println!("`{name}`: {}", other.describe()),
+        other => println!("`{name}`: {}", escape_controls(&other.describe())),
     }
 }
 
@@ -192,13 +194,13 @@ pub async fn list(data_dir: &DataDir, config: &Config, json: bool) -> Result<u8,
             "{:<20} {:<5} {:<40} {}",
             r.name,
             r.transport,
-            status.describe(),
-            describe(r)
+            escape_controls_inline(&status.describe()),
+            escape_controls_inline(&describe(r))
         );
         if let Status::Failed { log_tail, .. } = status
             && let Some(last) = log_tail.lines().last()
         {
-            println!("{:<20} last output: {last}", "");
+            println!("{:<20} last output: {}", "", escape_controls_inline(last));
         }
     }
     Ok(exit::OK)
@@ -223,10 +225,11 @@ pub async fn tools(
         return Ok(exit::OK);
     }
     for t in tools {
+        // The names and descriptions are the server's.
         println!(
             "{}  {}",
-            mcp::tool_name(name, &t.name),
-            t.description.lines().next().unwrap_or("")
+            escape_controls_inline(&mcp::tool_name(name, &t.name)),
+            escape_controls_inline(t.description.lines().next().unwrap_or(""))
         );
     }
     Ok(exit::OK)
@@ -336,7 +339,11 @@ pub async fn login(data_dir: &DataDir, config: &Config, a: LoginArgs<'_>) -> Res
     };
     let no_browser = a.no_browser;
     let show = move |url: &str| {
-        eprintln!("Sign in to `{name}` in your browser. If it does not open, visit:\n  {url}");
+        // The address comes from the server's authorization metadata.
+        eprintln!(
+            "Sign in to `{name}` in your browser. If it does not open, visit:\n  {}",
+            escape_controls_inline(url)
+        );
         if !no_browser {
             mcp::open_in_browser(url);
         }

@@ -1,6 +1,7 @@
 //! `skald sessions list|show`: the stored conversations.
 
 use clap::Subcommand;
+use skald_api::{escape_controls, escape_controls_inline};
 
 use crate::exit;
 use crate::fail::{Fail, finish};
@@ -38,8 +39,8 @@ pub fn list(data_dir: &DataDir, json_out: bool) -> Result<u8, Fail> {
             "{:>5}  {:<8}  {}  {}",
             s.id,
             s.agent_id,
-            title,
-            s.working_dir.as_deref().unwrap_or("")
+            escape_controls_inline(title),
+            escape_controls_inline(s.working_dir.as_deref().unwrap_or(""))
         );
     }
     Ok(exit::OK)
@@ -58,14 +59,20 @@ pub fn show(data_dir: &DataDir, id: i64, json_out: bool) -> Result<u8, Fail> {
         return print_json(&json!({"session": session, "messages": messages, "tool_calls": calls}));
     }
     let registry = builtin_registry().ok();
-    println!("Session {} — {}", session.id, session.title);
+    // Titles, messages and labels come from the model, its tools and MCP servers: they
+    // keep their lines, never their terminal controls.
+    println!(
+        "Session {} — {}",
+        session.id,
+        escape_controls_inline(&session.title)
+    );
     for m in &messages {
         if !m.content.is_empty() {
             println!(
                 "\n[{}{}]\n{}",
                 m.role.as_str(),
                 status_note(m.status),
-                m.content
+                escape_controls(&m.content)
             );
         }
         for c in calls.iter().filter(|c| c.message_id == Some(m.id)) {
@@ -73,7 +80,7 @@ pub fn show(data_dir: &DataDir, id: i64, json_out: bool) -> Result<u8, Fail> {
                 .as_ref()
                 .map(|r| r.describe_call(&c.name, &c.args, ToolDescriptionLength::Full))
                 .unwrap_or_else(|| c.name.clone());
-            println!("  → {label}  ({})", c.status);
+            println!("  → {}  ({})", escape_controls_inline(&label), c.status);
         }
     }
     Ok(exit::OK)

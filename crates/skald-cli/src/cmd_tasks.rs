@@ -1,6 +1,7 @@
 //! `skald tasks list`: background tasks started from chats, and how each ended.
 
 use clap::Subcommand;
+use skald_api::escape_controls_inline;
 
 use crate::exit;
 use crate::fail::{Fail, finish};
@@ -24,12 +25,15 @@ pub fn list(data_dir: &DataDir, session: Option<i64>, json: bool) -> Result<u8, 
             t.id,
             t.status.as_str(),
             t.agent_id,
-            t.title,
+            escape_controls_inline(&t.title),
             t.parent_session_id,
             t.session_id.map_or_else(|| "—".into(), |s| s.to_string())
         );
         if let Some(r) = t.result.filter(|r| !r.is_empty()) {
-            println!("      {}", r.lines().next().unwrap_or(""));
+            println!(
+                "      {}",
+                escape_controls_inline(r.lines().next().unwrap_or(""))
+            );
         }
     }
     Ok(exit::OK)

@@ -56,10 +56,13 @@ impl Fail {
     /// Prints the failure on stderr, once, as `<prefix>: <message>` (or bare), and gives its
     /// exit code.
     pub fn report(&self, prefix: &str) -> u8 {
+        // A message may carry a tool's, a provider's or an MCP server's words: their
+        // lines are kept, their terminal controls escaped.
+        let message = skald_api::escape_controls(&self.message);
         if self.bare {
-            eprintln!("{}", self.message);
+            eprintln!("{message}");
         } else {
-            eprintln!("{prefix}: {}", self.message);
+            eprintln!("{prefix}: {message}");
         }
         self.code()
     }

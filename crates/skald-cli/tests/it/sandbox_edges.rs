@@ -292,3 +292,63 @@ fn file_tools_do_not_reach_skalds_data_directory_from_a_chat_in_the_home_folder(
         "{skill}"
     );
 }
+
+/// Item 11 of the report: what an MCP server says — its tools' descriptions, its errors,
+/// its stderr — reaches the terminal with its controls escaped, so a server cannot retitle
+/// the terminal, clear it or hide a later prompt. Tried on every listing that prints it.
+#[test]
+fn strings_from_an_mcp_server_reach_the_terminal_escaped() {
+    use crate::common::skald;
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/mcp/faulty_server.py");
+    let data = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| {
+        let o = skald(data.path(), None).args(args).output().unwrap();
+        let all = [o.stdout.as_slice(), o.stderr.as_slice()].concat();
+        (o.status.code(), String::from_utf8_lossy(&all).into_owned())
+    };
+    let clean = |what: &str, text: &str| {
+        assert!(
+            !text.contains('\x1b') && !text.contains('\x07'),
+            "{what}: {text:?}"
+        );
+    };
+    let (code, text) = run(&[
+        "mcp",
+        "add",
+        "hostile",
+        "--env",
+        "FAULTY_HOSTILE=1",
+        "--",
+        "python3",
+        script.to_str().unwrap(),
+    ]);
+    assert_eq!(code, Some(0), "{text}");
+    clean("add", &text);
+    let (code, text) = run(&["mcp", "tools", "hostile"]);
+    assert_eq!(code, Some(0), "{text}");
+    clean("tools", &text);
+    assert!(text.contains("\\x1b]0;owned\\x07"), "shown escaped: {text}");
+    // A server that fails at start, saying so with controls on its stderr.
+    let (code, text) = run(&[
+        "mcp",
+        "add",
+        "broken",
+        "--",
+        "sh",
+        "-c",
+        "printf '\\033]0;owned\\007\\033[2Jgone\\n' >&2; exit 3",
+    ]);
+    clean("add broken", &text);
+    let _ = code;
+    for args in [
+        &["mcp", "list"][..],
+        &["mcp", "tools", "broken"][..],
+        &["mcp", "list", "--json"][..],
+    ] {
+        let (_, text) = run(args);
+        clean(&args.join(" "), &text);
+    }
+    let (_, text) = run(&["mcp", "tools", "broken"]);
+    assert!(text.contains("gone"), "its output is still shown: {text}");
+}
