@@ -77,9 +77,9 @@ pub fn server_sandbox(
     Ok((
         helper,
         Policy {
-            writable: Vec::new(),
             masked,
             network,
+            ..Policy::default()
         },
     ))
 }
@@ -110,10 +110,13 @@ pub fn policy(run: &RunContext) -> Policy {
     }
     masked.sort();
     masked.dedup();
+    let (pinned, read_only) = run_later(&writable);
     Policy {
         writable,
         masked,
         network: run.sandbox.network,
+        read_only,
+        pinned,
     }
 }
 
@@ -185,12 +188,31 @@ const SCAN_BUDGET: usize = 50_000;
 /// by tools, not by people keeping keys.
 const SCAN_SKIP: &[&str] = &[".git", "node_modules", "target", ".cache", "__pycache__"];
 
-/// The `secrets/` folders in `root` (itself included), breadth first so the shallow ones
-/// are found first if the budget runs out. Symlinks are not followed: the mask goes on the
-/// folder itself, wherever it is reached from.
+/// What a scan of a folder found, breadth first so the shallow ones come first if the
+/// budget runs out. Symlinks are not followed: a mask or a bind goes on the folder itself,
+/// wherever it is reached from.
+#[derive(Clone, Default)]
+struct Scanned {
+    /// `secrets/` folders (the root itself, if it is one).
+    secrets: Vec<PathBuf>,
+    /// Repositories' `.git` folders and projects' `.skald` folders: what programs outside
+    /// the sandbox run later (git's hooks and configuration, a project's hooks).
+    run_later: Vec<PathBuf>,
+}
+
+/// The `secrets/` folders in `root` (itself included): see `Scanned`.
 pub fn secrets_folders(root: &Path) -> Vec<PathBuf> {
+    scanned(root).secrets
+}
+
+/// The `.git` and `.skald` folders in `root` (itself included): see `Scanned`.
+pub fn run_later_folders(root: &Path) -> Vec<PathBuf> {
+    scanned(root).run_later
+}
+
+fn scanned(root: &Path) -> Scanned {
     /// A scan's answer and when it was made, by root.
-    type Scans = HashMap<PathBuf, (Instant, Vec<PathBuf>)>;
+    type Scans = HashMap<PathBuf, (Instant, Scanned)>;
     static CACHE: Mutex<Option<Scans>> = Mutex::new(None);
     if let Some((at, found)) = crate::lock(&CACHE)
         .get_or_insert_with(HashMap::new)
@@ -206,10 +228,13 @@ pub fn secrets_folders(root: &Path) -> Vec<PathBuf> {
     found
 }
 
-fn scan(root: &Path) -> Vec<PathBuf> {
-    let mut found = Vec::new();
+/// The names of the folders `Scanned::run_later` holds.
+const RUN_LATER: &[&str] = &[".git", ".skald"];
+
+fn scan(root: &Path) -> Scanned {
+    let mut found = Scanned::default();
     if crate::approval::secrets_folder_of(root, Path::new("/")).is_some() {
-        found.push(root.to_path_buf());
+        found.secrets.push(root.to_path_buf());
         return found;
     }
     let mut queue = VecDeque::from([root.to_path_buf()]);
@@ -230,14 +255,47 @@ fn scan(root: &Path) -> Vec<PathBuf> {
                 continue;
             }
             let name = entry.file_name();
+            if RUN_LATER.iter().any(|s| name == *s) {
+                found.run_later.push(entry.path());
+            }
             if crate::approval::is_secrets_name(&name) {
-                found.push(entry.path());
-            } else if !SCAN_SKIP.iter().any(|s| name == *s) {
+                found.secrets.push(entry.path());
+            } else if !SCAN_SKIP.iter().any(|s| name == *s) && name != ".skald" {
                 queue.push_back(entry.path());
             }
         }
     }
     found
+}
+
+/// What of the writable folders runs later outside the sandbox, kept from commands:
+/// `(pinned, read_only)` for the policy. Each repository's `.git` is pinned (a command
+/// may commit, but not rename it and make another), its `hooks` and `config` are
+/// read-only (`core.hooksPath`, `core.fsmonitor`, aliases and filters live there); a
+/// project's `.skald` is read-only whole. A `.git` without a `hooks` folder gets an empty
+/// one first, as `git init` makes, so a command cannot make it.
+fn run_later(writable: &[PathBuf]) -> (Vec<PathBuf>, Vec<PathBuf>) {
+    let (mut pinned, mut read_only) = (Vec::new(), Vec::new());
+    for root in writable {
+        for dir in run_later_folders(root) {
+            if dir.file_name().is_some_and(|n| n == ".git") {
+                let hooks = dir.join("hooks");
+                if !hooks.exists() {
+                    let _ = std::fs::create_dir(&hooks);
+                }
+                read_only.push(hooks);
+                read_only.push(dir.join("config"));
+                pinned.push(dir);
+            } else {
+                read_only.push(dir);
+            }
+        }
+    }
+    for list in [&mut pinned, &mut read_only] {
+        list.sort();
+        list.dedup();
+    }
+    (pinned, read_only)
 }
 
 #[cfg(test)]
@@ -290,5 +348,54 @@ mod tests {
         assert!(!p.network);
         run.sandbox.mode = SandboxMode::ReadOnly;
         assert!(policy(&run).writable.is_empty());
+    }
+
+    #[test]
+    fn every_repository_and_project_hooks_folder_in_the_writable_folders_is_kept_in_place() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        for d in [
+            "chat/.git/hooks",
+            "chat/.skald",
+            "chat/libs/dep/.git",
+            "chat/node_modules/pkg/.git/hooks",
+            "grant/.git/hooks",
+            "elsewhere/.git/hooks",
+        ] {
+            std::fs::create_dir_all(root.join(d)).unwrap();
+        }
+        let mut run = RunContext {
+            working_dir: root.join("chat"),
+            allow_fs_writes: vec![root.join("grant")],
+            ..RunContext::default()
+        };
+        run.sandbox.mode = SandboxMode::WorkspaceWrite;
+        let p = policy(&run);
+        assert_eq!(
+            p.pinned,
+            vec![
+                root.join("chat/.git"),
+                root.join("chat/libs/dep/.git"),
+                root.join("grant/.git"),
+            ]
+        );
+        assert_eq!(
+            p.read_only,
+            vec![
+                root.join("chat/.git/config"),
+                root.join("chat/.git/hooks"),
+                root.join("chat/.skald"),
+                root.join("chat/libs/dep/.git/config"),
+                root.join("chat/libs/dep/.git/hooks"),
+                root.join("grant/.git/config"),
+                root.join("grant/.git/hooks"),
+            ]
+        );
+        // The nested repository had no hooks folder: it has an empty one now.
+        assert!(root.join("chat/libs/dep/.git/hooks").is_dir());
+        // Nothing is writable read-only: nothing to keep.
+        run.sandbox.mode = SandboxMode::ReadOnly;
+        let p = policy(&run);
+        assert!(p.pinned.is_empty() && p.read_only.is_empty());
     }
 }

@@ -227,6 +227,7 @@ async fn a_sandboxed_stdio_server_answers_from_inside_the_sandbox() {
         writable: Vec::new(),
         masked: vec![hidden.path().canonicalize().unwrap()],
         network: false,
+        ..Default::default()
     };
     let Transport::Stdio {
         command,

@@ -52,6 +52,8 @@ pub enum ConfineError {
     Keep(PathBuf, std::io::Error),
     #[error("cannot hide {path}: {1}", path = .0.display())]
     Mount(PathBuf, nix::Error),
+    #[error("cannot keep {path} read-only or in place: {1}", path = .0.display())]
+    InPlace(PathBuf, nix::Error),
     #[error("Landlock: {0}")]
     Landlock(String),
     #[error("seccomp: {0}")]
@@ -233,6 +235,76 @@ fn hide(policy: &Policy) -> Result<(), ConfineError> {
             Some("mode=1777"),
         )
         .map_err(|e| ConfineError::Mount(PathBuf::from("/dev/shm"), e))?;
+    }
+    keep_in_place(policy)
+}
+
+/// Binds each pinned folder over itself (a mount point cannot be renamed or removed), then
+/// each read-only path over itself read-only: ancestors first, so a folder's own bind does
+/// not hide the binds made inside it. Each path is opened without following a link and
+/// bound from and onto that descriptor, so a link a process outside swaps in cannot send
+/// the bind elsewhere; the remount that makes it read-only is checked to act on the same
+/// file, and the command does not run if it does not.
+fn keep_in_place(policy: &Policy) -> Result<(), ConfineError> {
+    use nix::fcntl::{OFlag, open};
+    use nix::sys::stat::{Mode, SFlag, fstat};
+    use std::os::fd::AsRawFd;
+    let mut all: Vec<(&PathBuf, bool)> = policy
+        .pinned
+        .iter()
+        .map(|p| (p, false))
+        .chain(policy.read_only.iter().map(|p| (p, true)))
+        .collect();
+    all.sort();
+    let look = |path: &Path| {
+        let fd = open(
+            path,
+            OFlag::O_PATH | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
+            Mode::empty(),
+        )?;
+        let st = fstat(&fd)?;
+        if SFlag::from_bits_truncate(st.st_mode) & SFlag::S_IFMT == SFlag::S_IFLNK {
+            return Err(nix::Error::ELOOP);
+        }
+        Ok((fd, (st.st_dev, st.st_ino)))
+    };
+    for (path, read_only) in all {
+        let fail = |e| ConfineError::InPlace(path.clone(), e);
+        let (fd, id) = match look(path) {
+            Ok(found) => found,
+            Err(nix::Error::ENOENT) => continue,
+            Err(e) => return Err(fail(e)),
+        };
+        let at = format!("/proc/self/fd/{}", fd.as_raw_fd());
+        mount(
+            Some(at.as_str()),
+            at.as_str(),
+            None::<&str>,
+            MsFlags::MS_BIND | MsFlags::MS_REC,
+            None::<&str>,
+        )
+        .map_err(fail)?;
+        if !read_only {
+            continue;
+        }
+        // The bind is on top now: the path opened again is its root, the same file.
+        let (bound, again) = look(path).map_err(fail)?;
+        if again != id {
+            return Err(fail(nix::Error::ESTALE));
+        }
+        // The mount's locked flags (from outside the namespace) must be kept: noexec is
+        // the one not always added here.
+        let vfs = nix::sys::statvfs::fstatvfs(&bound).map_err(fail)?;
+        let mut flags = MsFlags::MS_BIND
+            | MsFlags::MS_REMOUNT
+            | MsFlags::MS_RDONLY
+            | MsFlags::MS_NOSUID
+            | MsFlags::MS_NODEV;
+        if vfs.flags().contains(nix::sys::statvfs::FsFlags::ST_NOEXEC) {
+            flags |= MsFlags::MS_NOEXEC;
+        }
+        let at = format!("/proc/self/fd/{}", bound.as_raw_fd());
+        mount(None::<&str>, at.as_str(), None::<&str>, flags, None::<&str>).map_err(fail)?;
     }
     Ok(())
 }

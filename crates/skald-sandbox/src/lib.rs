@@ -50,4 +50,14 @@ pub struct Policy {
     pub masked: Vec<PathBuf>,
     /// Whether the command may open network sockets. Off, only local (Unix) sockets work.
     pub network: bool,
+    /// Files and folders inside the writable folders that the command may read but not
+    /// change, rename or remove: what runs later outside the sandbox (a repository's
+    /// `.git/hooks` and `.git/config`, a project's `.skald`). Each is bound read-only over
+    /// itself; one that does not exist is skipped.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub read_only: Vec<PathBuf>,
+    /// Folders the command may change inside but not rename or remove (a repository's
+    /// `.git`), so a read-only part of them stays where programs outside look for it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pinned: Vec<PathBuf>,
 }

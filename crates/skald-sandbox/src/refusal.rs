@@ -23,6 +23,9 @@ pub enum Refusal {
     /// A path in `/tmp` or `/var/tmp` outside the command's own folders: each command sees
     /// private, empty ones (other programs' files and sockets are there).
     Private(PathBuf),
+    /// A change to what runs later outside the sandbox (`Policy::read_only`, or moving a
+    /// `Policy::pinned` folder): git's hooks and configuration, a project's `.skald`.
+    RunsLater(PathBuf),
     /// A network connection while the network is off.
     Network,
 }
@@ -49,6 +52,13 @@ impl Refusal {
                  programs' files and sockets are there) with only its working folders in them",
                 p.display()
             ),
+            Refusal::RunsLater(p) => format!(
+                "changing {} was refused: it is read-only for sandboxed commands because it \
+                 runs later outside the sandbox (git hooks and configuration, a project's \
+                 .skald); a change there needs the command run outside the sandbox, with \
+                 approval",
+                p.display()
+            ),
             Refusal::Network => "a network connection was refused: the network is off for \
                                  this command"
                 .to_string(),
@@ -63,6 +73,15 @@ const DENIED: &[&str] = &[
     "eacces",
     "eperm",
     "erofs",
+];
+/// How a refused change to a read-only or pinned path shows besides `DENIED`.
+const FAILED: &[&str] = &[
+    "device or resource busy",
+    "ebusy",
+    "could not commit",
+    "could not lock",
+    "unable to",
+    "cannot",
 ];
 /// What a hidden path looks like from inside: an empty folder, or nothing at all.
 const MISSING: &[&str] = &[
@@ -101,10 +120,18 @@ pub fn explain(policy: &Policy, workdir: &Path, success: bool, output: &str) -> 
     for line in output.lines() {
         let lower = line.to_lowercase();
         let denied = DENIED.iter().any(|w| lower.contains(w));
+        // Renaming over or removing a mount point is "busy"; git says it could not
+        // commit or lock its configuration.
+        let failed = denied || FAILED.iter().any(|w| lower.contains(w));
         let missing = MISSING.iter().any(|w| lower.contains(w));
         let mut named = false;
         for p in paths_in(line, workdir) {
-            let refusal = if (denied || missing)
+            let refusal = if failed
+                && (policy.read_only.iter().any(|r| p.starts_with(r))
+                    || policy.pinned.iter().any(|r| p == *r))
+            {
+                Refusal::RunsLater(p)
+            } else if (denied || missing)
                 && masks
                     .get_or_insert_with(|| crate::plan_masks(&policy.masked, &policy.writable))
                     .iter()
@@ -241,6 +268,7 @@ mod tests {
                 PathBuf::from("/work/chat/secrets"),
             ],
             network: false,
+            ..Policy::default()
         }
     }
 

@@ -250,7 +250,8 @@ pub fn try_request(
         return Ok(Err(e));
     }
     let kept = Kept::of(&launch);
-    let spawner = match pool_get(helper, masks, kept, may_start) {
+    let in_place = InPlace::of(&launch.policy);
+    let spawner = match pool_get(helper, masks, kept, in_place, may_start) {
         Some(Ok(s)) => s,
         Some(Err(e)) => return Ok(Err(e)),
         None => return Err(Box::new(launch)),
@@ -498,11 +499,46 @@ impl Kept {
     }
 }
 
+/// What a spawner binds in place when it starts (`Policy::pinned`, `Policy::read_only`):
+/// each path, whether it is read-only, and the identity of what is there now. Like a mask,
+/// the bind is of the moment the spawner started, so a path made, removed or replaced
+/// since (another `.git`, a new `.skald`) is another key, hence another spawner.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct InPlace(Vec<(PathBuf, bool, Option<(u64, u64)>)>);
+
+impl InPlace {
+    fn of(policy: &Policy) -> InPlace {
+        use std::os::unix::fs::MetadataExt;
+        let id = |p: &Path| {
+            std::fs::symlink_metadata(p)
+                .ok()
+                .map(|m| (m.dev(), m.ino()))
+        };
+        InPlace(
+            policy
+                .pinned
+                .iter()
+                .map(|p| (p.clone(), false, id(p)))
+                .chain(policy.read_only.iter().map(|p| (p.clone(), true, id(p))))
+                .collect(),
+        )
+    }
+
+    fn paths(&self, read_only: bool) -> Vec<PathBuf> {
+        self.0
+            .iter()
+            .filter(|(_, ro, _)| *ro == read_only)
+            .map(|(p, _, _)| p.clone())
+            .collect()
+    }
+}
+
 /// One `skald-sandbox --serve` process.
 struct Spawner {
     helper: PathBuf,
     masks: Vec<PathBuf>,
     kept: Kept,
+    in_place: InPlace,
     born: Instant,
     socket: OwnedFd,
     /// The environment last sent on `socket` (see [`send_request`]).
@@ -515,11 +551,18 @@ struct Spawner {
 }
 
 impl Spawner {
-    fn start(helper: &Path, masks: Vec<PathBuf>, kept: Kept) -> Result<Spawner, String> {
+    fn start(
+        helper: &Path,
+        masks: Vec<PathBuf>,
+        kept: Kept,
+        in_place: InPlace,
+    ) -> Result<Spawner, String> {
         let policy = serde_json::to_string(&Policy {
             writable: Vec::new(),
             masked: masks.clone(),
             network: false,
+            read_only: in_place.paths(true),
+            pinned: in_place.paths(false),
         })
         .map_err(|e| format!("cannot write the masks down: {e}"))?;
         let tmp = tempfile::Builder::new()
@@ -581,6 +624,7 @@ impl Spawner {
             helper: helper.to_path_buf(),
             masks,
             kept,
+            in_place,
             born: Instant::now(),
             socket: ours,
             env: Mutex::new(None),
@@ -636,6 +680,7 @@ fn pool_get(
     helper: &Path,
     masks: Vec<PathBuf>,
     kept: Kept,
+    in_place: InPlace,
     may_start: bool,
 ) -> Option<Result<Arc<Spawner>, LaunchError>> {
     let mut pool = if may_start {
@@ -649,17 +694,16 @@ fn pool_get(
     };
     // Retired ones leave the pool; those still running a command live on until it ends.
     pool.retain(|s| s.serving());
-    if let Some(s) = pool
-        .iter()
-        .find(|s| s.helper == helper && s.masks == masks && s.kept == kept)
-    {
+    if let Some(s) = pool.iter().find(|s| {
+        s.helper == helper && s.masks == masks && s.kept == kept && s.in_place == in_place
+    }) {
         return Some(Ok(s.clone()));
     }
     if !may_start {
         return None;
     }
     // Started under the lock: two commands of a new chat at once would otherwise start two.
-    let spawner = match Spawner::start(helper, masks, kept) {
+    let spawner = match Spawner::start(helper, masks, kept, in_place) {
         Ok(s) => Arc::new(s),
         Err(why) => return Some(Err(LaunchError::Unsupported(why))),
     };

@@ -394,8 +394,8 @@ fn prepare(
     all.push(tmp.to_path_buf());
     let policy = Policy {
         writable: all,
-        masked: Vec::new(),
         network,
+        ..Policy::default()
     };
     crate::confine::restrict_files(&policy).map_err(|e| e.to_string())?;
     // Failing to open it is left to the standard library, which opens it at the spawn.

@@ -78,6 +78,7 @@ fn a_confined_command_writes_only_where_the_policy_says_and_cannot_lift_its_mask
         writable: vec![w.clone()],
         masked: vec![hidden.clone(), root.join("file-key")],
         network: false,
+        ..Default::default()
     };
     let script = format!(
         "echo ok > {w}/in; echo no > {o}/out; cat {h}/key; cat {r}/file-key; \
@@ -197,6 +198,7 @@ fn the_spawner_gives_each_command_its_own_policy_in_one_namespace() {
         writable: vec![w.to_path_buf()],
         masked: vec![hidden.clone()],
         network: false,
+        ..Default::default()
     };
     let script = |mine: &std::path::Path, theirs: &std::path::Path| {
         format!(
@@ -244,6 +246,7 @@ fn each_command_gets_its_own_environment_whether_it_was_sent_again_or_not() {
         writable: vec![root.clone()],
         masked: vec![hidden],
         network: false,
+        ..Default::default()
     };
     let script = "echo \"seen=${MARK-unset}/${OTHER-unset}\"; echo \"spawner=$PPID\"";
     let run = |env: &[(&str, &str)]| {
@@ -303,6 +306,7 @@ fn a_command_that_runs_long_does_not_hold_up_the_next() {
         writable: vec![root.clone()],
         masked: vec![hidden],
         network: false,
+        ..Default::default()
     };
     for round in 0..3 {
         let (started, go) = (
@@ -340,6 +344,7 @@ fn a_hidden_folder_made_after_a_spawner_started_is_hidden_by_a_new_one() {
         writable: vec![work.clone()],
         masked: vec![hidden.clone()],
         network: false,
+        ..Default::default()
     };
     let script = format!("cat {}/key; echo \"spawner=$PPID\"", hidden.display());
     let (before, _) = spawned(&policy, &script, &[]).unwrap();
@@ -363,6 +368,7 @@ fn a_command_cannot_read_signal_or_trace_its_spawner() {
         writable: vec![root.clone()],
         masked: Vec::new(),
         network: false,
+        ..Default::default()
     };
     // The thread that started the command shares its Landlock domain; only the spawner
     // being non-dumpable keeps that thread's /proc entries (and so its memory) closed.
@@ -445,6 +451,7 @@ fn a_folder_replaced_between_two_commands_gets_the_rights_not_its_old_self() {
         writable: vec![work.clone()],
         masked: vec![root.join("hidden")],
         network: false,
+        ..Default::default()
     };
     let first_script = format!("echo one > {}/first", work.display());
     let (first, status) = spawned(&policy, &first_script, &[]).unwrap_or_else(|e| panic!("{e}"));
@@ -480,6 +487,7 @@ fn a_command_without_the_network_after_one_with_it_cannot_connect() {
         writable: vec![root.clone()],
         masked: vec![root.join("hidden-net")],
         network,
+        ..Default::default()
     };
     let (on, _) = spawned(&policy(true), &connect, &[("PATH", "/usr/bin:/bin")]).unwrap();
     assert!(on.contains("connected"), "{on}");
@@ -514,6 +522,7 @@ fn a_program_is_found_on_each_commands_own_path() {
         writable: vec![root.clone()],
         masked: vec![root.join("hidden-path")],
         network: false,
+        ..Default::default()
     };
     let run = |path: String| -> String {
         let (mut out_r, out_w) = std::io::pipe().unwrap();
@@ -573,6 +582,7 @@ print('uring-open' if fd >= 0 else 'uring-refused %d' % ctypes.get_errno())
         writable: vec![root.clone()],
         masked: vec![root.join("hidden-filter")],
         network,
+        ..Default::default()
     };
     for network in [false, true, true, false, false, true] {
         let (text, status) =
@@ -601,6 +611,7 @@ fn each_spawned_command_has_a_private_temporary_folder_removed_after_it() {
         writable: vec![root.clone()],
         masked: vec![root.join("hidden-tmp")],
         network: false,
+        ..Default::default()
     };
     // The first command says where its folder is and waits, so the second runs beside it.
     let first_script = format!(
@@ -660,6 +671,7 @@ fn a_command_cannot_kill_its_spawner_through_the_thread_that_started_it() {
         writable: vec![root.clone()],
         masked: vec![root.join("hidden-kill")],
         network: false,
+        ..Default::default()
     };
     let script = "sleep 0.1; for t in /proc/$PPID/task/*; do kill -KILL ${t##*/} 2>/dev/null \
                   && echo \"killed ${t##*/}\"; done; echo \"spawner=$PPID\"";
@@ -842,6 +854,7 @@ fn a_confined_command_sees_private_temporary_folders_with_only_its_own_folders_i
         writable: vec![work.clone()],
         masked: Vec::new(),
         network: false,
+        ..Default::default()
     };
     // Through the spawner (the chat's commands) and the one-shot helper (MCP servers,
     // editors' terminals), each from the chat's folder.
@@ -885,4 +898,102 @@ fn a_confined_command_sees_private_temporary_folders_with_only_its_own_folders_i
         std::fs::read_to_string(neighbour.path().join("note")).unwrap(),
         "NEIGHBOUR"
     );
+}
+
+/// Item 5 of the sandbox review: what runs later outside the sandbox — a repository's
+/// hooks and configuration (`core.hooksPath`, `core.fsmonitor`, aliases), a project's
+/// `.skald` scripts — is read-only inside it, and cannot be renamed away and made anew,
+/// while git itself still commits.
+#[test]
+fn what_runs_later_outside_the_sandbox_is_read_only_inside_it() {
+    let root = tempfile::tempdir().unwrap();
+    let root = root.path().canonicalize().unwrap();
+    let repo = root.join("repo");
+    std::fs::create_dir_all(repo.join(".skald")).unwrap();
+    std::fs::write(repo.join(".skald/fmt.sh"), "echo formatted\n").unwrap();
+    std::fs::write(repo.join("f"), "one\n").unwrap();
+    let git = |args: &[&str]| {
+        let out = Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@t", "-C"])
+            .arg(&repo)
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+    };
+    git(&["init", "-q"]);
+    git(&["add", "f"]);
+    git(&["commit", "-qm", "one"]);
+    let dot_git = repo.join(".git");
+    let config = std::fs::read(dot_git.join("config")).unwrap();
+    let hooks_before: Vec<_> = std::fs::read_dir(dot_git.join("hooks"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    let policy = skald_sandbox::Policy {
+        writable: vec![repo.clone()],
+        read_only: vec![
+            dot_git.join("hooks"),
+            dot_git.join("config"),
+            repo.join(".skald"),
+        ],
+        pinned: vec![dot_git.clone()],
+        ..Default::default()
+    };
+    for attack in [
+        "printf '#!/bin/sh\\nid > x\\n' > .git/hooks/pre-commit; chmod +x .git/hooks/pre-commit",
+        "printf '[core]\\n\\tfsmonitor = id\\n' >> .git/config",
+        "git config core.hooksPath /tmp",
+        "git config alias.st '!id'",
+        "rm -rf .git/hooks",
+        "mv .git/hooks .git/old-hooks; mkdir .git/hooks; echo id > .git/hooks/pre-commit",
+        "mv .git/config .git/old-config; echo '[core]' > .git/config",
+        "rm -f .git/config",
+        "ln -sfn /tmp .git/hooks",
+        "mv .git .git-old; mkdir .git; echo id > .git/hooks",
+        "python3 -c \"import os; os.rename('.git', '.g')\"",
+        "echo 'id > x' >> .skald/fmt.sh",
+        "rm -rf .skald",
+        "mv .skald .old-skald; mkdir .skald; echo id > .skald/fmt.sh",
+        "echo id > .skald/new.sh",
+    ] {
+        let out = run(&policy, &format!("cd {} && {attack}", repo.display()));
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(
+            std::fs::read(dot_git.join("config")).unwrap(),
+            config,
+            "{attack}: {said}"
+        );
+        let hooks: Vec<_> = std::fs::read_dir(dot_git.join("hooks"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(hooks, hooks_before, "{attack}: {said}");
+        assert!(
+            dot_git.join("HEAD").is_file(),
+            "{attack}: .git moved: {said}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(repo.join(".skald/fmt.sh")).unwrap(),
+            "echo formatted\n",
+            "{attack}: {said}"
+        );
+        assert!(!repo.join(".skald/new.sh").exists(), "{attack}: {said}");
+        assert!(!repo.join("x").exists(), "{attack} ran something: {said}");
+    }
+    // Git itself still works in the sandbox: a commit writes objects, refs and the index.
+    let out = run(
+        &policy,
+        &format!(
+            "cd {} && echo two >> f && git add f && git -c user.name=t -c user.email=t@t \
+             commit -qm two && git log --oneline | wc -l",
+            repo.display()
+        ),
+    );
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "2");
+    // A path that is not there is skipped, not an error.
+    let mut missing = policy.clone();
+    missing.read_only.push(repo.join("no-such-folder"));
+    assert!(run(&missing, "true").status.success());
 }

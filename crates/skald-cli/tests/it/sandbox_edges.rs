@@ -352,3 +352,78 @@ fn strings_from_an_mcp_server_reach_the_terminal_escaped() {
     let (_, text) = run(&["mcp", "tools", "broken"]);
     assert!(text.contains("gone"), "its output is still shown: {text}");
 }
+
+/// Item 5 of the report, through `skald tool` and its spawner: in the chat's repository and
+/// in a repository nested in its folder, git's hooks and configuration are read-only to a
+/// sandboxed command (which runs without asking), as are a project's `.skald` scripts; the
+/// refusal says why; git still commits.
+#[test]
+fn a_sandboxed_command_cannot_change_what_runs_later_outside_the_sandbox() {
+    let f = Fixture::new();
+    let w = f.work();
+    let git = |dir: &std::path::Path, args: &[&str]| {
+        let o = std::process::Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@t", "-C"])
+            .arg(dir)
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "git {args:?}: {o:?}");
+    };
+    let nested = w.join("libs/dep");
+    std::fs::create_dir_all(&nested).unwrap();
+    std::fs::create_dir_all(w.join(".skald")).unwrap();
+    std::fs::write(w.join(".skald/fmt.sh"), "echo formatted\n").unwrap();
+    for repo in [w.as_path(), nested.as_path()] {
+        git(repo, &["init", "-q"]);
+        git(repo, &["commit", "-q", "--allow-empty", "-m", "one"]);
+        // A repository without a hooks folder gets an empty one, so none can be made.
+        std::fs::remove_dir_all(repo.join(".git/hooks")).unwrap();
+    }
+    let configs: Vec<Vec<u8>> = [&w, &nested]
+        .iter()
+        .map(|r| std::fs::read(r.join(".git/config")).unwrap())
+        .collect();
+    for line in [
+        "git config core.fsmonitor 'touch pwned'",
+        "git -C libs/dep config core.hooksPath ../../evil",
+        "mkdir -p .git/hooks && printf '#!/bin/sh\\ntouch pwned\\n' > .git/hooks/post-checkout",
+        "printf '#!/bin/sh\\ntouch pwned\\n' > libs/dep/.git/hooks/pre-commit",
+        "echo 'touch pwned' >> .skald/fmt.sh",
+        "mv .git .git-old",
+    ] {
+        let o = f.cmd("workspace-write", &[], line);
+        let text = out(&o);
+        for (repo, config) in [&w, &nested].iter().zip(&configs) {
+            assert_eq!(
+                &std::fs::read(repo.join(".git/config")).unwrap(),
+                config,
+                "{line}: {text}"
+            );
+            assert_eq!(
+                std::fs::read_dir(repo.join(".git/hooks")).unwrap().count(),
+                0,
+                "{line}: {text}"
+            );
+        }
+        assert_eq!(
+            std::fs::read_to_string(w.join(".skald/fmt.sh")).unwrap(),
+            "echo formatted\n",
+            "{line}: {text}"
+        );
+        assert!(w.join(".git/HEAD").is_file(), "{line}: {text}");
+        assert!(
+            text.contains("runs later outside the sandbox"),
+            "{line}: the refusal is explained: {text}"
+        );
+    }
+    // What an agent does in a repository still works.
+    let o = f.cmd(
+        "workspace-write",
+        &[],
+        "echo x > a && git add a && git -c user.name=t -c user.email=t@t commit -qm two \
+         && git log --oneline | wc -l",
+    );
+    assert!(out(&o).contains('2'), "{}", out(&o));
+    assert!(!w.join("pwned").exists());
+}
