@@ -236,13 +236,19 @@ message: string, duration_ms: number, };
  */
 export type ProjectHooks = { path: string, 
 /**
- * SHA-256 of the content, as approved with `approve_hooks`.
+ * SHA-256 of every file under `.skald/` (paths and contents), as approved with
+ * `approve_hooks`.
  */
 sha256: string, approved: boolean, 
 /**
  * How many hooks it configures.
  */
-hooks: number, };
+hooks: number, 
+/**
+ * Every file the approval covers: the whole `.skald/` folder (a script a hook runs is
+ * part of what runs), relative to the project's root.
+ */
+files: Array<string>, };
 
 /**
  * Where a file of instructions or a skill came from.

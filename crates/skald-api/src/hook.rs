@@ -43,9 +43,14 @@ pub struct HookRun {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 pub struct ProjectHooks {
     pub path: String,
-    /// SHA-256 of the content, as approved with `approve_hooks`.
+    /// SHA-256 of every file under `.skald/` (paths and contents), as approved with
+    /// `approve_hooks`.
     pub sha256: String,
     pub approved: bool,
     /// How many hooks it configures.
     pub hooks: usize,
+    /// Every file the approval covers: the whole `.skald/` folder (a script a hook runs is
+    /// part of what runs), relative to the project's root.
+    #[serde(default)]
+    pub files: Vec<String>,
 }

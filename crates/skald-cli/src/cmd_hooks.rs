@@ -6,7 +6,7 @@ use crate::exit;
 use crate::fail::{Fail, finish};
 use clap::Subcommand;
 use serde_json::json;
-use skald_core::hooks::{HookEvent, HooksConfig, content_sha256, project_hooks_file};
+use skald_core::hooks::{HookEvent, HooksConfig, files_sha256, project_files, project_hooks_file};
 use skald_store::Store;
 use std::path::PathBuf;
 
@@ -83,15 +83,28 @@ fn run(env: &crate::Env, command: HooksCommand) -> Result<u8, Fail> {
                     if let Some(c) = project_config {
                         print_config(&c);
                     }
-                    // What approving lets run is the file as it is, not the summary above:
-                    // shown whole, with the hash of exactly what is shown (read once), which
+                    // What approving lets run is every file under `.skald/` as it is (a
+                    // hook's script with the hooks file), not the summary above: each shown
+                    // whole, with the hash of exactly what is shown (read once), which
                     // `approve --sha` must name.
-                    if let Some(bytes) = project_bytes(&dir) {
-                        let sha = content_sha256(&bytes);
-                        println!("\n  content (sha256 {sha}):");
-                        let text = String::from_utf8_lossy(&bytes);
-                        for line in skald_api::escape_controls(&text).split('\n') {
-                            println!("  │ {line}");
+                    let root = skald_core::instructions::project_root(&dir);
+                    if let Some(files) = project_files(&root) {
+                        let sha = files_sha256(&files);
+                        println!(
+                            "\n  Approving covers every file under {}/ (a hook's script runs \
+                             with it).\n  content (sha256 {sha}):",
+                            skald_core::hooks::PROJECT_FOLDER
+                        );
+                        for f in &files {
+                            println!(
+                                "\n  {}/{}:",
+                                skald_core::hooks::PROJECT_FOLDER,
+                                skald_api::escape_controls_inline(&f.rel)
+                            );
+                            let text = String::from_utf8_lossy(&f.bytes);
+                            for line in skald_api::escape_controls(&text).split('\n') {
+                                println!("  │ {line}");
+                            }
                         }
                         if !p.approved {
                             println!("\n  To let them run: skald hooks approve --sha {sha}");
@@ -130,11 +143,12 @@ fn run(env: &crate::Env, command: HooksCommand) -> Result<u8, Fail> {
             }
             store.approve_hooks(&p.path, &sha).map_err(Fail::failed)?;
             println!(
-                "Approved {} ({} hooks, sha256 {}). They run from the next turn; a change to \
-                 the file needs approving again.",
+                "Approved {} ({} hooks, sha256 {}; covering {}). They run from the next turn; \
+                 a change to any file under .skald/ needs approving again.",
                 p.path,
                 p.hooks,
-                &p.sha256[..12]
+                &p.sha256[..12],
+                p.files.join(", ")
             );
             Ok(exit::OK)
         }

@@ -336,7 +336,7 @@ describe("the context chip", () => {
 });
 
 describe("a project's hooks", () => {
-  const HOOKS = { path: "/home/me/paper/.skald/hooks.json", sha256: "9f2c", approved: false, hooks: 2 };
+  const HOOKS = { path: "/home/me/paper/.skald/hooks.json", sha256: "9f2c", approved: false, hooks: 2, files: [".skald/hooks.json"] };
   const section = () => q("[data-testid='context-hooks']");
 
   it("mark the chip while they wait, and the panel says what they are, with the file and Approve", async () => {
@@ -358,6 +358,18 @@ describe("a project's hooks", () => {
     expect(opened).toEqual(["/home/me/paper/.skald/hooks.json"]);
     expect(panel()).toBeNull();
     expect(t.calls.some((c) => c.cmd === "approve_hooks")).toBe(false);
+  });
+
+  it("name every other file in .skald/ the approval covers, each one click from the viewer", async () => {
+    const t = new FakeTransport();
+    t.context = { ...PAPER, project_hooks: { ...HOOKS, files: [".skald/fmt.sh", ".skald/hooks.json"] } };
+    await render(t, 5);
+    await click("[data-testid='context-chip']");
+    expect(q("[data-testid='context-hooks-files']")!.textContent).toBe(
+      "Approving also covers the other files in .skald/, which its hooks may run:.skald/fmt.sh",
+    );
+    await click("[data-testid='context-hooks-file']");
+    expect(opened).toEqual(["/home/me/paper/.skald/fmt.sh"]);
   });
 
   it("are approved as shown (their SHA-256), and the reply is the context from then on", async () => {

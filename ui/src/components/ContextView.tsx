@@ -360,6 +360,22 @@ function HooksSection({
               code from the repository and do not run until you approve this file's content.
             </p>
           </div>
+          {h.files.length > 1 && (
+            <div className="context-hooks-files small" data-testid="context-hooks-files">
+              <p>Approving also covers the other files in .skald/, which its hooks may run:</p>
+              <ul>
+                {h.files
+                  .filter((f) => f !== ".skald/hooks.json")
+                  .map((f) => (
+                    <li key={f}>
+                      <button type="button" className="btn small-btn context-mono" data-testid="context-hooks-file" onClick={() => onOpen(`${h.path.slice(0, h.path.length - "hooks.json".length)}${f.slice(".skald/".length)}`)}>
+                        <VisibleText text={f} inline />
+                      </button>
+                    </li>
+                  ))}
+              </ul>
+            </div>
+          )}
           <div className="row">
             <button type="button" className="btn small-btn" data-testid="context-hooks-open" onClick={() => onOpen(h.path)}>
               Open file

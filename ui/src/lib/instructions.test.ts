@@ -60,7 +60,7 @@ describe("the header chip", () => {
 });
 
 describe("a project's hooks", () => {
-  const hooks = (approved: boolean, n = 2) => ({ path: "/home/me/paper/.skald/hooks.json", sha256: "ab12", approved, hooks: n });
+  const hooks = (approved: boolean, n = 2) => ({ path: "/home/me/paper/.skald/hooks.json", sha256: "ab12", approved, hooks: n, files: [".skald/hooks.json"] });
 
   it("mark the chip while they wait for approval, and say so", () => {
     const c = ctx({ instructions: [file()], project_hooks: hooks(false) });

@@ -407,3 +407,90 @@ fn a_projects_hooks_run_only_once_their_content_is_approved() {
     run();
     assert_eq!(std::fs::read_to_string(&marker).unwrap(), "run\n");
 }
+
+/// The sandbox review's item 5: a project hook that runs a script of the project's
+/// (`sh .skald/fmt.sh`) is approved with that script, so a change to the script — by a
+/// sandboxed command, a `git pull` — waits for approval again like a change to the hooks
+/// file. `skald hooks list` shows every file the approval covers.
+#[test]
+fn approving_a_projects_hooks_covers_every_file_under_skald_and_a_changed_script_asks_again() {
+    let s = Setup::new();
+    std::fs::create_dir_all(s.work.path().join(".git")).unwrap();
+    let marker = s.seen("ran");
+    let dir = s.work.path().join(".skald");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("fmt.sh"),
+        format!("echo run >> {}\n", marker.display()),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("hooks.json"),
+        serde_json::json!({"hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": "sh .skald/fmt.sh"}]}]}})
+            .to_string(),
+    )
+    .unwrap();
+    let list = || {
+        let o = skald(s.data.path(), None)
+            .args(["hooks", "list", "--cwd"])
+            .arg(s.work.path())
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let sha_of = |text: &str| {
+        text.lines()
+            .find_map(|l| l.trim().strip_prefix("content (sha256 "))
+            .and_then(|l| l.strip_suffix("):"))
+            .unwrap_or_else(|| panic!("{text}"))
+            .to_string()
+    };
+    let text = list();
+    assert!(
+        text.contains(".skald/fmt.sh:")
+            && text.contains(&format!("│ echo run >> {}", marker.display())),
+        "{text}"
+    );
+    let approve = |sha: &str| {
+        skald(s.data.path(), None)
+            .args(["hooks", "approve", "--cwd"])
+            .arg(s.work.path())
+            .args(["--sha", sha])
+            .output()
+            .unwrap()
+    };
+    let o = approve(&sha_of(&text));
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(String::from_utf8_lossy(&o.stdout).contains(".skald/fmt.sh"));
+    let run = || {
+        let server = ScriptedServer::new(vec![answer("done")]);
+        s.exec(&server, &[], "hello").1
+    };
+    run();
+    assert_eq!(std::fs::read_to_string(&marker).unwrap(), "run\n");
+    // The script changes (the hooks file does not): nothing runs until approved again.
+    std::fs::write(
+        dir.join("fmt.sh"),
+        format!("echo changed >> {}\n", marker.display()),
+    )
+    .unwrap();
+    let evs = run();
+    assert_eq!(std::fs::read_to_string(&marker).unwrap(), "run\n");
+    assert_eq!(
+        evs.iter().find(|e| e["type"] == "context").unwrap()["context"]["project_hooks"]["approved"],
+        false
+    );
+    // So does a new file in the folder.
+    let o = approve(&sha_of(&list()));
+    assert_eq!(o.status.code(), Some(0));
+    run();
+    assert_eq!(std::fs::read_to_string(&marker).unwrap(), "run\nchanged\n");
+    std::fs::write(dir.join("lib.sh"), "echo more\n").unwrap();
+    run();
+    assert_eq!(std::fs::read_to_string(&marker).unwrap(), "run\nchanged\n");
+}

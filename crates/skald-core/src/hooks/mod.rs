@@ -11,7 +11,10 @@
 mod project;
 mod run;
 
-pub use project::{PROJECT_FILE, content_sha256, project_hooks_file};
+pub use project::{
+    PROJECT_FILE, PROJECT_FOLDER, ProjectFile, content_sha256, files_sha256, project_files,
+    project_hooks_file,
+};
 pub use run::Answer;
 
 use serde::{Deserialize, Serialize};

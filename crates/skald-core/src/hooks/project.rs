@@ -19,6 +19,84 @@ pub fn project_hooks_file(root: &Path) -> Option<PathBuf> {
     path.is_file().then_some(path)
 }
 
+/// The folder approving a project's hooks covers, whole.
+pub const PROJECT_FOLDER: &str = ".skald";
+/// Files under `.skald/` one approval covers, at most; a larger folder is not loaded.
+const MAX_FILES: usize = 64;
+/// Their total size, at most.
+const MAX_TOTAL: u64 = 1024 * 1024;
+
+/// One file under the project's `.skald/`: its path there (`/`-separated) and what it
+/// holds. A link is not followed: it is shown as `-> target`, so changing where it points
+/// is a change too.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProjectFile {
+    pub rel: String,
+    pub bytes: Vec<u8>,
+}
+
+/// Every file under the project's `.skald/` folder, sorted by path: what approving its
+/// hooks lets run (a hook's `sh .skald/fmt.sh` runs that script, so the script is part of
+/// what is approved). `None` without a hooks file, or past the limits.
+pub fn project_files(root: &Path) -> Option<Vec<ProjectFile>> {
+    project_hooks_file(root)?;
+    let base = root.join(PROJECT_FOLDER);
+    // A `.skald` that is itself a link out of the project is not the project's.
+    if std::fs::symlink_metadata(&base)
+        .ok()?
+        .file_type()
+        .is_symlink()
+    {
+        return None;
+    }
+    let mut out = Vec::new();
+    let mut total = 0u64;
+    let mut queue = vec![base.clone()];
+    while let Some(dir) = queue.pop() {
+        for entry in std::fs::read_dir(&dir).ok()?.flatten() {
+            let path = entry.path();
+            let kind = entry.file_type().ok()?;
+            if kind.is_dir() {
+                queue.push(path);
+                continue;
+            }
+            let rel = path
+                .strip_prefix(&base)
+                .ok()?
+                .to_string_lossy()
+                .replace('\\', "/");
+            let bytes = if kind.is_symlink() {
+                let target = std::fs::read_link(&path).ok()?;
+                format!("-> {}", target.to_string_lossy()).into_bytes()
+            } else if kind.is_file() {
+                std::fs::read(&path).ok()?
+            } else {
+                continue;
+            };
+            total += bytes.len() as u64;
+            out.push(ProjectFile { rel, bytes });
+            if out.len() > MAX_FILES || total > MAX_TOTAL {
+                return None;
+            }
+        }
+    }
+    out.sort_by(|a, b| a.rel.cmp(&b.rel));
+    Some(out)
+}
+
+/// The hash approving names: SHA-256 over every file's path and content, each
+/// length-prefixed so no two different folders hash alike.
+pub fn files_sha256(files: &[ProjectFile]) -> String {
+    let mut h = Sha256::new();
+    for f in files {
+        h.update((f.rel.len() as u64).to_le_bytes());
+        h.update(f.rel.as_bytes());
+        h.update((f.bytes.len() as u64).to_le_bytes());
+        h.update(&f.bytes);
+    }
+    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+}
+
 #[derive(serde::Deserialize)]
 struct File {
     #[serde(default)]
@@ -26,7 +104,9 @@ struct File {
 }
 
 /// The project's file, whether its content is approved, and its hooks. An unreadable or
-/// malformed file is shown as having none (with nothing to approve).
+/// malformed file is shown as having none (with nothing to approve). What is approved is
+/// the whole `.skald/` folder (`files_sha256`), read once here: a script a hook runs is
+/// covered like the hooks file.
 pub(super) fn load(store: &skald_store::Store, root: &Path) -> Option<(ProjectHooks, HooksConfig)> {
     let root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
     let path = project_hooks_file(&root)?;
@@ -35,9 +115,11 @@ pub(super) fn load(store: &skald_store::Store, root: &Path) -> Option<(ProjectHo
     if !real.starts_with(&root) || std::fs::metadata(&real).ok()?.len() > MAX_FILE {
         return None;
     }
-    let bytes = std::fs::read(&real).ok()?;
-    let sha256 = content_sha256(&bytes);
-    let config = serde_json::from_slice::<File>(&bytes)
+    let files = project_files(&root)?;
+    let hooks_rel = PROJECT_FILE.strip_prefix(".skald/").unwrap_or(PROJECT_FILE);
+    let bytes = &files.iter().find(|f| f.rel == hooks_rel)?.bytes;
+    let sha256 = files_sha256(&files);
+    let config = serde_json::from_slice::<File>(bytes)
         .map(|f| f.hooks)
         .unwrap_or_default();
     let shown = path.to_string_lossy().into_owned();
@@ -52,12 +134,13 @@ pub(super) fn load(store: &skald_store::Store, root: &Path) -> Option<(ProjectHo
             sha256,
             approved,
             hooks: config.count(),
+            files: files.iter().map(|f| format!(".skald/{}", f.rel)).collect(),
         },
         config,
     ))
 }
 
-/// The hash a project's hooks file is approved by: its content's sha256, in hex.
+/// The hash of one file's content, in hex.
 pub fn content_sha256(bytes: &[u8]) -> String {
     Sha256::digest(bytes)
         .iter()
