@@ -319,8 +319,15 @@ fn a_failing_or_slow_hook_is_shown_and_the_turn_goes_on() {
 fn a_projects_hooks_run_only_once_their_content_is_approved() {
     let s = Setup::new();
     std::fs::create_dir_all(s.work.path().join(".git")).unwrap();
-    let marker = s.seen("ran");
-    let hook = s.script("project.sh", &format!("echo run >> {}", marker.display()));
+    // In the project, as its hooks' files are: a project's hooks run in the chat's
+    // sandbox, which writes only the chat's folder.
+    let marker = s.work.path().join("ran");
+    std::fs::write(
+        s.work.path().join("project.sh"),
+        format!("#!/bin/sh\necho run >> {}\n", marker.display()),
+    )
+    .unwrap();
+    let hook = format!("sh {}", s.work.path().join("project.sh").display());
     let file = s.work.path().join(".skald/hooks.json");
     std::fs::create_dir_all(file.parent().unwrap()).unwrap();
     let write_file = |cmd: &str| {
@@ -416,7 +423,7 @@ fn a_projects_hooks_run_only_once_their_content_is_approved() {
 fn approving_a_projects_hooks_covers_every_file_under_skald_and_a_changed_script_asks_again() {
     let s = Setup::new();
     std::fs::create_dir_all(s.work.path().join(".git")).unwrap();
-    let marker = s.seen("ran");
+    let marker = s.work.path().join("ran");
     let dir = s.work.path().join(".skald");
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(
@@ -493,4 +500,70 @@ fn approving_a_projects_hooks_covers_every_file_under_skald_and_a_changed_script
     std::fs::write(dir.join("lib.sh"), "echo more\n").unwrap();
     run();
     assert_eq!(std::fs::read_to_string(&marker).unwrap(), "run\nchanged\n");
+}
+
+/// The sandbox review's item 5: a project's hooks are the repository's code, run from the
+/// chat's folder whose files sandboxed commands may have written, so in a sandboxed chat
+/// they run in its sandbox: they write the chat's folder and nothing outside it. The
+/// person's own hooks (config.toml) run as the person, and so does a project's hook in a
+/// chat with the sandbox off.
+#[test]
+fn a_projects_hooks_run_in_the_chats_sandbox_and_the_persons_own_do_not() {
+    let s = Setup::new();
+    std::fs::create_dir_all(s.work.path().join(".git")).unwrap();
+    let outside = skald_testkit::tempdir_seen_by_commands();
+    let o = outside.path();
+    s.config(&format!(
+        "[[hooks.UserPromptSubmit]]\nhooks = [{{ type = \"command\", command = {} }}]\n",
+        toml_str(&format!("touch {}/user-hook", o.display()))
+    ));
+    let dir = s.work.path().join(".skald");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("hooks.json"),
+        serde_json::json!({"hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command",
+            "command": format!("touch inside; touch {}/project-hook; echo t > $TMPDIR/t && touch tmp-ok", o.display())}]}]}})
+        .to_string(),
+    )
+    .unwrap();
+    let listed = skald(s.data.path(), None)
+        .args(["hooks", "list", "--cwd"])
+        .arg(s.work.path())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&listed.stdout);
+    let sha = text
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("content (sha256 "))
+        .and_then(|l| l.strip_suffix("):"))
+        .unwrap_or_else(|| panic!("{text}"))
+        .to_string();
+    let approved = skald(s.data.path(), None)
+        .args(["hooks", "approve", "--cwd"])
+        .arg(s.work.path())
+        .args(["--sha", &sha])
+        .output()
+        .unwrap();
+    assert_eq!(approved.status.code(), Some(0));
+    let server = ScriptedServer::new(vec![answer("done")]);
+    let (_, evs) = s.exec(&server, &["--sandbox", "workspace-write"], "hello");
+    let runs = hook_runs(&evs, "UserPromptSubmit");
+    assert_eq!(runs.len(), 2, "{evs:?}");
+    assert!(
+        o.join("user-hook").exists(),
+        "the person's hook runs as the person"
+    );
+    assert!(s.work.path().join("inside").exists(), "{runs:?}");
+    assert!(
+        s.work.path().join("tmp-ok").exists(),
+        "its own temporary folder: {runs:?}"
+    );
+    assert!(
+        !o.join("project-hook").exists(),
+        "the project's hook wrote outside: {runs:?}"
+    );
+    // With the sandbox off, the chat's commands run as the person, and so do its hooks.
+    let server = ScriptedServer::new(vec![answer("done")]);
+    s.exec(&server, &["--sandbox", "off"], "hello");
+    assert!(o.join("project-hook").exists());
 }

@@ -204,6 +204,13 @@ impl Active {
         self.groups.is_empty()
     }
 
+    /// Whether any of the project's (approved) hooks may run.
+    pub fn has_project_hooks(&self) -> bool {
+        self.groups
+            .iter()
+            .any(|(_, _, source)| *source == ContextSource::Project)
+    }
+
     /// The command hooks of `event` whose matcher takes `subject`, each once.
     fn matching(&self, event: HookEvent, subject: Option<&str>) -> Vec<(HookSpec, ContextSource)> {
         let mut out: Vec<(HookSpec, ContextSource)> = Vec::new();
@@ -232,6 +239,11 @@ pub struct Fire<'a> {
     pub cwd: &'a Path,
     /// Environment variables hooks never see (provider keys, Skald's own).
     pub hidden_env: &'a [String],
+    /// The helper and policy a project's hooks run confined to: the chat's commands'
+    /// sandbox, when it has one. A project's hooks are the repository's code, and the
+    /// files they run may have been written by the chat's sandboxed commands; the person's
+    /// own hooks (config.toml) run as the person.
+    pub project_sandbox: Option<(PathBuf, skald_sandbox::Policy)>,
     /// Where the runs are shown (the turn's event sink; spelled out so that config,
     /// which names these types, does not depend on the turn).
     pub emit: &'a (dyn Fn(skald_api::events::Event) + Send + Sync),
@@ -280,14 +292,20 @@ pub async fn fire(
     if let (Some(p), Value::Object(extra)) = (payload.as_object_mut(), input) {
         p.extend(extra);
     }
-    let runs = hooks.iter().map(|(spec, _)| {
+    let runs = hooks.iter().map(|(spec, source)| {
         run::run(
             spec,
             &payload,
-            at.cwd,
-            &active.project_dir,
-            at.session_id,
-            at.hidden_env,
+            run::Place {
+                cwd: at.cwd,
+                project_dir: &active.project_dir,
+                session_id: at.session_id,
+                hidden_env: at.hidden_env,
+                sandbox: match source {
+                    ContextSource::Project => at.project_sandbox.as_ref(),
+                    _ => None,
+                },
+            },
         )
     });
     let answers = futures::future::join_all(runs).await;

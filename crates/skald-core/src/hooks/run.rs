@@ -3,7 +3,7 @@
 
 use super::HookSpec;
 use serde_json::Value;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
@@ -27,27 +27,29 @@ pub enum Answer {
     TimedOut(u64),
 }
 
+/// Where and how a hook runs.
+pub struct Place<'a> {
+    /// The chat's folder: the hook's working directory.
+    pub cwd: &'a Path,
+    /// `$SKALD_PROJECT_DIR`.
+    pub project_dir: &'a Path,
+    pub session_id: i64,
+    /// Variables removed from its environment.
+    pub hidden_env: &'a [String],
+    /// The sandbox helper and policy it runs confined to, if any (a project's hooks in a
+    /// sandboxed chat), with a temporary folder of its own added.
+    pub sandbox: Option<&'a (PathBuf, skald_sandbox::Policy)>,
+}
+
 /// Runs `spec` with `payload` on stdin; returns its answer and how long it took.
-pub async fn run(
-    spec: &HookSpec,
-    payload: &Value,
-    cwd: &Path,
-    project_dir: &Path,
-    session_id: i64,
-    hidden_env: &[String],
-) -> (Answer, Duration) {
+pub async fn run(spec: &HookSpec, payload: &Value, at: Place<'_>) -> (Answer, Duration) {
     let started = Instant::now();
     let timeout = spec
         .timeout
         .filter(|s| *s > 0)
         .map(Duration::from_secs)
         .unwrap_or(DEFAULT_TIMEOUT);
-    let answer = match tokio::time::timeout(
-        timeout,
-        run_inner(spec, payload, cwd, project_dir, session_id, hidden_env),
-    )
-    .await
-    {
+    let answer = match tokio::time::timeout(timeout, run_inner(spec, payload, &at)).await {
         Ok(a) => a,
         // The child is killed with its group as `run_inner`'s future is dropped.
         Err(_) => Answer::TimedOut(timeout.as_secs()),
@@ -55,29 +57,37 @@ pub async fn run(
     (answer, started.elapsed())
 }
 
-async fn run_inner(
-    spec: &HookSpec,
-    payload: &Value,
-    cwd: &Path,
-    project_dir: &Path,
-    session_id: i64,
-    hidden_env: &[String],
-) -> Answer {
-    let mut cmd = shell(&spec.command);
-    cmd.current_dir(cwd)
-        .env("SKALD_PROJECT_DIR", project_dir)
+async fn run_inner(spec: &HookSpec, payload: &Value, at: &Place<'_>) -> Answer {
+    // Held until the hook ends: a sandboxed hook's temporary folder.
+    let mut _tmp = None;
+    let mut cmd = match at.sandbox {
+        None => shell(&spec.command),
+        Some((helper, policy)) => match confined(helper, policy, &spec.command) {
+            Ok((cmd, tmp)) => {
+                _tmp = Some(tmp);
+                cmd
+            }
+            Err(why) => return Answer::Failed(why),
+        },
+    };
+    cmd.current_dir(at.cwd)
+        .env("SKALD_PROJECT_DIR", at.project_dir)
         // Hooks written for Claude Code find the project the same way.
-        .env("CLAUDE_PROJECT_DIR", project_dir)
-        .env("SKALD_SESSION_ID", session_id.to_string())
+        .env("CLAUDE_PROJECT_DIR", at.project_dir)
+        .env("SKALD_SESSION_ID", at.session_id.to_string())
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .kill_on_drop(true);
-    for name in hidden_env {
+    for name in at.hidden_env {
         cmd.env_remove(name);
     }
+    // The sandbox helper makes a session of its own (whose group is its pid, which the
+    // kill below names); it cannot if it already leads a group.
     #[cfg(unix)]
-    cmd.process_group(0);
+    if at.sandbox.is_none() {
+        cmd.process_group(0);
+    }
     let mut child = match cmd.spawn() {
         Ok(c) => c,
         Err(e) => return Answer::Failed(format!("cannot start: {e}")),
@@ -115,6 +125,33 @@ async fn run_inner(
         )),
         None => Answer::Failed("killed by a signal".to_string()),
     }
+}
+
+/// `sh -c command` through the sandbox helper, confined to `policy` with a temporary
+/// folder of its own writable (and named in `$TMPDIR` and its kin), as a command is.
+fn confined(
+    helper: &Path,
+    policy: &skald_sandbox::Policy,
+    command: &str,
+) -> Result<(tokio::process::Command, tempfile::TempDir), String> {
+    let tmp = tempfile::Builder::new()
+        .prefix("skald-hook-")
+        .tempdir()
+        .map_err(|e| format!("cannot make its temporary folder: {e}"))?;
+    let tmp_path = std::fs::canonicalize(tmp.path()).unwrap_or_else(|_| tmp.path().to_path_buf());
+    let mut policy = policy.clone();
+    policy.writable.push(tmp_path.clone());
+    let args = skald_sandbox::command_args(
+        &policy,
+        std::ffi::OsStr::new("sh"),
+        &["-c".into(), command.into()],
+    )?;
+    let mut cmd = tokio::process::Command::new(helper);
+    cmd.args(args);
+    for var in skald_sandbox::TMP_VARS {
+        cmd.env(var, &tmp_path);
+    }
+    Ok((cmd, tmp))
 }
 
 async fn read_capped(r: impl tokio::io::AsyncRead + Unpin) -> String {

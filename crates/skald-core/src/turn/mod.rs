@@ -587,11 +587,21 @@ pub(crate) async fn fire_hooks(
     if cfg.hooks.is_empty() {
         return crate::hooks::Verdict::default();
     }
+    // A project's hooks run confined as the chat's commands are (docs/hooks.md).
+    let project_sandbox = if cfg.hooks.has_project_hooks() {
+        match crate::sandbox::command_sandbox(&cfg.run) {
+            skald_api::CommandSandbox::On { helper, policy, .. } => Some((helper, policy)),
+            _ => None,
+        }
+    } else {
+        None
+    };
     let at = crate::hooks::Fire {
         session_id,
         call,
         cwd: &cfg.run.working_dir,
         hidden_env: &cfg.run.hidden_env,
+        project_sandbox,
         emit,
     };
     crate::hooks::fire(&cfg.hooks, event, subject, input, &at).await
