@@ -73,6 +73,7 @@ pub fn gather(folder: &Path, places: &Places, denied: &[PathBuf]) -> Gathered {
     let root = project_root(&folder);
     let guard = Guard {
         root: &root,
+        folder: &folder,
         denied,
     };
     let mut candidates: Vec<(PathBuf, ContextSource)> = Vec::new();
@@ -138,7 +139,19 @@ pub fn gather(folder: &Path, places: &Places, denied: &[PathBuf]) -> Gathered {
 /// What a project's file must pass to be read.
 struct Guard<'a> {
     root: &'a Path,
+    /// The chat's folder (canonical). A project's file reached through a link must lie in
+    /// it: the project root is only the nearest folder with a `.git`, which may be a
+    /// dotfiles repository in the home folder, so "inside the project" can mean everywhere.
+    folder: &'a Path,
     denied: &'a [PathBuf],
+}
+
+impl Guard<'_> {
+    /// Whether a project's `path` (made of canonical folders and a name) may be read as
+    /// `real`: it is no link (the same path), or its link stays in the chat's folder.
+    fn stays(&self, path: &Path, real: &Path) -> bool {
+        real == path || real.starts_with(self.folder)
+    }
 }
 
 impl Guard<'_> {
@@ -149,9 +162,11 @@ impl Guard<'_> {
             Ok(p) => p,
             Err(e) => return Some(Err(format!("not read: {}", skald_base::io_reason(&e)))),
         };
-        if source == ContextSource::Project && !real.starts_with(self.root) {
+        if source == ContextSource::Project
+            && (!real.starts_with(self.root) || !self.stays(path, &real))
+        {
             return Some(Err(
-                "not read: it is a link to a file outside the project".to_string()
+                "not read: it is a link to a file outside the chat's folder".to_string(),
             ));
         }
         // A `secrets` folder inside the project (the root itself may lie anywhere).
@@ -274,7 +289,9 @@ fn find_skills(
         let Ok(real_dir) = std::fs::canonicalize(dir) else {
             continue;
         };
-        if *source == ContextSource::Project && !real_dir.starts_with(guard.root) {
+        if *source == ContextSource::Project
+            && (!real_dir.starts_with(guard.root) || !guard.stays(dir, &real_dir))
+        {
             continue;
         }
         let Ok(entries) = std::fs::read_dir(&real_dir) else {
@@ -396,10 +413,10 @@ mod tests {
             .unwrap();
         write(&root.join("denied/AGENTS.md"), "denied rules\n");
         write(&root.join("denied/secrets/AGENTS.md"), "secret rules\n");
-        // A link inside the project is fine.
-        write(&root.join("docs/rules.md"), "linked rules\n");
-        std::fs::create_dir_all(root.join("ok")).unwrap();
-        std::os::unix::fs::symlink(root.join("docs/rules.md"), root.join("ok/AGENTS.md")).unwrap();
+        // A link inside the chat's folder is fine.
+        write(&root.join("ok/docs/rules.md"), "linked rules\n");
+        std::os::unix::fs::symlink(root.join("ok/docs/rules.md"), root.join("ok/AGENTS.md"))
+            .unwrap();
         let denied = vec![root.join("denied")];
         let got = gather(&root.join("denied/secrets"), &Places::default(), &denied);
         assert!(!got.text.contains("aws_secret"), "{}", got.text);
@@ -412,7 +429,7 @@ mod tests {
             .map(|f| f.note.as_str())
             .collect();
         assert_eq!(notes.len(), 3, "{notes:?}");
-        assert!(notes[0].contains("outside the project"), "{notes:?}");
+        assert!(notes[0].contains("outside the chat's folder"), "{notes:?}");
         assert!(notes[1].contains("may not read"), "{notes:?}");
         assert!(notes[2].contains("may not read"), "{notes:?}");
         let ok = gather(&root.join("ok"), &Places::default(), &[]);
@@ -493,6 +510,59 @@ mod tests {
         let names: Vec<&str> = got.context.skills.iter().map(|s| s.name.as_str()).collect();
         assert_eq!(names, ["real"]);
         assert_eq!(got.skill_dirs, [root.join("sub/.agents/skills")]);
+    }
+
+    /// Item 9 of the sandbox review: with a dotfiles repository at `~/.git`, the home
+    /// folder is the "project" of every chat under it; a link still may not take a
+    /// project's file or skills folder out of the chat's folder.
+    #[test]
+    fn a_link_may_not_leave_the_chats_folder_whatever_git_is_above() {
+        let tmp = tempfile::tempdir().unwrap();
+        let home = tmp.path().canonicalize().unwrap();
+        std::fs::create_dir_all(home.join(".git")).unwrap();
+        write(&home.join("private/notes.md"), "my diary\n");
+        write(
+            &home.join("private/skills/leak/SKILL.md"),
+            "---\nname: leak\ndescription: private\n---\n",
+        );
+        let proj = home.join("proj");
+        std::fs::create_dir_all(proj.join(".agents")).unwrap();
+        std::os::unix::fs::symlink("../private/notes.md", proj.join("AGENTS.md")).unwrap();
+        std::os::unix::fs::symlink(home.join("private/skills"), proj.join(".agents/skills"))
+            .unwrap();
+        // A sub-folder's file linking up into the project, out of the chat's folder.
+        write(&proj.join("rules.md"), "project rules\n");
+        std::fs::create_dir_all(proj.join("sub/.agents/skills")).unwrap();
+        std::os::unix::fs::symlink("../rules.md", proj.join("sub/AGENTS.md")).unwrap();
+        std::os::unix::fs::symlink(
+            home.join("private/skills/leak"),
+            proj.join("sub/.agents/skills/leak"),
+        )
+        .unwrap();
+        // The home folder's own file, no link, is the project's and is read.
+        write(&home.join("AGENTS.md"), "home rules\n");
+        for chat in [proj.clone(), proj.join("sub")] {
+            let got = gather(&chat, &Places::default(), &[]);
+            assert!(!got.text.contains("my diary"), "{}", got.text);
+            assert!(got.context.skills.is_empty(), "{:?}", got.context.skills);
+            assert!(got.text.contains("home rules"), "{}", got.text);
+        }
+        let sub = gather(&proj.join("sub"), &Places::default(), &[]);
+        assert!(!sub.text.contains("project rules"), "{}", sub.text);
+        let notes: Vec<&str> = sub
+            .context
+            .instructions
+            .iter()
+            .map(|f| f.note.as_str())
+            .collect();
+        assert!(
+            notes
+                .iter()
+                .filter(|n| n.contains("outside the chat's folder"))
+                .count()
+                == 2,
+            "{notes:?}"
+        );
     }
 
     #[test]
