@@ -344,14 +344,42 @@ fn restrict_files_and_tcp(policy: &Policy) -> Result<String, ConfineError> {
         ));
     }
     let abi = match status.landlock {
-        LandlockStatus::Available { effective_abi, .. } => format!("{effective_abi:?}"),
-        other => format!("{other:?}"),
+        LandlockStatus::Available { effective_abi, .. } => Some(effective_abi),
+        _ => None,
     };
-    let level = match status.ruleset {
-        RulesetStatus::FullyEnforced => "fully enforced",
-        _ => "partly enforced (an older kernel)",
-    };
-    Ok(format!("Landlock {abi}, {level}"))
+    // Part of the boundary missing is no boundary: a kernel without signal scoping lets a
+    // command signal Skald, one without TCP rules lets it reach the network. The command
+    // does not run, and the probe says why, so commands ask as with no sandbox.
+    if status.ruleset != RulesetStatus::FullyEnforced {
+        return Err(ConfineError::Landlock(partly_enforced(abi)));
+    }
+    Ok(format!(
+        "Landlock {}, fully enforced",
+        abi.map_or_else(|| "?".to_string(), |a| format!("{a:?}"))
+    ))
+}
+
+/// What a kernel whose Landlock is `abi` lacks of what the sandbox asks for, in words.
+pub fn partly_enforced(abi: Option<ABI>) -> String {
+    let n = abi.map_or(0, |a| a as i32);
+    let missing: Vec<&str> = [
+        (4, "TCP connect and bind rules (ABI 4, Linux 6.7)"),
+        (5, "device ioctl rules (ABI 5, Linux 6.10)"),
+        (6, "signal and abstract-socket scoping (ABI 6, Linux 6.12)"),
+    ]
+    .iter()
+    .filter(|(need, _)| n < *need)
+    .map(|(_, what)| *what)
+    .collect();
+    format!(
+        "this kernel enforces Landlock only in part (ABI {n}); missing: {}. Commands ask \
+         before they run, as with no sandbox",
+        if missing.is_empty() {
+            "a right this kernel does not name".to_string()
+        } else {
+            missing.join("; ")
+        }
+    )
 }
 
 /// Which calls of a system call the filter refuses.
@@ -418,4 +446,25 @@ pub fn filter_syscalls(network: bool) -> Result<(), ConfineError> {
         .try_into()
         .map_err(|e: seccompiler::BackendError| ConfineError::Seccomp(e.to_string()))?;
     seccompiler::apply_filter(&program).map_err(|e| ConfineError::Seccomp(e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_partly_enforcing_kernel_is_told_what_it_lacks() {
+        let v3 = partly_enforced(Some(ABI::V3));
+        assert!(
+            v3.contains("ABI 3") && v3.contains("TCP") && v3.contains("scoping"),
+            "{v3}"
+        );
+        let v5 = partly_enforced(Some(ABI::V5));
+        assert!(
+            !v5.contains("TCP") && v5.contains("signal and abstract-socket"),
+            "{v5}"
+        );
+        assert!(v5.contains("Commands ask"), "{v5}");
+        assert!(partly_enforced(None).contains("ABI 0"));
+    }
 }
