@@ -192,7 +192,9 @@ fn enter_namespaces() -> Result<(), ConfineError> {
 
 fn hide(policy: &Policy) -> Result<(), ConfineError> {
     let sealed = MsFlags::MS_RDONLY | MsFlags::MS_NOSUID | MsFlags::MS_NODEV | MsFlags::MS_NOEXEC;
-    for path in plan_masks(&policy.masked, &policy.writable) {
+    let mut masks = plan_masks(&policy.masked, &policy.writable);
+    masks.extend(readable_disks());
+    for path in masks {
         let Ok(meta) = std::fs::metadata(&path) else {
             continue; // Nothing there, nothing to hide.
         };
@@ -307,6 +309,39 @@ fn keep_in_place(policy: &Policy) -> Result<(), ConfineError> {
         mount(None::<&str>, at.as_str(), None::<&str>, flags, None::<&str>).map_err(fail)?;
     }
     Ok(())
+}
+
+/// The block devices under `/dev` this process could read: a disk read raw holds every
+/// file on it, masks or not. Only root (or the `disk` group) can, and Landlock lets reads
+/// through beneath `/`, so each is covered like a hidden file. (Raw access by ioctl, as
+/// `/dev/sg*` gives, is refused by Landlock's device-ioctl rule; `/dev/mem` needs a
+/// capability the namespace does not have.)
+fn readable_disks() -> Vec<PathBuf> {
+    use std::os::unix::fs::FileTypeExt;
+    let mut found = Vec::new();
+    let mut queue = vec![(PathBuf::from("/dev"), 0)];
+    while let Some((dir, depth)) = queue.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            let path = entry.path();
+            if kind.is_dir()
+                && depth < 3
+                && !matches!(entry.file_name().to_str(), Some("shm" | "pts"))
+            {
+                queue.push((path, depth + 1));
+            } else if kind.is_block_device()
+                && nix::unistd::access(&path, nix::unistd::AccessFlags::R_OK).is_ok()
+            {
+                found.push(path);
+            }
+        }
+    }
+    found
 }
 
 fn restrict_files_and_tcp(policy: &Policy) -> Result<String, ConfineError> {
