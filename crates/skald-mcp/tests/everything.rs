@@ -240,12 +240,16 @@ async fn a_sandboxed_stdio_server_answers_from_inside_the_sandbox() {
     else {
         unreachable!()
     };
+    // The server runs from the repository's folder, which the sandbox keeps in sight
+    // (a command's working folder is bound back into its private /tmp, where a CI clone
+    // may live).
+    let _ = cwd;
     let transport = Transport::Stdio {
         command,
         args: server_args,
         env,
         remove_env,
-        cwd,
+        cwd: Some(servers_dir()),
         sandbox: Some((helper, policy)),
     };
     let host = Arc::new(TestHost::default());

@@ -135,7 +135,22 @@ fn spawned_in(
     )
 }
 
+/// Held (shared) by every spawned command, and alone by a test that needs its spawner to
+/// stay the pool's between two commands: the pool keeps four, and the other tests running
+/// at the same time would otherwise push it out.
+static POOL_USE: std::sync::RwLock<()> = std::sync::RwLock::new(());
+
 fn spawned_with(
+    policy: &skald_sandbox::Policy,
+    script: &str,
+    env: &[(&str, &str)],
+    cwd: &std::path::Path,
+) -> Result<(String, std::process::ExitStatus), skald_sandbox::spawner::LaunchError> {
+    let _shared = POOL_USE.read().unwrap_or_else(|e| e.into_inner());
+    spawned_alone(policy, script, env, cwd)
+}
+
+fn spawned_alone(
     policy: &skald_sandbox::Policy,
     script: &str,
     env: &[(&str, &str)],
@@ -675,9 +690,11 @@ fn a_command_cannot_kill_its_spawner_through_the_thread_that_started_it() {
     };
     let script = "sleep 0.1; for t in /proc/$PPID/task/*; do kill -KILL ${t##*/} 2>/dev/null \
                   && echo \"killed ${t##*/}\"; done; echo \"spawner=$PPID\"";
-    let (first, _) = spawned(&policy, script, &[]).unwrap();
+    let _alone = POOL_USE.write().unwrap_or_else(|e| e.into_inner());
+    let tmp = std::env::temp_dir();
+    let (first, _) = spawned_alone(&policy, script, &[], &tmp).unwrap();
     assert!(!first.contains("killed"), "{first}");
-    let (second, status) = spawned(&policy, "echo \"spawner=$PPID\"", &[]).unwrap();
+    let (second, status) = spawned_alone(&policy, "echo \"spawner=$PPID\"", &[], &tmp).unwrap();
     assert!(status.success(), "{second}");
     assert_eq!(spawner_of(&first), spawner_of(&second), "{first}\n{second}");
 }

@@ -567,3 +567,61 @@ fn a_projects_hooks_run_in_the_chats_sandbox_and_the_persons_own_do_not() {
     s.exec(&server, &["--sandbox", "off"], "hello");
     assert!(o.join("project-hook").exists());
 }
+
+/// From the sandbox review: a hook's "allow" lifts an ordinary "needs approval", never a
+/// call that asks to leave the sandbox (more folders, the network, no sandbox) or a file
+/// tool in a credential folder: only the person lifts those, and a project's hook may run
+/// code a sandboxed command wrote.
+#[test]
+fn a_hooks_allow_never_lifts_a_sandbox_grant_or_a_credential_folder() {
+    let s = Setup::new();
+    let allow = s.script(
+        "allow.sh",
+        r#"echo '{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow"}}'"#,
+    );
+    s.config(&format!(
+        "[[hooks.PreToolUse]]\nhooks = [{{ type = \"command\", command = {} }}]\n",
+        toml_str(&allow)
+    ));
+    let home = std::env::var("HOME").unwrap();
+    let calls = [
+        (
+            "g1",
+            "execute_cmd",
+            serde_json::json!({"command": "echo unsandboxed-ran",
+                "sandbox_grant": {"unsandboxed": true, "reason": "x"}}),
+        ),
+        (
+            "g2",
+            "execute_cmd",
+            serde_json::json!({"command": "echo network-ran",
+                "sandbox_grant": {"network": true, "reason": "x"}}),
+        ),
+        (
+            "g3",
+            "read_file",
+            serde_json::json!({"path": format!("{home}/.ssh/id_ed25519")}),
+        ),
+        // An ordinary "needs approval" is still the hook's to lift.
+        (
+            "g4",
+            "execute_cmd",
+            serde_json::json!({"command": "echo plain-ran"}),
+        ),
+    ];
+    let mut replies: Vec<_> = calls
+        .iter()
+        .map(|(id, tool, args)| tool_call(id, tool, &args.to_string()))
+        .collect();
+    replies.push(answer("done"));
+    let server = ScriptedServer::new(replies);
+    let (_, evs) = s.exec(&server, &["--approve", "never"], "try");
+    for id in ["g1", "g2", "g3"] {
+        assert!(
+            evs.iter()
+                .any(|e| e["type"] == "tool_rejected" && e["tool_call_id"] == id),
+            "{id} was not refused: {evs:?}"
+        );
+    }
+    assert!(crate::common::result(&evs, "g4").contains("plain-ran"));
+}

@@ -406,6 +406,17 @@ fn data_dir_reached<'a>(ctx: &'a RunContext, tool: &str, args: &Value) -> Option
     (!opened).then_some(dir.as_path())
 }
 
+/// Whether a call asks whatever lifts an ordinary "needs approval": a sandbox grant (more
+/// folders, the network, no sandbox) or a file tool in a credential folder. Only the
+/// person lifts these, never a hook's "allow": a project's hook may run code a sandboxed
+/// command wrote.
+pub fn always_asks(ctx: &RunContext, tool: &str, args: &Value) -> bool {
+    asks_beyond_sandbox(tool, args).is_some()
+        || ((FS_READ.contains(&tool) || FS_WRITE.contains(&tool))
+            && call_path(tool, args, &ctx.working_dir)
+                .is_some_and(|p| credential_paths().iter().any(|d| path_under(&p, d))))
+}
+
 /// Decides a call. Logs every decision for audit.
 pub fn check(store: &Store, ctx: &RunContext, tool: &str, args: &Value) -> Decision {
     let decision = decide(store, ctx, tool, args);

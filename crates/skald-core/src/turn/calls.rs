@@ -533,7 +533,15 @@ async fn gate(
                     format!("a hook asks for approval: {reason}")
                 };
             }
-            Some((crate::hooks::Permission::Allow, _)) => decision.action = RuleAction::Allow,
+            // A hook's allow lifts an ordinary "needs approval", never one only the person
+            // may lift (a sandbox grant, a credential folder).
+            Some((crate::hooks::Permission::Allow, _))
+                if !(decision.action == RuleAction::Require
+                    && approval::always_asks(&cfg.run, &call.name, args)) =>
+            {
+                decision.action = RuleAction::Allow
+            }
+            Some((crate::hooks::Permission::Allow, _)) => {}
             None => {}
         }
     }
