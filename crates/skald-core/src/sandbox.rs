@@ -251,10 +251,15 @@ fn scan(root: &Path) -> Scanned {
             let Ok(kind) = entry.file_type() else {
                 continue;
             };
+            let name = entry.file_name();
+            // A checkout of a submodule or a worktree has a `.git` file naming its
+            // repository: repointed, it would send git to one the command made.
+            if kind.is_file() && name == ".git" {
+                found.run_later.push(entry.path());
+            }
             if !kind.is_dir() {
                 continue;
             }
-            let name = entry.file_name();
             if RUN_LATER.iter().any(|s| name == *s) {
                 found.run_later.push(entry.path());
             }
@@ -278,13 +283,19 @@ fn run_later(writable: &[PathBuf]) -> (Vec<PathBuf>, Vec<PathBuf>) {
     let (mut pinned, mut read_only) = (Vec::new(), Vec::new());
     for root in writable {
         for dir in run_later_folders(root) {
-            if dir.file_name().is_some_and(|n| n == ".git") {
+            if dir.file_name().is_some_and(|n| n == ".git") && !dir.is_dir() {
+                read_only.push(dir);
+            } else if dir.file_name().is_some_and(|n| n == ".git") {
                 let hooks = dir.join("hooks");
                 if !hooks.exists() {
                     let _ = std::fs::create_dir(&hooks);
                 }
                 read_only.push(hooks);
                 read_only.push(dir.join("config"));
+                // Submodules' and worktrees' repositories, with their own hooks and
+                // configuration (git reads a submodule's on a plain `git status`).
+                read_only.push(dir.join("modules"));
+                read_only.push(dir.join("worktrees"));
                 pinned.push(dir);
             } else {
                 read_only.push(dir);
@@ -361,9 +372,12 @@ mod tests {
             "chat/node_modules/pkg/.git/hooks",
             "grant/.git/hooks",
             "elsewhere/.git/hooks",
+            "chat/sub",
         ] {
             std::fs::create_dir_all(root.join(d)).unwrap();
         }
+        // A submodule's checkout: a `.git` file naming its repository.
+        std::fs::write(root.join("chat/sub/.git"), "gitdir: ../.git/modules/sub\n").unwrap();
         let mut run = RunContext {
             working_dir: root.join("chat"),
             allow_fs_writes: vec![root.join("grant")],
@@ -384,11 +398,18 @@ mod tests {
             vec![
                 root.join("chat/.git/config"),
                 root.join("chat/.git/hooks"),
+                root.join("chat/.git/modules"),
+                root.join("chat/.git/worktrees"),
                 root.join("chat/.skald"),
                 root.join("chat/libs/dep/.git/config"),
                 root.join("chat/libs/dep/.git/hooks"),
+                root.join("chat/libs/dep/.git/modules"),
+                root.join("chat/libs/dep/.git/worktrees"),
+                root.join("chat/sub/.git"),
                 root.join("grant/.git/config"),
                 root.join("grant/.git/hooks"),
+                root.join("grant/.git/modules"),
+                root.join("grant/.git/worktrees"),
             ]
         );
         // The nested repository had no hooks folder: it has an empty one now.

@@ -380,6 +380,12 @@ fn a_sandboxed_command_cannot_change_what_runs_later_outside_the_sandbox() {
         // A repository without a hooks folder gets an empty one, so none can be made.
         std::fs::remove_dir_all(repo.join(".git/hooks")).unwrap();
     }
+    // A submodule's repository inside the chat's, with its own configuration, and its
+    // checkout's `.git` file naming it.
+    std::fs::create_dir_all(w.join(".git/modules/sub")).unwrap();
+    std::fs::write(w.join(".git/modules/sub/config"), "[core]\n").unwrap();
+    std::fs::create_dir_all(w.join("sub")).unwrap();
+    std::fs::write(w.join("sub/.git"), "gitdir: ../.git/modules/sub\n").unwrap();
     let configs: Vec<Vec<u8>> = [&w, &nested]
         .iter()
         .map(|r| std::fs::read(r.join(".git/config")).unwrap())
@@ -391,6 +397,8 @@ fn a_sandboxed_command_cannot_change_what_runs_later_outside_the_sandbox() {
         "printf '#!/bin/sh\\ntouch pwned\\n' > libs/dep/.git/hooks/pre-commit",
         "echo 'touch pwned' >> .skald/fmt.sh",
         "mv .git .git-old",
+        "git config -f .git/modules/sub/config core.fsmonitor 'touch pwned'",
+        "echo 'gitdir: /elsewhere' > sub/.git",
     ] {
         let o = f.cmd("workspace-write", &[], line);
         let text = out(&o);
@@ -412,6 +420,16 @@ fn a_sandboxed_command_cannot_change_what_runs_later_outside_the_sandbox() {
             "{line}: {text}"
         );
         assert!(w.join(".git/HEAD").is_file(), "{line}: {text}");
+        assert_eq!(
+            std::fs::read_to_string(w.join(".git/modules/sub/config")).unwrap(),
+            "[core]\n",
+            "{line}: {text}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(w.join("sub/.git")).unwrap(),
+            "gitdir: ../.git/modules/sub\n",
+            "{line}: {text}"
+        );
         assert!(
             text.contains("runs later outside the sandbox"),
             "{line}: the refusal is explained: {text}"
