@@ -125,11 +125,27 @@ pub fn explain(policy: &Policy, workdir: &Path, success: bool, output: &str) -> 
         let failed = denied || FAILED.iter().any(|w| lower.contains(w));
         let missing = MISSING.iter().any(|w| lower.contains(w));
         let mut named = false;
-        for p in paths_in(line, workdir) {
-            let refusal = if failed
-                && (policy.read_only.iter().any(|r| p.starts_with(r))
-                    || policy.pinned.iter().any(|r| p == *r))
+        let runs_later = |p: &Path| {
+            policy.read_only.iter().any(|r| p.starts_with(r))
+                || policy.pinned.iter().any(|r| p == r.as_path())
+        };
+        // Git names its files relative and bare, before a colon (`error: could not write
+        // config file .git/config: …`): looked for here only, where the paths are known.
+        if failed {
+            for token in line
+                .split_whitespace()
+                .filter(|t| t.ends_with(':') && t.contains('/'))
             {
+                let p = normalize(&workdir.join(token.trim_end_matches(':')));
+                let refusal = Refusal::RunsLater(p.clone());
+                if runs_later(&p) && !out.contains(&refusal) {
+                    out.push(refusal);
+                    named = true;
+                }
+            }
+        }
+        for p in paths_in(line, workdir) {
+            let refusal = if failed && runs_later(&p) {
                 Refusal::RunsLater(p)
             } else if (denied || missing)
                 && masks
