@@ -406,8 +406,14 @@ impl Engine {
         run: &mut RunContext,
     ) -> Result<(String, crate::instructions::Gathered, crate::hooks::Active), EngineError> {
         let mut prompt = self.library.system_prompt(agent, mcp_list)?;
-        let denied =
-            crate::approval::denied_paths(&self.store, run, skald_api::tool_names::READ_FILE);
+        // What the agent may not read, less Skald's data directory: the file tools refuse
+        // it, but the person's own AGENTS.md and skills may live there (a config folder
+        // set inside it), and are read by Skald, not by the agent.
+        let denied: Vec<std::path::PathBuf> =
+            crate::approval::denied_paths(&self.store, run, skald_api::tool_names::READ_FILE)
+                .into_iter()
+                .filter(|d| !run.hidden_from_commands.contains(d))
+                .collect();
         let mut gathered = crate::instructions::gather(&run.working_dir, &self.places, &denied);
         let hooks =
             crate::hooks::Active::for_folder(&self.settings.hooks, &self.store, &run.working_dir);
