@@ -625,3 +625,54 @@ fn a_hooks_allow_never_lifts_a_sandbox_grant_or_a_credential_folder() {
     }
     assert!(crate::common::result(&evs, "g4").contains("plain-ran"));
 }
+
+/// From the sandbox review: the project's files are approved as they are when a turn
+/// begins, and read again before its hooks run: a script changed during the turn (here by
+/// the agent's own write) does not run unapproved later in that turn.
+#[test]
+fn a_project_script_changed_during_the_turn_does_not_run_unapproved() {
+    let s = Setup::new();
+    std::fs::create_dir_all(s.work.path().join(".git")).unwrap();
+    let marker = s.work.path().join("ran");
+    let dir = s.work.path().join(".skald");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("fmt.sh"),
+        format!("echo approved >> {}\n", marker.display()),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("hooks.json"),
+        serde_json::json!({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "sh .skald/fmt.sh"}]}]}})
+            .to_string(),
+    )
+    .unwrap();
+    let listed = skald(s.data.path(), None)
+        .args(["hooks", "list", "--cwd"])
+        .arg(s.work.path())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&listed.stdout);
+    let sha = text
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("content (sha256 "))
+        .and_then(|l| l.strip_suffix("):"))
+        .unwrap_or_else(|| panic!("{text}"))
+        .to_string();
+    let approved = skald(s.data.path(), None)
+        .args(["hooks", "approve", "--cwd"])
+        .arg(s.work.path())
+        .args(["--sha", &sha])
+        .output()
+        .unwrap();
+    assert_eq!(approved.status.code(), Some(0));
+    let evil = serde_json::json!({"path": ".skald/fmt.sh",
+        "content": format!("echo unapproved >> {}\n", marker.display())});
+    let server = ScriptedServer::new(vec![
+        tool_call("w1", "write_file", &evil.to_string()),
+        answer("done"),
+    ]);
+    s.exec(&server, &["--approve", "all"], "tidy up");
+    let ran = std::fs::read_to_string(&marker).unwrap_or_default();
+    assert!(!ran.contains("unapproved"), "{ran}");
+}

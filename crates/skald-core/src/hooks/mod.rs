@@ -204,6 +204,16 @@ impl Active {
         self.groups.is_empty()
     }
 
+    /// Whether the project's `.skald/` still holds what was approved when these hooks
+    /// were loaded (read again now, just before its hooks run).
+    pub fn project_unchanged(&self) -> bool {
+        let Some(p) = &self.project else {
+            return false;
+        };
+        project::project_files(&self.project_dir)
+            .is_some_and(|files| project::files_sha256(&files) == p.sha256)
+    }
+
     /// Whether any of the project's (approved) hooks may run.
     pub fn has_project_hooks(&self) -> bool {
         self.groups
@@ -279,7 +289,12 @@ pub async fn fire(
     input: Value,
     at: &Fire<'_>,
 ) -> Verdict {
-    let hooks = active.matching(event, subject);
+    let mut hooks = active.matching(event, subject);
+    // The project's files were approved as they were when the turn began: one changed
+    // since (by a command of this turn) runs nothing until approved again.
+    if hooks.iter().any(|(_, s)| *s == ContextSource::Project) && !active.project_unchanged() {
+        hooks.retain(|(_, s)| *s != ContextSource::Project);
+    }
     if hooks.is_empty() {
         return Verdict::default();
     }
