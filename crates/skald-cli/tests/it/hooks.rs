@@ -53,6 +53,31 @@ impl Setup {
     }
 }
 
+impl Setup {
+    /// Approves the project's hooks as `skald hooks list` shows them (the hash it prints).
+    fn approve_project_hooks(&self) {
+        let listed = skald(self.data.path(), None)
+            .args(["hooks", "list", "--cwd"])
+            .arg(self.work.path())
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&listed.stdout);
+        let sha = text
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("content (sha256 "))
+            .and_then(|l| l.strip_suffix("):"))
+            .unwrap_or_else(|| panic!("{text}"))
+            .to_string();
+        let approved = skald(self.data.path(), None)
+            .args(["hooks", "approve", "--cwd"])
+            .arg(self.work.path())
+            .args(["--sha", &sha])
+            .output()
+            .unwrap();
+        assert_eq!(approved.status.code(), Some(0));
+    }
+}
+
 fn hook_runs<'a>(evs: &'a [Value], event: &str) -> Vec<&'a Value> {
     evs.iter()
         .filter(|e| e["type"] == "hook" && e["hook"]["event"] == event)
@@ -526,25 +551,7 @@ fn a_projects_hooks_run_in_the_chats_sandbox_and_the_persons_own_do_not() {
         .to_string(),
     )
     .unwrap();
-    let listed = skald(s.data.path(), None)
-        .args(["hooks", "list", "--cwd"])
-        .arg(s.work.path())
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&listed.stdout);
-    let sha = text
-        .lines()
-        .find_map(|l| l.trim().strip_prefix("content (sha256 "))
-        .and_then(|l| l.strip_suffix("):"))
-        .unwrap_or_else(|| panic!("{text}"))
-        .to_string();
-    let approved = skald(s.data.path(), None)
-        .args(["hooks", "approve", "--cwd"])
-        .arg(s.work.path())
-        .args(["--sha", &sha])
-        .output()
-        .unwrap();
-    assert_eq!(approved.status.code(), Some(0));
+    s.approve_project_hooks();
     let server = ScriptedServer::new(vec![answer("done")]);
     let (_, evs) = s.exec(&server, &["--sandbox", "workspace-write"], "hello");
     let runs = hook_runs(&evs, "UserPromptSubmit");
@@ -647,25 +654,7 @@ fn a_project_script_changed_during_the_turn_does_not_run_unapproved() {
             .to_string(),
     )
     .unwrap();
-    let listed = skald(s.data.path(), None)
-        .args(["hooks", "list", "--cwd"])
-        .arg(s.work.path())
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&listed.stdout);
-    let sha = text
-        .lines()
-        .find_map(|l| l.trim().strip_prefix("content (sha256 "))
-        .and_then(|l| l.strip_suffix("):"))
-        .unwrap_or_else(|| panic!("{text}"))
-        .to_string();
-    let approved = skald(s.data.path(), None)
-        .args(["hooks", "approve", "--cwd"])
-        .arg(s.work.path())
-        .args(["--sha", &sha])
-        .output()
-        .unwrap();
-    assert_eq!(approved.status.code(), Some(0));
+    s.approve_project_hooks();
     let evil = serde_json::json!({"path": ".skald/fmt.sh",
         "content": format!("echo unapproved >> {}\n", marker.display())});
     let server = ScriptedServer::new(vec![
