@@ -126,10 +126,11 @@ impl Shadow {
             .flatten()
         {
             let name = entry.file_name().to_string_lossy();
-            if name.starts_with(TMP_PREFIX) && !entry.file_type().is_some_and(|t| t.is_dir()) {
-                if let Ok(rel) = entry.path().strip_prefix(&self.root) {
-                    let _ = self.folder.remove_file(rel);
-                }
+            if name.starts_with(TMP_PREFIX)
+                && !entry.file_type().is_some_and(|t| t.is_dir())
+                && let Ok(rel) = entry.path().strip_prefix(&self.root)
+            {
+                let _ = self.folder.remove_file(rel);
             }
         }
     }

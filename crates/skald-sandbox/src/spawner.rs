@@ -504,7 +504,10 @@ impl Kept {
 /// the bind is of the moment the spawner started, so a path made, removed or replaced
 /// since (another `.git`, a new `.skald`) is another key, hence another spawner.
 #[derive(Debug, Clone, PartialEq, Eq)]
-struct InPlace(Vec<(PathBuf, bool, Option<(u64, u64)>)>);
+struct InPlace(Vec<(PathBuf, bool, Option<FileId>)>);
+
+/// A file's device and inode.
+type FileId = (u64, u64);
 
 impl InPlace {
     fn of(policy: &Policy) -> InPlace {
