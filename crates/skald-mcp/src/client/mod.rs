@@ -283,6 +283,9 @@ fn sandboxed(
     Ok((cmd, Some(tmp)))
 }
 
+/// How long a server that failed to start may take to finish saying why on its stderr.
+const STDERR_GRACE: Duration = Duration::from_secs(2);
+
 /// Connects and initialises within `timeout`. A stdio server's stderr lines go to `stderr`.
 pub(crate) async fn connect(
     transport: &Transport,
@@ -326,22 +329,28 @@ pub(crate) async fn connect(
                 .spawn()
                 .map_err(|e| Fail::Broken(format!("cannot start `{command}`: {e}")))?;
             let pid = transport.id();
-            if let Some(err) = err {
-                tokio::spawn(drain(err, stderr));
-            }
-            let client = tokio::time::timeout(timeout, handler.serve(transport))
-                .await
-                .map_err(|_| {
+            let draining = err.map(|err| tokio::spawn(drain(err, stderr)));
+            let served = match tokio::time::timeout(timeout, handler.serve(transport)).await {
+                Ok(Ok(client)) => Ok(client),
+                Ok(Err(e)) => Err(format!("initialize failed: {e}")),
+                Err(_) => Err(format!(
+                    "no answer to initialize within {} s",
+                    timeout.as_secs()
+                )),
+            };
+            let client = match served {
+                Ok(client) => client,
+                Err(why) => {
                     crate::kill_group(pid);
-                    Fail::Broken(format!(
-                        "no answer to initialize within {} s",
-                        timeout.as_secs()
-                    ))
-                })?
-                .map_err(|e| {
-                    crate::kill_group(pid);
-                    Fail::Broken(format!("initialize failed: {e}"))
-                })?;
+                    // What the server said on its way out explains the failure better
+                    // than a broken pipe: let the reader reach the end of it first. A
+                    // grandchild holding the pipe open cannot keep us here long.
+                    if let Some(draining) = draining {
+                        let _ = tokio::time::timeout(STDERR_GRACE, draining).await;
+                    }
+                    return Err(Fail::Broken(why));
+                }
+            };
             Ok(Connected {
                 client,
                 pid,
