@@ -42,6 +42,8 @@ pub enum ConfineError {
          kernel.apparmor_restrict_unprivileged_userns)"
     )]
     Namespace(nix::Error),
+    #[error("cannot make a PID namespace for the command, so its processes could outlive it: {0}")]
+    PidNamespace(nix::Error),
     #[error("cannot write {0}: {1}")]
     IdMap(String, std::io::Error),
     #[error("cannot make a session of its own: {0}")]
@@ -84,6 +86,16 @@ pub fn own_session(required: bool) -> Result<(), ConfineError> {
         Err(rustix::io::Errno::PERM) if !required => Ok(()),
         Err(e) => Err(ConfineError::Session(e)),
     }
+}
+
+/// Puts what the calling thread starts next in a PID namespace of its own, whose first
+/// process the command is. When that process ends — it exits, its timeout or a stop kills
+/// it, or Skald goes and the spawner kills it — the kernel kills every other process in the
+/// namespace: a double fork or `setsid … &` cannot keep anything running after its command.
+/// Per thread (the spawner's worker runs one command), and allowed by the capabilities the
+/// spawner holds in its own user namespace.
+pub fn own_pid_namespace() -> Result<(), ConfineError> {
+    unshare(CloneFlags::CLONE_NEWPID).map_err(ConfineError::PidNamespace)
 }
 
 /// Confines the calling process to `policy`. Returns a line saying how (Landlock's ABI).

@@ -27,6 +27,9 @@ fn run(args: Vec<OsString>) -> Result<(), String> {
         Some("--probe") => {
             own_session()?;
             let how = confine(&skald_sandbox::Policy::default())?;
+            // The spawner gives each command a PID namespace: where that is refused,
+            // commands must ask rather than run with processes that outlive them.
+            pid_namespace()?;
             println!("{how}");
             Ok(())
         }
@@ -37,8 +40,9 @@ fn run(args: Vec<OsString>) -> Result<(), String> {
             }
             own_session()?;
             confine(&policy)?;
-            Err(exec(&args[3], &args[4..]))
+            contained(&args[3], &args[4..])
         }
+        Some("--init") => init(&args),
         Some("--serve") => {
             let base = args.get(2).ok_or_else(|| usage.to_string())?;
             let kept: Vec<std::path::PathBuf> = args
@@ -137,6 +141,16 @@ fn own_session() -> Result<(), String> {
 }
 
 #[cfg(target_os = "linux")]
+fn pid_namespace() -> Result<(), String> {
+    skald_sandbox::confine::own_pid_namespace().map_err(|e| e.to_string())
+}
+
+#[cfg(not(target_os = "linux"))]
+fn pid_namespace() -> Result<(), String> {
+    Ok(())
+}
+
+#[cfg(target_os = "linux")]
 fn confine(policy: &skald_sandbox::Policy) -> Result<String, String> {
     skald_sandbox::confine::confine(policy).map_err(|e| e.to_string())
 }
@@ -149,7 +163,79 @@ fn confine(_: &skald_sandbox::Policy) -> Result<String, String> {
     ))
 }
 
+/// Runs the command in a PID namespace of its own under a small first process
+/// ([`init`]), and exits with its status. When that first process ends — the command
+/// exited, or this helper was killed (Skald stops a hook, an MCP server, a command by
+/// killing the helper's group, or only the helper) — the kernel kills everything else in
+/// the namespace: a double fork or `setsid … &` cannot outlive its command.
+#[cfg(target_os = "linux")]
+fn contained(program: &OsString, args: &[OsString]) -> Result<(), String> {
+    pid_namespace()?;
+    // Itself again, as the namespace's first process: the command cannot be that, since
+    // it would not die with this helper (only a process may ask to).
+    let status = std::process::Command::new("/proc/self/exe")
+        .arg("--init")
+        .arg(std::process::id().to_string())
+        .arg("--")
+        .arg(program)
+        .args(args)
+        .status()
+        .map_err(|e| format!("cannot start the command's first process: {e}"))?;
+    std::process::exit(exit_code(status))
+}
+
+#[cfg(not(target_os = "linux"))]
+fn contained(program: &OsString, args: &[OsString]) -> Result<(), String> {
+    Err(exec(program, args))
+}
+
+/// `--init HELPER_PID -- PROGRAM ARGS…`: the first process of a command's PID namespace.
+/// It dies with the helper that started it (checked after asking, in case the helper went
+/// first), runs the command and exits with its status, which ends the namespace.
+#[cfg(target_os = "linux")]
+fn init(args: &[OsString]) -> Result<(), String> {
+    let usage = "usage: skald-sandbox --init HELPER_PID -- PROGRAM [ARGS…]";
+    let helper = args.get(1).and_then(|a| a.to_str()).ok_or(usage)?;
+    if args.get(2).and_then(|a| a.to_str()) != Some("--") || args.len() < 4 {
+        return Err(usage.to_string());
+    }
+    rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL))
+        .map_err(|e| format!("cannot tie the command to its helper: {e}"))?;
+    // `getppid` is 0 for a namespace's first process; /proc (the system's) names the
+    // parent as the helper sees itself.
+    let stat = std::fs::read_to_string("/proc/self/stat")
+        .map_err(|e| format!("cannot read /proc/self/stat: {e}"))?;
+    let parent = stat
+        .rsplit_once(')')
+        .and_then(|(_, rest)| rest.split_whitespace().nth(1));
+    if parent != Some(helper) {
+        return Err("its helper ended before the command started".to_string());
+    }
+    let status = std::process::Command::new(&args[3])
+        .args(&args[4..])
+        .status()
+        .map_err(|e| format!("cannot run {}: {e}", args[3].to_string_lossy()))?;
+    std::process::exit(exit_code(status))
+}
+
+#[cfg(not(target_os = "linux"))]
+fn init(_: &[OsString]) -> Result<(), String> {
+    Err("--init is for Linux".to_string())
+}
+
+/// The status to exit with for a command that ended with `status`: its code, or 128 plus
+/// the signal that killed it, as a shell reports it.
+#[cfg(target_os = "linux")]
+fn exit_code(status: std::process::ExitStatus) -> i32 {
+    use std::os::unix::process::ExitStatusExt;
+    status
+        .code()
+        .or_else(|| status.signal().map(|s| 128 + s))
+        .unwrap_or(1)
+}
+
 /// Replaces this process with the command; returns only if that failed.
+#[cfg(not(target_os = "linux"))]
 fn exec(program: &OsString, args: &[OsString]) -> String {
     #[cfg(unix)]
     {

@@ -398,6 +398,7 @@ fn prepare(
         ..Policy::default()
     };
     crate::confine::restrict_files(&policy).map_err(|e| e.to_string())?;
+    crate::confine::own_pid_namespace().map_err(|e| e.to_string())?;
     // Failing to open it is left to the standard library, which opens it at the spawn.
     let null = std::fs::File::open("/dev/null").ok();
     Ok(Readied {

@@ -217,8 +217,8 @@ fn the_spawner_gives_each_command_its_own_policy_in_one_namespace() {
     };
     let script = |mine: &std::path::Path, theirs: &std::path::Path| {
         format!(
-            "echo ok > {m}/mine; echo no > {t}/theirs; cat {h}/key; umount {h}; \
-             mount -t tmpfs x {t}; cat {h}/key; echo \"spawner=$PPID\"; echo \"mark=$MARK\"",
+            "read -r _ _ _ pp _ < /proc/self/stat; echo ok > {m}/mine; echo no > {t}/theirs; cat {h}/key; umount {h}; \
+             mount -t tmpfs x {t}; cat {h}/key; echo \"spawner=$pp\"; echo \"mark=$MARK\"",
             m = mine.display(),
             t = theirs.display(),
             h = hidden.display()
@@ -263,7 +263,7 @@ fn each_command_gets_its_own_environment_whether_it_was_sent_again_or_not() {
         network: false,
         ..Default::default()
     };
-    let script = "echo \"seen=${MARK-unset}/${OTHER-unset}\"; echo \"spawner=$PPID\"";
+    let script = "read -r _ _ _ pp _ < /proc/self/stat; echo \"seen=${MARK-unset}/${OTHER-unset}\"; echo \"spawner=$pp\"";
     let run = |env: &[(&str, &str)]| {
         let (text, status) = spawned(&policy, script, env).unwrap();
         assert!(status.success(), "{text}");
@@ -361,7 +361,10 @@ fn a_hidden_folder_made_after_a_spawner_started_is_hidden_by_a_new_one() {
         network: false,
         ..Default::default()
     };
-    let script = format!("cat {}/key; echo \"spawner=$PPID\"", hidden.display());
+    let script = format!(
+        "read -r _ _ _ pp _ < /proc/self/stat; cat {}/key; echo \"spawner=$pp\"",
+        hidden.display()
+    );
     let (before, _) = spawned(&policy, &script, &[]).unwrap();
     std::fs::create_dir_all(&hidden).unwrap();
     std::fs::write(hidden.join("key"), "LATESECRET").unwrap();
@@ -387,13 +390,13 @@ fn a_command_cannot_read_signal_or_trace_its_spawner() {
     };
     // The thread that started the command shares its Landlock domain; only the spawner
     // being non-dumpable keeps that thread's /proc entries (and so its memory) closed.
-    let script = "for t in /proc/$PPID /proc/$PPID/task/*; do \
+    let script = "read -r _ _ _ pp _ < /proc/self/stat; for t in /proc/$pp /proc/$pp/task/*; do \
                     for f in environ maps mem auxv stack; do \
                       cat $t/$f >/dev/null 2>&1 && echo \"read $t/$f\"; \
                     done; \
                   done; \
-                  kill -0 $PPID 2>/dev/null && echo signalled; \
-                  ls /proc/$PPID/task | wc -l";
+                  kill -0 $pp 2>/dev/null && echo signalled; \
+                  ls /proc/$pp/task | wc -l";
     let (text, status) = spawned(&policy, script, &[]).unwrap();
     assert!(status.success(), "{text}");
     assert!(!text.contains("read "), "{text}");
@@ -688,13 +691,19 @@ fn a_command_cannot_kill_its_spawner_through_the_thread_that_started_it() {
         network: false,
         ..Default::default()
     };
-    let script = "sleep 0.1; for t in /proc/$PPID/task/*; do kill -KILL ${t##*/} 2>/dev/null \
-                  && echo \"killed ${t##*/}\"; done; echo \"spawner=$PPID\"";
+    let script = "read -r _ _ _ pp _ < /proc/self/stat; sleep 0.1; for t in /proc/$pp/task/*; do kill -KILL ${t##*/} 2>/dev/null \
+                  && echo \"killed ${t##*/}\"; done; echo \"spawner=$pp\"";
     let _alone = POOL_USE.write().unwrap_or_else(|e| e.into_inner());
     let tmp = std::env::temp_dir();
     let (first, _) = spawned_alone(&policy, script, &[], &tmp).unwrap();
     assert!(!first.contains("killed"), "{first}");
-    let (second, status) = spawned_alone(&policy, "echo \"spawner=$PPID\"", &[], &tmp).unwrap();
+    let (second, status) = spawned_alone(
+        &policy,
+        "read -r _ _ _ pp _ < /proc/self/stat; echo \"spawner=$pp\"",
+        &[],
+        &tmp,
+    )
+    .unwrap();
     assert!(status.success(), "{second}");
     assert_eq!(spawner_of(&first), spawner_of(&second), "{first}\n{second}");
 }
@@ -719,7 +728,7 @@ fn a_command_nobody_listens_to_any_more_is_killed() {
             args: vec![
                 "-c".into(),
                 format!(
-                    "echo $$ > {}.tmp; mv {0}.tmp {0}; sleep 30",
+                    "read -r pid _ < /proc/self/stat; echo $pid > {}.tmp; mv {0}.tmp {0}; sleep 30",
                     pid_file.display()
                 )
                 .into(),
@@ -1049,4 +1058,119 @@ fn the_disks_a_process_could_read_raw_are_covered_in_the_sandbox() {
         assert!(!read.status.success(), "{disk} was read");
     }
     eprintln!("{} readable block devices covered", readable.len());
+}
+
+/// Item 4 of the report: whatever a command leaves running — a `setsid` process, a double
+/// fork, a `nohup` — ends with it, whether it exits by itself or is given up on (a timeout,
+/// a stop, Skald going): each command is the first process of a PID namespace of its own.
+#[test]
+fn nothing_a_command_starts_outlives_it() {
+    let root = tempfile::tempdir().unwrap();
+    let root = root.path().canonicalize().unwrap();
+    let policy = skald_sandbox::Policy {
+        writable: vec![root.clone()],
+        ..Default::default()
+    };
+    // Each leftover writes its pid as Skald sees it (its shell reads /proc/self/stat
+    // itself; `exec` keeps the pid), then sleeps on; the command waits until all three have.
+    let leftovers = |tag: &str| {
+        let note = |name: &str| {
+            format!(
+                "read -r p _ < /proc/self/stat; echo $p > {d}/{tag}-{name}.tmp; \
+                 mv {d}/{tag}-{name}.tmp {d}/{tag}-{name}; exec sleep 300",
+                d = root.display()
+            )
+        };
+        format!(
+            "setsid sh -c '{a}' </dev/null >/dev/null 2>&1 & \
+             (sh -c '{b}' </dev/null >/dev/null 2>&1 &) ; \
+             nohup sh -c '{c}' </dev/null >/dev/null 2>&1 & \
+             for f in setsid fork nohup; do \
+               while [ ! -s {d}/{tag}-$f ]; do sleep 0.01; done; \
+             done; echo started",
+            a = note("setsid"),
+            b = note("fork"),
+            c = note("nohup"),
+            d = root.display()
+        )
+    };
+    let pids = |tag: &str| -> Vec<(String, std::path::PathBuf)> {
+        ["setsid", "fork", "nohup"]
+            .iter()
+            .map(|f| {
+                let pid = std::fs::read_to_string(root.join(format!("{tag}-{f}"))).unwrap();
+                (f.to_string(), format!("/proc/{}", pid.trim()).into())
+            })
+            .collect()
+    };
+    let all_gone = |tag: &str| {
+        for (how, proc_dir) in pids(tag) {
+            assert!(
+                wait_until(|| !proc_dir.exists()),
+                "the {how} leftover {} outlived its command",
+                proc_dir.display()
+            );
+        }
+    };
+    // The command exits by itself.
+    let (text, status) =
+        spawned(&policy, &leftovers("exited"), &[("PATH", "/usr/bin:/bin")]).unwrap();
+    assert!(status.success() && text.contains("started"), "{text}");
+    all_gone("exited");
+
+    // The command is given up on while it runs.
+    let (_, w) = std::io::pipe().unwrap();
+    let (_, e) = std::io::pipe().unwrap();
+    let requested = skald_sandbox::spawner::try_request(
+        std::path::Path::new(HELPER),
+        skald_sandbox::spawner::Launch {
+            program: "sh".into(),
+            args: vec![
+                "-c".into(),
+                format!("{}; sleep 300", leftovers("stopped")).into(),
+            ],
+            cwd: root.clone(),
+            env: vec![("PATH".into(), "/usr/bin:/bin".into())],
+            policy: policy.clone(),
+            stdout: w.into(),
+            stderr: e.into(),
+        },
+        true,
+    )
+    .ok()
+    .unwrap()
+    .unwrap();
+    let launched = requested.started().unwrap_or_else(|e| panic!("{e}"));
+    assert!(wait_until(|| root.join("stopped-nohup").exists()
+        && root.join("stopped-fork").exists()
+        && root.join("stopped-setsid").exists()));
+    drop(launched);
+    all_gone("stopped");
+
+    // The same through the one-shot helper (hooks, MCP servers): the command exits…
+    let o = run(&policy, &leftovers("one-shot"));
+    assert!(o.status.success(), "{o:?}");
+    all_gone("one-shot");
+    // …or only the helper is killed, not its group.
+    let mut helper = Command::new(HELPER)
+        .args(
+            skald_sandbox::command_args(
+                &policy,
+                std::ffi::OsStr::new("sh"),
+                &[
+                    "-c".into(),
+                    format!("{}; sleep 300", leftovers("killed")).into(),
+                ],
+            )
+            .unwrap(),
+        )
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    assert!(wait_until(|| root.join("killed-nohup").exists()
+        && root.join("killed-fork").exists()
+        && root.join("killed-setsid").exists()));
+    helper.kill().unwrap();
+    helper.wait().unwrap();
+    all_gone("killed");
 }

@@ -446,7 +446,7 @@ fn ctrl_c_during_a_long_shell_command_kills_it_and_marks_the_call_cancelled() {
     let server = serve(vec![tool_call(
         "c_sleep",
         "execute_cmd",
-        r#"{"command": "sleep 10 & echo $! > sleep.pid; wait"}"#,
+        r#"{"command": "sh -c 'read -r p _ < /proc/self/stat; echo $p > sleep.pid; exec sleep 10' & wait"}"#,
     )]);
     let (data, work) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let (child, rx) = spawn_exec(
@@ -504,7 +504,7 @@ fn kill_9_mid_tool_then_resume_loses_nothing() {
     let server = serve(vec![tool_call(
         "c_long",
         "execute_cmd",
-        r#"{"command": "echo $$ > cmd.pid; sleep 30"}"#,
+        r#"{"command": "read -r pid _ < /proc/self/stat; echo $pid > cmd.pid; sleep 30"}"#,
     )]);
     let (data, work) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let (mut child, rx) = spawn_exec(
@@ -2473,9 +2473,9 @@ fn exec_unprivileged(server: &ScriptedServer, key: &str, prompt: &str) -> (Run, 
 #[test]
 fn a_command_cannot_read_skalds_environment_or_memory() {
     const KEY: &str = "sk-canary-7f3a9c1e-provider-key";
-    let probe = "cat /proc/$PPID/environ; for f in /proc/$PPID/task/*/environ; do cat $f; done; \
-                 dd if=/proc/$PPID/mem bs=1 count=1 skip=4194304 2>&1; \
-                 cat /proc/$PPID/cmdline >/dev/null && echo cmdline-readable; echo probe-done";
+    let probe = "read -r _ _ _ pp _ < /proc/self/stat; cat /proc/$pp/environ; for f in /proc/$pp/task/*/environ; do cat $f; done; \
+                 dd if=/proc/$pp/mem bs=1 count=1 skip=4194304 2>&1; \
+                 cat /proc/$pp/cmdline >/dev/null && echo cmdline-readable; echo probe-done";
     // The attack is real where the parent is dumpable: the same probe, the same user,
     // from a plain shell holding the key, reads it.
     let mut control = match unprivileged() {

@@ -160,9 +160,9 @@ fn a_sandboxed_command_cannot_read_secrets_keys_skalds_data_or_skalds_environmen
     let f = Fixture::new();
     let data = f.data.path().canonicalize().unwrap();
     let command = format!(
-        "cat secrets/api-key; cat app/config/secrets/db; cat \"$HOME/.ssh/id_ed25519\"; \
-         cat {data}/notes.txt; ls {data}; cat /proc/$PPID/environ; cat /proc/$PPID/mem; \
-         kill -0 $PPID && echo signalled; cat README",
+        "read -r _ _ _ pp _ < /proc/self/stat; cat secrets/api-key; cat app/config/secrets/db; cat \"$HOME/.ssh/id_ed25519\"; \
+         cat {data}/notes.txt; ls {data}; cat /proc/$pp/environ; cat /proc/$pp/mem; \
+         kill -0 $pp && echo signalled; cat README",
         data = data.display()
     );
     let o = f
@@ -200,9 +200,9 @@ fn a_sandboxed_command_cannot_read_secrets_keys_skalds_data_or_skalds_environmen
 fn a_sandboxed_command_cannot_reach_skald_through_the_spawner_that_started_it() {
     let f = Fixture::new();
     // The command's parent is the sandbox's spawner; Skald is the spawner's parent.
-    let command = "sk=$(awk '/^PPid/{print $2}' /proc/$PPID/status); echo \"skald=$sk\"; \
-                   cat /proc/$sk/environ; cat /proc/$sk/mem; cat /proc/$PPID/environ; \
-                   kill -0 $sk && echo signalled-skald; kill -0 $PPID && echo signalled-spawner; \
+    let command = "read -r _ _ _ pp _ < /proc/self/stat; sk=$(awk '/^PPid/{print $2}' /proc/$pp/status); echo \"skald=$sk\"; \
+                   cat /proc/$sk/environ; cat /proc/$sk/mem; cat /proc/$pp/environ; \
+                   kill -0 $sk && echo signalled-skald; kill -0 $pp && echo signalled-spawner; \
                    exit 0";
     let child = f
         .tool()
@@ -313,7 +313,9 @@ fn a_rule_allowed_command_that_does_more_than_its_name_says_is_still_fenced() {
 #[test]
 fn a_timed_out_or_stopped_sandboxed_command_dies_with_its_whole_group() {
     let f = Fixture::new();
-    let command = "sleep 300 & echo $! > bg.pid; sleep 300";
+    // The pid as Skald sees it: `$!` counts in the command's own PID namespace.
+    let command =
+        "sh -c 'read -r p _ < /proc/self/stat; echo $p > bg.pid; exec sleep 300' & sleep 300";
     let args = serde_json::json!({"command": command, "timeout": 2}).to_string();
     let o = f.tool().args(["--args", &args]).output().unwrap();
     assert!(out(&o).contains("timed out"), "{}", out(&o));
