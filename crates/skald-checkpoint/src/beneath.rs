@@ -41,9 +41,40 @@ pub(crate) enum Blocked {
 }
 
 impl Folder {
+    /// Opens `root`, a canonical path, and makes sure what was opened is the folder at
+    /// that path: a process that can write `root`'s parent may swap it (or a folder above
+    /// it) for a link between the caller resolving the path and this open, which would
+    /// follow the link. Refused as `InvalidData` when the two differ.
     pub fn open(root: &Path) -> io::Result<Folder> {
-        let root = Dir::open_ambient_dir(root, cap_std::ambient_authority())?;
-        Ok(Folder { root })
+        #[cfg(unix)]
+        let seen = std::fs::symlink_metadata(root)?;
+        let dir = Dir::open_ambient_dir(root, cap_std::ambient_authority())?;
+        let folder = Folder { root: dir };
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            let opened = folder.root.try_clone()?.into_std_file().metadata()?;
+            let same = seen.is_dir() && (seen.dev(), seen.ino()) == (opened.dev(), opened.ino());
+            // Where the system can say, the folder must also still be at `root` after the
+            // open: a folder above it swapped before the check above and back is caught.
+            #[cfg(target_os = "linux")]
+            let same = same && folder.is_at(root);
+            if !same {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    "the folder was replaced (by a link or another folder) while it was being opened",
+                ));
+            }
+        }
+        Ok(folder)
+    }
+
+    /// Whether the held folder is at `path` now, as the kernel names its descriptor.
+    #[cfg(target_os = "linux")]
+    fn is_at(&self, path: &Path) -> bool {
+        use std::os::fd::{AsFd, AsRawFd};
+        let fd = self.root.as_fd().as_raw_fd();
+        std::fs::read_link(format!("/proc/self/fd/{fd}")).is_ok_and(|p| p == path)
     }
 
     /// Opens the folders on the way to `rel`'s parent, refusing links; with `create`,

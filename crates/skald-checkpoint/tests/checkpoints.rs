@@ -728,3 +728,67 @@ fn another_openers_snapshot_makes_the_next_one_walk() {
     }
     assert!(off.problem().is_some());
 }
+
+/// The same race one level up: a process that can write the folder's parent swaps the folder
+/// itself for a link to another folder while the shadow repository is being opened. What is
+/// opened is the folder its path names, or nothing: a snapshot of the chat's folder never
+/// holds the other folder's files.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_folder_swapped_for_a_link_while_its_shadow_opens_is_refused_not_followed() {
+    use nix::fcntl::{AT_FDCWD, RenameFlags, renameat2};
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    let store = tempfile::tempdir().expect("store");
+    let parent = tempfile::tempdir().expect("parent");
+    let outside = tempfile::tempdir().expect("outside");
+    write(outside.path(), "secret.txt", "outside\n");
+    let folder = parent.path().join("chat");
+    write(&folder, "mine.txt", "inside\n");
+    let folder = folder.canonicalize().expect("canonical");
+    let link = parent.path().join("l");
+    std::os::unix::fs::symlink(outside.path(), &link).expect("link");
+    let stop = Arc::new(AtomicBool::new(false));
+    let swaps = Arc::new(AtomicUsize::new(0));
+    let swapper = {
+        let (stop, swaps) = (stop.clone(), swaps.clone());
+        let (d, l) = (folder.clone(), link.clone());
+        std::thread::spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                if renameat2(AT_FDCWD, &d, AT_FDCWD, &l, RenameFlags::RENAME_EXCHANGE).is_ok() {
+                    swaps.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+        })
+    };
+    let limits = Limits::default();
+    let (mut opened, mut refused, mut leaked) = (0, 0, Vec::new());
+    for round in 0..400 {
+        let mut shadow = match Shadow::open(store.path(), &folder) {
+            Ok(s) => s,
+            Err(_) => {
+                refused += 1;
+                continue;
+            }
+        };
+        if shadow.folder() != folder {
+            continue; // The link was followed before anything was opened: another folder's.
+        }
+        opened += 1;
+        let Ok(snap) = shadow.snapshot("s", "race", &limits, &[]) else {
+            continue;
+        };
+        let files = shadow.files(&snap.commit).expect("files");
+        if files.iter().any(|f| f.contains("secret")) {
+            leaked.push(round);
+        }
+    }
+    stop.store(true, Ordering::Relaxed);
+    swapper.join().expect("swapper");
+    assert!(swaps.load(Ordering::Relaxed) > 0, "the swap never happened");
+    assert!(
+        leaked.is_empty(),
+        "the chat's snapshot held the outside folder's files in rounds {leaked:?} \
+         ({opened} opened, {refused} refused)"
+    );
+}
