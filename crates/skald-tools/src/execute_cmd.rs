@@ -173,10 +173,13 @@ async fn run(
     };
     // Kills the whole group when this call ends in any way: finished, timed out, stopped
     // (the future dropped), or panicked. Background children (`sleep 100 &`) die with it.
-    // The sandbox helper makes a session of its own (whose group is its pid) and execs the
-    // shell in its own place, and the spawner starts it as the leader of a group of its own,
-    // so either way the group is the command's.
+    // The sandbox helper makes a session of its own (whose group is its pid) and runs the
+    // shell in it, and the spawner starts it as the leader of a group of its own, so either
+    // way the group is the command's (and, sandboxed, a PID namespace ends what left it).
     let group = ProcessGroup(started.pid);
+    let redirects = confined
+        .as_ref()
+        .map(|c| GitRedirects::before(&c.policy.pinned));
     let Started {
         stdout,
         stderr,
@@ -208,8 +211,13 @@ async fn run(
         if !read_all {
             let _ = tokio::time::timeout(DRAIN_TIMEOUT, &mut readers).await;
         }
+        if waited.is_err() && redirects.is_some() {
+            // Killed at its timeout: its end is awaited before what it left is looked at.
+            let _ = tokio::time::timeout(DRAIN_TIMEOUT, &mut exit).await;
+        }
         waited
     };
+    let undone = redirects.map(|r| r.undo()).unwrap_or_default();
     if let (Some(c), Ok(Ok(status))) = (&confined, &waited)
         && let Some(why) = c.setup_failure(status.code(), &err.render(OUTPUT_CAP))
     {
@@ -221,7 +229,7 @@ async fn run(
     let note = match (&confined, &waited) {
         (Some(c), Ok(Ok(status))) => c.explain(workdir, status.success(), &output),
         _ => unsandboxed_note(sandbox),
-    };
+    } + &undone;
     match waited {
         Ok(Ok(status)) => Ok(format!("[{}]\n{output}{note}", describe_status(status))),
         Ok(Err(e)) => Err(ToolError::failed(format!(
@@ -231,6 +239,55 @@ async fn run(
             "the command timed out after {} s; it and every process it started were killed\n{output}{note}",
             timeout.as_secs()
         ))),
+    }
+}
+
+/// The `commondir` files a sandboxed command must not leave in a repository's `.git`. Git
+/// follows one to another repository and uses that one's hooks and configuration, so one
+/// the command made would run its code outside the sandbox on the user's next `git`. It is
+/// a new file in a folder the command may write (commits need `.git` writable), so no
+/// read-only bind keeps it out: it is looked for when the command is over, and removed.
+/// Nothing of the command runs by then to put it back: its processes end with it (its own
+/// PID namespace). Only `.git` folders without one before the command are watched; a
+/// linked worktree's is in `.git/worktrees`, which is read-only.
+struct GitRedirects(Vec<PathBuf>);
+
+impl GitRedirects {
+    fn before(pinned: &[PathBuf]) -> GitRedirects {
+        GitRedirects(
+            pinned
+                .iter()
+                .map(|git| git.join("commondir"))
+                .filter(|file| file.symlink_metadata().is_err())
+                .collect(),
+        )
+    }
+
+    /// Removes each that the command made; a line for its result per one, saying so.
+    fn undo(&self) -> String {
+        let mut said = String::new();
+        for file in &self.0 {
+            let Ok(meta) = file.symlink_metadata() else {
+                continue;
+            };
+            let removed = if meta.is_dir() {
+                std::fs::remove_dir_all(file)
+            } else {
+                std::fs::remove_file(file)
+            };
+            tracing::warn!(path = %file.display(), "execute_cmd: the command made a git redirect");
+            said.push_str(&match removed {
+                Ok(()) => format!(
+                    "\n[sandbox: removed {}, which the command made: git would have followed it to another repository's hooks and configuration, outside the sandbox]",
+                    file.display()
+                ),
+                Err(e) => format!(
+                    "\n[sandbox: the command made {} and it could not be removed ({e}): remove it before running git here, or git runs another repository's hooks]",
+                    file.display()
+                ),
+            });
+        }
+        said
     }
 }
 

@@ -360,6 +360,67 @@ fn strings_from_an_mcp_server_reach_the_terminal_escaped() {
     assert!(text.contains("gone"), "its output is still shown: {text}");
 }
 
+/// The neighbour of item 5 the review found: `.git/commondir` is a new file in the writable
+/// `.git` naming another repository, whose hooks and configuration git then uses outside
+/// the sandbox. Whatever a command leaves there — a file, a link, a folder, in the chat's
+/// repository or one nested in it, or before it is killed at its timeout — is gone once
+/// the command is, and the result says so; git still works.
+#[test]
+fn a_git_redirect_a_sandboxed_command_leaves_is_removed_and_said() {
+    let f = Fixture::new();
+    let w = f.work();
+    let git = |dir: &std::path::Path, args: &[&str]| {
+        std::process::Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@t", "-C"])
+            .arg(dir)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let nested = w.join("libs/dep");
+    std::fs::create_dir_all(&nested).unwrap();
+    for repo in [w.as_path(), nested.as_path()] {
+        assert!(git(repo, &["init", "-q"]).status.success());
+        assert!(
+            git(repo, &["commit", "-q", "--allow-empty", "-m", "one"])
+                .status
+                .success()
+        );
+    }
+    // The repository it would send git to, with a hook that would run.
+    let evil = "git init -q evil && printf '#!/bin/sh\\ntouch pwned\\n' > evil/.git/hooks/post-checkout \
+                && chmod +x evil/.git/hooks/post-checkout";
+    let gone = |at: &std::path::Path| at.join(".git/commondir").symlink_metadata().is_err();
+    for line in [
+        format!("{evil} && echo \"$PWD/evil/.git\" > .git/commondir"),
+        "ln -s /tmp .git/commondir".to_string(),
+        "mkdir -p .git/commondir/x".to_string(),
+        format!("{evil} && echo \"$PWD/evil/.git\" > libs/dep/.git/commondir"),
+    ] {
+        let o = f.cmd("workspace-write", &[], &line);
+        let text = out(&o);
+        assert!(gone(&w) && gone(&nested), "{line}: {text}");
+        assert!(
+            text.contains("commondir, which the command made"),
+            "{line}: it is said: {text}"
+        );
+        let _ = std::fs::remove_dir_all(w.join("evil"));
+    }
+    // Made, then killed at its timeout.
+    let args = serde_json::json!({
+        "command": "echo /elsewhere > .git/commondir; sleep 30",
+        "timeout": 1
+    })
+    .to_string();
+    let o = f.tool().args(["--args", &args]).output().unwrap();
+    let text = out(&o);
+    assert!(text.contains("timed out") && gone(&w), "{text}");
+    assert!(text.contains("commondir, which the command made"), "{text}");
+    let status = git(&w, &["status"]);
+    assert!(status.status.success(), "{status:?}");
+    assert!(!w.join("pwned").exists());
+}
+
 /// Item 5 of the report, through `skald tool` and its spawner: in the chat's repository and
 /// in a repository nested in its folder, git's hooks and configuration are read-only to a
 /// sandboxed command (which runs without asking), as are a project's `.skald` scripts; the
