@@ -406,6 +406,32 @@ fn restrict_files_and_tcp(policy: &Policy) -> Result<String, ConfineError> {
     ))
 }
 
+/// Puts the calling thread in a Landlock domain nested in the one it has, with the same
+/// rights (it only handles execution, allowed beneath `/`; the outer domain still bounds
+/// everything). Landlock lets no process ptrace one in an outer domain, so a command started
+/// this way cannot trace the first process of its PID namespace (`skald-sandbox --init`,
+/// which is in the outer one) to untie it from its helper. A user namespace's root keeps
+/// `CAP_SYS_PTRACE` there, so being non-dumpable would not be enough.
+pub fn nested_domain() -> Result<(), ConfineError> {
+    let ll = |e: landlock::RulesetError| ConfineError::Landlock(e.to_string());
+    let root = PathFd::new("/").map_err(|e| ConfineError::Landlock(e.to_string()))?;
+    let status = Ruleset::default()
+        .handle_access(AccessFs::Execute)
+        .map_err(ll)?
+        .create()
+        .map_err(ll)?
+        .add_rule(PathBeneath::new(root, AccessFs::Execute))
+        .map_err(ll)?
+        .restrict_self()
+        .map_err(ll)?;
+    if status.ruleset == RulesetStatus::NotEnforced {
+        return Err(ConfineError::Landlock(
+            "cannot nest the command's domain: this kernel does not enforce it".to_string(),
+        ));
+    }
+    Ok(())
+}
+
 /// What a kernel whose Landlock is `abi` lacks of what the sandbox asks for, in words.
 pub fn partly_enforced(abi: Option<ABI>) -> String {
     let n = abi.map_or(0, |a| a as i32);

@@ -43,6 +43,7 @@ fn run(args: Vec<OsString>) -> Result<(), String> {
             contained(&args[3], &args[4..])
         }
         Some("--init") => init(&args),
+        Some("--nest") => nest(&args),
         Some("--serve") => {
             let base = args.get(2).ok_or_else(|| usage.to_string())?;
             let kept: Vec<std::path::PathBuf> = args
@@ -211,11 +212,31 @@ fn init(args: &[OsString]) -> Result<(), String> {
     if parent != Some(helper) {
         return Err("its helper ended before the command started".to_string());
     }
-    let status = std::process::Command::new(&args[3])
-        .args(&args[4..])
+    // The command in a Landlock domain nested in this one (`--nest`), so it cannot trace
+    // this process to take back what ties it to the helper.
+    let status = std::process::Command::new("/proc/self/exe")
+        .arg("--nest")
+        .arg("--")
+        .args(&args[3..])
         .status()
         .map_err(|e| format!("cannot run {}: {e}", args[3].to_string_lossy()))?;
     std::process::exit(exit_code(status))
+}
+
+/// `--nest -- PROGRAM ARGS…`: a nested Landlock domain (`confine::nested_domain`), then
+/// the command in this process's place.
+#[cfg(target_os = "linux")]
+fn nest(args: &[OsString]) -> Result<(), String> {
+    if args.get(1).and_then(|a| a.to_str()) != Some("--") || args.len() < 3 {
+        return Err("usage: skald-sandbox --nest -- PROGRAM [ARGS…]".to_string());
+    }
+    skald_sandbox::confine::nested_domain().map_err(|e| e.to_string())?;
+    Err(exec(&args[2], &args[3..]))
+}
+
+#[cfg(not(target_os = "linux"))]
+fn nest(_: &[OsString]) -> Result<(), String> {
+    Err("--nest is for Linux".to_string())
 }
 
 #[cfg(not(target_os = "linux"))]
@@ -235,7 +256,6 @@ fn exit_code(status: std::process::ExitStatus) -> i32 {
 }
 
 /// Replaces this process with the command; returns only if that failed.
-#[cfg(not(target_os = "linux"))]
 fn exec(program: &OsString, args: &[OsString]) -> String {
     #[cfg(unix)]
     {

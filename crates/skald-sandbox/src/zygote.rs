@@ -605,6 +605,7 @@ fn start_keeper(events: Sender<Event>, idle: Watchers) -> Result<Sender<Chore>, 
                         if let Err(mut s) = new_watcher(started, &events, &idle) {
                             // Nobody could watch it: it is stopped rather than left unseen.
                             kill_group(s.child.id());
+                            let _ = s.child.kill();
                             let status = s.child.wait().map(|st| st.into_raw());
                             let status = status.unwrap_or(libc::SIGKILL);
                             send(s.answers.as_fd(), &Reply::Exited { status });
@@ -743,6 +744,9 @@ fn watch(mut started: Started, events: &Sender<Event>) {
             if !fds[1].revents().is_empty() {
                 // Skald never writes on this socket: readiness is its end closing.
                 kill_group(pid);
+                // The command itself too: it may have left its group (a `setpgid` of its
+                // own), and as its PID namespace's first process, its end ends the rest.
+                let _ = rustix::process::pidfd_send_signal(&pidfd, rustix::process::Signal::KILL);
                 listened = false;
                 break;
             }
@@ -841,7 +845,7 @@ fn run(job: Job, ready: Result<Readied, String>, tmp: PathBuf) -> Chore {
             .process_group(0);
         command.spawn()
     };
-    let child = match child {
+    let mut child = match child {
         Ok(c) => c,
         Err(e) => {
             let why = format!("cannot run {} in {}: {e}", request.program, request.cwd);
@@ -859,6 +863,7 @@ fn run(job: Job, ready: Result<Readied, String>, tmp: PathBuf) -> Chore {
     if !told {
         // Skald gave up on it meanwhile: it must not run unseen.
         kill_group(child.id());
+        let _ = child.kill();
     }
     Chore::Watch(Started {
         child,

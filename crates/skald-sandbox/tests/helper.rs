@@ -182,6 +182,35 @@ fn spawned_alone(
     Ok((text, launched.wait().unwrap()))
 }
 
+/// Starts `program ARGS…` through the spawner in `cwd` (its output discarded) and returns
+/// it started, for a test to give up on by dropping it.
+fn started_unwatched(
+    program: &str,
+    args: Vec<std::ffi::OsString>,
+    cwd: &std::path::Path,
+    policy: skald_sandbox::Policy,
+) -> skald_sandbox::spawner::Launched {
+    let (_, w) = std::io::pipe().unwrap();
+    let (_, e) = std::io::pipe().unwrap();
+    let requested = skald_sandbox::spawner::try_request(
+        std::path::Path::new(HELPER),
+        skald_sandbox::spawner::Launch {
+            program: program.into(),
+            args,
+            cwd: cwd.to_path_buf(),
+            env: vec![("PATH".into(), "/usr/bin:/bin".into())],
+            policy,
+            stdout: w.into(),
+            stderr: e.into(),
+        },
+        true,
+    )
+    .ok()
+    .unwrap()
+    .unwrap();
+    requested.started().unwrap_or_else(|e| panic!("{e}"))
+}
+
 /// The spawner's pid a command printed as `spawner=$PPID`.
 fn spawner_of(text: &str) -> Option<String> {
     text.lines()
@@ -719,33 +748,20 @@ fn a_command_nobody_listens_to_any_more_is_killed() {
         ..Default::default()
     };
     let pid_file = root.join("pid");
-    let (_, w) = std::io::pipe().unwrap();
-    let (_, e) = std::io::pipe().unwrap();
-    let requested = skald_sandbox::spawner::try_request(
-        std::path::Path::new(HELPER),
-        skald_sandbox::spawner::Launch {
-            program: "sh".into(),
-            args: vec![
-                "-c".into(),
-                format!(
-                    "read -r pid _ < /proc/self/stat; echo $pid > {}.tmp; mv {0}.tmp {0}; sleep 30",
-                    pid_file.display()
-                )
-                .into(),
-            ],
-            cwd: root.clone(),
-            env: vec![("PATH".into(), "/usr/bin:/bin".into())],
-            policy,
-            stdout: w.into(),
-            stderr: e.into(),
-        },
-        true,
-    )
-    .ok()
-    .unwrap()
-    .unwrap();
     // Started, then given up on.
-    let launched = requested.started().unwrap_or_else(|e| panic!("{e}"));
+    let launched = started_unwatched(
+        "sh",
+        vec![
+            "-c".into(),
+            format!(
+                "read -r pid _ < /proc/self/stat; echo $pid > {}.tmp; mv {0}.tmp {0}; sleep 30",
+                pid_file.display()
+            )
+            .into(),
+        ],
+        &root,
+        policy,
+    );
     wait_until(|| pid_file.exists());
     let pid: i32 = std::fs::read_to_string(&pid_file)
         .unwrap()
@@ -1119,28 +1135,15 @@ fn nothing_a_command_starts_outlives_it() {
     all_gone("exited");
 
     // The command is given up on while it runs.
-    let (_, w) = std::io::pipe().unwrap();
-    let (_, e) = std::io::pipe().unwrap();
-    let requested = skald_sandbox::spawner::try_request(
-        std::path::Path::new(HELPER),
-        skald_sandbox::spawner::Launch {
-            program: "sh".into(),
-            args: vec![
-                "-c".into(),
-                format!("{}; sleep 300", leftovers("stopped")).into(),
-            ],
-            cwd: root.clone(),
-            env: vec![("PATH".into(), "/usr/bin:/bin".into())],
-            policy: policy.clone(),
-            stdout: w.into(),
-            stderr: e.into(),
-        },
-        true,
-    )
-    .ok()
-    .unwrap()
-    .unwrap();
-    let launched = requested.started().unwrap_or_else(|e| panic!("{e}"));
+    let launched = started_unwatched(
+        "sh",
+        vec![
+            "-c".into(),
+            format!("{}; sleep 300", leftovers("stopped")).into(),
+        ],
+        &root,
+        policy.clone(),
+    );
     assert!(wait_until(|| root.join("stopped-nohup").exists()
         && root.join("stopped-fork").exists()
         && root.join("stopped-setsid").exists()));
@@ -1173,4 +1176,76 @@ fn nothing_a_command_starts_outlives_it() {
     helper.kill().unwrap();
     helper.wait().unwrap();
     all_gone("killed");
+}
+
+/// The neighbours the attack review found of the case above. A command that leaves its own
+/// process group (it joins a child's, so killing the group it led finds nobody) still ends
+/// when Skald gives up on it: its spawner kills it itself, and with it its namespace.
+#[test]
+fn a_command_that_leaves_its_own_group_still_ends_when_given_up_on() {
+    let root = tempfile::tempdir().unwrap();
+    let root = root.path().canonicalize().unwrap();
+    let pid_file = root.join("pid");
+    let script = format!(
+        "import os, time\n\
+         child = os.fork()\n\
+         if child == 0:\n    os.setpgid(0, 0)\n    time.sleep(300)\n    os._exit(0)\n\
+         time.sleep(0.2)\n\
+         os.setpgid(0, child)\n\
+         me = open('/proc/self/stat').read().split()[0]\n\
+         open('{f}.tmp', 'w').write(me)\n\
+         os.rename('{f}.tmp', '{f}')\n\
+         time.sleep(300)\n",
+        f = pid_file.display()
+    );
+    let launched = started_unwatched(
+        "python3",
+        vec!["-c".into(), script.into()],
+        &root,
+        skald_sandbox::Policy {
+            writable: vec![root.clone()],
+            ..Default::default()
+        },
+    );
+    assert!(
+        wait_until(|| pid_file.exists()),
+        "the command never left its group"
+    );
+    let pid = std::fs::read_to_string(&pid_file).unwrap();
+    drop(launched);
+    // Gone, or a husk: a namespace's first process that joined another group of its
+    // namespace is killed but never reaped (the kernel waits, at its exit, for a pid that
+    // its own group membership holds), with its memory gone and nothing of it running.
+    let cmdline = format!("/proc/{}/cmdline", pid.trim());
+    assert!(
+        wait_until(|| std::fs::read(&cmdline).map_or(true, |c| c.is_empty())),
+        "the command {pid} outlived being given up on"
+    );
+}
+
+/// And through the one-shot helper, the command cannot trace the first process of its
+/// PID namespace (which could then be made to outlive the helper): it runs in a Landlock
+/// domain nested below it.
+#[test]
+fn a_command_cannot_trace_the_first_process_of_its_namespace() {
+    let script = "import ctypes, os\n\
+                  libc = ctypes.CDLL(None, use_errno=True)\n\
+                  print('attach', libc.ptrace(16, 1, 0, 0), ctypes.get_errno())\n\
+                  try:\n    open('/proc/1/mem', 'rb').read(1)\n    print('mem read')\n\
+                  except OSError as e:\n    print('mem', e.errno)\n";
+    let args = skald_sandbox::command_args(
+        &skald_sandbox::Policy::default(),
+        std::ffi::OsStr::new("python3"),
+        &["-c".into(), script.into()],
+    )
+    .unwrap();
+    let o = Command::new(HELPER).args(args).output().unwrap();
+    let text =
+        String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{text}");
+    assert!(
+        text.contains("attach -1 1\n"),
+        "ptrace of its first process: {text}"
+    );
+    assert!(!text.contains("mem read"), "{text}");
 }

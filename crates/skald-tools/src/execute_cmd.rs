@@ -206,6 +206,10 @@ async fn run(
         })
         .await;
         group.kill();
+        if waited.is_err() {
+            // Still running at its timeout, so not yet reaped: its pid is still its own.
+            group.kill_leader();
+        }
         // A process outside the command's group (`setsid …`) may hold the pipes open
         // forever: after `DRAIN_TIMEOUT` the rest is abandoned and what arrived is used.
         if !read_all {
@@ -871,6 +875,18 @@ impl ProcessGroup {
             use nix::sys::signal::{Signal, killpg};
             // ESRCH (nothing left in the group) is the normal case after a clean exit.
             let _ = killpg(nix::unistd::Pid::from_raw(pid), Signal::SIGKILL);
+        }
+    }
+
+    /// Kills the group's first process itself, which may have left its group (a `setpgid`
+    /// of its own): sandboxed, it is its PID namespace's first process, whose end ends the
+    /// rest. Only while it is known to run (at its timeout): once it has exited and been
+    /// reaped, its pid may be another process's.
+    fn kill_leader(&self) {
+        #[cfg(unix)]
+        if let Some(pid) = self.0.and_then(|p| i32::try_from(p).ok()) {
+            use nix::sys::signal::{Signal, kill};
+            let _ = kill(nix::unistd::Pid::from_raw(pid), Signal::SIGKILL);
         }
     }
 }
