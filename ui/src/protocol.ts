@@ -84,7 +84,7 @@ export type Event = { "type": "turn_running", session_id: number, } | { "type": 
 /**
  * The background session the task works in.
  */
-session_id: number | null, title: string, agent_id: string, status: TaskStatus, result?: string, } | { "type": "checkpoint", checkpoint: CheckpointInfo, } | { "type": "context", session_id: number, context: TurnContext, } | { "type": "hook", session_id: number, hook: HookRun, } | { "type": "error", message: string, } | { "type": "done", session_id: number, outcome: TurnOutcome, text: string, };
+session_id: number | null, title: string, agent_id: string, status: TaskStatus, result?: string, } | { "type": "process_update", process: ProcessInfo, } | { "type": "checkpoint", checkpoint: CheckpointInfo, } | { "type": "context", session_id: number, context: TurnContext, } | { "type": "hook", session_id: number, hook: HookRun, } | { "type": "error", message: string, } | { "type": "done", session_id: number, outcome: TurnOutcome, text: string, };
 
 export type Kind = { "kind": "markdown" } | { "kind": "code", language: string, } | { "kind": "text" } | { "kind": "image", mime: string, } | { "kind": "svg", mime: string, } | { "kind": "pdf", mime: string, } | { "kind": "html" } | { "kind": "latex" } | { "kind": "binary" };
 
@@ -300,7 +300,7 @@ export type Command = { "cmd": "list_sessions" } | { "cmd": "create_session", ti
 /**
  * The folder the agent works in; the server's folder when absent.
  */
-working_dir?: string, agent_id?: string, } | { "cmd": "rename_session", session_id: number, title: string, } | { "cmd": "delete_session", session_id: number, } | { "cmd": "history", session_id: number, before?: number, limit?: number, } | { "cmd": "usage", session_id: number, } | { "cmd": "sandbox", session_id: number, } | { "cmd": "set_sandbox", session_id: number, mode: SandboxMode, network: boolean, } | { "cmd": "session_context", session_id: number, } | { "cmd": "approve_hooks", session_id: number, sha256: string, } | { "cmd": "checkpoints", session_id: number, } | { "cmd": "checkpoint_diff", id: number, path?: string, } | { "cmd": "restore_checkpoint", id: number, rewind?: boolean, } | { "cmd": "send_message", session_id: number, text: string, } | { "cmd": "stop", session_id: number, } | { "cmd": "render_markdown", text: string, 
+working_dir?: string, agent_id?: string, } | { "cmd": "rename_session", session_id: number, title: string, } | { "cmd": "delete_session", session_id: number, } | { "cmd": "history", session_id: number, before?: number, limit?: number, } | { "cmd": "usage", session_id: number, } | { "cmd": "sandbox", session_id: number, } | { "cmd": "set_sandbox", session_id: number, mode: SandboxMode, network: boolean, } | { "cmd": "session_context", session_id: number, } | { "cmd": "approve_hooks", session_id: number, sha256: string, } | { "cmd": "checkpoints", session_id: number, } | { "cmd": "checkpoint_diff", id: number, path?: string, } | { "cmd": "restore_checkpoint", id: number, rewind?: boolean, } | { "cmd": "send_message", session_id: number, text: string, } | { "cmd": "stop", session_id: number, } | { "cmd": "list_processes", session_id: number, } | { "cmd": "process_output", session_id: number, process_id: number, } | { "cmd": "stop_process", session_id: number, process_id: number, } | { "cmd": "render_markdown", text: string, 
 /**
  * Relative links resolve against this session's folder.
  */
@@ -372,7 +372,7 @@ queued: boolean, } | { "cmd": "stop",
 /**
  * A turn was running.
  */
-stopped: boolean, } | { "cmd": "render_markdown", html: string, } | { "cmd": "inbox", items: Array<InboxEntry>, } | { "cmd": "answer" } | { "cmd": "propose_rule", rule: RuleDraft, 
+stopped: boolean, } | { "cmd": "list_processes", processes: Array<ProcessInfo>, } | { "cmd": "process_output", process: ProcessInfo, output: string, } | { "cmd": "stop_process", process: ProcessInfo, } | { "cmd": "render_markdown", html: string, } | { "cmd": "inbox", items: Array<InboxEntry>, } | { "cmd": "answer" } | { "cmd": "propose_rule", rule: RuleDraft, 
 /**
  * How many of the session's earlier calls the rule would have allowed.
  */
@@ -566,6 +566,32 @@ parent_session_id: number, parent_tool_call_id: string | null,
  * The background session it works in.
  */
 session_id: number | null, agent_id: string, title: string, description: string, prompt: string, status: TaskStatus, result: string | null, created_at: number, finished_at: number | null, };
+
+/**
+ * One background process, as the chat lists it.
+ */
+export type ProcessInfo = { 
+/**
+ * Its number in this Skald process (the agent's `process_id`).
+ */
+id: number, session_id: number, command: string, workdir: string, 
+/**
+ * When it started, in milliseconds since the Unix epoch.
+ */
+started_at: number, status: ProcessStatus, 
+/**
+ * How it ended ("exit code 0", "killed by signal 9"), with what the sandbox noted.
+ */
+ended?: string, 
+/**
+ * All the output it has written so far (the latest `KEPT_OUTPUT` bytes are kept).
+ */
+output_bytes: number, };
+
+/**
+ * Where a background process is.
+ */
+export type ProcessStatus = "running" | "exited" | "stopped";
 
 /**
  * A scheduled job.

@@ -193,6 +193,11 @@ pub enum Event {
         #[ts(optional)]
         result: Option<String>,
     },
+    /// A background process of the chat (`execute_cmd` with `background: true`) started
+    /// or ended.
+    ProcessUpdate {
+        process: crate::processes::ProcessInfo,
+    },
     /// A step changed the chat's folder (or could not be checkpointed): sent after the
     /// tool call it brackets ends, and after a restore.
     Checkpoint {

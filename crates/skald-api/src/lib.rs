@@ -14,6 +14,7 @@ pub mod hook;
 pub mod inbox;
 pub mod label;
 pub mod listings;
+pub mod processes;
 pub mod protocol;
 pub mod records;
 pub mod sandbox;
@@ -30,7 +31,7 @@ pub use execution::{
 };
 pub use label::{MAX_LABEL_FULL, MAX_LABEL_SHORT, ToolDescriptionLength, truncate_label};
 pub use sandbox::{CommandSandbox, SandboxInfo, SandboxMode};
-pub use scope::ToolScope;
+pub use scope::{ProcessSlot, ToolScope};
 pub use tool::{Audience, BoxToolFuture, Tool, ToolError, ToolResult};
 pub use visible::{escape_controls, escape_controls_inline};
 

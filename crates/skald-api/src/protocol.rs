@@ -121,6 +121,20 @@ pub enum Command {
     Stop {
         session_id: i64,
     },
+    /// The chat's background processes (`execute_cmd` with `background: true`).
+    ListProcesses {
+        session_id: i64,
+    },
+    /// A background process of the chat and its output so far (the latest 256 KB).
+    ProcessOutput {
+        session_id: i64,
+        process_id: u32,
+    },
+    /// Stops a background process of the chat; answers once nothing of it runs.
+    StopProcess {
+        session_id: i64,
+        process_id: u32,
+    },
     /// Markdown to the same sanitised HTML the viewer shows (chat messages, streaming).
     RenderMarkdown {
         text: String,
@@ -339,6 +353,16 @@ pub enum Reply {
     Stop {
         /// A turn was running.
         stopped: bool,
+    },
+    ListProcesses {
+        processes: Vec<crate::processes::ProcessInfo>,
+    },
+    ProcessOutput {
+        process: crate::processes::ProcessInfo,
+        output: String,
+    },
+    StopProcess {
+        process: crate::processes::ProcessInfo,
     },
     RenderMarkdown {
         html: String,

@@ -23,7 +23,33 @@ pub struct ToolScope {
     sandbox: crate::CommandSandbox,
     editor: Option<crate::editor::EditorAccess>,
     cache_dir: Option<PathBuf>,
+    processes: Option<ProcessSlot>,
 }
+
+/// The engine's background processes and the chat a call runs in: where `execute_cmd`
+/// with `background: true` lists what it starts, and `check_process` looks.
+#[derive(Clone)]
+pub struct ProcessSlot {
+    pub table: std::sync::Arc<crate::processes::Processes>,
+    pub session_id: i64,
+}
+
+impl std::fmt::Debug for ProcessSlot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ProcessSlot")
+            .field("session_id", &self.session_id)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The same table and chat.
+impl PartialEq for ProcessSlot {
+    fn eq(&self, other: &Self) -> bool {
+        std::sync::Arc::ptr_eq(&self.table, &other.table) && self.session_id == other.session_id
+    }
+}
+
+impl Eq for ProcessSlot {}
 
 impl ToolScope {
     pub fn new(working_dir: impl Into<PathBuf>) -> Self {
@@ -34,6 +60,7 @@ impl ToolScope {
             sandbox: crate::CommandSandbox::Off,
             editor: None,
             cache_dir: None,
+            processes: None,
         }
     }
 
@@ -95,6 +122,18 @@ impl ToolScope {
     /// See `with_cache_dir`.
     pub fn cache_dir(&self) -> Option<&Path> {
         self.cache_dir.as_deref()
+    }
+
+    /// Gives the call the chat's background processes (docs/processes.md). Without them
+    /// (a direct `skald tool` run), nothing can be started in the background.
+    pub fn with_processes(mut self, slot: Option<ProcessSlot>) -> Self {
+        self.processes = slot;
+        self
+    }
+
+    /// See `with_processes`.
+    pub fn processes(&self) -> Option<&ProcessSlot> {
+        self.processes.as_ref()
     }
 
     /// The directory relative paths resolve against.

@@ -19,6 +19,8 @@ pub const READ_AGENT_RESULT: &str = "read_agent_result";
 // Registry tools: shell.
 pub const EXECUTE_CMD: &str = "execute_cmd";
 pub const RESTART: &str = "restart";
+/// Reads or stops a background process `execute_cmd` started (docs/processes.md).
+pub const CHECK_PROCESS: &str = "check_process";
 
 // Registry tools: filesystem.
 pub const LIST_FILES: &str = "list_files";

@@ -77,6 +77,8 @@ fn generate() -> String {
         decl::<ElicitationRequest>(),
         decl::<RuleInfo>(),
         decl::<TaskInfo>(),
+        decl::<skald_api::processes::ProcessInfo>(),
+        decl::<skald_api::processes::ProcessStatus>(),
         decl::<CronJobInfo>(),
         decl::<PluginInfo>(),
         decl::<OpenTarget>(),

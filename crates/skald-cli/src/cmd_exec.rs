@@ -218,8 +218,17 @@ async fn wind_down(
         engine.shutdown();
         engine.wait_tasks(std::time::Duration::from_secs(5)).await;
     }
-    // MCP servers' processes end with this one.
+    // MCP servers' processes end with this one, and so do the processes the turn started
+    // in the background (docs/processes.md): said, since the model may have promised them.
     engine.mcp.manager.stop_all();
+    let stopped = engine.processes.stop_all().await;
+    if stopped > 0 {
+        eprintln!(
+            "skald exec: stopped {stopped} background process{} the turn left running; they \
+             end with skald exec",
+            if stopped == 1 { "" } else { "es" }
+        );
+    }
     match outcome {
         Ok(TurnOutcome::Final) => Ok(exit::OK),
         Ok(TurnOutcome::Cancelled) => Ok(exit::CANCELLED),

@@ -69,14 +69,56 @@ impl Service {
         Ok(Reply::RenameSession)
     }
 
-    pub(crate) fn delete_session(&self, session_id: i64) -> Result<Reply, ServiceError> {
+    pub(crate) async fn delete_session(&self, session_id: i64) -> Result<Reply, ServiceError> {
         if self.sessions.is_running(session_id) {
             return Err(invalid(
                 "this chat's turn is running; stop it before deleting the chat",
             ));
         }
         self.store.delete_session(session_id)?;
+        // Its background processes end with it.
+        self.sessions
+            .engine()
+            .processes
+            .remove_session(session_id)
+            .await;
         Ok(Reply::DeleteSession)
+    }
+
+    /// The chat's background processes (docs/processes.md).
+    pub(crate) fn list_processes(&self, session_id: i64) -> Result<Reply, ServiceError> {
+        Ok(Reply::ListProcesses {
+            processes: self.sessions.engine().processes.list(session_id),
+        })
+    }
+
+    pub(crate) fn process_output(
+        &self,
+        session_id: i64,
+        process_id: u32,
+    ) -> Result<Reply, ServiceError> {
+        let (process, output) = self
+            .sessions
+            .engine()
+            .processes
+            .output(session_id, process_id)
+            .map_err(|e| invalid(e.to_string()))?;
+        Ok(Reply::ProcessOutput { process, output })
+    }
+
+    pub(crate) async fn stop_process(
+        &self,
+        session_id: i64,
+        process_id: u32,
+    ) -> Result<Reply, ServiceError> {
+        let process = self
+            .sessions
+            .engine()
+            .processes
+            .stop(session_id, process_id)
+            .await
+            .map_err(|e| invalid(e.to_string()))?;
+        Ok(Reply::StopProcess { process })
     }
 
     /// A page of the chat's history: `limit` messages (500 when unset) before `before`, with

@@ -270,6 +270,7 @@ impl Service {
         }
         engine.shutdown();
         engine.wait_tasks(Duration::from_secs(5)).await;
+        engine.processes.stop_all().await;
         engine.mcp.manager.stop_all();
         // A local model still generating would crash the process as it exits.
         let _ = tokio::task::spawn_blocking(|| {
@@ -333,7 +334,7 @@ impl Service {
                 agent_id,
             } => self.create_session(title, working_dir, agent_id),
             Command::RenameSession { session_id, title } => self.rename_session(session_id, &title),
-            Command::DeleteSession { session_id } => self.delete_session(session_id),
+            Command::DeleteSession { session_id } => self.delete_session(session_id).await,
             Command::History {
                 session_id,
                 before,
@@ -361,6 +362,15 @@ impl Service {
             Command::Stop { session_id } => Ok(Reply::Stop {
                 stopped: self.sessions.stop(session_id),
             }),
+            Command::ListProcesses { session_id } => self.list_processes(session_id),
+            Command::ProcessOutput {
+                session_id,
+                process_id,
+            } => self.process_output(session_id, process_id),
+            Command::StopProcess {
+                session_id,
+                process_id,
+            } => self.stop_process(session_id, process_id).await,
             Command::RenderMarkdown { text, session_id } => Ok(Reply::RenderMarkdown {
                 html: skald_viewer::render_markdown(
                     &text,

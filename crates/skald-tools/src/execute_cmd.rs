@@ -1,7 +1,7 @@
 //! execute_cmd: run a shell command in its own process group, with a timeout, capturing
 //! its output within a fixed budget.
 
-use crate::fs::{self, opt_uint, str_arg};
+use crate::fs::{self, opt_bool, opt_uint, str_arg};
 use serde_json::{Value, json};
 use skald_api::{
     BoxToolFuture, CommandSandbox, SandboxMode, Tool, ToolCategory, ToolDescriptionLength,
@@ -49,7 +49,10 @@ impl<Cx: ?Sized + Sync> Tool<Cx> for ExecuteCmd {
          which the command and everything it started are killed. Prefer the dedicated tools \
          (read_file, grep_files, list_files, edit_file) over cat, grep, find or sed. Where \
          the sandbox is on, a command writes only the working folder and its own $TMPDIR, \
-         has no network, and cannot see secrets; its result says what was refused."
+         has no network, and cannot see secrets; its result says what was refused. For a \
+         process that must keep running (a dev server, a watcher), set `background`: the \
+         call returns at once with a process id, the process runs on (no timeout) and is \
+         listed in the chat; read its output or stop it with check_process."
     }
 
     fn parameters_schema(&self) -> Value {
@@ -59,6 +62,7 @@ impl<Cx: ?Sized + Sync> Tool<Cx> for ExecuteCmd {
                 "command": {"type": "string", "description": "The shell command."},
                 "workdir": {"type": "string", "description": "Absolute directory to run in."},
                 "timeout": {"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT_SECS, "description": "Seconds before the command is killed (default 120)."},
+                "background": {"type": "boolean", "description": "Start it and return at once; it runs until it exits, check_process stops it, the chat is deleted or Skald ends."},
                 "sandbox_grant": {
                     "type": "object",
                     "description": "Only after the sandbox refused something this command needs: what to run it with beyond the sandbox. The user is asked first.",
@@ -119,6 +123,17 @@ impl<Cx: ?Sized + Sync> Tool<Cx> for ExecuteCmd {
                 timeout_secs = timeout,
                 "execute_cmd: running shell command"
             );
+            if opt_bool(&args, "background")?.unwrap_or(false) {
+                // Not in an editor's terminal: the process must be Skald's to list and stop.
+                let slot = scope.processes().ok_or_else(|| {
+                    ToolError::invalid(
+                        "background",
+                        "a background process belongs to a chat, and this run has none \
+                         (skald tool); run it without background",
+                    )
+                })?;
+                return in_background(slot, &command, &workdir, scope.hidden_env(), &sandbox).await;
+            }
             let timeout = Duration::from_secs(timeout);
             match scope.editor().filter(|e| e.offers().terminals) {
                 Some(editor) => {
@@ -146,14 +161,28 @@ impl<Cx: ?Sized + Sync> Tool<Cx> for ExecuteCmd {
     }
 }
 
-async fn run(
+/// A command started as `execute_cmd` starts it, with what must live as long as it runs.
+struct Running {
+    /// Its sandbox (with its private temporary folder), `None` when it runs unconfined.
+    confined: Option<Confined>,
+    started: Started,
+    /// The repositories' `.git` folders to look at when it is over.
+    redirects: Option<GitRedirects>,
+}
+
+/// Starts the command: through the sandbox's spawner, else its helper, else unconfined.
+async fn start(
     command: &str,
     workdir: &std::path::Path,
-    timeout: Duration,
     hidden_env: &[String],
     sandbox: &CommandSandbox,
-) -> Result<String, ToolError> {
+) -> Result<Running, ToolError> {
     let mut confined = Confined::prepare(sandbox);
+    // Looked at before the command starts: a `commondir` it writes at once must not count
+    // as one that was there before it.
+    let redirects = confined
+        .as_ref()
+        .map(|c| GitRedirects::before(&c.policy.pinned));
     let spawned = match &mut confined {
         Some(c) => c.launch(command, workdir, hidden_env).await?,
         None => None,
@@ -171,15 +200,31 @@ async fn run(
             Started::child(cmd, workdir, hidden_env, confined.is_none())?
         }
     };
+    Ok(Running {
+        confined,
+        started,
+        redirects,
+    })
+}
+
+async fn run(
+    command: &str,
+    workdir: &std::path::Path,
+    timeout: Duration,
+    hidden_env: &[String],
+    sandbox: &CommandSandbox,
+) -> Result<String, ToolError> {
+    let Running {
+        confined,
+        started,
+        redirects,
+    } = start(command, workdir, hidden_env, sandbox).await?;
     // Kills the whole group when this call ends in any way: finished, timed out, stopped
     // (the future dropped), or panicked. Background children (`sleep 100 &`) die with it.
     // The sandbox helper makes a session of its own (whose group is its pid) and runs the
     // shell in it, and the spawner starts it as the leader of a group of its own, so either
     // way the group is the command's (and, sandboxed, a PID namespace ends what left it).
     let group = ProcessGroup(started.pid);
-    let redirects = confined
-        .as_ref()
-        .map(|c| GitRedirects::before(&c.policy.pinned));
     let Started {
         stdout,
         stderr,
@@ -243,6 +288,131 @@ async fn run(
             "the command timed out after {} s; it and every process it started were killed\n{output}{note}",
             timeout.as_secs()
         ))),
+    }
+}
+
+/// Starts the command as a background process of the chat (docs/processes.md) and returns
+/// at once. It runs with no timeout until it exits or is stopped — by check_process, the
+/// person, its chat's deletion or Skald's end — and then it and every process it started
+/// are killed (sandboxed: its PID namespace). Its output goes to the chat's table.
+async fn in_background(
+    slot: &skald_api::ProcessSlot,
+    command: &str,
+    workdir: &std::path::Path,
+    hidden_env: &[String],
+    sandbox: &CommandSandbox,
+) -> Result<String, ToolError> {
+    let handle = slot
+        .table
+        .reserve(slot.session_id)
+        .map_err(|e| ToolError::failed(e.to_string()))?;
+    let Running {
+        confined,
+        started,
+        redirects,
+    } = start(command, workdir, hidden_env, sandbox).await?;
+    let sandboxed = confined.as_ref().map(|c| c.mode);
+    let to = handle.clone();
+    let run: skald_api::processes::ProcessRun = Box::pin(async move {
+        let group = ProcessGroup(started.pid);
+        let Started {
+            stdout,
+            stderr,
+            mut exit,
+            ..
+        } = started;
+        let readers = async {
+            tokio::join!(pour(stdout, &to), pour(stderr, &to));
+        };
+        let mut readers = std::pin::pin!(readers);
+        let stop = to.stop.clone();
+        let mut stopped = std::pin::pin!(stop.cancelled());
+        let mut read_all = false;
+        let exited = loop {
+            tokio::select! {
+                status = &mut exit => break Some(status),
+                () = &mut readers, if !read_all => read_all = true,
+                () = &mut stopped => break None,
+            }
+        };
+        group.kill();
+        if exited.is_none() {
+            // Still running, so not yet reaped: its pid is still its own.
+            group.kill_leader();
+        }
+        if !read_all {
+            let _ = tokio::time::timeout(DRAIN_TIMEOUT, &mut readers).await;
+        }
+        let exited = match exited {
+            Some(status) => Some(status),
+            None => tokio::time::timeout(DRAIN_TIMEOUT, &mut exit).await.ok(),
+        };
+        let undone = redirects.map(|r| r.undo()).unwrap_or_default();
+        let how = match exited {
+            _ if to.stop.is_cancelled() => {
+                "stopped: it and every process it started were killed".to_string()
+            }
+            Some(Ok(status)) => {
+                let text = lock_output(&to).text();
+                match confined
+                    .as_ref()
+                    .and_then(|c| c.setup_failure(status.code(), &text))
+                {
+                    Some(why) => {
+                        format!("the sandbox could not start, so the command did not run: {why}")
+                    }
+                    None => describe_status(status),
+                }
+            }
+            Some(Err(e)) => format!("waiting for it failed: {e}"),
+            None => "it did not end when killed".to_string(),
+        };
+        // Its private temporary folder goes only now, when nothing of it runs.
+        drop(confined);
+        if undone.is_empty() {
+            how
+        } else {
+            format!("{how}\n{}", undone.trim_end())
+        }
+    });
+    let info = slot.table.start(
+        slot.session_id,
+        command,
+        &workdir.display().to_string(),
+        handle,
+        run,
+    );
+    let how = match sandboxed {
+        Some(mode) => format!(", sandboxed ({mode})"),
+        None => String::new(),
+    };
+    Ok(format!(
+        "[started in the background as process {id}{how}]\nIt runs until it exits, \
+         check_process stops it, the chat is deleted or Skald ends. Read its output with \
+         check_process (process_id {id}).\n{}",
+        unsandboxed_note(sandbox),
+        id = info.id,
+    ))
+}
+
+fn lock_output(
+    h: &skald_api::processes::ProcessHandle,
+) -> std::sync::MutexGuard<'_, skald_api::processes::ProcessOutput> {
+    h.output.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Reads `pipe` to its end into a background process's output.
+async fn pour<R: tokio::io::AsyncRead + Unpin>(
+    pipe: Option<R>,
+    into: &skald_api::processes::ProcessHandle,
+) {
+    let Some(mut pipe) = pipe else { return };
+    let mut buf = vec![0u8; 16 * 1024];
+    loop {
+        match pipe.read(&mut buf).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => into.push(&buf[..n]),
+        }
     }
 }
 

@@ -8,6 +8,7 @@ pub mod fs;
 pub mod search;
 pub mod text;
 
+mod check_process;
 mod edit_file;
 pub mod execute_cmd;
 mod get_ast_outline;
@@ -22,6 +23,7 @@ mod restart;
 mod search_file;
 mod write_file;
 
+pub use check_process::CheckProcess;
 pub use edit_file::EditFile;
 pub use execute_cmd::ExecuteCmd;
 pub use get_ast_outline::GetAstOutline;

@@ -1,7 +1,7 @@
 //! `skald exec` against a scripted model server that speaks OpenAI's streaming protocol
 //! over a real socket on 127.0.0.1.
 
-use crate::common::bare;
+use crate::common::{bare, result};
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Output, Stdio};
@@ -2571,5 +2571,44 @@ fn the_data_directory_and_its_files_are_the_users_alone() {
     assert!(
         seen.iter().any(|s| s.ends_with(".log")),
         "a log file in {seen:?}"
+    );
+}
+
+/// A background process (`execute_cmd` with `background: true`) a one-shot turn started
+/// ends with `skald exec`, which says so; the call itself returned at once.
+#[test]
+fn a_background_process_ends_with_skald_exec_and_it_says_so() {
+    let server = serve(vec![
+        tool_call(
+            "c1",
+            "execute_cmd",
+            r#"{"command": "read -r pid _ < /proc/self/stat; echo $pid > bg.tmp; mv bg.tmp bg.pid; exec sleep 300", "background": true}"#,
+        ),
+        // Waits until it has started, for the test to know its pid.
+        tool_call(
+            "c2",
+            "execute_cmd",
+            r#"{"command": "while [ ! -s bg.pid ]; do sleep 0.05; done; echo seen"}"#,
+        ),
+        answer("Started."),
+    ]);
+    let run = exec(&server, &["--approve", "all"], "start it");
+    let stderr = String::from_utf8_lossy(&run.out.stderr);
+    assert_eq!(run.out.status.code(), Some(0), "{stderr}");
+    let done = result(&run.events, "c1");
+    assert!(
+        done.contains("started in the background as process 1"),
+        "{done}"
+    );
+    assert!(
+        stderr.contains("stopped 1 background process the turn left running"),
+        "{stderr}"
+    );
+    // Started before the turn ended, and gone now.
+    let pid = std::fs::read_to_string(run.work.path().join("bg.pid")).unwrap_or_default();
+    let cmdline = format!("/proc/{}/cmdline", pid.trim());
+    assert!(
+        !pid.trim().is_empty() && std::fs::read(&cmdline).map_or(true, |c| c.is_empty()),
+        "{pid}"
     );
 }

@@ -394,6 +394,8 @@ fn a_git_redirect_a_sandboxed_command_leaves_is_removed_and_said() {
     for line in [
         format!("{evil} && echo \"$PWD/evil/.git\" > .git/commondir"),
         "ln -s /tmp .git/commondir".to_string(),
+        // Its first act, before Skald could look at the folder after starting it.
+        "echo \"$PWD/elsewhere\" > .git/commondir".to_string(),
         "mkdir -p .git/commondir/x".to_string(),
         format!("{evil} && echo \"$PWD/evil/.git\" > libs/dep/.git/commondir"),
     ] {

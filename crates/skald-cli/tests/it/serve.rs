@@ -1566,3 +1566,146 @@ fn a_chats_own_sandbox_setting_decides_whether_its_commands_ask() {
     assert!(dir.path().join("boxed.txt").exists());
     assert!(s.child.try_wait().unwrap().is_none());
 }
+
+/// Whether process `pid` is gone: no longer in /proc, or a husk with nothing left of it.
+fn gone(pid: &str) -> bool {
+    std::fs::read(format!("/proc/{}/cmdline", pid.trim())).map_or(true, |c| c.is_empty())
+}
+
+/// Waits up to ten seconds for `done`; whether it came.
+fn within_10s(mut done: impl FnMut() -> bool) -> bool {
+    let until = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < until {
+        if done() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    done()
+}
+
+/// Issue #47 item 4: a process the agent wants to keep is asked for (`background: true`).
+/// The call returns at once; the process, and a process it started, run on; the agent
+/// reads what it wrote with check_process; the chat lists it with its output; stopping it
+/// ends it and what it started; deleting its chat ends another; and a process left
+/// running when Skald is killed outright does not outlive it.
+#[test]
+fn a_background_process_runs_on_until_stopped_its_chat_deleted_or_skald_gone() {
+    let dir = tempfile::tempdir().unwrap();
+    let w = dir.path().canonicalize().unwrap();
+    // Each writes its own pid and a child's (as the system sees them) once it has said
+    // it is ready, then waits.
+    let line = |tag: &str| {
+        json!({
+            "command": format!(
+                "sh -c 'read -r p _ < /proc/self/stat; echo $p > {tag}.kid.tmp; \
+                 mv {tag}.kid.tmp {tag}.kid; exec sleep 300' & \
+                 echo ready-{tag}; read -r p _ < /proc/self/stat; echo $p > {tag}.tmp; \
+                 mv {tag}.tmp {tag}.pid; wait"
+            ),
+            "background": true
+        })
+        .to_string()
+    };
+    let model = ScriptedServer::new(vec![
+        tool_call("c1", "execute_cmd", &line("one")),
+        answer("Started."),
+        tool_call("c2", "check_process", r#"{"process_id": 1}"#),
+        answer("It runs."),
+        tool_call("c3", "execute_cmd", &line("two")),
+        answer("Started another."),
+        tool_call("c4", "execute_cmd", &line("three")),
+        answer("And one more."),
+    ]);
+    let mut s = serve(&dir.path().join("data"), dir.path(), Some(&model));
+    let mut ws = s.ws();
+    let chat = new_chat(&mut ws);
+    ws.call(json!({"cmd": "send_message", "session_id": chat, "text": "start the server"}))
+        .unwrap();
+    let started = ws.event(|e| e["type"] == "tool_done" && e["tool_call_id"] == "c1");
+    let result = started["event"]["result"].as_str().unwrap().to_string();
+    assert!(
+        result.contains("started in the background as process 1"),
+        "{result}"
+    );
+    let update = ws.event(|e| e["type"] == "process_update");
+    assert_eq!(update["session_id"], chat, "{update}");
+    assert_eq!(update["event"]["process"]["status"], "running", "{update}");
+    ws.event(|e| e["type"] == "done");
+    let pid = |name: &str| std::fs::read_to_string(w.join(name)).unwrap_or_default();
+    assert!(within_10s(
+        || !pid("one.pid").is_empty() && !pid("one.kid").is_empty()
+    ));
+    let (main, kid) = (pid("one.pid"), pid("one.kid"));
+    assert!(!gone(&main) && !gone(&kid), "it runs on after its call");
+
+    // The person sees it and what it wrote.
+    let listed = ws
+        .call(json!({"cmd": "list_processes", "session_id": chat}))
+        .unwrap();
+    assert_eq!(listed["processes"][0]["status"], "running", "{listed}");
+    assert!(
+        listed["processes"][0]["command"]
+            .as_str()
+            .unwrap()
+            .contains("ready-"),
+        "{listed}"
+    );
+    let mut output = Value::Null;
+    assert!(within_10s(|| {
+        output = ws
+            .call(json!({"cmd": "process_output", "session_id": chat, "process_id": 1}))
+            .unwrap();
+        output["output"].as_str().unwrap().contains("ready-one")
+    }));
+    // Another chat does not reach it.
+    let other = new_chat(&mut ws);
+    let err = ws
+        .call(json!({"cmd": "stop_process", "session_id": other, "process_id": 1}))
+        .unwrap_err();
+    assert!(err.contains("no background process 1"), "{err}");
+    assert!(!gone(&main));
+
+    // The agent reads it.
+    ws.call(json!({"cmd": "send_message", "session_id": chat, "text": "is it up?"}))
+        .unwrap();
+    let checked = ws.event(|e| e["type"] == "tool_done" && e["tool_call_id"] == "c2");
+    let text = checked["event"]["result"].as_str().unwrap();
+    assert!(
+        text.contains("[process 1: running]") && text.contains("ready-one"),
+        "{text}"
+    );
+    ws.event(|e| e["type"] == "done");
+
+    // The person stops it: it and the process it started end.
+    let stopped = ws
+        .call(json!({"cmd": "stop_process", "session_id": chat, "process_id": 1}))
+        .unwrap();
+    assert_eq!(stopped["process"]["status"], "stopped", "{stopped}");
+    assert!(within_10s(|| gone(&main) && gone(&kid)), "{main} {kid}");
+
+    // Deleting its chat ends another.
+    ws.call(json!({"cmd": "send_message", "session_id": chat, "text": "another"}))
+        .unwrap();
+    ws.event(|e| e["type"] == "tool_done" && e["tool_call_id"] == "c3");
+    ws.event(|e| e["type"] == "done");
+    assert!(within_10s(
+        || !pid("two.pid").is_empty() && !pid("two.kid").is_empty()
+    ));
+    let (main, kid) = (pid("two.pid"), pid("two.kid"));
+    ws.call(json!({"cmd": "delete_session", "session_id": chat}))
+        .unwrap();
+    assert!(within_10s(|| gone(&main) && gone(&kid)), "{main} {kid}");
+
+    // Skald killed outright: what it left running goes with it.
+    ws.call(json!({"cmd": "send_message", "session_id": other, "text": "one more"}))
+        .unwrap();
+    ws.event(|e| e["type"] == "tool_done" && e["tool_call_id"] == "c4");
+    assert!(within_10s(
+        || !pid("three.pid").is_empty() && !pid("three.kid").is_empty()
+    ));
+    let (main, kid) = (pid("three.pid"), pid("three.kid"));
+    s.child.kill().unwrap();
+    s.child.wait().unwrap();
+    assert!(within_10s(|| gone(&main) && gone(&kid)), "{main} {kid}");
+}

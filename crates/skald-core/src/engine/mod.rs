@@ -117,6 +117,9 @@ pub struct Engine {
     pub(crate) changed: tokio::sync::Notify,
     /// Stops every background task at shutdown.
     pub(crate) shutdown: CancellationToken,
+    /// Processes agents started in the background (`execute_cmd` with `background:
+    /// true`), per chat; stopped at shutdown (docs/processes.md).
+    pub processes: Arc<skald_api::processes::Processes>,
     /// This process's name in leases.
     pub(crate) owner: String,
     /// What every tool and process this engine starts is kept from: Skald's secrets
@@ -180,6 +183,14 @@ impl Engine {
             users,
         });
         let checkpoints = crate::checkpoints::Checkpoints::new(settings.checkpoints.clone());
+        let shutdown = CancellationToken::new();
+        let told = sink.clone();
+        let processes = skald_api::processes::Processes::new(
+            Arc::new(move |session_id, process| {
+                told(session_id, Event::ProcessUpdate { process });
+            }),
+            shutdown.clone(),
+        );
         let engine = Arc::new(Engine {
             store,
             registry,
@@ -195,7 +206,8 @@ impl Engine {
             sink,
             tasks: Mutex::new(HashMap::new()),
             changed: tokio::sync::Notify::new(),
-            shutdown: CancellationToken::new(),
+            shutdown,
+            processes,
             owner: process_owner(),
             withheld,
             checkpoints,

@@ -122,6 +122,7 @@ impl HooksConfig {
 fn alias(tool: &str) -> Option<&'static str> {
     Some(match tool {
         "execute_cmd" => "Bash",
+        "check_process" => "BashOutput",
         "write_file" => "Write",
         "edit_file" | "replace_lines" | "insert_at_line" => "Edit",
         "read_file" => "Read",

@@ -35,8 +35,9 @@ impl Engine {
         lock(&self.tasks).values().any(|(p, _)| *p == parent)
     }
 
-    /// Stops every background task (the carrier is shutting down). Each is recorded as
-    /// cancelled and its parent chat told when it next runs.
+    /// Stops every background task (the carrier is shutting down) and every background
+    /// process. Each task is recorded as cancelled and its parent chat told when it next
+    /// runs; `wait_tasks` waits for both.
     pub fn shutdown(&self) {
         self.shutdown.cancel();
     }
@@ -45,7 +46,9 @@ impl Engine {
     /// end, so the next run finds them cancelled rather than still running.
     pub async fn wait_tasks(&self, limit: std::time::Duration) {
         let deadline = tokio::time::Instant::now() + limit;
-        while !lock(&self.tasks).is_empty() && tokio::time::Instant::now() < deadline {
+        while (!lock(&self.tasks).is_empty() || self.processes.running() > 0)
+            && tokio::time::Instant::now() < deadline
+        {
             self.changed(std::time::Duration::from_millis(50)).await;
         }
     }

@@ -59,6 +59,7 @@ pub fn all() -> Vec<(Arc<DynTool>, Kind)> {
         Arc::new(GrepFiles),
         Arc::new(GetAstOutline),
         Arc::new(ExecuteCmd),
+        Arc::new(CheckProcess),
     ];
     let engine: Vec<Arc<DynTool>> = vec![
         Arc::new(execute_task::ExecuteTask),

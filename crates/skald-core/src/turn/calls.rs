@@ -646,6 +646,10 @@ async fn run_tool(
         .with_sandbox(sandbox)
         .with_cache_dir(env.engine.and_then(|e| e.settings.cache_dir.clone()))
         .with_editor(env.engine.and_then(|e| e.editor_for(session_id, &call.id)))
+        .with_processes(env.engine.map(|e| skald_api::ProcessSlot {
+            table: e.processes.clone(),
+            session_id,
+        }))
         .run(drive_execution(exec.as_ref(), cancel))
         .await;
     drop(exec);
