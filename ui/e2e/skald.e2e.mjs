@@ -581,6 +581,70 @@ test("a running shell command is stopped from the chat", async () => {
   });
 });
 
+// Background processes (docs/processes.md): a command started with `background: true`
+// runs on after its call returned; the chat's Processes strip lists it while it runs,
+// opens (from the keyboard) to its output, read every second, and stops it.
+test("a background process is listed in the chat, shows its output and is stopped", async () => {
+  const command = "echo ready-marker; sleep 300";
+  await withSkald([call("bg1", "execute_cmd", { command, background: true }), say(["started"])], async ({ page, model }) => {
+    await newChat(page);
+    await send(page, "start the dev server");
+    // The harness makes every command ask (`[sandbox] ask = "always"`); a chat whose
+    // sandbox runs it without asking goes straight on.
+    const approval = page.getByTestId("approval-card").first();
+    const listed = page.getByTestId("process-row").first();
+    await approval.or(listed).first().waitFor({ timeout: 20_000 });
+    if (await approval.isVisible()) await approval.getByTestId("approve").click();
+    await page.waitForFunction(
+      () =>
+        [...document.querySelectorAll("[data-testid='message'][data-role='assistant']")].some((m) => m.textContent.includes("started")) &&
+        !document.querySelector("[data-testid='stop']"),
+      null,
+      { timeout: 20_000 },
+    );
+    // The call returned at once, saying which process it started.
+    assert.equal(model.requests.length, 2);
+    assert.match(JSON.stringify(model.requests[1].messages), /started in the background as process \d+/);
+
+    const panel = page.getByTestId("processes");
+    await panel.locator("[data-testid='process-row'][data-status='running']").waitFor({ timeout: 20_000 });
+    const id = await panel.getByTestId("process-row").first().getAttribute("data-process-id");
+    const row = panel.locator(`[data-testid='process-row'][data-process-id='${id}']`);
+    assert.equal(await panel.getByTestId("process-row").count(), 1);
+    assert.equal(await row.getByTestId("process-command").textContent(), command);
+    assert.equal(await row.getByTestId("process-command").getAttribute("title"), command);
+    assert.match(await row.getByTestId("process-state").textContent(), /^running · \d+ (s|min \d+ s)$/);
+    assert.match(await panel.getByTestId("processes-summary").textContent(), /^1 running$/);
+
+    // Opened from the keyboard, it shows what the process wrote.
+    const toggle = row.getByTestId("process-toggle");
+    assert.equal(await toggle.getAttribute("aria-expanded"), "false");
+    await toggle.focus();
+    await page.keyboard.press("Enter");
+    assert.equal(await toggle.getAttribute("aria-expanded"), "true");
+    await page.waitForFunction(
+      (pid) =>
+        document
+          .querySelector(`[data-testid='process-row'][data-process-id='${pid}'] [data-testid='process-output']`)
+          ?.textContent.includes("ready-marker"),
+      id,
+      { timeout: 15_000 },
+    );
+
+    // Stop answers once the process is gone: the row says it was stopped.
+    await row.getByTestId("process-stop").click();
+    await panel.locator(`[data-testid='process-row'][data-process-id='${id}'][data-status='stopped']`).waitFor({ timeout: 15_000 });
+    assert.equal((await row.getByTestId("process-state").textContent()).trim(), "stopped");
+    assert.equal(await row.getByTestId("process-stop").count(), 0);
+    assert.equal(await page.getByTestId("process-error").count(), 0);
+    assert.match(await row.getByTestId("process-ended").textContent(), /stopped/);
+    assert.match(await row.getByTestId("process-output").textContent(), /ready-marker/);
+    assert.match(await panel.getByTestId("processes-summary").textContent(), /^1 ended$/);
+    // Stopping it asked nothing of the model.
+    assert.equal(model.requests.length, 2);
+  });
+});
+
 const goodTex = "\\documentclass{article}\n\\begin{document}\nHello, fixed.\n\\end{document}\n";
 const badTex = "\\documentclass{article}\n\\begin{document}\nHello.\n\\undefinedmacro\n\\end{document}\n";
 

@@ -119,6 +119,8 @@ class FakeServer implements Transport {
         }
         return { cmd: c.cmd, checkpoint: done, fork };
       }
+      case "list_processes":
+        return { cmd: c.cmd, processes: [] };
       case "set_sandbox":
         this.sandbox = { ...this.sandbox, mode: c.mode, network: c.network };
         this.calls.push(`set_sandbox ${c.mode} ${c.network}`);

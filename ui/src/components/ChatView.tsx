@@ -1,5 +1,5 @@
-// One session's chat: the virtualised message list, pending Inbox items, the todo
-// checklist and the composer.
+// One session's chat: the virtualised message list, pending Inbox items, the background
+// processes, the todo checklist and the composer.
 
 import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from "react";
 import { useVirtualizer } from "@tanstack/react-virtual";
@@ -13,6 +13,7 @@ import { CheckpointActions } from "./Checkpoints";
 import { Composer, type InsertText } from "./Composer";
 import { ContextButton } from "./ContextView";
 import { InboxCard } from "./InboxCards";
+import { ProcessesPanel } from "./Processes";
 import { SandboxBadge } from "./SandboxBadge";
 import { EmptyState, ErrorState, Icon, Spinner } from "./ui";
 
@@ -104,6 +105,7 @@ export function ChatView({ session, sessionId, chat, dispatch, loadError, onRetr
           ))}
         </div>
       )}
+      <ProcessesPanel key={`processes-${sessionId}`} sessionId={sessionId} />
       {todos && todos.length > 0 && <TodoList todos={todos} />}
       <Composer sessionId={sessionId} running={chat.running} dispatch={dispatch} takeFocus={!contextOpen} blocked={blocked} insertRef={insertRef} />
     </section>
