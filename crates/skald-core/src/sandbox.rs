@@ -286,16 +286,18 @@ fn run_later(writable: &[PathBuf]) -> (Vec<PathBuf>, Vec<PathBuf>) {
             if dir.file_name().is_some_and(|n| n == ".git") && !dir.is_dir() {
                 read_only.push(dir);
             } else if dir.file_name().is_some_and(|n| n == ".git") {
-                let hooks = dir.join("hooks");
-                if !hooks.exists() {
-                    let _ = std::fs::create_dir(&hooks);
+                // Submodules' and worktrees' repositories have their own hooks and
+                // configuration (git reads a submodule's on a plain `git status`). Each
+                // is made if missing, so that there is a folder to bind read-only: one the
+                // command made would hold configuration it wrote.
+                for name in ["hooks", "modules", "worktrees"] {
+                    let sub = dir.join(name);
+                    if !sub.exists() {
+                        let _ = std::fs::create_dir(&sub);
+                    }
+                    read_only.push(sub);
                 }
-                read_only.push(hooks);
                 read_only.push(dir.join("config"));
-                // Submodules' and worktrees' repositories, with their own hooks and
-                // configuration (git reads a submodule's on a plain `git status`).
-                read_only.push(dir.join("modules"));
-                read_only.push(dir.join("worktrees"));
                 pinned.push(dir);
             } else {
                 read_only.push(dir);

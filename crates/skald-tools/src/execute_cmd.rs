@@ -2,6 +2,7 @@
 //! its output within a fixed budget.
 
 use crate::fs::{self, opt_bool, opt_uint, str_arg};
+use crate::git_guard::GitGuard;
 use serde_json::{Value, json};
 use skald_api::{
     BoxToolFuture, CommandSandbox, SandboxMode, Tool, ToolCategory, ToolDescriptionLength,
@@ -69,6 +70,7 @@ impl<Cx: ?Sized + Sync> Tool<Cx> for ExecuteCmd {
                     "properties": {
                         "write": {"type": "array", "items": {"type": "string"}, "description": "Absolute folders it must also write."},
                         "network": {"type": "boolean", "description": "It needs the network."},
+                        "sockets": {"type": "array", "items": {"type": "string"}, "description": "Absolute paths of local sockets the sandbox hides that it must reach (a docker socket); what listens there acts outside the sandbox."},
                         "unsandboxed": {"type": "boolean", "description": "It cannot work in the sandbox at all."},
                         "reason": {"type": "string", "description": "Why, for the user."}
                     },
@@ -113,7 +115,7 @@ impl<Cx: ?Sized + Sync> Tool<Cx> for ExecuteCmd {
                 opt_uint(&args, "timeout", 1, MAX_TIMEOUT_SECS)?.unwrap_or(DEFAULT_TIMEOUT_SECS);
             // The approval gate asked the user about a grant before this call could run.
             let sandbox = match SandboxGrant::from_args(&args)? {
-                Some(grant) => grant.widen(scope.sandbox()),
+                Some(grant) => grant.widen(scope.sandbox())?,
                 None => scope.sandbox().clone(),
             };
             // Logged before it runs, so auto-approved commands are traceable too.
@@ -166,8 +168,8 @@ struct Running {
     /// Its sandbox (with its private temporary folder), `None` when it runs unconfined.
     confined: Option<Confined>,
     started: Started,
-    /// The repositories' `.git` folders to look at when it is over.
-    redirects: Option<GitRedirects>,
+    /// What it may leave for git to run later, looked for when it is over.
+    redirects: Option<GitGuard>,
 }
 
 /// Starts the command: through the sandbox's spawner, else its helper, else unconfined.
@@ -180,9 +182,7 @@ async fn start(
     let mut confined = Confined::prepare(sandbox);
     // Looked at before the command starts: a `commondir` it writes at once must not count
     // as one that was there before it.
-    let redirects = confined
-        .as_ref()
-        .map(|c| GitRedirects::before(&c.policy.pinned));
+    let redirects = confined.as_ref().map(|c| GitGuard::before(&c.policy));
     let spawned = match &mut confined {
         Some(c) => c.launch(command, workdir, hidden_env).await?,
         None => None,
@@ -266,7 +266,7 @@ async fn run(
         }
         waited
     };
-    let undone = redirects.map(|r| r.undo()).unwrap_or_default();
+    let undone = guarded(redirects.map(std::sync::Arc::new)).await;
     if let (Some(c), Ok(Ok(status))) = (&confined, &waited)
         && let Some(why) = c.setup_failure(status.code(), &err.render(OUTPUT_CAP))
     {
@@ -328,11 +328,23 @@ async fn in_background(
         let stop = to.stop.clone();
         let mut stopped = std::pin::pin!(stop.cancelled());
         let mut read_all = false;
+        // What it leaves for git is looked for while it runs, not only at its end: a
+        // background process may run for hours.
+        let guard = redirects.map(std::sync::Arc::new);
+        let mut every = tokio::time::interval(GUARD_EVERY);
+        every.tick().await;
         let exited = loop {
             tokio::select! {
                 status = &mut exit => break Some(status),
                 () = &mut readers, if !read_all => read_all = true,
                 () = &mut stopped => break None,
+                _ = every.tick(), if guard.is_some() => {
+                    let said = guarded(guard.clone()).await;
+                    if !said.is_empty() {
+                        to.push(said.trim_start().as_bytes());
+                        to.push(b"\n");
+                    }
+                }
             }
         };
         group.kill();
@@ -347,7 +359,7 @@ async fn in_background(
             Some(status) => Some(status),
             None => tokio::time::timeout(DRAIN_TIMEOUT, &mut exit).await.ok(),
         };
-        let undone = redirects.map(|r| r.undo()).unwrap_or_default();
+        let undone = guarded(guard).await;
         let how = match exited {
             _ if to.stop.is_cancelled() => {
                 "stopped: it and every process it started were killed".to_string()
@@ -395,6 +407,19 @@ async fn in_background(
     ))
 }
 
+/// How often a background process's folders are looked at for what it leaves for git.
+const GUARD_EVERY: Duration = Duration::from_secs(3);
+
+/// `GitGuard::check` off the async workers (it walks the folders); its lines, if any.
+async fn guarded(guard: Option<std::sync::Arc<GitGuard>>) -> String {
+    match guard {
+        Some(g) => tokio::task::spawn_blocking(move || g.check())
+            .await
+            .unwrap_or_default(),
+        None => String::new(),
+    }
+}
+
 fn lock_output(
     h: &skald_api::processes::ProcessHandle,
 ) -> std::sync::MutexGuard<'_, skald_api::processes::ProcessOutput> {
@@ -413,55 +438,6 @@ async fn pour<R: tokio::io::AsyncRead + Unpin>(
             Ok(0) | Err(_) => break,
             Ok(n) => into.push(&buf[..n]),
         }
-    }
-}
-
-/// The `commondir` files a sandboxed command must not leave in a repository's `.git`. Git
-/// follows one to another repository and uses that one's hooks and configuration, so one
-/// the command made would run its code outside the sandbox on the user's next `git`. It is
-/// a new file in a folder the command may write (commits need `.git` writable), so no
-/// read-only bind keeps it out: it is looked for when the command is over, and removed.
-/// Nothing of the command runs by then to put it back: its processes end with it (its own
-/// PID namespace). Only `.git` folders without one before the command are watched; a
-/// linked worktree's is in `.git/worktrees`, which is read-only.
-struct GitRedirects(Vec<PathBuf>);
-
-impl GitRedirects {
-    fn before(pinned: &[PathBuf]) -> GitRedirects {
-        GitRedirects(
-            pinned
-                .iter()
-                .map(|git| git.join("commondir"))
-                .filter(|file| file.symlink_metadata().is_err())
-                .collect(),
-        )
-    }
-
-    /// Removes each that the command made; a line for its result per one, saying so.
-    fn undo(&self) -> String {
-        let mut said = String::new();
-        for file in &self.0 {
-            let Ok(meta) = file.symlink_metadata() else {
-                continue;
-            };
-            let removed = if meta.is_dir() {
-                std::fs::remove_dir_all(file)
-            } else {
-                std::fs::remove_file(file)
-            };
-            tracing::warn!(path = %file.display(), "execute_cmd: the command made a git redirect");
-            said.push_str(&match removed {
-                Ok(()) => format!(
-                    "\n[sandbox: removed {}, which the command made: git would have followed it to another repository's hooks and configuration, outside the sandbox]",
-                    file.display()
-                ),
-                Err(e) => format!(
-                    "\n[sandbox: the command made {} and it could not be removed ({e}): remove it before running git here, or git runs another repository's hooks]",
-                    file.display()
-                ),
-            });
-        }
-        said
     }
 }
 
@@ -540,6 +516,8 @@ async fn in_terminal(
 ) -> Result<String, ToolError> {
     use skald_api::editor::{TerminalCommand, TerminalExit};
     let mut confined = Confined::prepare(sandbox);
+    // Taken before the command starts, as for a command of Skald's own.
+    let guard = confined.as_ref().map(|c| GitGuard::before(&c.policy));
     if let Some(c) = &mut confined {
         c.own_tmp()?;
     }
@@ -616,7 +594,7 @@ async fn in_terminal(
         (Some(c), TerminalExit::Signal(_)) => c.explain(workdir, false, &output),
         (None, _) => unsandboxed_note(sandbox),
         _ => String::new(),
-    };
+    } + &guarded(guard.map(std::sync::Arc::new)).await;
     match outcome.exit {
         TerminalExit::Code(code) => Ok(format!("[exit code {code}]\n{output}{note}")),
         TerminalExit::Signal(sig) => Ok(format!("[killed by signal {sig}]\n{output}{note}")),
@@ -633,6 +611,9 @@ async fn in_terminal(
 pub struct SandboxGrant {
     pub write: Vec<PathBuf>,
     pub network: bool,
+    /// Local sockets the sandbox hides (a docker socket, an agent's) that the command may
+    /// reach: each unhidden by name, never by a folder holding it.
+    pub sockets: Vec<PathBuf>,
     pub unsandboxed: bool,
     pub reason: String,
 }
@@ -650,23 +631,27 @@ impl SandboxGrant {
             Some(Value::Bool(b)) => Ok(*b),
             Some(_) => Err(bad(&format!("`{k}` must be true or false"))),
         };
-        let mut write = Vec::new();
-        match obj.get("write") {
-            None | Some(Value::Null) => {}
-            Some(Value::Array(items)) => {
-                for item in items {
-                    let p = item
-                        .as_str()
-                        .map(PathBuf::from)
-                        .filter(|p| p.is_absolute())
-                        .ok_or_else(|| bad("`write` must list absolute paths"))?;
-                    write.push(p);
+        let paths = |k: &str| -> Result<Vec<PathBuf>, ToolError> {
+            let mut out = Vec::new();
+            match obj.get(k) {
+                None | Some(Value::Null) => {}
+                Some(Value::Array(items)) => {
+                    for item in items {
+                        let p = item
+                            .as_str()
+                            .map(PathBuf::from)
+                            .filter(|p| p.is_absolute())
+                            .ok_or_else(|| bad(&format!("`{k}` must list absolute paths")))?;
+                        out.push(p);
+                    }
                 }
+                Some(_) => return Err(bad(&format!("`{k}` must be a list of absolute paths"))),
             }
-            Some(_) => return Err(bad("`write` must be a list of absolute paths")),
-        }
+            Ok(out)
+        };
         let grant = SandboxGrant {
-            write,
+            write: paths("write")?,
+            sockets: paths("sockets")?,
             network: flag("network")?,
             unsandboxed: flag("unsandboxed")?,
             reason: obj
@@ -675,7 +660,11 @@ impl SandboxGrant {
                 .unwrap_or_default()
                 .to_string(),
         };
-        Ok((grant.unsandboxed || grant.network || !grant.write.is_empty()).then_some(grant))
+        Ok((grant.unsandboxed
+            || grant.network
+            || !grant.write.is_empty()
+            || !grant.sockets.is_empty())
+        .then_some(grant))
     }
 
     /// What the user is asked to allow, in one line.
@@ -692,6 +681,18 @@ impl SandboxGrant {
                     self.write.iter().map(|p| p.display().to_string()).collect();
                 parts.push(format!("also write {}", list.join(", ")));
             }
+            if !self.sockets.is_empty() {
+                let list: Vec<String> = self
+                    .sockets
+                    .iter()
+                    .map(|p| p.display().to_string())
+                    .collect();
+                parts.push(format!(
+                    "reach the local socket{} {} (what listens there acts outside the sandbox)",
+                    if list.len() == 1 { "" } else { "s" },
+                    list.join(", ")
+                ));
+            }
         }
         let mut s = parts.join(" and ");
         if !self.reason.trim().is_empty() {
@@ -701,9 +702,10 @@ impl SandboxGrant {
     }
 
     /// The sandbox the command runs in once the grant is approved. The hidden paths stay
-    /// hidden whatever folder is granted; only `unsandboxed` lifts them.
-    fn widen(&self, sandbox: &CommandSandbox) -> CommandSandbox {
-        match sandbox {
+    /// hidden whatever folder is granted; a granted socket is unhidden by itself; only
+    /// `unsandboxed` lifts them all.
+    fn widen(&self, sandbox: &CommandSandbox) -> Result<CommandSandbox, ToolError> {
+        Ok(match sandbox {
             CommandSandbox::On { .. } if self.unsandboxed => CommandSandbox::Off,
             CommandSandbox::On {
                 mode,
@@ -718,6 +720,9 @@ impl SandboxGrant {
                         policy.writable.push(real);
                     }
                 }
+                for socket in &self.sockets {
+                    unhide_socket(&mut policy, socket)?;
+                }
                 CommandSandbox::On {
                     mode: *mode,
                     helper: helper.clone(),
@@ -725,7 +730,103 @@ impl SandboxGrant {
                 }
             }
             other => other.clone(),
+        })
+    }
+}
+
+/// Takes a granted socket out of the paths the sandbox hides. Only a socket, and only one
+/// hidden by itself: a credential folder or Skald's data is not a socket, and a socket in a
+/// hidden folder (`/run/user`, where the session bus runs anything unconfined) stays
+/// hidden with the rest of it. One in `/tmp` or `/var/tmp` is out of sight in any case
+/// (each command has its own), unless a folder bound back holds it.
+fn unhide_socket(
+    policy: &mut skald_sandbox::Policy,
+    socket: &std::path::Path,
+) -> Result<(), ToolError> {
+    let bad = |why: String| ToolError::invalid("sandbox_grant", why);
+    let shown = socket.display();
+    let real = std::fs::canonicalize(socket)
+        .map_err(|e| bad(format!("`sockets`: {shown} cannot be reached ({e})")))?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        let kind = std::fs::metadata(&real)
+            .map_err(|e| bad(format!("`sockets`: {shown} cannot be reached ({e})")))?
+            .file_type();
+        if !kind.is_socket() {
+            return Err(bad(format!(
+                "`sockets`: {shown} is not a socket; only a socket can be granted this way"
+            )));
         }
+    }
+    let same = |m: &PathBuf| m == socket || std::fs::canonicalize(m).is_ok_and(|c| c == real);
+    if let Some(folder) = policy
+        .masked
+        .iter()
+        .find(|m| !same(m) && (real.starts_with(m) || socket.starts_with(m)))
+    {
+        return Err(bad(format!(
+            "`sockets`: {shown} is inside {}, which stays hidden whole (what else is there \
+             could act outside the sandbox too); it cannot be granted by itself",
+            folder.display()
+        )));
+    }
+    let private = skald_sandbox::PRIVATE_TMP
+        .iter()
+        .any(|t| real.starts_with(t));
+    if private && !policy.writable.iter().any(|w| real.starts_with(w)) {
+        return Err(bad(format!(
+            "`sockets`: {shown} is in a temporary folder each sandboxed command sees empty, \
+             its own; grant the folder holding it with `write` to reach it"
+        )));
+    }
+    policy.masked.retain(|m| !same(m));
+    Ok(())
+}
+
+#[cfg(test)]
+mod grant_tests {
+    use super::*;
+
+    #[test]
+    fn a_socket_is_unhidden_by_name_and_nothing_else_is() {
+        let dir = tempfile::tempdir().unwrap();
+        let dir = dir.path().canonicalize().unwrap();
+        let sock = dir.join("agent.sock");
+        let _listener = std::os::unix::net::UnixListener::bind(&sock).unwrap();
+        let hidden_dir = dir.join("hidden");
+        std::fs::create_dir(&hidden_dir).unwrap();
+        let inner = hidden_dir.join("bus");
+        let _inner = std::os::unix::net::UnixListener::bind(&inner).unwrap();
+        let keys = dir.join("keys");
+        std::fs::write(&keys, "k").unwrap();
+        let policy = || skald_sandbox::Policy {
+            writable: vec![dir.clone()],
+            masked: vec![sock.clone(), hidden_dir.clone(), keys.clone()],
+            ..Default::default()
+        };
+        let mut p = policy();
+        unhide_socket(&mut p, &sock).unwrap();
+        assert_eq!(p.masked, vec![hidden_dir.clone(), keys.clone()]);
+        for (path, why) in [
+            (&keys, "is not a socket"),
+            (&hidden_dir, "is not a socket"),
+            (&inner, "stays hidden whole"),
+        ] {
+            let mut p = policy();
+            let e = unhide_socket(&mut p, path).unwrap_err().to_string();
+            assert!(e.contains(why), "{path:?}: {e}");
+            assert_eq!(p.masked, policy().masked);
+        }
+        let e = unhide_socket(&mut policy(), &dir.join("none")).unwrap_err();
+        assert!(e.to_string().contains("cannot be reached"), "{e}");
+    }
+}
+
+impl SandboxGrant {
+    /// Whether the grant asks for more than the network (which a rule can give).
+    pub fn only_network(&self) -> bool {
+        !self.unsandboxed && self.write.is_empty() && self.sockets.is_empty()
     }
 }
 
@@ -991,7 +1092,7 @@ impl Confined {
         note.push_str(&lines.join("; "));
         note.push_str(
             ". To run it with more, call execute_cmd again with `sandbox_grant` naming what it \
-             needs (`write` folders, `network`, or `unsandboxed`) and a `reason`: the user is asked.]\n",
+             needs (`write` folders, `network`, hidden `sockets`, or `unsandboxed`) and a `reason`: the user is asked.]\n",
         );
         note
     }

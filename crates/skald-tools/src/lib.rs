@@ -12,6 +12,7 @@ mod check_process;
 mod edit_file;
 pub mod execute_cmd;
 mod get_ast_outline;
+mod git_guard;
 mod grep_files;
 mod insert_at_line;
 mod lent;

@@ -515,3 +515,187 @@ fn a_sandboxed_command_cannot_change_what_runs_later_outside_the_sandbox() {
     assert!(out(&o).contains('2'), "{}", out(&o));
     assert!(!w.join("pwned").exists());
 }
+
+/// Item 2's grant: a socket the sandbox hides (here the SSH agent's, as
+/// `$SSH_AUTH_SOCK` names it; a docker socket is the same) is reached only by a call whose
+/// `sandbox_grant` names it, and only once the person approves. Its neighbours: a hidden
+/// folder or file that is not a socket, and a socket inside a folder hidden whole (Skald's
+/// data), cannot be granted this way.
+#[test]
+fn a_hidden_socket_is_reached_only_through_an_approved_grant_that_names_it() {
+    use std::io::Write;
+    let f = Fixture::new();
+    let sock = f.work().join("agent.sock");
+    let listener = std::os::unix::net::UnixListener::bind(&sock).unwrap();
+    std::thread::spawn(move || {
+        for mut s in listener.incoming().flatten() {
+            let _ = s.write_all(b"answered-by-the-agent\n");
+        }
+    });
+    let inside_data = f.data.path().canonicalize().unwrap().join("inner.sock");
+    let _inner = std::os::unix::net::UnixListener::bind(&inside_data).unwrap();
+    let connect = |path: &std::path::Path| {
+        format!(
+            "python3 -c 'import socket; s = socket.socket(socket.AF_UNIX); \
+             s.connect(\"{}\"); print(s.recv(99).decode())'",
+            path.display()
+        )
+    };
+    let run = |command: String, sockets: &[&std::path::Path], approve: bool| {
+        let mut args = serde_json::json!({"command": command, "timeout": 20});
+        if !sockets.is_empty() {
+            let list: Vec<String> = sockets.iter().map(|p| p.display().to_string()).collect();
+            args["sandbox_grant"] = serde_json::json!({"sockets": list, "reason": "it signs"});
+        }
+        let mut c = f.tool();
+        c.env("SSH_AUTH_SOCK", &sock);
+        if approve {
+            c.arg("--approve");
+        }
+        c.args(["--args", &args.to_string()]).output().unwrap()
+    };
+    // Hidden from a sandboxed command, which ran without asking.
+    let o = run(connect(&sock), &[], false);
+    let text = out(&o);
+    assert!(!text.contains("answered-by-the-agent"), "{text}");
+    assert!(text.contains("exit code"), "it ran: {text}");
+    // Named in a grant, it asks first: not approved, nothing ran.
+    let o = run(connect(&sock), &[&sock], false);
+    let text = out(&o);
+    assert_eq!(o.status.code(), Some(3), "{text}");
+    assert!(text.contains("reach the local socket"), "{text}");
+    // Approved, that socket answers.
+    let o = run(connect(&sock), &[&sock], true);
+    let text = out(&o);
+    assert!(text.contains("answered-by-the-agent"), "{text}");
+    // What is not a socket, or a socket in a folder hidden whole, stays hidden.
+    let ssh = f.home.path().canonicalize().unwrap().join(".ssh");
+    for (named, why) in [
+        (ssh.clone(), "is not a socket"),
+        (ssh.join("id_ed25519"), "is not a socket"),
+        (inside_data.clone(), "stays hidden whole"),
+    ] {
+        let o = run(connect(&named), &[&named], true);
+        let text = out(&o);
+        assert!(text.contains(why), "{}: {text}", named.display());
+        assert!(!text.contains("TOPSECRET"), "{text}");
+    }
+}
+
+/// Item 5's neighbour the attack review found: a repository a sandboxed command makes is
+/// configuration it wrote, which git runs outside the sandbox — a plain `git status` in
+/// the chat's repository runs a gitlinked repository's `core.fsmonitor`, and an editor
+/// opens new repositories by itself. After the command such a repository runs nothing:
+/// reached as a gitlink (also from a folder the walk skips, and through a `.git` file), at
+/// the top of a folder, or by its hooks; a `.git/modules` repository cannot be written at
+/// all. A plain `git init` keeps its configuration and is not mentioned.
+#[test]
+fn a_repository_a_sandboxed_command_makes_runs_nothing_for_git_outside() {
+    let f = Fixture::new();
+    let w = f.work();
+    let git = |dir: &std::path::Path, args: &[&str]| {
+        std::process::Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@t", "-C"])
+            .arg(dir)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    assert!(git(&w, &["init", "-q"]).status.success());
+    assert!(
+        git(&w, &["commit", "-q", "--allow-empty", "-m", "one"])
+            .status
+            .success()
+    );
+    let pwned = f.outside().join("pwned");
+    let evil = |dir: &str| {
+        format!(
+            "git init -q {dir} && git -C {dir} -c user.name=t -c user.email=t@t commit -q \
+             --allow-empty -m x && git -C {dir} config core.fsmonitor 'touch {p}; false' && \
+             git -C {dir} config alias.st '!touch {p}' && \
+             printf '#!/bin/sh\\ntouch {p}\\n' > {dir}/.git/hooks/post-checkout && \
+             chmod +x {dir}/.git/hooks/post-checkout",
+            p = pwned.display()
+        )
+    };
+    for (line, repo) in [
+        // The report's case: made, configured, and added as a gitlink.
+        (
+            format!("{} && git add sub", evil("sub")),
+            w.join("sub/.git"),
+        ),
+        // In a folder the walk does not enter: found through the index.
+        (
+            format!("{} && git add node_modules/dep", evil("node_modules/dep")),
+            w.join("node_modules/dep/.git"),
+        ),
+        // A new repository at the top of a folder, no gitlink (an editor opens it).
+        (evil("fresh"), w.join("fresh/.git")),
+        // A `.git` file sending git to a repository elsewhere in the folder.
+        (
+            format!(
+                "{} && mkdir linked && git -C linked init -q 2>/dev/null; rm -rf linked/.git; \
+                 echo \"gitdir: $PWD/store/.git\" > linked/.git",
+                evil("store")
+            ),
+            w.join("store/.git"),
+        ),
+    ] {
+        let o = f.cmd("workspace-write", &[], &line);
+        let text = out(&o);
+        assert!(text.contains("exit code 0"), "{line}: {text}");
+        assert!(
+            text.contains(&format!(
+                "{} is a repository the command made",
+                repo.display()
+            )),
+            "{line}: {text}"
+        );
+        // The person's git, outside the sandbox, in every place it could start.
+        for dir in [
+            w.clone(),
+            repo.parent().unwrap().to_path_buf(),
+            w.join("linked"),
+        ] {
+            if dir.exists() {
+                let _ = git(&dir, &["status"]);
+                let _ = git(&dir, &["st"]);
+                let _ = git(&dir, &["checkout", "-q", "-b", "again"]);
+            }
+        }
+        assert!(
+            !pwned.exists(),
+            "{line}: git ran what the command wrote: {text}"
+        );
+        assert!(repo.join("config.sandboxed").exists() || repo.is_file());
+        let _ = git(
+            &w,
+            &[
+                "rm",
+                "-q",
+                "--cached",
+                "-r",
+                "--ignore-unmatch",
+                "sub",
+                "node_modules",
+            ],
+        );
+    }
+    // A submodule's repository in `.git/modules` cannot be made at all.
+    let o = f.cmd(
+        "workspace-write",
+        &[],
+        "mkdir -p .git/modules/x && echo made",
+    );
+    let text = out(&o);
+    assert!(!text.contains("\nmade"), "{text}");
+    assert!(!w.join(".git/modules/x").exists(), "{text}");
+    // What a plain `git init` writes runs nothing: it stays, unmentioned.
+    let o = f.cmd("workspace-write", &[], "git init -q plain && echo ok");
+    let text = out(&o);
+    assert!(
+        text.contains("ok") && !text.contains("plain/.git is a repository"),
+        "{text}"
+    );
+    assert!(!w.join("plain/.git/config.sandboxed").exists());
+}

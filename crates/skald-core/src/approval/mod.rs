@@ -582,7 +582,7 @@ fn network_rule_covers(first: Option<&Rule>, args: &Value) -> bool {
     first.is_some_and(|r| r.action == RuleAction::Allow && r.network)
         && matches!(
             skald_tools::execute_cmd::SandboxGrant::from_args(args),
-            Ok(Some(g)) if !g.unsandboxed && g.write.is_empty()
+            Ok(Some(g)) if g.only_network()
         )
 }
 
