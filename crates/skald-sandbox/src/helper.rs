@@ -133,9 +133,10 @@ fn run_probe(helper: &std::path::Path) -> Result<String, String> {
     })
 }
 
-/// The helper's arguments that run `program args…` confined to `policy`. Fails for a path
-/// that is not UTF-8 (the policy travels as JSON): the command must then not run, since
-/// dropping the path could drop a mask.
+/// The helper's arguments that run `program args…` confined to `policy`, tied to this
+/// process: when it ends in any way (killed outright included), the command and all it
+/// started end too. Fails for a path that is not UTF-8 (the policy travels as JSON): the
+/// command must then not run, since dropping the path could drop a mask.
 pub fn command_args(
     policy: &Policy,
     program: &OsStr,
@@ -146,6 +147,8 @@ pub fn command_args(
     let mut out = vec![
         OsString::from("--policy"),
         OsString::from(json),
+        "--tied-to".into(),
+        std::process::id().to_string().into(),
         "--".into(),
     ];
     out.push(program.to_os_string());

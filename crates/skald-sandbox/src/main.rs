@@ -20,7 +20,7 @@ fn main() -> ExitCode {
 }
 
 fn run(args: Vec<OsString>) -> Result<(), String> {
-    let usage = "usage: skald-sandbox --policy JSON -- PROGRAM [ARGS…] | skald-sandbox --probe \
+    let usage = "usage: skald-sandbox --policy JSON [--tied-to PID] -- PROGRAM [ARGS…] | skald-sandbox --probe \
                  | skald-sandbox --serve JSON TMP_BASE KEPT (standard input: Skald's socket; KEPT: \
                  a JSON list of the folders its commands see in the private /tmp)";
     match args.first().and_then(|a| a.to_str()) {
@@ -35,12 +35,26 @@ fn run(args: Vec<OsString>) -> Result<(), String> {
         }
         Some("--policy") => {
             let policy = policy_arg(&args, usage)?;
-            if args.get(2).and_then(|a| a.to_str()) != Some("--") || args.len() < 4 {
+            // `--tied-to PID`: the command ends when that process (Skald) does.
+            let (tied_to, rest) = match args.get(2).and_then(|a| a.to_str()) {
+                Some("--tied-to") => {
+                    let pid = args
+                        .get(3)
+                        .and_then(|a| a.to_str())
+                        .and_then(|a| a.parse::<i32>().ok())
+                        .ok_or_else(|| usage.to_string())?;
+                    (Some(pid), args.get(4..).unwrap_or_default())
+                }
+                _ => (None, &args[2..]),
+            };
+            if rest.first().and_then(|a| a.to_str()) != Some("--") || rest.len() < 2 {
                 return Err(usage.to_string());
             }
+            // Taken before anything else: if that process is already gone, nothing runs.
+            let tie = tied_to.map(tie).transpose()?;
             own_session()?;
             confine(&policy)?;
-            contained(&args[3], &args[4..])
+            contained(&rest[1], &rest[2..], tie)
         }
         Some("--init") => init(&args),
         Some("--nest") => nest(&args),
@@ -169,25 +183,88 @@ fn confine(_: &skald_sandbox::Policy) -> Result<String, String> {
 /// exited, or this helper was killed (Skald stops a hook, an MCP server, a command by
 /// killing the helper's group, or only the helper) — the kernel kills everything else in
 /// the namespace: a double fork or `setsid … &` cannot outlive its command.
+///
+/// With `tie` (`--tied-to`), it also ends when that process does: Skald may be killed
+/// outright, with no chance to stop what it started, and a command it kept running in
+/// the background would then run on with nobody to stop it.
 #[cfg(target_os = "linux")]
-fn contained(program: &OsString, args: &[OsString]) -> Result<(), String> {
+fn contained(program: &OsString, args: &[OsString], tie: Option<Tie>) -> Result<(), String> {
     pid_namespace()?;
     // Itself again, as the namespace's first process: the command cannot be that, since
     // it would not die with this helper (only a process may ask to).
-    let status = std::process::Command::new("/proc/self/exe")
+    let mut first = std::process::Command::new("/proc/self/exe")
         .arg("--init")
         .arg(std::process::id().to_string())
         .arg("--")
         .arg(program)
         .args(args)
-        .status()
+        .spawn()
         .map_err(|e| format!("cannot start the command's first process: {e}"))?;
+    if let Some(tie) = tie {
+        end_with(&first, &tie);
+    }
+    let status = first
+        .wait()
+        .map_err(|e| format!("waiting for the command failed: {e}"))?;
     std::process::exit(exit_code(status))
 }
 
 #[cfg(not(target_os = "linux"))]
-fn contained(program: &OsString, args: &[OsString]) -> Result<(), String> {
+fn contained(program: &OsString, args: &[OsString], _: Option<Tie>) -> Result<(), String> {
     Err(exec(program, args))
+}
+
+/// The process a command is tied to, to wait on (see [`contained`]).
+#[cfg(target_os = "linux")]
+type Tie = std::os::fd::OwnedFd;
+#[cfg(not(target_os = "linux"))]
+type Tie = ();
+
+#[cfg(target_os = "linux")]
+fn tie(pid: i32) -> Result<Tie, String> {
+    rustix::process::Pid::from_raw(pid)
+        .ok_or_else(|| format!("bad process id {pid}"))
+        .and_then(|p| {
+            rustix::process::pidfd_open(p, rustix::process::PidfdFlags::empty())
+                .map_err(|e| format!("the program that started the command ({pid}) is gone: {e}"))
+        })
+}
+
+#[cfg(not(target_os = "linux"))]
+fn tie(_: i32) -> Result<Tie, String> {
+    Ok(())
+}
+
+/// Returns once `first` (the command's first process) has exited, or once `tie` has,
+/// after killing `first`: as the first process of the command's PID namespace, its end
+/// ends every process the command started.
+#[cfg(target_os = "linux")]
+fn end_with(first: &std::process::Child, tie: &Tie) {
+    use rustix::event::{PollFd, PollFlags, poll};
+    // Not yet reaped, so its pid is its own.
+    let Some(own) = rustix::process::Pid::from_raw(first.id() as i32)
+        .and_then(|p| rustix::process::pidfd_open(p, rustix::process::PidfdFlags::empty()).ok())
+    else {
+        return;
+    };
+    loop {
+        let mut fds = [
+            PollFd::new(&own, PollFlags::IN),
+            PollFd::new(tie, PollFlags::IN),
+        ];
+        match poll(&mut fds, None) {
+            Err(rustix::io::Errno::INTR) => continue,
+            Err(_) => return,
+            Ok(_) => {}
+        }
+        if !fds[0].revents().is_empty() {
+            return;
+        }
+        if !fds[1].revents().is_empty() {
+            let _ = rustix::process::pidfd_send_signal(&own, rustix::process::Signal::KILL);
+            return;
+        }
+    }
 }
 
 /// `--init HELPER_PID -- PROGRAM ARGS…`: the first process of a command's PID namespace.

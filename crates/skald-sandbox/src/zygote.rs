@@ -130,6 +130,29 @@ struct Shared {
     events: Sender<Event>,
     tmp_base: PathBuf,
     count: Arc<AtomicU64>,
+    /// The commands started and not yet reaped (see [`Live`]).
+    live: Live,
+}
+
+/// The commands started and not yet reaped, by pid. When the spawner ends (Skald closed
+/// its socket: it ended, or was killed outright), it kills each of them before it exits:
+/// their watchers would too, but a process that exits does not wait for its threads. A
+/// pid is taken out before its command is reaped, and the set is held while the commands
+/// are killed, so no pid in it can be another process's.
+type Live = Arc<std::sync::Mutex<std::collections::HashSet<u32>>>;
+
+/// Kills every command still running (see [`Live`]) and what each started: its group,
+/// and the command itself, whose end, as its PID namespace's first process, ends the rest.
+fn kill_live(live: &Live) {
+    let live = lock(live);
+    for &pid in live.iter() {
+        kill_group(pid);
+        if let Some(fd) = rustix::process::Pid::from_raw(pid as i32)
+            .and_then(|p| rustix::process::pidfd_open(p, rustix::process::PidfdFlags::empty()).ok())
+        {
+            let _ = rustix::process::pidfd_send_signal(&fd, rustix::process::Signal::KILL);
+        }
+    }
 }
 
 impl Shared {
@@ -182,7 +205,7 @@ impl Workers {
             let chore = match next.recv() {
                 Ok(job) => {
                     let ready = prepare(&job.request.writable, job.request.network, &tmp, None);
-                    run(job, ready, tmp)
+                    run(job, ready, tmp, &shared.live)
                 }
                 Err(_) => Chore::Remove(tmp),
             };
@@ -236,7 +259,7 @@ impl Workers {
                         let next = Next::of(&job);
                         // The command first; the next reader is not to compete with its
                         // start (see `Event::Took`).
-                        let chore = match run(job, ready, tmp) {
+                        let chore = match run(job, ready, tmp, &shared.live) {
                             Chore::Watch(mut started) => {
                                 started.next = Some(next);
                                 told.handed();
@@ -355,6 +378,8 @@ enum Chore {
 /// A started command, handed from its worker to the keeper.
 struct Started {
     child: std::process::Child,
+    /// Where it is counted until it is reaped.
+    live: Live,
     answers: OwnedFd,
     tmp: PathBuf,
     /// For a command a reader took: the reader the main thread is to ready next, which
@@ -531,11 +556,20 @@ pub fn serve(policy: &Policy, tmp_base: &Path, kept: &[PathBuf]) -> Result<(), S
         events,
         tmp_base: tmp_base.to_path_buf(),
         count: Arc::new(AtomicU64::new(1)),
+        live: Live::default(),
     };
+    let live = shared.live.clone();
     let mut workers = Workers {
         shared,
         factories: [None, None],
     };
+    let ended = requests(&mut workers, &heard);
+    kill_live(&live);
+    ended
+}
+
+/// Serves requests until Skald closes its socket (`Ok`) or the socket fails.
+fn requests(workers: &mut Workers, heard: &Receiver<Event>) -> Result<(), String> {
     let mut next: Option<Next> = None;
     // Whether a reader waits for the next request. While none does and none is due, the
     // main thread reads it itself (the first command, or when no thread could be started).
@@ -606,6 +640,7 @@ fn start_keeper(events: Sender<Event>, idle: Watchers) -> Result<Sender<Chore>, 
                             // Nobody could watch it: it is stopped rather than left unseen.
                             kill_group(s.child.id());
                             let _ = s.child.kill();
+                            lock(&s.live).remove(&s.child.id());
                             let status = s.child.wait().map(|st| st.into_raw());
                             let status = status.unwrap_or(libc::SIGKILL);
                             send(s.answers.as_fd(), &Reply::Exited { status });
@@ -752,6 +787,7 @@ fn watch(mut started: Started, events: &Sender<Event>) {
             }
         }
     }
+    lock(&started.live).remove(&pid);
     let status = match started.child.wait() {
         Ok(s) => s.into_raw(),
         // Only if the child was already reaped, which nothing here does; report it killed.
@@ -808,7 +844,7 @@ fn hung_up(answers: BorrowedFd<'_>) -> bool {
 
 /// One command, on its worker's thread, restricted (`ready`) or not (the reason). What the
 /// keeper is to do next: watch the command, or only remove its folder.
-fn run(job: Job, ready: Result<Readied, String>, tmp: PathBuf) -> Chore {
+fn run(job: Job, ready: Result<Readied, String>, tmp: PathBuf, live: &Live) -> Chore {
     let Job {
         request,
         env,
@@ -853,6 +889,7 @@ fn run(job: Job, ready: Result<Readied, String>, tmp: PathBuf) -> Chore {
             return Chore::Remove(tmp);
         }
     };
+    lock(live).insert(child.id());
     let told = send(
         answers.as_fd(),
         &Reply::Started {
@@ -867,6 +904,7 @@ fn run(job: Job, ready: Result<Readied, String>, tmp: PathBuf) -> Chore {
     }
     Chore::Watch(Started {
         child,
+        live: live.clone(),
         answers,
         tmp,
         next: None,

@@ -1249,3 +1249,114 @@ fn a_command_cannot_trace_the_first_process_of_its_namespace() {
     );
     assert!(!text.contains("mem read"), "{text}");
 }
+
+/// Skald killed outright (SIGKILL) has no chance to stop what it started. Every command it
+/// started through the spawner, and one through the one-shot helper, ends with it anyway:
+/// the spawner kills its commands before it exits (it does not wait for its watchers), and
+/// the helper is tied to Skald's process. Skald is played by this test binary, run again
+/// as `stand_in_for_skald`.
+#[test]
+fn what_skald_started_ends_when_skald_is_killed_outright() {
+    let root = tempfile::tempdir().unwrap();
+    let root = root.path().canonicalize().unwrap();
+    let mut skald = Command::new(std::env::current_exe().unwrap())
+        .args(["--ignored", "--exact", "stand_in_for_skald", "--nocapture"])
+        .env(STAND_IN, &root)
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let ready = root.join("ready");
+    let started = (0..60).any(|_| {
+        std::thread::sleep(std::time::Duration::from_millis(250));
+        ready.exists()
+    });
+    if !started {
+        let _ = skald.kill();
+        panic!("the stand-in for Skald did not start its commands");
+    }
+    let pids: Vec<String> = std::fs::read_dir(&root)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("pid-"))
+        .map(|e| {
+            std::fs::read_to_string(e.path())
+                .unwrap()
+                .trim()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(pids.len(), STAND_IN_COMMANDS + 2, "{pids:?}");
+    skald.kill().unwrap();
+    skald.wait().unwrap();
+    for pid in pids {
+        let cmdline = format!("/proc/{pid}/cmdline");
+        assert!(
+            wait_until(|| std::fs::read(&cmdline).map_or(true, |c| c.is_empty())),
+            "{pid} outlived the Skald that started it"
+        );
+    }
+}
+
+/// Where `stand_in_for_skald` notes its commands' pids.
+const STAND_IN: &str = "SKALD_TEST_STAND_IN";
+/// How many commands it starts through the spawner.
+const STAND_IN_COMMANDS: usize = 6;
+
+/// Not a test: Skald's part in the one above. Starts commands that run on, through the
+/// spawner and through the one-shot helper (one of them leaving a `setsid` process), notes
+/// their pids, and waits to be killed.
+#[test]
+#[ignore = "run by what_skald_started_ends_when_skald_is_killed_outright"]
+fn stand_in_for_skald() {
+    let Some(root) = std::env::var_os(STAND_IN).map(std::path::PathBuf::from) else {
+        return;
+    };
+    let policy = skald_sandbox::Policy {
+        writable: vec![root.clone()],
+        ..Default::default()
+    };
+    let note = |name: &str| {
+        format!(
+            "read -r p _ < /proc/self/stat; echo $p > {d}/{name}.tmp; mv {d}/{name}.tmp {d}/pid-{name}; exec sleep 300",
+            d = root.display()
+        )
+    };
+    let mut kept = Vec::new();
+    for i in 0..STAND_IN_COMMANDS {
+        kept.push(started_unwatched(
+            "sh",
+            vec!["-c".into(), note(&format!("spawned-{i}")).into()],
+            &root,
+            policy.clone(),
+        ));
+    }
+    let script = format!(
+        "setsid sh -c '{}' </dev/null >/dev/null 2>&1 & {}",
+        note("left"),
+        note("helper")
+    );
+    let mut helper = Command::new(HELPER)
+        .args(
+            skald_sandbox::command_args(
+                &policy,
+                std::ffi::OsStr::new("sh"),
+                &["-c".into(), script.into()],
+            )
+            .unwrap(),
+        )
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let all = STAND_IN_COMMANDS + 2;
+    assert!(wait_until(|| std::fs::read_dir(&root)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("pid-"))
+        .count()
+        == all));
+    std::fs::write(root.join("ready"), "").unwrap();
+    std::thread::sleep(std::time::Duration::from_secs(300));
+    drop(kept);
+    let _ = helper.kill();
+    let _ = helper.wait();
+}
