@@ -21,8 +21,16 @@ use ts_rs::TS;
 pub const MAX_RUNNING_PER_CHAT: usize = 8;
 /// Bytes of a process's output kept (its latest), for the person and the agent.
 pub const KEPT_OUTPUT: usize = 256 * 1024;
+/// How many background processes may run at once in all chats together: scheduled jobs
+/// and background tasks each run in a chat of their own, so the per-chat cap alone does
+/// not bound them.
+pub const MAX_RUNNING: usize = 32;
 /// Ended processes a chat keeps listed, newest first, so the person sees how they ended.
 const KEPT_ENDED_PER_CHAT: usize = 20;
+/// Ended processes kept in all chats together (each with up to `KEPT_OUTPUT` of output):
+/// beyond it the oldest go, whatever their chat, so chats nobody deletes (a daily job's)
+/// do not add up.
+const KEPT_ENDED: usize = 64;
 /// How long a stop waits for the process to be gone before it answers.
 pub const STOP_WAIT: Duration = Duration::from_secs(5);
 
@@ -158,6 +166,11 @@ pub enum ProcessError {
          with check_process (stop: true) first"
     )]
     TooMany,
+    #[error(
+        "{MAX_RUNNING} background processes are running in all chats together, the most \
+         Skald runs at once; stop one first"
+    )]
+    TooManyInAll,
     #[error("this chat has no background process {0}")]
     NoSuch(u32),
     #[error("Skald is shutting down; no background process starts now")]
@@ -180,12 +193,20 @@ impl Processes {
         if self.shutdown.is_cancelled() {
             return Err(ProcessError::ShuttingDown);
         }
-        let running = lock(&self.entries)
+        let entries = lock(&self.entries);
+        let running = entries
             .values()
-            .filter(|e| e.info.session_id == session_id && e.info.status == ProcessStatus::Running)
-            .count();
-        if running >= MAX_RUNNING_PER_CHAT {
+            .filter(|e| e.info.status == ProcessStatus::Running);
+        let (mut all, mut here) = (0, 0);
+        for e in running {
+            all += 1;
+            here += usize::from(e.info.session_id == session_id);
+        }
+        if here >= MAX_RUNNING_PER_CHAT {
             return Err(ProcessError::TooMany);
+        }
+        if all >= MAX_RUNNING {
+            return Err(ProcessError::TooManyInAll);
         }
         Ok(ProcessHandle {
             output: Arc::default(),
@@ -364,6 +385,15 @@ fn prune(entries: &mut BTreeMap<u32, Entry>, session_id: i64) {
     {
         entries.remove(id);
     }
+    // Ids grow with time, so the first ended ones are the oldest.
+    let ended: Vec<u32> = entries
+        .values()
+        .filter(|e| e.info.status != ProcessStatus::Running)
+        .map(|e| e.info.id)
+        .collect();
+    for id in ended.iter().take(ended.len().saturating_sub(KEPT_ENDED)) {
+        entries.remove(id);
+    }
 }
 
 fn now_ms() -> i64 {
@@ -466,5 +496,71 @@ mod tests {
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
         assert_eq!(table.running(), 0);
+    }
+}
+
+#[cfg(test)]
+mod caps_in_all_chats {
+    use super::*;
+
+    fn start_waiting(table: &Arc<Processes>, session_id: i64) -> Result<(), ProcessError> {
+        let handle = table.reserve(session_id)?;
+        let stop = handle.stop.clone();
+        table.start(
+            session_id,
+            "sleep",
+            "/",
+            handle,
+            Box::pin(async move {
+                stop.cancelled().await;
+                "stopped".to_string()
+            }),
+        );
+        Ok(())
+    }
+
+    /// Chats each under their own cap (a scheduled job's, a background task's) still add up
+    /// to at most `MAX_RUNNING`; a stop makes room again.
+    #[tokio::test]
+    async fn all_chats_together_run_at_most_the_global_cap() {
+        let table = Processes::new(Arc::new(|_, _| {}), CancellationToken::new());
+        for n in 0..MAX_RUNNING {
+            start_waiting(&table, n as i64).unwrap();
+        }
+        assert_eq!(
+            start_waiting(&table, 1000).err(),
+            Some(ProcessError::TooManyInAll)
+        );
+        let first = table.list(0)[0].id;
+        table.stop(0, first).await.unwrap();
+        assert!(start_waiting(&table, 1000).is_ok());
+    }
+
+    /// Ended processes of chats nobody deletes do not pile up: at most `KEPT_ENDED` stay
+    /// listed in all, the oldest going first.
+    #[tokio::test]
+    async fn ended_processes_kept_in_all_chats_are_bounded() {
+        let table = Processes::new(Arc::new(|_, _| {}), CancellationToken::new());
+        for n in 0..(KEPT_ENDED + 10) {
+            let handle = table.reserve(n as i64).unwrap();
+            let info = table.start(
+                n as i64,
+                "true",
+                "/",
+                handle,
+                Box::pin(async { "exit code 0".to_string() }),
+            );
+            for _ in 0..100 {
+                if table.list(n as i64)[0].status != ProcessStatus::Running {
+                    break;
+                }
+                tokio::task::yield_now().await;
+            }
+            assert_eq!(table.list(n as i64)[0].id, info.id);
+        }
+        let kept = lock(&table.entries).len();
+        assert_eq!(kept, KEPT_ENDED);
+        assert!(table.list(0).is_empty(), "the oldest went first");
+        assert_eq!(table.list((KEPT_ENDED + 9) as i64).len(), 1);
     }
 }

@@ -79,7 +79,9 @@ async fn exec(data_dir: &DataDir, config: &Config, a: ExecArgs<'_>) -> Result<u8
     let session = open_session(&store, &a, &cwd, run_context_id)?;
     let agent = a.agent.unwrap_or(&session.agent_id);
     let cancel = CancellationToken::new();
-    tokio::spawn(stop_on_ctrl_c(cancel.clone()));
+    if let Ok(signal) = crate::stop_signal::StopSignal::listen() {
+        tokio::spawn(stop_on_signal(signal, cancel.clone()));
+    }
     let json = a.json;
     let emit = move |event: Event| print_event(&event, json);
     // Background tasks this turn starts run in this process, in their own sessions; their
@@ -214,6 +216,8 @@ async fn wind_down(
     engine: &Arc<Engine>,
     outcome: Result<TurnOutcome, turn::TurnError>,
 ) -> Result<u8, Fail> {
+    // Counted first: a shutdown stops them too, and they are said either way.
+    let running = engine.processes.running();
     if !matches!(outcome, Ok(TurnOutcome::Final)) {
         engine.shutdown();
         engine.wait_tasks(std::time::Duration::from_secs(5)).await;
@@ -221,7 +225,7 @@ async fn wind_down(
     // MCP servers' processes end with this one, and so do the processes the turn started
     // in the background (docs/processes.md): said, since the model may have promised them.
     engine.mcp.manager.stop_all();
-    let stopped = engine.processes.stop_all().await;
+    let stopped = engine.processes.stop_all().await.max(running);
     if stopped > 0 {
         eprintln!(
             "skald exec: stopped {stopped} background process{} the turn left running; they \
@@ -508,12 +512,11 @@ fn first_line(s: &str) -> &str {
     s.lines().next().unwrap_or("")
 }
 
-async fn stop_on_ctrl_c(cancel: CancellationToken) {
-    if tokio::signal::ctrl_c().await.is_err() {
-        return;
-    }
+/// Ctrl-C (or SIGTERM, SIGHUP) ends the turn, and what it started, as a cancel does; a
+/// second one exits at once.
+async fn stop_on_signal(mut signal: crate::stop_signal::StopSignal, cancel: CancellationToken) {
+    signal.wait().await;
     cancel.cancel();
-    if tokio::signal::ctrl_c().await.is_ok() {
-        std::process::exit(i32::from(exit::CANCELLED));
-    }
+    signal.wait().await;
+    std::process::exit(i32::from(exit::CANCELLED));
 }

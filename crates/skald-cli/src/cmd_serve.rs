@@ -186,40 +186,12 @@ fn print_url(app: &App, restarted: bool) {
     let _ = out.flush();
 }
 
-/// Ctrl-C, listened for from its creation on. (`tokio::signal::ctrl_c()` installs its
-/// handler only when first polled, which the server does some time after it is reachable.)
-struct Interrupt {
-    #[cfg(unix)]
-    signal: tokio::signal::unix::Signal,
-}
-
-impl Interrupt {
-    fn listen() -> std::io::Result<Interrupt> {
-        #[cfg(unix)]
-        {
-            use tokio::signal::unix::{SignalKind, signal};
-            Ok(Interrupt {
-                signal: signal(SignalKind::interrupt())?,
-            })
-        }
-        #[cfg(not(unix))]
-        Ok(Interrupt {})
-    }
-
-    async fn wait(&mut self) {
-        #[cfg(unix)]
-        let _ = self.signal.recv().await;
-        #[cfg(not(unix))]
-        let _ = tokio::signal::ctrl_c().await;
-    }
-}
-
-/// Serves until Ctrl-C or an approved `restart`; whether it was a restart.
+/// Serves until Ctrl-C (or SIGTERM, SIGHUP) or an approved `restart`; whether it was a restart.
 async fn serve_until_stopped(
     listener: tokio::net::TcpListener,
     app: Arc<App>,
     service: &Arc<Service>,
-    mut interrupted: Interrupt,
+    mut interrupted: crate::stop_signal::StopSignal,
 ) -> Result<bool, Fail> {
     let router = Router::new()
         .route("/api/ws", get(ws))
@@ -302,7 +274,7 @@ async fn serve(data_dir: &DataDir, config: &Config, a: ServeArgs<'_>) -> Result<
     });
     // Listening for Ctrl-C before the URL is out: a client that connects and then
     // interrupts at once must find the handler in place, not the default that kills.
-    let interrupted = Interrupt::listen().map_err(Fail::failed)?;
+    let interrupted = crate::stop_signal::StopSignal::listen().map_err(Fail::failed)?;
     print_url(&app, restarted);
     if !serve_until_stopped(listener, app, &service, interrupted).await? {
         service.shutdown().await;

@@ -26,6 +26,7 @@ mod fail;
 mod progress;
 mod session_events;
 mod shown;
+mod stop_signal;
 
 use clap::{Parser, Subcommand};
 use skald_core::{Config, DataDir};

@@ -75,14 +75,33 @@ impl Service {
                 "this chat's turn is running; stop it before deleting the chat",
             ));
         }
+        // Its background processes end with it, and so do those of the background tasks it
+        // started (and theirs): found before the deletion takes the task rows with it.
+        let owned = self.with_its_tasks(session_id)?;
         self.store.delete_session(session_id)?;
-        // Its background processes end with it.
-        self.sessions
-            .engine()
-            .processes
-            .remove_session(session_id)
-            .await;
+        let processes = &self.sessions.engine().processes;
+        for id in owned {
+            processes.remove_session(id).await;
+        }
         Ok(Reply::DeleteSession)
+    }
+
+    /// `session_id` and the sessions of the tasks started from it, theirs included.
+    fn with_its_tasks(&self, session_id: i64) -> Result<Vec<i64>, ServiceError> {
+        // Bounded: task chains are shallow, and a cycle in bad data must not loop.
+        const MOST: usize = 10_000;
+        let mut owned = vec![session_id];
+        let mut next = 0;
+        while next < owned.len() && owned.len() < MOST {
+            let tasks = self.store.list_tasks(Some(owned[next]))?;
+            for id in tasks.into_iter().filter_map(|t| t.session_id) {
+                if !owned.contains(&id) {
+                    owned.push(id);
+                }
+            }
+            next += 1;
+        }
+        Ok(owned)
     }
 
     /// The chat's background processes (docs/processes.md).

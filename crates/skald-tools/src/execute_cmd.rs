@@ -394,14 +394,19 @@ async fn in_background(
         handle,
         run,
     );
-    let how = match sandboxed {
-        Some(mode) => format!(", sandboxed ({mode})"),
-        None => String::new(),
+    let (how, untied) = match sandboxed {
+        Some(mode) => (format!(", sandboxed ({mode})"), ""),
+        // Nothing ties an unconfined process to Skald's own end: only Skald stopping it.
+        None => (
+            String::new(),
+            " (Not sandboxed, it is not tied to Skald's process: if Skald is killed \
+             outright, it may keep running.)",
+        ),
     };
     Ok(format!(
         "[started in the background as process {id}{how}]\nIt runs until it exits, \
-         check_process stops it, the chat is deleted or Skald ends. Read its output with \
-         check_process (process_id {id}).\n{}",
+         check_process stops it, the chat is deleted or Skald ends.{untied} Read its output \
+         with check_process (process_id {id}).\n{}",
         unsandboxed_note(sandbox),
         id = info.id,
     ))

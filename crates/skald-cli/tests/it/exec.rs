@@ -440,6 +440,60 @@ fn ctrl_c_during_a_model_stream_stops_the_turn_and_keeps_what_was_shown() {
     assert_eq!(history[1].status, skald_store::MessageStatus::Interrupted);
 }
 
+/// SIGTERM (a service manager, `kill`) and SIGHUP (a closed terminal) stop `skald exec`
+/// as Ctrl-C does: the turn is cancelled and kept, and the background process it started
+/// is stopped and said so — without them, the process ended by the signal's default
+/// action, with nothing stopped or said.
+#[cfg(unix)]
+#[test]
+fn sigterm_and_sighup_stop_the_turn_and_its_background_processes_like_ctrl_c() {
+    use nix::sys::signal::{Signal, kill};
+    for signal in [Signal::SIGTERM, Signal::SIGHUP] {
+        let stalled = format!(
+            "data: {}\n\nHOLD",
+            json!({"choices": [{"index": 0, "delta": {"content": "Working"}}]})
+        );
+        let server = serve(vec![
+            tool_call(
+                "c1",
+                "execute_cmd",
+                r#"{"command": "read -r pid _ < /proc/self/stat; echo $pid > bg.tmp; mv bg.tmp bg.pid; exec sleep 300", "background": true}"#,
+            ),
+            (200, "text/event-stream", stalled),
+        ]);
+        let (data, work) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let (child, rx) = spawn_exec(
+            &server,
+            data.path(),
+            work.path(),
+            &["--approve", "all"],
+            "start it",
+        );
+        wait_for(&rx, "token_delta");
+        let pidfile = work.path().join("bg.pid");
+        wait_for_pidfile(&pidfile);
+        kill(nix::unistd::Pid::from_raw(child.id() as i32), signal).unwrap();
+        let events = wait_for(&rx, "done");
+        assert_eq!(events.last().unwrap()["outcome"], "cancelled", "{signal}");
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(130), "{signal}: {stderr}");
+        assert!(
+            stderr.contains("stopped 1 background process the turn left running"),
+            "{signal}: {stderr}"
+        );
+        let pid = std::fs::read_to_string(&pidfile).unwrap();
+        let cmdline = format!("/proc/{}/cmdline", pid.trim());
+        assert!(
+            (0..250).any(|_| {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+                std::fs::read(&cmdline).map_or(true, |c| c.is_empty())
+            }),
+            "{signal}: {pid} still runs"
+        );
+    }
+}
+
 #[cfg(unix)]
 #[test]
 fn ctrl_c_during_a_long_shell_command_kills_it_and_marks_the_call_cancelled() {

@@ -1709,3 +1709,57 @@ fn a_background_process_runs_on_until_stopped_its_chat_deleted_or_skald_gone() {
     s.child.wait().unwrap();
     assert!(within_10s(|| gone(&main) && gone(&kid)), "{main} {kid}");
 }
+
+/// A background task's processes belong to the chat that started the task: deleting that
+/// chat ends them too, not only the chat's own (the attack review found them running on).
+#[test]
+fn deleting_a_chat_ends_the_background_processes_of_the_tasks_it_started() {
+    let dir = tempfile::tempdir().unwrap();
+    let w = dir.path().canonicalize().unwrap();
+    let model = ScriptedServer::routed(vec![
+        (
+            "senior software engineer",
+            vec![
+                tool_call(
+                    "t1",
+                    "execute_cmd",
+                    r#"{"command": "read -r p _ < /proc/self/stat; echo $p > task.tmp; mv task.tmp task.pid; exec sleep 300", "background": true}"#,
+                ),
+                answer("Started the server."),
+            ],
+        ),
+        (
+            "",
+            vec![
+                tool_call(
+                    "c1",
+                    "execute_task",
+                    r#"{"mode": "async", "title": "Serve", "agent_id": "software-engineer", "prompt": "Start the server."}"#,
+                ),
+                answer("Started a task."),
+                answer("The task reported back."),
+                answer("Noted."),
+            ],
+        ),
+    ]);
+    let s = serve(&dir.path().join("data"), dir.path(), Some(&model));
+    let mut ws = s.ws();
+    let chat = new_chat(&mut ws);
+    ws.call(json!({"cmd": "send_message", "session_id": chat, "text": "start a task"}))
+        .unwrap();
+    let pid = || std::fs::read_to_string(w.join("task.pid")).unwrap_or_default();
+    assert!(
+        within_10s(|| !pid().is_empty()),
+        "the task never started it"
+    );
+    let pid = pid();
+    assert!(!gone(&pid));
+    // The chat may be busy with the task's report for a moment.
+    let deleted = within_10s(|| {
+        ws.call(json!({"cmd": "delete_session", "session_id": chat}))
+            .is_ok()
+    });
+    assert!(deleted, "the chat could not be deleted");
+    assert!(within_10s(|| gone(&pid)), "{pid} outlived its chat");
+    drop(s);
+}
