@@ -298,6 +298,12 @@ fn run_later(writable: &[PathBuf]) -> (Vec<PathBuf>, Vec<PathBuf>) {
                     read_only.push(sub);
                 }
                 read_only.push(dir.join("config"));
+                // Read too when `extensions.worktreeConfig` is on; one the command makes
+                // where there was none is removed after it (`GitGuard`).
+                let worktree_config = dir.join("config.worktree");
+                if worktree_config.exists() {
+                    read_only.push(worktree_config);
+                }
                 pinned.push(dir);
             } else {
                 read_only.push(dir);

@@ -420,7 +420,11 @@ async fn guarded(guard: Option<std::sync::Arc<GitGuard>>) -> String {
     match guard {
         Some(g) => tokio::task::spawn_blocking(move || g.check())
             .await
-            .unwrap_or_default(),
+            .unwrap_or_else(|e| {
+                format!(
+                    "\n[sandbox: looking for what the command left for git failed ({e}): check the repositories in this folder before running git there]"
+                )
+            }),
         None => String::new(),
     }
 }

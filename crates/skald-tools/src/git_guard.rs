@@ -51,15 +51,21 @@ const KEPT_BRANCH: &[&str] = &["remote", "merge"];
 
 /// The state of the folders before a sandboxed command: what was there may stay.
 pub(crate) struct GitGuard {
-    /// `commondir` files that did not exist in the existing repositories' `.git`.
-    commondirs: Vec<PathBuf>,
+    /// Files that send git elsewhere or add settings (`commondir`, `config.worktree`) that
+    /// did not exist in the existing repositories' `.git`.
+    redirects: Vec<PathBuf>,
     /// The folders the command may write.
     roots: Vec<PathBuf>,
     /// The `.git` folders and files there were before (the sandbox's scan).
     known: HashSet<PathBuf>,
     /// The existing repositories' `.git` folders, whose index may name a new gitlink.
     repos: Vec<PathBuf>,
-    started: SystemTime,
+    /// When the command started, as a change time (seconds): what changed after may be
+    /// its doing. A change time, not a modification time: a command can set the latter
+    /// back (`touch -d`), but not the former.
+    started: i64,
+    /// Whether a walk already said it could not look at everything (said once).
+    said_incomplete: std::sync::atomic::AtomicBool,
 }
 
 impl GitGuard {
@@ -70,39 +76,48 @@ impl GitGuard {
             .chain(policy.read_only.iter().filter(|p| p.ends_with(".git")))
             .cloned()
             .collect();
+        let now = SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX));
         GitGuard {
-            commondirs: policy
+            redirects: policy
                 .pinned
                 .iter()
-                .map(|git| git.join("commondir"))
+                .flat_map(|git| [git.join("commondir"), git.join("config.worktree")])
                 .filter(|file| file.symlink_metadata().is_err())
                 .collect(),
             roots: policy.writable.clone(),
             known,
             repos: policy.pinned.clone(),
             // A second early: a file system's clock may lag the system's a little.
-            started: SystemTime::now()
-                .checked_sub(std::time::Duration::from_secs(1))
-                .unwrap_or(SystemTime::UNIX_EPOCH),
+            started: now - 1,
+            said_incomplete: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
     /// Undoes what the command left for git; a line for its result per finding.
     pub(crate) fn check(&self) -> String {
-        let mut said = self.undo_commondirs();
+        let mut said = self.undo_redirects();
+        let (found, notes) = self.new_repositories();
+        said.push_str(&notes);
         let mut seen = HashSet::new();
-        for dot_git in self.new_repositories() {
+        for dot_git in found {
             if seen.insert(dot_git.clone()) {
-                said.push_str(&self.defuse(&dot_git));
+                // A configuration git's own library cannot take must not end the check
+                // with nothing said: the repository is then set aside whole.
+                let done = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    self.defuse(&dot_git)
+                }));
+                said.push_str(&done.unwrap_or_else(|_| set_aside_whole(&dot_git)));
             }
         }
         said
     }
 
-    /// Removes each `commondir` the command made.
-    fn undo_commondirs(&self) -> String {
+    /// Removes each `commondir` and `config.worktree` the command made.
+    fn undo_redirects(&self) -> String {
         let mut said = String::new();
-        for file in &self.commondirs {
+        for file in &self.redirects {
             let Ok(meta) = file.symlink_metadata() else {
                 continue;
             };
@@ -112,13 +127,18 @@ impl GitGuard {
                 std::fs::remove_file(file)
             };
             tracing::warn!(path = %file.display(), "execute_cmd: the command made a git redirect");
+            let what = if file.ends_with("commondir") {
+                "git would have followed it to another repository's hooks and configuration"
+            } else {
+                "git would have read settings from it that run programs"
+            };
             said.push_str(&match removed {
                 Ok(()) => format!(
-                    "\n[sandbox: removed {}, which the command made: git would have followed it to another repository's hooks and configuration, outside the sandbox]",
+                    "\n[sandbox: removed {}, which the command made: {what}, outside the sandbox]",
                     file.display()
                 ),
                 Err(e) => format!(
-                    "\n[sandbox: the command made {} and it could not be removed ({e}): remove it before running git here, or git runs another repository's hooks]",
+                    "\n[sandbox: the command made {} and it could not be removed ({e}): remove it before running git here ({what})]",
                     file.display()
                 ),
             });
@@ -126,57 +146,106 @@ impl GitGuard {
         said
     }
 
-    /// The `.git` folders and files in the writable folders that were not there before:
-    /// found by a walk (bounded, not entering build output), and named as gitlinks by an
-    /// index the command changed.
-    fn new_repositories(&self) -> Vec<PathBuf> {
+    /// The repositories in the writable folders that were not there before, or that the
+    /// command changed: `.git` folders, files and links found by a walk (bounded, not
+    /// entering build output, though a repository at the top of such a folder is seen),
+    /// folders laid out as a bare repository, and gitlinks an index the command changed
+    /// names. With lines to say when something could not be looked at.
+    fn new_repositories(&self) -> (Vec<PathBuf>, String) {
         let mut found = Vec::new();
+        let mut notes = String::new();
         let mut queue: std::collections::VecDeque<PathBuf> = self.roots.iter().cloned().collect();
         let mut seen = 0usize;
+        let mut incomplete = false;
         'walk: while let Some(dir) = queue.pop_front() {
             let Ok(entries) = std::fs::read_dir(&dir) else {
                 continue;
             };
+            // What git takes for a repository folder itself (a bare layout).
+            let (mut head, mut objects, mut refs) = (false, false, false);
             for entry in entries.flatten() {
                 seen += 1;
                 if seen > WALK_BUDGET {
+                    incomplete = true;
                     break 'walk;
                 }
                 let name = entry.file_name();
                 let Ok(kind) = entry.file_type() else {
                     continue;
                 };
+                head |= name == "HEAD";
+                objects |= name == "objects" && kind.is_dir();
+                refs |= name == "refs" && kind.is_dir();
                 if name == ".git" {
-                    if !kind.is_symlink() && !self.known.contains(&entry.path()) {
+                    if !self.known.contains(&entry.path()) {
                         found.push(entry.path());
                     }
                     continue;
                 }
-                if kind.is_dir() && !WALK_SKIP.iter().any(|s| name == *s) {
-                    queue.push_back(entry.path());
+                if !kind.is_dir() {
+                    continue;
                 }
+                if WALK_SKIP.iter().any(|s| name == *s) {
+                    // Not entered, but it may be a repository itself.
+                    let path = entry.path();
+                    let dot_git = path.join(".git");
+                    if dot_git.symlink_metadata().is_ok() && !self.known.contains(&dot_git) {
+                        found.push(dot_git);
+                    } else if looks_bare(&path) && self.changed(&path) {
+                        found.push(path);
+                    }
+                    continue;
+                }
+                queue.push_back(entry.path());
             }
+            if head && objects && refs && !dir.ends_with(".git") && self.changed(&dir) {
+                found.push(dir);
+            }
+        }
+        if incomplete
+            && !self
+                .said_incomplete
+                .swap(true, std::sync::atomic::Ordering::Relaxed)
+        {
+            notes.push_str(&format!(
+                "\n[sandbox: the folders hold more than {WALK_BUDGET} entries, so repositories the command may have made past them were not looked at: before running git in a folder it made, check that folder's .git/config]"
+            ));
         }
         for git in &self.repos {
             let index = git.join("index");
-            let changed = index
-                .metadata()
-                .and_then(|m| m.modified())
-                .is_ok_and(|t| t >= self.started);
-            if !changed {
+            if !changed_since(&index, self.started) {
                 continue;
             }
             let Some(worktree) = git.parent() else {
                 continue;
             };
-            for path in gitlinks(&index) {
+            let paths = match gitlinks(git, &index) {
+                Ok(paths) => paths,
+                Err(why) => {
+                    notes.push_str(&format!(
+                        "\n[sandbox: the command changed {} and it could not be read ({why}), so the repositories it names were not looked at: check them before running git in {}]",
+                        index.display(),
+                        worktree.display()
+                    ));
+                    continue;
+                }
+            };
+            for path in paths {
                 let dot_git = worktree.join(path).join(".git");
                 if dot_git.symlink_metadata().is_ok() && !self.known.contains(&dot_git) {
                     found.push(dot_git);
                 }
             }
         }
-        found
+        (found, notes)
+    }
+
+    /// Whether the command may have changed the repository folder `gitdir`: it, its
+    /// configuration or its hooks changed after it started.
+    fn changed(&self, gitdir: &Path) -> bool {
+        ["", "config", "hooks"]
+            .iter()
+            .any(|name| changed_since(&gitdir.join(name), self.started))
     }
 
     /// Makes a repository the command made run nothing for git: its configuration cut to
@@ -184,17 +253,42 @@ impl GitGuard {
     /// the folder it names when that is in the writable folders (elsewhere, the command
     /// could not have written it).
     fn defuse(&self, dot_git: &Path) -> String {
-        let gitdir = if dot_git.is_dir() {
+        let is_link = dot_git
+            .symlink_metadata()
+            .is_ok_and(|m| m.file_type().is_symlink());
+        let gitdir = if dot_git.is_dir() && !is_link {
             dot_git.to_path_buf()
         } else {
-            match pointed_to(dot_git) {
+            let target = if is_link {
+                std::fs::canonicalize(dot_git).ok().filter(|d| d.is_dir())
+            } else {
+                pointed_to(dot_git)
+            };
+            match target {
                 Some(dir) if self.roots.iter().any(|r| dir.starts_with(r)) => {
                     if self.known.contains(&dir) {
                         return String::new();
                     }
                     dir
                 }
-                Some(_) => return String::new(),
+                // Elsewhere: somewhere the command could write all the same (its own
+                // temporary folder, which outlives it), or a repository of the person's
+                // that the command has no business sending git to.
+                Some(dir) => {
+                    return match set_aside(dot_git) {
+                        Ok(to) => format!(
+                            "\n[sandbox: {} was made by the command and sends git to {}, outside the folders it may write; moved to {}]",
+                            dot_git.display(),
+                            dir.display(),
+                            to.display()
+                        ),
+                        Err(e) => format!(
+                            "\n[sandbox: {} was made by the command and sends git to {}; it could not be moved aside ({e}): remove it before running git here]",
+                            dot_git.display(),
+                            dir.display()
+                        ),
+                    };
+                }
                 None => {
                     // Not a `gitdir:` line git could follow to a folder: out of git's way.
                     return match set_aside(dot_git) {
@@ -260,16 +354,86 @@ fn pointed_to(dot_git: &Path) -> Option<PathBuf> {
 }
 
 /// The paths an index names as gitlinks (mode 160000): other repositories git enters.
-fn gitlinks(index: &Path) -> Vec<PathBuf> {
-    let Ok(index) = git2::Index::open(index) else {
-        return Vec::new();
+/// Read with git's library, or, for what it cannot read (a split index, a newer format),
+/// with `git ls-files` on the repository — whose configuration and hooks the sandbox kept
+/// read-only, so it runs nothing the command wrote; it is not asked to recurse.
+fn gitlinks(git: &Path, index: &Path) -> Result<Vec<PathBuf>, String> {
+    const GITLINK: u32 = 0o160000;
+    if let Ok(index) = git2::Index::open(index) {
+        return Ok(index
+            .iter()
+            .filter(|e| e.mode == GITLINK)
+            .filter_map(|e| String::from_utf8(e.path).ok())
+            .map(PathBuf::from)
+            .collect());
+    }
+    let worktree = git.parent().unwrap_or(git);
+    let out = std::process::Command::new("git")
+        .args(["-c", "core.fsmonitor=false", "--git-dir"])
+        .arg(git)
+        .arg("--work-tree")
+        .arg(worktree)
+        .args(["ls-files", "--stage", "-z"])
+        .env("GIT_INDEX_FILE", index)
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output()
+        .map_err(|e| format!("git could not be run: {e}"))?;
+    if !out.status.success() {
+        return Err(format!("git ls-files failed ({})", out.status));
+    }
+    // `MODE OBJECT STAGE\tPATH`, each ended by a NUL.
+    Ok(out
+        .stdout
+        .split(|b| *b == 0)
+        .filter_map(|line| {
+            let text = std::str::from_utf8(line).ok()?;
+            let (meta, path) = text.split_once('\t')?;
+            meta.starts_with("160000 ").then(|| PathBuf::from(path))
+        })
+        .collect())
+}
+
+/// Whether `path` changed (its inode: content, names in it, rights) at or after `since`.
+fn changed_since(path: &Path, since: i64) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        path.symlink_metadata().is_ok_and(|m| m.ctime() >= since)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = since;
+        path.symlink_metadata().is_ok()
+    }
+}
+
+/// Whether `dir` is laid out as a repository folder (`HEAD`, `objects`, `refs`), which
+/// git takes as one on its own.
+fn looks_bare(dir: &Path) -> bool {
+    dir.join("HEAD").is_file() && dir.join("objects").is_dir() && dir.join("refs").is_dir()
+}
+
+/// After a check that could not finish on `found` (a repository folder, or a `.git`
+/// file or link): its configuration set aside whole, or else the `.git` entry itself.
+fn set_aside_whole(found: &Path) -> String {
+    let config = found.join("config");
+    let target = if found.is_dir() && config.symlink_metadata().is_ok() {
+        config
+    } else {
+        found.to_path_buf()
     };
-    index
-        .iter()
-        .filter(|e| e.mode == 0o160000)
-        .filter_map(|e| String::from_utf8(e.path).ok())
-        .map(PathBuf::from)
-        .collect()
+    match set_aside(&target) {
+        Ok(to) => format!(
+            "\n[sandbox: {} could not be checked, so it was moved to {} whole: git there runs nothing the command wrote]",
+            target.display(),
+            to.display()
+        ),
+        Err(e) => format!(
+            "\n[sandbox: {} could not be checked nor moved aside ({e}): do not run git there before looking at it]",
+            target.display()
+        ),
+    }
 }
 
 /// Rewrites `config` with only the `KEPT` settings, the original moved to
@@ -285,9 +449,15 @@ fn cut_config(config: &Path) -> Result<Option<Vec<String>>, String> {
             let mut all = c.entries(None)?;
             while let Some(entry) = all.next() {
                 let entry = entry?;
+                // A key with no value (`[x] flag`) is git's shorthand for true.
+                let value = if entry.has_value() {
+                    String::from_utf8_lossy(entry.value_bytes()).into_owned()
+                } else {
+                    "true".to_string()
+                };
                 out.push((
-                    entry.name().unwrap_or_default().to_string(),
-                    entry.value().unwrap_or_default().to_string(),
+                    String::from_utf8_lossy(entry.name_bytes()).into_owned(),
+                    value,
                 ));
             }
             Ok(out)

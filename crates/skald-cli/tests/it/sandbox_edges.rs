@@ -699,3 +699,141 @@ fn a_repository_a_sandboxed_command_makes_runs_nothing_for_git_outside() {
     );
     assert!(!w.join("plain/.git/config.sandboxed").exists());
 }
+
+/// The second attack review's ways to hide a repository from the check above, each of
+/// which made the person's `git status` run what the command wrote: an index whose times
+/// were set back, or that git's library cannot read (a split index), naming a gitlink
+/// into a folder the walk skips; a folder laid out as a bare repository; a `.git` link to
+/// one in a skipped folder; a configuration git's library could not take (a key with no
+/// value); a `.git` file sending git to the command's own temporary folder; a
+/// `config.worktree` in the chat's repository; and a folder too big to walk, which is said.
+#[test]
+fn a_repository_hidden_from_the_check_is_still_found_or_said() {
+    let f = Fixture::new();
+    let w = f.work();
+    let git = |dir: &std::path::Path, args: &[&str]| {
+        std::process::Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@t", "-C"])
+            .arg(dir)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    assert!(git(&w, &["init", "-q"]).status.success());
+    assert!(
+        git(&w, &["commit", "-q", "--allow-empty", "-m", "one"])
+            .status
+            .success()
+    );
+    assert!(
+        git(&w, &["config", "extensions.worktreeConfig", "true"])
+            .status
+            .success()
+    );
+    let pwned = f.outside().join("pwned");
+    let monitor = format!("touch {}; false", pwned.display());
+    let evil = |dir: &str| {
+        format!(
+            "git init -q {dir} && git -C {dir} -c user.name=t -c user.email=t@t commit -q \
+             --allow-empty -m x && git -C {dir} config core.fsmonitor '{monitor}'"
+        )
+    };
+    let cases: Vec<(String, String, Vec<&str>)> = vec![
+        (
+            format!(
+                "{} && git add target/a && touch -d 2000-01-01 .git/index",
+                evil("target/a")
+            ),
+            format!(
+                "{} is a repository the command made",
+                w.join("target/a/.git").display()
+            ),
+            vec![""],
+        ),
+        (
+            format!(
+                "{} && git add target/b && git update-index --split-index",
+                evil("target/b")
+            ),
+            format!(
+                "{} is a repository the command made",
+                w.join("target/b/.git").display()
+            ),
+            vec![""],
+        ),
+        (
+            format!(
+                "mkdir -p tools/objects tools/refs tools/src && echo 'ref: refs/heads/main' > \
+                 tools/HEAD && printf '[core]\\n\\tbare = false\\n\\tworktree = ..\\n\\tfsmonitor = {monitor}\\n' \
+                 > tools/config"
+            ),
+            format!(
+                "{} is a repository the command made",
+                w.join("tools").display()
+            ),
+            vec!["tools", "tools/src"],
+        ),
+        (
+            format!(
+                "git init -q --bare target/g && git --git-dir=target/g config core.bare false && \
+                 git --git-dir=target/g config core.fsmonitor '{monitor}' && mkdir linkapp && \
+                 ln -s ../target/g linkapp/.git"
+            ),
+            format!(
+                "{} is a repository the command made",
+                w.join("target/g").display()
+            ),
+            vec!["linkapp"],
+        ),
+        (
+            format!(
+                "git init -q valueless && printf '[x]\\n\\tflag\\n[core]\\n\\tfsmonitor = {monitor}\\n' \
+                 >> valueless/.git/config"
+            ),
+            format!(
+                "{} is a repository the command made",
+                w.join("valueless/.git").display()
+            ),
+            vec!["valueless"],
+        ),
+        (
+            format!(
+                "{} && mkdir away && echo \"gitdir: $TMPDIR/r/.git\" > away/.git",
+                evil("$TMPDIR/r")
+            ),
+            format!("{} was made by the command", w.join("away/.git").display()),
+            vec!["away"],
+        ),
+        (
+            format!("printf '[core]\\n\\tfsmonitor = {monitor}\\n' > .git/config.worktree"),
+            format!("removed {}", w.join(".git/config.worktree").display()),
+            vec![""],
+        ),
+        (
+            format!(
+                "mkdir aaflood && (cd aaflood && seq 1 50001 | xargs touch) && {}",
+                evil("z/y/x/deep")
+            ),
+            "were not looked at".to_string(),
+            vec![],
+        ),
+    ];
+    for (line, said, dirs) in cases {
+        let o = f.cmd("workspace-write", &[], &line);
+        let text = out(&o);
+        assert!(text.contains("exit code 0"), "{line}: {text}");
+        assert!(text.contains(&said), "{line}: wanted {said:?} in {text}");
+        for dir in dirs {
+            let _ = git(&w.join(dir), &["status"]);
+        }
+        assert!(
+            !pwned.exists(),
+            "{line}: git ran what the command wrote: {text}"
+        );
+        let _ = git(
+            &w,
+            &["rm", "-q", "--cached", "-r", "--ignore-unmatch", "target"],
+        );
+        let _ = std::fs::remove_dir_all(w.join("aaflood"));
+    }
+}
