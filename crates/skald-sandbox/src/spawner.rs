@@ -568,8 +568,11 @@ impl Spawner {
             pinned: in_place.paths(false),
         })
         .map_err(|e| format!("cannot write the masks down: {e}"))?;
+        sweep_stale_folders();
+        // Named with this process's id, so that a later Skald can tell the folder of one
+        // that was killed outright (and could remove nothing) from a running one's.
         let tmp = tempfile::Builder::new()
-            .prefix("skald-cmds-")
+            .prefix(&format!("{TMP_PREFIX}{}-", std::process::id()))
             .tempdir()
             .map_err(|e| {
                 format!("cannot make a folder for the commands' temporary folders: {e}")
@@ -675,6 +678,58 @@ fn first_answer(socket: &OwnedFd) -> Result<Reply, String> {
         .map_err(|e| format!("the spawner's answer is not one: {e}"))
 }
 
+/// How the folders holding the commands' private temporary folders are named.
+const TMP_PREFIX: &str = "skald-cmds-";
+
+/// Removes, once per process and in the background, the commands' folders that earlier
+/// Skald processes left in the temporary folder: one killed outright removes nothing, and
+/// what its commands left there (a repository a `.git` file points to, say) would stay.
+/// A folder goes when the process named in it is gone; one named the old way, without a
+/// process id, when it is a day old. Only the user's own.
+fn sweep_stale_folders() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let _ = std::thread::Builder::new()
+            .name("sandbox-tmp-sweep".into())
+            .spawn(|| sweep_stale_in(&std::env::temp_dir()));
+    });
+}
+
+fn sweep_stale_in(dir: &Path) {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let me = rustix::process::geteuid().as_raw();
+    let day = std::time::Duration::from_secs(24 * 3600);
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(rest) = name.to_str().and_then(|n| n.strip_prefix(TMP_PREFIX)) else {
+            continue;
+        };
+        let Ok(meta) = entry.path().symlink_metadata() else {
+            continue;
+        };
+        if !meta.is_dir() || meta.uid() != me {
+            continue;
+        }
+        let stale = match rest
+            .split_once('-')
+            .and_then(|(pid, _)| pid.parse::<u32>().ok())
+        {
+            Some(pid) => pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists(),
+            None => meta
+                .modified()
+                .ok()
+                .and_then(|t| t.elapsed().ok())
+                .is_some_and(|age| age > day),
+        };
+        if stale {
+            crate::zygote::remove(&entry.path());
+        }
+    }
+}
+
 static POOL: Mutex<Vec<Arc<Spawner>>> = Mutex::new(Vec::new());
 
 /// A spawner for these masks and kept folders: a running one, or (`may_start`) a new one. `None`: there is
@@ -737,4 +792,35 @@ fn sweep_later() {
         });
     // Without the thread, retired spawners only go at the next command; nothing breaks.
     let _ = started;
+}
+
+#[cfg(test)]
+mod sweep_tests {
+    use super::*;
+
+    /// The folder of a Skald that is gone goes, with what a command left in it, even
+    /// made unreadable; a running process's, a fresh old-style one and others' stay.
+    #[test]
+    fn only_the_folders_of_gone_processes_are_swept() {
+        use std::os::unix::fs::PermissionsExt;
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        let gone = dir.join(format!("{TMP_PREFIX}4194999-abc"));
+        std::fs::create_dir_all(gone.join("1/r/.git/locked")).unwrap();
+        std::fs::set_permissions(gone.join("1/r"), std::fs::Permissions::from_mode(0o000)).unwrap();
+        let kept = [
+            dir.join(format!("{TMP_PREFIX}{}-mine", std::process::id())),
+            dir.join(format!("{TMP_PREFIX}1-init")),
+            dir.join(format!("{TMP_PREFIX}Ab12Cd")),
+            dir.join("someone-else"),
+        ];
+        for k in &kept {
+            std::fs::create_dir(k).unwrap();
+        }
+        sweep_stale_in(dir);
+        assert!(!gone.exists());
+        for k in &kept {
+            assert!(k.exists(), "{}", k.display());
+        }
+    }
 }

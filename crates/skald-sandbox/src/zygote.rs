@@ -707,7 +707,7 @@ fn take(slot: &std::sync::Mutex<Option<Started>>) -> Option<Started> {
 }
 
 /// Removes a command's temporary folder, even one whose subfolders it made unreadable.
-fn remove(dir: &Path) {
+pub(crate) fn remove(dir: &Path) {
     // remove_dir_all does not follow the links a command may have left there.
     if std::fs::remove_dir_all(dir).is_ok() || !dir.exists() {
         return;
