@@ -330,16 +330,27 @@ async fn in_background(
         let mut read_all = false;
         // What it leaves for git is looked for while it runs, not only at its end: a
         // background process may run for hours.
+        // A redirect into the existing repositories (a few file lookups) is looked for
+        // often, since the person's git follows it at once; the walk for new
+        // repositories, every `GUARD_EVERY`.
         let guard = redirects.map(std::sync::Arc::new);
-        let mut every = tokio::time::interval(GUARD_EVERY);
+        let mut every = tokio::time::interval(REDIRECTS_EVERY);
+        every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         every.tick().await;
+        let walk_every = (GUARD_EVERY.as_millis() / REDIRECTS_EVERY.as_millis()).max(1);
+        let mut ticks: u128 = 0;
         let exited = loop {
             tokio::select! {
                 status = &mut exit => break Some(status),
                 () = &mut readers, if !read_all => read_all = true,
                 () = &mut stopped => break None,
                 _ = every.tick(), if guard.is_some() => {
-                    let said = guarded(guard.clone()).await;
+                    ticks += 1;
+                    let said = if ticks.is_multiple_of(walk_every) {
+                        guarded(guard.clone()).await
+                    } else {
+                        guard.as_ref().map(|g| g.check_redirects()).unwrap_or_default()
+                    };
                     if !said.is_empty() {
                         to.push(said.trim_start().as_bytes());
                         to.push(b"\n");
@@ -412,8 +423,10 @@ async fn in_background(
     ))
 }
 
-/// How often a background process's folders are looked at for what it leaves for git.
+/// How often a background process's folders are walked for what it leaves for git.
 const GUARD_EVERY: Duration = Duration::from_secs(3);
+/// How often the existing repositories are looked at for a redirect it made.
+const REDIRECTS_EVERY: Duration = Duration::from_millis(200);
 
 /// `GitGuard::check` off the async workers (it walks the folders); its lines, if any.
 async fn guarded(guard: Option<std::sync::Arc<GitGuard>>) -> String {

@@ -56,8 +56,10 @@ pub(crate) struct GitGuard {
     redirects: Vec<PathBuf>,
     /// The folders the command may write.
     roots: Vec<PathBuf>,
-    /// The `.git` folders and files there were before (the sandbox's scan).
-    known: HashSet<PathBuf>,
+    /// The `.git` folders and files there were before (the sandbox's scan), with their
+    /// identity (device, inode): a folder renamed away and a new repository made in its
+    /// place is not what was known.
+    known: std::collections::HashMap<PathBuf, Identity>,
     /// The existing repositories' `.git` folders, whose index may name a new gitlink.
     repos: Vec<PathBuf>,
     /// When the command started, as a change time (seconds): what changed after may be
@@ -70,11 +72,11 @@ pub(crate) struct GitGuard {
 
 impl GitGuard {
     pub(crate) fn before(policy: &skald_sandbox::Policy) -> GitGuard {
-        let known: HashSet<PathBuf> = policy
+        let known = policy
             .pinned
             .iter()
             .chain(policy.read_only.iter().filter(|p| p.ends_with(".git")))
-            .cloned()
+            .filter_map(|p| identity(p).map(|id| (p.clone(), id)))
             .collect();
         let now = SystemTime::now()
             .duration_since(SystemTime::UNIX_EPOCH)
@@ -112,6 +114,11 @@ impl GitGuard {
             }
         }
         said
+    }
+
+    /// Only the quick part of `check`: the redirects in the existing repositories.
+    pub(crate) fn check_redirects(&self) -> String {
+        self.undo_redirects()
     }
 
     /// Removes each `commondir` and `config.worktree` the command made.
@@ -162,7 +169,7 @@ impl GitGuard {
                 continue;
             };
             // What git takes for a repository folder itself (a bare layout).
-            let (mut head, mut objects, mut refs) = (false, false, false);
+            let (mut head, mut objects, mut refs, mut common) = (false, false, false, false);
             for entry in entries.flatten() {
                 seen += 1;
                 if seen > WALK_BUDGET {
@@ -173,11 +180,14 @@ impl GitGuard {
                 let Ok(kind) = entry.file_type() else {
                     continue;
                 };
+                // As git's own test (`is_git_directory`): any kind of entry will do, and
+                // a `commondir` stands in for `objects` and `refs`.
                 head |= name == "HEAD";
-                objects |= name == "objects" && kind.is_dir();
-                refs |= name == "refs" && kind.is_dir();
+                objects |= name == "objects";
+                refs |= name == "refs";
+                common |= name == "commondir";
                 if name == ".git" {
-                    if !self.known.contains(&entry.path()) {
+                    if !self.is_known(&entry.path()) {
                         found.push(entry.path());
                     }
                     continue;
@@ -189,7 +199,7 @@ impl GitGuard {
                     // Not entered, but it may be a repository itself.
                     let path = entry.path();
                     let dot_git = path.join(".git");
-                    if dot_git.symlink_metadata().is_ok() && !self.known.contains(&dot_git) {
+                    if dot_git.symlink_metadata().is_ok() && !self.is_known(&dot_git) {
                         found.push(dot_git);
                     } else if looks_bare(&path) && self.changed(&path) {
                         found.push(path);
@@ -198,7 +208,8 @@ impl GitGuard {
                 }
                 queue.push_back(entry.path());
             }
-            if head && objects && refs && !dir.ends_with(".git") && self.changed(&dir) {
+            let layout = head && ((objects && refs) || common);
+            if layout && !dir.ends_with(".git") && self.changed(&dir) {
                 found.push(dir);
             }
         }
@@ -232,12 +243,19 @@ impl GitGuard {
             };
             for path in paths {
                 let dot_git = worktree.join(path).join(".git");
-                if dot_git.symlink_metadata().is_ok() && !self.known.contains(&dot_git) {
+                if dot_git.symlink_metadata().is_ok() && !self.is_known(&dot_git) {
                     found.push(dot_git);
                 }
             }
         }
         (found, notes)
+    }
+
+    /// Whether `path` is a `.git` that was there before, and is still the same one.
+    fn is_known(&self, path: &Path) -> bool {
+        self.known
+            .get(path)
+            .is_some_and(|id| identity(path) == Some(*id))
     }
 
     /// Whether the command may have changed the repository folder `gitdir`: it, its
@@ -266,7 +284,7 @@ impl GitGuard {
             };
             match target {
                 Some(dir) if self.roots.iter().any(|r| dir.starts_with(r)) => {
-                    if self.known.contains(&dir) {
+                    if self.is_known(&dir) {
                         return String::new();
                     }
                     dir
@@ -342,14 +360,25 @@ impl GitGuard {
     }
 }
 
-/// The folder a `.git` file's `gitdir:` line names, made absolute.
+/// The folder a `.git` file names, made absolute, read exactly as git reads it: the whole
+/// file after `gitdir: `, less the line breaks at its end (not the first line, not trimmed:
+/// git would follow a name with a line break or a space in it where a trimmed reading
+/// would not). `None` for anything else, a link or FIFO in its place included.
 fn pointed_to(dot_git: &Path) -> Option<PathBuf> {
-    let text = std::fs::read_to_string(dot_git).ok()?;
-    let target = text.lines().next()?.strip_prefix("gitdir:")?.trim();
+    if !regular(dot_git) {
+        return None;
+    }
+    let bytes = std::fs::read(dot_git).ok()?;
+    let end = bytes
+        .iter()
+        .rposition(|b| *b != b'\n' && *b != b'\r')
+        .map_or(0, |i| i + 1);
+    let target = bytes[..end].strip_prefix(b"gitdir: ")?;
     if target.is_empty() {
         return None;
     }
-    let target = dot_git.parent()?.join(target);
+    // A name that is not UTF-8 is not followed: the `.git` file is set aside instead.
+    let target = dot_git.parent()?.join(std::str::from_utf8(target).ok()?);
     std::fs::canonicalize(target).ok().filter(|d| d.is_dir())
 }
 
@@ -359,6 +388,9 @@ fn pointed_to(dot_git: &Path) -> Option<PathBuf> {
 /// read-only, so it runs nothing the command wrote; it is not asked to recurse.
 fn gitlinks(git: &Path, index: &Path) -> Result<Vec<PathBuf>, String> {
     const GITLINK: u32 = 0o160000;
+    if !regular(index) {
+        return Err("it is not a regular file".to_string());
+    }
     if let Ok(index) = git2::Index::open(index) {
         return Ok(index
             .iter()
@@ -367,8 +399,9 @@ fn gitlinks(git: &Path, index: &Path) -> Result<Vec<PathBuf>, String> {
             .map(PathBuf::from)
             .collect());
     }
+    let program = git_program().ok_or("git is not installed where it can be found")?;
     let worktree = git.parent().unwrap_or(git);
-    let out = std::process::Command::new("git")
+    let mut child = std::process::Command::new(program)
         .args(["-c", "core.fsmonitor=false", "--git-dir"])
         .arg(git)
         .arg("--work-tree")
@@ -376,15 +409,43 @@ fn gitlinks(git: &Path, index: &Path) -> Result<Vec<PathBuf>, String> {
         .args(["ls-files", "--stage", "-z"])
         .env("GIT_INDEX_FILE", index)
         .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
-        .output()
+        .spawn()
         .map_err(|e| format!("git could not be run: {e}"))?;
-    if !out.status.success() {
-        return Err(format!("git ls-files failed ({})", out.status));
+    // Read beside the wait, so a big listing cannot fill the pipe; given up on after
+    // `GIT_TIMEOUT` (an index made to hang git must not hang the check).
+    let mut stdout = child.stdout.take();
+    let reader = std::thread::spawn(move || {
+        let mut out = Vec::new();
+        if let Some(pipe) = stdout.as_mut() {
+            let _ = std::io::Read::read_to_end(pipe, &mut out);
+        }
+        out
+    });
+    let by = std::time::Instant::now() + GIT_TIMEOUT;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if std::time::Instant::now() < by => {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!(
+                    "git ls-files did not answer within {} s",
+                    GIT_TIMEOUT.as_secs()
+                ));
+            }
+        }
+    };
+    let out = reader.join().unwrap_or_default();
+    if !status.success() {
+        return Err(format!("git ls-files failed ({status})"));
     }
     // `MODE OBJECT STAGE\tPATH`, each ended by a NUL.
     Ok(out
-        .stdout
         .split(|b| *b == 0)
         .filter_map(|line| {
             let text = std::str::from_utf8(line).ok()?;
@@ -392,6 +453,30 @@ fn gitlinks(git: &Path, index: &Path) -> Result<Vec<PathBuf>, String> {
             meta.starts_with("160000 ").then(|| PathBuf::from(path))
         })
         .collect())
+}
+
+/// How long `git ls-files` may take on an index.
+const GIT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// `git` on the absolute folders of `PATH` only: a relative one (`bin`) would find, from
+/// the chat's folder, a `git` the command wrote.
+fn git_program() -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .filter(|dir| dir.is_absolute())
+        .map(|dir| dir.join("git"))
+        .find(|candidate| {
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::PermissionsExt;
+                std::fs::metadata(candidate)
+                    .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+            }
+            #[cfg(not(unix))]
+            {
+                candidate.is_file()
+            }
+        })
 }
 
 /// Whether `path` changed (its inode: content, names in it, rights) at or after `since`.
@@ -411,7 +496,29 @@ fn changed_since(path: &Path, since: i64) -> bool {
 /// Whether `dir` is laid out as a repository folder (`HEAD`, `objects`, `refs`), which
 /// git takes as one on its own.
 fn looks_bare(dir: &Path) -> bool {
-    dir.join("HEAD").is_file() && dir.join("objects").is_dir() && dir.join("refs").is_dir()
+    let there = |name: &str| dir.join(name).symlink_metadata().is_ok();
+    there("HEAD") && ((there("objects") && there("refs")) || there("commondir"))
+}
+
+/// A file's or folder's identity: its device and inode, not followed through a link.
+type Identity = (u64, u64);
+
+fn identity(path: &Path) -> Option<Identity> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        path.symlink_metadata().ok().map(|m| (m.dev(), m.ino()))
+    }
+    #[cfg(not(unix))]
+    {
+        path.symlink_metadata().ok().map(|_| (0, 0))
+    }
+}
+
+/// Whether `path` is a regular file (not a link, a FIFO that would hang a read, a device).
+fn regular(path: &Path) -> bool {
+    path.symlink_metadata()
+        .is_ok_and(|m| m.file_type().is_file())
 }
 
 /// After a check that could not finish on `found` (a repository folder, or a `.git`
@@ -436,53 +543,82 @@ fn set_aside_whole(found: &Path) -> String {
     }
 }
 
-/// Rewrites `config` with only the `KEPT` settings, the original moved to
-/// `config.sandboxed`. `Some(dropped keys)` when anything went; `None` when nothing had to.
+/// Rewrites `config` with only the `KEPT` settings, as git's library read them — always,
+/// even when nothing had to go: git and the library do not read every file alike (a
+/// quote and a backslash can make the library take a line git reads as a setting for
+/// part of a value), and the rewritten file is one both read the same. The original is
+/// moved to `config.sandboxed` when anything went. `Some(dropped keys)` then; `None`
+/// when the file held only kept settings.
 fn cut_config(config: &Path) -> Result<Option<Vec<String>>, String> {
-    if config.symlink_metadata().is_err() {
+    let Ok(meta) = config.symlink_metadata() else {
         return Ok(None);
-    }
-    // libgit2 reads it without running anything; a file it cannot read is set aside whole.
-    let entries: Result<Vec<(String, String)>, git2::Error> =
-        git2::Config::open(config).and_then(|c| {
-            let mut out = Vec::new();
-            let mut all = c.entries(None)?;
-            while let Some(entry) = all.next() {
-                let entry = entry?;
-                // A key with no value (`[x] flag`) is git's shorthand for true.
-                let value = if entry.has_value() {
-                    String::from_utf8_lossy(entry.value_bytes()).into_owned()
-                } else {
-                    "true".to_string()
-                };
-                out.push((
-                    String::from_utf8_lossy(entry.name_bytes()).into_owned(),
-                    value,
-                ));
-            }
-            Ok(out)
-        });
+    };
+    let is_symlink = meta.file_type().is_symlink();
+    // Not opened unless a regular file: a FIFO would hang the read, a link lead elsewhere.
+    let entries: Result<Vec<(String, String)>, String> = if meta.file_type().is_file() {
+        // libgit2 reads it without running anything.
+        git2::Config::open(config)
+            .and_then(|c| {
+                let mut out = Vec::new();
+                let mut all = c.entries(None)?;
+                while let Some(entry) = all.next() {
+                    let entry = entry?;
+                    // A key with no value (`[x] flag`) is git's shorthand for true.
+                    let value = if entry.has_value() {
+                        String::from_utf8_lossy(entry.value_bytes()).into_owned()
+                    } else {
+                        "true".to_string()
+                    };
+                    out.push((
+                        String::from_utf8_lossy(entry.name_bytes()).into_owned(),
+                        value,
+                    ));
+                }
+                Ok(out)
+            })
+            .map_err(|e| e.message().to_string())
+    } else {
+        Err("not a regular file".to_string())
+    };
     let (kept, dropped): (Vec<_>, Vec<_>) = match entries {
         Ok(e) => e.into_iter().partition(|(k, _)| kept_key(k)),
-        Err(e) => (
-            Vec::new(),
-            vec![(format!("all (unreadable: {})", e.message()), String::new())],
-        ),
+        Err(why) => (Vec::new(), vec![(format!("all ({why})"), String::new())]),
     };
-    let is_symlink = config
-        .symlink_metadata()
-        .is_ok_and(|m| m.file_type().is_symlink());
+    let rendered = render(&kept);
     if dropped.is_empty() && !is_symlink {
+        // Nothing went; the file is still made the one both read alike.
+        let same = std::fs::read(config).is_ok_and(|now| now == rendered.as_bytes());
+        if !same {
+            write_replacing(config, &rendered).map_err(|e| e.to_string())?;
+        }
         return Ok(None);
     }
     set_aside(config).map_err(|e| e.to_string())?;
-    std::fs::write(config, render(&kept)).map_err(|e| e.to_string())?;
+    write_replacing(config, &rendered).map_err(|e| e.to_string())?;
     let mut names: Vec<String> = dropped.into_iter().map(|(k, _)| k).collect();
     if is_symlink {
         names.push("a link to another file".to_string());
     }
     names.dedup();
     Ok(Some(names))
+}
+
+/// Writes `text` to a new file beside `path` and renames it over `path`: never a file
+/// half written, and never through a link or FIFO put in its place.
+fn write_replacing(path: &Path, text: &str) -> std::io::Result<()> {
+    let mut name = path.as_os_str().to_os_string();
+    name.push(".skald-new");
+    let tmp = PathBuf::from(name);
+    let _ = std::fs::remove_file(&tmp);
+    {
+        use std::io::Write;
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)?;
+        file.write_all(text.as_bytes())?;
+    }
+    std::fs::rename(&tmp, path)
 }
 
 fn kept_key(key: &str) -> bool {

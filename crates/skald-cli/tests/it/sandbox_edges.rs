@@ -738,7 +738,57 @@ fn a_repository_hidden_from_the_check_is_still_found_or_said() {
              --allow-empty -m x && git -C {dir} config core.fsmonitor '{monitor}'"
         )
     };
+    // What the third review's cases write, kept beside the folder for the command to copy:
+    // a configuration git's library reads as one harmless value where git reads a setting.
+    std::fs::write(
+        w.join("payload.cfg"),
+        format!("[user]\n\tname = \"a\\\\\"; x\\\n[core] fsmonitor = \"{monitor}\"\n"),
+    )
+    .unwrap();
+    // A repository that was there, whose folder the command will rename to make its own.
+    assert!(git(&w, &["init", "-q", "known"]).status.success());
     let cases: Vec<(String, String, Vec<&str>)> = vec![
+        (
+            format!(
+                "{} && git -C cfgdiff config --unset core.fsmonitor && \
+                 cat payload.cfg >> cfgdiff/.git/config && git add cfgdiff",
+                evil("cfgdiff")
+            ),
+            String::new(),
+            vec!["", "cfgdiff"],
+        ),
+        (
+            format!(
+                "{} && mkdir -p \"app1/$(printf '.\\n_')\" && \
+                 printf 'gitdir: .\\n_/../../node_modules/a/evil/.git\\n' > app1/.git && git add app1",
+                evil("node_modules/a/evil")
+            ),
+            format!(
+                "{} is a repository the command made",
+                w.join("node_modules/a/evil/.git").display()
+            ),
+            vec!["", "app1"],
+        ),
+        (
+            format!("mv known known.old && {} && git add known", evil("known")),
+            format!(
+                "{} is a repository the command made",
+                w.join("known/.git").display()
+            ),
+            vec!["", "known"],
+        ),
+        (
+            format!(
+                "mkdir -p lay/o lay/refs && ln -s o lay/objects && echo 'ref: refs/heads/main' > \
+                 lay/HEAD && printf '[core]\\n\\trepositoryformatversion = 0\\n\\tbare = false\\n\\tworktree = .\\n\\tfsmonitor = {monitor}\\n' \
+                 > lay/config"
+            ),
+            format!(
+                "{} is a repository the command made",
+                w.join("lay").display()
+            ),
+            vec!["lay"],
+        ),
         (
             format!(
                 "{} && git add target/a && touch -d 2000-01-01 .git/index",
@@ -817,6 +867,12 @@ fn a_repository_hidden_from_the_check_is_still_found_or_said() {
             "were not looked at".to_string(),
             vec![],
         ),
+        // Last: an index that would hang a reader is said, not waited on.
+        (
+            "rm .git/index && mkfifo .git/index".to_string(),
+            "it could not be read".to_string(),
+            vec![],
+        ),
     ];
     for (line, said, dirs) in cases {
         let o = f.cmd("workspace-write", &[], &line);
@@ -830,6 +886,10 @@ fn a_repository_hidden_from_the_check_is_still_found_or_said() {
             !pwned.exists(),
             "{line}: git ran what the command wrote: {text}"
         );
+        let index = w.join(".git/index");
+        if index.symlink_metadata().is_ok_and(|m| !m.is_file()) {
+            std::fs::remove_file(&index).unwrap();
+        }
         let _ = git(
             &w,
             &["rm", "-q", "--cached", "-r", "--ignore-unmatch", "target"],
