@@ -1569,7 +1569,32 @@ fn a_chats_own_sandbox_setting_decides_whether_its_commands_ask() {
 
 /// Whether process `pid` is gone: no longer in /proc, or a husk with nothing left of it.
 fn gone(pid: &str) -> bool {
-    std::fs::read(format!("/proc/{}/cmdline", pid.trim())).map_or(true, |c| c.is_empty())
+    // An empty command line is also what a process shows for a moment while it execs
+    // (`exec sleep 300` right after writing its pid): gone only if it stays empty.
+    let empty =
+        || std::fs::read(format!("/proc/{}/cmdline", pid.trim())).map_or(true, |c| c.is_empty());
+    empty() && {
+        std::thread::sleep(Duration::from_millis(100));
+        empty()
+    }
+}
+
+/// What the system says of these processes, for a failure's message: the first lines of
+/// `/proc/PID/status` (name, state, parent) and the command line.
+fn states(pids: &[&str]) -> String {
+    pids.iter()
+        .map(|pid| {
+            let pid = pid.trim();
+            let status = std::fs::read_to_string(format!("/proc/{pid}/status"))
+                .map(|s| s.lines().take(7).collect::<Vec<_>>().join("; "))
+                .unwrap_or_else(|e| e.to_string());
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline"))
+                .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+                .unwrap_or_default();
+            format!("[{pid}: {status}; cmdline {cmdline:?}]")
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// Waits up to ten seconds for `done`; whether it came.
@@ -1637,7 +1662,11 @@ fn a_background_process_runs_on_until_stopped_its_chat_deleted_or_skald_gone() {
         || !pid("one.pid").is_empty() && !pid("one.kid").is_empty()
     ));
     let (main, kid) = (pid("one.pid"), pid("one.kid"));
-    assert!(!gone(&main) && !gone(&kid), "it runs on after its call");
+    assert!(
+        !gone(&main) && !gone(&kid),
+        "it runs on after its call: {}",
+        states(&[&main, &kid])
+    );
 
     // The person sees it and what it wrote.
     let listed = ws
@@ -1682,7 +1711,11 @@ fn a_background_process_runs_on_until_stopped_its_chat_deleted_or_skald_gone() {
         .call(json!({"cmd": "stop_process", "session_id": chat, "process_id": 1}))
         .unwrap();
     assert_eq!(stopped["process"]["status"], "stopped", "{stopped}");
-    assert!(within_10s(|| gone(&main) && gone(&kid)), "{main} {kid}");
+    assert!(
+        within_10s(|| gone(&main) && gone(&kid)),
+        "{}",
+        states(&[&main, &kid])
+    );
 
     // Deleting its chat ends another.
     ws.call(json!({"cmd": "send_message", "session_id": chat, "text": "another"}))
@@ -1695,7 +1728,11 @@ fn a_background_process_runs_on_until_stopped_its_chat_deleted_or_skald_gone() {
     let (main, kid) = (pid("two.pid"), pid("two.kid"));
     ws.call(json!({"cmd": "delete_session", "session_id": chat}))
         .unwrap();
-    assert!(within_10s(|| gone(&main) && gone(&kid)), "{main} {kid}");
+    assert!(
+        within_10s(|| gone(&main) && gone(&kid)),
+        "{}",
+        states(&[&main, &kid])
+    );
 
     // Skald killed outright: what it left running goes with it.
     ws.call(json!({"cmd": "send_message", "session_id": other, "text": "one more"}))
@@ -1707,7 +1744,11 @@ fn a_background_process_runs_on_until_stopped_its_chat_deleted_or_skald_gone() {
     let (main, kid) = (pid("three.pid"), pid("three.kid"));
     s.child.kill().unwrap();
     s.child.wait().unwrap();
-    assert!(within_10s(|| gone(&main) && gone(&kid)), "{main} {kid}");
+    assert!(
+        within_10s(|| gone(&main) && gone(&kid)),
+        "{}",
+        states(&[&main, &kid])
+    );
 }
 
 /// A background task's processes belong to the chat that started the task: deleting that
