@@ -39,7 +39,10 @@ fn answer(service: &Service, query: &str) -> Response<Vec<u8>> {
             return refuse(status, &refusal.to_string());
         }
     };
-    let body = match std::fs::read(&route.path) {
+    let body = match route.open().and_then(|mut f| {
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(&mut f, &mut bytes).map(|_| bytes)
+    }) {
         Ok(b) => b,
         Err(e) => {
             return refuse(

@@ -24,6 +24,7 @@ pub struct ToolScope {
     editor: Option<crate::editor::EditorAccess>,
     cache_dir: Option<PathBuf>,
     processes: Option<ProcessSlot>,
+    checked_path: Option<PathBuf>,
 }
 
 /// The engine's background processes and the chat a call runs in: where `execute_cmd`
@@ -61,6 +62,7 @@ impl ToolScope {
             editor: None,
             cache_dir: None,
             processes: None,
+            checked_path: None,
         }
     }
 
@@ -134,6 +136,21 @@ impl ToolScope {
     /// See `with_processes`.
     pub fn processes(&self) -> Option<&ProcessSlot> {
         self.processes.as_ref()
+    }
+
+    /// Sets the canonical path the approval gate decided this call on (the file or folder
+    /// its `path` names). The file tools open exactly that path with no link on it rather
+    /// than resolving the argument again, so a link swapped in between the decision (maybe
+    /// minutes earlier, in the Inbox) and the act is refused, not followed.
+    pub fn with_checked_path(mut self, path: Option<PathBuf>) -> Self {
+        self.checked_path = path;
+        self
+    }
+
+    /// See `with_checked_path`. `None` outside a turn (a direct `skald tool` run): the tool
+    /// then resolves the argument itself, the way the gate would.
+    pub fn checked_path(&self) -> Option<&Path> {
+        self.checked_path.as_deref()
     }
 
     /// The directory relative paths resolve against.

@@ -48,19 +48,23 @@ fn remove_leftovers(dir: &Path) {
         return;
     };
     for entry in entries.flatten() {
-        let name = entry.file_name();
-        let Some(pid) = name
-            .to_str()
-            .and_then(|n| n.strip_prefix(TMP_PREFIX))
-            .and_then(|rest| rest.split_once('-'))
-            .and_then(|(pid, _)| pid.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        if pid != std::process::id() && !process_alive(pid) {
+        if leftover_of_dead_writer(&entry.file_name()) {
             let _ = std::fs::remove_file(entry.path());
         }
     }
+}
+
+/// Whether `name` is a temporary file of a write whose process is no longer running.
+fn leftover_of_dead_writer(name: &std::ffi::OsStr) -> bool {
+    let Some(pid) = name
+        .to_str()
+        .and_then(|n| n.strip_prefix(TMP_PREFIX))
+        .and_then(|rest| rest.split_once('-'))
+        .and_then(|(pid, _)| pid.parse::<u32>().ok())
+    else {
+        return false;
+    };
+    pid != std::process::id() && !process_alive(pid)
 }
 
 #[cfg(unix)]
@@ -121,6 +125,105 @@ pub fn write_atomic(path: &Path, contents: &[u8]) -> Result<bool, WriteError> {
     tmp.persist(&target)
         .map_err(|e| failed("replace", &target, e.error))?;
     Ok(existing.is_some())
+}
+
+/// Writes `contents` to `path` atomically, as `write_atomic` does, when `path` is the
+/// canonical path a check approved (the file tools' writes): no part of it may be a link.
+/// Its folder is opened with links refused (`beneath::open_dir_exact`; missing folders are
+/// made one inside the other), and the temporary file is made, renamed over the target and
+/// cleaned up relative to that folder's descriptor. A link swapped in anywhere on the path
+/// after the check, the last part included, is refused and nothing is written; a process
+/// racing the write cannot point it outside. Returns whether the file existed.
+pub fn write_atomic_exact(path: &Path, contents: &[u8]) -> Result<bool, WriteError> {
+    let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
+        return Err(failed(
+            "write",
+            path,
+            std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a file path"),
+        ));
+    };
+    let dir = crate::beneath::open_dir_exact(parent, true)
+        .map_err(|e| failed("open the folder", parent, e))?;
+    let existing = match dir.symlink_metadata(name) {
+        Ok(m) if m.is_dir() => return Err(WriteError::IsDirectory(path.to_path_buf())),
+        Ok(m) if m.file_type().is_symlink() => {
+            return Err(failed(
+                "write",
+                path,
+                std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    "it is a link now, not the file that was checked (it was swapped since)",
+                ),
+            ));
+        }
+        Ok(m) => Some(m),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(failed("read", path, e)),
+    };
+    remove_leftovers_in(&dir);
+    let mut options = cap_std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use cap_std::fs::OpenOptionsExt;
+        // A new file gets 0666 less the umask, like any editor's; an existing file's mode
+        // is copied below.
+        options.mode(0o666);
+    }
+    let mut made = None;
+    for n in 0..100u32 {
+        let tmp = format!("{TMP_PREFIX}{}-{n}-{}", std::process::id(), unique());
+        match dir.open_with(&tmp, &options) {
+            Ok(file) => {
+                made = Some((tmp, file.into_std()));
+                break;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(failed("create a temporary file in", parent, e)),
+        }
+    }
+    let Some((tmp, mut file)) = made else {
+        return Err(failed(
+            "create a temporary file in",
+            parent,
+            std::io::Error::from(std::io::ErrorKind::AlreadyExists),
+        ));
+    };
+    let written = file
+        .write_all(contents)
+        .and_then(|_| match &existing {
+            Some(meta) => file.set_permissions(meta.permissions().into_std(&file)?),
+            None => Ok(()),
+        })
+        .and_then(|_| file.sync_all())
+        .map_err(|e| failed("write", &parent.join(&tmp), e))
+        .and_then(|_| {
+            dir.rename(&tmp, &dir, name)
+                .map_err(|e| failed("replace", path, e))
+        });
+    if written.is_err() {
+        let _ = dir.remove_file(&tmp);
+    }
+    written.map(|_| existing.is_some())
+}
+
+/// A number no other write of this process is using.
+fn unique() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+}
+
+/// `remove_leftovers` for a folder held open.
+fn remove_leftovers_in(dir: &cap_std::fs::Dir) {
+    let Ok(entries) = dir.entries() else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        if leftover_of_dead_writer(&name) {
+            let _ = dir.remove_file(&name);
+        }
+    }
 }
 
 #[cfg(test)]
@@ -198,5 +301,96 @@ mod tests {
                 .is_symlink()
         );
         assert_eq!(std::fs::read_to_string(&real).unwrap(), "new");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn an_exact_write_makes_folders_keeps_modes_and_refuses_links() {
+        use std::os::unix::fs::PermissionsExt;
+        let tmp = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(tmp.path()).unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let path = root.join("a/b/c.txt");
+        assert!(!write_atomic_exact(&path, b"one").unwrap());
+        assert_eq!(std::fs::read(&path).unwrap(), b"one");
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o750)).unwrap();
+        assert!(write_atomic_exact(&path, b"two").unwrap());
+        assert_eq!(std::fs::read(&path).unwrap(), b"two");
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o750, "an existing file keeps its mode");
+        let names: Vec<_> = std::fs::read_dir(root.join("a/b"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["c.txt"], "no temporary file is left");
+        // A link where a folder was, on the way or at the end: refused, nothing written.
+        std::fs::write(outside.path().join("c.txt"), "theirs").unwrap();
+        std::os::unix::fs::symlink(outside.path(), root.join("l")).unwrap();
+        std::os::unix::fs::symlink(outside.path().join("c.txt"), root.join("a/lc")).unwrap();
+        for via in ["l/c.txt", "l/new.txt", "l/x/y.txt", "a/lc"] {
+            let e = write_atomic_exact(&root.join(via), b"mine").unwrap_err();
+            assert!(!e.to_string().is_empty(), "{via}");
+        }
+        let theirs: Vec<_> = std::fs::read_dir(outside.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(theirs, ["c.txt"]);
+        assert_eq!(
+            std::fs::read_to_string(outside.path().join("c.txt")).unwrap(),
+            "theirs"
+        );
+        assert!(matches!(
+            write_atomic_exact(&root.join("a"), b"x"),
+            Err(WriteError::IsDirectory(_))
+        ));
+    }
+
+    /// A thread swaps the folder a write names with a link to another folder, as fast as it
+    /// can, while the same path is written over and over: the other folder never changes.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn an_exact_write_racing_a_swapped_folder_never_writes_outside() {
+        use nix::fcntl::{AT_FDCWD, RenameFlags, renameat2};
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let tmp = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(tmp.path()).unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::create_dir(root.join("d")).unwrap();
+        std::fs::write(outside.path().join("f.txt"), "theirs").unwrap();
+        std::os::unix::fs::symlink(outside.path(), root.join("l")).unwrap();
+        let stop = std::sync::Arc::new(AtomicBool::new(false));
+        let swapper = {
+            let stop = stop.clone();
+            let (d, l) = (root.join("d"), root.join("l"));
+            std::thread::spawn(move || {
+                let mut swaps = 0u64;
+                while !stop.load(Ordering::Relaxed) {
+                    if renameat2(AT_FDCWD, &d, AT_FDCWD, &l, RenameFlags::RENAME_EXCHANGE).is_ok() {
+                        swaps += 1;
+                    }
+                }
+                swaps
+            })
+        };
+        let mut written = 0;
+        for i in 0..2000 {
+            let name = if i % 2 == 0 { "d/f.txt" } else { "d/n/g.txt" };
+            if write_atomic_exact(&root.join(name), b"mine").is_ok() {
+                written += 1;
+            }
+        }
+        stop.store(true, Ordering::Relaxed);
+        assert!(swapper.join().unwrap() > 0);
+        assert!(written > 0, "no write ever got through, so nothing raced");
+        let theirs: Vec<_> = std::fs::read_dir(outside.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(theirs, ["f.txt"], "a file or folder was made outside");
+        assert_eq!(
+            std::fs::read_to_string(outside.path().join("f.txt")).unwrap(),
+            "theirs"
+        );
     }
 }

@@ -17,7 +17,6 @@
 //! libgit2 (the `git2` crate) is the object store; this crate is the one module of ours
 //! that names it.
 
-mod beneath;
 mod diff;
 mod live;
 mod restore;

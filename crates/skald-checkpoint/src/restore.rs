@@ -1,11 +1,11 @@
 //! Bringing a folder back to a checkpoint, in a way a crash cannot leave half done.
 
-use crate::beneath::{Blocked, Kind};
 use crate::shadow::{Shadow, Snapshot, bytes_path};
 use crate::{CheckpointError, Limits, Result};
 use git2::{Delta, DiffOptions, Oid};
 use serde::{Deserialize, Serialize};
 use skald_api::checkpoint::FileChanges;
+use skald_base::beneath::{Blocked, Kind};
 use std::path::{Component, Path, PathBuf};
 
 /// The name every temporary file of a restore starts with.

@@ -1,10 +1,10 @@
 //! The shadow repository of one folder: opening it (and the lock that keeps two Skald
 //! processes from writing it at once), and snapshots.
 
-use crate::beneath::Folder;
 use crate::{CheckpointError, Limits, Result};
 use git2::{Index, IndexEntry, IndexTime, ObjectType, Oid, Repository, Signature};
 use ignore::WalkState;
+use skald_base::beneath::Folder;
 use skald_base::lock;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -623,17 +623,7 @@ fn take_lock(path: &Path, root: &Path) -> Result<nix::fcntl::Flock<std::fs::File
 }
 
 /// A path inside the folder as the index spells it: `/`-separated bytes.
-pub(crate) fn path_bytes(p: &Path) -> Vec<u8> {
-    #[cfg(unix)]
-    {
-        use std::os::unix::ffi::OsStrExt;
-        p.as_os_str().as_bytes().to_vec()
-    }
-    #[cfg(not(unix))]
-    {
-        p.to_string_lossy().replace('\\', "/").into_bytes()
-    }
-}
+pub(crate) use skald_base::beneath::path_bytes;
 
 pub(crate) fn bytes_path(b: &[u8]) -> PathBuf {
     #[cfg(unix)]

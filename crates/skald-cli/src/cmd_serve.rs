@@ -486,12 +486,17 @@ async fn file(
         }
         Err(e) => return deny(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
     };
-    let (path, served) = (route.path, route.served);
     // Streamed: a large file never sits in memory whole.
-    let file = match tokio::fs::File::open(&path).await {
-        Ok(f) => f,
-        Err(e) => return deny(StatusCode::NOT_FOUND, &format!("{}: {e}", path.display())),
+    let file = match route.open() {
+        Ok(f) => tokio::fs::File::from_std(f),
+        Err(e) => {
+            return deny(
+                StatusCode::NOT_FOUND,
+                &format!("{}: {e}", route.path.display()),
+            );
+        }
     };
+    let served = route.served;
     let body = axum::body::Body::from_stream(tokio_util::io::ReaderStream::new(file));
     let mut response = body.into_response();
     let h = response.headers_mut();

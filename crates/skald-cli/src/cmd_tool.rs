@@ -62,7 +62,7 @@ async fn tool(
         sandbox,
         ..RunContext::default()
     };
-    let decision = approval::check(&store, &ctx, name, &args);
+    let approval::Checked { decision, path } = approval::check_call(&store, &ctx, name, &args);
     match decision.action {
         RuleAction::Deny => {
             return Err(Fail::rejected(format!("denied by {}", decision.reason)));
@@ -78,6 +78,7 @@ async fn tool(
 
     let scope = scope
         .with_excluded(approval::denied_paths(&store, &ctx, name))
+        .with_checked_path(path)
         .with_hidden_env(ctx.hidden_env.clone())
         .with_sandbox(skald_core::sandbox::for_call(&store, &ctx, name, &args))
         .with_cache_dir(Some(data_dir.cache_dir()));

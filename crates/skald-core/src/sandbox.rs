@@ -87,10 +87,16 @@ pub fn server_sandbox(
 /// The policy of a run's commands: where they write, what they cannot read, the network.
 pub fn policy(run: &RunContext) -> Policy {
     let canonical = |p: &Path| canonicalize_for_policy(p, &run.working_dir);
+    // The grants are stored canonical when given and used as they are: resolving one again
+    // would follow a link a command swapped in for a granted folder inside the chat's
+    // folder, and make the link's target writable (the helper then also refuses a link on
+    // any writable path, `confine::writable_exactly`).
+    let granted = |dirs: &[PathBuf]| -> Vec<PathBuf> {
+        dirs.iter().filter(|d| d.is_absolute()).cloned().collect()
+    };
     let writable: Vec<PathBuf> = match run.sandbox.mode {
-        SandboxMode::WorkspaceWrite => std::iter::once(run.working_dir.as_path())
-            .chain(run.allow_fs_writes.iter().map(PathBuf::as_path))
-            .map(canonical)
+        SandboxMode::WorkspaceWrite => std::iter::once(canonical(&run.working_dir))
+            .chain(granted(&run.allow_fs_writes))
             .collect(),
         SandboxMode::ReadOnly | SandboxMode::Off => Vec::new(),
     };
@@ -100,10 +106,9 @@ pub fn policy(run: &RunContext) -> Policy {
             .chain(&run.hidden_from_commands)
             .map(|p| canonical(p)),
     );
-    let roots: Vec<PathBuf> = std::iter::once(run.working_dir.as_path())
-        .chain(run.allow_fs_writes.iter().map(PathBuf::as_path))
-        .chain(run.allow_fs_reads.iter().map(PathBuf::as_path))
-        .map(canonical)
+    let roots: Vec<PathBuf> = std::iter::once(canonical(&run.working_dir))
+        .chain(granted(&run.allow_fs_writes))
+        .chain(granted(&run.allow_fs_reads))
         .collect();
     for root in roots {
         masked.extend(secrets_folders(&root));

@@ -356,6 +356,42 @@ fn readable_disks() -> Vec<PathBuf> {
     found
 }
 
+/// The writable folders Skald worked out (canonical: the chat's folder and its grants),
+/// each opened with no link anywhere on its path (`openat2` with `RESOLVE_NO_SYMLINKS`),
+/// with whether it is a folder. Landlock's own `PathFd` follows links: a granted folder
+/// inside the chat's folder that an earlier command swapped for a link to the home folder
+/// would make the home folder writable. One that is a link now, or gone, is left out (not
+/// writable), as landlock leaves out a path it cannot open. Where the kernel refuses
+/// `openat2`, it is opened as landlock would.
+fn writable_exactly(paths: &[PathBuf]) -> Vec<(std::os::fd::OwnedFd, bool)> {
+    use rustix::fs::{CWD, Mode, OFlags, ResolveFlags};
+    let mut out = Vec::new();
+    for path in paths {
+        let opened = rustix::fs::openat2(
+            CWD,
+            path,
+            OFlags::PATH | OFlags::CLOEXEC,
+            Mode::empty(),
+            ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS,
+        );
+        let fd = match opened {
+            Ok(fd) => fd,
+            Err(rustix::io::Errno::NOSYS | rustix::io::Errno::PERM) => {
+                match rustix::fs::open(path, OFlags::PATH | OFlags::CLOEXEC, Mode::empty()) {
+                    Ok(fd) => fd,
+                    Err(_) => continue,
+                }
+            }
+            Err(_) => continue,
+        };
+        let folder = rustix::fs::fstat(&fd)
+            .map(|st| rustix::fs::FileType::from_raw_mode(st.st_mode).is_dir())
+            .unwrap_or(true);
+        out.push((fd, folder));
+    }
+    out
+}
+
 fn restrict_files_and_tcp(policy: &Policy) -> Result<String, ConfineError> {
     let ll = |e: landlock::RulesetError| ConfineError::Landlock(e.to_string());
     let mut ruleset = Ruleset::default()
@@ -369,17 +405,25 @@ fn restrict_files_and_tcp(policy: &Policy) -> Result<String, ConfineError> {
     }
     let ruleset = ruleset.scope(Scope::from_all(ABI::V6)).map_err(ll)?;
     let root = PathFd::new("/").map_err(|e| ConfineError::Landlock(e.to_string()))?;
-    let mut writable: Vec<PathBuf> = policy.writable.clone();
-    writable.extend(DEVICES.iter().map(PathBuf::from));
+    let mut devices: Vec<PathBuf> = DEVICES.iter().map(PathBuf::from).collect();
     if Path::new("/dev/shm").is_dir() {
-        writable.push(PathBuf::from("/dev/shm"));
+        devices.push(PathBuf::from("/dev/shm"));
     }
-    let status = ruleset
+    let mut created = ruleset
         .create()
         .map_err(ll)?
         .add_rule(PathBeneath::new(root, AccessFs::from_read(FS_ABI)))
-        .map_err(ll)?
-        .add_rules(path_beneath_rules(&writable, AccessFs::from_all(FS_ABI)))
+        .map_err(ll)?;
+    for (fd, folder) in writable_exactly(&policy.writable) {
+        let access = if folder {
+            AccessFs::from_all(FS_ABI)
+        } else {
+            AccessFs::from_file(FS_ABI)
+        };
+        created = created.add_rule(PathBeneath::new(fd, access)).map_err(ll)?;
+    }
+    let status = created
+        .add_rules(path_beneath_rules(&devices, AccessFs::from_all(FS_ABI)))
         .map_err(ll)?
         .restrict_self()
         .map_err(ll)?;

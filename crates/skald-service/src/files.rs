@@ -91,7 +91,18 @@ impl FilePolicy {
             // The viewer cannot ask: what a file tool could read only with a person's
             // yes (a credential folder such as ~/.ssh in a chat working in the home
             // folder) is refused here, as what it may never read is.
-            let decision = approval::check(&self.store, &ctx, "read_file", &args);
+            let approval::Checked {
+                decision,
+                path: checked,
+            } = approval::check_call(&self.store, &ctx, "read_file", &args);
+            // The gate works the path out again; a link swapped in since the one above
+            // would make it judge another file than the one served.
+            if checked.as_deref() != Some(path.as_path()) {
+                return Err(format!(
+                    "{} changed while it was being checked (a link was swapped in or out)",
+                    path.display()
+                ));
+            }
             match decision.action {
                 RuleAction::Allow => {}
                 RuleAction::Deny => {
@@ -156,6 +167,15 @@ pub struct RouteFile {
     pub served: Served,
 }
 
+impl RouteFile {
+    /// Opens the file to send: exactly the checked path, refusing a link on it
+    /// (`skald_base::beneath::open_exact`), so one swapped in after the check is not
+    /// followed out of the folders the route serves.
+    pub fn open(&self) -> std::io::Result<std::fs::File> {
+        skald_base::beneath::open_exact(&self.path)
+    }
+}
+
 /// Why the file route sends nothing, with its HTTP status.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RouteRefusal {
@@ -189,7 +209,7 @@ impl crate::Service {
     pub fn file_route(&self, raw: Option<&str>) -> Result<RouteFile, RouteRefusal> {
         let raw = raw.ok_or(RouteRefusal::NoPath)?;
         let path = self.file_for_route(raw).map_err(RouteRefusal::Forbidden)?;
-        let meta = match std::fs::metadata(&path) {
+        let meta = match skald_base::beneath::open_exact(&path).and_then(|f| f.metadata()) {
             Ok(m) if m.is_file() => m,
             Ok(_) => return Err(RouteRefusal::NotFound("not a file".into())),
             Err(e) => return Err(RouteRefusal::NotFound(format!("{}: {e}", path.display()))),

@@ -48,7 +48,8 @@ impl<Cx: ?Sized + Sync> Tool<Cx> for EditFile {
 
     fn execute_async<'a>(&'a self, _cx: &'a Cx, args: Value) -> BoxToolFuture<'a> {
         run_blocking(move |scope, _| {
-            let path = fs::resolve_in(str_arg(&args, "path")?, scope.working_dir());
+            let target = fs::target(scope, str_arg(&args, "path")?);
+            let path = target.shown.clone();
             let old = str_arg(&args, "old")?;
             let new = str_arg(&args, "new")?;
             let replace_all = opt_bool(&args, "replace_all")?.unwrap_or(false);
@@ -61,7 +62,7 @@ impl<Cx: ?Sized + Sync> Tool<Cx> for EditFile {
                     "is the same as `old`; nothing to change",
                 ));
             }
-            let file = load(scope, &path)?;
+            let file = load(scope, &target)?;
             let display = fs::relativize_for_display(&path, scope.working_dir());
             // The model writes `\n`; a CRLF file holds `\r\n`. Match and write in the
             // file's own endings (converting is idempotent on text that has them already),
@@ -85,7 +86,7 @@ impl<Cx: ?Sized + Sync> Tool<Cx> for EditFile {
                 }
                 n => {
                     let updated = file.text.replace(&old_f, &new_f);
-                    save(scope, &path, &updated)?;
+                    save(scope, &target, &updated)?;
                     let more = if n > MAX_REPORTED_LINES { ", …" } else { "" };
                     let at = lines
                         .iter()

@@ -30,9 +30,54 @@ pub fn slash_relative(path: &Path, root: &Path) -> String {
     }
 }
 
+/// The file or folder a call acts on, named two ways.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target {
+    /// As the model and the person name it: the argument resolved against the working
+    /// folder, lexically. Results and errors show this one.
+    pub shown: PathBuf,
+    /// As it is opened: canonical, links resolved — the very path the approval gate
+    /// decided on (`ToolScope::checked_path`). Opened with `beneath::open_exact` and
+    /// written with `write_atomic_exact`, which refuse a link anywhere on it, so a link
+    /// swapped in after the decision is refused instead of followed.
+    pub opened: PathBuf,
+}
+
+/// Resolves a tool's `path` argument (or the folder default of a recursive tool) into the
+/// path it shows and the path it opens (see `Target`). Outside a turn no gate checked a
+/// path; the tool works it out the way the gate would.
+pub fn target(scope: &ToolScope, raw: &str) -> Target {
+    let shown = resolve_in(raw, scope.working_dir());
+    let opened = match scope.checked_path() {
+        Some(p) => p.to_path_buf(),
+        None => canonicalize_for_policy(Path::new(raw), scope.working_dir()),
+    };
+    Target { shown, opened }
+}
+
+/// Opens a target for reading and refuses anything but a regular file (a FIFO or a device
+/// would block or never end). What is opened is what is checked: the kind of file is read
+/// from the open descriptor.
+pub fn open_regular(t: &Target) -> Result<(std::fs::File, std::fs::Metadata), ToolError> {
+    let file =
+        skald_base::beneath::open_exact(&t.opened).map_err(|e| io_error("read", &t.shown, &e))?;
+    let meta = file
+        .metadata()
+        .map_err(|e| io_error("read", &t.shown, &e))?;
+    kind_check(&t.shown, &meta)?;
+    Ok((file, meta))
+}
+
+/// What a target is, read through a descriptor opened with no link on its path: a file,
+/// a folder, or something else.
+pub fn metadata(t: &Target, action: &str) -> Result<std::fs::Metadata, ToolError> {
+    skald_base::beneath::open_exact(&t.opened)
+        .and_then(|f| f.metadata())
+        .map_err(|e| io_error(action, &t.shown, &e))
+}
+
 /// Refuses anything but a regular file (a FIFO or a device would block or never end).
-pub fn regular_file(path: &Path) -> Result<std::fs::Metadata, ToolError> {
-    let meta = std::fs::metadata(path).map_err(|e| io_error("read", path, &e))?;
+fn kind_check(path: &Path, meta: &std::fs::Metadata) -> Result<(), ToolError> {
     if meta.is_dir() {
         return Err(ToolError::failed(format!(
             "{} is a directory",
@@ -45,7 +90,7 @@ pub fn regular_file(path: &Path) -> Result<std::fs::Metadata, ToolError> {
             path.display()
         )));
     }
-    Ok(meta)
+    Ok(())
 }
 
 /// Resolves a tool's `path` argument against the run's working directory: absolute paths

@@ -54,8 +54,11 @@ impl<Cx: ?Sized + Sync> Tool<Cx> for GetAstOutline {
 
     fn execute_async<'a>(&'a self, _cx: &'a Cx, args: Value) -> BoxToolFuture<'a> {
         run_blocking(move |scope, stop| {
-            let path = fs::resolve_in(str_arg(&args, "path")?, scope.working_dir());
-            let meta = std::fs::metadata(&path).map_err(|e| fs::io_error("outline", &path, &e))?;
+            // The canonical path the gate checked: a folder is walked from it and every
+            // file is opened with no link on its path.
+            let target = fs::target(scope, str_arg(&args, "path")?);
+            let meta = fs::metadata(&target, "outline")?;
+            let path = target.opened;
             let cache = scope.cache_dir().and_then(outline_cache::open);
             if meta.is_dir() {
                 outline_dir(&path, scope.excluded(), stop, cache.as_deref())
@@ -78,8 +81,12 @@ fn outline_text(
     cache: Option<&OutlineCache>,
     known: &dyn Fn(&Path, &Stamp) -> Option<Outcome>,
 ) -> (Outcome, Option<Fresh>) {
-    let meta = match fs::regular_file(path) {
-        Ok(m) => m,
+    let exact = fs::Target {
+        shown: path.to_path_buf(),
+        opened: path.to_path_buf(),
+    };
+    let (mut file, meta) = match fs::open_regular(&exact) {
+        Ok(opened) => opened,
         Err(e) => return (Err(e.to_string()), None),
     };
     if meta.len() > skald_outline::MAX_FILE_BYTES as u64 {
@@ -91,10 +98,10 @@ fn outline_text(
         return (kept, None);
     }
     let read_at = SystemTime::now();
-    let bytes = match std::fs::read(path) {
-        Ok(b) => b,
-        Err(e) => return (Err(fs::io_error("read", path, &e).to_string()), None),
-    };
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    if let Err(e) = std::io::Read::read_to_end(&mut file, &mut bytes) {
+        return (Err(fs::io_error("read", path, &e).to_string()), None);
+    }
     let source = String::from_utf8_lossy(&bytes);
     // A `.h` header may be C++ (the name says C).
     let lang = Lang::from_path_and_text(path, &source).unwrap_or(lang);

@@ -72,10 +72,13 @@ impl<Cx: ?Sized + Sync> Tool<Cx> for GrepFiles {
     fn execute_async<'a>(&'a self, _cx: &'a Cx, args: Value) -> BoxToolFuture<'a> {
         run_blocking(move |scope, stop| {
             let pattern = str_arg(&args, "pattern")?;
-            let root = fs::resolve_in(
+            // Walked from the canonical folder the gate checked, so every file the walk
+            // yields can be opened with no link on its path (`search::search_file`).
+            let target = fs::target(
+                scope,
                 args.get("path").and_then(Value::as_str).unwrap_or("."),
-                scope.working_dir(),
             );
+            let root = target.opened;
             let case_sensitive = opt_bool(&args, "case_sensitive")?.unwrap_or(true);
             let include_glob = args.get("include_glob").and_then(Value::as_str);
             let mode = match args.get("output_mode").and_then(Value::as_str) {
@@ -96,7 +99,7 @@ impl<Cx: ?Sized + Sync> Tool<Cx> for GrepFiles {
             if !root.exists() {
                 return Err(ToolError::failed(format!(
                     "cannot search {}: no such file or directory",
-                    root.display()
+                    target.shown.display()
                 )));
             }
             let matcher = search::matcher(pattern, case_sensitive, false)?;

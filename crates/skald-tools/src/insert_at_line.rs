@@ -44,14 +44,15 @@ impl<Cx: ?Sized + Sync> Tool<Cx> for InsertAtLine {
 
     fn execute_async<'a>(&'a self, _cx: &'a Cx, args: Value) -> BoxToolFuture<'a> {
         run_blocking(move |scope, _| {
-            let path = fs::resolve_in(str_arg(&args, "path")?, scope.working_dir());
+            let target = fs::target(scope, str_arg(&args, "path")?);
+            let path = target.shown.clone();
             let line = opt_uint(&args, "line", 1, u64::MAX)?
                 .ok_or_else(|| ToolError::invalid("line", "is required"))?;
             let content = str_arg(&args, "content")?;
             if content.is_empty() {
                 return Err(ToolError::invalid("content", "must not be empty"));
             }
-            let file = load(scope, &path)?;
+            let file = load(scope, &target)?;
             let count = file.line_count();
             let line = usize::try_from(line).unwrap_or(usize::MAX);
             if line > count + 1 {
@@ -64,7 +65,7 @@ impl<Cx: ?Sized + Sync> Tool<Cx> for InsertAtLine {
                 ));
             }
             let updated = file.splice_lines(line - 1, 0, content);
-            save(scope, &path, &updated)?;
+            save(scope, &target, &updated)?;
             let added = content.lines().count().max(1);
             let display = fs::relativize_for_display(&path, scope.working_dir());
             Ok(if line == count + 1 {

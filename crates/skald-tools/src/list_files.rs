@@ -64,14 +64,17 @@ impl<Cx: ?Sized + Sync> Tool<Cx> for ListFiles {
     fn execute_async<'a>(&'a self, _cx: &'a Cx, args: Value) -> BoxToolFuture<'a> {
         run_blocking(move |scope, stop| {
             let raw = args.get("path").and_then(Value::as_str).unwrap_or(".");
-            let root = fs::resolve_in(raw, scope.working_dir());
+            // Walked from the canonical folder the gate checked, not from the argument
+            // resolved again.
+            let target = fs::target(scope, raw);
+            let root = target.opened.clone();
             let depth = opt_uint(&args, "depth", 1, 20)?.unwrap_or(3) as usize;
             let dirs_only = opt_bool(&args, "dirs_only")?.unwrap_or(false);
-            let meta = std::fs::metadata(&root).map_err(|e| fs::io_error("list", &root, &e))?;
+            let meta = fs::metadata(&target, "list")?;
             if !meta.is_dir() {
                 return Err(ToolError::failed(format!(
                     "{} is a file, not a directory; use read_file",
-                    root.display()
+                    target.shown.display()
                 )));
             }
             let walker = fs::walker(&root, scope.excluded())
@@ -116,7 +119,7 @@ impl<Cx: ?Sized + Sync> Tool<Cx> for ListFiles {
                 });
             }
             let listing = Listing {
-                root: fs::relativize_for_display(&root, scope.working_dir()),
+                root: fs::relativize_for_display(&target.shown, scope.working_dir()),
                 entries,
                 truncated,
             };

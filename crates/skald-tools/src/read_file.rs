@@ -57,7 +57,7 @@ impl<Cx: ?Sized + Sync> Tool<Cx> for ReadFile {
 
     fn execute_async<'a>(&'a self, _cx: &'a Cx, args: Value) -> BoxToolFuture<'a> {
         run_blocking(move |scope, _| {
-            let path = fs::resolve_in(str_arg(&args, "path")?, scope.working_dir());
+            let path = fs::target(scope, str_arg(&args, "path")?);
             let start = opt_uint(&args, "start_line", 1, u64::MAX)?.unwrap_or(1);
             let end = opt_uint(&args, "end_line", 1, u64::MAX)?;
             let limit = opt_uint(&args, "limit", 1, MAX_LINES)?.unwrap_or(MAX_LINES);
@@ -79,10 +79,12 @@ impl<Cx: ?Sized + Sync> Tool<Cx> for ReadFile {
     }
 }
 
-fn read_window(scope: &ToolScope, path: &Path, start: u64, last: u64) -> ToolResult {
-    // Checked before opening: opening a FIFO would block until a writer appears.
-    let meta = match fs::regular_file(path) {
-        Err(_) if path.is_dir() => {
+fn read_window(scope: &ToolScope, target: &fs::Target, start: u64, last: u64) -> ToolResult {
+    let path = target.shown.as_path();
+    // Opened without waiting (a FIFO would block until a writer appears), then judged by
+    // what was opened.
+    let (file, meta) = match fs::open_regular(target) {
+        Err(_) if fs::metadata(target, "read").is_ok_and(|m| m.is_dir()) => {
             return Err(ToolError::failed(format!(
                 "{} is a directory; use list_files",
                 path.display()
@@ -90,7 +92,6 @@ fn read_window(scope: &ToolScope, path: &Path, start: u64, last: u64) -> ToolRes
         }
         other => other?,
     };
-    let file = std::fs::File::open(path).map_err(|e| io_error("read", path, &e))?;
     let mut reader = BufReader::with_capacity(64 * 1024, file);
     let head = reader.fill_buf().map_err(|e| io_error("read", path, &e))?;
     if looks_binary(&head[..head.len().min(BINARY_SNIFF)]) {

@@ -45,7 +45,8 @@ impl<Cx: ?Sized + Sync> Tool<Cx> for ReplaceLines {
 
     fn execute_async<'a>(&'a self, _cx: &'a Cx, args: Value) -> BoxToolFuture<'a> {
         run_blocking(move |scope, _| {
-            let path = fs::resolve_in(str_arg(&args, "path")?, scope.working_dir());
+            let target = fs::target(scope, str_arg(&args, "path")?);
+            let path = target.shown.clone();
             let required = |field: &str| {
                 opt_uint(&args, field, 1, u64::MAX)?
                     .map(|n| usize::try_from(n).unwrap_or(usize::MAX))
@@ -60,7 +61,7 @@ impl<Cx: ?Sized + Sync> Tool<Cx> for ReplaceLines {
                     format!("{end} is before start_line {start}"),
                 ));
             }
-            let file = load(scope, &path)?;
+            let file = load(scope, &target)?;
             let count = file.line_count();
             if end > count {
                 return Err(ToolError::invalid(
@@ -69,7 +70,7 @@ impl<Cx: ?Sized + Sync> Tool<Cx> for ReplaceLines {
                 ));
             }
             let updated = file.splice_lines(start - 1, end - start + 1, content);
-            save(scope, &path, &updated)?;
+            save(scope, &target, &updated)?;
             let display = fs::relativize_for_display(&path, scope.working_dir());
             Ok(if content.is_empty() {
                 format!("Deleted lines {start}-{end} of {display}")

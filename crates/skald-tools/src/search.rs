@@ -100,12 +100,26 @@ impl Sink for Collect {
     }
 }
 
-/// Every match of `matcher` in one file, with `context` lines around each.
+/// Every match of `matcher` in one file, with `context` lines around each. `path` is
+/// canonical (a checked path, or one a walk from a canonical folder yielded): it is opened
+/// with no link on it (`beneath::open_exact`), so one swapped in meanwhile is refused.
 pub fn search_file(path: &Path, matcher: &RegexMatcher, context: usize) -> io::Result<Vec<Entry>> {
+    let file = skald_base::beneath::open_exact(path)?;
+    search_open_file(&file, matcher, context)
+}
+
+/// `search_file` for a file already open, from its start.
+pub fn search_open_file(
+    file: &std::fs::File,
+    matcher: &RegexMatcher,
+    context: usize,
+) -> io::Result<Vec<Entry>> {
     let mut sink = Collect {
         entries: Vec::new(),
     };
-    searcher(context, true).search_path(matcher, path, &mut sink)?;
+    let mut file = file;
+    io::Seek::rewind(&mut file)?;
+    searcher(context, true).search_file(matcher, file, &mut sink)?;
     Ok(sink.entries)
 }
 
@@ -173,9 +187,11 @@ pub fn count_matches(
                 return WalkState::Continue;
             }
             let mut sink = Count { n: 0, first_only };
-            // Unreadable files are skipped, as ripgrep does (it prints a warning).
-            if searcher
-                .search_path(matcher, entry.path(), &mut sink)
+            // Unreadable files are skipped, as ripgrep does (it prints a warning); so is
+            // one whose path got a link swapped in since the walk saw it (the walk yields
+            // paths under the canonical folder it started from, and follows no link).
+            if skald_base::beneath::open_exact(entry.path())
+                .and_then(|file| searcher.search_file(matcher, &file, &mut sink))
                 .is_ok()
                 && sink.n > 0
             {

@@ -49,7 +49,8 @@ impl<Cx: ?Sized + Sync> Tool<Cx> for SearchFile {
 
     fn execute_async<'a>(&'a self, _cx: &'a Cx, args: Value) -> BoxToolFuture<'a> {
         run_blocking(move |scope, _| {
-            let path = fs::resolve_in(str_arg(&args, "path")?, scope.working_dir());
+            let target = fs::target(scope, str_arg(&args, "path")?);
+            let path = target.shown.clone();
             let query = str_arg(&args, "query")?;
             if query.is_empty() {
                 return Err(ToolError::invalid("query", "must not be empty"));
@@ -57,8 +58,9 @@ impl<Cx: ?Sized + Sync> Tool<Cx> for SearchFile {
             let context = opt_uint(&args, "context_lines", 0, 20)?.unwrap_or(3) as usize;
             let display = fs::relativize_for_display(&path, scope.working_dir());
             let mut head = [0u8; crate::text::BINARY_SNIFF];
-            let n = std::fs::File::open(&path)
-                .and_then(|mut f| f.read(&mut head))
+            let (file, _) = fs::open_regular(&target)?;
+            let n = (&file)
+                .read(&mut head)
                 .map_err(|e| fs::io_error("read", &path, &e))?;
             if looks_binary(&head[..n]) {
                 return Ok(format!("{display} is a binary file; not searched"));
@@ -67,7 +69,7 @@ impl<Cx: ?Sized + Sync> Tool<Cx> for SearchFile {
             // find `foo`.
             let case_sensitive = query.chars().any(char::is_uppercase);
             let matcher = search::matcher(query, case_sensitive, true)?;
-            let entries = search::search_file(&path, &matcher, context)
+            let entries = search::search_open_file(&file, &matcher, context)
                 .map_err(|e| fs::io_error("read", &path, &e))?;
             let total = entries
                 .iter()

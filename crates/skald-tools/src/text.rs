@@ -1,7 +1,7 @@
 //! Reading and writing text files the way every file tool must: binary files recognised,
 //! line endings kept, and writes atomic so a crash never leaves a half-written file.
 
-use crate::fs::io_error;
+use crate::fs::{Target, io_error};
 use skald_api::{ToolError, ToolScope};
 use std::io::Read;
 use std::path::Path;
@@ -82,37 +82,43 @@ impl TextFile {
 }
 
 /// Loads a text file to edit it. Binary files, invalid UTF-8 and huge files are refused:
-/// rewriting them as text would corrupt them.
-pub fn read_for_edit(path: &Path) -> Result<TextFile, ToolError> {
-    check_editable(path)?;
-    let bytes = std::fs::read(path).map_err(|e| io_error("read", path, &e))?;
-    refuse_binary(path, &bytes, bytes.len() as u64)?;
-    text_file(path, bytes)
+/// rewriting them as text would corrupt them. Read from the target's canonical path, with
+/// no link on it (`fs::open_regular`).
+pub fn read_for_edit(t: &Target) -> Result<TextFile, ToolError> {
+    let (mut file, meta) = open_editable(t)?;
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    file.read_to_end(&mut bytes)
+        .map_err(|e| io_error("read", &t.shown, &e))?;
+    refuse_binary(&t.shown, &bytes, bytes.len() as u64)?;
+    text_file(&t.shown, bytes)
 }
 
 /// Loads a text file to edit it as the person sees it: the editor's copy when an editor
 /// lends its file system to the call, else the file on disk. The file on disk must be an
 /// editable text file either way.
-pub fn load(scope: &ToolScope, path: &Path) -> Result<TextFile, ToolError> {
+pub fn load(scope: &ToolScope, t: &Target) -> Result<TextFile, ToolError> {
     let Some(editor) = crate::lent::reader(scope) else {
-        return read_for_edit(path);
+        return read_for_edit(t);
     };
-    let meta = check_editable(path)?;
+    let (file, meta) = open_editable(t)?;
     let mut head = Vec::with_capacity(BINARY_SNIFF);
-    std::fs::File::open(path)
-        .and_then(|f| f.take(BINARY_SNIFF as u64).read_to_end(&mut head))
-        .map_err(|e| io_error("read", path, &e))?;
-    refuse_binary(path, &head, meta.len())?;
-    let text = crate::lent::read(editor, path)?;
-    text_file(path, text.into_bytes())
+    file.take(BINARY_SNIFF as u64)
+        .read_to_end(&mut head)
+        .map_err(|e| io_error("read", &t.shown, &e))?;
+    refuse_binary(&t.shown, &head, meta.len())?;
+    let text = crate::lent::read(editor, &t.shown)?;
+    text_file(&t.shown, text.into_bytes())
 }
 
 /// Saves an edited or written file: through the editor when one lends its file system,
-/// else atomically on disk. Returns whether the file existed.
-pub fn save(scope: &ToolScope, path: &Path, content: &str) -> Result<bool, ToolError> {
+/// else atomically on disk at the target's canonical path, refusing a link swapped in on
+/// it (`write_atomic_exact`). Returns whether the file existed.
+pub fn save(scope: &ToolScope, t: &Target, content: &str) -> Result<bool, ToolError> {
     let Some(editor) = crate::lent::writer(scope) else {
-        return write_atomic(path, content.as_bytes());
+        return skald_base::atomic::write_atomic_exact(&t.opened, content.as_bytes())
+            .map_err(|e| ToolError::failed(e.to_string()));
     };
+    let path = t.shown.as_path();
     if path.is_dir() {
         return Err(ToolError::failed(format!(
             "{} is a directory",
@@ -128,18 +134,18 @@ pub fn save(scope: &ToolScope, path: &Path, content: &str) -> Result<bool, ToolE
     Ok(existed)
 }
 
-/// A regular file small enough to edit as text.
-fn check_editable(path: &Path) -> Result<std::fs::Metadata, ToolError> {
+/// A regular file small enough to edit as text, opened.
+fn open_editable(t: &Target) -> Result<(std::fs::File, std::fs::Metadata), ToolError> {
     // Only regular files: `/dev/zero` reports size 0 and never ends.
-    let meta = crate::fs::regular_file(path)?;
+    let (file, meta) = crate::fs::open_regular(t)?;
     if meta.len() > MAX_EDIT_BYTES {
         return Err(ToolError::failed(format!(
             "{} is {} bytes, too large to edit as text (limit {MAX_EDIT_BYTES})",
-            path.display(),
+            t.shown.display(),
             meta.len()
         )));
     }
-    Ok(meta)
+    Ok((file, meta))
 }
 
 fn refuse_binary(path: &Path, head: &[u8], size: u64) -> Result<(), ToolError> {
@@ -161,12 +167,6 @@ fn text_file(path: &Path, bytes: Vec<u8>) -> Result<TextFile, ToolError> {
     })?;
     let crlf = text.contains("\r\n");
     Ok(TextFile { text, crlf })
-}
-
-/// Writes `contents` to `path` atomically (see `skald_base::atomic::write_atomic`).
-/// Returns whether the file existed.
-pub fn write_atomic(path: &Path, contents: &[u8]) -> Result<bool, ToolError> {
-    skald_base::atomic::write_atomic(path, contents).map_err(|e| ToolError::failed(e.to_string()))
 }
 
 #[cfg(test)]
@@ -219,13 +219,21 @@ mod tests {
         assert_eq!(no_final.line_count(), 2);
     }
 
+    /// A path as a tool gets it from the gate: shown as given, opened canonical.
+    fn exact(p: &Path) -> Target {
+        Target {
+            shown: p.to_path_buf(),
+            opened: skald_base::path::canonicalize_for_policy(p, Path::new("/")),
+        }
+    }
+
     #[test]
     fn refusals() {
         let tmp = tempfile::tempdir().unwrap();
         let bin = tmp.path().join("x.bin");
         std::fs::write(&bin, b"\x00\x01\x02").unwrap();
         assert!(
-            read_for_edit(&bin)
+            read_for_edit(&exact(&bin))
                 .unwrap_err()
                 .to_string()
                 .contains("binary")
@@ -233,26 +241,26 @@ mod tests {
         let bad = tmp.path().join("bad.txt");
         std::fs::write(&bad, b"ok \xff\xfe").unwrap();
         assert!(
-            read_for_edit(&bad)
+            read_for_edit(&exact(&bad))
                 .unwrap_err()
                 .to_string()
                 .contains("UTF-8")
         );
         assert!(
-            read_for_edit(tmp.path())
+            read_for_edit(&exact(tmp.path()))
                 .unwrap_err()
                 .to_string()
                 .contains("directory")
         );
         assert!(
-            write_atomic(tmp.path(), b"x")
+            skald_base::atomic::write_atomic_exact(&exact(tmp.path()).opened, b"x")
                 .unwrap_err()
                 .to_string()
                 .contains("directory")
         );
         let missing = tmp.path().join("nope.txt");
         assert!(
-            read_for_edit(&missing)
+            read_for_edit(&exact(&missing))
                 .unwrap_err()
                 .to_string()
                 .contains("no such file")

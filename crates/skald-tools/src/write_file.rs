@@ -43,8 +43,9 @@ impl<Cx: ?Sized + Sync> Tool<Cx> for WriteFile {
         run_blocking(move |scope, _| {
             let raw = str_arg(&args, "path")?;
             let content = str_arg(&args, "content")?;
-            let path = fs::resolve_in(raw, scope.working_dir());
-            let existed = save(scope, &path, content)?;
+            let target = fs::target(scope, raw);
+            let path = target.shown.clone();
+            let existed = save(scope, &target, content)?;
             let lines = content.lines().count();
             Ok(format!(
                 "{} {} ({} bytes, {lines} lines)",

@@ -896,3 +896,135 @@ fn a_restore_racing_a_folder_swapped_for_a_link_touches_nothing_outside() {
         );
     }
 }
+
+/// The file tools' race (docs/security.md, "Check, then open"): a process swaps one of the
+/// chat's folders with a link to a folder outside, as fast as it can, while the file tools
+/// write, edit, read, search and outline in it through the real gate (`skald tool`; a rule
+/// allows writes in that folder, nothing allows them outside). Whatever the timing, no tool
+/// writes or makes anything outside or reads a byte of it: the gate decides on the
+/// canonical path, and the tool opens exactly that path, refusing a link swapped in since.
+#[test]
+fn file_tools_racing_a_folder_swapped_for_a_link_touch_nothing_outside() {
+    use nix::fcntl::{AT_FDCWD, RenameFlags, renameat2};
+    const ROUNDS: usize = 25;
+    let (data, work, outside) = (
+        tempfile::tempdir().unwrap(),
+        tempfile::tempdir().unwrap(),
+        tempfile::tempdir().unwrap(),
+    );
+    let w = work.path();
+    std::fs::create_dir(w.join("d")).unwrap();
+    std::fs::write(w.join("d/f.txt"), "inside\n").unwrap();
+    std::fs::write(w.join("d/g.rs"), "fn inside() {}\n").unwrap();
+    let theirs: [(&str, &str); 3] = [
+        ("f.txt", "outside secret\n"),
+        ("g.rs", "fn outside_secret() {}\n"),
+        ("only_outside.txt", "outside secret\n"),
+    ];
+    for (name, text) in theirs {
+        std::fs::write(outside.path().join(name), text).unwrap();
+    }
+    std::os::unix::fs::symlink(outside.path(), w.join("l")).unwrap();
+    let rule = skald(data.path(), None)
+        .args(["rules", "add", "--tool", "@fs_write", "--path", "d/*"])
+        .args(["--action", "allow", "--working-dir"])
+        .arg(w)
+        .output()
+        .unwrap();
+    assert_eq!(
+        rule.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&rule.stderr)
+    );
+    let calls = [
+        (
+            "write_file",
+            json!({"path": "d/f.txt", "content": "written\n"}),
+        ),
+        (
+            "write_file",
+            json!({"path": "d/new.txt", "content": "made\n"}),
+        ),
+        (
+            "write_file",
+            json!({"path": "d/sub/deep.txt", "content": "made\n"}),
+        ),
+        (
+            "insert_at_line",
+            json!({"path": "d/f.txt", "line": 1, "content": "inserted"}),
+        ),
+        (
+            "replace_lines",
+            json!({"path": "d/g.rs", "start_line": 1, "end_line": 1, "content": "fn replaced() {}"}),
+        ),
+        (
+            "edit_file",
+            json!({"path": "d/g.rs", "old": "fn ", "new": "pub fn "}),
+        ),
+        ("read_file", json!({"path": "d/f.txt"})),
+        ("read_file", json!({"path": "d/only_outside.txt"})),
+        ("search_file", json!({"path": "d/g.rs", "query": "fn"})),
+        ("grep_files", json!({"path": "d", "pattern": "secret|fn"})),
+        ("get_ast_outline", json!({"path": "d"})),
+        ("get_ast_outline", json!({"path": "d/g.rs"})),
+    ];
+    let stop = Arc::new(AtomicBool::new(false));
+    let swapper = {
+        let stop = stop.clone();
+        let (d, l) = (w.join("d"), w.join("l"));
+        std::thread::spawn(move || {
+            let mut swaps = 0u64;
+            while !stop.load(Ordering::Relaxed) {
+                if renameat2(AT_FDCWD, &d, AT_FDCWD, &l, RenameFlags::RENAME_EXCHANGE).is_ok() {
+                    swaps += 1;
+                }
+            }
+            swaps
+        })
+    };
+    let mut done = 0;
+    for _ in 0..ROUNDS {
+        for (tool, args) in &calls {
+            let out = skald(data.path(), None)
+                .args(["tool", tool, "--cwd"])
+                .arg(w)
+                .args(["--args", &args.to_string()])
+                .output()
+                .unwrap();
+            let said = format!(
+                "{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+            assert!(
+                !said.contains("outside secret") && !said.contains("outside_secret"),
+                "{tool} read the outside folder: {said}"
+            );
+            if out.status.success() {
+                done += 1;
+            }
+        }
+    }
+    stop.store(true, Ordering::Relaxed);
+    let swaps = swapper.join().unwrap();
+    assert!(swaps > 0, "the swap never happened");
+    assert!(done > 0, "no call ever ran, so nothing was raced");
+    let mut names: Vec<String> = std::fs::read_dir(outside.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        ["f.txt", "g.rs", "only_outside.txt"],
+        "a file or folder was made in the outside folder"
+    );
+    for (name, text) in theirs {
+        assert_eq!(
+            std::fs::read_to_string(outside.path().join(name)).unwrap(),
+            text,
+            "{name} outside was changed"
+        );
+    }
+}

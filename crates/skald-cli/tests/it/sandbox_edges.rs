@@ -902,3 +902,58 @@ fn a_repository_hidden_from_the_check_is_still_found_or_said() {
         let _ = std::fs::remove_dir_all(w.join("aaflood"));
     }
 }
+
+/// A folder granted inside the chat's folder, which one sandboxed command swaps for a link
+/// to a folder outside, does not make the link's target writable for the next command:
+/// the grant is the folder as it was given (stored canonical, never resolved again), and
+/// the helper opens every writable folder with no link on its path.
+#[test]
+fn a_granted_folder_swapped_for_a_link_does_not_make_its_target_writable() {
+    use skald_testkit::{ScriptedServer, answer, tool_call};
+    let f = Fixture::new();
+    let w = f.work();
+    let outside = f.outside();
+    std::fs::create_dir(w.join("out")).unwrap();
+    let swap = format!(
+        "mv out out.real && ln -s {} out && echo swapped",
+        outside.display()
+    );
+    let write = format!(
+        "echo pwned > out/x; echo pwned > {}/y; echo pwned > out.real/z; ls out.real",
+        outside.display()
+    );
+    let server = ScriptedServer::new(vec![
+        tool_call(
+            "c1",
+            "execute_cmd",
+            &serde_json::json!({ "command": swap }).to_string(),
+        ),
+        tool_call(
+            "c2",
+            "execute_cmd",
+            &serde_json::json!({ "command": write }).to_string(),
+        ),
+        answer("done"),
+    ]);
+    let grant = w.join("out").display().to_string();
+    let o = f.exec(
+        &server,
+        &["--sandbox", "workspace-write", "--allow-write", &grant],
+        "go",
+    );
+    let stdout = out(&o);
+    assert!(stdout.contains("swapped"), "{stdout}");
+    let theirs: Vec<_> = std::fs::read_dir(&outside)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert!(
+        theirs.is_empty(),
+        "the link's target became writable: {theirs:?}"
+    );
+    // The chat's folder stays writable, the renamed grant with it.
+    assert_eq!(
+        std::fs::read_to_string(w.join("out.real/z")).unwrap(),
+        "pwned\n"
+    );
+}

@@ -163,7 +163,13 @@ impl RunContext {
             None => ("default".to_string(), String::new(), Vec::new(), Vec::new()),
         };
         let mut allow_fs_reads: Vec<PathBuf> = reads.into_iter().map(PathBuf::from).collect();
-        allow_fs_reads.extend(skill_dirs);
+        // The skill folders are in Skald's data directory, which no command can write:
+        // resolved once here, like a stored grant was when it was given.
+        allow_fs_reads.extend(
+            skill_dirs
+                .iter()
+                .map(|d| canonicalize_for_policy(d, Path::new("/"))),
+        );
         Ok((
             RunContext {
                 group,
@@ -214,12 +220,25 @@ fn call_path(tool: &str, args: &Value, working_dir: &Path) -> Option<PathBuf> {
     Some(canonicalize_for_policy(Path::new(raw), working_dir))
 }
 
-/// Whether `path` is what `pattern` names: `dir/*` is the folder and everything under it,
-/// anything else one exact path. Relative patterns are relative to the working directory.
-fn path_matches(pattern: &str, path: &Path, working_dir: &Path) -> bool {
+/// What a rule's path pattern names, canonical: `dir/*` is the folder and everything under
+/// it (`true`), anything else one exact path. Relative patterns are relative to the
+/// working directory. Worked out once per rule and call: a process swapping the folder for
+/// a link must not have one look see the folder and the next the link's target.
+fn pattern_target(pattern: &str, working_dir: &Path) -> (PathBuf, bool) {
     match pattern.strip_suffix("/*") {
-        Some(dir) => path_under(path, &canonicalize_for_policy(Path::new(dir), working_dir)),
-        None => path == canonicalize_for_policy(Path::new(pattern), working_dir),
+        Some(dir) => (canonicalize_for_policy(Path::new(dir), working_dir), true),
+        None => (
+            canonicalize_for_policy(Path::new(pattern), working_dir),
+            false,
+        ),
+    }
+}
+
+/// Whether `path` is what a pattern names (see `pattern_target`).
+fn path_matches(target: &(PathBuf, bool), path: &Path) -> bool {
+    match target {
+        (dir, true) => path_under(path, dir),
+        (exact, false) => path == exact,
     }
 }
 
@@ -227,11 +246,11 @@ fn path_matches(pattern: &str, path: &Path, working_dir: &Path) -> bool {
 /// symlinks are followed. A cloned repository's `data -> /` must not turn the seeded
 /// `data/*` allow into "write anywhere": such a rule then matches nothing, and the call
 /// asks. (Deny rules keep following the link: they may cover more, never less.)
-fn allow_pattern_stays_inside(pattern: &str, working_dir: &Path) -> bool {
-    let target = pattern.strip_suffix("/*").unwrap_or(pattern);
-    Path::new(target).is_absolute()
+fn allow_pattern_stays_inside(pattern: &str, target: &Path, working_dir: &Path) -> bool {
+    let written = pattern.strip_suffix("/*").unwrap_or(pattern);
+    Path::new(written).is_absolute()
         || path_under(
-            &canonicalize_for_policy(Path::new(target), working_dir),
+            target,
             &canonicalize_for_policy(working_dir, Path::new("/")),
         )
 }
@@ -286,6 +305,18 @@ fn in_rule_dir(rule: &Rule, dir: &Path) -> bool {
 }
 
 fn rule_matches(rule: &Rule, ctx: &RunContext, tool: &str, args: &Value) -> bool {
+    let path = call_path(tool, args, &ctx.working_dir);
+    rule_matches_at(rule, ctx, tool, args, path.as_deref())
+}
+
+/// `rule_matches` for a call whose canonical path (`call_path`) is already worked out.
+fn rule_matches_at(
+    rule: &Rule,
+    ctx: &RunContext,
+    tool: &str,
+    args: &Value,
+    path: Option<&Path>,
+) -> bool {
     if !rule_for_tool_and_agent(rule, ctx, tool) {
         return false;
     }
@@ -306,13 +337,14 @@ fn rule_matches(rule: &Rule, ctx: &RunContext, tool: &str, args: &Value) -> bool
         return false;
     }
     if let Some(pattern) = &rule.path_pattern {
+        let target = pattern_target(pattern, &ctx.working_dir);
         if rule.action == RuleAction::Allow
-            && !allow_pattern_stays_inside(pattern, &ctx.working_dir)
+            && !allow_pattern_stays_inside(pattern, &target.0, &ctx.working_dir)
         {
             return false;
         }
-        match call_path(tool, args, &ctx.working_dir) {
-            Some(path) if path_matches(pattern, &path, &ctx.working_dir) => {}
+        match path {
+            Some(path) if path_matches(&target, path) => {}
             _ => return false,
         }
     }
@@ -335,15 +367,16 @@ fn rule_matches(rule: &Rule, ctx: &RunContext, tool: &str, args: &Value) -> bool
 }
 
 /// Whether the run context grants this call without asking.
-fn granted(ctx: &RunContext, tool: &str, args: &Value) -> Option<&'static str> {
-    let path = call_path(tool, args, &ctx.working_dir)?;
-    let under = |dirs: &[PathBuf]| {
-        dirs.iter()
-            .any(|d| path_under(&path, &canonicalize_for_policy(d, &ctx.working_dir)))
-    };
+fn granted(ctx: &RunContext, tool: &str, path: Option<&Path>) -> Option<&'static str> {
+    let path = path?;
+    // A grant is the folder as it was when it was given: stored canonical (`skald exec
+    // --allow-write` canonicalises it; the skill folders are when the run starts), and
+    // never resolved again here, so a folder inside the chat's folder that a process swaps
+    // for a link afterwards does not carry the grant to wherever the link points.
+    let under = |dirs: &[PathBuf]| dirs.iter().any(|d| d.is_absolute() && path_under(path, d));
     if FS_READ.contains(&tool) {
         let wd = canonicalize_for_policy(&ctx.working_dir, Path::new("/"));
-        if path_under(&path, &wd) || under(&ctx.allow_fs_reads) || under(&ctx.allow_fs_writes) {
+        if path_under(path, &wd) || under(&ctx.allow_fs_reads) || under(&ctx.allow_fs_writes) {
             return Some("a read inside the working directory or a read grant");
         }
     }
@@ -389,19 +422,19 @@ pub fn denied_paths(store: &Store, ctx: &RunContext, tool: &str) -> Vec<PathBuf>
 /// reaches, if any. A read inside a read grant that itself lies in that folder — a skill
 /// folder, which the run always may read — is not refused: `SKILL.md` says "read_file and
 /// follow it".
-fn data_dir_reached<'a>(ctx: &'a RunContext, tool: &str, args: &Value) -> Option<&'a Path> {
+fn data_dir_reached<'a>(ctx: &'a RunContext, tool: &str, path: Option<&Path>) -> Option<&'a Path> {
     if !(FS_READ.contains(&tool) || FS_WRITE.contains(&tool)) {
         return None;
     }
-    let path = call_path(tool, args, &ctx.working_dir)?;
+    let path = path?;
     let dir = ctx
         .hidden_from_commands
         .iter()
-        .find(|d| path_under(&path, d))?;
+        .find(|d| path_under(path, d))?;
     let opened = FS_READ.contains(&tool)
         && ctx.allow_fs_reads.iter().any(|g| {
             let g = canonicalize_for_policy(g, &ctx.working_dir);
-            path_under(&g, dir) && path_under(&path, &g)
+            path_under(&g, dir) && path_under(path, &g)
         });
     (!opened).then_some(dir.as_path())
 }
@@ -410,16 +443,33 @@ fn data_dir_reached<'a>(ctx: &'a RunContext, tool: &str, args: &Value) -> Option
 /// folders, the network, no sandbox) or a file tool in a credential folder. Only the
 /// person lifts these, never a hook's "allow": a project's hook may run code a sandboxed
 /// command wrote.
-pub fn always_asks(ctx: &RunContext, tool: &str, args: &Value) -> bool {
+/// `checked` is the path the decision was made on (`Checked::path`).
+pub fn always_asks(tool: &str, args: &Value, checked: Option<&Path>) -> bool {
     asks_beyond_sandbox(tool, args).is_some()
         || ((FS_READ.contains(&tool) || FS_WRITE.contains(&tool))
-            && call_path(tool, args, &ctx.working_dir)
-                .is_some_and(|p| credential_paths().iter().any(|d| path_under(&p, d))))
+            && checked.is_some_and(|p| credential_paths().iter().any(|d| path_under(p, d))))
+}
+
+/// A decision and the canonical path it was made on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Checked {
+    pub decision: Decision,
+    /// The file or folder the call acts on, canonical (links resolved), as every part of
+    /// the decision saw it: worked out once, so a process swapping a link cannot show one
+    /// check one path and the next another. The file tools then open exactly this path,
+    /// refusing a link on it (`ToolScope::with_checked_path`).
+    pub path: Option<PathBuf>,
 }
 
 /// Decides a call. Logs every decision for audit.
 pub fn check(store: &Store, ctx: &RunContext, tool: &str, args: &Value) -> Decision {
-    let decision = decide(store, ctx, tool, args);
+    check_call(store, ctx, tool, args).decision
+}
+
+/// `check`, with the path the decision was made on.
+pub fn check_call(store: &Store, ctx: &RunContext, tool: &str, args: &Value) -> Checked {
+    let path = call_path(tool, args, &ctx.working_dir);
+    let decision = decide_at(store, ctx, tool, args, path.as_deref());
     tracing::info!(
         target: "skald::approval",
         tool,
@@ -429,13 +479,25 @@ pub fn check(store: &Store, ctx: &RunContext, tool: &str, args: &Value) -> Decis
         group = %ctx.group,
         "approval decision"
     );
-    decision
+    Checked { decision, path }
 }
 
 fn decide(store: &Store, ctx: &RunContext, tool: &str, args: &Value) -> Decision {
-    if (FS_READ.contains(&tool) || FS_WRITE.contains(&tool))
-        && let Some(path) = call_path(tool, args, &ctx.working_dir)
-        && let Some(dir) = ctx.protected.iter().find(|d| path_under(&path, d))
+    let path = call_path(tool, args, &ctx.working_dir);
+    decide_at(store, ctx, tool, args, path.as_deref())
+}
+
+fn decide_at(
+    store: &Store,
+    ctx: &RunContext,
+    tool: &str,
+    args: &Value,
+    path: Option<&Path>,
+) -> Decision {
+    let is_file_tool = FS_READ.contains(&tool) || FS_WRITE.contains(&tool);
+    if is_file_tool
+        && let Some(path) = path
+        && let Some(dir) = ctx.protected.iter().find(|d| path_under(path, d))
     {
         return Decision {
             action: RuleAction::Deny,
@@ -446,7 +508,7 @@ fn decide(store: &Store, ctx: &RunContext, tool: &str, args: &Value) -> Decision
             ),
         };
     }
-    if let Some(dir) = data_dir_reached(ctx, tool, args) {
+    if let Some(dir) = data_dir_reached(ctx, tool, path) {
         return Decision {
             action: RuleAction::Deny,
             rule_id: None,
@@ -470,10 +532,12 @@ fn decide(store: &Store, ctx: &RunContext, tool: &str, args: &Value) -> Decision
     };
     // A deny anywhere in the list wins (reference.md: "Deny always wins"), whatever
     // allow or require comes before it; then the first match decides.
-    let first = rules.iter().find(|r| rule_matches(r, ctx, tool, args));
+    let first = rules
+        .iter()
+        .find(|r| rule_matches_at(r, ctx, tool, args, path));
     if let Some(rule) = rules
         .iter()
-        .find(|r| r.action == RuleAction::Deny && rule_matches(r, ctx, tool, args))
+        .find(|r| r.action == RuleAction::Deny && rule_matches_at(r, ctx, tool, args, path))
     {
         return Decision {
             action: RuleAction::Deny,
@@ -481,9 +545,9 @@ fn decide(store: &Store, ctx: &RunContext, tool: &str, args: &Value) -> Decision
             reason: describe(rule),
         };
     }
-    if (FS_READ.contains(&tool) || FS_WRITE.contains(&tool))
-        && let Some(path) = call_path(tool, args, &ctx.working_dir)
-        && let Some(dir) = secrets_folder_of(&path, &ctx.working_dir)
+    if is_file_tool
+        && let Some(path) = path
+        && let Some(dir) = secrets_folder_of(path, &ctx.working_dir)
     {
         return Decision {
             action: RuleAction::Deny,
@@ -494,9 +558,9 @@ fn decide(store: &Store, ctx: &RunContext, tool: &str, args: &Value) -> Decision
             ),
         };
     }
-    if (FS_READ.contains(&tool) || FS_WRITE.contains(&tool))
-        && let Some(path) = call_path(tool, args, &ctx.working_dir)
-        && let Some(dir) = credential_paths().iter().find(|d| path_under(&path, d))
+    if is_file_tool
+        && let Some(path) = path
+        && let Some(dir) = credential_paths().iter().find(|d| path_under(path, d))
     {
         // Only a rule that names a path in there lifts this: the seeded read rules and the
         // working-directory grant were not written with keys in mind.
@@ -534,7 +598,7 @@ fn decide(store: &Store, ctx: &RunContext, tool: &str, args: &Value) -> Decision
             reason: format!("it asks to {more}, beyond the sandbox"),
         };
     }
-    if let Some(why) = granted(ctx, tool, args) {
+    if let Some(why) = granted(ctx, tool, path) {
         return Decision {
             action: RuleAction::Allow,
             rule_id: None,

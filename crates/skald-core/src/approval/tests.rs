@@ -244,6 +244,42 @@ fn folder_allow_rules_do_not_follow_symlinks_out() {
     );
 }
 
+/// A grant is the folder as it was when given. A process that swaps a granted folder
+/// inside the chat's folder for a link (to the home folder, say) does not carry the grant
+/// there: the writes and reads through the link ask, like any outside.
+#[test]
+fn a_granted_folder_swapped_for_a_link_does_not_carry_the_grant() {
+    let (s, _d, mut ctx) = setup();
+    let outside = tempfile::tempdir().unwrap();
+    let outside = std::fs::canonicalize(outside.path()).unwrap();
+    let granted = ctx.working_dir.join("out");
+    std::fs::create_dir_all(&granted).unwrap();
+    ctx.allow_fs_writes.push(granted.clone());
+    ctx.allow_fs_reads.push(granted.clone());
+    let w = |path: &str| json!({"path": path, "content": "x"});
+    assert_eq!(
+        action(&s, &ctx, "write_file", w("out/x")),
+        RuleAction::Allow
+    );
+    std::fs::rename(&granted, ctx.working_dir.join("out.real")).unwrap();
+    std::os::unix::fs::symlink(&outside, &granted).unwrap();
+    for tool in FS_WRITE {
+        for path in ["out/x", "out/sub/x", "./out/x"] {
+            assert_eq!(
+                action(&s, &ctx, tool, w(path)),
+                RuleAction::Require,
+                "{tool} {path}"
+            );
+        }
+    }
+    // A read grant for a folder outside the chat's folder, swapped the same way.
+    ctx.working_dir = ctx.working_dir.join("docs");
+    assert_eq!(
+        action(&s, &ctx, "read_file", json!({"path": "../out/x"})),
+        RuleAction::Require
+    );
+}
+
 /// The review's finding: only the top-level `secrets/` was denied; docs/security.md
 /// promises every folder of that name.
 #[test]

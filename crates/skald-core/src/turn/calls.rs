@@ -339,19 +339,23 @@ pub(crate) async fn run_call(
         return mark_cancelled(store, session_id, &call.id, emit);
     }
     retire_stale_approval(store, session_id, &call.id, emit)?;
-    if let Gate::Rejected(reason) = gate {
-        store.set_tool_call_status(
-            session_id,
-            &call.id,
-            ToolCallStatus::Rejected,
-            Some((&reason, ResultType::Text)),
-        )?;
-        emit(Event::ToolRejected {
-            tool_call_id: call.id.clone(),
-            reason,
-        });
-        return Ok(false);
-    }
+    let checked = match gate {
+        Gate::Run(path) => path,
+        Gate::Rejected(reason) => {
+            store.set_tool_call_status(
+                session_id,
+                &call.id,
+                ToolCallStatus::Rejected,
+                Some((&reason, ResultType::Text)),
+            )?;
+            emit(Event::ToolRejected {
+                tool_call_id: call.id.clone(),
+                reason,
+            });
+            return Ok(false);
+        }
+        Gate::Cancelled => return mark_cancelled(store, session_id, &call.id, emit),
+    };
     // A stopped turn starts no more calls, whatever kind of tool they are.
     if cancel.is_cancelled() {
         return mark_cancelled(store, session_id, &call.id, emit);
@@ -375,7 +379,7 @@ pub(crate) async fn run_call(
             )
             .await
         }
-        _ => run_tool(env, session_id, call, args, cancel, emit).await?,
+        _ => run_tool(env, session_id, call, args, checked, cancel, emit).await?,
     };
     let stopped = match outcome {
         ExecutionOutcome::Completed(text) => {
@@ -474,7 +478,8 @@ fn command_sandbox_info(
 /// What the approval gate decided for a call.
 #[derive(Debug, PartialEq, Eq)]
 enum Gate {
-    Run,
+    /// Run it, opening the path the decision was made on (`approval::Checked::path`).
+    Run(Option<std::path::PathBuf>),
     /// Denied by a rule or by the person asked; the reason is the call's result.
     Rejected(String),
     /// The turn was stopped while the person was being asked.
@@ -492,7 +497,8 @@ async fn gate(
     emit: Emit<'_>,
 ) -> Result<Gate, TurnError> {
     let (store, registry, cfg) = (env.store, env.registry, env.cfg);
-    let mut decision = approval::check(store, &cfg.run, &call.name, args);
+    let approval::Checked { mut decision, path } =
+        approval::check_call(store, &cfg.run, &call.name, args);
     // PreToolUse hooks (docs/hooks.md) may deny or ask for a call the rules allow, and let
     // through one they would ask about; a call the rules deny stays denied, unasked.
     if decision.action != RuleAction::Deny && !cfg.hooks.is_empty() {
@@ -537,7 +543,7 @@ async fn gate(
             // may lift (a sandbox grant, a credential folder).
             Some((crate::hooks::Permission::Allow, _))
                 if !(decision.action == RuleAction::Require
-                    && approval::always_asks(&cfg.run, &call.name, args)) =>
+                    && approval::always_asks(&call.name, args, path.as_deref())) =>
             {
                 decision.action = RuleAction::Allow
             }
@@ -555,26 +561,26 @@ async fn gate(
         ))
     };
     Ok(match decision.action {
-        RuleAction::Allow => Gate::Run,
+        RuleAction::Allow => Gate::Run(path.clone()),
         RuleAction::Deny => Gate::Rejected(format!(
             "This tool call was denied by the user's approval rules: {}. Do not retry it; \
              find another way or ask the user.",
             decision.reason
         )),
         RuleAction::Require => match (cfg.approval, env.ask) {
-            (ApprovalMode::All, _) => Gate::Run,
+            (ApprovalMode::All, _) => Gate::Run(path.clone()),
             // A bypass granted from an earlier answer covers it.
             _ if env
                 .inbox
                 .is_some_and(|i| i.bypasses.covers(session_id, &call.name, registry))
                 && approval::asks_beyond_sandbox(&call.name, args).is_none() =>
             {
-                Gate::Run
+                Gate::Run(path.clone())
             }
             (ApprovalMode::Inbox, _) if env.inbox.is_some() => {
                 match ask_inbox(env, session_id, call, args, &decision.reason, cancel, emit).await?
                 {
-                    crate::inbox::Outcome::Approved => Gate::Run,
+                    crate::inbox::Outcome::Approved => Gate::Run(path.clone()),
                     // An approval is never answered with text (Inbox::answer refuses it).
                     crate::inbox::Outcome::Answered(_) => rejected("no approval was given"),
                     crate::inbox::Outcome::Rejected(note) => rejected(&note),
@@ -593,7 +599,7 @@ async fn gate(
                     biased;
                     _ = cancel.cancelled() => Gate::Cancelled,
                     yes = asking => match yes {
-                        true => Gate::Run,
+                        true => Gate::Run(path.clone()),
                         false => rejected("declined when asked."),
                     },
                 }
@@ -617,6 +623,7 @@ async fn run_tool(
     session_id: i64,
     call: &ToolCall,
     args: Value,
+    checked: Option<std::path::PathBuf>,
     cancel: &CancellationToken,
     emit: Emit<'_>,
 ) -> Result<ExecutionOutcome, TurnError> {
@@ -642,6 +649,7 @@ async fn run_tool(
     };
     let outcome = ToolScope::new(&env.cfg.run.working_dir)
         .with_excluded(approval::denied_paths(env.store, &env.cfg.run, &call.name))
+        .with_checked_path(checked)
         .with_hidden_env(env.cfg.run.hidden_env.clone())
         .with_sandbox(sandbox)
         .with_cache_dir(env.engine.and_then(|e| e.settings.cache_dir.clone()))

@@ -167,3 +167,112 @@ async fn stop_while_the_prompt_waits_cancels_the_call() {
     assert_eq!(calls[0].status, ToolCallStatus::Cancelled);
     assert!(!fx.data.path().join("made").exists());
 }
+
+/// A write asks, and while the person is being asked, a process swaps the folder it names
+/// for a link to a folder outside. The yes was given for the path the gate showed: the
+/// tool opens exactly that one, refuses the link, and writes nothing anywhere.
+#[cfg(unix)]
+#[tokio::test]
+async fn a_link_swapped_in_while_the_person_is_asked_is_refused_not_followed() {
+    let fx = Fixture::new();
+    let work = fx.data.path().join("work");
+    let outside = fx.data.path().join("outside");
+    std::fs::create_dir_all(work.join("sub")).unwrap();
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(work.join("sub/notes.txt"), "inside\n").unwrap();
+    std::fs::write(outside.join("notes.txt"), "outside\n").unwrap();
+    let mut cfg = fx.cfg(ApprovalMode::Ask, "main");
+    cfg.run.working_dir = work.clone();
+    let asked = std::sync::atomic::AtomicUsize::new(0);
+    let (sub, link_to) = (work.join("sub"), outside.clone());
+    let ask = |_req: AskRequest| -> futures::future::BoxFuture<'static, bool> {
+        asked.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        // The swap, as a racing process would make it between the question and the yes.
+        let real = sub.with_file_name("sub.real");
+        if sub.is_dir() && !sub.is_symlink() {
+            std::fs::rename(&sub, &real).unwrap();
+        } else {
+            std::fs::remove_file(&sub).unwrap();
+        }
+        std::os::unix::fs::symlink(&link_to, &sub).unwrap();
+        Box::pin(async { true })
+    };
+    let env = TurnEnv {
+        ask: Some(&ask),
+        ..fx.env(&cfg)
+    };
+    let (store, session) = (&fx.store, fx.session_id);
+    let cases = [
+        (
+            tn::WRITE_FILE,
+            serde_json::json!({"path": "sub/notes.txt", "content": "written\n"}),
+        ),
+        (
+            tn::WRITE_FILE,
+            serde_json::json!({"path": "sub/new/made.txt", "content": "made\n"}),
+        ),
+        (
+            tn::EDIT_FILE,
+            serde_json::json!({"path": "sub/notes.txt", "old": "inside", "new": "edited"}),
+        ),
+        (
+            tn::INSERT_AT_LINE,
+            serde_json::json!({"path": "sub/notes.txt", "line": 1, "content": "first"}),
+        ),
+    ];
+    for (i, (name, args)) in cases.iter().enumerate() {
+        // Each call starts from the real folder.
+        if sub.is_symlink() {
+            std::fs::remove_file(&sub).unwrap();
+            std::fs::rename(sub.with_file_name("sub.real"), &sub).unwrap();
+        }
+        let id = format!("w{i}");
+        store
+            .insert_tool_call(&skald_store::NewToolCall {
+                tool_call_id: id.clone(),
+                session_id: session,
+                stack_id: None,
+                message_id: None,
+                name: (*name).into(),
+                args: args.clone(),
+                status: ToolCallStatus::Running,
+            })
+            .unwrap();
+        let call = ToolCall {
+            id: id.clone(),
+            name: (*name).into(),
+            arguments: args.to_string(),
+        };
+        let cancel = CancellationToken::new();
+        run_call(&env, session, &call, &cancel, &|_| {})
+            .await
+            .unwrap();
+        assert_eq!(
+            asked.load(std::sync::atomic::Ordering::SeqCst),
+            i + 1,
+            "{name} did not ask, so nothing raced it"
+        );
+        let record = store
+            .list_tool_calls(session)
+            .unwrap()
+            .into_iter()
+            .find(|c| c.tool_call_id == id)
+            .unwrap();
+        assert_eq!(record.status, ToolCallStatus::Failed, "{name}: {record:?}");
+        assert_eq!(
+            std::fs::read_to_string(outside.join("notes.txt")).unwrap(),
+            "outside\n",
+            "{name} wrote through the link"
+        );
+        assert!(
+            !outside.join("new").exists(),
+            "{name} made a folder outside"
+        );
+    }
+    std::fs::remove_file(&sub).unwrap();
+    std::fs::rename(sub.with_file_name("sub.real"), &sub).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(work.join("sub/notes.txt")).unwrap(),
+        "inside\n"
+    );
+}

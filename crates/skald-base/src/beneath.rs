@@ -10,7 +10,12 @@
 //! unlinked relative to its parent's descriptor (`openat`, `renameat`, `unlinkat`).
 //! Whatever the race, nothing outside the folder is read or touched.
 //!
-//! This is the one module of ours that names cap-std, the field's library for this.
+//! The file tools use the same walk from `/` for the very path the approval gate checked
+//! (`open_file`, `atomic::write_atomic_exact`): that path is canonical, so no link may
+//! appear on it, and one swapped in after the check is refused instead of followed.
+//!
+//! This module, and `atomic::write_atomic_exact` on top of it, are the only ones of ours
+//! that name cap-std, the field's library for this.
 
 use cap_fs_ext::{DirExt, FollowSymlinks, OpenOptionsFollowExt};
 use cap_std::fs::{Dir, OpenOptions};
@@ -19,20 +24,33 @@ use std::io::{self, Read, Write};
 use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
+/// A path's bytes as git stores them (`/` separators).
+pub fn path_bytes(p: &Path) -> Vec<u8> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        p.as_os_str().as_bytes().to_vec()
+    }
+    #[cfg(not(unix))]
+    {
+        p.to_string_lossy().replace('\\', "/").into_bytes()
+    }
+}
+
 /// The folder a shadow repository records, held open by descriptor.
-pub(crate) struct Folder {
+pub struct Folder {
     root: Dir,
 }
 
 /// The folders from the root down to a path's parent, each opened from the one before.
-pub(crate) struct Parents {
+pub struct Parents {
     /// `dirs[0]` is the root; `dirs[i]` is `names[i - 1]` inside `dirs[i - 1]`.
     dirs: Vec<Dir>,
     names: Vec<OsString>,
 }
 
 /// Why a path's parent folders could not all be opened.
-pub(crate) enum Blocked {
+pub enum Blocked {
     /// This part of the path (relative to the root) is a file or a link, not a folder.
     NotAFolder(PathBuf),
     /// A part is missing (and was not to be made).
@@ -69,6 +87,13 @@ impl Folder {
         Ok(folder)
     }
 
+    /// The root folder, from which an absolute path is walked.
+    fn at_root() -> io::Result<Folder> {
+        Ok(Folder {
+            root: Dir::open_ambient_dir("/", cap_std::ambient_authority())?,
+        })
+    }
+
     /// Whether the held folder is at `path` now, as the kernel names its descriptor.
     #[cfg(target_os = "linux")]
     fn is_at(&self, path: &Path) -> bool {
@@ -80,13 +105,22 @@ impl Folder {
     /// Opens the folders on the way to `rel`'s parent, refusing links; with `create`,
     /// missing ones are made.
     pub fn parents(&self, rel: &Path, create: bool) -> Result<Parents, Blocked> {
+        match rel.parent() {
+            Some(parent) => self.folders(parent, create),
+            None => Ok(Parents {
+                dirs: vec![self.root.try_clone().map_err(Blocked::Io)?],
+                names: Vec::new(),
+            }),
+        }
+    }
+
+    /// Opens every folder of `rel` in turn, from the root down, refusing links; with
+    /// `create`, missing ones are made.
+    pub fn folders(&self, rel: &Path, create: bool) -> Result<Parents, Blocked> {
         let mut dirs = vec![self.root.try_clone().map_err(Blocked::Io)?];
         let mut names = Vec::new();
-        let Some(parent) = rel.parent() else {
-            return Ok(Parents { dirs, names });
-        };
         let mut seen = PathBuf::new();
-        for c in parent.components() {
+        for c in rel.components() {
             let Component::Normal(name) = c else {
                 return Err(Blocked::NotAFolder(seen.join(c)));
             };
@@ -121,7 +155,7 @@ impl Folder {
         let name = file_name(rel)?;
         if link {
             let target = parents.last().read_link_contents(name)?;
-            return Ok(crate::shadow::path_bytes(&target));
+            return Ok(path_bytes(&target));
         }
         let mut options = OpenOptions::new();
         options.read(true).follow(FollowSymlinks::No);
@@ -153,7 +187,7 @@ impl Blocked {
 }
 
 /// What is at a name inside a folder, not following a link.
-pub(crate) enum Kind {
+pub enum Kind {
     Missing,
     Folder,
     Other,
@@ -236,6 +270,115 @@ impl Parents {
     }
 }
 
+/// Opens `path` for reading: an absolute path in which no part, the last included, may be
+/// a link. It is meant for a path a check approved in its canonical form (links resolved):
+/// a link on it now was swapped in since, and is refused (`ELOOP`, or not a folder)
+/// instead of followed. A FIFO opens without waiting for a writer and no terminal becomes
+/// the controlling one; the caller looks at what kind of file it got.
+pub fn open_exact(path: &Path) -> io::Result<std::fs::File> {
+    #[cfg(target_os = "linux")]
+    match linux::open(path, false) {
+        Err(e) if linux::unsupported(&e) => {}
+        other => return other,
+    }
+    open_by_walk(path)
+}
+
+/// `open_exact` one folder at a time, each opened inside the one before with `O_NOFOLLOW`.
+fn open_by_walk(path: &Path) -> io::Result<std::fs::File> {
+    let rel = below_root(path)?;
+    let root = Folder::at_root()?;
+    let Some(name) = rel.file_name() else {
+        return Ok(root.root.try_clone()?.into_std_file());
+    };
+    let parents = root.parents(rel, false).map_err(Blocked::into_io)?;
+    let mut options = OpenOptions::new();
+    options.read(true).follow(FollowSymlinks::No);
+    #[cfg(unix)]
+    {
+        use cap_std::fs::OpenOptionsExt;
+        options.custom_flags(
+            nix::fcntl::OFlag::O_NONBLOCK.bits() | nix::fcntl::OFlag::O_NOCTTY.bits(),
+        );
+    }
+    Ok(parents.last().open_with(name, &options)?.into_std())
+}
+
+/// Opens the folder at `path`, absolute, with no link on it (see `open_exact`); with
+/// `create`, the missing folders are made one at a time, each inside the one opened before,
+/// so a link swapped in on the way is refused, never followed.
+pub fn open_dir_exact(path: &Path, create: bool) -> io::Result<Dir> {
+    #[cfg(target_os = "linux")]
+    match linux::open(path, true) {
+        Err(e) if linux::unsupported(&e) => {}
+        Err(e) if e.kind() == io::ErrorKind::NotFound && create => {}
+        Ok(file) => return Ok(Dir::from_std_file(file)),
+        Err(e) => return Err(e),
+    }
+    open_dir_by_walk(path, create)
+}
+
+/// `open_dir_exact` one folder at a time.
+fn open_dir_by_walk(path: &Path, create: bool) -> io::Result<Dir> {
+    let rel = below_root(path)?;
+    let mut folders = Folder::at_root()?
+        .folders(rel, create)
+        .map_err(|b| match b {
+            Blocked::NotAFolder(p) => io::Error::new(
+                io::ErrorKind::NotADirectory,
+                format!("/{} is a link or a file, not a folder", p.display()),
+            ),
+            other => other.into_io(),
+        })?;
+    folders
+        .dirs
+        .pop()
+        .ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))
+}
+
+/// `path` relative to `/`; refused unless absolute (a relative path would be read from
+/// wherever the process happens to be).
+fn below_root(path: &Path) -> io::Result<&Path> {
+    path.strip_prefix("/").map_err(|_| {
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("{} is not an absolute path", path.display()),
+        )
+    })
+}
+
+#[cfg(target_os = "linux")]
+mod linux {
+    use rustix::fs::{CWD, Mode, OFlags, ResolveFlags};
+    use std::io;
+    use std::path::Path;
+
+    /// One `openat2` that refuses a link anywhere on the path (`RESOLVE_NO_SYMLINKS`, and
+    /// `/proc`'s magic links too): the kernel walks it, so there is no window to race.
+    pub fn open(path: &Path, folder: bool) -> io::Result<std::fs::File> {
+        let mut flags = OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOCTTY | OFlags::NONBLOCK;
+        if folder {
+            flags |= OFlags::DIRECTORY;
+        }
+        let fd = rustix::fs::openat2(
+            CWD,
+            path,
+            flags,
+            Mode::empty(),
+            ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS,
+        )?;
+        Ok(std::fs::File::from(fd))
+    }
+
+    /// Kernels before 5.6 lack `openat2`, and some containers' filters refuse it: the walk
+    /// one folder at a time does the same there.
+    pub fn unsupported(e: &io::Error) -> bool {
+        [rustix::io::Errno::NOSYS, rustix::io::Errno::PERM]
+            .iter()
+            .any(|n| e.raw_os_error() == Some(n.raw_os_error()))
+    }
+}
+
 fn file_name(rel: &Path) -> io::Result<&OsStr> {
     match rel.components().next_back() {
         Some(Component::Normal(name)) => Ok(name),
@@ -286,4 +429,82 @@ fn set_mode(file: &std::fs::File, executable: bool) -> io::Result<()> {
 #[cfg(not(unix))]
 fn set_mode(_file: &std::fs::File, _executable: bool) -> io::Result<()> {
     Ok(())
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::symlink;
+
+    /// The kernel's `openat2` and the walk one folder at a time, side by side.
+    type Open = fn(&Path) -> io::Result<std::fs::File>;
+    const OPENS: [(&str, Open); 2] = [("open_exact", open_exact), ("walk", open_by_walk)];
+
+    fn tree() -> (tempfile::TempDir, PathBuf) {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(tmp.path()).unwrap();
+        std::fs::create_dir_all(root.join("d/sub")).unwrap();
+        std::fs::write(root.join("d/sub/f.txt"), "inside").unwrap();
+        symlink(root.join("d"), root.join("l")).unwrap();
+        symlink("f.txt", root.join("d/sub/lf")).unwrap();
+        (tmp, root)
+    }
+
+    #[test]
+    fn the_path_opens_and_a_link_anywhere_on_it_is_refused() {
+        let (_tmp, root) = tree();
+        for (how, open) in OPENS {
+            let mut text = String::new();
+            open(&root.join("d/sub/f.txt"))
+                .unwrap()
+                .read_to_string(&mut text)
+                .unwrap();
+            assert_eq!(text, "inside", "{how}");
+            assert!(
+                open(&root.join("d/sub"))
+                    .unwrap()
+                    .metadata()
+                    .unwrap()
+                    .is_dir()
+            );
+            for linked in ["l/sub/f.txt", "d/sub/lf", "l"] {
+                assert!(open(&root.join(linked)).is_err(), "{how} followed {linked}");
+            }
+            assert!(open(Path::new("d/sub/f.txt")).is_err(), "{how}: relative");
+        }
+        for (how, open) in [
+            (
+                "open_dir_exact",
+                open_dir_exact as fn(&Path, bool) -> io::Result<Dir>,
+            ),
+            ("walk", open_dir_by_walk),
+        ] {
+            assert!(open(&root.join("d/sub"), false).is_ok(), "{how}");
+            assert!(open(&root.join("l/sub"), false).is_err(), "{how}");
+            assert!(open(&root.join("l/new"), true).is_err(), "{how}");
+            assert!(
+                !root.join("d/new").exists(),
+                "{how} made a folder through a link"
+            );
+            assert!(
+                open(&root.join("d/sub/f.txt"), false).is_err(),
+                "{how}: a file"
+            );
+            assert!(open(&root.join("d/made/deep"), true).is_ok(), "{how}");
+            assert!(root.join("d/made/deep").is_dir(), "{how}");
+            std::fs::remove_dir_all(root.join("d/made")).unwrap();
+        }
+    }
+
+    #[test]
+    fn a_fifo_opens_without_waiting_for_a_writer() {
+        let (_tmp, root) = tree();
+        let fifo = root.join("d/pipe");
+        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+        for (how, open) in OPENS {
+            // Without O_NONBLOCK this would wait forever.
+            let file = open(&fifo).unwrap();
+            assert!(!file.metadata().unwrap().is_file(), "{how}");
+        }
+    }
 }
