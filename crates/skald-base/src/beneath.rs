@@ -431,7 +431,8 @@ fn set_mode(_file: &std::fs::File, _executable: bool) -> io::Result<()> {
     Ok(())
 }
 
-#[cfg(all(test, unix))]
+#[cfg(test)]
+#[cfg(unix)]
 mod tests {
     use super::*;
     use std::os::unix::fs::symlink;
