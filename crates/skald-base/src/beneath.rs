@@ -159,6 +159,12 @@ impl Folder {
         }
         let mut options = OpenOptions::new();
         options.read(true).follow(FollowSymlinks::No);
+        // A file swapped for a FIFO since the walk saw it must not hold the read forever.
+        #[cfg(unix)]
+        {
+            use cap_std::fs::OpenOptionsExt;
+            options.custom_flags(nix::fcntl::OFlag::O_NONBLOCK.bits());
+        }
         let mut file = parents.last().open_with(name, &options)?;
         let mut bytes = Vec::new();
         file.read_to_end(&mut bytes)?;

@@ -95,7 +95,7 @@ pub fn policy(run: &RunContext) -> Policy {
         dirs.iter().filter(|d| d.is_absolute()).cloned().collect()
     };
     let writable: Vec<PathBuf> = match run.sandbox.mode {
-        SandboxMode::WorkspaceWrite => std::iter::once(canonical(&run.working_dir))
+        SandboxMode::WorkspaceWrite => std::iter::once(crate::approval::folder(&run.working_dir))
             .chain(granted(&run.allow_fs_writes))
             .collect(),
         SandboxMode::ReadOnly | SandboxMode::Off => Vec::new(),
@@ -106,7 +106,7 @@ pub fn policy(run: &RunContext) -> Policy {
             .chain(&run.hidden_from_commands)
             .map(|p| canonical(p)),
     );
-    let roots: Vec<PathBuf> = std::iter::once(canonical(&run.working_dir))
+    let roots: Vec<PathBuf> = std::iter::once(crate::approval::folder(&run.working_dir))
         .chain(granted(&run.allow_fs_writes))
         .chain(granted(&run.allow_fs_reads))
         .collect();

@@ -376,10 +376,20 @@ fn writable_exactly(paths: &[PathBuf]) -> Vec<(std::os::fd::OwnedFd, bool)> {
         );
         let fd = match opened {
             Ok(fd) => fd,
+            // Opened the ordinary way, then kept only if the kernel names what was opened
+            // by the very path asked for: a link followed on the way would name another.
             Err(rustix::io::Errno::NOSYS | rustix::io::Errno::PERM) => {
                 match rustix::fs::open(path, OFlags::PATH | OFlags::CLOEXEC, Mode::empty()) {
-                    Ok(fd) => fd,
-                    Err(_) => continue,
+                    Ok(fd)
+                        if std::fs::read_link(format!(
+                            "/proc/self/fd/{}",
+                            std::os::fd::AsRawFd::as_raw_fd(&fd)
+                        ))
+                        .is_ok_and(|p| p == *path) =>
+                    {
+                        fd
+                    }
+                    _ => continue,
                 }
             }
             Err(_) => continue,

@@ -106,7 +106,8 @@ fn read_window(scope: &ToolScope, target: &fs::Target, start: u64, last: u64) ->
     // included); the checks above were the file's on disk.
     match crate::lent::reader(scope) {
         Some(editor) => {
-            let text = crate::lent::read(editor, path)?;
+            let text = crate::lent::read(editor, &target.opened)?;
+            crate::text::still_the_same_file(target, &meta)?;
             window(
                 path,
                 &meta,

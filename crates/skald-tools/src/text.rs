@@ -106,8 +106,32 @@ pub fn load(scope: &ToolScope, t: &Target) -> Result<TextFile, ToolError> {
         .read_to_end(&mut head)
         .map_err(|e| io_error("read", &t.shown, &e))?;
     refuse_binary(&t.shown, &head, meta.len())?;
-    let text = crate::lent::read(editor, &t.shown)?;
+    let text = crate::lent::read(editor, &t.opened)?;
+    still_the_same_file(t, &meta)?;
     text_file(&t.shown, text.into_bytes())
+}
+
+/// An editor reads and writes by path, as it must: it is handed the checked path and, after
+/// it answers, the file there must still be the one opened before (no link swapped in, not
+/// replaced). What it read through a link swapped in for the moment of its read and back
+/// is beyond Skald's reach (docs/security.md, gap 6).
+pub(crate) fn still_the_same_file(t: &Target, before: &std::fs::Metadata) -> Result<(), ToolError> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let now = skald_base::beneath::open_exact(&t.opened)
+            .and_then(|f| f.metadata())
+            .map_err(|e| io_error("read", &t.shown, &e))?;
+        if (now.dev(), now.ino()) != (before.dev(), before.ino()) {
+            return Err(ToolError::failed(format!(
+                "{} was replaced while the editor read it; nothing was used",
+                t.shown.display()
+            )));
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = (t, before);
+    Ok(())
 }
 
 /// Saves an edited or written file: through the editor when one lends its file system,
@@ -118,19 +142,35 @@ pub fn save(scope: &ToolScope, t: &Target, content: &str) -> Result<bool, ToolEr
         return skald_base::atomic::write_atomic_exact(&t.opened, content.as_bytes())
             .map_err(|e| ToolError::failed(e.to_string()));
     };
-    let path = t.shown.as_path();
-    if path.is_dir() {
+    let (path, opened) = (t.shown.as_path(), t.opened.as_path());
+    let (Some(parent), Some(name)) = (opened.parent(), opened.file_name()) else {
         return Err(ToolError::failed(format!(
-            "{} is a directory",
+            "{} is not a file",
             path.display()
         )));
-    }
-    let existed = path.exists();
-    // As on disk, a new file's folders are made for it.
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent).map_err(|e| io_error("create", parent, &e))?;
-    }
-    crate::lent::write(editor, path, content)?;
+    };
+    // As on disk, a new file's folders are made for it: one inside the other, with no
+    // link on the way; and what is at the name now is looked at without following a link.
+    let folder = skald_base::beneath::open_dir_exact(parent, true)
+        .map_err(|e| io_error("create the folder of", path, &e))?;
+    let existed = match folder.symlink_metadata(name) {
+        Ok(m) if m.is_dir() => {
+            return Err(ToolError::failed(format!(
+                "{} is a directory",
+                path.display()
+            )));
+        }
+        Ok(m) if m.file_type().is_symlink() => {
+            return Err(ToolError::failed(format!(
+                "cannot write {}: it is a link now, not the file that was checked",
+                path.display()
+            )));
+        }
+        Ok(_) => true,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
+        Err(e) => return Err(io_error("write", path, &e)),
+    };
+    crate::lent::write(editor, opened, content)?;
     Ok(existed)
 }
 

@@ -957,3 +957,82 @@ fn a_granted_folder_swapped_for_a_link_does_not_make_its_target_writable() {
         "pwned\n"
     );
 }
+
+/// The chat's folder itself, inside a write grant, renamed away by a sandboxed command and
+/// replaced with a link to a folder outside: the chat does not move there. The file tools
+/// judge paths against the folder as it was stored (what is behind the link is outside,
+/// and asks), and the next command cannot write behind the link.
+#[test]
+fn a_chats_folder_swapped_for_a_link_does_not_move_the_chat() {
+    use skald_testkit::{ScriptedServer, answer, tool_call};
+    let f = Fixture::new();
+    let grant = f.work();
+    let chat = grant.join("proj");
+    std::fs::create_dir(&chat).unwrap();
+    let outside = f.outside();
+    std::fs::write(outside.join("secret.txt"), "OUTSIDE SECRET\n").unwrap();
+    let swap = format!(
+        "cd .. && mv proj proj.real && ln -s {} proj && echo swapped",
+        outside.display()
+    );
+    let calls = [
+        ("c1", "execute_cmd", serde_json::json!({ "command": swap })),
+        ("c2", "read_file", serde_json::json!({"path": "secret.txt"})),
+        (
+            "c3",
+            "write_file",
+            serde_json::json!({"path": "data/pwned.txt", "content": "pwned"}),
+        ),
+        (
+            "c4",
+            "write_file",
+            serde_json::json!({"path": "pwned.txt", "content": "pwned"}),
+        ),
+        (
+            "c5",
+            "execute_cmd",
+            serde_json::json!({"command": format!(
+                "echo pwned > sandbox-pwned.txt; echo pwned > {}/proj.real/inside.txt",
+                grant.display()
+            )}),
+        ),
+        ("c6", "list_files", serde_json::json!({})),
+    ];
+    let mut replies: Vec<_> = calls
+        .iter()
+        .map(|(id, tool, args)| tool_call(id, tool, &args.to_string()))
+        .collect();
+    replies.push(answer("done"));
+    let server = ScriptedServer::new(replies);
+    let o = f
+        .skald()
+        .env("OPENAI_BASE_URL", &server.base_url)
+        .env("OPENAI_API_KEY", "k")
+        .env("SKALD_MODEL", "scripted-model")
+        .args([
+            "exec",
+            "--json",
+            "--sandbox",
+            "workspace-write",
+            "--allow-write",
+        ])
+        .arg(&grant)
+        .arg("--cwd")
+        .arg(&chat)
+        .arg("go")
+        .output()
+        .unwrap();
+    let said = out(&o);
+    assert!(said.contains("swapped"), "{said}");
+    assert!(!said.contains("OUTSIDE SECRET"), "{said}");
+    let theirs: Vec<_> = std::fs::read_dir(&outside)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(theirs, ["secret.txt"], "{said}");
+    // What the grant allows still works: the real folder, renamed, is inside it.
+    assert_eq!(
+        std::fs::read_to_string(grant.join("proj.real/inside.txt")).unwrap(),
+        "pwned\n"
+    );
+}

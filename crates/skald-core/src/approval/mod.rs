@@ -149,6 +149,20 @@ impl RunContext {
                     session.id
                 ))
             })?;
+        // Every way of making a chat stores its folder canonical. Resolving it now to
+        // another place means a part of it was replaced by a link since (a command can
+        // do that where the folder's parent is writable to it): the chat does not follow.
+        if let Ok(now) = std::fs::canonicalize(&working_dir)
+            && now != skald_base::path::normalize_lexically(&working_dir)
+        {
+            return Err(skald_store::StoreError::Invalid(format!(
+                "the chat's folder {} now leads to {}: a part of its path was replaced by a \
+                 link or moved since the chat was made, and Skald does not follow it; start a \
+                 chat in the folder you mean",
+                working_dir.display(),
+                now.display()
+            )));
+        }
         let sandbox = match &stored {
             Some(rc) => sandbox.with_chat(rc.sandbox_mode, rc.sandbox_network),
             None => sandbox,
@@ -248,11 +262,20 @@ fn path_matches(target: &(PathBuf, bool), path: &Path) -> bool {
 /// asks. (Deny rules keep following the link: they may cover more, never less.)
 fn allow_pattern_stays_inside(pattern: &str, target: &Path, working_dir: &Path) -> bool {
     let written = pattern.strip_suffix("/*").unwrap_or(pattern);
-    Path::new(written).is_absolute()
-        || path_under(
-            target,
-            &canonicalize_for_policy(working_dir, Path::new("/")),
-        )
+    Path::new(written).is_absolute() || path_under(target, &folder(working_dir))
+}
+
+/// The chat's folder as the gate judges calls against it: the path stored when the chat
+/// was made (canonical then, `RunContext::for_session` checks it still is), never resolved
+/// again. A chat's folder that a command renames away and replaces with a link (possible
+/// when the folder's parent is writable to it, a grant) must not move the chat to where
+/// the link points: the paths there are then outside, and ask.
+pub fn folder(working_dir: &Path) -> PathBuf {
+    if working_dir.is_absolute() {
+        skald_base::path::normalize_lexically(working_dir)
+    } else {
+        canonicalize_for_policy(working_dir, Path::new("/"))
+    }
 }
 
 /// The name every `secrets/` folder has: compared as the file system compares names.
@@ -269,7 +292,7 @@ pub fn is_secrets_name(name: &std::ffi::OsStr) -> bool {
 /// one), else anywhere in the path. File tools, the viewer and the file route never
 /// touch these, whatever the rules say (docs/security.md promises every such folder).
 pub fn secrets_folder_of(path: &Path, working_dir: &Path) -> Option<PathBuf> {
-    let wd = canonicalize_for_policy(working_dir, Path::new("/"));
+    let wd = folder(working_dir);
     let (base, rest) = match path.strip_prefix(&wd) {
         Ok(rest) => (wd.clone(), rest),
         Err(_) => (PathBuf::new(), path),
@@ -286,7 +309,7 @@ pub fn secrets_folder_of(path: &Path, working_dir: &Path) -> Option<PathBuf> {
 
 /// Whether a rule is about this tool in this run, whatever the call's arguments.
 fn rule_applies(rule: &Rule, ctx: &RunContext, tool: &str) -> bool {
-    rule_for_tool_and_agent(rule, ctx, tool) && in_rule_dir(rule, &ctx.working_dir)
+    rule_for_tool_and_agent(rule, ctx, tool) && in_rule_dir(rule, &folder(&ctx.working_dir))
 }
 
 fn rule_for_tool_and_agent(rule: &Rule, ctx: &RunContext, tool: &str) -> bool {
@@ -294,14 +317,12 @@ fn rule_for_tool_and_agent(rule: &Rule, ctx: &RunContext, tool: &str) -> bool {
         && rule.agent_id.as_ref().is_none_or(|a| a == &ctx.agent_id)
 }
 
-/// Whether `dir` is inside the rule's folder (a rule without one covers every folder).
+/// Whether `dir` (canonical) is inside the rule's folder (a rule without one covers every
+/// folder).
 fn in_rule_dir(rule: &Rule, dir: &Path) -> bool {
-    rule.working_dir.as_ref().is_none_or(|rd| {
-        path_under(
-            &canonicalize_for_policy(dir, Path::new("/")),
-            &canonicalize_for_policy(Path::new(rd), Path::new("/")),
-        )
-    })
+    rule.working_dir
+        .as_ref()
+        .is_none_or(|rd| path_under(dir, &canonicalize_for_policy(Path::new(rd), Path::new("/"))))
 }
 
 fn rule_matches(rule: &Rule, ctx: &RunContext, tool: &str, args: &Value) -> bool {
@@ -320,12 +341,15 @@ fn rule_matches_at(
     if !rule_for_tool_and_agent(rule, ctx, tool) {
         return false;
     }
-    let here = in_rule_dir(rule, &ctx.working_dir);
+    let wd = folder(&ctx.working_dir);
+    let here = in_rule_dir(rule, &wd);
     // A command can run in another folder (`workdir`). An allow scoped to a folder must
     // cover both the session's folder and that one; a deny or require scoped to a folder
     // applies when either is inside it.
     let there = match args.get("workdir").and_then(Value::as_str) {
-        Some(w) if tool == tn::EXECUTE_CMD => in_rule_dir(rule, Path::new(w)),
+        Some(w) if tool == tn::EXECUTE_CMD => {
+            in_rule_dir(rule, &canonicalize_for_policy(Path::new(w), &wd))
+        }
         _ => here,
     };
     let in_scope = if rule.action == RuleAction::Allow {
@@ -375,7 +399,7 @@ fn granted(ctx: &RunContext, tool: &str, path: Option<&Path>) -> Option<&'static
     // for a link afterwards does not carry the grant to wherever the link points.
     let under = |dirs: &[PathBuf]| dirs.iter().any(|d| d.is_absolute() && path_under(path, d));
     if FS_READ.contains(&tool) {
-        let wd = canonicalize_for_policy(&ctx.working_dir, Path::new("/"));
+        let wd = folder(&ctx.working_dir);
         if path_under(path, &wd) || under(&ctx.allow_fs_reads) || under(&ctx.allow_fs_writes) {
             return Some("a read inside the working directory or a read grant");
         }

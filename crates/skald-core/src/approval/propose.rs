@@ -4,7 +4,7 @@
 use super::{FS_READ, FS_WRITE, RunContext, call_path, command, rule_matches};
 use serde_json::Value;
 use skald_api::tool_names as tn;
-use skald_base::path::{canonicalize_for_policy, path_under};
+use skald_base::path::path_under;
 use skald_store::{Rule, RuleAction, Store};
 use std::path::Path;
 
@@ -70,7 +70,7 @@ pub fn propose_rule(ctx: &RunContext, tool: &str, args: &Value) -> RuleSpec {
             "@fs_read"
         };
         let path = call_path(tool, args, &ctx.working_dir).map(|p| {
-            let wd = canonicalize_for_policy(&ctx.working_dir, Path::new("/"));
+            let wd = super::folder(&ctx.working_dir);
             let rel = |x: &Path| x.strip_prefix(&wd).unwrap_or(x).display().to_string();
             let is_dir = matches!(tool, tn::LIST_FILES | tn::GREP_FILES) || p.is_dir();
             match p.parent() {
@@ -94,11 +94,7 @@ pub fn propose_rule(ctx: &RunContext, tool: &str, args: &Value) -> RuleSpec {
         tool_pattern,
         path_pattern,
         command_pattern,
-        working_dir: Some(
-            canonicalize_for_policy(&ctx.working_dir, Path::new("/"))
-                .display()
-                .to_string(),
-        ),
+        working_dir: Some(super::folder(&ctx.working_dir).display().to_string()),
         action: RuleAction::Allow,
         note: "always allowed from the Inbox".to_string(),
         // A command approved with the network keeps it; folders and "no sandbox" are
