@@ -777,6 +777,39 @@ fn kills_during_checkpoints_and_restores_leave_the_folder_wholly_old_or_wholly_n
     assert_eq!(state_of(w), Ok(state));
 }
 
+/// A thread swapping two names (`renameat2` with `RENAME_EXCHANGE`) as fast as it can, as
+/// a process a sandboxed command left running would: a folder and a link to one outside.
+struct Swapper {
+    stop: Arc<AtomicBool>,
+    thread: std::thread::JoinHandle<u64>,
+}
+
+impl Swapper {
+    fn start(a: std::path::PathBuf, b: std::path::PathBuf) -> Swapper {
+        use nix::fcntl::{AT_FDCWD, RenameFlags, renameat2};
+        let stop = Arc::new(AtomicBool::new(false));
+        let thread = {
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                let mut swaps = 0u64;
+                while !stop.load(Ordering::Relaxed) {
+                    if renameat2(AT_FDCWD, &a, AT_FDCWD, &b, RenameFlags::RENAME_EXCHANGE).is_ok() {
+                        swaps += 1;
+                    }
+                }
+                swaps
+            })
+        };
+        Swapper { stop, thread }
+    }
+
+    /// Stops the swaps and says how many there were.
+    fn stop(self) -> u64 {
+        self.stop.store(true, Ordering::Relaxed);
+        self.thread.join().unwrap()
+    }
+}
+
 /// The restore race (docs/checkpoints.md, "Races"): a process a sandboxed command left
 /// running swaps one of the chat's folders with a link to a folder outside, as fast as it
 /// can, while `skald checkpoints restore` goes back and forth over that folder's files.
@@ -784,7 +817,6 @@ fn kills_during_checkpoints_and_restores_leave_the_folder_wholly_old_or_wholly_n
 /// normally (a file the race put in the way is a conflict it names).
 #[test]
 fn a_restore_racing_a_folder_swapped_for_a_link_touches_nothing_outside() {
-    use nix::fcntl::{AT_FDCWD, RenameFlags, renameat2};
     const FILES: usize = 300;
     let (data, work, outside) = (
         tempfile::tempdir().unwrap(),
@@ -841,20 +873,7 @@ fn a_restore_racing_a_folder_swapped_for_a_link_touches_nothing_outside() {
         .expect("a checkpoint before the command");
     assert_eq!(std::fs::read_dir(w.join("d")).unwrap().count(), FILES);
     std::os::unix::fs::symlink(outside.path(), w.join("l")).unwrap();
-    let stop = Arc::new(AtomicBool::new(false));
-    let swapper = {
-        let stop = stop.clone();
-        let (d, l) = (w.join("d"), w.join("l"));
-        std::thread::spawn(move || {
-            let mut swaps = 0u64;
-            while !stop.load(Ordering::Relaxed) {
-                if renameat2(AT_FDCWD, &d, AT_FDCWD, &l, RenameFlags::RENAME_EXCHANGE).is_ok() {
-                    swaps += 1;
-                }
-            }
-            swaps
-        })
-    };
+    let swapper = Swapper::start(w.join("d"), w.join("l"));
     // Back and forth: each restore's answer names the checkpoint that undoes it.
     let mut to = before_files;
     let mut restores = Vec::new();
@@ -863,8 +882,7 @@ fn a_restore_racing_a_folder_swapped_for_a_link_touches_nothing_outside() {
         to = done["id"].to_string();
         restores.push(to.clone());
     }
-    stop.store(true, Ordering::Relaxed);
-    let swaps = swapper.join().unwrap();
+    let swaps = swapper.stop();
     assert!(swaps > 0, "the swap never happened");
     let mut names: Vec<String> = std::fs::read_dir(outside.path())
         .unwrap()
@@ -905,7 +923,6 @@ fn a_restore_racing_a_folder_swapped_for_a_link_touches_nothing_outside() {
 /// canonical path, and the tool opens exactly that path, refusing a link swapped in since.
 #[test]
 fn file_tools_racing_a_folder_swapped_for_a_link_touch_nothing_outside() {
-    use nix::fcntl::{AT_FDCWD, RenameFlags, renameat2};
     const ROUNDS: usize = 25;
     let (data, work, outside) = (
         tempfile::tempdir().unwrap(),
@@ -969,20 +986,7 @@ fn file_tools_racing_a_folder_swapped_for_a_link_touch_nothing_outside() {
         ("get_ast_outline", json!({"path": "d"})),
         ("get_ast_outline", json!({"path": "d/g.rs"})),
     ];
-    let stop = Arc::new(AtomicBool::new(false));
-    let swapper = {
-        let stop = stop.clone();
-        let (d, l) = (w.join("d"), w.join("l"));
-        std::thread::spawn(move || {
-            let mut swaps = 0u64;
-            while !stop.load(Ordering::Relaxed) {
-                if renameat2(AT_FDCWD, &d, AT_FDCWD, &l, RenameFlags::RENAME_EXCHANGE).is_ok() {
-                    swaps += 1;
-                }
-            }
-            swaps
-        })
-    };
+    let swapper = Swapper::start(w.join("d"), w.join("l"));
     let mut done = 0;
     for _ in 0..ROUNDS {
         for (tool, args) in &calls {
@@ -1006,8 +1010,7 @@ fn file_tools_racing_a_folder_swapped_for_a_link_touch_nothing_outside() {
             }
         }
     }
-    stop.store(true, Ordering::Relaxed);
-    let swaps = swapper.join().unwrap();
+    let swaps = swapper.stop();
     assert!(swaps > 0, "the swap never happened");
     assert!(done > 0, "no call ever ran, so nothing was raced");
     let mut names: Vec<String> = std::fs::read_dir(outside.path())
