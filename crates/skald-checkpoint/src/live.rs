@@ -244,6 +244,7 @@ mod linux {
     use crate::CheckpointError;
     use crate::shadow::{Entry, INDEX_FILE, bytes_path, entry_for, file_mode, path_bytes};
     use crate::watch::{Changed, Watcher};
+    use skald_base::walk::{Flow, Kind};
     use std::collections::{HashMap, HashSet, VecDeque};
     use std::ffi::OsString;
 
@@ -454,22 +455,23 @@ mod linux {
             for k in direct_large {
                 self.large.remove(&k);
             }
-            let walk = skald_base::walk::walker(dir, self.excluded)
+            // Listed first, then brought in line (which needs `self`). A folder that cannot
+            // be opened now (gone, or a link swapped in) lists as empty: what the index
+            // has under it is gone.
+            let mut listed = Vec::new();
+            let _ = skald_base::walk::walker(dir, self.excluded)
                 .max_depth(Some(1))
-                .build();
-            for entry in walk {
-                let Ok(entry) = entry else {
-                    continue;
-                };
-                if entry.depth() != 1 {
-                    continue;
-                }
-                let Some(kind) = entry.file_type() else {
-                    continue;
-                };
+                .run(|entry| {
+                    if entry.depth() == 1 {
+                        listed.push(entry);
+                    }
+                    Flow::Continue
+                });
+            for entry in listed {
+                let kind = entry.kind();
                 let name = path_bytes(Path::new(entry.file_name()));
                 let evented = names.contains(entry.file_name());
-                if kind.is_dir() {
+                if kind == Kind::Dir {
                     let path = entry.into_path();
                     if fresh || evented || !self.watcher.watches(&path) {
                         subdirs.push(path);
@@ -477,7 +479,7 @@ mod linux {
                     seen_dirs.insert(name);
                     continue;
                 }
-                if !(kind.is_file() || kind.is_symlink()) {
+                if !matches!(kind, Kind::File | Kind::Symlink) {
                     continue;
                 }
                 let Ok(meta) = entry.path().symlink_metadata() else {

@@ -121,18 +121,17 @@ impl Shadow {
     fn remove_leftovers(&self, excluded: &[PathBuf]) {
         let mut excluded = excluded.to_vec();
         excluded.push(self.dir.clone());
-        for entry in skald_base::walk::walker(&self.root, &excluded)
-            .build()
-            .flatten()
-        {
+        // A folder that cannot be opened is reported by the checkpoint that follows.
+        let _ = skald_base::walk::walker(&self.root, &excluded).run(|entry| {
             let name = entry.file_name().to_string_lossy();
             if name.starts_with(TMP_PREFIX)
-                && !entry.file_type().is_some_and(|t| t.is_dir())
+                && !entry.is_dir()
                 && let Ok(rel) = entry.path().strip_prefix(&self.root)
             {
                 let _ = self.folder.remove_file(rel);
             }
-        }
+            skald_base::walk::Flow::Continue
+        });
     }
 
     fn write_journal(&self, journal: &Journal) -> Result<()> {

@@ -3,9 +3,9 @@
 
 use crate::{CheckpointError, Limits, Result};
 use git2::{Index, IndexEntry, IndexTime, ObjectType, Oid, Repository, Signature};
-use ignore::WalkState;
 use skald_base::beneath::Folder;
 use skald_base::lock;
+use skald_base::walk::{Flow, Kind};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -463,63 +463,58 @@ fn walk(root: &Path, excluded: &[PathBuf], limits: &Limits) -> Result<Walked> {
     let dirs: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
     let large: Mutex<Vec<(String, u64)>> = Mutex::new(Vec::new());
     skald_base::walk::walker(root, excluded)
-        .build_parallel()
-        .run(|| {
+        .run_parallel(|| {
             let (large, over, files, bytes, dirs) = (&large, &over, &files, &bytes, &dirs);
             let mut mine = Batch {
                 mine: Vec::new(),
                 into: &found,
             };
-            Box::new(
-                move |entry: std::result::Result<ignore::DirEntry, ignore::Error>| {
-                    let Ok(entry) = entry else {
-                        return WalkState::Continue;
-                    };
-                    let kind = entry.file_type();
-                    if kind.is_some_and(|k| k.is_dir()) {
-                        lock(dirs).push(entry.into_path());
-                        return WalkState::Continue;
-                    }
-                    if entry.depth() == 0 || !kind.is_some_and(|k| k.is_file() || k.is_symlink()) {
-                        return WalkState::Continue;
-                    }
-                    let (Ok(rel), Ok(meta)) = (
-                        entry.path().strip_prefix(root),
-                        entry.path().symlink_metadata(),
-                    ) else {
-                        return WalkState::Continue;
-                    };
-                    let rel = path_bytes(rel);
-                    if meta.len() > limits.max_file_bytes {
-                        lock(large).push((String::from_utf8_lossy(&rel).into_owned(), meta.len()));
-                        return WalkState::Continue;
-                    }
-                    let n = files.fetch_add(1, Ordering::Relaxed) + 1;
-                    let b = bytes.fetch_add(meta.len(), Ordering::Relaxed) + meta.len();
-                    let too_large = if n > limits.max_files {
-                        Some(CheckpointError::TooLarge {
-                            limit: limits.max_files.to_string(),
-                            what: "files",
-                            setting: "max_files",
-                        })
-                    } else if b > limits.max_bytes {
-                        Some(CheckpointError::TooLarge {
-                            limit: format!("{} MiB", limits.max_bytes >> 20),
-                            what: "of files",
-                            setting: "max_mib",
-                        })
-                    } else {
-                        None
-                    };
-                    if let Some(e) = too_large {
-                        lock(over).get_or_insert(e);
-                        return WalkState::Quit;
-                    }
-                    mine.push(Found { rel, meta });
-                    WalkState::Continue
-                },
-            ) as Box<dyn FnMut(_) -> WalkState + Send>
-        });
+            move |entry: skald_base::walk::Entry| {
+                let kind = entry.kind();
+                if kind == Kind::Dir {
+                    lock(dirs).push(entry.into_path());
+                    return Flow::Continue;
+                }
+                if entry.depth() == 0 || !matches!(kind, Kind::File | Kind::Symlink) {
+                    return Flow::Continue;
+                }
+                let (Ok(rel), Ok(meta)) = (
+                    entry.path().strip_prefix(root),
+                    entry.path().symlink_metadata(),
+                ) else {
+                    return Flow::Continue;
+                };
+                let rel = path_bytes(rel);
+                if meta.len() > limits.max_file_bytes {
+                    lock(large).push((String::from_utf8_lossy(&rel).into_owned(), meta.len()));
+                    return Flow::Continue;
+                }
+                let n = files.fetch_add(1, Ordering::Relaxed) + 1;
+                let b = bytes.fetch_add(meta.len(), Ordering::Relaxed) + meta.len();
+                let too_large = if n > limits.max_files {
+                    Some(CheckpointError::TooLarge {
+                        limit: limits.max_files.to_string(),
+                        what: "files",
+                        setting: "max_files",
+                    })
+                } else if b > limits.max_bytes {
+                    Some(CheckpointError::TooLarge {
+                        limit: format!("{} MiB", limits.max_bytes >> 20),
+                        what: "of files",
+                        setting: "max_mib",
+                    })
+                } else {
+                    None
+                };
+                if let Some(e) = too_large {
+                    lock(over).get_or_insert(e);
+                    return Flow::Quit;
+                }
+                mine.push(Found { rel, meta });
+                Flow::Continue
+            }
+        })
+        .map_err(|e| CheckpointError::io("walk", root, &e))?;
     if let Some(e) = lock(&over).take() {
         return Err(e);
     }

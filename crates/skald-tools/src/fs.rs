@@ -11,7 +11,7 @@ use skald_api::{ToolDescriptionLength, ToolError, ToolScope};
 pub use skald_base::path::{
     canonicalize_for_policy, normalize_lexically, path_under, relativize_for_display, resolve_in,
 };
-pub use skald_base::walk::{SKIP_DIRS, walker};
+pub use skald_base::walk::{Entry, Flow, Kind, SKIP_DIRS, walker};
 use std::path::{Path, PathBuf};
 
 /// `path` relative to `root` with `/` separators, as listings show it; the file name when

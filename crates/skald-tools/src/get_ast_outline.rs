@@ -1,10 +1,9 @@
 //! get_ast_outline: the definitions of a file, or of every supported file under a
 //! directory, without their bodies.
 
-use crate::fs::{self, label, path_arg, str_arg};
+use crate::fs::{self, Flow, label, path_arg, str_arg};
 use crate::outline_cache::{self, Fresh, Outcome, OutlineCache, Stamp};
 use crate::{StopFlag, run_blocking};
-use ignore::WalkState;
 use serde_json::{Value, json};
 use skald_api::{
     BoxToolFuture, Tool, ToolCategory, ToolDescriptionLength, ToolError, ToolResult,
@@ -153,31 +152,36 @@ fn outline_dir(
     };
     let found: Mutex<Vec<(PathBuf, Outcome)>> = Mutex::new(Vec::new());
     let fresh: Mutex<Vec<Fresh>> = Mutex::new(Vec::new());
-    fs::walker(root, excluded).build_parallel().run(|| {
-        let (found, fresh, known) = (&found, &fresh, &known);
-        Box::new(move |entry| {
-            if stop.is_stopped() {
-                return WalkState::Quit;
-            }
-            let Ok(entry) = entry else {
-                return WalkState::Continue;
-            };
-            if !entry.file_type().is_some_and(|t| t.is_file()) {
-                return WalkState::Continue;
-            }
-            if let Some(lang) = Lang::from_path(entry.path()).filter(|l| !l.is_data()) {
-                let (text, made) = outline_text(entry.path(), lang, cache, known);
-                if let Some(made) = made {
-                    fresh.lock().unwrap_or_else(|p| p.into_inner()).push(made);
+    fs::walker(root, excluded)
+        .run_parallel(|| {
+            let (found, fresh, known) = (&found, &fresh, &known);
+            move |entry: fs::Entry| {
+                if stop.is_stopped() {
+                    return Flow::Quit;
                 }
-                found
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .push((entry.into_path(), text));
+                if !entry.is_file() {
+                    return Flow::Continue;
+                }
+                if let Some(lang) = Lang::from_path(entry.path()).filter(|l| !l.is_data()) {
+                    let (text, made) = outline_text(entry.path(), lang, cache, known);
+                    if let Some(made) = made {
+                        fresh.lock().unwrap_or_else(|p| p.into_inner()).push(made);
+                    }
+                    found
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .push((entry.into_path(), text));
+                }
+                Flow::Continue
             }
-            WalkState::Continue
         })
-    });
+        .map_err(|e| {
+            ToolError::failed(format!(
+                "cannot outline {}: {}",
+                root.display(),
+                skald_base::io_reason(&e)
+            ))
+        })?;
     if stop.is_stopped() {
         return Err(ToolError::failed("outline stopped"));
     }

@@ -1,6 +1,6 @@
 //! list_files: the tree under a directory, as JSON.
 
-use crate::fs::{self, opt_bool, opt_uint};
+use crate::fs::{self, Flow, Kind, opt_bool, opt_uint};
 use crate::run_blocking;
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -77,46 +77,50 @@ impl<Cx: ?Sized + Sync> Tool<Cx> for ListFiles {
                     target.shown.display()
                 )));
             }
-            let walker = fs::walker(&root, scope.excluded())
-                .max_depth(Some(depth))
-                .sort_by_file_path(|a, b| a.cmp(b))
-                .build();
             let mut entries = Vec::new();
             let mut truncated = false;
-            for entry in walker {
-                if stop.is_stopped() {
-                    return Err(ToolError::failed("listing stopped"));
-                }
-                let Ok(entry) = entry else { continue };
-                if entry.depth() == 0 {
-                    continue;
-                }
-                let Some(ft) = entry.file_type() else {
-                    continue;
-                };
-                let kind = if ft.is_dir() {
-                    "dir"
-                } else if ft.is_symlink() {
-                    "symlink"
-                } else {
-                    "file"
-                };
-                if dirs_only && kind != "dir" {
-                    continue;
-                }
-                if entries.len() == MAX_ENTRIES {
-                    truncated = true;
-                    break;
-                }
-                let rel = fs::slash_relative(entry.path(), &root);
-                let size = (kind == "file")
-                    .then(|| entry.metadata().ok().map(|m| m.len()))
-                    .flatten();
-                entries.push(Listed {
-                    path: rel,
-                    kind,
-                    size,
-                });
+            let mut stopped = false;
+            fs::walker(&root, scope.excluded())
+                .max_depth(Some(depth))
+                .run(|entry| {
+                    if stop.is_stopped() {
+                        stopped = true;
+                        return Flow::Quit;
+                    }
+                    if entry.depth() == 0 {
+                        return Flow::Continue;
+                    }
+                    let kind = match entry.kind() {
+                        Kind::Dir => "dir",
+                        Kind::Symlink => "symlink",
+                        Kind::File | Kind::Other => "file",
+                    };
+                    if dirs_only && kind != "dir" {
+                        return Flow::Continue;
+                    }
+                    if entries.len() == MAX_ENTRIES {
+                        truncated = true;
+                        return Flow::Quit;
+                    }
+                    let size = (kind == "file")
+                        .then(|| entry.metadata().ok().map(|m| m.len()))
+                        .flatten();
+                    entries.push(Listed {
+                        path: fs::slash_relative(entry.path(), &root),
+                        kind,
+                        size,
+                    });
+                    Flow::Continue
+                })
+                .map_err(|e| {
+                    ToolError::failed(format!(
+                        "cannot list {}: {}",
+                        target.shown.display(),
+                        skald_base::io_reason(&e)
+                    ))
+                })?;
+            if stopped {
+                return Err(ToolError::failed("listing stopped"));
             }
             let listing = Listing {
                 root: fs::relativize_for_display(&target.shown, scope.working_dir()),

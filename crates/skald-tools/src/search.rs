@@ -1,13 +1,14 @@
 //! The search machinery shared by grep_files and search_file, on ripgrep's own crates:
 //! `grep-regex` for matching, `grep-searcher` for line-oriented search with context and
-//! binary detection, `ignore` for the parallel, .gitignore-aware walk.
+//! binary detection, and `skald_base::walk`'s parallel, .gitignore-aware walk through
+//! folder descriptors.
 
 use crate::StopFlag;
+use crate::fs::Flow;
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{
     BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkContextKind, SinkMatch,
 };
-use ignore::WalkState;
 use ignore::overrides::OverrideBuilder;
 use skald_api::ToolError;
 use std::io;
@@ -162,35 +163,33 @@ pub fn count_matches(
     first_only: bool,
     stop: &StopFlag,
 ) -> Result<Vec<FileCount>, ToolError> {
-    let mut builder = crate::fs::walker(spec.root, spec.excluded);
+    let mut walk = crate::fs::walker(spec.root, spec.excluded);
     if let Some(glob) = spec.include_glob {
         let mut ov = OverrideBuilder::new(spec.root);
         ov.add(glob)
             .map_err(|e| ToolError::invalid("include_glob", e.to_string()))?;
-        builder.overrides(
+        walk = walk.only(
             ov.build()
                 .map_err(|e| ToolError::invalid("include_glob", e.to_string()))?,
         );
     }
     let found: Mutex<Vec<FileCount>> = Mutex::new(Vec::new());
-    builder.build_parallel().run(|| {
+    walk.run_parallel(|| {
         let mut searcher = searcher(0, false);
         let found = &found;
-        Box::new(move |entry| {
+        move |entry: crate::fs::Entry| {
             if stop.is_stopped() {
-                return WalkState::Quit;
+                return Flow::Quit;
             }
-            let Ok(entry) = entry else {
-                return WalkState::Continue;
-            };
-            if !entry.file_type().is_some_and(|t| t.is_file()) {
-                return WalkState::Continue;
+            if !entry.is_file() {
+                return Flow::Continue;
             }
             let mut sink = Count { n: 0, first_only };
             // Unreadable files are skipped, as ripgrep does (it prints a warning); so is
-            // one whose path got a link swapped in since the walk saw it (the walk yields
-            // paths under the canonical folder it started from, and follows no link).
-            if skald_base::beneath::open_exact(entry.path())
+            // one a link was swapped in for since its folder was listed (it is opened from
+            // that folder's descriptor, and no link is followed).
+            if entry
+                .open()
                 .and_then(|file| searcher.search_file(matcher, &file, &mut sink))
                 .is_ok()
                 && sink.n > 0
@@ -201,9 +200,16 @@ pub fn count_matches(
                 };
                 found.lock().unwrap_or_else(|p| p.into_inner()).push(hit);
             }
-            WalkState::Continue
-        })
-    });
+            Flow::Continue
+        }
+    })
+    .map_err(|e| {
+        ToolError::failed(format!(
+            "cannot search {}: {}",
+            spec.root.display(),
+            skald_base::io_reason(&e)
+        ))
+    })?;
     if stop.is_stopped() {
         return Err(ToolError::failed("search stopped"));
     }
