@@ -933,10 +933,13 @@ fn file_tools_racing_a_folder_swapped_for_a_link_touch_nothing_outside() {
     std::fs::create_dir(w.join("d")).unwrap();
     std::fs::write(w.join("d/f.txt"), "inside\n").unwrap();
     std::fs::write(w.join("d/g.rs"), "fn inside() {}\n").unwrap();
-    let theirs: [(&str, &str); 3] = [
+    // The last name is in no call: it may reach the output only through a listing or a
+    // search that went outside.
+    let theirs: [(&str, &str); 4] = [
         ("f.txt", "outside secret\n"),
         ("g.rs", "fn outside_secret() {}\n"),
         ("only_outside.txt", "outside secret\n"),
+        ("name_only_outside.txt", "outside secret\n"),
     ];
     for (name, text) in theirs {
         std::fs::write(outside.path().join(name), text).unwrap();
@@ -985,6 +988,12 @@ fn file_tools_racing_a_folder_swapped_for_a_link_touch_nothing_outside() {
         ("grep_files", json!({"path": "d", "pattern": "secret|fn"})),
         ("get_ast_outline", json!({"path": "d"})),
         ("get_ast_outline", json!({"path": "d/g.rs"})),
+        ("list_files", json!({"path": ".", "depth": 3})),
+        (
+            "grep_files",
+            json!({"path": ".", "pattern": "secret|fn|inside"}),
+        ),
+        ("get_ast_outline", json!({"path": "."})),
     ];
     let swapper = Swapper::start(w.join("d"), w.join("l"));
     let mut done = 0;
@@ -1002,7 +1011,9 @@ fn file_tools_racing_a_folder_swapped_for_a_link_touch_nothing_outside() {
                 String::from_utf8_lossy(&out.stderr)
             );
             assert!(
-                !said.contains("outside secret") && !said.contains("outside_secret"),
+                !said.contains("outside secret")
+                    && !said.contains("outside_secret")
+                    && !said.contains("name_only_outside"),
                 "{tool} read the outside folder: {said}"
             );
             if out.status.success() {
@@ -1020,7 +1031,7 @@ fn file_tools_racing_a_folder_swapped_for_a_link_touch_nothing_outside() {
     names.sort();
     assert_eq!(
         names,
-        ["f.txt", "g.rs", "only_outside.txt"],
+        ["f.txt", "g.rs", "name_only_outside.txt", "only_outside.txt"],
         "a file or folder was made in the outside folder"
     );
     for (name, text) in theirs {
