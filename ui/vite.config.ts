@@ -20,5 +20,8 @@ export default defineConfig({
   test: {
     environment: "jsdom",
     include: ["src/**/*.test.ts", "src/**/*.test.tsx"],
+    // One setup for every test: act(), and what jsdom lacks (src/test/; the fake
+    // transport and shell are there too).
+    setupFiles: ["src/test/setup.ts"],
   },
 });

@@ -8,28 +8,9 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { App } from "./App";
 import { TransportContext } from "./app/context";
 import type { ChatMessage, CheckpointInfo, Command, SandboxInfo, SessionInfo, ToolCallInfo } from "./protocol";
-import { ServerError, type Transport } from "./transport";
-
-(globalThis as { IS_REACT_ACT_ENVIRONMENT?: boolean }).IS_REACT_ACT_ENVIRONMENT = true;
-if (typeof globalThis.ResizeObserver === "undefined") {
-  globalThis.ResizeObserver = class {
-    observe() {}
-    unobserve() {}
-    disconnect() {}
-  } as unknown as typeof ResizeObserver;
-}
-
-// jsdom lays nothing out: give every element a size so the virtualised message list
-// renders its rows.
-Element.prototype.getBoundingClientRect = function () {
-  return { x: 0, y: 0, top: 0, left: 0, bottom: 800, right: 1000, width: 1000, height: 800, toJSON: () => ({}) } as DOMRect;
-};
-for (const prop of ["offsetHeight", "clientHeight"] as const) {
-  Object.defineProperty(HTMLElement.prototype, prop, { configurable: true, get: () => 800 });
-}
-Object.defineProperty(HTMLElement.prototype, "offsetWidth", { configurable: true, get: () => 1000 });
-// The palette keeps its chosen row in sight.
-Element.prototype.scrollIntoView ??= function () {};
+import { ServerError, type ConnectionStatus } from "./transport";
+import { FakeTransport } from "./test/fakeTransport";
+import { settle as settleRounds } from "./test/settle";
 
 const info = (id: number): SessionInfo => ({ id, title: "New chat", agent_id: "main", kind: "interactive", working_dir: "/w", created_at: id, updated_at: id, running: false });
 
@@ -38,13 +19,13 @@ const info = (id: number): SessionInfo => ({ id, title: "New chat", agent_id: "m
  * service does) and delivered when `hold` lets it go, so a test can deliver replies out
  * of order.
  */
-class FakeServer implements Transport {
+class FakeServer extends FakeTransport {
+  /** Connected from the start. */
+  override status: ConnectionStatus | null = "open";
   sessions: SessionInfo[] = [];
   nextId = 1;
+  /** Every command as sent, by name (with a history's chat). */
   calls: string[] = [];
-  /** Every command as sent. */
-  commands: Command[] = [];
-  hold: ((cmd: Command) => Promise<void> | null) | null = null;
   /** Stored chats' messages and calls, by session. */
   stored: Record<number, { messages: ChatMessage[]; tool_calls: ToolCallInfo[] }> = {};
   checkpoints: CheckpointInfo[] = [];
@@ -54,22 +35,8 @@ class FakeServer implements Transport {
     const s = this.sandbox;
     return { ...s, note: `Sandbox ${s.mode}: network ${s.network ? "on" : "off"}.` };
   }
-  call(command: Command): Promise<never> {
-    this.calls.push(command.cmd === "history" ? `history ${command.session_id}` : command.cmd);
-    this.commands.push(command);
-    let reply: () => unknown;
-    try {
-      const r = this.answer(command);
-      reply = () => r;
-    } catch (e) {
-      reply = () => {
-        throw e;
-      };
-    }
-    const gate = this.hold?.(command) ?? Promise.resolve();
-    return gate.then(() => reply()) as Promise<never>;
-  }
-  answer(c: Command): unknown {
+  override answer(c: Command): unknown {
+    this.calls.push(c.cmd === "history" ? `history ${c.session_id}` : c.cmd);
     switch (c.cmd) {
       case "list_sessions":
         return { cmd: c.cmd, sessions: [...this.sessions] };
@@ -129,33 +96,12 @@ class FakeServer implements Transport {
         return { cmd: c.cmd };
     }
   }
-  handlers: ((sid: number | null, e: never) => void)[] = [];
-  onEvent(fn: (sid: number | null, e: never) => void) {
-    this.handlers.push(fn);
-    return () => {
-      this.handlers = this.handlers.filter((h) => h !== fn);
-    };
-  }
-  emit(sid: number | null, e: unknown) {
-    for (const h of this.handlers) h(sid, e as never);
-  }
-  onStatus(fn: (s: "open") => void) {
-    fn("open");
-    return () => {};
-  }
-  close() {}
 }
 
 let container: HTMLDivElement;
 let root: Root;
 
-async function settle() {
-  for (let i = 0; i < 10; i++) {
-    await act(async () => {
-      await new Promise((r) => setTimeout(r, 0));
-    });
-  }
-}
+const settle = () => settleRounds(10);
 
 async function render(server: FakeServer) {
   container = document.createElement("div");

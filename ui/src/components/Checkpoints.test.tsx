@@ -4,25 +4,17 @@
 import { act, useMemo, useRef, useState } from "react";
 import { createRoot, type Root } from "react-dom/client";
 import { afterEach, describe, expect, it } from "vitest";
-import { AppContext, TransportContext, type AppActions } from "../app/context";
+import { AppContext, TransportContext } from "../app/context";
 import type { ToolView } from "../chat/state";
 import type { CheckpointInfo, Command, SessionInfo } from "../protocol";
-import { ServerError, type Transport } from "../transport";
+import { ServerError } from "../transport";
+import { fakeApp } from "../test/fakeApp";
+import { FakeTransport } from "../test/fakeTransport";
+import { settle } from "../test/settle";
 import { ChatRow, ExpandedContext, type Expanded } from "./ChatItems";
 import { CheckpointActions } from "./Checkpoints";
 
-(globalThis as { IS_REACT_ACT_ENVIRONMENT?: boolean }).IS_REACT_ACT_ENVIRONMENT = true;
-
-const app: AppActions = {
-  openSession() {},
-  openFork() {},
-  openViewer() {},
-  go() {},
-  sessions: [],
-  inbox: [],
-  refreshInbox() {},
-  currentSessionId: 1,
-};
+const app = fakeApp();
 
 const DIFF = `diff --git a/notes.md b/notes.md
 index 3b18e51..a042389 100644
@@ -44,28 +36,19 @@ new file mode 100644
 const FORK: SessionInfo = { id: 2, title: "Thesis (rewound)", agent_id: "main", kind: "interactive", working_dir: "/home/me/thesis", created_at: 5, updated_at: 5, running: false };
 
 /** Answers the checkpoint commands; records each call. */
-class FakeTransport {
-  calls: Command[] = [];
+class FakeServer extends FakeTransport {
   restoreError: string | null = null;
-  call(c: Command): Promise<never> {
-    this.calls.push(c);
+  override answer(c: Command): unknown {
     switch (c.cmd) {
       case "checkpoint_diff":
-        return Promise.resolve({ cmd: c.cmd, text: c.path === "notes.md" ? DIFF.split("diff --git a/out")[0] : DIFF } as never);
+        return { cmd: c.cmd, text: c.path === "notes.md" ? DIFF.split("diff --git a/out")[0] : DIFF };
       case "restore_checkpoint":
-        if (this.restoreError) return Promise.reject(new ServerError(this.restoreError));
-        return Promise.resolve({ cmd: c.cmd, checkpoint: checkpoint({ id: 9, kind: "restore", tool_call_id: null, restored_to: c.id }), fork: c.rewind ? FORK : null } as never);
+        if (this.restoreError) throw new ServerError(this.restoreError);
+        return { cmd: c.cmd, checkpoint: checkpoint({ id: 9, kind: "restore", tool_call_id: null, restored_to: c.id }), fork: c.rewind ? FORK : null };
       default:
-        return new Promise(() => {});
+        return super.answer(c);
     }
   }
-  onEvent() {
-    return () => {};
-  }
-  onStatus() {
-    return () => {};
-  }
-  close() {}
 }
 
 function checkpoint(over: Partial<CheckpointInfo> = {}): CheckpointInfo {
@@ -132,7 +115,7 @@ let root: Root;
 let restored: CheckpointInfo[];
 let forks: SessionInfo[];
 
-async function render(t: FakeTransport, ui: React.ReactNode) {
+async function render(t: FakeServer, ui: React.ReactNode) {
   container = document.createElement("div");
   document.body.appendChild(container);
   root = createRoot(container);
@@ -141,10 +124,10 @@ async function render(t: FakeTransport, ui: React.ReactNode) {
   await rerender(t, ui);
 }
 
-async function rerender(t: FakeTransport, ui: React.ReactNode) {
+async function rerender(t: FakeServer, ui: React.ReactNode) {
   await act(async () => {
     root.render(
-      <TransportContext.Provider value={t as unknown as Transport}>
+      <TransportContext.Provider value={t}>
         <AppContext.Provider value={app}>
           <CheckpointActions.Provider value={{ restored: (c) => restored.push(c), forked: (s) => forks.push(s) }}>
             <Rows>{ui}</Rows>
@@ -153,14 +136,6 @@ async function rerender(t: FakeTransport, ui: React.ReactNode) {
       </TransportContext.Provider>,
     );
   });
-}
-
-async function settle() {
-  for (let i = 0; i < 5; i++) {
-    await act(async () => {
-      await new Promise((r) => setTimeout(r, 0));
-    });
-  }
 }
 
 /** Queries the whole document: the confirm dialog is in a portal. */
@@ -183,7 +158,7 @@ const card = (cp: CheckpointInfo | null) => <ChatRow item={{ kind: "tool", key: 
 
 describe("the changed files under a tool call", () => {
   it("says what the call changed and expands to its files", async () => {
-    const t = new FakeTransport();
+    const t = new FakeServer();
     await render(t, card(checkpoint()));
     const summary = q("[data-testid='checkpoint-summary']")!;
     expect(summary.textContent).toBe("2 files changed: notes.md +1 −1, out/made.txt (new)");
@@ -198,11 +173,11 @@ describe("the changed files under a tool call", () => {
   });
 
   it("shows a file's diff with added and removed lines coloured, and the whole diff", async () => {
-    const t = new FakeTransport();
+    const t = new FakeServer();
     await render(t, card(checkpoint()));
     await click("[data-testid='checkpoint-summary']");
     await click("[data-testid='checkpoint-file'][data-status='modified']");
-    expect(t.calls).toContainEqual({ cmd: "checkpoint_diff", id: 4, path: "notes.md" });
+    expect(t.commands).toContainEqual({ cmd: "checkpoint_diff", id: 4, path: "notes.md" });
     const diff = q("[data-testid='checkpoint-diff']")!;
     expect(diff).not.toBeNull();
     expect(qa(".diff-del .code").map((e) => e.textContent)).toEqual(["second line, old"]);
@@ -214,13 +189,13 @@ describe("the changed files under a tool call", () => {
     expect(diff.className).toContain("diff");
 
     await click("[data-testid='checkpoint-show-diff']");
-    expect(t.calls).toContainEqual({ cmd: "checkpoint_diff", id: 4 });
+    expect(t.commands).toContainEqual({ cmd: "checkpoint_diff", id: 4 });
     expect(qa(".diff-add .code").map((e) => e.textContent)).toEqual(["second line, new", "made"]);
     expect(q("[data-testid='checkpoint-show-diff']")!.textContent).toBe("Hide diff");
   });
 
   it("restores after a confirm that says what happens; Escape cancels", async () => {
-    const t = new FakeTransport();
+    const t = new FakeServer();
     await render(t, card(checkpoint()));
     await click("[data-testid='checkpoint-restore']");
     const dialog = q("[data-testid='restore-dialog']")!;
@@ -235,17 +210,17 @@ describe("the changed files under a tool call", () => {
     });
     expect(q("[data-testid='restore-dialog']")).toBeNull();
     expect(document.activeElement).toBe(q("[data-testid='checkpoint-restore']"));
-    expect(t.calls.some((c) => c.cmd === "restore_checkpoint")).toBe(false);
+    expect(t.commands.some((c) => c.cmd === "restore_checkpoint")).toBe(false);
 
     await click("[data-testid='checkpoint-restore']");
     await click("[data-testid='restore-dialog-confirm']");
     expect(q("[data-testid='restore-dialog']")).toBeNull();
-    expect(t.calls).toContainEqual({ cmd: "restore_checkpoint", id: 4 });
+    expect(t.commands).toContainEqual({ cmd: "restore_checkpoint", id: 4 });
     expect(restored.map((c) => [c.id, c.kind, c.restored_to])).toEqual([[9, "restore", 4]]);
   });
 
   it("offers to rewind the conversation too, unchecked: a plain restore sends no rewind", async () => {
-    const t = new FakeTransport();
+    const t = new FakeServer();
     await render(t, card(checkpoint()));
     await click("[data-testid='checkpoint-restore']");
     const box = q("[data-testid='restore-dialog-rewind']") as HTMLInputElement;
@@ -257,21 +232,21 @@ describe("the changed files under a tool call", () => {
     expect(hint.textContent).toBe("You continue in a new chat; this chat keeps every message.");
     expect(q("[data-testid='restore-dialog-confirm']")!.textContent).toBe("Restore");
     await click("[data-testid='restore-dialog-confirm']");
-    const sent = t.calls.filter((c) => c.cmd === "restore_checkpoint");
+    const sent = t.commands.filter((c) => c.cmd === "restore_checkpoint");
     expect(sent).toHaveLength(1);
     expect("rewind" in sent[0]!).toBe(false);
     expect(forks).toEqual([]);
   });
 
   it("with the box checked, sends rewind and hands the new chat on", async () => {
-    const t = new FakeTransport();
+    const t = new FakeServer();
     await render(t, card(checkpoint()));
     await click("[data-testid='checkpoint-restore']");
     await click("[data-testid='restore-dialog-rewind']");
     expect((q("[data-testid='restore-dialog-rewind']") as HTMLInputElement).checked).toBe(true);
     expect(q("[data-testid='restore-dialog-confirm']")!.textContent).toBe("Restore and rewind");
     await click("[data-testid='restore-dialog-confirm']");
-    expect(t.calls.filter((c) => c.cmd === "restore_checkpoint")).toEqual([{ cmd: "restore_checkpoint", id: 4, rewind: true }]);
+    expect(t.commands.filter((c) => c.cmd === "restore_checkpoint")).toEqual([{ cmd: "restore_checkpoint", id: 4, rewind: true }]);
     expect(restored.map((c) => c.id)).toEqual([9]);
     expect(forks).toEqual([FORK]);
 
@@ -281,7 +256,7 @@ describe("the changed files under a tool call", () => {
   });
 
   it("keeps the rewind box in the dialog's Tab order", async () => {
-    const t = new FakeTransport();
+    const t = new FakeServer();
     await render(t, card(checkpoint()));
     await click("[data-testid='checkpoint-restore']");
     const dialog = q("[data-testid='restore-dialog']")!;
@@ -298,7 +273,7 @@ describe("the changed files under a tool call", () => {
   });
 
   it("shows a failed restore on the card", async () => {
-    const t = new FakeTransport();
+    const t = new FakeServer();
     t.restoreError = "the chat's turn is running; stop it before restoring its folder";
     await render(t, card(checkpoint()));
     await click("[data-testid='checkpoint-restore']");
@@ -308,7 +283,7 @@ describe("the changed files under a tool call", () => {
   });
 
   it("updates when the checkpoint arrives after the call", async () => {
-    const t = new FakeTransport();
+    const t = new FakeServer();
     await render(t, card(null));
     expect(q("[data-testid='checkpoint']")).toBeNull();
     await rerender(t, card(checkpoint()));
@@ -316,7 +291,7 @@ describe("the changed files under a tool call", () => {
   });
 
   it("shows a checkpoint that could not be taken as a note, with no restore", async () => {
-    const t = new FakeTransport();
+    const t = new FakeServer();
     const note = "The folder is too large to checkpoint: more than 50000 files (the limit is `[checkpoints] max_files` in config.toml)";
     await render(t, card(checkpoint({ before: null, after: null, changes: { files: [], total: 0 }, note })));
     expect(q("[data-testid='checkpoint-note']")!.textContent).toBe(note);
@@ -325,7 +300,7 @@ describe("the changed files under a tool call", () => {
   });
 
   it("shows a hostile file name as text", async () => {
-    const t = new FakeTransport();
+    const t = new FakeServer();
     const name = "<img src=x onerror=alert(1)>.md";
     await render(
       t,
@@ -347,7 +322,7 @@ describe("a restore in the chat", () => {
   );
 
   it("says what it went back to and undoes it with one click", async () => {
-    const t = new FakeTransport();
+    const t = new FakeServer();
     await render(t, line());
     expect(q("[data-testid='restore-line']")!.textContent).toContain("Folder restored to before write notes.md — 2 files changed");
     await click("[data-testid='restore-line'] [data-testid='checkpoint-summary']");
@@ -355,12 +330,12 @@ describe("a restore in the chat", () => {
     await click("[data-testid='restore-undo']");
     // Undoing a restore asks nothing and never rewinds the conversation.
     expect(q("[data-testid='restore-dialog']")).toBeNull();
-    expect(t.calls.filter((c) => c.cmd === "restore_checkpoint")).toStrictEqual([{ cmd: "restore_checkpoint", id: 9 }]);
+    expect(t.commands.filter((c) => c.cmd === "restore_checkpoint")).toStrictEqual([{ cmd: "restore_checkpoint", id: 9 }]);
     expect(forks).toEqual([]);
   });
 
   it("an undone restore offers no undo; an undo says so", async () => {
-    const t = new FakeTransport();
+    const t = new FakeServer();
     await render(t, line({}, { undone: true }));
     expect(q("[data-testid='restore-undo']")).toBeNull();
     expect(q("[data-testid='restore-line']")!.textContent).toContain("undone");

@@ -6,28 +6,13 @@
 import { act, useReducer } from "react";
 import { createRoot, type Root } from "react-dom/client";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { AppContext, TransportContext, type AppActions } from "../app/context";
+import { AppContext, TransportContext } from "../app/context";
 import { chatReducer, emptyChat, type Item, type ToolView } from "../chat/state";
 import type { Command, McpPromptInfo, McpResourceInfo } from "../protocol";
-import type { Transport } from "../transport";
+import { fakeApp } from "../test/fakeApp";
+import { FakeTransport } from "../test/fakeTransport";
+import { settle } from "../test/settle";
 import { ChatView } from "./ChatView";
-
-(globalThis as { IS_REACT_ACT_ENVIRONMENT?: boolean }).IS_REACT_ACT_ENVIRONMENT = true;
-if (typeof globalThis.ResizeObserver === "undefined") {
-  globalThis.ResizeObserver = class {
-    observe() {}
-    unobserve() {}
-    disconnect() {}
-  } as unknown as typeof ResizeObserver;
-}
-// jsdom lays nothing out: give every element a size so the virtualised list renders rows.
-Element.prototype.getBoundingClientRect = function () {
-  return { x: 0, y: 0, top: 0, left: 0, bottom: 800, right: 1000, width: 1000, height: 800, toJSON: () => ({}) } as DOMRect;
-};
-for (const prop of ["offsetHeight", "clientHeight"] as const) {
-  Object.defineProperty(HTMLElement.prototype, prop, { configurable: true, get: () => 800 });
-}
-Object.defineProperty(HTMLElement.prototype, "offsetWidth", { configurable: true, get: () => 1000 });
 
 const PROMPTS: McpPromptInfo[] = [
   {
@@ -51,58 +36,30 @@ const RESOURCES: McpResourceInfo[] = [
 ];
 
 /** Answers the chat's commands; the MCP lists are what the test sets. */
-class FakeServer {
-  commands: Command[] = [];
+class FakeServer extends FakeTransport {
   prompts: McpPromptInfo[] = PROMPTS;
   resources: McpResourceInfo[] = RESOURCES;
-  private handlers: ((sid: number | null, e: never) => void)[] = [];
-  call(c: Command): Promise<never> {
-    this.commands.push(c);
-    const reply = (r: unknown) => Promise.resolve(r as never);
+  override answer(c: Command): unknown {
     switch (c.cmd) {
       case "list_mcp_prompts":
-        return reply({ cmd: c.cmd, prompts: this.prompts });
+        return { cmd: c.cmd, prompts: this.prompts };
       case "list_mcp_resources":
-        return reply({ cmd: c.cmd, resources: this.resources });
+        return { cmd: c.cmd, resources: this.resources };
       case "send_message":
-        return reply({ cmd: c.cmd, queued: false });
+        return { cmd: c.cmd, queued: false };
       case "stop":
-        return reply({ cmd: c.cmd });
+        return { cmd: c.cmd };
       default:
-        return new Promise(() => {});
+        return super.answer(c);
     }
   }
-  emit(e: unknown) {
-    for (const h of this.handlers) h(null, e as never);
-  }
-  onEvent(fn: (sid: number | null, e: never) => void) {
-    this.handlers.push(fn);
-    return () => {
-      this.handlers = this.handlers.filter((h) => h !== fn);
-    };
-  }
-  onStatus() {
-    return () => {};
-  }
-  close() {}
-  sent() {
-    return this.commands.flatMap((c) => (c.cmd === "send_message" ? [c.text] : []));
-  }
-  count(cmd: string) {
-    return this.commands.filter((c) => c.cmd === cmd).length;
+  /** The messages sent, in order. */
+  messages() {
+    return this.sent("send_message").map((c) => c.text);
   }
 }
 
-const app: AppActions = {
-  openSession() {},
-  openFork() {},
-  openViewer() {},
-  go() {},
-  sessions: [],
-  inbox: [],
-  refreshInbox() {},
-  currentSessionId: 1,
-};
+const app = fakeApp();
 
 function Chat({ items, running }: { items: Item[]; running: boolean }) {
   const [chat, dispatch] = useReducer(chatReducer, undefined, () => ({ ...emptyChat(1), loaded: true, items, running }));
@@ -112,21 +69,13 @@ function Chat({ items, running }: { items: Item[]; running: boolean }) {
 let container: HTMLDivElement;
 let root: Root | null = null;
 
-async function settle() {
-  for (let i = 0; i < 5; i++) {
-    await act(async () => {
-      await new Promise((r) => setTimeout(r, 0));
-    });
-  }
-}
-
 async function render(server: FakeServer, { items = [], running = false }: { items?: Item[]; running?: boolean } = {}) {
   container = document.createElement("div");
   document.body.appendChild(container);
   root = createRoot(container);
   await act(async () => {
     root!.render(
-      <TransportContext.Provider value={server as unknown as Transport}>
+      <TransportContext.Provider value={server}>
         <AppContext.Provider value={app}>
           <Chat items={items} running={running} />
         </AppContext.Provider>
@@ -253,7 +202,7 @@ describe("the prompt menu", () => {
     expect(menu()).toBeNull();
     expect(server.count("stop")).toBe(0);
     await key(box(), "Enter");
-    expect(server.sent()).toEqual(["/git:review"]);
+    expect(server.messages()).toEqual(["/git:review"]);
   });
 
   it("leaves Enter to send while it is closed or empty", async () => {
@@ -266,7 +215,7 @@ describe("the prompt menu", () => {
     await key(box(), "Enter");
     await type(box(), "hello");
     await key(box(), "Enter");
-    expect(server.sent()).toEqual(["/nothing-matches", "/git:review src/main.rs strict", "hello"]);
+    expect(server.messages()).toEqual(["/nothing-matches", "/git:review src/main.rs strict", "hello"]);
     expect(box().value).toBe("");
   });
 
@@ -300,11 +249,11 @@ describe("the prompt menu", () => {
     await type(box(), "/");
     expect(menu()).toBeNull();
     await key(box(), "Enter");
-    expect(server.sent()).toEqual(["/"]);
+    expect(server.messages()).toEqual(["/"]);
 
     server.prompts = PROMPTS.slice(1, 2);
     const before = server.count("list_mcp_prompts");
-    await act(async () => server.emit({ type: "mcp_status", server: "git", status: { state: "ready", tools: 1 } }));
+    await act(async () => server.emit(null, { type: "mcp_status", server: "git", status: { state: "ready", tools: 1 } }));
     await settle();
     expect(server.count("list_mcp_prompts")).toBe(before + 1);
     expect(server.count("list_mcp_resources")).toBeGreaterThan(1);

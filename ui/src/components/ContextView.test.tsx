@@ -6,26 +6,20 @@
 import { act, useState } from "react";
 import { createRoot, type Root } from "react-dom/client";
 import { afterEach, describe, expect, it } from "vitest";
-import { AppContext, TransportContext, type AppActions } from "../app/context";
-import type { Command, Event, TurnContext } from "../protocol";
-import { ServerError, type Transport } from "../transport";
+import { AppContext, TransportContext } from "../app/context";
+import type { Command, TurnContext } from "../protocol";
+import { ServerError } from "../transport";
+import { fakeApp } from "../test/fakeApp";
+import { FakeTransport } from "../test/fakeTransport";
+import { settle } from "../test/settle";
 import { ContextButton } from "./ContextView";
 
-(globalThis as { IS_REACT_ACT_ENVIRONMENT?: boolean }).IS_REACT_ACT_ENVIRONMENT = true;
-
 let opened: string[] = [];
-const app: AppActions = {
-  openSession() {},
-  openFork() {},
+const app = fakeApp({
   openViewer(path) {
     opened.push(path);
   },
-  go() {},
-  sessions: [],
-  inbox: [],
-  refreshInbox() {},
-  currentSessionId: 1,
-};
+});
 
 const CUT = "cut to 1200 of 40000 bytes: the AGENTS.md files together are limited to 32 KiB";
 const LINK = "not read: it is a link to a file outside the project";
@@ -46,45 +40,29 @@ const PAPER: TurnContext = {
 const EMPTY: TurnContext = { project_root: "/home/me/scratch", instructions: [], skills: [] };
 
 /** Answers `session_context` with `context` (or fails, or waits); records each call; pushes events. */
-class FakeTransport {
-  calls: Command[] = [];
+class FakeServer extends FakeTransport {
   context: TurnContext = PAPER;
   error: string | null = null;
   /** Replies held back until released, when set. */
   held: ((reply: unknown) => void)[] | null = null;
-  handlers: ((sid: number | null, e: Event) => void)[] = [];
   /** What `approve_hooks` answers: an error, or the context with the hooks approved. */
   approveError: string | null = null;
-  call(c: Command): Promise<never> {
-    this.calls.push(c);
+  override answer(c: Command): unknown {
     if (c.cmd === "approve_hooks") {
-      if (this.approveError) return Promise.reject(new ServerError(this.approveError));
+      if (this.approveError) throw new ServerError(this.approveError);
       const h = this.context.project_hooks!;
       this.context = { ...this.context, project_hooks: { ...h, approved: true } };
-      return Promise.resolve({ cmd: c.cmd, context: this.context } as never);
+      return { cmd: c.cmd, context: this.context };
     }
-    if (c.cmd !== "session_context") return new Promise(() => {});
-    if (this.error) return Promise.reject(new ServerError(this.error));
+    if (c.cmd !== "session_context") return super.answer(c);
+    if (this.error) throw new ServerError(this.error);
     const reply = { cmd: c.cmd, context: this.context };
     if (this.held) {
       const held = this.held;
-      return new Promise((ok) => held.push(() => ok(reply as never)));
+      return new Promise((ok) => held.push(() => ok(reply)));
     }
-    return Promise.resolve(reply as never);
+    return reply;
   }
-  onEvent(fn: (sid: number | null, e: Event) => void) {
-    this.handlers.push(fn);
-    return () => {
-      this.handlers = this.handlers.filter((h) => h !== fn);
-    };
-  }
-  emit(sid: number | null, e: Event) {
-    for (const h of this.handlers) h(sid, e);
-  }
-  onStatus() {
-    return () => {};
-  }
-  close() {}
 }
 
 let container: HTMLDivElement;
@@ -98,14 +76,14 @@ function Controlled({ sessionId }: { sessionId: number }) {
   return <ContextButton sessionId={sessionId} open={open} onOpenChange={setOpen} />;
 }
 
-async function render(t: FakeTransport, sessionId = 1, controlled = false) {
+async function render(t: FakeServer, sessionId = 1, controlled = false) {
   opened = [];
   container = document.createElement("div");
   document.body.appendChild(container);
   root = createRoot(container);
   await act(async () => {
     root.render(
-      <TransportContext.Provider value={t as unknown as Transport}>
+      <TransportContext.Provider value={t}>
         <AppContext.Provider value={app}>
           {controlled ? <Controlled sessionId={sessionId} /> : <ContextButton sessionId={sessionId} />}
           <button type="button" data-testid="elsewhere">
@@ -118,19 +96,11 @@ async function render(t: FakeTransport, sessionId = 1, controlled = false) {
   await settle();
 }
 
-async function settle() {
-  for (let i = 0; i < 5; i++) {
-    await act(async () => {
-      await new Promise((r) => setTimeout(r, 0));
-    });
-  }
-}
-
 const q = (sel: string) => document.querySelector(sel) as HTMLElement | null;
 const qa = (sel: string) => [...document.querySelectorAll<HTMLElement>(sel)];
 const chip = () => q("[data-testid='context-chip']")!;
 const panel = () => q("[data-testid='context-panel']");
-const contextCalls = (t: FakeTransport) => t.calls.filter((c) => c.cmd === "session_context");
+const contextCalls = (t: FakeServer) => t.commands.filter((c) => c.cmd === "session_context");
 
 async function click(sel: string) {
   const el = q(sel);
@@ -153,7 +123,7 @@ afterEach(async () => {
 
 describe("the context chip", () => {
   it("asks for the chat's context and counts the AGENTS.md files given, warning of a cut one", async () => {
-    const t = new FakeTransport();
+    const t = new FakeServer();
     await render(t, 7);
     expect(contextCalls(t)).toEqual([{ cmd: "session_context", session_id: 7 }]);
     expect(chip().textContent).toBe("AGENTS.md ×3");
@@ -166,7 +136,7 @@ describe("the context chip", () => {
   });
 
   it("opens a panel listing the project root, the files in order and the skills", async () => {
-    const t = new FakeTransport();
+    const t = new FakeServer();
     await render(t);
     await click("[data-testid='context-chip']");
     expect(panel()).not.toBeNull();
@@ -196,7 +166,7 @@ describe("the context chip", () => {
   });
 
   it("opens a file in the viewer, but not one that was not read", async () => {
-    const t = new FakeTransport();
+    const t = new FakeServer();
     t.context = { ...PAPER, instructions: [{ path: "/home/me/paper/docs/AGENTS.md", source: "project", bytes: 0, included: 0, note: LINK }, ...PAPER.instructions.slice(2)] };
     await render(t);
     expect(chip().textContent).toBe("AGENTS.md ×1");
@@ -213,7 +183,7 @@ describe("the context chip", () => {
   });
 
   it("explains what would be given when there is nothing", async () => {
-    const t = new FakeTransport();
+    const t = new FakeServer();
     t.context = EMPTY;
     await render(t);
     expect(chip().textContent).toBe("Context");
@@ -230,7 +200,7 @@ describe("the context chip", () => {
   });
 
   it("updates from a context event of the chat's turn, not another chat's", async () => {
-    const t = new FakeTransport();
+    const t = new FakeServer();
     t.context = EMPTY;
     await render(t, 3);
     await click("[data-testid='context-chip']");
@@ -248,7 +218,7 @@ describe("the context chip", () => {
   });
 
   it("keeps an event's context over a reply asked for before it", async () => {
-    const t = new FakeTransport();
+    const t = new FakeServer();
     t.context = EMPTY;
     t.held = [];
     await render(t, 3);
@@ -261,7 +231,7 @@ describe("the context chip", () => {
   });
 
   it("closes on Escape and gives the focus back to the chip; Close and a click outside too", async () => {
-    const t = new FakeTransport();
+    const t = new FakeServer();
     await render(t);
     await click("[data-testid='context-chip']");
     await key(panel()!, "Escape");
@@ -283,7 +253,7 @@ describe("the context chip", () => {
   });
 
   it("opened from outside (the shortcut), gives the focus back to where it was", async () => {
-    const t = new FakeTransport();
+    const t = new FakeServer();
     await render(t, 1, true);
     const elsewhere = q("[data-testid='elsewhere']")!;
     elsewhere.focus();
@@ -304,7 +274,7 @@ describe("the context chip", () => {
   });
 
   it("says when the context cannot be read, and reads it again", async () => {
-    const t = new FakeTransport();
+    const t = new FakeServer();
     t.error = "session 1 does not exist";
     await render(t);
     expect(chip().textContent).toBe("Context");
@@ -318,7 +288,7 @@ describe("the context chip", () => {
   });
 
   it("shows a hostile name, description and note as text", async () => {
-    const t = new FakeTransport();
+    const t = new FakeServer();
     const name = "<img src=x onerror=alert(1)>";
     t.context = {
       project_root: "/home/me/paper",
@@ -340,7 +310,7 @@ describe("a project's hooks", () => {
   const section = () => q("[data-testid='context-hooks']");
 
   it("mark the chip while they wait, and the panel says what they are, with the file and Approve", async () => {
-    const t = new FakeTransport();
+    const t = new FakeServer();
     t.context = { ...PAPER, project_hooks: HOOKS };
     await render(t, 5);
     expect(chip().dataset.hooks).toBe("pending");
@@ -357,11 +327,11 @@ describe("a project's hooks", () => {
     await click("[data-testid='context-hooks-open']");
     expect(opened).toEqual(["/home/me/paper/.skald/hooks.json"]);
     expect(panel()).toBeNull();
-    expect(t.calls.some((c) => c.cmd === "approve_hooks")).toBe(false);
+    expect(t.commands.some((c) => c.cmd === "approve_hooks")).toBe(false);
   });
 
   it("name every other file in .skald/ the approval covers, each one click from the viewer", async () => {
-    const t = new FakeTransport();
+    const t = new FakeServer();
     t.context = { ...PAPER, project_hooks: { ...HOOKS, files: [".skald/fmt.sh", ".skald/hooks.json"] } };
     await render(t, 5);
     await click("[data-testid='context-chip']");
@@ -373,12 +343,12 @@ describe("a project's hooks", () => {
   });
 
   it("are approved as shown (their SHA-256), and the reply is the context from then on", async () => {
-    const t = new FakeTransport();
+    const t = new FakeServer();
     t.context = { ...PAPER, project_hooks: HOOKS };
     await render(t, 5);
     await click("[data-testid='context-chip']");
     await click("[data-testid='context-hooks-approve']");
-    expect(t.calls.filter((c) => c.cmd === "approve_hooks")).toEqual([{ cmd: "approve_hooks", session_id: 5, sha256: "9f2c" }]);
+    expect(t.commands.filter((c) => c.cmd === "approve_hooks")).toEqual([{ cmd: "approve_hooks", session_id: 5, sha256: "9f2c" }]);
     expect(section()!.dataset.state).toBe("approved");
     expect(q("[data-testid='context-hooks-status']")!.textContent).toBe("Project hooks: 2, approved.skald/hooks.json");
     expect(q("[data-testid='context-hooks-approve']")).toBeNull();
@@ -392,7 +362,7 @@ describe("a project's hooks", () => {
   });
 
   it("say why an approval was refused, and read the file again", async () => {
-    const t = new FakeTransport();
+    const t = new FakeServer();
     t.context = { ...PAPER, project_hooks: HOOKS };
     t.approveError = "/home/me/paper/.skald/hooks.json changed since it was shown; look at it again before approving";
     await render(t);
@@ -406,13 +376,13 @@ describe("a project's hooks", () => {
     expect(chip().dataset.hooks).toBe("pending");
     t.approveError = null;
     await click("[data-testid='context-hooks-approve']");
-    expect(t.calls.filter((c) => c.cmd === "approve_hooks").map((c) => (c as { sha256: string }).sha256)).toEqual(["9f2c", "77aa"]);
+    expect(t.commands.filter((c) => c.cmd === "approve_hooks").map((c) => (c as { sha256: string }).sha256)).toEqual(["9f2c", "77aa"]);
     expect(q("[data-testid='context-hooks-error']")).toBeNull();
     expect(section()!.dataset.state).toBe("approved");
   });
 
   it("name the chip when there is nothing else, and ask nothing of a file with no hooks", async () => {
-    const t = new FakeTransport();
+    const t = new FakeServer();
     t.context = { ...EMPTY, project_hooks: { ...HOOKS, path: "/home/me/scratch/.skald/hooks.json" } };
     await render(t);
     expect(chip().textContent).toBe("Hooks ×2");
@@ -431,7 +401,7 @@ describe("a project's hooks", () => {
   });
 
   it("show a hostile file name as text", async () => {
-    const t = new FakeTransport();
+    const t = new FakeServer();
     t.context = { ...PAPER, project_hooks: { ...HOOKS, path: "/home/me/paper/.skald/hooks\u202e.json" } };
     await render(t);
     await click("[data-testid='context-chip']");

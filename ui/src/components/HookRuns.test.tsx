@@ -5,31 +5,17 @@
 import { act, useMemo, useRef, useState } from "react";
 import { createRoot, type Root } from "react-dom/client";
 import { afterEach, describe, expect, it } from "vitest";
-import { AppContext, TransportContext, type AppActions } from "../app/context";
+import { AppContext, TransportContext } from "../app/context";
 import type { Item, ToolView } from "../chat/state";
 import type { HookRun } from "../protocol";
-import type { Transport } from "../transport";
+import { fakeApp } from "../test/fakeApp";
+import { FakeTransport } from "../test/fakeTransport";
 import { ChatRow, ExpandedContext, type Expanded } from "./ChatItems";
 
-(globalThis as { IS_REACT_ACT_ENVIRONMENT?: boolean }).IS_REACT_ACT_ENVIRONMENT = true;
+const app = fakeApp();
 
-const app: AppActions = {
-  openSession() {},
-  openFork() {},
-  openViewer() {},
-  go() {},
-  sessions: [],
-  inbox: [],
-  refreshInbox() {},
-  currentSessionId: 1,
-};
-
-const transport = {
-  call: () => new Promise(() => {}),
-  onEvent: () => () => {},
-  onStatus: () => () => {},
-  close() {},
-} as unknown as Transport;
+/** No reply ever comes. */
+const transport = new FakeTransport();
 
 const run = (over: Partial<HookRun> = {}): HookRun => ({
   event: "PreToolUse",

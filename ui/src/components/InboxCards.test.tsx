@@ -3,30 +3,16 @@
 import { act } from "react";
 import { createRoot, type Root } from "react-dom/client";
 import { afterEach, describe, expect, it } from "vitest";
-import { AppContext, TransportContext, type AppActions } from "../app/context";
+import { AppContext, TransportContext } from "../app/context";
 import type { InboxEntry, SandboxInfo } from "../protocol";
-import type { Transport } from "../transport";
+import { fakeApp } from "../test/fakeApp";
+import { FakeTransport } from "../test/fakeTransport";
 import { InboxCard } from "./InboxCards";
 
-(globalThis as { IS_REACT_ACT_ENVIRONMENT?: boolean }).IS_REACT_ACT_ENVIRONMENT = true;
+/** No reply ever comes. */
+const transport = new FakeTransport();
 
-const transport = {
-  call: () => new Promise(() => {}),
-  onEvent: () => () => {},
-  onStatus: () => () => {},
-  close() {},
-} as unknown as Transport;
-
-const app: AppActions = {
-  openSession() {},
-  openFork() {},
-  openViewer() {},
-  go() {},
-  sessions: [],
-  inbox: [],
-  refreshInbox() {},
-  currentSessionId: 1,
-};
+const app = fakeApp();
 
 const approval = (sandbox: SandboxInfo | null): InboxEntry => ({
   id: 7,

@@ -5,23 +5,14 @@
 import { act } from "react";
 import { createRoot, type Root } from "react-dom/client";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { AppContext, TransportContext, type AppActions } from "../app/context";
+import { AppContext, TransportContext } from "../app/context";
 import type { Command, ProcessInfo } from "../protocol";
-import { ServerError, type Transport } from "../transport";
+import { ServerError } from "../transport";
+import { fakeApp } from "../test/fakeApp";
+import { FakeTransport } from "../test/fakeTransport";
 import { OUTPUT_POLL_MS, ProcessesPanel } from "./Processes";
 
-(globalThis as { IS_REACT_ACT_ENVIRONMENT?: boolean }).IS_REACT_ACT_ENVIRONMENT = true;
-
-const app: AppActions = {
-  openSession() {},
-  openFork() {},
-  openViewer() {},
-  go() {},
-  sessions: [],
-  inbox: [],
-  refreshInbox() {},
-  currentSessionId: 1,
-};
+const app = fakeApp();
 
 const NOW = new Date("2026-03-02T10:00:00Z").getTime();
 
@@ -39,55 +30,35 @@ function proc(over: Partial<ProcessInfo> = {}): ProcessInfo {
 }
 
 /** Answers the process commands from its own table; records each call. */
-class FakeTransport {
-  calls: Command[] = [];
+class FakeServer extends FakeTransport {
   processes: ProcessInfo[] = [];
   outputs = new Map<number, string>();
   stopError: string | null = null;
   /** What a stop leaves (the server answers once the process is gone). */
   stopLeaves: "stopped" | "running" = "stopped";
-  private handlers: ((sid: number | null, e: never) => void)[] = [];
-  call(c: Command): Promise<never> {
-    this.calls.push(c);
-    const reply = (r: unknown) => Promise.resolve(r as never);
+  override answer(c: Command): unknown {
     switch (c.cmd) {
       case "list_processes":
-        return reply({ cmd: c.cmd, processes: this.processes.filter((p) => p.session_id === c.session_id) });
+        return { cmd: c.cmd, processes: this.processes.filter((p) => p.session_id === c.session_id) };
       case "process_output": {
         const p = this.processes.find((x) => x.id === c.process_id && x.session_id === c.session_id);
-        if (!p) return Promise.reject(new ServerError(`this chat has no background process ${c.process_id}`));
-        return reply({ cmd: c.cmd, process: p, output: this.outputs.get(p.id) ?? "" });
+        if (!p) throw new ServerError(`this chat has no background process ${c.process_id}`);
+        return { cmd: c.cmd, process: p, output: this.outputs.get(p.id) ?? "" };
       }
       case "stop_process": {
-        if (this.stopError) return Promise.reject(new ServerError(this.stopError));
+        if (this.stopError) throw new ServerError(this.stopError);
         const p = this.processes.find((x) => x.id === c.process_id && x.session_id === c.session_id)!;
         const done: ProcessInfo =
           this.stopLeaves === "stopped" ? { ...p, status: "stopped", ended: "stopped: it and every process it started were killed" } : p;
         this.set(done);
-        return reply({ cmd: c.cmd, process: done });
+        return { cmd: c.cmd, process: done };
       }
       default:
-        return new Promise(() => {});
+        return super.answer(c);
     }
   }
   set(p: ProcessInfo) {
     this.processes = this.processes.some((x) => x.id === p.id) ? this.processes.map((x) => (x.id === p.id ? p : x)) : [...this.processes, p];
-  }
-  emit(sid: number | null, e: unknown) {
-    for (const h of this.handlers) h(sid, e as never);
-  }
-  onEvent(fn: (sid: number | null, e: never) => void) {
-    this.handlers.push(fn);
-    return () => {
-      this.handlers = this.handlers.filter((h) => h !== fn);
-    };
-  }
-  onStatus() {
-    return () => {};
-  }
-  close() {}
-  sent(cmd: Command["cmd"]) {
-    return this.calls.filter((c) => c.cmd === cmd);
   }
 }
 
@@ -103,13 +74,13 @@ async function pass(ms = 0) {
   }
 }
 
-async function render(t: FakeTransport, sessionId = 1) {
+async function render(t: FakeServer, sessionId = 1) {
   container = document.createElement("div");
   document.body.appendChild(container);
   root = createRoot(container);
   await act(async () => {
     root!.render(
-      <TransportContext.Provider value={t as unknown as Transport}>
+      <TransportContext.Provider value={t}>
         <AppContext.Provider value={app}>
           <ProcessesPanel sessionId={sessionId} />
         </AppContext.Provider>
@@ -143,14 +114,14 @@ afterEach(async () => {
 
 describe("the processes strip", () => {
   it("is not there while the chat has no process", async () => {
-    const t = new FakeTransport();
+    const t = new FakeServer();
     await render(t);
     expect(t.sent("list_processes")).toEqual([{ cmd: "list_processes", session_id: 1 }]);
     expect(q("[data-testid='processes']")).toBeNull();
   });
 
   it("lists the chat's processes, running first, with how long each ran or how it ended", async () => {
-    const t = new FakeTransport();
+    const t = new FakeServer();
     t.processes = [
       proc({ id: 3, command: "cargo watch -x test", status: "exited", ended: "exit code 0", started_at: NOW - 600_000 }),
       proc({ id: 4, command: "python3 -m http.server", status: "stopped", ended: "stopped: it and every process it started were killed" }),
@@ -187,7 +158,7 @@ describe("the processes strip", () => {
   });
 
   it("folds away from its header", async () => {
-    const t = new FakeTransport();
+    const t = new FakeServer();
     t.processes = [proc()];
     await render(t);
     const head = q("[data-testid='processes'] .todos-head")!;
@@ -200,7 +171,7 @@ describe("the processes strip", () => {
   });
 
   it("shows a command's controls escaped and markup as text", async () => {
-    const t = new FakeTransport();
+    const t = new FakeServer();
     t.processes = [proc({ command: "echo <img src=x onerror=alert(1)>\u202e; sleep 9" })];
     await render(t);
     expect(q("[data-testid='processes'] img")).toBeNull();
@@ -210,7 +181,7 @@ describe("the processes strip", () => {
 
 describe("stopping a process", () => {
   it("sends stop_process with the chat's and the process's ids and shows it stopped", async () => {
-    const t = new FakeTransport();
+    const t = new FakeServer();
     t.processes = [proc({ id: 3, status: "exited", ended: "exit code 0" }), proc({ id: 7 }), proc({ id: 8, command: "tail -f log" })];
     await render(t);
     const stop = q("[data-testid='process-stop']", row(7)!)!;
@@ -227,7 +198,7 @@ describe("stopping a process", () => {
   });
 
   it("shows a failed stop on the row", async () => {
-    const t = new FakeTransport();
+    const t = new FakeServer();
     t.processes = [proc()];
     t.stopError = "this chat has no background process 7";
     await render(t);
@@ -240,7 +211,7 @@ describe("stopping a process", () => {
   });
 
   it("says so when the process was still running after the stop", async () => {
-    const t = new FakeTransport();
+    const t = new FakeServer();
     t.processes = [proc()];
     t.stopLeaves = "running";
     await render(t);
@@ -251,7 +222,7 @@ describe("stopping a process", () => {
 
 describe("a process_update event", () => {
   it("lists the chat's processes again", async () => {
-    const t = new FakeTransport();
+    const t = new FakeServer();
     await render(t);
     expect(q("[data-testid='processes']")).toBeNull();
 
@@ -287,7 +258,7 @@ describe("a process_update event", () => {
 
 describe("a process's output", () => {
   it("is read when its row opens, then every second while it runs and the row is open", async () => {
-    const t = new FakeTransport();
+    const t = new FakeServer();
     t.processes = [proc()];
     t.outputs.set(7, "starting\n");
     await render(t);
@@ -318,7 +289,7 @@ describe("a process's output", () => {
   });
 
   it("is read no more once the process ended", async () => {
-    const t = new FakeTransport();
+    const t = new FakeServer();
     t.processes = [proc()];
     t.outputs.set(7, "[… 4096 earlier bytes not kept …]\nline 900\n");
     await render(t);
@@ -339,7 +310,7 @@ describe("a process's output", () => {
   });
 
   it("is read no more once the strip is gone", async () => {
-    const t = new FakeTransport();
+    const t = new FakeServer();
     t.processes = [proc()];
     await render(t);
     await click(q("[data-testid='process-toggle']"));
@@ -354,7 +325,7 @@ describe("a process's output", () => {
   });
 
   it("follows the bottom unless scrolled up", async () => {
-    const t = new FakeTransport();
+    const t = new FakeServer();
     t.processes = [proc()];
     t.outputs.set(7, "one\n");
     await render(t);

@@ -8,64 +8,61 @@ import { createRoot, type Root } from "react-dom/client";
 import { afterEach, describe, expect, it } from "vitest";
 import { TransportContext } from "../app/context";
 import type { Command, McpServerInfo, TexStatus } from "../protocol";
-import { ServerError, type Transport } from "../transport";
+import { ServerError } from "../transport";
+import { FakeTransport } from "../test/fakeTransport";
+import { settle } from "../test/settle";
 import { SettingsView } from "./SettingsView";
-
-(globalThis as { IS_REACT_ACT_ENVIRONMENT?: boolean }).IS_REACT_ACT_ENVIRONMENT = true;
 
 const ONLINE = "tectonic's online bundle, fetched and cached on the first build, which needs the network";
 const BUNDLE = "/home/me/.local/share/skald/tex/bundle.zip";
 
 /** Answers Settings' commands; `build_tex_bundle` waits until the test finishes it. */
-class FakeServer {
-  commands: Command[] = [];
+class FakeServer extends FakeTransport {
   tex: TexStatus;
   private build: { resolve: () => void; reject: (e: Error) => void } | null = null;
   mcpServers: McpServerInfo[] = [];
   private login: { resolve: () => void; reject: (e: Error) => void } | null = null;
-  private handlers: ((sid: number | null, e: never) => void)[] = [];
   constructor(tex: TexStatus) {
+    super();
     this.tex = tex;
   }
-  call(c: Command): Promise<never> {
-    this.commands.push(c);
-    const reply = (r: unknown) => Promise.resolve(r as never);
+  override answer(c: Command): unknown {
     switch (c.cmd) {
       case "settings":
-        return reply({ cmd: c.cmd, version: "0.1.0", data_dir: "/d", models: ["openai/gpt-4.1"], model_error: null, config_path: "/d/config.toml", approval: "ask", tex: this.tex });
+        return { cmd: c.cmd, version: "0.1.0", data_dir: "/d", models: ["openai/gpt-4.1"], model_error: null, config_path: "/d/config.toml", approval: "ask", tex: this.tex };
       case "local_models":
-        return reply({ cmd: c.cmd, available: false, folder: "/d/models", installed: [], recommended: [] });
+        return { cmd: c.cmd, available: false, folder: "/d/models", installed: [], recommended: [] };
       case "list_mcp":
-        return reply({ cmd: c.cmd, servers: this.mcpServers });
+        return { cmd: c.cmd, servers: this.mcpServers };
       case "mcp_login":
-        return new Promise<never>((resolve, reject) => {
+        return new Promise((resolve, reject) => {
           this.login = {
             resolve: () => {
               this.mcpServers = this.mcpServers.map((m) => ({ ...m, status: { state: "ready", tools: 2 } }));
-              resolve({ cmd: c.cmd, scopes: ["mcp:read"] } as never);
+              resolve({ cmd: c.cmd, scopes: ["mcp:read"] });
             },
             reject,
           };
         });
       case "list_rules":
-        return reply({ cmd: c.cmd, rules: [] });
+        return { cmd: c.cmd, rules: [] };
       case "list_secrets":
-        return reply({ cmd: c.cmd, names: [], store: "the OS keyring" });
+        return { cmd: c.cmd, names: [], store: "the OS keyring" };
       case "list_plugins":
-        return reply({ cmd: c.cmd, plugins: [] });
+        return { cmd: c.cmd, plugins: [] };
       case "build_tex_bundle":
-        return new Promise<never>((resolve, reject) => {
+        return new Promise((resolve, reject) => {
           this.build = {
             resolve: () => {
               // As the service does: the bundle is in the data folder, so `tex` says offline.
               this.tex = { bundle: `offline bundle at ${BUNDLE}`, offline: true, system_tex: this.tex.system_tex };
-              resolve({ cmd: c.cmd, path: BUNDLE, files: 15012, bytes: 312_000_000 } as never);
+              resolve({ cmd: c.cmd, path: BUNDLE, files: 15012, bytes: 312_000_000 });
             },
             reject,
           };
         });
       default:
-        return new Promise(() => {});
+        return super.answer(c);
     }
   }
   finishLogin() {
@@ -84,34 +81,10 @@ class FakeServer {
     expect(this.build, "a build was asked for").not.toBeNull();
     this.build!.reject(new ServerError(message));
   }
-  emit(e: unknown) {
-    for (const h of this.handlers) h(null, e as never);
-  }
-  onEvent(fn: (sid: number | null, e: never) => void) {
-    this.handlers.push(fn);
-    return () => {
-      this.handlers = this.handlers.filter((h) => h !== fn);
-    };
-  }
-  onStatus() {
-    return () => {};
-  }
-  close() {}
-  count(cmd: string) {
-    return this.commands.filter((c) => c.cmd === cmd).length;
-  }
 }
 
 let container: HTMLDivElement;
 let root: Root | null = null;
-
-async function settle() {
-  for (let i = 0; i < 5; i++) {
-    await act(async () => {
-      await new Promise((r) => setTimeout(r, 0));
-    });
-  }
-}
 
 async function render(server: FakeServer) {
   container = document.createElement("div");
@@ -119,7 +92,7 @@ async function render(server: FakeServer) {
   root = createRoot(container);
   await act(async () => {
     root!.render(
-      <TransportContext.Provider value={server as unknown as Transport}>
+      <TransportContext.Provider value={server}>
         <SettingsView theme="system" onTheme={() => {}} />
       </TransportContext.Provider>,
     );
@@ -171,7 +144,7 @@ describe("Settings → LaTeX", () => {
     expect(button.disabled).toBe(false);
 
     // Another UI's build is not this screen's to show.
-    await act(async () => server.emit({ type: "tex_bundle", done: 10, total: 20 }));
+    await act(async () => server.emit(null, { type: "tex_bundle", done: 10, total: 20 }));
     expect(q("tex-progress")).toBeNull();
 
     await click(button);
@@ -180,12 +153,12 @@ describe("Settings → LaTeX", () => {
     expect(button.textContent).toBe("Building…");
     expect(q("tex-progress")?.textContent).toBe("Bundling TeX files…");
 
-    await act(async () => server.emit({ type: "tex_bundle", done: 4200, total: 15012 }));
+    await act(async () => server.emit(null, { type: "tex_bundle", done: 4200, total: 15012 }));
     const bar = q("tex-progress")!.querySelector("progress")!;
     expect(q("tex-progress")?.textContent).toBe("Bundling TeX files: 4200/15012");
     expect(bar.value).toBe(4200);
     expect(bar.max).toBe(15012);
-    await act(async () => server.emit({ type: "tex_bundle", done: 15012, total: 15012 }));
+    await act(async () => server.emit(null, { type: "tex_bundle", done: 15012, total: 15012 }));
     expect(q("tex-progress")?.textContent).toBe("Bundling TeX files: 15012/15012");
 
     expect(server.count("settings")).toBe(1);
@@ -229,7 +202,7 @@ describe("Settings → LaTeX", () => {
     // No second build asked for: the one running is followed.
     expect(server.count("build_tex_bundle")).toBe(1);
     expect((q("tex-build") as HTMLButtonElement).disabled).toBe(true);
-    await act(async () => server.emit({ type: "tex_bundle", done: 600, total: 15012 }));
+    await act(async () => server.emit(null, { type: "tex_bundle", done: 600, total: 15012 }));
     expect(q("tex-progress")?.textContent).toBe("Bundling TeX files: 600/15012");
     await act(async () => server.finishBuild());
     await settle();
