@@ -148,9 +148,9 @@ impl Folder {
         Ok(Parents { dirs, names })
     }
 
-    /// The content of the file at `rel`, or the target of the link there; a link on the
-    /// way is an error, never followed.
-    pub fn read(&self, rel: &Path, link: bool) -> io::Result<Vec<u8>> {
+    /// The content of the file at `rel` (a regular file of at most `max_bytes`), or the
+    /// target of the link there; a link on the way is an error, never followed.
+    pub fn read(&self, rel: &Path, link: bool, max_bytes: u64) -> io::Result<Vec<u8>> {
         let parents = self.parents(rel, false).map_err(Blocked::into_io)?;
         let name = file_name(rel)?;
         if link {
@@ -165,9 +165,18 @@ impl Folder {
             use cap_std::fs::OpenOptionsExt;
             options.custom_flags(nix::fcntl::OFlag::O_NONBLOCK.bits());
         }
-        let mut file = parents.last().open_with(name, &options)?;
+        let file = parents.last().open_with(name, &options)?;
+        // Judged by what was opened: a FIFO or a device swapped in is no file to keep, and
+        // one grown past `max_bytes` since it was listed is not read whole.
+        if !file.metadata()?.is_file() {
+            return Err(io::Error::other("not a regular file"));
+        }
         let mut bytes = Vec::new();
-        file.read_to_end(&mut bytes)?;
+        file.take(max_bytes.saturating_add(1))
+            .read_to_end(&mut bytes)?;
+        if bytes.len() as u64 > max_bytes {
+            return Err(io::Error::other("grew past the size limit"));
+        }
         Ok(bytes)
     }
 

@@ -27,7 +27,7 @@ use ignore::overrides::Override;
 use std::ffi::{OsStr, OsString};
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 
 /// Directories that recursive tools never enter: noise (`.git`, `node_modules`,
@@ -40,6 +40,20 @@ pub const MAX_IGNORE_FILE: u64 = 1 << 20;
 
 /// The most threads a parallel walk uses, as the `ignore` crate does.
 const MAX_THREADS: usize = 12;
+
+/// Folders below the root a walk enters at most. Each level holds a descriptor open and
+/// adds to the rules every name is matched against, so a tree nested thousands deep
+/// (cheap to make) would otherwise use up the process's descriptors or take minutes; real
+/// projects are a few dozen deep.
+pub const MAX_WALK_DEPTH: usize = 256;
+
+/// Ignore rules one walk reads at most, across all its ignore files, and the longest
+/// rule it reads. Each rule becomes a compiled pattern; a megabyte of wildcard rules
+/// linked into every folder could otherwise take gigabytes. Real projects have at most a
+/// few thousand rules; past the budget, rules are not read and what they would leave out
+/// is walked.
+pub const MAX_RULES_PER_WALK: usize = 10_000;
+const MAX_RULE_BYTES: usize = 4096;
 
 /// What the walk does after an entry was visited.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -108,9 +122,26 @@ impl Entry {
         }
     }
 
-    /// The entry's own metadata (a link's, not its target's), read from its folder.
-    pub fn metadata(&self) -> io::Result<cap_std::fs::Metadata> {
-        self.parent.symlink_metadata(&self.name)
+    /// The entry's own metadata (a link's, not its target's), read from its folder's
+    /// descriptor, so a folder on its path swapped for a link since does not lead the
+    /// look elsewhere.
+    pub fn metadata(&self) -> io::Result<std::fs::Metadata> {
+        #[cfg(target_os = "linux")]
+        {
+            use rustix::fs::{Mode, OFlags, openat};
+            let fd = openat(
+                &*self.parent,
+                self.name.as_os_str(),
+                OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+                Mode::empty(),
+            )?;
+            std::fs::File::from(fd).metadata()
+        }
+        // Elsewhere by path: the race is Linux's concern (the sandbox is Linux only).
+        #[cfg(not(target_os = "linux"))]
+        {
+            self.path.symlink_metadata()
+        }
     }
 
     /// Opens the entry for reading from its folder's descriptor, refusing a link; a FIFO
@@ -164,6 +195,15 @@ struct Shared {
     max_depth: Option<usize>,
     only: Option<Override>,
     global: Gitignore,
+    /// Ignore rules this walk may still read (`MAX_RULES_PER_WALK`).
+    rule_budget: AtomicUsize,
+}
+
+impl Shared {
+    /// Whether the walk goes into a folder found at `depth`.
+    fn enters(&self, depth: usize) -> bool {
+        depth < MAX_WALK_DEPTH && self.max_depth.is_none_or(|d| depth < d)
+    }
 }
 
 /// A folder still to be listed: its descriptor's folder and name, so that only the
@@ -194,7 +234,13 @@ impl Walk {
     /// Visits the root and everything below it on this thread, depth first, each folder's
     /// entries in the order of their names.
     pub fn run(self, mut visit: impl FnMut(Entry) -> Flow) -> io::Result<()> {
-        let (shared, root, rules) = self.start()?;
+        let (shared, root, rules) = match self.start()? {
+            Start::Folder(shared, root, rules) => (shared, root, rules),
+            Start::File(entry) => {
+                visit(entry);
+                return Ok(());
+            }
+        };
         let root_entry = Entry {
             path: shared.root.clone(),
             depth: 0,
@@ -237,17 +283,21 @@ impl Walk {
                 Flow::Skip => continue,
                 Flow::Continue => {}
             }
-            if found.kind == Kind::Dir && shared.max_depth.is_none_or(|d| depth < d) {
-                // A folder swapped for a link (or removed) since it was listed is left out.
-                if let Ok(sub) = dir.open_dir_nofollow(&found.name) {
-                    stack.push(Listing::read(
+            if found.kind == Kind::Dir && shared.enters(depth) {
+                // A folder swapped for a link (or removed) since it was listed is left out;
+                // running out of descriptors ends the walk, which would otherwise miss
+                // everything below without a word.
+                match dir.open_dir_nofollow(&found.name) {
+                    Ok(sub) => stack.push(Listing::read(
                         &shared,
                         Arc::new(sub),
                         &path,
                         &rel,
                         depth,
                         rules,
-                    ));
+                    )),
+                    Err(e) if out_of_descriptors(&e) => return Err(e),
+                    Err(_) => {}
                 }
             }
         }
@@ -261,7 +311,13 @@ impl Walk {
         M: Fn() -> F + Sync,
         F: FnMut(Entry) -> Flow + Send,
     {
-        let (shared, root, rules) = self.start()?;
+        let (shared, root, rules) = match self.start()? {
+            Start::Folder(shared, root, rules) => (shared, root, rules),
+            Start::File(entry) => {
+                make()(entry);
+                return Ok(());
+            }
+        };
         {
             let mut visit = make();
             let root_entry = Entry {
@@ -287,26 +343,43 @@ impl Walk {
             }),
             ready: Condvar::new(),
             quit: AtomicBool::new(false),
+            error: Mutex::new(None),
         };
         let first = Listing::read(&shared, root, &shared.root, Path::new(""), 0, rules);
         let threads = std::thread::available_parallelism()
             .map_or(1, |n| n.get())
             .min(MAX_THREADS);
+        // A visitor that panics ends the walk (`EndOnPanic`); the scope then passes the
+        // panic on, to the tool's own catch.
         std::thread::scope(|s| {
             let (queue, shared, make) = (&queue, &shared, &make);
             let mut first = Some(first);
             for _ in 0..threads {
                 let mine = first.take();
-                s.spawn(move || worker(queue, shared, make(), mine));
+                s.spawn(move || {
+                    let _end = EndOnPanic(queue);
+                    worker(queue, shared, make(), mine)
+                });
             }
         });
-        Ok(())
+        match crate::lock(&queue.error).take() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
     }
 
-    /// Opens the root exactly and reads the rules of every folder from `/` down to it.
-    fn start(self) -> io::Result<(Shared, Arc<Dir>, Arc<Rules>)> {
-        let root = crate::beneath::open_dir_exact(&self.root, false)?;
-        let rules = rules_above(&self.root);
+    /// Opens the root exactly and reads the rules of every folder from `/` down to it; a
+    /// root that is not a folder is the one entry of the walk, opened from its own folder.
+    fn start(self) -> io::Result<Start> {
+        let root = match crate::beneath::open_dir_exact(&self.root, false) {
+            Ok(root) => root,
+            Err(e) if e.raw_os_error() == Some(nix::libc::ENOTDIR) => {
+                return Self::file_root(&self.root).ok_or(e).map(Start::File);
+            }
+            Err(e) => return Err(e),
+        };
+        let rule_budget = AtomicUsize::new(MAX_RULES_PER_WALK);
+        let rules = rules_above(&self.root, &rule_budget);
         let (global, _) = Gitignore::global();
         let shared = Shared {
             root: self.root,
@@ -314,9 +387,45 @@ impl Walk {
             max_depth: self.max_depth,
             only: self.only,
             global,
+            rule_budget,
         };
-        Ok((shared, Arc::new(root), rules))
+        Ok(Start::Folder(Box::new(shared), Arc::new(root), rules))
     }
+
+    /// The root as a file (or a FIFO, a device: the caller looks at its kind), from its
+    /// folder opened exactly; None when that folder cannot be opened or the root is a
+    /// folder after all (replaced since).
+    fn file_root(root: &Path) -> Option<Entry> {
+        let (parent, name) = (root.parent()?, root.file_name()?);
+        let dir = crate::beneath::open_dir_exact(parent, false).ok()?;
+        let kind = kind_of(&dir.symlink_metadata(name).ok()?.file_type());
+        (kind != Kind::Dir).then(|| Entry {
+            path: root.to_path_buf(),
+            depth: 0,
+            kind,
+            parent: Arc::new(dir),
+            name: name.to_os_string(),
+        })
+    }
+}
+
+/// What kind of thing a file type (a link's own, never its target's) is.
+fn kind_of(t: &cap_std::fs::FileType) -> Kind {
+    if t.is_dir() {
+        Kind::Dir
+    } else if t.is_file() {
+        Kind::File
+    } else if t.is_symlink() {
+        Kind::Symlink
+    } else {
+        Kind::Other
+    }
+}
+
+/// How a walk begins: in a folder (the usual case), or at one file.
+enum Start {
+    Folder(Box<Shared>, Arc<Dir>, Arc<Rules>),
+    File(Entry),
 }
 
 /// A folder listed: what it holds that the walk visits (in reverse order of names, so
@@ -347,17 +456,13 @@ impl Listing {
         depth: usize,
         above: Arc<Rules>,
     ) -> Listing {
-        let rules = Rules::of(&dir, path, above);
+        let rules = Rules::of(&dir, path, above, &shared.rule_budget);
         let mut entries = Vec::new();
         if let Ok(list) = dir.entries() {
             for e in list.flatten() {
                 let name = e.file_name();
-                let kind = match e.file_type() {
-                    Ok(t) if t.is_dir() => Kind::Dir,
-                    Ok(t) if t.is_file() => Kind::File,
-                    Ok(t) if t.is_symlink() => Kind::Symlink,
-                    Ok(_) => Kind::Other,
-                    Err(_) => continue,
+                let Ok(kind) = e.file_type().map(|t| kind_of(&t)) else {
+                    continue;
                 };
                 if shared.left_out(&rules, &path.join(&name), &rel.join(&name), kind) {
                     continue;
@@ -410,15 +515,15 @@ impl Shared {
 impl Rules {
     /// The rules of the folder `dir`, at `path`, below `parent`'s; `parent`'s own when the
     /// folder has no ignore file, so a deep tree does not make a long chain of empty ones.
-    fn of(dir: &Dir, path: &Path, parent: Arc<Rules>) -> Arc<Rules> {
+    fn of(dir: &Dir, path: &Path, parent: Arc<Rules>, budget: &AtomicUsize) -> Arc<Rules> {
         let exclude = dir
             .open_dir_nofollow(".git")
             .and_then(|git| git.open_dir_nofollow("info"))
             .ok()
-            .and_then(|info| read_rules(&info, "exclude", path));
+            .and_then(|info| read_rules(&info, "exclude", path, budget));
         let rules = Rules {
-            dot_ignore: read_rules(dir, ".ignore", path),
-            gitignore: read_rules(dir, ".gitignore", path),
+            dot_ignore: read_rules(dir, ".ignore", path, budget),
+            gitignore: read_rules(dir, ".gitignore", path, budget),
             exclude,
             parent: Some(parent.clone()),
         };
@@ -460,7 +565,7 @@ impl Rules {
 /// The rules of every folder from `/` down to `root`'s parent, each read from the one
 /// before, so that a `.gitignore` above the walked folder applies as git applies it. A
 /// folder that cannot be opened (or is a link) adds no rules.
-fn rules_above(root: &Path) -> Arc<Rules> {
+fn rules_above(root: &Path, budget: &AtomicUsize) -> Arc<Rules> {
     let mut rules = Arc::new(Rules {
         dot_ignore: None,
         gitignore: None,
@@ -480,21 +585,22 @@ fn rules_above(root: &Path) -> Arc<Rules> {
             _ => None,
         })
         .collect();
-    rules = Rules::of(&dir, &path, rules);
+    rules = Rules::of(&dir, &path, rules, budget);
     for name in names {
         let Ok(next) = dir.open_dir_nofollow(name) else {
             break;
         };
         dir = next;
         path.push(name);
-        rules = Rules::of(&dir, &path, rules);
+        rules = Rules::of(&dir, &path, rules, budget);
     }
     rules
 }
 
 /// Reads the ignore file `name` in `dir` (at `path`) exactly: a link, a FIFO or a device
-/// there adds no rules, and only its first `MAX_IGNORE_FILE` bytes are read.
-fn read_rules(dir: &Dir, name: &str, path: &Path) -> Option<Gitignore> {
+/// there adds no rules, only its first `MAX_IGNORE_FILE` bytes are read, and each rule
+/// read is taken from the walk's `budget`.
+fn read_rules(dir: &Dir, name: &str, path: &Path, budget: &AtomicUsize) -> Option<Gitignore> {
     let file = open_in(dir, OsStr::new(name)).ok()?;
     if !file.metadata().ok()?.is_file() {
         return None;
@@ -505,6 +611,15 @@ fn read_rules(dir: &Dir, name: &str, path: &Path) -> Option<Gitignore> {
     let text = String::from_utf8_lossy(&text);
     // As git, a byte-order mark before the first rule is not part of it.
     for line in text.trim_start_matches('\u{feff}').lines() {
+        if line.trim_end().is_empty() || line.starts_with('#') || line.len() > MAX_RULE_BYTES {
+            continue;
+        }
+        if budget
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1))
+            .is_err()
+        {
+            break;
+        }
         // A rule that does not parse is passed over, as git does.
         let _ = builder.add_line(None, line);
     }
@@ -530,6 +645,41 @@ struct Queue {
     state: Mutex<QueueState>,
     ready: Condvar,
     quit: AtomicBool,
+    /// Why the walk ended early, if not by a visitor's `Quit`.
+    error: Mutex<Option<io::Error>>,
+}
+
+/// Ends the walk when its thread panics: the others, waiting for folders the panicking
+/// one would have queued, would otherwise wait for ever, and the panic never reach the
+/// caller.
+struct EndOnPanic<'a>(&'a Queue);
+
+impl Drop for EndOnPanic<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.quit.store(true, Ordering::Relaxed);
+            // Taken so that a thread between its look at `quit` and its wait is waiting
+            // before it is woken.
+            drop(crate::lock(&self.0.state));
+            self.0.ready.notify_all();
+        }
+    }
+}
+
+/// Whether `e` says the process (or the system) has no descriptor left.
+fn out_of_descriptors(e: &io::Error) -> bool {
+    #[cfg(unix)]
+    {
+        matches!(
+            e.raw_os_error(),
+            Some(nix::libc::EMFILE | nix::libc::ENFILE)
+        )
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = e;
+        false
+    }
 }
 
 struct QueueState {
@@ -554,19 +704,22 @@ fn worker(
                 let Some(job) = next_job(queue) else {
                     return;
                 };
-                let listing = job.parent.open_dir_nofollow(&job.name).ok().map(|dir| {
-                    Listing::read(
+                match job.parent.open_dir_nofollow(&job.name) {
+                    Ok(dir) => Listing::read(
                         shared,
                         Arc::new(dir),
                         &job.path,
                         &job.rel,
                         job.depth,
                         job.rules,
-                    )
-                });
-                match listing {
-                    Some(l) => l,
-                    None => {
+                    ),
+                    // As in `run`: a folder swapped or removed is left out, running out of
+                    // descriptors ends the walk with the error.
+                    Err(e) => {
+                        if out_of_descriptors(&e) {
+                            crate::lock(&queue.error).get_or_insert(e);
+                            queue.quit.store(true, Ordering::Relaxed);
+                        }
                         done_with_job(queue, Vec::new());
                         continue;
                     }
@@ -595,7 +748,7 @@ fn worker(
                 Flow::Skip => continue,
                 Flow::Continue => {}
             }
-            if found.kind == Kind::Dir && shared.max_depth.is_none_or(|d| depth < d) {
+            if found.kind == Kind::Dir && shared.enters(depth) {
                 jobs.push(Job {
                     parent: listing.dir.clone(),
                     rel: listing.rel.join(&found.name),
@@ -879,6 +1032,111 @@ mod tests {
     }
 
     #[test]
+    fn a_root_that_is_a_file_is_the_walks_one_entry() {
+        let top = tempfile::tempdir().unwrap();
+        let top = fs::canonicalize(top.path()).unwrap();
+        write(&top, "d/f.txt", "text");
+        write(&top, "d/.gitignore", "f.txt\n");
+        let root = top.join("d/f.txt");
+        let mut seen = Vec::new();
+        walker(&root, &[])
+            .run(|e| {
+                let mut text = String::new();
+                std::io::Read::read_to_string(&mut e.open().unwrap(), &mut text).unwrap();
+                seen.push((e.path().to_path_buf(), e.depth(), e.kind(), text));
+                Flow::Continue
+            })
+            .unwrap();
+        // Named, so visited whatever the ignore files say (as the `ignore` crate does).
+        assert_eq!(seen, [(root.clone(), 0, Kind::File, "text".to_string())]);
+        let visits = std::sync::atomic::AtomicUsize::new(0);
+        walker(&root, &[])
+            .run_parallel(|| {
+                |e: Entry| {
+                    assert!(e.is_file() && e.depth() == 0);
+                    visits.fetch_add(1, Ordering::Relaxed);
+                    Flow::Continue
+                }
+            })
+            .unwrap();
+        assert_eq!(visits.load(Ordering::Relaxed), 1);
+        // A file reached through a link, or a link to a file, is refused like a folder.
+        std::os::unix::fs::symlink(top.join("d"), top.join("dlink")).unwrap();
+        std::os::unix::fs::symlink(&root, top.join("flink")).unwrap();
+        for root in [top.join("dlink/f.txt"), top.join("flink")] {
+            let mut n = 0;
+            let outcome = walker(&root, &[]).run(|_| {
+                n += 1;
+                Flow::Continue
+            });
+            assert!(outcome.is_err() && n == 0, "{}", root.display());
+        }
+    }
+
+    /// A visitor that panics on one thread ends the parallel walk and its panic reaches
+    /// the caller, instead of leaving the other threads waiting for ever.
+    #[test]
+    fn a_visitor_that_panics_ends_the_parallel_walk() {
+        let top = tempfile::tempdir().unwrap();
+        let root = fs::canonicalize(top.path()).unwrap();
+        for i in 0..50 {
+            write(&root, &format!("d{i}/sub/f.txt"), "x");
+        }
+        write(&root, "d7/boom", "x");
+        let (done, finished) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let outcome = std::panic::catch_unwind(|| {
+                walker(&root, &[]).run_parallel(|| {
+                    |e: Entry| {
+                        assert!(e.file_name() != "boom", "the visitor's own panic");
+                        Flow::Continue
+                    }
+                })
+            });
+            let _ = done.send(outcome.is_err());
+        });
+        let panicked = finished
+            .recv_timeout(std::time::Duration::from_secs(60))
+            .expect("the walk never ended after its visitor panicked");
+        assert!(panicked, "the panic did not reach the caller");
+    }
+
+    /// Folders nested deeper than `MAX_WALK_DEPTH` are listed but not entered, and a
+    /// walk reads at most `MAX_RULES_PER_WALK` ignore rules.
+    #[test]
+    fn a_walk_stops_at_its_depth_and_its_rule_budget() {
+        let top = tempfile::tempdir().unwrap();
+        let root = fs::canonicalize(top.path()).unwrap();
+        let mut deep = root.clone();
+        for _ in 0..MAX_WALK_DEPTH + 20 {
+            deep.push("n");
+        }
+        fs::create_dir_all(&deep).unwrap();
+        let mut deepest = 0;
+        walker(&root, &[])
+            .run(|e| {
+                deepest = deepest.max(e.depth());
+                Flow::Continue
+            })
+            .unwrap();
+        assert_eq!(deepest, MAX_WALK_DEPTH);
+
+        let top = tempfile::tempdir().unwrap();
+        let root = fs::canonicalize(top.path()).unwrap();
+        let mut rules = String::from("first.txt\n# a comment is no rule\n\n");
+        for i in 0..MAX_RULES_PER_WALK {
+            rules.push_str(&format!("other{i}.txt\n"));
+        }
+        rules.push_str("late.txt\n");
+        write(&root, ".gitignore", &rules);
+        write(&root, "first.txt", "x");
+        write(&root, "late.txt", "x");
+        let seen = walked(&root, &[], None);
+        assert!(!seen.contains(&"first.txt".to_string()), "{seen:?}");
+        assert!(seen.contains(&"late.txt".to_string()), "{seen:?}");
+    }
+
+    #[test]
     fn a_root_that_is_a_link_or_holds_one_is_refused() {
         let top = tempfile::tempdir().unwrap();
         let top = fs::canonicalize(top.path()).unwrap();
@@ -902,7 +1160,9 @@ mod tests {
     }
 
     /// A process swaps a folder below the root with a link to a folder outside, as fast
-    /// as it can, while the root is walked: no name from outside is ever visited.
+    /// as it can, while the root is walked: no name from outside is ever visited, and no
+    /// entry's metadata is an outside file's (the outside folder has files of the same
+    /// names, larger).
     #[test]
     #[cfg(target_os = "linux")]
     fn a_folder_swapped_for_a_link_while_it_is_walked_lists_nothing_outside() {
@@ -913,6 +1173,7 @@ mod tests {
         for i in 0..20 {
             write(&root, &format!("d/in{i}.txt"), "x");
             write(&top, &format!("outside/out{i}.txt"), "x");
+            write(&top, &format!("outside/in{i}.txt"), &"o".repeat(5000));
         }
         std::os::unix::fs::symlink(top.join("outside"), root.join("l")).unwrap();
         let stop = Arc::new(AtomicBool::new(false));
@@ -933,6 +1194,9 @@ mod tests {
             let seen = Mutex::new(Vec::new());
             let visit = |e: Entry| {
                 crate::lock(&seen).push(e.file_name().to_string_lossy().into_owned());
+                if let Ok(meta) = e.metadata() {
+                    assert_ne!(meta.len(), 5000, "{} looked outside", e.path().display());
+                }
                 Flow::Continue
             };
             if round % 2 == 0 {

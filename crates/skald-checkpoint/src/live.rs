@@ -482,7 +482,8 @@ mod linux {
                 if !matches!(kind, Kind::File | Kind::Symlink) {
                     continue;
                 }
-                let Ok(meta) = entry.path().symlink_metadata() else {
+                // From the folder's descriptor (not by path, which a swap could lead out).
+                let Ok(meta) = entry.metadata() else {
                     continue;
                 };
                 let rel = [prefix.as_slice(), &name].concat();
@@ -546,10 +547,11 @@ mod linux {
                 return Ok(());
             }
             // Through the folder's descriptor, refusing links on the way (see `beneath`).
-            let content = self
-                .shadow
-                .folder
-                .read(&bytes_path(rel), meta.file_type().is_symlink());
+            let content = self.shadow.folder.read(
+                &bytes_path(rel),
+                meta.file_type().is_symlink(),
+                self.limits.max_file_bytes,
+            );
             // Vanished or unreadable since the listing: its event is in the queue for the
             // next snapshot.
             let Ok(content) = content else {

@@ -116,8 +116,8 @@ impl Shadow {
 
     /// Removes the temporary files of writes the crash cut short (only a restore makes
     /// them, only after its journal is written), so no checkpoint records them. Each is
-    /// removed through its folder's descriptor, so a link swapped in meanwhile is not
-    /// followed.
+    /// removed by its path inside the folder resolved again one folder at a time with no
+    /// link followed (`Folder::remove_file`), so a link swapped in meanwhile is refused.
     fn remove_leftovers(&self, excluded: &[PathBuf]) {
         let mut excluded = excluded.to_vec();
         excluded.push(self.dir.clone());

@@ -265,9 +265,11 @@ impl Shadow {
             }
             // Through the folder's descriptor: a folder on the way swapped for a link
             // since the walk is refused, so nothing outside is ever recorded.
-            let content = self
-                .folder
-                .read(&bytes_path(&file.rel), file.meta.file_type().is_symlink());
+            let content = self.folder.read(
+                &bytes_path(&file.rel),
+                file.meta.file_type().is_symlink(),
+                limits.max_file_bytes,
+            );
             // A file that vanished or became unreadable since the walk saw it is left as
             // the index had it.
             if let Ok(content) = content {
@@ -478,10 +480,10 @@ fn walk(root: &Path, excluded: &[PathBuf], limits: &Limits) -> Result<Walked> {
                 if entry.depth() == 0 || !matches!(kind, Kind::File | Kind::Symlink) {
                     return Flow::Continue;
                 }
-                let (Ok(rel), Ok(meta)) = (
-                    entry.path().strip_prefix(root),
-                    entry.path().symlink_metadata(),
-                ) else {
+                // Stat data from the folder's descriptor, as the walk listed it: by path, a
+                // folder swapped for a link since would count an outside file's size.
+                let (Ok(rel), Ok(meta)) = (entry.path().strip_prefix(root), entry.metadata())
+                else {
                     return Flow::Continue;
                 };
                 let rel = path_bytes(rel);

@@ -188,8 +188,17 @@ pub fn count_matches(
             // Unreadable files are skipped, as ripgrep does (it prints a warning); so is
             // one a link was swapped in for since its folder was listed (it is opened from
             // that folder's descriptor, and no link is followed).
+            // What was opened must be a regular file: one swapped for a FIFO since it was
+            // listed could otherwise feed the search for as long as a writer likes.
             if entry
                 .open()
+                .and_then(|file| {
+                    if file.metadata()?.is_file() {
+                        Ok(file)
+                    } else {
+                        Err(std::io::Error::other("not a regular file"))
+                    }
+                })
                 .and_then(|file| searcher.search_file(matcher, &file, &mut sink))
                 .is_ok()
                 && sink.n > 0
