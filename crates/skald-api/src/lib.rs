@@ -12,6 +12,7 @@ pub mod events;
 pub mod execution;
 pub mod hook;
 pub mod inbox;
+pub mod kind;
 pub mod label;
 pub mod listings;
 pub mod processes;
@@ -20,6 +21,7 @@ pub mod records;
 pub mod sandbox;
 pub mod scope;
 pub mod tool;
+pub mod tool_args;
 pub mod tool_names;
 pub mod view;
 pub mod visible;
@@ -29,6 +31,7 @@ pub use execution::{
     ExecutionOutcome, STOP_GRACE, SimpleExecution, StateCell, ToolCallStatus, ToolExecution,
     ToolExecutionState, drive_execution,
 };
+pub use kind::{FileAccess, FileUse, ToolKind};
 pub use label::{MAX_LABEL_FULL, MAX_LABEL_SHORT, ToolDescriptionLength, truncate_label};
 pub use sandbox::{CommandSandbox, SandboxInfo, SandboxMode};
 pub use scope::{ProcessSlot, ToolScope};

@@ -2,6 +2,7 @@
 
 use crate::category::ToolCategory;
 use crate::execution::{SimpleExecution, ToolExecution};
+use crate::kind::{FileAccess, ToolKind};
 use crate::label::ToolDescriptionLength;
 use serde_json::{Value, json};
 use std::future::Future;
@@ -114,6 +115,42 @@ pub trait Tool<Cx: ?Sized + Sync = ()>: Send + Sync {
     }
 
     fn category(&self) -> ToolCategory;
+
+    /// What kind of action a call is, for editors (ACP) and the UI.
+    fn kind(&self) -> ToolKind {
+        ToolKind::Other
+    }
+
+    /// Whether and how a call reaches the user's files. A tool that says so here is judged
+    /// by the approval gate's path rules, grants and protected folders, and is named by the
+    /// `@fs_read`/`@fs_write` rule groups; one that reaches files and does not say so
+    /// would pass them by, so every tool that takes a path must.
+    fn file_access(&self) -> Option<FileAccess> {
+        None
+    }
+
+    /// What the file this call writes would hold afterwards, given what it holds `now`,
+    /// for the approval request's preview. None when that cannot be worked out cheaply (or
+    /// the tool does not write files); the request then shows the path alone.
+    fn content_after(
+        &self,
+        _args: &Value,
+        _now: Option<&str>,
+        _max_bytes: usize,
+    ) -> Option<String> {
+        None
+    }
+
+    /// Whether a small local model is offered this tool (docs/models.md, "Small models").
+    fn for_small_models(&self) -> bool {
+        false
+    }
+
+    /// The name Claude Code gives its own tool of the same kind, which hook matchers may
+    /// use instead of ours (docs/hooks.md).
+    fn hook_alias(&self) -> Option<&'static str> {
+        None
+    }
 
     /// Whether a call can change files in the chat's folder (a write tool, a command):
     /// the folder is checkpointed before and after each such call (docs/checkpoints.md).

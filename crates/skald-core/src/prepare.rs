@@ -56,7 +56,7 @@ impl Engine {
         let request = Request {
             model: model.model.clone(),
             messages,
-            tools: turn::fit_to_model(model, &tools),
+            tools: turn::fit_to_model(model, &tools, env.registry),
             tool_choice: ToolChoice::Auto,
             max_tokens: Some(1),
             temperature: None,

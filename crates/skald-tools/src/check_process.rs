@@ -3,30 +3,39 @@
 //! chat's own processes are reachable (docs/processes.md).
 
 use serde::Deserialize;
-use serde_json::{Value, json};
+use schemars::JsonSchema;
+use skald_api::tool_args;
+use serde_json::Value;
 use skald_api::processes::{ProcessInfo, ProcessStatus};
-use skald_api::{
+use skald_api::{ToolKind, 
     BoxToolFuture, Tool, ToolCategory, ToolDescriptionLength, ToolError, ToolScope,
     tool_names as tn,
 };
 
 pub struct CheckProcess;
 
+impl CheckProcess {
+    pub const NAME: &'static str = tn::CHECK_PROCESS;
+}
+
 /// Bytes of new output one check returns (the latest of it): enough for a server's start
 /// banner or a test watcher's last run, small enough not to flood the context.
 pub const NEW_OUTPUT_BUDGET: usize = 16 * 1024;
 
-#[derive(Debug, Deserialize)]
+// The arguments' doc comments are the descriptions the model reads.
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct Args {
+    /// The id execute_cmd gave.
+    #[schemars(range(min = 1))]
     process_id: u32,
-    #[serde(default)]
-    stop: bool,
+    /// End the process (default false).
+    stop: Option<bool>,
 }
 
 impl<Cx: ?Sized + Sync> Tool<Cx> for CheckProcess {
     fn name(&self) -> &str {
-        tn::CHECK_PROCESS
+        Self::NAME
     }
 
     fn description(&self) -> &str {
@@ -36,15 +45,7 @@ impl<Cx: ?Sized + Sync> Tool<Cx> for CheckProcess {
     }
 
     fn parameters_schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "process_id": {"type": "integer", "minimum": 1, "description": "The id execute_cmd gave."},
-                "stop": {"type": "boolean", "description": "End the process (default false)."}
-            },
-            "required": ["process_id"],
-            "additionalProperties": false
-        })
+        tool_args::schema_for::<Args>()
     }
 
     fn describe(&self, args: &Value, length: ToolDescriptionLength) -> String {
@@ -59,15 +60,13 @@ impl<Cx: ?Sized + Sync> Tool<Cx> for CheckProcess {
 
     fn execute_async<'a>(&'a self, _cx: &'a Cx, args: Value) -> BoxToolFuture<'a> {
         Box::pin(async move {
-            let args: Args = serde_json::from_value(args).map_err(|e| {
-                ToolError::invalid("process_id", format!("expected {{process_id, stop?}}: {e}"))
-            })?;
+            let args: Args = tool_args::parse(args)?;
             let scope = ToolScope::current();
             let slot = scope.processes().ok_or_else(|| {
                 ToolError::failed("this run has no background processes (skald tool)")
             })?;
             let fail = |e: skald_api::processes::ProcessError| ToolError::failed(e.to_string());
-            if args.stop {
+            if args.stop.unwrap_or(false) {
                 slot.table
                     .stop(slot.session_id, args.process_id)
                     .await
@@ -83,6 +82,14 @@ impl<Cx: ?Sized + Sync> Tool<Cx> for CheckProcess {
 
     fn category(&self) -> ToolCategory {
         ToolCategory::Shell
+    }
+
+    fn kind(&self) -> ToolKind {
+        ToolKind::Execute
+    }
+
+    fn hook_alias(&self) -> Option<&'static str> {
+        Some("BashOutput")
     }
 }
 

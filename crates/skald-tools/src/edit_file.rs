@@ -1,21 +1,42 @@
 //! edit_file: replace an exact piece of text in a file.
 
-use crate::fs::{self, label, opt_bool, path_arg, str_arg};
+use crate::fs::{self, label, path_arg};
 use crate::run_blocking;
 use crate::text::{load, save};
-use serde_json::{Value, json};
-use skald_api::{
+use serde::Deserialize;
+use schemars::JsonSchema;
+use skald_api::tool_args;
+use serde_json::Value;
+use skald_api::{ToolKind, FileAccess, 
     BoxToolFuture, Tool, ToolCategory, ToolDescriptionLength, ToolError, tool_names as tn,
 };
 
 pub struct EditFile;
+
+// The arguments' doc comments are the descriptions the model reads.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct Args {
+    /// File path, relative to the working directory or absolute.
+    path: String,
+    /// The exact text to replace.
+    old: String,
+    /// The replacement text.
+    new: String,
+    /// Replace every occurrence (default false).
+    replace_all: Option<bool>,
+}
+
+impl EditFile {
+    pub const NAME: &'static str = tn::EDIT_FILE;
+}
 
 /// Line numbers reported in an "ambiguous match" error, at most.
 const MAX_REPORTED_LINES: usize = 20;
 
 impl<Cx: ?Sized + Sync> Tool<Cx> for EditFile {
     fn name(&self) -> &str {
-        tn::EDIT_FILE
+        Self::NAME
     }
 
     fn description(&self) -> &str {
@@ -25,17 +46,7 @@ impl<Cx: ?Sized + Sync> Tool<Cx> for EditFile {
     }
 
     fn parameters_schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "path": {"type": "string", "description": "File path, relative to the working directory or absolute."},
-                "old": {"type": "string", "description": "The exact text to replace."},
-                "new": {"type": "string", "description": "The replacement text."},
-                "replace_all": {"type": "boolean", "description": "Replace every occurrence (default false)."}
-            },
-            "required": ["path", "old", "new"],
-            "additionalProperties": false
-        })
+        tool_args::schema_for::<Args>()
     }
 
     fn describe(&self, args: &Value, length: ToolDescriptionLength) -> String {
@@ -48,11 +59,11 @@ impl<Cx: ?Sized + Sync> Tool<Cx> for EditFile {
 
     fn execute_async<'a>(&'a self, _cx: &'a Cx, args: Value) -> BoxToolFuture<'a> {
         run_blocking(move |scope, _| {
-            let target = fs::target(scope, str_arg(&args, "path")?);
+            let args: Args = tool_args::parse(args)?;
+            let target = fs::target(scope, &args.path);
             let path = target.shown.clone();
-            let old = str_arg(&args, "old")?;
-            let new = str_arg(&args, "new")?;
-            let replace_all = opt_bool(&args, "replace_all")?.unwrap_or(false);
+            let (old, new) = (args.old.as_str(), args.new.as_str());
+            let replace_all = args.replace_all.unwrap_or(false);
             if old.is_empty() {
                 return Err(ToolError::invalid("old", "must not be empty"));
             }
@@ -108,6 +119,43 @@ impl<Cx: ?Sized + Sync> Tool<Cx> for EditFile {
         ToolCategory::Filesystem
     }
 
+    fn kind(&self) -> ToolKind {
+        ToolKind::Edit
+    }
+
+    fn file_access(&self) -> Option<FileAccess> {
+        Some(FileAccess::writes())
+    }
+
+    fn content_after(&self, args: &Value, now: Option<&str>, max_bytes: usize) -> Option<String> {
+        let now = now?;
+        let text = |k: &str| args.get(k).and_then(Value::as_str).unwrap_or("");
+        let (from, to) = (text("old"), text("new"));
+        if from.is_empty() {
+            return None;
+        }
+        // Counted before it is built: `old` of " " with replace_all could otherwise build
+        // gigabytes before anyone saw the call.
+        let all = args.get("replace_all").and_then(Value::as_bool) == Some(true);
+        let hits = if all { now.matches(from).count() } else { 1 };
+        let size = now.len().saturating_add(hits.saturating_mul(to.len()));
+        (size <= max_bytes).then(|| {
+            if all {
+                now.replace(from, to)
+            } else {
+                now.replacen(from, to, 1)
+            }
+        })
+    }
+
+    fn for_small_models(&self) -> bool {
+        true
+    }
+
+    fn hook_alias(&self) -> Option<&'static str> {
+        Some("Edit")
+    }
+
     fn changes_files(&self) -> bool {
         true
     }
@@ -147,6 +195,7 @@ fn near_miss_hint(text: &str, old: &str) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
     use crate::test_support::{err, ok};
 
     #[tokio::test]

@@ -1,10 +1,13 @@
 //! execute_cmd: run a shell command in its own process group, with a timeout, capturing
 //! its output within a fixed budget.
 
-use crate::fs::{self, opt_bool, opt_uint, str_arg};
+use crate::fs::{self, in_range};
 use crate::git_guard::GitGuard;
-use serde_json::{Value, json};
-use skald_api::{
+use serde::Deserialize;
+use schemars::JsonSchema;
+use skald_api::tool_args;
+use serde_json::Value;
+use skald_api::{ToolKind, 
     BoxToolFuture, CommandSandbox, SandboxMode, Tool, ToolCategory, ToolDescriptionLength,
     ToolError, ToolScope, tool_names as tn,
 };
@@ -15,6 +18,72 @@ use std::time::Duration;
 use tokio::io::AsyncReadExt;
 
 pub struct ExecuteCmd;
+
+// The arguments' doc comments are the descriptions the model reads.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct Args {
+    /// The shell command.
+    command: String,
+    /// Absolute directory to run in.
+    workdir: Option<String>,
+    /// Seconds before the command is killed (default 120).
+    #[schemars(range(min = 1, max = MAX_TIMEOUT_SECS))]
+    timeout: Option<u64>,
+    /// Start it and return at once; it runs until it exits, check_process stops it, the chat is deleted or Skald ends.
+    background: Option<bool>,
+    /// Only after the sandbox refused something this command needs: what to run it with beyond the sandbox. The user is asked first.
+    sandbox_grant: Option<GrantArgs>,
+}
+
+/// What `sandbox_grant` may hold (its descriptions are what the model reads).
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct GrantArgs {
+    /// Absolute folders it must also write.
+    write: Option<Vec<String>>,
+    /// It needs the network.
+    network: Option<bool>,
+    /// Absolute paths of local sockets the sandbox hides that it must reach (a docker socket); what listens there acts outside the sandbox.
+    sockets: Option<Vec<String>>,
+    /// It cannot work in the sandbox at all.
+    unsandboxed: Option<bool>,
+    /// Why, for the user.
+    reason: Option<String>,
+}
+
+impl GrantArgs {
+    /// The grant these ask for; None when they ask for nothing more.
+    fn into_grant(self) -> Result<Option<SandboxGrant>, ToolError> {
+        let paths = |k: &str, list: Option<Vec<String>>| -> Result<Vec<PathBuf>, ToolError> {
+            list.unwrap_or_default()
+                .into_iter()
+                .map(PathBuf::from)
+                .map(|p| {
+                    p.is_absolute().then_some(p).ok_or_else(|| {
+                        ToolError::invalid("sandbox_grant", format!("`{k}` must list absolute paths"))
+                    })
+                })
+                .collect()
+        };
+        let grant = SandboxGrant {
+            write: paths("write", self.write)?,
+            sockets: paths("sockets", self.sockets)?,
+            network: self.network.unwrap_or(false),
+            unsandboxed: self.unsandboxed.unwrap_or(false),
+            reason: self.reason.unwrap_or_default(),
+        };
+        Ok((grant.unsandboxed
+            || grant.network
+            || !grant.write.is_empty()
+            || !grant.sockets.is_empty())
+        .then_some(grant))
+    }
+}
+
+impl ExecuteCmd {
+    pub const NAME: &'static str = tn::EXECUTE_CMD;
+}
 
 pub const DEFAULT_TIMEOUT_SECS: u64 = 120;
 pub const MAX_TIMEOUT_SECS: u64 = 600;
@@ -40,7 +109,7 @@ const DRAIN_TIMEOUT: Duration = Duration::from_secs(2);
 
 impl<Cx: ?Sized + Sync> Tool<Cx> for ExecuteCmd {
     fn name(&self) -> &str {
-        tn::EXECUTE_CMD
+        Self::NAME
     }
 
     fn description(&self) -> &str {
@@ -57,29 +126,7 @@ impl<Cx: ?Sized + Sync> Tool<Cx> for ExecuteCmd {
     }
 
     fn parameters_schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "command": {"type": "string", "description": "The shell command."},
-                "workdir": {"type": "string", "description": "Absolute directory to run in."},
-                "timeout": {"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT_SECS, "description": "Seconds before the command is killed (default 120)."},
-                "background": {"type": "boolean", "description": "Start it and return at once; it runs until it exits, check_process stops it, the chat is deleted or Skald ends."},
-                "sandbox_grant": {
-                    "type": "object",
-                    "description": "Only after the sandbox refused something this command needs: what to run it with beyond the sandbox. The user is asked first.",
-                    "properties": {
-                        "write": {"type": "array", "items": {"type": "string"}, "description": "Absolute folders it must also write."},
-                        "network": {"type": "boolean", "description": "It needs the network."},
-                        "sockets": {"type": "array", "items": {"type": "string"}, "description": "Absolute paths of local sockets the sandbox hides that it must reach (a docker socket); what listens there acts outside the sandbox."},
-                        "unsandboxed": {"type": "boolean", "description": "It cannot work in the sandbox at all."},
-                        "reason": {"type": "string", "description": "Why, for the user."}
-                    },
-                    "additionalProperties": false
-                }
-            },
-            "required": ["command"],
-            "additionalProperties": false
-        })
+        tool_args::schema_for::<Args>()
     }
 
     fn describe(&self, args: &Value, length: ToolDescriptionLength) -> String {
@@ -92,18 +139,18 @@ impl<Cx: ?Sized + Sync> Tool<Cx> for ExecuteCmd {
 
     fn execute_async<'a>(&'a self, _cx: &'a Cx, args: Value) -> BoxToolFuture<'a> {
         Box::pin(async move {
-            let command = str_arg(&args, "command")?.to_string();
+            let args: Args = tool_args::parse(args)?;
+            let command = args.command;
             if command.trim().is_empty() {
                 return Err(ToolError::invalid("command", "must not be empty"));
             }
             let scope = ToolScope::current();
-            let workdir = match args.get("workdir") {
-                None | Some(Value::Null) => scope.working_dir().to_path_buf(),
-                Some(Value::String(w)) if PathBuf::from(w).is_absolute() => PathBuf::from(w),
-                Some(Value::String(_)) => {
+            let workdir = match args.workdir.map(PathBuf::from) {
+                None => scope.working_dir().to_path_buf(),
+                Some(w) if w.is_absolute() => w,
+                Some(_) => {
                     return Err(ToolError::invalid("workdir", "must be an absolute path"));
                 }
-                Some(_) => return Err(ToolError::invalid("workdir", "must be a string")),
             };
             if !workdir.is_dir() {
                 return Err(ToolError::invalid(
@@ -112,9 +159,9 @@ impl<Cx: ?Sized + Sync> Tool<Cx> for ExecuteCmd {
                 ));
             }
             let timeout =
-                opt_uint(&args, "timeout", 1, MAX_TIMEOUT_SECS)?.unwrap_or(DEFAULT_TIMEOUT_SECS);
+                in_range("timeout", args.timeout, 1, MAX_TIMEOUT_SECS)?.unwrap_or(DEFAULT_TIMEOUT_SECS);
             // The approval gate asked the user about a grant before this call could run.
-            let sandbox = match SandboxGrant::from_args(&args)? {
+            let sandbox = match args.sandbox_grant.map(GrantArgs::into_grant).transpose()?.flatten() {
                 Some(grant) => grant.widen(scope.sandbox())?,
                 None => scope.sandbox().clone(),
             };
@@ -125,7 +172,7 @@ impl<Cx: ?Sized + Sync> Tool<Cx> for ExecuteCmd {
                 timeout_secs = timeout,
                 "execute_cmd: running shell command"
             );
-            if opt_bool(&args, "background")?.unwrap_or(false) {
+            if args.background.unwrap_or(false) {
                 // Not in an editor's terminal: the process must be Skald's to list and stop.
                 let slot = scope.processes().ok_or_else(|| {
                     ToolError::invalid(
@@ -156,6 +203,18 @@ impl<Cx: ?Sized + Sync> Tool<Cx> for ExecuteCmd {
 
     fn category(&self) -> ToolCategory {
         ToolCategory::Shell
+    }
+
+    fn kind(&self) -> ToolKind {
+        ToolKind::Execute
+    }
+
+    fn for_small_models(&self) -> bool {
+        true
+    }
+
+    fn hook_alias(&self) -> Option<&'static str> {
+        Some("Bash")
     }
 
     fn changes_files(&self) -> bool {
@@ -641,52 +700,15 @@ pub struct SandboxGrant {
 }
 
 impl SandboxGrant {
-    /// The grant a call's arguments ask for; None when they ask for nothing more.
+    /// The grant a call's arguments ask for; None when they ask for nothing more. The
+    /// approval gate reads it here, from the raw arguments, and the call from its own.
     pub fn from_args(args: &Value) -> Result<Option<SandboxGrant>, ToolError> {
         let Some(g) = args.get("sandbox_grant").filter(|g| !g.is_null()) else {
             return Ok(None);
         };
-        let bad = |why: &str| ToolError::invalid("sandbox_grant", why);
-        let obj = g.as_object().ok_or_else(|| bad("must be an object"))?;
-        let flag = |k: &str| match obj.get(k) {
-            None | Some(Value::Null) => Ok(false),
-            Some(Value::Bool(b)) => Ok(*b),
-            Some(_) => Err(bad(&format!("`{k}` must be true or false"))),
-        };
-        let paths = |k: &str| -> Result<Vec<PathBuf>, ToolError> {
-            let mut out = Vec::new();
-            match obj.get(k) {
-                None | Some(Value::Null) => {}
-                Some(Value::Array(items)) => {
-                    for item in items {
-                        let p = item
-                            .as_str()
-                            .map(PathBuf::from)
-                            .filter(|p| p.is_absolute())
-                            .ok_or_else(|| bad(&format!("`{k}` must list absolute paths")))?;
-                        out.push(p);
-                    }
-                }
-                Some(_) => return Err(bad(&format!("`{k}` must be a list of absolute paths"))),
-            }
-            Ok(out)
-        };
-        let grant = SandboxGrant {
-            write: paths("write")?,
-            sockets: paths("sockets")?,
-            network: flag("network")?,
-            unsandboxed: flag("unsandboxed")?,
-            reason: obj
-                .get("reason")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_string(),
-        };
-        Ok((grant.unsandboxed
-            || grant.network
-            || !grant.write.is_empty()
-            || !grant.sockets.is_empty())
-        .then_some(grant))
+        let g: GrantArgs = serde_json::from_value(g.clone())
+            .map_err(|e| ToolError::invalid("sandbox_grant", e.to_string()))?;
+        g.into_grant()
     }
 
     /// What the user is asked to allow, in one line.

@@ -1,6 +1,7 @@
 //! Unit tests of `execute_cmd`.
 
 use super::*;
+use serde_json::json;
 use crate::test_support::{err, ok, run_in};
 use skald_api::{CancellationToken, ExecutionOutcome, drive_execution};
 use std::time::Instant;

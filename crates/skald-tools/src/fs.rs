@@ -128,6 +128,23 @@ pub fn opt_uint(args: &Value, field: &str, min: u64, max: u64) -> Result<Option<
     }
 }
 
+/// An optional whole-number argument, checked against its range (the schema says it too,
+/// but a tool may be called without the schema check).
+pub fn in_range(
+    field: &str,
+    value: Option<u64>,
+    min: u64,
+    max: u64,
+) -> Result<Option<u64>, ToolError> {
+    match value {
+        Some(n) if !(min..=max).contains(&n) => Err(ToolError::invalid(
+            field,
+            format!("must be an integer from {min} to {max}"),
+        )),
+        _ => Ok(value),
+    }
+}
+
 /// An optional boolean argument.
 pub fn opt_bool(args: &Value, field: &str) -> Result<Option<bool>, ToolError> {
     match args.get(field) {

@@ -1,11 +1,14 @@
 //! get_ast_outline: the definitions of a file, or of every supported file under a
 //! directory, without their bodies.
 
-use crate::fs::{self, Flow, label, path_arg, str_arg};
+use crate::fs::{self, Flow, label, path_arg};
 use crate::outline_cache::{self, Fresh, Outcome, OutlineCache, Stamp};
 use crate::{StopFlag, run_blocking};
-use serde_json::{Value, json};
-use skald_api::{
+use serde::Deserialize;
+use schemars::JsonSchema;
+use skald_api::tool_args;
+use serde_json::Value;
+use skald_api::{ToolKind, FileAccess, 
     BoxToolFuture, Tool, ToolCategory, ToolDescriptionLength, ToolError, ToolResult,
     tool_names as tn,
 };
@@ -16,13 +19,25 @@ use std::time::SystemTime;
 
 pub struct GetAstOutline;
 
+// The arguments' doc comments are the descriptions the model reads.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct Args {
+    /// File or directory, relative to the working directory or absolute.
+    path: String,
+}
+
+impl GetAstOutline {
+    pub const NAME: &'static str = tn::GET_AST_OUTLINE;
+}
+
 /// Bytes of outline returned for a directory; past it, the remaining files are named
 /// only, so the model can ask for a subdirectory.
 const DIR_OUTPUT_CAP: usize = 100 * 1024;
 
 impl<Cx: ?Sized + Sync> Tool<Cx> for GetAstOutline {
     fn name(&self) -> &str {
-        tn::GET_AST_OUTLINE
+        Self::NAME
     }
 
     fn description(&self) -> &str {
@@ -37,14 +52,7 @@ impl<Cx: ?Sized + Sync> Tool<Cx> for GetAstOutline {
     }
 
     fn parameters_schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "path": {"type": "string", "description": "File or directory, relative to the working directory or absolute."}
-            },
-            "required": ["path"],
-            "additionalProperties": false
-        })
+        tool_args::schema_for::<Args>()
     }
 
     fn describe(&self, args: &Value, length: ToolDescriptionLength) -> String {
@@ -55,7 +63,8 @@ impl<Cx: ?Sized + Sync> Tool<Cx> for GetAstOutline {
         run_blocking(move |scope, stop| {
             // The canonical path the gate checked: a folder is walked from it and every
             // file is opened with no link on its path.
-            let target = fs::target(scope, str_arg(&args, "path")?);
+            let args: Args = tool_args::parse(args)?;
+            let target = fs::target(scope, &args.path);
             let meta = fs::metadata(&target, "outline")?;
             let path = target.opened;
             let cache = scope.cache_dir().and_then(outline_cache::open);
@@ -69,6 +78,14 @@ impl<Cx: ?Sized + Sync> Tool<Cx> for GetAstOutline {
 
     fn category(&self) -> ToolCategory {
         ToolCategory::Filesystem
+    }
+
+    fn kind(&self) -> ToolKind {
+        ToolKind::Read
+    }
+
+    fn file_access(&self) -> Option<FileAccess> {
+        Some(FileAccess::reads(None))
     }
 }
 
@@ -229,6 +246,7 @@ fn outline_dir(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
     use crate::test_support::{err, ok};
 
     #[tokio::test]

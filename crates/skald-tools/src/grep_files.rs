@@ -1,10 +1,13 @@
 //! grep_files: search a tree for a regex, ripgrep-style, with stable output and paging.
 
-use crate::fs::{self, opt_bool, opt_uint, str_arg};
+use crate::fs::{self, in_range};
 use crate::run_blocking;
 use crate::search::{self, Entry, FileCount, WalkSpec};
-use serde_json::{Value, json};
-use skald_api::{
+use serde::Deserialize;
+use schemars::JsonSchema;
+use skald_api::tool_args;
+use serde_json::Value;
+use skald_api::{ToolKind, FileAccess, 
     BoxToolFuture, Tool, ToolCategory, ToolDescriptionLength, ToolError, ToolResult,
     tool_names as tn,
 };
@@ -12,10 +15,40 @@ use std::path::Path;
 
 pub struct GrepFiles;
 
+// The arguments' doc comments are the descriptions the model reads.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct Args {
+    /// Regular expression to search for.
+    pattern: String,
+    /// Directory (or file) to search; default the working directory.
+    path: Option<String>,
+    /// Default true.
+    case_sensitive: Option<bool>,
+    /// Only search files matching this glob, e.g. `*.rs` or `src/**/*.ts`.
+    include_glob: Option<String>,
+    /// Default content.
+    output_mode: Option<Mode>,
+    /// Lines of context around each match (content mode). Default 0.
+    #[schemars(range(min = 0, max = 10))]
+    context_lines: Option<u64>,
+    /// Results per page (matches, or files in files_only/count mode). Default 100.
+    #[schemars(range(min = 1, max = MAX_MAX_RESULTS))]
+    max_results: Option<u64>,
+    /// Results to skip, for paging. Default 0.
+    #[schemars(range(min = 0))]
+    offset: Option<u64>,
+}
+
+impl GrepFiles {
+    pub const NAME: &'static str = tn::GREP_FILES;
+}
+
 const DEFAULT_MAX_RESULTS: u64 = 100;
 const MAX_MAX_RESULTS: u64 = 1000;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
 enum Mode {
     Content,
     FilesOnly,
@@ -24,7 +57,7 @@ enum Mode {
 
 impl<Cx: ?Sized + Sync> Tool<Cx> for GrepFiles {
     fn name(&self) -> &str {
-        tn::GREP_FILES
+        Self::NAME
     }
 
     fn description(&self) -> &str {
@@ -36,21 +69,7 @@ impl<Cx: ?Sized + Sync> Tool<Cx> for GrepFiles {
     }
 
     fn parameters_schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "pattern": {"type": "string", "description": "Regular expression to search for."},
-                "path": {"type": "string", "description": "Directory (or file) to search; default the working directory."},
-                "case_sensitive": {"type": "boolean", "description": "Default true."},
-                "include_glob": {"type": "string", "description": "Only search files matching this glob, e.g. `*.rs` or `src/**/*.ts`."},
-                "output_mode": {"type": "string", "enum": ["content", "files_only", "count"], "description": "Default content."},
-                "context_lines": {"type": "integer", "minimum": 0, "maximum": 10, "description": "Lines of context around each match (content mode). Default 0."},
-                "max_results": {"type": "integer", "minimum": 1, "maximum": MAX_MAX_RESULTS, "description": "Results per page (matches, or files in files_only/count mode). Default 100."},
-                "offset": {"type": "integer", "minimum": 0, "description": "Results to skip, for paging. Default 0."}
-            },
-            "required": ["pattern"],
-            "additionalProperties": false
-        })
+        tool_args::schema_for::<Args>()
     }
 
     fn describe(&self, args: &Value, length: ToolDescriptionLength) -> String {
@@ -71,31 +90,19 @@ impl<Cx: ?Sized + Sync> Tool<Cx> for GrepFiles {
 
     fn execute_async<'a>(&'a self, _cx: &'a Cx, args: Value) -> BoxToolFuture<'a> {
         run_blocking(move |scope, stop| {
-            let pattern = str_arg(&args, "pattern")?;
+            let args: Args = tool_args::parse(args)?;
+            let pattern = args.pattern.as_str();
             // Walked from the canonical folder the gate checked, so every file the walk
             // yields can be opened with no link on its path (`search::search_file`).
-            let target = fs::target(
-                scope,
-                args.get("path").and_then(Value::as_str).unwrap_or("."),
-            );
+            let target = fs::target(scope, args.path.as_deref().unwrap_or("."));
             let root = target.opened;
-            let case_sensitive = opt_bool(&args, "case_sensitive")?.unwrap_or(true);
-            let include_glob = args.get("include_glob").and_then(Value::as_str);
-            let mode = match args.get("output_mode").and_then(Value::as_str) {
-                None | Some("content") => Mode::Content,
-                Some("files_only") => Mode::FilesOnly,
-                Some("count") => Mode::Count,
-                Some(other) => {
-                    return Err(ToolError::invalid(
-                        "output_mode",
-                        format!("`{other}` is not one of content, files_only, count"),
-                    ));
-                }
-            };
-            let context = opt_uint(&args, "context_lines", 0, 10)?.unwrap_or(0) as usize;
-            let max =
-                opt_uint(&args, "max_results", 1, MAX_MAX_RESULTS)?.unwrap_or(DEFAULT_MAX_RESULTS);
-            let offset = opt_uint(&args, "offset", 0, u64::MAX)?.unwrap_or(0);
+            let case_sensitive = args.case_sensitive.unwrap_or(true);
+            let include_glob = args.include_glob.as_deref();
+            let mode = args.output_mode.unwrap_or(Mode::Content);
+            let context = in_range("context_lines", args.context_lines, 0, 10)?.unwrap_or(0) as usize;
+            let max = in_range("max_results", args.max_results, 1, MAX_MAX_RESULTS)?
+                .unwrap_or(DEFAULT_MAX_RESULTS);
+            let offset = args.offset.unwrap_or(0);
             if !root.exists() {
                 return Err(ToolError::failed(format!(
                     "cannot search {}: no such file or directory",
@@ -119,6 +126,22 @@ impl<Cx: ?Sized + Sync> Tool<Cx> for GrepFiles {
 
     fn category(&self) -> ToolCategory {
         ToolCategory::Filesystem
+    }
+
+    fn kind(&self) -> ToolKind {
+        ToolKind::Search
+    }
+
+    fn file_access(&self) -> Option<FileAccess> {
+        Some(FileAccess::reads(Some(".")))
+    }
+
+    fn for_small_models(&self) -> bool {
+        true
+    }
+
+    fn hook_alias(&self) -> Option<&'static str> {
+        Some("Grep")
     }
 }
 
@@ -246,6 +269,7 @@ fn page_slice(entries: &[Entry], from: u64, to: u64) -> &[Entry] {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
     use crate::test_support::{err, ok};
 
     fn tree() -> tempfile::TempDir {

@@ -1,18 +1,38 @@
 //! insert_at_line: insert text before a given line.
 
-use crate::fs::{self, label, opt_uint, path_arg, str_arg};
+use crate::fs::{self, in_range, label, path_arg};
 use crate::run_blocking;
 use crate::text::{load, save};
-use serde_json::{Value, json};
-use skald_api::{
+use serde::Deserialize;
+use schemars::JsonSchema;
+use skald_api::tool_args;
+use serde_json::Value;
+use skald_api::{ToolKind, FileAccess, 
     BoxToolFuture, Tool, ToolCategory, ToolDescriptionLength, ToolError, tool_names as tn,
 };
 
 pub struct InsertAtLine;
 
+// The arguments' doc comments are the descriptions the model reads.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct Args {
+    /// File path, relative to the working directory or absolute.
+    path: String,
+    /// The new text goes before this line.
+    #[schemars(range(min = 1))]
+    line: u64,
+    /// The lines to insert.
+    content: String,
+}
+
+impl InsertAtLine {
+    pub const NAME: &'static str = tn::INSERT_AT_LINE;
+}
+
 impl<Cx: ?Sized + Sync> Tool<Cx> for InsertAtLine {
     fn name(&self) -> &str {
-        tn::INSERT_AT_LINE
+        Self::NAME
     }
 
     fn description(&self) -> &str {
@@ -22,16 +42,7 @@ impl<Cx: ?Sized + Sync> Tool<Cx> for InsertAtLine {
     }
 
     fn parameters_schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "path": {"type": "string", "description": "File path, relative to the working directory or absolute."},
-                "line": {"type": "integer", "minimum": 1, "description": "The new text goes before this line."},
-                "content": {"type": "string", "description": "The lines to insert."}
-            },
-            "required": ["path", "line", "content"],
-            "additionalProperties": false
-        })
+        tool_args::schema_for::<Args>()
     }
 
     fn describe(&self, args: &Value, length: ToolDescriptionLength) -> String {
@@ -44,11 +55,11 @@ impl<Cx: ?Sized + Sync> Tool<Cx> for InsertAtLine {
 
     fn execute_async<'a>(&'a self, _cx: &'a Cx, args: Value) -> BoxToolFuture<'a> {
         run_blocking(move |scope, _| {
-            let target = fs::target(scope, str_arg(&args, "path")?);
+            let args: Args = tool_args::parse(args)?;
+            let target = fs::target(scope, &args.path);
             let path = target.shown.clone();
-            let line = opt_uint(&args, "line", 1, u64::MAX)?
-                .ok_or_else(|| ToolError::invalid("line", "is required"))?;
-            let content = str_arg(&args, "content")?;
+            let line = in_range("line", Some(args.line), 1, u64::MAX)?.unwrap_or(1);
+            let content = args.content.as_str();
             if content.is_empty() {
                 return Err(ToolError::invalid("content", "must not be empty"));
             }
@@ -80,6 +91,25 @@ impl<Cx: ?Sized + Sync> Tool<Cx> for InsertAtLine {
         ToolCategory::Filesystem
     }
 
+    fn kind(&self) -> ToolKind {
+        ToolKind::Edit
+    }
+
+    fn file_access(&self) -> Option<FileAccess> {
+        Some(FileAccess::writes())
+    }
+
+    fn content_after(&self, args: &Value, now: Option<&str>, _max_bytes: usize) -> Option<String> {
+        let line = crate::text::line_arg(args, "line")?;
+        let content = args.get("content").and_then(Value::as_str).unwrap_or("");
+        let now = crate::text::TextFile::of(now?);
+        Some(now.splice_lines(line - 1, 0, content))
+    }
+
+    fn hook_alias(&self) -> Option<&'static str> {
+        Some("Edit")
+    }
+
     fn changes_files(&self) -> bool {
         true
     }
@@ -88,6 +118,7 @@ impl<Cx: ?Sized + Sync> Tool<Cx> for InsertAtLine {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
     use crate::test_support::{err, ok};
 
     #[tokio::test]

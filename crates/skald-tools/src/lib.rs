@@ -8,36 +8,65 @@ pub mod fs;
 pub mod search;
 pub mod text;
 
-mod check_process;
-mod edit_file;
-pub mod execute_cmd;
-mod get_ast_outline;
 mod git_guard;
-mod grep_files;
-mod insert_at_line;
 mod lent;
-mod list_files;
 mod outline_cache;
-mod read_file;
-mod replace_lines;
 mod restart;
-mod search_file;
-mod write_file;
 
-pub use check_process::CheckProcess;
-pub use edit_file::EditFile;
-pub use execute_cmd::ExecuteCmd;
-pub use get_ast_outline::GetAstOutline;
-pub use grep_files::GrepFiles;
-pub use insert_at_line::InsertAtLine;
-pub use list_files::ListFiles;
-pub use read_file::ReadFile;
-pub use replace_lines::ReplaceLines;
 pub use restart::{Restart, RestartSignal};
-pub use search_file::SearchFile;
-pub use write_file::WriteFile;
 
-use skald_api::{BoxToolFuture, ToolError, ToolResult, ToolScope};
+/// This crate's tools in the order they are offered, each as `module::Type`: besides its
+/// own file, the one line a new file tool adds. `file_tools!(callback)` hands the list to
+/// a macro of the caller's: here it declares the modules, `NAMES` and the lookup by name;
+/// in skald-core it is the first part of the one list of tools (`tools::all`).
+#[macro_export]
+macro_rules! file_tools {
+    ($callback:ident) => {
+        $callback! {
+            list_files::ListFiles,
+            read_file::ReadFile,
+            write_file::WriteFile,
+            edit_file::EditFile,
+            insert_at_line::InsertAtLine,
+            replace_lines::ReplaceLines,
+            search_file::SearchFile,
+            grep_files::GrepFiles,
+            get_ast_outline::GetAstOutline,
+            execute_cmd::ExecuteCmd,
+            check_process::CheckProcess,
+        }
+    };
+}
+
+macro_rules! declare_tools {
+    ($($module:ident :: $tool:ident),* $(,)?) => {
+        $(pub mod $module; pub use $module::$tool;)*
+
+        /// This crate's tools, to read what each declares about itself where no turn is at
+        /// hand (`tool_named`).
+        static TOOLS: &[&dyn Tool<()>] = &[$(&$tool),*];
+
+        /// The names of this crate's tools; skald-core refuses to build when one of its
+        /// own tools has one of them.
+        pub const NAMES: &[&str] = &[$($tool::NAME),*];
+    };
+}
+
+file_tools!(declare_tools);
+
+const _: () = assert!(
+    !skald_api::kind::has_duplicate(&[NAMES, &[Restart::NAME]]),
+    "two file tools have one name"
+);
+
+/// The tool of this crate called `name`, to read what it declares about itself (whether it
+/// reads or writes files, through which argument, what a write would leave): the approval
+/// gate asks here, by name.
+pub fn tool_named(name: &str) -> Option<&'static dyn Tool<()>> {
+    TOOLS.iter().copied().find(|t| t.name() == name)
+}
+
+use skald_api::{BoxToolFuture, Tool, ToolError, ToolResult, ToolScope};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 

@@ -1,14 +1,33 @@
 //! list_files: the tree under a directory, as JSON.
 
-use crate::fs::{self, Flow, Kind, opt_bool, opt_uint};
+use crate::fs::{self, Flow, Kind};
 use crate::run_blocking;
-use serde::Serialize;
-use serde_json::{Value, json};
-use skald_api::{
+use serde::{Deserialize, Serialize};
+use schemars::JsonSchema;
+use skald_api::tool_args;
+use serde_json::Value;
+use skald_api::{ToolKind, FileAccess, 
     BoxToolFuture, Tool, ToolCategory, ToolDescriptionLength, ToolError, tool_names as tn,
 };
 
 pub struct ListFiles;
+
+// The arguments' doc comments are the descriptions the model reads.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct Args {
+    /// Directory to list; default `.`.
+    path: Option<String>,
+    /// Levels to descend (default 3).
+    #[schemars(range(min = 1, max = 20))]
+    depth: Option<u64>,
+    /// List directories only (default false).
+    dirs_only: Option<bool>,
+}
+
+impl ListFiles {
+    pub const NAME: &'static str = tn::LIST_FILES;
+}
 
 /// Entries listed at most; a larger tree is cut with `truncated: true`.
 const MAX_ENTRIES: usize = 2000;
@@ -31,7 +50,7 @@ struct Listing {
 
 impl<Cx: ?Sized + Sync> Tool<Cx> for ListFiles {
     fn name(&self) -> &str {
-        tn::LIST_FILES
+        Self::NAME
     }
 
     fn description(&self) -> &str {
@@ -42,15 +61,7 @@ impl<Cx: ?Sized + Sync> Tool<Cx> for ListFiles {
     }
 
     fn parameters_schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "path": {"type": "string", "description": "Directory to list; default `.`."},
-                "depth": {"type": "integer", "minimum": 1, "maximum": 20, "description": "Levels to descend (default 3)."},
-                "dirs_only": {"type": "boolean", "description": "List directories only (default false)."}
-            },
-            "additionalProperties": false
-        })
+        tool_args::schema_for::<Args>()
     }
 
     fn describe(&self, args: &Value, length: ToolDescriptionLength) -> String {
@@ -63,13 +74,13 @@ impl<Cx: ?Sized + Sync> Tool<Cx> for ListFiles {
 
     fn execute_async<'a>(&'a self, _cx: &'a Cx, args: Value) -> BoxToolFuture<'a> {
         run_blocking(move |scope, stop| {
-            let raw = args.get("path").and_then(Value::as_str).unwrap_or(".");
+            let args: Args = tool_args::parse(args)?;
             // Walked from the canonical folder the gate checked, not from the argument
             // resolved again.
-            let target = fs::target(scope, raw);
+            let target = fs::target(scope, args.path.as_deref().unwrap_or("."));
             let root = target.opened.clone();
-            let depth = opt_uint(&args, "depth", 1, 20)?.unwrap_or(3) as usize;
-            let dirs_only = opt_bool(&args, "dirs_only")?.unwrap_or(false);
+            let depth = fs::in_range("depth", args.depth, 1, 20)?.unwrap_or(3) as usize;
+            let dirs_only = args.dirs_only.unwrap_or(false);
             let meta = fs::metadata(&target, "list")?;
             if !meta.is_dir() {
                 return Err(ToolError::failed(format!(
@@ -135,11 +146,28 @@ impl<Cx: ?Sized + Sync> Tool<Cx> for ListFiles {
     fn category(&self) -> ToolCategory {
         ToolCategory::Filesystem
     }
+
+    fn kind(&self) -> ToolKind {
+        ToolKind::Read
+    }
+
+    fn file_access(&self) -> Option<FileAccess> {
+        Some(FileAccess::reads(Some(".")))
+    }
+
+    fn for_small_models(&self) -> bool {
+        true
+    }
+
+    fn hook_alias(&self) -> Option<&'static str> {
+        Some("LS")
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
     use crate::test_support::{err, ok};
 
     fn paths(out: &str) -> Vec<String> {

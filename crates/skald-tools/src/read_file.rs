@@ -1,10 +1,13 @@
 //! read_file: a window of a text file with line numbers.
 
-use crate::fs::{self, io_error, label, opt_uint, path_arg, str_arg};
+use crate::fs::{self, in_range, io_error, label, path_arg};
 use crate::run_blocking;
 use crate::text::{BINARY_SNIFF, looks_binary};
-use serde_json::{Value, json};
-use skald_api::{
+use serde::Deserialize;
+use serde_json::Value;
+use schemars::JsonSchema;
+use skald_api::tool_args;
+use skald_api::{ToolKind, FileAccess, 
     BoxToolFuture, Tool, ToolCategory, ToolDescriptionLength, ToolError, ToolResult, ToolScope,
     tool_names as tn,
 };
@@ -22,9 +25,30 @@ const COUNT_ALL_BELOW: u64 = 32 * 1024 * 1024;
 
 pub struct ReadFile;
 
+// The arguments' doc comments are the descriptions the model reads.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct Args {
+    /// File path, relative to the working directory or absolute.
+    path: String,
+    /// First line to read (1-based). Default 1.
+    #[schemars(range(min = 1))]
+    start_line: Option<u64>,
+    /// Last line to read, inclusive.
+    #[schemars(range(min = 1))]
+    end_line: Option<u64>,
+    /// Most lines to return (default and maximum 2000).
+    #[schemars(range(min = 1, max = MAX_LINES))]
+    limit: Option<u64>,
+}
+
+impl ReadFile {
+    pub const NAME: &'static str = tn::READ_FILE;
+}
+
 impl<Cx: ?Sized + Sync> Tool<Cx> for ReadFile {
     fn name(&self) -> &str {
-        tn::READ_FILE
+        Self::NAME
     }
 
     fn description(&self) -> &str {
@@ -34,17 +58,7 @@ impl<Cx: ?Sized + Sync> Tool<Cx> for ReadFile {
     }
 
     fn parameters_schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "path": {"type": "string", "description": "File path, relative to the working directory or absolute."},
-                "start_line": {"type": "integer", "minimum": 1, "description": "First line to read (1-based). Default 1."},
-                "end_line": {"type": "integer", "minimum": 1, "description": "Last line to read, inclusive."},
-                "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LINES, "description": "Most lines to return (default and maximum 2000)."}
-            },
-            "required": ["path"],
-            "additionalProperties": false
-        })
+        tool_args::schema_for::<Args>()
     }
 
     fn describe(&self, args: &Value, length: ToolDescriptionLength) -> String {
@@ -57,10 +71,11 @@ impl<Cx: ?Sized + Sync> Tool<Cx> for ReadFile {
 
     fn execute_async<'a>(&'a self, _cx: &'a Cx, args: Value) -> BoxToolFuture<'a> {
         run_blocking(move |scope, _| {
-            let path = fs::target(scope, str_arg(&args, "path")?);
-            let start = opt_uint(&args, "start_line", 1, u64::MAX)?.unwrap_or(1);
-            let end = opt_uint(&args, "end_line", 1, u64::MAX)?;
-            let limit = opt_uint(&args, "limit", 1, MAX_LINES)?.unwrap_or(MAX_LINES);
+            let args: Args = tool_args::parse(args)?;
+            let path = fs::target(scope, &args.path);
+            let start = in_range("start_line", args.start_line, 1, u64::MAX)?.unwrap_or(1);
+            let end = in_range("end_line", args.end_line, 1, u64::MAX)?;
+            let limit = in_range("limit", args.limit, 1, MAX_LINES)?.unwrap_or(MAX_LINES);
             if let Some(end) = end
                 && end < start
             {
@@ -76,6 +91,22 @@ impl<Cx: ?Sized + Sync> Tool<Cx> for ReadFile {
 
     fn category(&self) -> ToolCategory {
         ToolCategory::Filesystem
+    }
+
+    fn kind(&self) -> ToolKind {
+        ToolKind::Read
+    }
+
+    fn file_access(&self) -> Option<FileAccess> {
+        Some(FileAccess::reads(None))
+    }
+
+    fn for_small_models(&self) -> bool {
+        true
+    }
+
+    fn hook_alias(&self) -> Option<&'static str> {
+        Some("Read")
     }
 }
 
@@ -269,6 +300,7 @@ fn count_lines(reader: &mut impl Read) -> std::io::Result<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
     use crate::test_support::{err, ok};
 
     fn fixture() -> tempfile::TempDir {

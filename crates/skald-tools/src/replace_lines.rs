@@ -1,18 +1,40 @@
 //! replace_lines: replace an inclusive range of lines.
 
-use crate::fs::{self, label, opt_uint, path_arg, str_arg};
+use crate::fs::{self, in_range, label, path_arg};
 use crate::run_blocking;
 use crate::text::{load, save};
-use serde_json::{Value, json};
-use skald_api::{
+use serde::Deserialize;
+use schemars::JsonSchema;
+use skald_api::tool_args;
+use serde_json::Value;
+use skald_api::{ToolKind, FileAccess, 
     BoxToolFuture, Tool, ToolCategory, ToolDescriptionLength, ToolError, tool_names as tn,
 };
 
 pub struct ReplaceLines;
 
+// The arguments' doc comments are the descriptions the model reads.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct Args {
+    /// File path, relative to the working directory or absolute.
+    path: String,
+    #[schemars(range(min = 1))]
+    start_line: u64,
+    /// Inclusive.
+    #[schemars(range(min = 1))]
+    end_line: u64,
+    /// Replacement lines; empty deletes the range.
+    content: String,
+}
+
+impl ReplaceLines {
+    pub const NAME: &'static str = tn::REPLACE_LINES;
+}
+
 impl<Cx: ?Sized + Sync> Tool<Cx> for ReplaceLines {
     fn name(&self) -> &str {
-        tn::REPLACE_LINES
+        Self::NAME
     }
 
     fn description(&self) -> &str {
@@ -22,17 +44,7 @@ impl<Cx: ?Sized + Sync> Tool<Cx> for ReplaceLines {
     }
 
     fn parameters_schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "path": {"type": "string", "description": "File path, relative to the working directory or absolute."},
-                "start_line": {"type": "integer", "minimum": 1},
-                "end_line": {"type": "integer", "minimum": 1, "description": "Inclusive."},
-                "content": {"type": "string", "description": "Replacement lines; empty deletes the range."}
-            },
-            "required": ["path", "start_line", "end_line", "content"],
-            "additionalProperties": false
-        })
+        tool_args::schema_for::<Args>()
     }
 
     fn describe(&self, args: &Value, length: ToolDescriptionLength) -> String {
@@ -45,16 +57,16 @@ impl<Cx: ?Sized + Sync> Tool<Cx> for ReplaceLines {
 
     fn execute_async<'a>(&'a self, _cx: &'a Cx, args: Value) -> BoxToolFuture<'a> {
         run_blocking(move |scope, _| {
-            let target = fs::target(scope, str_arg(&args, "path")?);
+            let args: Args = tool_args::parse(args)?;
+            let target = fs::target(scope, &args.path);
             let path = target.shown.clone();
-            let required = |field: &str| {
-                opt_uint(&args, field, 1, u64::MAX)?
-                    .map(|n| usize::try_from(n).unwrap_or(usize::MAX))
-                    .ok_or_else(|| ToolError::invalid(field, "is required"))
+            let line = |field: &str, n: u64| -> Result<usize, ToolError> {
+                Ok(in_range(field, Some(n), 1, u64::MAX)?
+                    .map_or(usize::MAX, |n| usize::try_from(n).unwrap_or(usize::MAX)))
             };
-            let start = required("start_line")?;
-            let end = required("end_line")?;
-            let content = str_arg(&args, "content")?;
+            let start = line("start_line", args.start_line)?;
+            let end = line("end_line", args.end_line)?;
+            let content = args.content.as_str();
             if end < start {
                 return Err(ToolError::invalid(
                     "end_line",
@@ -87,6 +99,31 @@ impl<Cx: ?Sized + Sync> Tool<Cx> for ReplaceLines {
         ToolCategory::Filesystem
     }
 
+    fn kind(&self) -> ToolKind {
+        ToolKind::Edit
+    }
+
+    fn file_access(&self) -> Option<FileAccess> {
+        Some(FileAccess::writes())
+    }
+
+    fn content_after(&self, args: &Value, now: Option<&str>, _max_bytes: usize) -> Option<String> {
+        let (a, b) = (
+            crate::text::line_arg(args, "start_line")?,
+            crate::text::line_arg(args, "end_line")?,
+        );
+        if b < a {
+            return None;
+        }
+        let content = args.get("content").and_then(Value::as_str).unwrap_or("");
+        let now = crate::text::TextFile::of(now?);
+        Some(now.splice_lines(a - 1, b - a + 1, content))
+    }
+
+    fn hook_alias(&self) -> Option<&'static str> {
+        Some("Edit")
+    }
+
     fn changes_files(&self) -> bool {
         true
     }
@@ -95,6 +132,7 @@ impl<Cx: ?Sized + Sync> Tool<Cx> for ReplaceLines {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
     use crate::test_support::{err, ok};
 
     #[tokio::test]

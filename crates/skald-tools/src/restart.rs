@@ -49,6 +49,10 @@ pub struct Restart {
 }
 
 impl Restart {
+    pub const NAME: &'static str = tn::RESTART;
+}
+
+impl Restart {
     pub fn new(signal: RestartSignal) -> Self {
         Self { signal }
     }
@@ -56,7 +60,7 @@ impl Restart {
 
 impl<Cx: ?Sized + Sync> Tool<Cx> for Restart {
     fn name(&self) -> &str {
-        tn::RESTART
+        Self::NAME
     }
 
     fn description(&self) -> &str {

@@ -1,23 +1,43 @@
 //! search_file: find a text in one file, with context.
 
-use crate::fs::{self, label, opt_uint, path_arg, str_arg};
+use crate::fs::{self, in_range, label, path_arg};
 use crate::run_blocking;
 use crate::search::{self, Entry};
 use crate::text::looks_binary;
-use serde_json::{Value, json};
-use skald_api::{
+use serde::Deserialize;
+use schemars::JsonSchema;
+use skald_api::tool_args;
+use serde_json::Value;
+use skald_api::{ToolKind, FileAccess, 
     BoxToolFuture, Tool, ToolCategory, ToolDescriptionLength, ToolError, tool_names as tn,
 };
 use std::io::Read;
 
 pub struct SearchFile;
 
+// The arguments' doc comments are the descriptions the model reads.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct Args {
+    /// File path, relative to the working directory or absolute.
+    path: String,
+    /// Literal text to find.
+    query: String,
+    /// Default 3.
+    #[schemars(range(min = 0, max = 20))]
+    context_lines: Option<u64>,
+}
+
+impl SearchFile {
+    pub const NAME: &'static str = tn::SEARCH_FILE;
+}
+
 /// Matching lines shown at most; the rest are counted.
 const MAX_MATCHES: usize = 200;
 
 impl<Cx: ?Sized + Sync> Tool<Cx> for SearchFile {
     fn name(&self) -> &str {
-        tn::SEARCH_FILE
+        Self::NAME
     }
 
     fn description(&self) -> &str {
@@ -27,16 +47,7 @@ impl<Cx: ?Sized + Sync> Tool<Cx> for SearchFile {
     }
 
     fn parameters_schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "path": {"type": "string", "description": "File path, relative to the working directory or absolute."},
-                "query": {"type": "string", "description": "Literal text to find."},
-                "context_lines": {"type": "integer", "minimum": 0, "maximum": 20, "description": "Default 3."}
-            },
-            "required": ["path", "query"],
-            "additionalProperties": false
-        })
+        tool_args::schema_for::<Args>()
     }
 
     fn describe(&self, args: &Value, length: ToolDescriptionLength) -> String {
@@ -49,13 +60,14 @@ impl<Cx: ?Sized + Sync> Tool<Cx> for SearchFile {
 
     fn execute_async<'a>(&'a self, _cx: &'a Cx, args: Value) -> BoxToolFuture<'a> {
         run_blocking(move |scope, _| {
-            let target = fs::target(scope, str_arg(&args, "path")?);
+            let args: Args = tool_args::parse(args)?;
+            let target = fs::target(scope, &args.path);
             let path = target.shown.clone();
-            let query = str_arg(&args, "query")?;
+            let query = args.query.as_str();
             if query.is_empty() {
                 return Err(ToolError::invalid("query", "must not be empty"));
             }
-            let context = opt_uint(&args, "context_lines", 0, 20)?.unwrap_or(3) as usize;
+            let context = in_range("context_lines", args.context_lines, 0, 20)?.unwrap_or(3) as usize;
             let display = fs::relativize_for_display(&path, scope.working_dir());
             let mut head = [0u8; crate::text::BINARY_SNIFF];
             let (file, _) = fs::open_regular(&target)?;
@@ -105,11 +117,24 @@ impl<Cx: ?Sized + Sync> Tool<Cx> for SearchFile {
     fn category(&self) -> ToolCategory {
         ToolCategory::Filesystem
     }
+
+    fn kind(&self) -> ToolKind {
+        ToolKind::Search
+    }
+
+    fn file_access(&self) -> Option<FileAccess> {
+        Some(FileAccess::reads(None))
+    }
+
+    fn for_small_models(&self) -> bool {
+        true
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
     use crate::test_support::{err, ok};
 
     #[tokio::test]

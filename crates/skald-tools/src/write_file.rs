@@ -1,16 +1,33 @@
 //! write_file: create or replace a whole file, atomically.
 
-use crate::fs::{self, label, path_arg, str_arg};
+use crate::fs::{self, label, path_arg};
 use crate::run_blocking;
 use crate::text::save;
-use serde_json::{Value, json};
-use skald_api::{BoxToolFuture, Tool, ToolCategory, ToolDescriptionLength, tool_names as tn};
+use serde::Deserialize;
+use schemars::JsonSchema;
+use skald_api::tool_args;
+use serde_json::Value;
+use skald_api::{ToolKind, FileAccess, BoxToolFuture, Tool, ToolCategory, ToolDescriptionLength, tool_names as tn};
 
 pub struct WriteFile;
 
+// The arguments' doc comments are the descriptions the model reads.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct Args {
+    /// File path, relative to the working directory or absolute.
+    path: String,
+    /// The complete new content.
+    content: String,
+}
+
+impl WriteFile {
+    pub const NAME: &'static str = tn::WRITE_FILE;
+}
+
 impl<Cx: ?Sized + Sync> Tool<Cx> for WriteFile {
     fn name(&self) -> &str {
-        tn::WRITE_FILE
+        Self::NAME
     }
 
     fn description(&self) -> &str {
@@ -20,15 +37,7 @@ impl<Cx: ?Sized + Sync> Tool<Cx> for WriteFile {
     }
 
     fn parameters_schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "path": {"type": "string", "description": "File path, relative to the working directory or absolute."},
-                "content": {"type": "string", "description": "The complete new content."}
-            },
-            "required": ["path", "content"],
-            "additionalProperties": false
-        })
+        tool_args::schema_for::<Args>()
     }
 
     fn describe(&self, args: &Value, length: ToolDescriptionLength) -> String {
@@ -41,9 +50,9 @@ impl<Cx: ?Sized + Sync> Tool<Cx> for WriteFile {
 
     fn execute_async<'a>(&'a self, _cx: &'a Cx, args: Value) -> BoxToolFuture<'a> {
         run_blocking(move |scope, _| {
-            let raw = str_arg(&args, "path")?;
-            let content = str_arg(&args, "content")?;
-            let target = fs::target(scope, raw);
+            let Args { path, content } = tool_args::parse(args)?;
+            let content = content.as_str();
+            let target = fs::target(scope, &path);
             let path = target.shown.clone();
             let existed = save(scope, &target, content)?;
             let lines = content.lines().count();
@@ -60,6 +69,26 @@ impl<Cx: ?Sized + Sync> Tool<Cx> for WriteFile {
         ToolCategory::Filesystem
     }
 
+    fn kind(&self) -> ToolKind {
+        ToolKind::Edit
+    }
+
+    fn file_access(&self) -> Option<FileAccess> {
+        Some(FileAccess::writes())
+    }
+
+    fn content_after(&self, args: &Value, _now: Option<&str>, _max_bytes: usize) -> Option<String> {
+        Some(args.get("content").and_then(Value::as_str).unwrap_or("").to_string())
+    }
+
+    fn for_small_models(&self) -> bool {
+        true
+    }
+
+    fn hook_alias(&self) -> Option<&'static str> {
+        Some("Write")
+    }
+
     fn changes_files(&self) -> bool {
         true
     }
@@ -68,6 +97,7 @@ impl<Cx: ?Sized + Sync> Tool<Cx> for WriteFile {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
     use crate::test_support::{err, ok};
 
     #[tokio::test]

@@ -351,15 +351,20 @@ fn tool_call(
     call
 }
 
+/// The kind of action a call of `name` is, as its tool declares it (`Tool::kind`); a
+/// server's tool, or one Skald does not ship, is `other`.
 fn kind_of(name: &str) -> acp::ToolKind {
-    match name {
-        "read_file" | "list_files" | "outline" | "view_file" => acp::ToolKind::Read,
-        "grep_files" | "find_files" => acp::ToolKind::Search,
-        "write_file" | "edit_file" | "replace_lines" | "insert_at_line" => acp::ToolKind::Edit,
-        "execute_cmd" => acp::ToolKind::Execute,
-        "fetch_url" | "web_fetch" => acp::ToolKind::Fetch,
-        "write_todos" | "execute_task" | "execute_subtask" => acp::ToolKind::Think,
-        _ => acp::ToolKind::Other,
+    use skald_api::ToolKind;
+    match skald_core::tools::named(name).map(|t| t.kind()) {
+        Some(ToolKind::Read) => acp::ToolKind::Read,
+        Some(ToolKind::Edit) => acp::ToolKind::Edit,
+        Some(ToolKind::Delete) => acp::ToolKind::Delete,
+        Some(ToolKind::Move) => acp::ToolKind::Move,
+        Some(ToolKind::Search) => acp::ToolKind::Search,
+        Some(ToolKind::Execute) => acp::ToolKind::Execute,
+        Some(ToolKind::Think) => acp::ToolKind::Think,
+        Some(ToolKind::Fetch) => acp::ToolKind::Fetch,
+        Some(ToolKind::Other) | None => acp::ToolKind::Other,
     }
 }
 
@@ -604,4 +609,28 @@ fn ask(state: Arc<State>, id: i64, inbox_id: i64, call_id: String, name: String,
         // Answered in the Inbox already: that answer stands.
         let _ = state.call(Command::Answer { inbox_id, answer }).await;
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each tool's kind comes from the tool itself: the ones an old table named wrongly
+    /// (an outline and a search as "other") and a server's tool.
+    #[test]
+    fn a_calls_kind_is_what_its_tool_declares() {
+        for (name, kind) in [
+            ("read_file", acp::ToolKind::Read),
+            ("get_ast_outline", acp::ToolKind::Read),
+            ("search_file", acp::ToolKind::Search),
+            ("grep_files", acp::ToolKind::Search),
+            ("edit_file", acp::ToolKind::Edit),
+            ("execute_cmd", acp::ToolKind::Execute),
+            ("write_todos", acp::ToolKind::Think),
+            ("notify", acp::ToolKind::Other),
+            ("mcp__github__search", acp::ToolKind::Other),
+        ] {
+            assert_eq!(kind_of(name), kind, "{name}");
+        }
+    }
 }

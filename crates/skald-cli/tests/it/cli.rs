@@ -75,6 +75,44 @@ fn tools_json_lists_the_catalog() {
     assert!(text(&human.stdout).contains("read_file"));
 }
 
+/// What the model is offered stays byte for byte what it was unless a tool changes, so
+/// providers' prompt caches keep hitting: `skald tools --json` is compared with the
+/// reviewed copy in `tests/it/tools.golden.json`. When a change is meant, run this test
+/// with `SKALD_BLESS=1` to rewrite the copy, and review its diff.
+#[test]
+fn tool_definitions_are_byte_stable() {
+    let sb = Sandbox::new();
+    let out = sb.run(&["tools", "--json"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let now = text(&out.stdout);
+    let golden = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/tools.golden.json");
+    if std::env::var_os("SKALD_BLESS").is_some() {
+        std::fs::write(&golden, &now).unwrap();
+        return;
+    }
+    let reviewed = std::fs::read_to_string(&golden).unwrap();
+    if now != reviewed {
+        let (now_lines, reviewed_lines): (Vec<&str>, Vec<&str>) =
+            (now.lines().collect(), reviewed.lines().collect());
+        let first = now_lines
+            .iter()
+            .zip(&reviewed_lines)
+            .position(|(a, b)| a != b)
+            .unwrap_or(now_lines.len().min(reviewed_lines.len()));
+        let around = |lines: &[&str]| {
+            lines[first.saturating_sub(3)..(first + 4).min(lines.len())].join("\n")
+        };
+        panic!(
+            "the tool definitions changed at line {}; if that is meant, rerun with \
+             SKALD_BLESS=1 and review the diff of {}.\nnow:\n{}\nreviewed:\n{}",
+            first + 1,
+            golden.display(),
+            around(&now_lines),
+            around(&reviewed_lines)
+        );
+    }
+}
+
 #[test]
 fn tool_runs_end_to_end_and_exits_zero() {
     let sb = Sandbox::new();

@@ -18,6 +18,7 @@ pub use propose::{
 
 use serde::Serialize;
 use serde_json::Value;
+use skald_api::FileAccess;
 use skald_api::tool_names as tn;
 use skald_base::path::{canonicalize_for_policy, path_under};
 use skald_store::{Rule, RuleAction, Store};
@@ -77,21 +78,22 @@ pub fn guarded_paths(protected: &[PathBuf]) -> Vec<PathBuf> {
     out
 }
 
-/// The tools the `@fs_read` group names.
-pub const FS_READ: &[&str] = &[
-    tn::READ_FILE,
-    tn::LIST_FILES,
-    tn::SEARCH_FILE,
-    tn::GREP_FILES,
-    tn::GET_AST_OUTLINE,
-];
-/// The tools the `@fs_write` group names.
-pub const FS_WRITE: &[&str] = &[
-    tn::WRITE_FILE,
-    tn::EDIT_FILE,
-    tn::INSERT_AT_LINE,
-    tn::REPLACE_LINES,
-];
+/// How `tool` reaches the user's files, as the tool itself declares it
+/// (`Tool::file_access`). Every tool that takes a path is a skald-tools tool; a test of
+/// the one list (`tools::tests`) keeps it so.
+pub fn file_access(tool: &str) -> Option<FileAccess> {
+    skald_tools::tool_named(tool).and_then(|t| t.file_access())
+}
+
+/// Whether `tool` reads the user's files: the tools the `@fs_read` group names.
+pub fn reads_files(tool: &str) -> bool {
+    file_access(tool).is_some_and(|a| !a.is_write())
+}
+
+/// Whether `tool` writes the user's files: the tools the `@fs_write` group names.
+pub fn writes_files(tool: &str) -> bool {
+    file_access(tool).is_some_and(|a| a.is_write())
+}
 
 /// The run context's part in a decision.
 #[derive(Debug, Clone, Default)]
@@ -213,9 +215,9 @@ pub struct Decision {
 fn tool_matches(pattern: &str, tool: &str) -> bool {
     match pattern {
         "*" => true,
-        "@fs_read" => FS_READ.contains(&tool),
-        "@fs_write" => FS_WRITE.contains(&tool),
-        "@fs_any" => FS_READ.contains(&tool) || FS_WRITE.contains(&tool),
+        "@fs_read" => reads_files(tool),
+        "@fs_write" => writes_files(tool),
+        "@fs_any" => file_access(tool).is_some(),
         p => match p.strip_suffix('*') {
             Some(prefix) => tool.starts_with(prefix),
             None => p == tool,
@@ -225,11 +227,12 @@ fn tool_matches(pattern: &str, tool: &str) -> bool {
 
 /// The file or folder a call acts on, canonical, if it acts on one.
 fn call_path(tool: &str, args: &Value, working_dir: &Path) -> Option<PathBuf> {
-    let raw = match args.get("path").and_then(Value::as_str) {
+    let access = file_access(tool);
+    let arg = access.map_or("path", |a| a.path_arg);
+    let raw = match args.get(arg).and_then(Value::as_str) {
         Some(p) => p,
         // The recursive tools default to the working directory.
-        None if matches!(tool, tn::LIST_FILES | tn::GREP_FILES) => ".",
-        None => return None,
+        None => access.and_then(|a| a.default_path)?,
     };
     Some(canonicalize_for_policy(Path::new(raw), working_dir))
 }
@@ -398,13 +401,13 @@ fn granted(ctx: &RunContext, tool: &str, path: Option<&Path>) -> Option<&'static
     // never resolved again here, so a folder inside the chat's folder that a process swaps
     // for a link afterwards does not carry the grant to wherever the link points.
     let under = |dirs: &[PathBuf]| dirs.iter().any(|d| d.is_absolute() && path_under(path, d));
-    if FS_READ.contains(&tool) {
+    if reads_files(tool) {
         let wd = folder(&ctx.working_dir);
         if path_under(path, &wd) || under(&ctx.allow_fs_reads) || under(&ctx.allow_fs_writes) {
             return Some("a read inside the working directory or a read grant");
         }
     }
-    if FS_WRITE.contains(&tool) && under(&ctx.allow_fs_writes) {
+    if writes_files(tool) && under(&ctx.allow_fs_writes) {
         return Some("a write inside a write grant");
     }
     None
@@ -415,7 +418,7 @@ fn granted(ctx: &RunContext, tool: &str, path: Option<&Path>) -> Option<&'static
 /// outline) gets these so it skips them inside the folder it walks. Unreadable rules
 /// exclude nothing here: the gate itself then asks before anything runs.
 pub fn denied_paths(store: &Store, ctx: &RunContext, tool: &str) -> Vec<PathBuf> {
-    let mut out = if FS_READ.contains(&tool) || FS_WRITE.contains(&tool) {
+    let mut out = if file_access(tool).is_some() {
         let mut p = ctx.protected.clone();
         p.extend(credential_paths().iter().cloned());
         // Skald's data directory, skipped by a walk that reaches it (a grep of the home
@@ -447,15 +450,13 @@ pub fn denied_paths(store: &Store, ctx: &RunContext, tool: &str) -> Vec<PathBuf>
 /// folder, which the run always may read — is not refused: `SKILL.md` says "read_file and
 /// follow it".
 fn data_dir_reached<'a>(ctx: &'a RunContext, tool: &str, path: Option<&Path>) -> Option<&'a Path> {
-    if !(FS_READ.contains(&tool) || FS_WRITE.contains(&tool)) {
-        return None;
-    }
+    file_access(tool)?;
     let path = path?;
     let dir = ctx
         .hidden_from_commands
         .iter()
         .find(|d| path_under(path, d))?;
-    let opened = FS_READ.contains(&tool)
+    let opened = reads_files(tool)
         && ctx.allow_fs_reads.iter().any(|g| {
             let g = canonicalize_for_policy(g, &ctx.working_dir);
             path_under(&g, dir) && path_under(path, &g)
@@ -470,7 +471,7 @@ fn data_dir_reached<'a>(ctx: &'a RunContext, tool: &str, path: Option<&Path>) ->
 /// `checked` is the path the decision was made on (`Checked::path`).
 pub fn always_asks(tool: &str, args: &Value, checked: Option<&Path>) -> bool {
     asks_beyond_sandbox(tool, args).is_some()
-        || ((FS_READ.contains(&tool) || FS_WRITE.contains(&tool))
+        || (file_access(tool).is_some()
             && checked.is_some_and(|p| credential_paths().iter().any(|d| path_under(p, d))))
 }
 
@@ -518,7 +519,7 @@ fn decide_at(
     args: &Value,
     path: Option<&Path>,
 ) -> Decision {
-    let is_file_tool = FS_READ.contains(&tool) || FS_WRITE.contains(&tool);
+    let is_file_tool = file_access(tool).is_some();
     if is_file_tool
         && let Some(path) = path
         && let Some(dir) = ctx.protected.iter().find(|d| path_under(path, d))

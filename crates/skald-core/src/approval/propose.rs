@@ -1,7 +1,7 @@
 //! "Always allow": the rule an approval proposes for a call, what it would reach, and the
 //! calls of the session it would have matched.
 
-use super::{FS_READ, FS_WRITE, RunContext, call_path, command, rule_matches};
+use super::{RunContext, call_path, command, file_access, rule_matches};
 use serde_json::Value;
 use skald_api::tool_names as tn;
 use skald_base::path::path_under;
@@ -63,8 +63,8 @@ pub fn propose_rule(ctx: &RunContext, tool: &str, args: &Value) -> RuleSpec {
     let (tool_pattern, path_pattern, command_pattern) = if tool == tn::EXECUTE_CMD {
         let cmd = args.get("command").and_then(Value::as_str).unwrap_or("");
         (tool.to_string(), None, command::proposed_pattern(cmd))
-    } else if FS_WRITE.contains(&tool) || FS_READ.contains(&tool) {
-        let group = if FS_WRITE.contains(&tool) {
+    } else if let Some(access) = file_access(tool) {
+        let group = if access.is_write() {
             "@fs_write"
         } else {
             "@fs_read"
@@ -72,7 +72,8 @@ pub fn propose_rule(ctx: &RunContext, tool: &str, args: &Value) -> RuleSpec {
         let path = call_path(tool, args, &ctx.working_dir).map(|p| {
             let wd = super::folder(&ctx.working_dir);
             let rel = |x: &Path| x.strip_prefix(&wd).unwrap_or(x).display().to_string();
-            let is_dir = matches!(tool, tn::LIST_FILES | tn::GREP_FILES) || p.is_dir();
+            // A tool that defaults to the working directory is one that walks a folder.
+            let is_dir = access.default_path.is_some() || p.is_dir();
             match p.parent() {
                 // A folder tool: that folder, never its parent.
                 _ if is_dir && p != wd && path_under(&p, &wd) => format!("{}/*", rel(&p)),

@@ -4,6 +4,55 @@ use super::*;
 use serde_json::json;
 use skald_store::NewRule;
 
+/// The tools the `@fs_read` group names, as their own files declare.
+fn fs_read() -> Vec<&'static str> {
+    skald_tools::NAMES
+        .iter()
+        .copied()
+        .filter(|t| reads_files(t))
+        .collect()
+}
+
+/// The tools the `@fs_write` group names, as their own files declare.
+fn fs_write() -> Vec<&'static str> {
+    skald_tools::NAMES
+        .iter()
+        .copied()
+        .filter(|t| writes_files(t))
+        .collect()
+}
+
+#[test]
+fn the_file_groups_are_what_the_tools_declare() {
+    use tn::*;
+    assert_eq!(
+        fs_read(),
+        [
+            LIST_FILES,
+            READ_FILE,
+            SEARCH_FILE,
+            GREP_FILES,
+            GET_AST_OUTLINE
+        ]
+    );
+    assert_eq!(
+        fs_write(),
+        [WRITE_FILE, EDIT_FILE, INSERT_AT_LINE, REPLACE_LINES]
+    );
+    for tool in fs_read().iter().chain(&fs_write()) {
+        assert!(tool_matches("@fs_any", tool), "{tool}");
+    }
+    for tool in [
+        EXECUTE_CMD,
+        CHECK_PROCESS,
+        SHOW_FILE_TO_USER,
+        "mcp__fs__read_file",
+    ] {
+        assert!(file_access(tool).is_none(), "{tool}");
+        assert!(!tool_matches("@fs_any", tool), "{tool}");
+    }
+}
+
 fn setup() -> (Store, tempfile::TempDir, RunContext) {
     let dir = tempfile::tempdir().unwrap();
     let wd = std::fs::canonicalize(dir.path()).unwrap();
@@ -190,7 +239,7 @@ fn folder_allow_rules_do_not_follow_symlinks_out() {
     std::os::unix::fs::symlink("/", ctx.working_dir.join("data")).unwrap();
     std::os::unix::fs::symlink(&outside, ctx.working_dir.join("memory")).unwrap();
     let w = |path: &str| json!({"path": path, "content": "x"});
-    for tool in FS_WRITE {
+    for tool in &fs_write() {
         for path in [
             "data/etc/cron.d/x",
             "data/tmp/x",
@@ -263,7 +312,7 @@ fn a_granted_folder_swapped_for_a_link_does_not_carry_the_grant() {
     );
     std::fs::rename(&granted, ctx.working_dir.join("out.real")).unwrap();
     std::os::unix::fs::symlink(&outside, &granted).unwrap();
-    for tool in FS_WRITE {
+    for tool in &fs_write() {
         for path in ["out/x", "out/sub/x", "./out/x"] {
             assert_eq!(
                 action(&s, &ctx, tool, w(path)),
@@ -297,7 +346,7 @@ fn secrets_folders_are_denied_at_any_depth() {
         json!({"path": wd.join("app/secrets/k").display().to_string()}),
         json!({"path": "/elsewhere/secrets/k"}),
     ];
-    for tool in FS_READ.iter().chain(FS_WRITE) {
+    for tool in fs_read().iter().chain(&fs_write()) {
         for args in &reads {
             let mut args = args.clone();
             args["content"] = json!("x");

@@ -117,36 +117,35 @@ impl HooksConfig {
     }
 }
 
-/// Claude Code's names for Skald's tools, so a matcher written for it (`Bash`,
-/// `Edit|Write`) matches the same calls here.
-fn alias(tool: &str) -> Option<&'static str> {
-    Some(match tool {
-        "execute_cmd" => "Bash",
-        "check_process" => "BashOutput",
-        "write_file" => "Write",
-        "edit_file" | "replace_lines" | "insert_at_line" => "Edit",
-        "read_file" => "Read",
-        "grep_files" => "Grep",
-        "list_files" => "LS",
-        "execute_task" | "execute_subtask" => "Task",
-        "write_todos" => "TodoWrite",
-        _ => return None,
-    })
+/// What a hook's matcher is matched against: a tool call's tool, or an event's source
+/// (`startup`, `auto`).
+#[derive(Debug, Clone, Copy)]
+pub struct Subject<'a> {
+    pub name: &'a str,
+    /// The name Claude Code gives the same tool (`Tool::hook_alias`: `Bash`, `Edit`), so
+    /// a matcher written for it (`Bash`, `Edit|Write`) matches the same calls here.
+    pub alias: Option<&'a str>,
 }
 
-fn matches(matcher: &str, subject: Option<&str>) -> bool {
+impl<'a> From<&'a str> for Subject<'a> {
+    fn from(name: &'a str) -> Self {
+        Subject { name, alias: None }
+    }
+}
+
+fn matches(matcher: &str, subject: Option<Subject<'_>>) -> bool {
     let m = matcher.trim();
     if m.is_empty() || m == "*" {
         return true;
     }
-    let Some(subject) = subject else {
+    let Some(Subject { name, alias }) = subject else {
         return false;
     };
     let Ok(re) = regex::Regex::new(&format!("^(?:{m})$")) else {
         // Not a regular expression: the name itself.
-        return m == subject || alias(subject) == Some(m);
+        return m == name || alias == Some(m);
     };
-    re.is_match(subject) || alias(subject).is_some_and(|a| re.is_match(a))
+    re.is_match(name) || alias.is_some_and(|a| re.is_match(a))
 }
 
 /// A call's arguments as hooks see them: as shown (secrets masked), with `file_path`
@@ -223,7 +222,11 @@ impl Active {
     }
 
     /// The command hooks of `event` whose matcher takes `subject`, each once.
-    fn matching(&self, event: HookEvent, subject: Option<&str>) -> Vec<(HookSpec, ContextSource)> {
+    fn matching(
+        &self,
+        event: HookEvent,
+        subject: Option<Subject<'_>>,
+    ) -> Vec<(HookSpec, ContextSource)> {
         let mut out: Vec<(HookSpec, ContextSource)> = Vec::new();
         for (name, group, source) in &self.groups {
             if name != event.name() || !matches(&group.matcher, subject) {
@@ -286,7 +289,7 @@ pub enum Permission {
 pub async fn fire(
     active: &Active,
     event: HookEvent,
-    subject: Option<&str>,
+    subject: Option<Subject<'_>>,
     input: Value,
     at: &Fire<'_>,
 ) -> Verdict {
@@ -460,6 +463,19 @@ impl Verdict {
 mod tests {
     use super::*;
 
+    /// `super::matches` with the alias the tool called `subject` declares.
+    fn matches(matcher: &str, subject: Option<&str>) -> bool {
+        super::matches(matcher, subject.map(tool))
+    }
+
+    /// A tool call's subject, with the alias its tool declares.
+    fn tool(name: &str) -> Subject<'_> {
+        Subject {
+            name,
+            alias: crate::tools::named(name).and_then(|t| t.hook_alias()),
+        }
+    }
+
     #[test]
     fn matchers_take_skalds_names_claudes_names_and_patterns() {
         assert!(matches("", Some("execute_cmd")));
@@ -496,12 +512,12 @@ mod tests {
                 .collect(),
             ..Active::default()
         };
-        let pre = active.matching(HookEvent::PreToolUse, Some("execute_cmd"));
+        let pre = active.matching(HookEvent::PreToolUse, Some(tool("execute_cmd")));
         assert_eq!(pre.len(), 1);
         assert_eq!(pre[0].0.timeout, Some(5));
         assert!(
             active
-                .matching(HookEvent::PostToolUse, Some("write_file"))
+                .matching(HookEvent::PostToolUse, Some(tool("write_file")))
                 .is_empty(),
             "http hooks do not run"
         );

@@ -11,9 +11,13 @@ use skald_api::{
 
 pub struct ActivateTools;
 
+impl ActivateTools {
+    pub const NAME: &'static str = tn::ACTIVATE_TOOLS;
+}
+
 impl<'a> Tool<ToolCx<'a>> for ActivateTools {
     fn name(&self) -> &str {
-        tn::ACTIVATE_TOOLS
+        Self::NAME
     }
 
     fn description(&self) -> &str {

@@ -14,9 +14,13 @@ use skald_api::{
 
 pub struct AskUserClarification;
 
+impl AskUserClarification {
+    pub const NAME: &'static str = tn::ASK_USER_CLARIFICATION;
+}
+
 impl<'a> Tool<ToolCx<'a>> for AskUserClarification {
     fn name(&self) -> &str {
-        tn::ASK_USER_CLARIFICATION
+        Self::NAME
     }
 
     fn description(&self) -> &str {
@@ -38,6 +42,10 @@ impl<'a> Tool<ToolCx<'a>> for AskUserClarification {
 
     fn category(&self) -> ToolCategory {
         ToolCategory::Session
+    }
+
+    fn for_small_models(&self) -> bool {
+        true
     }
 
     /// System agents work unattended and never ask.

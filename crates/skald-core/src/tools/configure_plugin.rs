@@ -7,9 +7,13 @@ use skald_api::{Tool, ToolCategory, ToolError, ToolResult, tool_names as tn};
 
 pub struct ConfigurePlugin;
 
+impl ConfigurePlugin {
+    pub const NAME: &'static str = tn::CONFIGURE_PLUGIN;
+}
+
 impl<'a> Tool<ToolCx<'a>> for ConfigurePlugin {
     fn name(&self) -> &str {
-        tn::CONFIGURE_PLUGIN
+        Self::NAME
     }
 
     fn description(&self) -> &str {

@@ -7,9 +7,13 @@ use skald_api::{Tool, ToolCategory, ToolResult, tool_names as tn};
 
 pub struct DeleteCronJob;
 
+impl DeleteCronJob {
+    pub const NAME: &'static str = tn::DELETE_CRON_JOB;
+}
+
 impl<'a> Tool<ToolCx<'a>> for DeleteCronJob {
     fn name(&self) -> &str {
-        tn::DELETE_CRON_JOB
+        Self::NAME
     }
 
     fn description(&self) -> &str {

@@ -7,9 +7,13 @@ use skald_api::{Tool, ToolCategory, ToolResult, tool_names as tn};
 
 pub struct DeleteMcp;
 
+impl DeleteMcp {
+    pub const NAME: &'static str = tn::DELETE_MCP;
+}
+
 impl<'a> Tool<ToolCx<'a>> for DeleteMcp {
     fn name(&self) -> &str {
-        tn::DELETE_MCP
+        Self::NAME
     }
 
     fn description(&self) -> &str {

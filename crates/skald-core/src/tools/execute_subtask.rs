@@ -10,9 +10,13 @@ use skald_api::{
 
 pub struct ExecuteSubtask;
 
+impl ExecuteSubtask {
+    pub const NAME: &'static str = tn::EXECUTE_SUBTASK;
+}
+
 impl<'a> Tool<ToolCx<'a>> for ExecuteSubtask {
     fn name(&self) -> &str {
-        tn::EXECUTE_SUBTASK
+        Self::NAME
     }
 
     fn description(&self) -> &str {
@@ -39,6 +43,14 @@ impl<'a> Tool<ToolCx<'a>> for ExecuteSubtask {
 
     fn category(&self) -> ToolCategory {
         ToolCategory::Subagent
+    }
+
+    fn kind(&self) -> skald_api::ToolKind {
+        skald_api::ToolKind::Think
+    }
+
+    fn hook_alias(&self) -> Option<&'static str> {
+        Some("Task")
     }
 
     /// Everyone but the root of an interactive chat, while delegation may go deeper.

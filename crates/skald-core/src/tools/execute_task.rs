@@ -9,9 +9,13 @@ use skald_api::{
 
 pub struct ExecuteTask;
 
+impl ExecuteTask {
+    pub const NAME: &'static str = tn::EXECUTE_TASK;
+}
+
 impl<'a> Tool<ToolCx<'a>> for ExecuteTask {
     fn name(&self) -> &str {
-        tn::EXECUTE_TASK
+        Self::NAME
     }
 
     fn description(&self) -> &str {
@@ -41,6 +45,14 @@ impl<'a> Tool<ToolCx<'a>> for ExecuteTask {
 
     fn category(&self) -> ToolCategory {
         ToolCategory::Subagent
+    }
+
+    fn kind(&self) -> skald_api::ToolKind {
+        skald_api::ToolKind::Think
+    }
+
+    fn hook_alias(&self) -> Option<&'static str> {
+        Some("Task")
     }
 
     /// The root of an interactive chat delegates with this; everyone else with

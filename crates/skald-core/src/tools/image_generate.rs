@@ -12,9 +12,13 @@ use skald_api::{
 
 pub struct ImageGenerate;
 
+impl ImageGenerate {
+    pub const NAME: &'static str = tn::IMAGE_GENERATE;
+}
+
 impl<'a> Tool<ToolCx<'a>> for ImageGenerate {
     fn name(&self) -> &str {
-        tn::IMAGE_GENERATE
+        Self::NAME
     }
 
     fn description(&self) -> &str {

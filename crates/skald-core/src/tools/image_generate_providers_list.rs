@@ -7,9 +7,13 @@ use skald_api::{Audience, Tool, ToolCategory, ToolResult, tool_names as tn};
 
 pub struct ImageGenerateProvidersList;
 
+impl ImageGenerateProvidersList {
+    pub const NAME: &'static str = tn::IMAGE_GENERATE_PROVIDERS_LIST;
+}
+
 impl<'a> Tool<ToolCx<'a>> for ImageGenerateProvidersList {
     fn name(&self) -> &str {
-        tn::IMAGE_GENERATE_PROVIDERS_LIST
+        Self::NAME
     }
 
     fn description(&self) -> &str {

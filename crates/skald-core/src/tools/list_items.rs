@@ -7,9 +7,13 @@ use skald_api::{Tool, ToolCategory, ToolError, ToolResult, tool_names as tn};
 
 pub struct ListItems;
 
+impl ListItems {
+    pub const NAME: &'static str = tn::LIST_ITEMS;
+}
+
 impl<'a> Tool<ToolCx<'a>> for ListItems {
     fn name(&self) -> &str {
-        tn::LIST_ITEMS
+        Self::NAME
     }
 
     fn description(&self) -> &str {

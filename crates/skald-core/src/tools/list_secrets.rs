@@ -6,9 +6,13 @@ use skald_api::{Tool, ToolCategory, ToolError, ToolResult, tool_names as tn};
 
 pub struct ListSecrets;
 
+impl ListSecrets {
+    pub const NAME: &'static str = tn::LIST_SECRETS;
+}
+
 impl<'a> Tool<ToolCx<'a>> for ListSecrets {
     fn name(&self) -> &str {
-        tn::LIST_SECRETS
+        Self::NAME
     }
 
     fn description(&self) -> &str {

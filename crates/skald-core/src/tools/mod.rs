@@ -8,29 +8,7 @@
 //! A tool that needs the turn gets it from the `ToolCx` the driver passes to `run`: the
 //! session, the agent's frame, the engine, the stop token and where events go.
 
-mod activate_tools;
-mod ask_user_clarification;
-mod configure_plugin;
 mod delegate;
-mod delete_cron_job;
-mod delete_mcp;
-mod execute_subtask;
-mod execute_task;
-mod image_generate;
-mod image_generate_providers_list;
-mod list_items;
-mod list_secrets;
-mod notify;
-mod read_agent_result;
-mod read_mcp_resource;
-mod read_notification;
-mod register_mcp;
-mod search_mcp_tools;
-mod set_secret;
-mod show_file_to_user;
-mod toggle_item;
-mod update_scratchpad;
-mod write_todos;
 
 pub use set_secret::HIDDEN_VALUE;
 
@@ -44,52 +22,85 @@ use std::sync::{Arc, OnceLock};
 
 pub use crate::engine::cx::{Call, DynTool, Kind, ToolCx};
 
-/// Every tool Skald ships, each with its kind. `restart` is not here: only a carrier that
-/// can restart the program registers it (skald-tools `Restart`).
+/// The tools that act on the session, in the order they are offered after the file tools:
+/// besides its own file, the one line a new engine tool adds.
+macro_rules! engine_tools {
+    ($callback:ident) => {
+        $callback! {
+            execute_task::ExecuteTask,
+            execute_subtask::ExecuteSubtask,
+            update_scratchpad::UpdateScratchpad,
+            ask_user_clarification::AskUserClarification,
+            write_todos::WriteTodos,
+            activate_tools::ActivateTools,
+            notify::Notify,
+            read_agent_result::ReadAgentResult,
+            read_notification::ReadNotification,
+            list_items::ListItems,
+            register_mcp::RegisterMcp,
+            delete_mcp::DeleteMcp,
+            read_mcp_resource::ReadMcpResource,
+            search_mcp_tools::SearchMcpTools,
+            set_secret::SetSecret,
+            list_secrets::ListSecrets,
+            configure_plugin::ConfigurePlugin,
+            image_generate_providers_list::ImageGenerateProvidersList,
+            delete_cron_job::DeleteCronJob,
+            toggle_item::ToggleItem,
+            show_file_to_user::ShowFileToUser,
+            image_generate::ImageGenerate,
+        }
+    };
+}
+
+macro_rules! declare_engine_tools {
+    ($($module:ident :: $tool:ident),* $(,)?) => {
+        $(mod $module;)*
+
+        const ENGINE_NAMES: &[&str] = &[$($module::$tool::NAME),*];
+
+        fn engine_tools() -> Vec<Arc<DynTool>> {
+            vec![$(Arc::new($module::$tool)),*]
+        }
+    };
+}
+
+macro_rules! declare_file_tools {
+    ($($module:ident :: $tool:ident),* $(,)?) => {
+        fn file_tools() -> Vec<Arc<DynTool>> {
+            vec![$(Arc::new(skald_tools::$tool)),*]
+        }
+    };
+}
+
+engine_tools!(declare_engine_tools);
+skald_tools::file_tools!(declare_file_tools);
+
+// One name, one tool: a second tool under a name already taken fails the build.
+const _: () = assert!(
+    !skald_api::kind::has_duplicate(&[
+        skald_tools::NAMES,
+        ENGINE_NAMES,
+        &[skald_tools::Restart::NAME]
+    ]),
+    "two tools have one name"
+);
+
+/// Every tool Skald ships, each with its kind, in the order they are offered. `restart` is
+/// not here: only a carrier that can restart the program registers it (skald-tools
+/// `Restart`).
 pub fn all() -> Vec<(Arc<DynTool>, Kind)> {
-    use skald_tools::*;
-    let files: Vec<Arc<DynTool>> = vec![
-        Arc::new(ListFiles),
-        Arc::new(ReadFile),
-        Arc::new(WriteFile),
-        Arc::new(EditFile),
-        Arc::new(InsertAtLine),
-        Arc::new(ReplaceLines),
-        Arc::new(SearchFile),
-        Arc::new(GrepFiles),
-        Arc::new(GetAstOutline),
-        Arc::new(ExecuteCmd),
-        Arc::new(CheckProcess),
-    ];
-    let engine: Vec<Arc<DynTool>> = vec![
-        Arc::new(execute_task::ExecuteTask),
-        Arc::new(execute_subtask::ExecuteSubtask),
-        Arc::new(update_scratchpad::UpdateScratchpad),
-        Arc::new(ask_user_clarification::AskUserClarification),
-        Arc::new(write_todos::WriteTodos),
-        Arc::new(activate_tools::ActivateTools),
-        Arc::new(notify::Notify),
-        Arc::new(read_agent_result::ReadAgentResult),
-        Arc::new(read_notification::ReadNotification),
-        Arc::new(list_items::ListItems),
-        Arc::new(register_mcp::RegisterMcp),
-        Arc::new(delete_mcp::DeleteMcp),
-        Arc::new(read_mcp_resource::ReadMcpResource),
-        Arc::new(search_mcp_tools::SearchMcpTools),
-        Arc::new(set_secret::SetSecret),
-        Arc::new(list_secrets::ListSecrets),
-        Arc::new(configure_plugin::ConfigurePlugin),
-        Arc::new(image_generate_providers_list::ImageGenerateProvidersList),
-        Arc::new(delete_cron_job::DeleteCronJob),
-        Arc::new(toggle_item::ToggleItem),
-        Arc::new(show_file_to_user::ShowFileToUser),
-        Arc::new(image_generate::ImageGenerate),
-    ];
-    files
+    file_tools()
         .into_iter()
         .map(|t| (t, Kind::Files))
-        .chain(engine.into_iter().map(|t| (t, Kind::Engine)))
+        .chain(engine_tools().into_iter().map(|t| (t, Kind::Engine)))
         .collect()
+}
+
+/// The tool called `name` among every tool Skald ships, for what it declares about itself
+/// where no registry is at hand (an editor's view of a call, a hook's matcher).
+pub fn named(name: &str) -> Option<Arc<DynTool>> {
+    all().into_iter().map(|(t, _)| t).find(|t| t.name() == name)
 }
 
 /// A string argument, `""` when absent: arguments were validated against the schema
@@ -215,6 +226,55 @@ mod tests {
     use serde_json::{Value, json};
     use skald_api::{Audience, CancellationToken, tool_names as tn};
     use skald_store::Store;
+
+    use super::{DynTool, all};
+    use std::sync::Arc;
+
+    /// Every tool with what it declares, `restart` included.
+    fn every_tool() -> Vec<Arc<DynTool>> {
+        let restart: Arc<DynTool> = Arc::new(skald_tools::Restart::new(
+            skald_tools::RestartSignal::default(),
+        ));
+        all().into_iter().map(|(t, _)| t).chain([restart]).collect()
+    }
+
+    #[test]
+    fn every_tool_is_in_the_tables_that_should_know_it() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let tools_md = std::fs::read_to_string(root.join("docs/tools.md")).unwrap();
+        let hooks_md = std::fs::read_to_string(root.join("docs/hooks.md")).unwrap();
+        let hooks_md = hooks_md.split_whitespace().collect::<Vec<_>>().join(" ");
+        for tool in every_tool() {
+            let name = tool.name();
+            assert!(
+                tools_md.contains(&format!("| {name} |"))
+                    || tools_md.contains(&format!("`{name}`")),
+                "docs/tools.md does not name {name}"
+            );
+            if let Some(alias) = tool.hook_alias() {
+                assert!(
+                    hooks_md.contains(&format!("`{alias}` ({name}"))
+                        || hooks_md.contains(&format!(", {name}")),
+                    "docs/hooks.md does not give {name}'s matcher name {alias}"
+                );
+            }
+            // The approval gate looks a file tool up among skald-tools' tools
+            // (`approval::file_access`): one elsewhere would pass its path rules by.
+            if let Some(access) = tool.file_access() {
+                assert_eq!(
+                    crate::approval::file_access(name),
+                    Some(access),
+                    "{name} reaches files but the approval gate does not know it"
+                );
+            }
+            if tool.content_after(&json!({}), Some(""), 1).is_some() {
+                assert!(
+                    tool.file_access().is_some_and(|a| a.is_write()),
+                    "{name} previews a write it does not declare"
+                );
+            }
+        }
+    }
 
     #[test]
     fn each_tool_is_offered_to_whom_it_is_for() {

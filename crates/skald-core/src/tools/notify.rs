@@ -7,9 +7,13 @@ use skald_api::{Audience, Tool, ToolCategory, ToolError, ToolResult, tool_names 
 
 pub struct Notify;
 
+impl Notify {
+    pub const NAME: &'static str = tn::NOTIFY;
+}
+
 impl<'a> Tool<ToolCx<'a>> for Notify {
     fn name(&self) -> &str {
-        tn::NOTIFY
+        Self::NAME
     }
 
     fn description(&self) -> &str {

@@ -8,9 +8,13 @@ use skald_api::{Audience, Tool, ToolCategory, ToolError, ToolResult, tool_names 
 
 pub struct ReadAgentResult;
 
+impl ReadAgentResult {
+    pub const NAME: &'static str = tn::READ_AGENT_RESULT;
+}
+
 impl<'a> Tool<ToolCx<'a>> for ReadAgentResult {
     fn name(&self) -> &str {
-        tn::READ_AGENT_RESULT
+        Self::NAME
     }
 
     fn description(&self) -> &str {

@@ -11,12 +11,16 @@ use skald_api::{
 
 pub struct ReadMcpResource;
 
+impl ReadMcpResource {
+    pub const NAME: &'static str = tn::READ_MCP_RESOURCE;
+}
+
 /// Most resources one listing shows.
 const LISTED: usize = 200;
 
 impl<'a> Tool<ToolCx<'a>> for ReadMcpResource {
     fn name(&self) -> &str {
-        tn::READ_MCP_RESOURCE
+        Self::NAME
     }
 
     fn description(&self) -> &str {

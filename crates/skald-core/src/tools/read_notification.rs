@@ -7,9 +7,13 @@ use skald_api::{Audience, Tool, ToolCategory, ToolResult, tool_names as tn};
 
 pub struct ReadNotification;
 
+impl ReadNotification {
+    pub const NAME: &'static str = tn::READ_NOTIFICATION;
+}
+
 impl<'a> Tool<ToolCx<'a>> for ReadNotification {
     fn name(&self) -> &str {
-        tn::READ_NOTIFICATION
+        Self::NAME
     }
 
     fn description(&self) -> &str {

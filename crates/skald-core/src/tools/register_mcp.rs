@@ -7,9 +7,13 @@ use skald_api::{ExecutionOutcome, Tool, ToolCategory, ToolError, ToolExecution, 
 
 pub struct RegisterMcp;
 
+impl RegisterMcp {
+    pub const NAME: &'static str = tn::REGISTER_MCP;
+}
+
 impl<'a> Tool<ToolCx<'a>> for RegisterMcp {
     fn name(&self) -> &str {
-        tn::REGISTER_MCP
+        Self::NAME
     }
 
     fn description(&self) -> &str {

@@ -9,12 +9,16 @@ use skald_api::{Audience, Tool, ToolCategory, ToolError, ToolResult, tool_names 
 
 pub struct SearchMcpTools;
 
+impl SearchMcpTools {
+    pub const NAME: &'static str = tn::SEARCH_MCP_TOOLS;
+}
+
 /// Most tools one search returns.
 const FOUND: usize = 8;
 
 impl<'a> Tool<ToolCx<'a>> for SearchMcpTools {
     fn name(&self) -> &str {
-        tn::SEARCH_MCP_TOOLS
+        Self::NAME
     }
 
     fn description(&self) -> &str {

@@ -10,9 +10,13 @@ pub const HIDDEN_VALUE: &str = "[hidden: secret values are not kept]";
 
 pub struct SetSecret;
 
+impl SetSecret {
+    pub const NAME: &'static str = tn::SET_SECRET;
+}
+
 impl<'a> Tool<ToolCx<'a>> for SetSecret {
     fn name(&self) -> &str {
-        tn::SET_SECRET
+        Self::NAME
     }
 
     fn description(&self) -> &str {

@@ -12,9 +12,13 @@ use skald_api::{
 
 pub struct ShowFileToUser;
 
+impl ShowFileToUser {
+    pub const NAME: &'static str = tn::SHOW_FILE_TO_USER;
+}
+
 impl<'a> Tool<ToolCx<'a>> for ShowFileToUser {
     fn name(&self) -> &str {
-        tn::SHOW_FILE_TO_USER
+        Self::NAME
     }
 
     fn description(&self) -> &str {

@@ -7,9 +7,13 @@ use skald_api::{Tool, ToolCategory, ToolError, ToolResult, tool_names as tn};
 
 pub struct ToggleItem;
 
+impl ToggleItem {
+    pub const NAME: &'static str = tn::TOGGLE_ITEM;
+}
+
 impl<'a> Tool<ToolCx<'a>> for ToggleItem {
     fn name(&self) -> &str {
-        tn::TOGGLE_ITEM
+        Self::NAME
     }
 
     fn description(&self) -> &str {

@@ -7,9 +7,13 @@ use skald_api::{Tool, ToolCategory, ToolError, ToolResult, tool_names as tn};
 
 pub struct UpdateScratchpad;
 
+impl UpdateScratchpad {
+    pub const NAME: &'static str = tn::UPDATE_SCRATCHPAD;
+}
+
 impl<'a> Tool<ToolCx<'a>> for UpdateScratchpad {
     fn name(&self) -> &str {
-        tn::UPDATE_SCRATCHPAD
+        Self::NAME
     }
 
     fn description(&self) -> &str {

@@ -8,9 +8,13 @@ use skald_api::{Tool, ToolCategory, ToolResult, tool_names as tn};
 
 pub struct WriteTodos;
 
+impl WriteTodos {
+    pub const NAME: &'static str = tn::WRITE_TODOS;
+}
+
 impl<'a> Tool<ToolCx<'a>> for WriteTodos {
     fn name(&self) -> &str {
-        tn::WRITE_TODOS
+        Self::NAME
     }
 
     fn description(&self) -> &str {
@@ -41,6 +45,14 @@ impl<'a> Tool<ToolCx<'a>> for WriteTodos {
 
     fn category(&self) -> ToolCategory {
         ToolCategory::Session
+    }
+
+    fn kind(&self) -> skald_api::ToolKind {
+        skald_api::ToolKind::Think
+    }
+
+    fn hook_alias(&self) -> Option<&'static str> {
+        Some("TodoWrite")
     }
 
     fn execute(&self, _cx: &ToolCx<'a>, args: Value) -> ToolResult {

@@ -401,6 +401,15 @@ pub(crate) async fn run_call(
     stopped
 }
 
+/// A call as hook matchers see it: its tool's name, and the name Claude Code gives the
+/// same tool, as the tool declares it.
+fn hook_subject<'a>(env: &TurnEnv<'_>, name: &'a str) -> crate::hooks::Subject<'a> {
+    crate::hooks::Subject {
+        name,
+        alias: env.registry.get(name).and_then(|t| t.hook_alias()),
+    }
+}
+
 /// PostToolUse hooks: what they say back (a `block` reason, context) is added to the
 /// result the model reads.
 async fn after_hooks(
@@ -419,7 +428,7 @@ async fn after_hooks(
         session_id,
         Some(&call.id),
         crate::hooks::HookEvent::PostToolUse,
-        Some(&call.name),
+        Some(hook_subject(env, &call.name)),
         serde_json::json!({
             "tool_name": call.name,
             "tool_input": crate::hooks::tool_input(shown.clone()),
@@ -507,7 +516,7 @@ async fn gate(
             session_id,
             Some(&call.id),
             crate::hooks::HookEvent::PreToolUse,
-            Some(&call.name),
+            Some(hook_subject(env, &call.name)),
             serde_json::json!({
                 "tool_name": call.name,
                 "tool_input": crate::hooks::tool_input(registry.shown_args(&call.name, args.clone())),

@@ -101,7 +101,7 @@ pub async fn compact_if_needed(
         session_id,
         None,
         crate::hooks::HookEvent::PreCompact,
-        Some("auto"),
+        Some("auto".into()),
         serde_json::json!({ "trigger": "auto", "custom_instructions": "" }),
         emit,
     )

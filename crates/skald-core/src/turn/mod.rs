@@ -76,7 +76,7 @@ pub async fn run_turn(
                 session_id,
                 None,
                 crate::hooks::HookEvent::SessionStart,
-                Some(source),
+                Some(source.into()),
                 serde_json::json!({ "source": source }),
                 emit,
             )
@@ -296,7 +296,7 @@ async fn answer(
                 Some(m) => m,
                 None => conversation(env, session_id)?,
             },
-            tools: offer::fit_to_model(model, tools),
+            tools: offer::fit_to_model(model, tools, env.registry),
             tool_choice,
             max_tokens: None,
             temperature: None,
@@ -580,7 +580,7 @@ pub(crate) async fn fire_hooks(
     session_id: i64,
     call: Option<&str>,
     event: crate::hooks::HookEvent,
-    subject: Option<&str>,
+    subject: Option<crate::hooks::Subject<'_>>,
     input: serde_json::Value,
     emit: Emit<'_>,
 ) -> crate::hooks::Verdict {

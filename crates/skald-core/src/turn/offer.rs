@@ -2,6 +2,7 @@
 
 use super::{TurnEnv, TurnError};
 use crate::approval;
+use crate::engine::registry::ToolRegistry;
 use skald_api::{Audience, tool_names as tn};
 use skald_llm::ToolSpec;
 
@@ -102,29 +103,22 @@ pub(super) fn offered_tools(env: &TurnEnv<'_>, config: bool) -> Vec<ToolSpec> {
         .collect()
 }
 
-/// What a small local model is given (docs/models.md, "Small models"): reading, searching
-/// and changing files, a command, and a question to the person. A model of a billion
-/// parameters or less picks among two dozen tools poorly, and every schema costs it
-/// context and reading time; with these it can do the work it can do at all.
-const FOR_SMALL_MODELS: &[&str] = &[
-    tn::READ_FILE,
-    tn::LIST_FILES,
-    tn::GREP_FILES,
-    tn::SEARCH_FILE,
-    tn::EDIT_FILE,
-    tn::WRITE_FILE,
-    tn::EXECUTE_CMD,
-    tn::ASK_USER_CLARIFICATION,
-];
-
 /// The offered `tools` that `model` is sent: all of them, or for a small local model only
-/// those it can use. The turn and `Engine::prepare_chat` both send what this gives, so a
-/// prepared beginning matches a chat's.
-pub fn fit_to_model(model: &skald_llm::ModelChoice, tools: &[ToolSpec]) -> Vec<ToolSpec> {
+/// those it can use — the tools that say so themselves (`Tool::for_small_models`; see
+/// docs/models.md, "Small models"): reading, searching and changing files, a command, and
+/// a question to the person. A model of a billion parameters or less picks among two
+/// dozen tools poorly, and every schema costs it context and reading time. The turn and
+/// `Engine::prepare_chat` both send what this gives, so a prepared beginning matches a
+/// chat's.
+pub fn fit_to_model(
+    model: &skald_llm::ModelChoice,
+    tools: &[ToolSpec],
+    registry: &ToolRegistry,
+) -> Vec<ToolSpec> {
     if skald_llm::local::is_small(model) {
         tools
             .iter()
-            .filter(|t| FOR_SMALL_MODELS.contains(&t.name.as_str()))
+            .filter(|t| registry.get(&t.name).is_some_and(|t| t.for_small_models()))
             .cloned()
             .collect()
     } else {
@@ -175,10 +169,14 @@ mod tests {
         .iter()
         .map(|n| spec(n))
         .collect();
+        let mut registry = ToolRegistry::new();
+        for (tool, kind) in crate::tools::all() {
+            registry.register_arc(tool, kind).unwrap();
+        }
         let names = |v: Vec<ToolSpec>| v.into_iter().map(|t| t.name).collect::<Vec<_>>();
         let small = choice(ProviderKind::Local, dir.path(), "tiny");
         assert_eq!(
-            names(fit_to_model(&small, &all)),
+            names(fit_to_model(&small, &all, &registry)),
             [tn::READ_FILE, tn::EDIT_FILE]
         );
         // At the threshold, a model missing, or any other provider: everything offered.
@@ -187,7 +185,11 @@ mod tests {
             choice(ProviderKind::Local, dir.path(), "missing"),
             choice(ProviderKind::OpenAi, dir.path(), "tiny"),
         ] {
-            assert_eq!(fit_to_model(&other, &all).len(), all.len(), "{other:?}");
+            assert_eq!(
+                fit_to_model(&other, &all, &registry).len(),
+                all.len(),
+                "{other:?}"
+            );
         }
         // A name that is a path to the small file is the same model.
         let by_path = choice(
@@ -195,6 +197,6 @@ mod tests {
             dir.path(),
             &dir.path().join("tiny.gguf").display().to_string(),
         );
-        assert_eq!(fit_to_model(&by_path, &all).len(), 2);
+        assert_eq!(fit_to_model(&by_path, &all, &registry).len(), 2);
     }
 }
