@@ -2,10 +2,19 @@
 //! its own tool rather than a mode of toggle_item.
 
 use super::{ToolCx, store_err};
-use serde_json::{Value, json};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::Value;
+use skald_api::tool_args;
 use skald_api::{Tool, ToolCategory, ToolResult, tool_names as tn};
 
 pub struct DeleteCronJob;
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct Args {
+    job_id: i64,
+}
 
 impl DeleteCronJob {
     pub const NAME: &'static str = tn::DELETE_CRON_JOB;
@@ -21,12 +30,7 @@ impl<'a> Tool<ToolCx<'a>> for DeleteCronJob {
     }
 
     fn parameters_schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {"job_id": {"type": "integer"}},
-            "required": ["job_id"],
-            "additionalProperties": false
-        })
+        tool_args::schema_for::<Args>()
     }
 
     fn category(&self) -> ToolCategory {
@@ -35,7 +39,7 @@ impl<'a> Tool<ToolCx<'a>> for DeleteCronJob {
 
     fn execute(&self, cx: &ToolCx<'a>, args: Value) -> ToolResult {
         let store = cx.call()?.store;
-        let id = args.get("job_id").and_then(Value::as_i64).unwrap_or(-1);
+        let id = tool_args::parse::<Args>(args)?.job_id;
         let job = store.get_job(id).map_err(store_err)?;
         store.delete_job(id).map_err(store_err)?;
         Ok(format!("Deleted scheduled job {id} ({}).", job.name))

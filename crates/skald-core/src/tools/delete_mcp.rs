@@ -1,11 +1,20 @@
 //! delete_mcp: unregister an MCP server and disconnect it. Destructive, so it is its own
 //! tool rather than a mode of toggle_item.
 
-use super::{ToolCx, store_err, text};
-use serde_json::{Value, json};
+use super::{ToolCx, store_err};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::Value;
+use skald_api::tool_args;
 use skald_api::{Tool, ToolCategory, ToolResult, tool_names as tn};
 
 pub struct DeleteMcp;
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct Args {
+    name: String,
+}
 
 impl DeleteMcp {
     pub const NAME: &'static str = tn::DELETE_MCP;
@@ -21,12 +30,7 @@ impl<'a> Tool<ToolCx<'a>> for DeleteMcp {
     }
 
     fn parameters_schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {"name": {"type": "string"}},
-            "required": ["name"],
-            "additionalProperties": false
-        })
+        tool_args::schema_for::<Args>()
     }
 
     fn category(&self) -> ToolCategory {
@@ -35,7 +39,8 @@ impl<'a> Tool<ToolCx<'a>> for DeleteMcp {
 
     fn execute(&self, cx: &ToolCx<'a>, args: Value) -> ToolResult {
         let call = cx.call()?;
-        let name = text(&args, "name").trim();
+        let args: Args = tool_args::parse(args)?;
+        let name = args.name.trim();
         call.store.delete_mcp_server(name).map_err(store_err)?;
         if let Some(engine) = call.engine {
             engine.mcp.manager.stop(name);

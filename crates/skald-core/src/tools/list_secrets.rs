@@ -1,10 +1,19 @@
 //! list_secrets: the names of the stored secrets, never their values.
 
 use super::ToolCx;
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::{Value, json};
+use skald_api::tool_args;
 use skald_api::{Tool, ToolCategory, ToolError, ToolResult, tool_names as tn};
 
 pub struct ListSecrets;
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct Args {
+    pattern: Option<String>,
+}
 
 impl ListSecrets {
     pub const NAME: &'static str = tn::LIST_SECRETS;
@@ -21,11 +30,7 @@ impl<'a> Tool<ToolCx<'a>> for ListSecrets {
     }
 
     fn parameters_schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {"pattern": {"type": "string"}},
-            "additionalProperties": false
-        })
+        tool_args::schema_for::<Args>()
     }
 
     fn category(&self) -> ToolCategory {
@@ -34,9 +39,10 @@ impl<'a> Tool<ToolCx<'a>> for ListSecrets {
 
     fn execute(&self, cx: &ToolCx<'a>, args: Value) -> ToolResult {
         let (_, secrets) = cx.call()?.secrets()?;
+        let args: Args = tool_args::parse(args)?;
         // Logins are not the agent's to refer to or change.
         let names: Vec<String> = secrets
-            .list(args.get("pattern").and_then(Value::as_str))
+            .list(args.pattern.as_deref())
             .map_err(|e| ToolError::failed(e.to_string()))?
             .into_iter()
             .filter(|n| !crate::mcp::is_login_secret(n))

@@ -3,10 +3,19 @@
 //! answers `not_ready`.
 
 use super::ToolCx;
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::{Value, json};
+use skald_api::tool_args;
 use skald_api::{Audience, Tool, ToolCategory, ToolError, ToolResult, tool_names as tn};
 
 pub struct ReadAgentResult;
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct Args {
+    task_id: i64,
+}
 
 impl ReadAgentResult {
     pub const NAME: &'static str = tn::READ_AGENT_RESULT;
@@ -24,12 +33,7 @@ impl<'a> Tool<ToolCx<'a>> for ReadAgentResult {
     }
 
     fn parameters_schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {"task_id": {"type": "integer"}},
-            "required": ["task_id"],
-            "additionalProperties": false
-        })
+        tool_args::schema_for::<Args>()
     }
 
     fn category(&self) -> ToolCategory {
@@ -43,7 +47,7 @@ impl<'a> Tool<ToolCx<'a>> for ReadAgentResult {
 
     fn execute(&self, cx: &ToolCx<'a>, args: Value) -> ToolResult {
         let call = cx.call()?;
-        let id = args.get("task_id").and_then(Value::as_i64).unwrap_or(-1);
+        let id = tool_args::parse::<Args>(args)?.task_id;
         let task = call
             .store
             .get_task(id)

@@ -1,11 +1,21 @@
 //! update_scratchpad: set a key on the session's shared scratchpad, which every agent of
 //! the session reads in its prompt.
 
-use super::{ToolCx, store_err, text};
-use serde_json::{Value, json};
+use super::{ToolCx, store_err};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::Value;
+use skald_api::tool_args;
 use skald_api::{Tool, ToolCategory, ToolError, ToolResult, tool_names as tn};
 
 pub struct UpdateScratchpad;
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct Args {
+    key: String,
+    value: String,
+}
 
 impl UpdateScratchpad {
     pub const NAME: &'static str = tn::UPDATE_SCRATCHPAD;
@@ -22,12 +32,7 @@ impl<'a> Tool<ToolCx<'a>> for UpdateScratchpad {
     }
 
     fn parameters_schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {"key": {"type": "string"}, "value": {"type": "string"}},
-            "required": ["key", "value"],
-            "additionalProperties": false
-        })
+        tool_args::schema_for::<Args>()
     }
 
     fn category(&self) -> ToolCategory {
@@ -36,11 +41,12 @@ impl<'a> Tool<ToolCx<'a>> for UpdateScratchpad {
 
     fn execute(&self, cx: &ToolCx<'a>, args: Value) -> ToolResult {
         let call = cx.call()?;
-        let key = text(&args, "key").trim();
+        let args: Args = tool_args::parse(args)?;
+        let key = args.key.trim();
         if key.is_empty() {
             return Err(ToolError::invalid("key", "must not be empty"));
         }
-        let value = text(&args, "value");
+        let value = args.value.as_str();
         call.store
             .set_scratchpad(call.session_id, key, value)
             .map_err(store_err)?;
@@ -57,6 +63,7 @@ mod tests {
     use super::*;
     use crate::tools::test_support::{call, run};
     use crate::turn::scratchpad_message;
+    use serde_json::json;
     use skald_api::CancellationToken;
     use skald_store::Store;
 
