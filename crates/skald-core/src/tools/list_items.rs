@@ -1,11 +1,42 @@
 //! list_items: what is configured — agents, scheduled jobs, MCP servers or plugins.
 //! Introspection, so it stays in every list; only the mutating config tools are lazy.
 
-use super::{ToolCx, store_err, text};
+use super::{ToolCx, store_err};
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::{Value, json};
+use skald_api::tool_args;
 use skald_api::{Tool, ToolCategory, ToolError, ToolResult, tool_names as tn};
 
 pub struct ListItems;
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct Args {
+    #[serde(rename = "type")]
+    kind: ItemKind,
+}
+
+// In the order the schema offers them.
+#[derive(Clone, Copy, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+enum ItemKind {
+    Mcp,
+    Plugins,
+    Cron,
+    Agents,
+}
+
+impl ItemKind {
+    fn as_str(self) -> &'static str {
+        match self {
+            ItemKind::Mcp => "mcp",
+            ItemKind::Plugins => "plugins",
+            ItemKind::Cron => "cron",
+            ItemKind::Agents => "agents",
+        }
+    }
+}
 
 impl ListItems {
     pub const NAME: &'static str = tn::LIST_ITEMS;
@@ -22,12 +53,7 @@ impl<'a> Tool<ToolCx<'a>> for ListItems {
     }
 
     fn parameters_schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {"type": {"type": "string", "enum": ["mcp", "plugins", "cron", "agents"]}},
-            "required": ["type"],
-            "additionalProperties": false
-        })
+        tool_args::schema_for::<Args>()
     }
 
     fn category(&self) -> ToolCategory {
@@ -36,15 +62,15 @@ impl<'a> Tool<ToolCx<'a>> for ListItems {
 
     fn execute(&self, cx: &ToolCx<'a>, args: Value) -> ToolResult {
         let call = cx.call()?;
-        let kind = text(&args, "type");
+        let kind = tool_args::parse::<Args>(args)?.kind;
         let items: Vec<Value> = match kind {
-            "agents" => {
+            ItemKind::Agents => {
                 let library = call
                     .library
                     .ok_or_else(|| ToolError::failed("no agents are loaded in this run"))?;
                 library.agents().map(agent_item).collect()
             }
-            "cron" => call
+            ItemKind::Cron => call
                 .store
                 .list_jobs()
                 .map_err(store_err)?
@@ -62,7 +88,7 @@ impl<'a> Tool<ToolCx<'a>> for ListItems {
                     })
                 })
                 .collect(),
-            "plugins" => match call.engine {
+            ItemKind::Plugins => match call.engine {
                 Some(engine) => engine
                     .plugins
                     .describe(call.store)
@@ -71,7 +97,7 @@ impl<'a> Tool<ToolCx<'a>> for ListItems {
                     .collect(),
                 None => Vec::new(),
             },
-            "mcp" => call
+            ItemKind::Mcp => call
                 .store
                 .list_mcp_servers()
                 .map_err(store_err)?
@@ -90,13 +116,8 @@ impl<'a> Tool<ToolCx<'a>> for ListItems {
                     })
                 })
                 .collect(),
-            other => {
-                return Err(ToolError::failed(format!(
-                    "unknown type `{other}`: use mcp, plugins, cron or agents"
-                )));
-            }
         };
-        Ok(json!({ "type": kind, "items": items }).to_string())
+        Ok(json!({ "type": kind.as_str(), "items": items }).to_string())
     }
 }
 

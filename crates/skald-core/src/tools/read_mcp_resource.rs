@@ -4,7 +4,10 @@
 //! its definition.
 
 use super::{Call, Cooperative, ToolCx, outcome};
-use serde_json::{Value, json};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::Value;
+use skald_api::tool_args;
 use skald_api::{
     Audience, ExecutionOutcome, Tool, ToolCategory, ToolError, ToolExecution, tool_names as tn,
 };
@@ -13,6 +16,16 @@ pub struct ReadMcpResource;
 
 impl ReadMcpResource {
     pub const NAME: &'static str = tn::READ_MCP_RESOURCE;
+}
+
+// The arguments' doc comments are the descriptions the model reads.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct Args {
+    /// The server's name
+    server: String,
+    /// The resource's URI, from the list
+    uri: Option<String>,
 }
 
 /// Most resources one listing shows.
@@ -29,15 +42,7 @@ impl<'a> Tool<ToolCx<'a>> for ReadMcpResource {
     }
 
     fn parameters_schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "server": {"type": "string", "description": "The server's name"},
-                "uri": {"type": "string", "description": "The resource's URI, from the list"}
-            },
-            "required": ["server"],
-            "additionalProperties": false
-        })
+        tool_args::schema_for::<Args>()
     }
 
     fn category(&self) -> ToolCategory {
@@ -52,16 +57,17 @@ impl<'a> Tool<ToolCx<'a>> for ReadMcpResource {
     fn run<'s>(&'s self, cx: &'s ToolCx<'a>, args: Value) -> Box<dyn ToolExecution + 's> {
         Box::new(Cooperative::new(async move {
             match cx.call() {
-                Ok(call) => outcome(read(call, &args).await),
+                Ok(call) => outcome(read(call, args).await),
                 Err(e) => ExecutionOutcome::Failed(e.to_string()),
             }
         }))
     }
 }
 
-async fn read(call: &Call<'_>, args: &Value) -> Result<String, ToolError> {
-    let server = super::text(args, "server");
-    let uri = super::text(args, "uri");
+async fn read(call: &Call<'_>, args: Value) -> Result<String, ToolError> {
+    let args: Args = tool_args::parse(args)?;
+    let server = args.server.as_str();
+    let uri = args.uri.as_deref().unwrap_or("");
     let engine = call
         .engine
         .ok_or_else(|| ToolError::failed("MCP servers are not available in this run"))?;

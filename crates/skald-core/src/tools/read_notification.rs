@@ -2,10 +2,20 @@
 //! newest first.
 
 use super::{ToolCx, store_err};
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::{Value, json};
+use skald_api::tool_args;
 use skald_api::{Audience, Tool, ToolCategory, ToolResult, tool_names as tn};
 
 pub struct ReadNotification;
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct Args {
+    #[schemars(range(min = 1, max = 100))]
+    limit: Option<u64>,
+}
 
 impl ReadNotification {
     pub const NAME: &'static str = tn::READ_NOTIFICATION;
@@ -21,11 +31,7 @@ impl<'a> Tool<ToolCx<'a>> for ReadNotification {
     }
 
     fn parameters_schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {"limit": {"type": "integer", "minimum": 1, "maximum": 100}},
-            "additionalProperties": false
-        })
+        tool_args::schema_for::<Args>()
     }
 
     fn category(&self) -> ToolCategory {
@@ -39,10 +45,8 @@ impl<'a> Tool<ToolCx<'a>> for ReadNotification {
 
     fn execute(&self, cx: &ToolCx<'a>, args: Value) -> ToolResult {
         let call = cx.call()?;
-        let limit = args
-            .get("limit")
-            .and_then(Value::as_u64)
-            .map_or(20, |l| l.clamp(1, 100));
+        let args: Args = tool_args::parse(args)?;
+        let limit = args.limit.map_or(20, |l| l.clamp(1, 100));
         let limit = usize::try_from(limit).unwrap_or(20);
         let mut notes = Vec::new();
         for delivered in call

@@ -4,13 +4,26 @@
 //! agent's tool list from its next step, for the rest of the session.
 
 use super::{Call, ToolCx};
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::{Value, json};
+use skald_api::tool_args;
 use skald_api::{Audience, Tool, ToolCategory, ToolError, ToolResult, tool_names as tn};
 
 pub struct SearchMcpTools;
 
 impl SearchMcpTools {
     pub const NAME: &'static str = tn::SEARCH_MCP_TOOLS;
+}
+
+// The arguments' doc comments are the descriptions the model reads.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct Args {
+    /// What the tool should do, in a few words
+    query: String,
+    /// Only this server's tools
+    server: Option<String>,
 }
 
 /// Most tools one search returns.
@@ -27,15 +40,7 @@ impl<'a> Tool<ToolCx<'a>> for SearchMcpTools {
     }
 
     fn parameters_schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "query": {"type": "string", "description": "What the tool should do, in a few words"},
-                "server": {"type": "string", "description": "Only this server's tools"}
-            },
-            "required": ["query"],
-            "additionalProperties": false
-        })
+        tool_args::schema_for::<Args>()
     }
 
     fn category(&self) -> ToolCategory {
@@ -48,11 +53,12 @@ impl<'a> Tool<ToolCx<'a>> for SearchMcpTools {
     }
 
     fn execute(&self, cx: &ToolCx<'a>, args: Value) -> ToolResult {
-        search(cx.call()?, &args)
+        let call = cx.call()?;
+        search(call, &tool_args::parse(args)?)
     }
 }
 
-fn search(call: &Call<'_>, args: &Value) -> ToolResult {
+fn search(call: &Call<'_>, args: &Args) -> ToolResult {
     let engine = call
         .engine
         .ok_or_else(|| ToolError::failed("MCP servers are not available in this run"))?;
@@ -60,13 +66,13 @@ fn search(call: &Call<'_>, args: &Value) -> ToolResult {
         .store
         .granted_groups(call.session_id, call.stack_id)
         .map_err(super::store_err)?;
-    let only = super::text(args, "server");
+    let only = args.server.as_deref().unwrap_or("");
     let servers: Vec<String> = granted
         .into_iter()
         .filter(|g| only.is_empty() || g == only)
         .collect();
     let tools = engine.mcp.offered(&servers);
-    let query = super::text(args, "query");
+    let query = args.query.as_str();
     let found = rank(query, &tools);
     if found.is_empty() {
         return Ok(format!(

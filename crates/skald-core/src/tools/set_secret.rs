@@ -1,14 +1,26 @@
 //! set_secret: store a secret under a name. The value is used once, for the call, and
 //! kept nowhere else: not in the stored arguments, the events or the logs.
 
-use super::{ToolCx, text};
-use serde_json::{Value, json};
+use super::ToolCx;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::Value;
+use skald_api::tool_args;
 use skald_api::{Tool, ToolCategory, ToolError, ToolResult, tool_names as tn};
 
 /// What a `set_secret` value is stored and shown as.
 pub const HIDDEN_VALUE: &str = "[hidden: secret values are not kept]";
 
 pub struct SetSecret;
+
+// The arguments' doc comments are the descriptions the model reads.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct Args {
+    /// Letters, digits, _ - and .
+    key: String,
+    value: String,
+}
 
 impl SetSecret {
     pub const NAME: &'static str = tn::SET_SECRET;
@@ -26,15 +38,7 @@ impl<'a> Tool<ToolCx<'a>> for SetSecret {
     }
 
     fn parameters_schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "key": {"type": "string", "description": "Letters, digits, _ - and ."},
-                "value": {"type": "string"}
-            },
-            "required": ["key", "value"],
-            "additionalProperties": false
-        })
+        tool_args::schema_for::<Args>()
     }
 
     fn category(&self) -> ToolCategory {
@@ -57,8 +61,9 @@ impl<'a> Tool<ToolCx<'a>> for SetSecret {
 
     fn execute(&self, cx: &ToolCx<'a>, args: Value) -> ToolResult {
         let (engine, secrets) = cx.call()?.secrets()?;
-        let key = text(&args, "key").trim();
-        let value = text(&args, "value");
+        let args: Args = tool_args::parse(args)?;
+        let key = args.key.trim();
+        let value = args.value.as_str();
         if crate::mcp::is_login_secret(key) {
             return Err(ToolError::failed(format!(
                 "`{key}` holds an MCP server's login, which only `skald mcp login` writes"

@@ -3,14 +3,23 @@
 //! sessions.
 
 use super::ToolCx;
-use serde_json::{Value, json};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::Value;
 use skald_api::events::Event;
+use skald_api::tool_args;
 use skald_api::{
     Audience, Tool, ToolCategory, ToolDescriptionLength, ToolError, ToolResult, ToolScope,
     tool_names as tn,
 };
 
 pub struct ShowFileToUser;
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct Args {
+    path: String,
+}
 
 impl ShowFileToUser {
     pub const NAME: &'static str = tn::SHOW_FILE_TO_USER;
@@ -28,12 +37,7 @@ impl<'a> Tool<ToolCx<'a>> for ShowFileToUser {
     }
 
     fn parameters_schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {"path": {"type": "string"}},
-            "required": ["path"],
-            "additionalProperties": false
-        })
+        tool_args::schema_for::<Args>()
     }
 
     fn describe(&self, args: &Value, _length: ToolDescriptionLength) -> String {
@@ -64,11 +68,8 @@ impl<'a> Tool<ToolCx<'a>> for ShowFileToUser {
         let call = cx.call()?;
         let scope = ToolScope::current();
         let dir = scope.working_dir();
-        let raw = args
-            .get("path")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .trim();
+        let args: Args = tool_args::parse(args)?;
+        let raw = args.path.trim();
         let path = skald_base::path::resolve_in(raw, dir);
         if !path.is_file() {
             return Err(ToolError::failed(format!("there is no file at `{raw}`")));
