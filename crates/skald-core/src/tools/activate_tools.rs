@@ -4,12 +4,22 @@
 //! timeout, so the agent learns whether its tools will be there.
 
 use super::{Call, Cooperative, ToolCx, outcome, store_err};
-use serde_json::{Value, json};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::Value;
+use skald_api::tool_args;
 use skald_api::{
     Audience, ExecutionOutcome, Tool, ToolCategory, ToolError, ToolExecution, tool_names as tn,
 };
 
 pub struct ActivateTools;
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct Args {
+    #[schemars(length(min = 1))]
+    groups: Vec<String>,
+}
 
 impl ActivateTools {
     pub const NAME: &'static str = tn::ACTIVATE_TOOLS;
@@ -26,12 +36,7 @@ impl<'a> Tool<ToolCx<'a>> for ActivateTools {
     }
 
     fn parameters_schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {"groups": {"type": "array", "items": {"type": "string"}, "minItems": 1}},
-            "required": ["groups"],
-            "additionalProperties": false
-        })
+        tool_args::schema_for::<Args>()
     }
 
     fn category(&self) -> ToolCategory {
@@ -47,22 +52,16 @@ impl<'a> Tool<ToolCx<'a>> for ActivateTools {
     fn run<'s>(&'s self, cx: &'s ToolCx<'a>, args: Value) -> Box<dyn ToolExecution + 's> {
         Box::new(Cooperative::new(async move {
             match cx.call() {
-                Ok(call) => outcome(activate(call, &args).await),
+                Ok(call) => outcome(activate(call, args).await),
                 Err(e) => ExecutionOutcome::Failed(e.to_string()),
             }
         }))
     }
 }
 
-fn groups(args: &Value) -> Vec<&str> {
-    args.get("groups")
-        .and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default()
-}
-
-async fn activate(call: &Call<'_>, args: &Value) -> Result<String, ToolError> {
-    let groups = groups(args);
+async fn activate(call: &Call<'_>, args: Value) -> Result<String, ToolError> {
+    let args: Args = tool_args::parse(args)?;
+    let groups: Vec<&str> = args.groups.iter().map(String::as_str).collect();
     grant(call, &groups)?;
     let Some(engine) = call.engine else {
         return Ok("Activated; the tools are in your list from your next step.".to_string());

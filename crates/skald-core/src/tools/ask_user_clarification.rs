@@ -2,10 +2,13 @@
 //! the answer. The call's row is `pending` meanwhile; after a restart it finds its question
 //! again. Runs without an Inbox cannot ask, and say so.
 
-use super::{Call, Cooperative, ToolCx, text};
+use super::{Call, Cooperative, ToolCx};
 use crate::inbox::Outcome;
 use crate::turn::{ApprovalMode, TurnEnv, TurnError};
-use serde_json::{Value, json};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::Value;
+use skald_api::tool_args;
 use skald_api::events::Event;
 use skald_api::inbox::{InboxRequest, QuestionRequest};
 use skald_api::{
@@ -13,6 +16,14 @@ use skald_api::{
 };
 
 pub struct AskUserClarification;
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct Args {
+    title: Option<String>,
+    question: String,
+    suggested_answers: Option<Vec<String>>,
+}
 
 impl AskUserClarification {
     pub const NAME: &'static str = tn::ASK_USER_CLARIFICATION;
@@ -28,16 +39,7 @@ impl<'a> Tool<ToolCx<'a>> for AskUserClarification {
     }
 
     fn parameters_schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "title": {"type": "string"},
-                "question": {"type": "string"},
-                "suggested_answers": {"type": "array", "items": {"type": "string"}}
-            },
-            "required": ["question"],
-            "additionalProperties": false
-        })
+        tool_args::schema_for::<Args>()
     }
 
     fn category(&self) -> ToolCategory {
@@ -60,8 +62,12 @@ impl<'a> Tool<ToolCx<'a>> for AskUserClarification {
                 Ok(call) => call,
                 Err(e) => return ExecutionOutcome::Failed(e.to_string()),
             };
+            let args: Args = match tool_args::parse(args) {
+                Ok(args) => args,
+                Err(e) => return ExecutionOutcome::Failed(e.to_string()),
+            };
             let answer = match call.turn {
-                Some(env) => ask(env, call, &args).await,
+                Some(env) => ask(env, call, args).await,
                 None => Ok(Outcome::Rejected(NO_ONE.to_string())),
             };
             match answer {
@@ -82,25 +88,16 @@ impl<'a> Tool<ToolCx<'a>> for AskUserClarification {
 const NO_ONE: &str = "no one can answer questions in this run; decide yourself, or end your \
                       answer with the question for the user";
 
-async fn ask(env: &TurnEnv<'_>, call: &Call<'_>, args: &Value) -> Result<Outcome, TurnError> {
+async fn ask(env: &TurnEnv<'_>, call: &Call<'_>, args: Args) -> Result<Outcome, TurnError> {
     let (store, session_id) = (call.store, call.session_id);
     let inbox = match (env.cfg.approval, env.inbox) {
         (ApprovalMode::Inbox, Some(inbox)) => inbox,
         _ => return Ok(Outcome::Rejected(NO_ONE.to_string())),
     };
     let question = QuestionRequest {
-        question: text(args, "question").to_string(),
-        suggested_answers: args
-            .get("suggested_answers")
-            .and_then(Value::as_array)
-            .map(|a| {
-                a.iter()
-                    .filter_map(Value::as_str)
-                    .map(str::to_string)
-                    .collect()
-            })
-            .unwrap_or_default(),
-        title: Some(text(args, "title").to_string()).filter(|t| !t.trim().is_empty()),
+        question: args.question,
+        suggested_answers: args.suggested_answers.unwrap_or_default(),
+        title: args.title.filter(|t| !t.trim().is_empty()),
     };
     let item = match store.inbox_item_for_call(
         session_id,

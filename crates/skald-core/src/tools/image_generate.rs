@@ -3,14 +3,25 @@
 //! image-generation plugin runs, though its category is Config (tools.md "Lazy config tool
 //! group"). A /stop drops the request, like any tool's I/O.
 
-use super::{Call, ToolCx};
+use super::{AnyObject, Call, ToolCx};
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::{Value, json};
+use skald_api::tool_args;
 use skald_api::events::Event;
 use skald_api::{
     Audience, BoxToolFuture, Tool, ToolCategory, ToolError, ToolScope, tool_names as tn,
 };
 
 pub struct ImageGenerate;
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct Args {
+    provider_id: String,
+    prompt: String,
+    extra_params: Option<AnyObject>,
+}
 
 impl ImageGenerate {
     pub const NAME: &'static str = tn::IMAGE_GENERATE;
@@ -26,16 +37,7 @@ impl<'a> Tool<ToolCx<'a>> for ImageGenerate {
     }
 
     fn parameters_schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "provider_id": {"type": "string"},
-                "prompt": {"type": "string"},
-                "extra_params": {"type": "object"}
-            },
-            "required": ["provider_id", "prompt"],
-            "additionalProperties": false
-        })
+        tool_args::schema_for::<Args>()
     }
 
     fn category(&self) -> ToolCategory {
@@ -49,12 +51,13 @@ impl<'a> Tool<ToolCx<'a>> for ImageGenerate {
     fn execute_async<'s>(&'s self, cx: &'s ToolCx<'a>, args: Value) -> BoxToolFuture<'s> {
         Box::pin(async move {
             let call = cx.call()?;
-            generate(call, &args).await.map_err(ToolError::Failed)
+            let args: Args = tool_args::parse(args)?;
+            generate(call, args).await.map_err(ToolError::Failed)
         })
     }
 }
 
-async fn generate(call: &Call<'_>, args: &Value) -> Result<String, String> {
+async fn generate(call: &Call<'_>, args: Args) -> Result<String, String> {
     let engine = call
         .engine
         .ok_or("image generation is not available in this run")?;
@@ -63,21 +66,14 @@ async fn generate(call: &Call<'_>, args: &Value) -> Result<String, String> {
         .images
         .provider()
         .ok_or("no image provider is on; the user can configure the image-generation plugin")?;
-    let wanted = args
-        .get("provider_id")
-        .and_then(Value::as_str)
-        .unwrap_or("");
+    let wanted = args.provider_id.as_str();
     if !wanted.is_empty() && wanted != provider.id {
         return Err(format!(
             "no image provider `{wanted}`; the one available is `{}`",
             provider.id
         ));
     }
-    let prompt = args
-        .get("prompt")
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .trim();
+    let prompt = args.prompt.trim();
     if prompt.is_empty() {
         return Err("invalid argument `prompt`: must not be empty".into());
     }
@@ -86,11 +82,7 @@ async fn generate(call: &Call<'_>, args: &Value) -> Result<String, String> {
         .as_deref()
         .map(|k| crate::mcp::resolve(k, engine.secrets().as_deref()))
         .transpose()?;
-    let extra = args
-        .get("extra_params")
-        .and_then(Value::as_object)
-        .cloned()
-        .unwrap_or_default();
+    let extra = args.extra_params.map(|e| e.0).unwrap_or_default();
     let image = skald_llm::images::generate_image(&skald_llm::images::ImageRequest {
         base_url: &provider.base_url,
         api_key: key.as_deref(),

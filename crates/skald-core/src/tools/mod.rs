@@ -109,6 +109,27 @@ pub(crate) fn text<'v>(args: &'v Value, key: &str) -> &'v str {
     args.get(key).and_then(Value::as_str).unwrap_or("")
 }
 
+/// An argument that takes any JSON object. Its schema is `{"type": "object"}`, as the
+/// definitions offered always said: a derived `Map` would add `additionalProperties`, and
+/// `schema_with` on an optional field would make it required.
+#[derive(serde::Deserialize)]
+#[serde(transparent)]
+pub(crate) struct AnyObject(pub serde_json::Map<String, Value>);
+
+impl schemars::JsonSchema for AnyObject {
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "AnyObject".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({"type": "object"})
+    }
+}
+
 /// A store error as the model reads it.
 pub(crate) fn store_err(e: skald_store::StoreError) -> ToolError {
     ToolError::failed(e.to_string())

@@ -2,10 +2,27 @@
 //! background agents get it: in a chat, the agent just says it.
 
 use super::ToolCx;
-use serde_json::{Value, json};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::Value;
+use skald_api::tool_args;
 use skald_api::{Audience, Tool, ToolCategory, ToolError, ToolResult, tool_names as tn};
 
 pub struct Notify;
+
+// The arguments' doc comments are the descriptions the model reads. They are read only to
+// be checked: the notification is stored as the model sent it (`Background::notify`).
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct Args {
+    source: String,
+    event_type: String,
+    summary: String,
+    /// RFC 3339 time of the event.
+    event_time: Option<String>,
+    refs: Option<Vec<String>>,
+}
 
 impl Notify {
     pub const NAME: &'static str = tn::NOTIFY;
@@ -21,18 +38,7 @@ impl<'a> Tool<ToolCx<'a>> for Notify {
     }
 
     fn parameters_schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "source": {"type": "string"},
-                "event_type": {"type": "string"},
-                "summary": {"type": "string"},
-                "event_time": {"type": "string", "description": "RFC 3339 time of the event."},
-                "refs": {"type": "array", "items": {"type": "string"}}
-            },
-            "required": ["source", "event_type", "summary"],
-            "additionalProperties": false
-        })
+        tool_args::schema_for::<Args>()
     }
 
     fn category(&self) -> ToolCategory {
@@ -45,6 +51,7 @@ impl<'a> Tool<ToolCx<'a>> for Notify {
 
     fn execute(&self, cx: &ToolCx<'a>, args: Value) -> ToolResult {
         let call = cx.call()?;
+        tool_args::parse::<Args>(args.clone())?;
         call.engine_or("notifications cannot be sent from this run")?
             .notify(call.session_id, &args)
             .map_err(ToolError::Failed)

@@ -2,11 +2,36 @@
 //! sends the whole list each time, and the list lives only in its own tool results.
 
 use super::ToolCx;
-use serde_json::{Value, json};
-use skald_api::records::{TodoStatus, WriteTodosArgs};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::Value;
+use skald_api::tool_args;
 use skald_api::{Tool, ToolCategory, ToolResult, tool_names as tn};
 
 pub struct WriteTodos;
+
+// The same list as skald-api's `WriteTodosArgs` (which the UI reads a call's arguments
+// as), here with the schema the model is offered.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct Args {
+    todos: Vec<Todo>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct Todo {
+    content: String,
+    status: Status,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+enum Status {
+    Pending,
+    InProgress,
+    Completed,
+}
 
 impl WriteTodos {
     pub const NAME: &'static str = tn::WRITE_TODOS;
@@ -22,25 +47,7 @@ impl<'a> Tool<ToolCx<'a>> for WriteTodos {
     }
 
     fn parameters_schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "todos": {
-                    "type": "array",
-                    "items": {
-                        "type": "object",
-                        "properties": {
-                            "content": {"type": "string"},
-                            "status": {"type": "string", "enum": ["pending", "in_progress", "completed"]}
-                        },
-                        "required": ["content", "status"],
-                        "additionalProperties": false
-                    }
-                }
-            },
-            "required": ["todos"],
-            "additionalProperties": false
-        })
+        tool_args::schema_for::<Args>()
     }
 
     fn category(&self) -> ToolCategory {
@@ -56,29 +63,26 @@ impl<'a> Tool<ToolCx<'a>> for WriteTodos {
     }
 
     fn execute(&self, _cx: &ToolCx<'a>, args: Value) -> ToolResult {
-        Ok(format_todos(&args))
+        let args: Args = tool_args::parse(args)?;
+        Ok(format_todos(&args.todos))
     }
 }
 
 /// The checklist `write_todos` answers with.
-fn format_todos(args: &Value) -> String {
-    // The schema was checked before the call ran, so the list reads.
-    let todos = serde_json::from_value::<WriteTodosArgs>(args.clone())
-        .map(|a| a.todos)
-        .unwrap_or_default();
+fn format_todos(todos: &[Todo]) -> String {
     if todos.is_empty() {
         return "Todo list cleared.".to_string();
     }
     let done = todos
         .iter()
-        .filter(|t| t.status == TodoStatus::Completed)
+        .filter(|t| t.status == Status::Completed)
         .count();
     let mut out = format!("Todo list ({} items, {done} done):\n", todos.len());
-    for t in &todos {
+    for t in todos {
         let mark = match t.status {
-            TodoStatus::Completed => "[x]",
-            TodoStatus::InProgress => "[~]",
-            TodoStatus::Pending => "[ ]",
+            Status::Completed => "[x]",
+            Status::InProgress => "[~]",
+            Status::Pending => "[ ]",
         };
         out.push_str(&format!("- {mark} {}\n", t.content));
     }
@@ -88,6 +92,11 @@ fn format_todos(args: &Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
+
+    fn format_todos(args: &Value) -> String {
+        super::format_todos(&tool_args::parse::<Args>(args.clone()).unwrap().todos)
+    }
 
     #[test]
     fn todos_are_a_checklist() {
