@@ -103,12 +103,6 @@ pub fn named(name: &str) -> Option<Arc<DynTool>> {
     all().into_iter().map(|(t, _)| t).find(|t| t.name() == name)
 }
 
-/// A string argument, `""` when absent: arguments were validated against the schema
-/// before the tool runs, so absence means an optional field left out.
-pub(crate) fn text<'v>(args: &'v Value, key: &str) -> &'v str {
-    args.get(key).and_then(Value::as_str).unwrap_or("")
-}
-
 /// An argument that takes any JSON object. Its schema is `{"type": "object"}`, as the
 /// definitions offered always said: a derived `Map` would add `additionalProperties`, and
 /// `schema_with` on an optional field would make it required.

@@ -1,11 +1,55 @@
 //! toggle_item: turn an MCP server, a plugin or a scheduled job on or off. A server is
 //! connected or disconnected at once in a run with an engine.
 
-use super::{ToolCx, text};
-use serde_json::{Value, json};
+use super::ToolCx;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Number, Value};
+use skald_api::tool_args;
 use skald_api::{Tool, ToolCategory, ToolError, ToolResult, tool_names as tn};
 
 pub struct ToggleItem;
+
+// The arguments' doc comments are the descriptions the model reads.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct Args {
+    kind: ItemKind,
+    /// The server's or plugin's name, or the job's id.
+    id: Id,
+    enabled: bool,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+enum ItemKind {
+    Mcp,
+    Plugin,
+    Cron,
+}
+
+/// A name or a job's number. Its schema is `{"type": ["string", "integer"]}`, as the
+/// definition offered always said (an untagged enum would derive an `anyOf`).
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum Id {
+    Text(String),
+    Number(Number),
+}
+
+impl JsonSchema for Id {
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Id".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({"type": ["string", "integer"]})
+    }
+}
 
 impl ToggleItem {
     pub const NAME: &'static str = tn::TOGGLE_ITEM;
@@ -21,16 +65,7 @@ impl<'a> Tool<ToolCx<'a>> for ToggleItem {
     }
 
     fn parameters_schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "kind": {"type": "string", "enum": ["mcp", "plugin", "cron"]},
-                "id": {"type": ["string", "integer"], "description": "The server's or plugin's name, or the job's id."},
-                "enabled": {"type": "boolean"}
-            },
-            "required": ["kind", "id", "enabled"],
-            "additionalProperties": false
-        })
+        tool_args::schema_for::<Args>()
     }
 
     fn category(&self) -> ToolCategory {
@@ -39,16 +74,14 @@ impl<'a> Tool<ToolCx<'a>> for ToggleItem {
 
     fn execute(&self, cx: &ToolCx<'a>, args: Value) -> ToolResult {
         let call = cx.call()?;
-        let enabled = args
-            .get("enabled")
-            .and_then(Value::as_bool)
-            .unwrap_or(false);
-        let id = match &args["id"] {
-            Value::String(s) => s.clone(),
-            v => v.to_string(),
+        let args: Args = tool_args::parse(args)?;
+        let enabled = args.enabled;
+        let id = match args.id {
+            Id::Text(s) => s,
+            Id::Number(n) => n.to_string(),
         };
-        match text(&args, "kind") {
-            "cron" => {
+        match args.kind {
+            ItemKind::Cron => {
                 let job_id: i64 = id
                     .trim()
                     .parse()
@@ -66,7 +99,7 @@ impl<'a> Tool<ToolCx<'a>> for ToggleItem {
                     format!("Scheduled job {job_id} ({}) is off.", job.name)
                 })
             }
-            "mcp" => {
+            ItemKind::Mcp => {
                 let unknown =
                     |_| ToolError::failed(format!("no MCP server named `{id}` is registered"));
                 match call.engine {
@@ -84,14 +117,11 @@ impl<'a> Tool<ToolCx<'a>> for ToggleItem {
                     format!("MCP server `{id}` is off and disconnected.")
                 })
             }
-            "plugin" => call
+            ItemKind::Plugin => call
                 .engine_or("plugins are not available in this run")?
                 .plugins
                 .configure(call.store, &id, None, Some(enabled))
                 .map_err(ToolError::Failed),
-            other => Err(ToolError::failed(format!(
-                "unknown kind `{other}`: use mcp, plugin or cron"
-            ))),
         }
     }
 }
