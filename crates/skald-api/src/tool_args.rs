@@ -32,25 +32,41 @@ pub fn schema_for<T: JsonSchema>() -> Value {
 }
 
 /// Removes what providers do not need from a derived schema, all the way down.
-fn plain(value: &mut Value) {
-    match value {
-        Value::Object(map) => {
-            map.remove("format");
-            drop_null_type(map);
-            for (_, v) in map.iter_mut() {
-                plain(v);
+fn plain(schema: &mut Value) {
+    let Value::Object(map) = schema else {
+        return;
+    };
+    map.remove("format");
+    drop_null_type(map);
+    for (key, v) in map.iter_mut() {
+        match key.as_str() {
+            // Maps of names to schemas: the names are the tool's, never touched.
+            "properties" | "patternProperties" | "$defs" => {
+                if let Value::Object(named) = v {
+                    named.values_mut().for_each(plain);
+                }
             }
-            in_written_order(map);
+            "items" | "additionalProperties" | "not" => match v {
+                Value::Array(schemas) => schemas.iter_mut().for_each(plain),
+                other => plain(other),
+            },
+            "anyOf" | "oneOf" | "allOf" | "prefixItems" => {
+                if let Value::Array(schemas) = v {
+                    schemas.iter_mut().for_each(plain);
+                }
+            }
+            // Values (`enum`, `default`, `required`, …) are data, not schemas.
+            _ => {}
         }
-        Value::Array(items) => items.iter_mut().for_each(plain),
-        _ => {}
     }
+    in_written_order(map);
 }
 
-/// Keys first that say what a value is, then its bounds, then what it means, then an
-/// object's fields and which of them it needs: the order schemas were written in by hand before they were
-/// derived, kept so that the definitions offered stay byte for byte the same (providers'
-/// prompt caches) wherever the meaning did not change.
+/// A schema's keys (never a `properties` map's, whose order is the tool's) in the order
+/// schemas were written in by hand before they were derived: what a value is, its
+/// bounds, what it means, then an object's fields and which of them it needs. Kept so
+/// that the definitions offered stay byte for byte the same (providers' prompt caches)
+/// wherever the meaning did not change.
 fn in_written_order(map: &mut Map<String, Value>) {
     const FIRST: [&str; 9] = [
         "type",
@@ -147,6 +163,10 @@ mod tests {
         mode: Mode,
         /// Where to start.
         from: Option<Mode>,
+        /// A field named as a schema keyword.
+        format: Option<String>,
+        /// Another.
+        description: Option<String>,
         /// Options.
         more: Option<More>,
     }
@@ -191,6 +211,8 @@ mod tests {
                         "enum": ["plain", "numbered"],
                         "description": "Where to start."
                     },
+                    "format": {"type": "string", "description": "A field named as a schema keyword."},
+                    "description": {"type": "string", "description": "Another."},
                     "more": {
                         "type": "object",
                         "description": "Options.",
@@ -221,6 +243,8 @@ mod tests {
                 limit: Some(5),
                 mode: Mode::Plain,
                 from: None,
+                format: None,
+                description: None,
                 more: None,
             }
         );

@@ -128,15 +128,14 @@ impl<Cx: ?Sized + Sync> Tool<Cx> for EditFile {
     }
 
     fn content_after(&self, args: &Value, now: Option<&str>, max_bytes: usize) -> Option<String> {
-        let now = now?;
-        let text = |k: &str| args.get(k).and_then(Value::as_str).unwrap_or("");
-        let (from, to) = (text("old"), text("new"));
+        let (now, args) = (now?, tool_args::parse::<Args>(args.clone()).ok()?);
+        let (from, to) = (args.old.as_str(), args.new.as_str());
         if from.is_empty() {
             return None;
         }
         // Counted before it is built: `old` of " " with replace_all could otherwise build
         // gigabytes before anyone saw the call.
-        let all = args.get("replace_all").and_then(Value::as_bool) == Some(true);
+        let all = args.replace_all == Some(true);
         let hits = if all { now.matches(from).count() } else { 1 };
         let size = now.len().saturating_add(hits.saturating_mul(to.len()));
         (size <= max_bytes).then(|| {

@@ -100,10 +100,10 @@ impl<Cx: ?Sized + Sync> Tool<Cx> for InsertAtLine {
     }
 
     fn content_after(&self, args: &Value, now: Option<&str>, _max_bytes: usize) -> Option<String> {
-        let line = crate::text::line_arg(args, "line")?;
-        let content = args.get("content").and_then(Value::as_str).unwrap_or("");
+        let args = tool_args::parse::<Args>(args.clone()).ok()?;
+        let line = usize::try_from(args.line).ok().filter(|&n| n >= 1)?;
         let now = crate::text::TextFile::of(now?);
-        Some(now.splice_lines(line - 1, 0, content))
+        Some(now.splice_lines(line - 1, 0, &args.content))
     }
 
     fn hook_alias(&self) -> Option<&'static str> {

@@ -108,16 +108,14 @@ impl<Cx: ?Sized + Sync> Tool<Cx> for ReplaceLines {
     }
 
     fn content_after(&self, args: &Value, now: Option<&str>, _max_bytes: usize) -> Option<String> {
-        let (a, b) = (
-            crate::text::line_arg(args, "start_line")?,
-            crate::text::line_arg(args, "end_line")?,
-        );
+        let args = tool_args::parse::<Args>(args.clone()).ok()?;
+        let line = |n: u64| usize::try_from(n).ok().filter(|&n| n >= 1);
+        let (a, b) = (line(args.start_line)?, line(args.end_line)?);
         if b < a {
             return None;
         }
-        let content = args.get("content").and_then(Value::as_str).unwrap_or("");
         let now = crate::text::TextFile::of(now?);
-        Some(now.splice_lines(a - 1, b - a + 1, content))
+        Some(now.splice_lines(a - 1, b - a + 1, &args.content))
     }
 
     fn hook_alias(&self) -> Option<&'static str> {

@@ -4,7 +4,10 @@
 //! conversation is cut off. One-shot runs (`skald exec`) do not register it: there is
 //! nothing to restart.
 
-use serde_json::{Value, json};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::Value;
+use skald_api::tool_args;
 use skald_api::{Tool, ToolCategory, ToolDescriptionLength, ToolResult, tool_names as tn};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -48,6 +51,16 @@ pub struct Restart {
     signal: RestartSignal,
 }
 
+// The arguments' doc comments are the descriptions the model reads; the reason is shown
+// in the approval request (`describe`), which reads the call as sent.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct Args {
+    /// Why Skald should restart, shown to the user when they approve.
+    reason: Option<String>,
+}
+
 impl Restart {
     pub const NAME: &'static str = tn::RESTART;
 }
@@ -71,16 +84,7 @@ impl<Cx: ?Sized + Sync> Tool<Cx> for Restart {
     }
 
     fn parameters_schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "reason": {
-                    "type": "string",
-                    "description": "Why Skald should restart, shown to the user when they approve."
-                }
-            },
-            "additionalProperties": false
-        })
+        tool_args::schema_for::<Args>()
     }
 
     fn describe(&self, args: &Value, length: ToolDescriptionLength) -> String {
@@ -93,7 +97,8 @@ impl<Cx: ?Sized + Sync> Tool<Cx> for Restart {
         }
     }
 
-    fn execute(&self, _cx: &Cx, _args: Value) -> ToolResult {
+    fn execute(&self, _cx: &Cx, args: Value) -> ToolResult {
+        tool_args::parse::<Args>(args)?;
         self.signal.request();
         Ok(
             "Skald will restart as soon as the running turns have ended; every conversation \
@@ -110,6 +115,28 @@ impl<Cx: ?Sized + Sync> Tool<Cx> for Restart {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
+
+    /// Not in `skald tools --json` (only a carrier that can restart registers it), so its
+    /// derived schema is checked here against the one written by hand before.
+    #[test]
+    fn the_derived_schema_is_the_one_written_before() {
+        let schema = Tool::<()>::parameters_schema(&Restart::new(RestartSignal::default()));
+        assert_eq!(
+            schema.to_string(),
+            json!({
+                "type": "object",
+                "properties": {
+                    "reason": {
+                        "type": "string",
+                        "description": "Why Skald should restart, shown to the user when they approve."
+                    }
+                },
+                "additionalProperties": false
+            })
+            .to_string()
+        );
+    }
 
     #[tokio::test]
     async fn an_approved_call_wakes_the_carrier() {

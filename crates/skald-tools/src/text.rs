@@ -13,14 +13,6 @@ pub const BINARY_SNIFF: usize = 8192;
 /// Files larger than this are not loaded whole for editing.
 pub const MAX_EDIT_BYTES: u64 = 64 * 1024 * 1024;
 
-/// A 1-based line number argument: None when it is absent, not a whole number or 0.
-pub fn line_arg(args: &serde_json::Value, key: &str) -> Option<usize> {
-    args.get(key)
-        .and_then(serde_json::Value::as_u64)
-        .and_then(|n| usize::try_from(n).ok())
-        .filter(|&n| n >= 1)
-}
-
 pub fn looks_binary(bytes: &[u8]) -> bool {
     bytes[..bytes.len().min(BINARY_SNIFF)].contains(&0)
 }

@@ -78,7 +78,7 @@ impl<Cx: ?Sized + Sync> Tool<Cx> for WriteFile {
     }
 
     fn content_after(&self, args: &Value, _now: Option<&str>, _max_bytes: usize) -> Option<String> {
-        Some(args.get("content").and_then(Value::as_str).unwrap_or("").to_string())
+        tool_args::parse::<Args>(args.clone()).ok().map(|a| a.content)
     }
 
     fn for_small_models(&self) -> bool {

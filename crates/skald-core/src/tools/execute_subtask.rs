@@ -3,12 +3,27 @@
 
 use super::{Cooperative, ToolCx, delegate};
 use crate::turn::MAX_DEPTH;
-use serde_json::{Value, json};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::Value;
+use skald_api::tool_args;
 use skald_api::{
-    Audience, Tool, ToolCategory, ToolDescriptionLength, ToolExecution, tool_names as tn,
+    Audience, ExecutionOutcome, Tool, ToolCategory, ToolDescriptionLength, ToolExecution,
+    tool_names as tn,
 };
 
 pub struct ExecuteSubtask;
+
+// The schema and the check of a call's arguments; the delegation reads them as sent.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct Args {
+    agent_id: String,
+    prompt: String,
+    title: Option<String>,
+    description: Option<String>,
+}
 
 impl ExecuteSubtask {
     pub const NAME: &'static str = tn::EXECUTE_SUBTASK;
@@ -24,17 +39,7 @@ impl<'a> Tool<ToolCx<'a>> for ExecuteSubtask {
     }
 
     fn parameters_schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "agent_id": {"type": "string"},
-                "prompt": {"type": "string"},
-                "title": {"type": "string"},
-                "description": {"type": "string"}
-            },
-            "required": ["agent_id", "prompt"],
-            "additionalProperties": false
-        })
+        tool_args::schema_for::<Args>()
     }
 
     fn describe(&self, args: &Value, _length: ToolDescriptionLength) -> String {
@@ -62,6 +67,9 @@ impl<'a> Tool<ToolCx<'a>> for ExecuteSubtask {
     /// The sub-agent watches the turn's stop token and closes its own calls.
     fn run<'s>(&'s self, cx: &'s ToolCx<'a>, args: Value) -> Box<dyn ToolExecution + 's> {
         Box::new(Cooperative::new(async move {
+            if let Err(e) = tool_args::parse::<Args>(args.clone()) {
+                return ExecutionOutcome::Failed(e.to_string());
+            }
             delegate::run(cx, tn::EXECUTE_SUBTASK, &args).await
         }))
     }

@@ -2,12 +2,43 @@
 //! answer, `async` runs it in the background and reports back, `cron` schedules it.
 
 use super::{Cooperative, ToolCx, delegate};
-use serde_json::{Value, json};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::Value;
+use skald_api::tool_args;
 use skald_api::{
-    Audience, Tool, ToolCategory, ToolDescriptionLength, ToolExecution, tool_names as tn,
+    Audience, ExecutionOutcome, Tool, ToolCategory, ToolDescriptionLength, ToolExecution,
+    tool_names as tn,
 };
 
 pub struct ExecuteTask;
+
+// The schema and the check of a call's arguments; the delegation reads them as sent (a
+// task stores them so, and a cron job keeps them for its runs).
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct Args {
+    mode: Mode,
+    /// Short title shown to the user.
+    title: String,
+    /// One line on what the task does.
+    description: Option<String>,
+    /// Full instructions for the task agent.
+    prompt: String,
+    /// A task agent's id.
+    agent_id: String,
+    /// Cron expression with seconds, for mode=cron.
+    cron: Option<String>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+enum Mode {
+    Sync,
+    Async,
+    Cron,
+}
 
 impl ExecuteTask {
     pub const NAME: &'static str = tn::EXECUTE_TASK;
@@ -24,19 +55,7 @@ impl<'a> Tool<ToolCx<'a>> for ExecuteTask {
     }
 
     fn parameters_schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "mode": {"type": "string", "enum": ["sync", "async", "cron"]},
-                "title": {"type": "string", "description": "Short title shown to the user."},
-                "description": {"type": "string", "description": "One line on what the task does."},
-                "prompt": {"type": "string", "description": "Full instructions for the task agent."},
-                "agent_id": {"type": "string", "description": "A task agent's id."},
-                "cron": {"type": "string", "description": "Cron expression with seconds, for mode=cron."}
-            },
-            "required": ["mode", "title", "prompt", "agent_id"],
-            "additionalProperties": false
-        })
+        tool_args::schema_for::<Args>()
     }
 
     fn describe(&self, args: &Value, _length: ToolDescriptionLength) -> String {
@@ -64,6 +83,9 @@ impl<'a> Tool<ToolCx<'a>> for ExecuteTask {
     /// The sub-agent watches the turn's stop token and closes its own calls.
     fn run<'s>(&'s self, cx: &'s ToolCx<'a>, args: Value) -> Box<dyn ToolExecution + 's> {
         Box::new(Cooperative::new(async move {
+            if let Err(e) = tool_args::parse::<Args>(args.clone()) {
+                return ExecutionOutcome::Failed(e.to_string());
+            }
             delegate::run(cx, tn::EXECUTE_TASK, &args).await
         }))
     }

@@ -2,10 +2,38 @@
 //! say how that went.
 
 use super::{Call, Cooperative, ToolCx, outcome, store_err};
-use serde_json::{Value, json};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::Value;
+use skald_api::tool_args;
 use skald_api::{ExecutionOutcome, Tool, ToolCategory, ToolError, ToolExecution, tool_names as tn};
 
 pub struct RegisterMcp;
+
+// The schema and the check of a call's arguments; the registration itself is read by
+// `mcp::record_from_args`, which `skald mcp add` shares.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct Args {
+    /// Short id: letters, digits, - and _.
+    name: String,
+    transport: Option<Transport>,
+    command: Option<String>,
+    args: Option<Vec<String>>,
+    env: Option<std::collections::BTreeMap<String, String>>,
+    url: Option<String>,
+    api_key: Option<String>,
+    description: Option<String>,
+    friendly_name: Option<String>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+enum Transport {
+    Stdio,
+    Http,
+}
 
 impl RegisterMcp {
     pub const NAME: &'static str = tn::REGISTER_MCP;
@@ -23,22 +51,7 @@ impl<'a> Tool<ToolCx<'a>> for RegisterMcp {
     }
 
     fn parameters_schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "name": {"type": "string", "description": "Short id: letters, digits, - and _."},
-                "transport": {"type": "string", "enum": ["stdio", "http"]},
-                "command": {"type": "string"},
-                "args": {"type": "array", "items": {"type": "string"}},
-                "env": {"type": "object", "additionalProperties": {"type": "string"}},
-                "url": {"type": "string"},
-                "api_key": {"type": "string"},
-                "description": {"type": "string"},
-                "friendly_name": {"type": "string"}
-            },
-            "required": ["name"],
-            "additionalProperties": false
-        })
+        tool_args::schema_for::<Args>()
     }
 
     fn category(&self) -> ToolCategory {
@@ -57,6 +70,7 @@ impl<'a> Tool<ToolCx<'a>> for RegisterMcp {
 }
 
 async fn register(call: &Call<'_>, args: &Value) -> Result<String, ToolError> {
+    tool_args::parse::<Args>(args.clone())?;
     let rec = crate::mcp::record_from_args(args).map_err(ToolError::Failed)?;
     let rec = call.store.upsert_mcp_server(&rec).map_err(store_err)?;
     let Some(engine) = call.engine else {
