@@ -24,6 +24,8 @@ if cargo clippy --version >/dev/null 2>&1; then
 else
   echo "warning: clippy is not installed; lints not checked" >&2
 fi
+say "crate arrows (every dependency points down a layer)"
+python3 scripts/crate_layers.py
 say "module arrows (no import circle in skald-core)"
 python3 scripts/module_cycles.py
 say "cargo test"

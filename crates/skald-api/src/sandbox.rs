@@ -74,6 +74,6 @@ pub enum CommandSandbox {
     On {
         mode: SandboxMode,
         helper: PathBuf,
-        policy: skald_sandbox::Policy,
+        policy: skald_policy::Policy,
     },
 }
