@@ -1,4 +1,4 @@
-//! Access-control grouping of tools (tools.md "ToolCategory").
+//! Access-control grouping of tools (docs/tools.md, "Catalogue").
 
 use serde::{Deserialize, Serialize};
 use std::fmt;

@@ -1,4 +1,5 @@
-//! One live tool invocation and its lifecycle (tools.md "Tool execution lifecycle").
+//! One live tool invocation and its lifecycle (docs/tools.md,
+//! "The contract (`skald-api`)").
 
 use crate::tool::BoxToolFuture;
 use futures::FutureExt;
@@ -71,13 +72,14 @@ impl ToolExecutionState {
     }
 
     /// Whether the lifecycle allows moving from `self` to `next`. Terminal states are
-    /// final; approval can only happen before the work starts.
+    /// final; approval can only happen before the work starts, and a running call is
+    /// rejected only by the person's answer to it (`ExecutionOutcome::Rejected`).
     pub fn can_transition_to(self, next: ToolExecutionState) -> bool {
         use ToolExecutionState::*;
         match self {
             Pending => matches!(next, AwaitingApproval | Running | Rejected | Cancelled),
             AwaitingApproval => matches!(next, Running | Rejected | Cancelled),
-            Running => matches!(next, Completed | Failed | Cancelled),
+            Running => matches!(next, Completed | Failed | Cancelled | Rejected),
             Completed | Failed | Cancelled | Rejected => false,
         }
     }
@@ -156,6 +158,10 @@ pub enum ExecutionOutcome {
     Completed(String),
     Failed(String),
     Cancelled,
+    /// The person said no to what the call asked of them (a question declined, or no one
+    /// there to answer it): stored as `rejected`, like a call the person did not approve,
+    /// with why for the model.
+    Rejected(String),
 }
 
 impl ExecutionOutcome {
@@ -164,6 +170,7 @@ impl ExecutionOutcome {
             ExecutionOutcome::Completed(_) => ToolExecutionState::Completed,
             ExecutionOutcome::Failed(_) => ToolExecutionState::Failed,
             ExecutionOutcome::Cancelled => ToolExecutionState::Cancelled,
+            ExecutionOutcome::Rejected(_) => ToolExecutionState::Rejected,
         }
     }
 }

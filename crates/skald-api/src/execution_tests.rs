@@ -47,6 +47,9 @@ fn transition_table_is_exactly_the_lifecycle() {
         (Running, Completed),
         (Running, Failed),
         (Running, Cancelled),
+        // The person's no to what a running call asked them (issue #48: a declined
+        // clarification is rejected, not failed).
+        (Running, Rejected),
     ];
     for from in ToolExecutionState::ALL {
         for to in ToolExecutionState::ALL {

@@ -1,4 +1,4 @@
-//! Human-readable labels for tool calls (tools.md "Tool Display Labels").
+//! Human-readable labels for tool calls (docs/tools.md, "The contract (`skald-api`)").
 
 use serde::{Deserialize, Serialize};
 

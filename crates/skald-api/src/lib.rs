@@ -1,8 +1,8 @@
 //! The vocabulary every Skald crate speaks, and nothing else: the `Tool` contract of
-//! `spec/tools.md` (what a tool is, how one invocation runs and stops, how it is labelled),
-//! the execution states and their stored form, tool categories and the names of the
-//! system tools. It does no I/O, so any layer — tools, store, engine, carriers — can
-//! depend on it without pulling in a runtime of its own.
+//! docs/tools.md, "The contract (`skald-api`)" (what a tool is, how one invocation runs and
+//! stops, how it is labelled), the execution states and their stored form, tool categories
+//! and the names of the system tools. It does no I/O, so any layer — tools, store, engine,
+//! carriers — can depend on it without pulling in a runtime of its own.
 
 pub mod category;
 pub mod checkpoint;

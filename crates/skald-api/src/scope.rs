@@ -1,11 +1,12 @@
 //! The per-run facts a tool may need beyond its arguments.
 //!
-//! `Tool::execute` receives only its JSON arguments (tools.md), yet relative paths must
-//! resolve against the *run's* working directory, not the process's: two sessions with
-//! different folders share one registry. The driver therefore runs each execution inside
-//! `ToolScope::run`, and a tool reads `ToolScope::current()` when it starts. A tool that
-//! moves work to a blocking thread must read the scope first and move it along, because
-//! task-locals do not cross `spawn_blocking`.
+//! `Tool::execute` receives only its JSON arguments (docs/tools.md,
+//! "The contract (`skald-api`)"), yet relative paths must resolve against the *run's*
+//! working directory, not the process's: two sessions with different folders share one
+//! registry. The driver therefore runs each execution inside `ToolScope::run`, and a tool
+//! reads `ToolScope::current()` when it starts. A tool that moves work to a blocking thread
+//! must read the scope first and move it along, because task-locals do not cross
+//! `spawn_blocking`.
 
 use std::future::Future;
 use std::path::{Path, PathBuf};

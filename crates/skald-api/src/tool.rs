@@ -1,4 +1,5 @@
-//! The `Tool` trait: a catalogue entry that can start invocations (tools.md "Tool Trait").
+//! The `Tool` trait: a catalogue entry that can start invocations (docs/tools.md,
+//! "The contract (`skald-api`)").
 
 use crate::category::ToolCategory;
 use crate::execution::{SimpleExecution, ToolExecution};
@@ -42,7 +43,7 @@ pub type ToolResult = Result<String, ToolError>;
 /// The future `execute_async` returns.
 pub type BoxToolFuture<'a> = Pin<Box<dyn Future<Output = ToolResult> + Send + 'a>>;
 
-/// Who a tool list is being built for (tools.md "Tool Visibility Filtering"). A tool
+/// Who a tool list is being built for (docs/tools.md, "The contract (`skald-api`)"). A tool
 /// answers whether it is offered to them in `Tool::offered_to`, so the rule for a tool
 /// stands in its own file.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -90,7 +91,7 @@ pub trait Tool<Cx: ?Sized + Sync = ()>: Send + Sync {
 
     /// The arguments as they may be stored and shown: a tool whose arguments carry a value
     /// that must not be kept (a secret) hides it here.
-    fn shown_args(&self, args: Value) -> Value {
+    fn redacted_args(&self, args: Value) -> Value {
         args
     }
 

@@ -1,6 +1,6 @@
-//! Names of every system and built-in tool, defined once (tools.md "Tool Name Constants").
-//! Never write these strings anywhere else: a rename is then a one-line change and a typo a
-//! compile error instead of a silent dispatch miss.
+//! Names of every system and built-in tool, defined once (docs/tools.md,
+//! "The contract (`skald-api`)"). Never write these strings anywhere else: a rename is then
+//! a one-line change and a typo a compile error instead of a silent dispatch miss.
 
 // Synthetic tools, injected by the engine outside the registry.
 pub const EXECUTE_TASK: &str = "execute_task";

@@ -31,7 +31,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 
 /// Directories that recursive tools never enter: noise (`.git`, `node_modules`,
-/// `target`) and the user's `secrets` (tools.md "Read auto-allow & secrets/ deny").
+/// `target`) and the user's `secrets` (docs/security.md, "1. Hostile model output").
 pub const SKIP_DIRS: &[&str] = &[".git", "node_modules", "target", "secrets"];
 
 /// The most of one ignore file that is read; ignore files are a few kilobytes, and one

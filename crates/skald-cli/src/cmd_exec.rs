@@ -329,7 +329,7 @@ async fn ask_at_the_terminal(req: turn::AskRequest) -> bool {
             escape_controls_inline(&req.reason),
             escape_controls_inline(&req.tool)
         );
-        for line in crate::shown::argument_lines(&req.arguments, "    ") {
+        for line in crate::approval_prompt::argument_lines(&req.arguments, "    ") {
             prompt.push_str(&line);
             prompt.push('\n');
         }

@@ -63,7 +63,7 @@ pub fn list(data_dir: &DataDir, json: bool) -> Result<u8, Fail> {
                 "schema": e.schema,
             }),
         };
-        for line in crate::shown::argument_lines(&shown, "      ") {
+        for line in crate::approval_prompt::argument_lines(&shown, "      ") {
             println!("{line}");
         }
     }

@@ -153,14 +153,17 @@ fn report(name: &str, status: &Status, tools: usize) {
     }
 }
 
-pub async fn list(data_dir: &DataDir, config: &Config, json: bool) -> Result<u8, Fail> {
-    let store = open(data_dir)?;
-    let records = store.list_mcp_servers().map_err(Fail::failed)?;
-    // All at once: the slowest server bounds the wait, not their sum.
+/// Connects once to each of `records`, all at once: the slowest server bounds the wait,
+/// not their sum. Each one's status and tools, in order.
+pub async fn probe_all(
+    data_dir: &DataDir,
+    config: &Config,
+    records: &[McpServerRecord],
+) -> Vec<(Status, Vec<mcp::McpTool>)> {
     let logs = data_dir.logs_dir();
     let secrets = secrets(data_dir);
     let withheld = Withheld::for_data_dir(data_dir, config);
-    let probes = futures::future::join_all(records.iter().map(|r| {
+    futures::future::join_all(records.iter().map(|r| {
         mcp::probe(
             r,
             connect_timeout(config),
@@ -169,7 +172,13 @@ pub async fn list(data_dir: &DataDir, config: &Config, json: bool) -> Result<u8,
             &withheld,
         )
     }))
-    .await;
+    .await
+}
+
+pub async fn list(data_dir: &DataDir, config: &Config, json: bool) -> Result<u8, Fail> {
+    let store = open(data_dir)?;
+    let records = store.list_mcp_servers().map_err(Fail::failed)?;
+    let probes = probe_all(data_dir, config, &records).await;
     if json {
         let out: Vec<serde_json::Value> = records
             .iter()

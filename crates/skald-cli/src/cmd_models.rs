@@ -222,14 +222,14 @@ pub async fn prepare(env: &crate::Env, name: Option<&str>) -> Result<u8, Fail> {
         .await;
     progress.end();
     match result.map_err(Fail::failed)? {
-        skald_core::prepare::Prepared::Ready => {
+        skald_core::prewarm::Prepared::Ready => {
             eprintln!(
                 "{}: new chats start from the prepared prompt",
                 model.label()
             );
             Ok(exit::OK)
         }
-        skald_core::prepare::Prepared::Cancelled => Ok(exit::CANCELLED),
+        skald_core::prewarm::Prepared::Cancelled => Ok(exit::CANCELLED),
     }
 }
 

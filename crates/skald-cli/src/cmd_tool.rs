@@ -99,6 +99,9 @@ async fn tool(
         }
         ExecutionOutcome::Failed(msg) => Err(Fail::failed(format!("error: {msg}")).bare()),
         ExecutionOutcome::Cancelled => Err(Fail::with_code(exit::CANCELLED, "cancelled").bare()),
+        ExecutionOutcome::Rejected(msg) => {
+            Err(Fail::with_code(exit::REJECTED, format!("rejected: {msg}")).bare())
+        }
     }
 }
 

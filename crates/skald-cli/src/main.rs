@@ -2,6 +2,7 @@
 //! Everything here is a thin carrier over `skald-core`; no behaviour lives in the CLI.
 
 mod acp;
+mod approval_prompt;
 mod cmd_acp;
 mod cmd_checkpoints;
 mod cmd_cron;
@@ -25,7 +26,6 @@ mod exit;
 mod fail;
 mod progress;
 mod session_events;
-mod shown;
 mod stop_signal;
 
 use clap::{Parser, Subcommand};
@@ -381,7 +381,7 @@ fn main() -> ExitCode {
 /// Runs one command; its exit code. A `serve` that asked to restart leaves how in `relaunch`.
 async fn run(command: Command, env: &Env, relaunch: &mut Option<cmd_serve::Relaunch>) -> u8 {
     match command {
-        Command::Tools { json } => cmd_tools::run(&env.data_dir, json),
+        Command::Tools { json } => cmd_tools::run(&env.data_dir, &env.config, json).await,
         Command::Tool {
             name,
             args,

@@ -1,11 +1,12 @@
 //! `ToolCatalog`: one view of every tool an agent can be offered — built-in, synthetic
-//! and MCP — for the approval UI, `skald tools` and labelling (tools.md "ToolCatalog").
+//! and MCP — for the approval UI, `skald tools` and labelling (docs/tools.md,
+//! "Registry and catalog (`skald-core`)").
 
 use crate::engine::registry::ToolRegistry;
-use crate::tools::Kind;
+use crate::tools::{DynTool, ToolOrigin};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use skald_api::{ToolCategory, ToolDescriptionLength};
+use skald_api::{Audience, ToolCategory, ToolDescriptionLength};
 use std::sync::Arc;
 
 /// Where a tool comes from.
@@ -35,6 +36,23 @@ pub struct ToolInfo {
     pub source: ToolSource,
     pub sub_agents_only: bool,
     pub root_agent_only: bool,
+}
+
+/// Whether `tool` is offered to an agent at `depth` (0: a chat's root; 1: a task agent)
+/// in any run at all: a background session or not, a system agent or not, with the
+/// `config` group active or not, with images or delegation or not.
+fn offered_at_depth(tool: &DynTool, depth: usize) -> bool {
+    (0..32u8).any(|bits| {
+        let flag = |n: u8| bits & (1 << n) != 0;
+        tool.offered_to(&Audience {
+            depth,
+            background: flag(0),
+            system: flag(1),
+            config: flag(2),
+            images: flag(3),
+            delegation: flag(4),
+        })
+    })
 }
 
 /// Every tool, split the way the approval UI shows them.
@@ -109,21 +127,33 @@ impl ToolCatalog {
         &self.registry
     }
 
+    /// Every tool the catalog knows. A tool's `root_agent_only` and `sub_agents_only` say
+    /// what its own `offered_to` decides: offered at the root and never below it, or the
+    /// other way round, whoever else is asking. A tool the turn offers by a rule of its own
+    /// (`read_mcp_resource`, `search_mcp_tools`) is neither.
     pub fn list_all(&self) -> AllTools {
         let built_in: Vec<ToolInfo> = self
             .registry
             .entries()
-            .map(|(t, kind)| ToolInfo {
+            .map(|(t, kind)| {
+                (
+                    t,
+                    kind,
+                    offered_at_depth(t.as_ref(), 0),
+                    offered_at_depth(t.as_ref(), 1),
+                )
+            })
+            .map(|(t, kind, root, sub)| ToolInfo {
                 name: t.name().to_string(),
                 description: t.description().to_string(),
                 category: Some(t.category()),
                 parameters: t.parameters_schema(),
                 source: match kind {
-                    Kind::Files => ToolSource::Builtin,
-                    Kind::Engine => ToolSource::Synthetic,
+                    ToolOrigin::Files => ToolSource::Builtin,
+                    ToolOrigin::Engine => ToolSource::Synthetic,
                 },
-                sub_agents_only: t.sub_agents_only(),
-                root_agent_only: t.root_agent_only(),
+                sub_agents_only: !root && sub,
+                root_agent_only: root && !sub,
             })
             .collect();
         let mut mcp = self.mcp.as_ref().map(|m| m.mcp_tools()).unwrap_or_default();
@@ -195,7 +225,7 @@ mod tests {
         let mut reg = ToolRegistry::new();
         reg.register(Reader).unwrap();
         for (tool, kind) in crate::tools::all() {
-            if kind == Kind::Engine {
+            if kind == ToolOrigin::Engine {
                 reg.register_arc(tool, kind).unwrap();
             }
         }

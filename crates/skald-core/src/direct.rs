@@ -91,9 +91,8 @@ pub async fn run(
 /// Registered names that look like a typo of `name`: same prefix or one small edit away.
 fn close_names(registry: &ToolRegistry, name: &str) -> Vec<String> {
     registry
-        .list_all()
-        .into_iter()
-        .map(|(n, _)| n)
+        .tools()
+        .map(|t| t.name().to_string())
         .filter(|n| !registry.is_engine_tool(n))
         .filter(|n| edit_distance(n, name) <= 2 || (name.len() >= 4 && n.starts_with(name)))
         .take(3)
@@ -149,7 +148,7 @@ mod tests {
         let mut r = ToolRegistry::new();
         r.register(Upper).unwrap();
         for (tool, kind) in crate::tools::all() {
-            if kind == crate::tools::Kind::Engine {
+            if kind == crate::tools::ToolOrigin::Engine {
                 r.register_arc(tool, kind).unwrap();
             }
         }

@@ -1,7 +1,7 @@
-//! ToolDiscovery (tools.md): every tool ever offered to a model is remembered in
-//! `known_tools`, so rules can be written for tools that are not in the registry — MCP and
-//! plugin tools — as soon as they have been seen once. An in-memory set keeps the store
-//! write to the first sighting of each name in this process.
+//! ToolDiscovery (docs/approval.md, "Known tools"): every tool ever offered to a model is
+//! remembered in `known_tools`, so rules can be written for tools that are not in the
+//! registry — MCP and plugin tools — as soon as they have been seen once. An in-memory set
+//! keeps the store write to the first sighting of each name in this process.
 
 use skald_store::Store;
 use std::collections::HashSet;

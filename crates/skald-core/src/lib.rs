@@ -24,7 +24,7 @@ pub mod mcp;
 pub mod models;
 pub mod paths;
 pub mod plugins;
-pub mod prepare;
+pub mod prewarm;
 pub mod process;
 pub mod sandbox;
 pub mod session;
@@ -37,7 +37,7 @@ pub mod withheld;
 pub use args::{ArgsError, validate_args};
 pub use catalog::{AllTools, McpToolSource, ToolCatalog, ToolInfo, ToolSource};
 pub use config::{Config, ConfigError};
-pub use engine::registry::{self, DispatchError, RegistryError, ToolRegistry};
+pub use engine::registry::{self, RegistryError, ToolRegistry};
 pub use paths::{DataDir, DataDirError};
 
 /// The registry with every tool Skald ships registered (`tools::all`).

@@ -8,7 +8,7 @@ use std::path::Path;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-/// Fallbacks used at most per round, as reference.md says.
+/// Fallbacks used at most per round (docs/models.md, "Fallbacks and health").
 pub const MAX_FALLBACKS: usize = 3;
 
 /// The providers declared in config.toml.

@@ -1,4 +1,4 @@
-//! Plugins (reference.md "Secrets, plugins, images"): optional parts with a configuration
+//! Plugins (docs/plugins.md): optional parts with a configuration
 //! of their own, checked against their schema, that add tools while they run. They are
 //! compiled in and turned on by the user (`configure_plugin`, `toggle_item {kind:
 //! "plugin"}`, `skald plugins`). The one shipped so far is the image generator.

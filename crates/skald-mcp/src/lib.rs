@@ -1,9 +1,10 @@
-//! Skald's MCP client (reference.md "MCP"). Servers connect in the background and are
-//! supervised: a status per server (connecting, ready, failed with the error and the tail
-//! of its log, disabled), reconnection with backoff, tool lists refreshed on
-//! `list_changed`. Nothing here ever makes a turn wait for a server that is not ready:
-//! callers read the status and the tools of ready servers, and only `wait_ready` — for an
-//! agent that explicitly activates a server — waits, bounded by the connect timeout.
+//! Skald's MCP client (docs/mcp.md, "Connecting never blocks a turn"). Servers connect in
+//! the background and are supervised: a status per server (connecting, ready, failed with
+//! the error and the tail of its log, disabled), reconnection with backoff, tool lists
+//! refreshed on `list_changed`. Nothing here ever makes a turn wait for a server that is
+//! not ready: callers read the status and the tools of ready servers, and only `wait_ready`
+//! — for an agent that explicitly activates a server — waits, bounded by the connect
+//! timeout.
 //!
 //! `rmcp` is used only in the `client` module.
 

@@ -43,7 +43,7 @@ pub fn message(m: &Message, base: &Path, route: &FileRoute) -> ChatMessage {
 pub fn tool_call(c: ToolCallRecord, registry: &ToolRegistry) -> ToolCallInfo {
     // What the model sent may hold a secret's value (set_secret): shown as the engine
     // shows it everywhere else.
-    let shown = registry.shown_args(&c.name, c.args.clone());
+    let shown = registry.redacted_args(&c.name, c.args.clone());
     ToolCallInfo {
         label_short: registry.describe_call(&c.name, &shown, ToolDescriptionLength::Short),
         label_full: registry.describe_call(&c.name, &shown, ToolDescriptionLength::Full),

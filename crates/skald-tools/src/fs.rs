@@ -1,5 +1,5 @@
 //! Path resolution and the path policy primitives every tool and every policy check use
-//! (tools.md "FS Path Resolution").
+//! (docs/architecture.md, "Path policy primitives").
 //!
 //! The rule that keeps checks and actions in agreement: a tool opens exactly the path
 //! that `resolve` returns, which is lexically normalised (no `.` or `..` left), and a

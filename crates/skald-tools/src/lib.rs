@@ -8,8 +8,8 @@ pub mod fs;
 pub mod search;
 pub mod text;
 
+mod editor_fs;
 mod git_guard;
-mod lent;
 mod outline_cache;
 mod restart;
 

@@ -135,9 +135,9 @@ fn read_window(scope: &ToolScope, target: &fs::Target, start: u64, last: u64) ->
 
     // With an editor lending its file system, the lines are its copy's (unsaved changes
     // included); the checks above were the file's on disk.
-    match crate::lent::reader(scope) {
+    match crate::editor_fs::reader(scope) {
         Some(editor) => {
-            let text = crate::lent::read(editor, &target.opened)?;
+            let text = crate::editor_fs::read(editor, &target.opened)?;
             crate::text::still_the_same_file(target, &meta)?;
             window(
                 path,

@@ -105,7 +105,7 @@ pub fn read_for_edit(t: &Target) -> Result<TextFile, ToolError> {
 /// lends its file system to the call, else the file on disk. The file on disk must be an
 /// editable text file either way.
 pub fn load(scope: &ToolScope, t: &Target) -> Result<TextFile, ToolError> {
-    let Some(editor) = crate::lent::reader(scope) else {
+    let Some(editor) = crate::editor_fs::reader(scope) else {
         return read_for_edit(t);
     };
     let (file, meta) = open_editable(t)?;
@@ -114,7 +114,7 @@ pub fn load(scope: &ToolScope, t: &Target) -> Result<TextFile, ToolError> {
         .read_to_end(&mut head)
         .map_err(|e| io_error("read", &t.shown, &e))?;
     refuse_binary(&t.shown, &head, meta.len())?;
-    let text = crate::lent::read(editor, &t.opened)?;
+    let text = crate::editor_fs::read(editor, &t.opened)?;
     still_the_same_file(t, &meta)?;
     text_file(&t.shown, text.into_bytes())
 }
@@ -146,7 +146,7 @@ pub(crate) fn still_the_same_file(t: &Target, before: &std::fs::Metadata) -> Res
 /// else atomically on disk at the target's canonical path, refusing a link swapped in on
 /// it (`write_atomic_exact`). Returns whether the file existed.
 pub fn save(scope: &ToolScope, t: &Target, content: &str) -> Result<bool, ToolError> {
-    let Some(editor) = crate::lent::writer(scope) else {
+    let Some(editor) = crate::editor_fs::writer(scope) else {
         return skald_base::atomic::write_atomic_exact(&t.opened, content.as_bytes())
             .map_err(|e| ToolError::failed(e.to_string()));
     };
@@ -178,7 +178,7 @@ pub fn save(scope: &ToolScope, t: &Target, content: &str) -> Result<bool, ToolEr
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
         Err(e) => return Err(io_error("write", path, &e)),
     };
-    crate::lent::write(editor, opened, content)?;
+    crate::editor_fs::write(editor, opened, content)?;
     Ok(existed)
 }
 

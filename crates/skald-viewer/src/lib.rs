@@ -1,4 +1,4 @@
-//! The file viewer's engine (reference.md "File viewer"): what kind a file is and how it is
+//! The file viewer's engine (docs/viewer.md, "Kinds"): what kind a file is and how it is
 //! shown safely. The desktop app and `skald serve` draw what this produces; `skald view`
 //! prints it.
 //!

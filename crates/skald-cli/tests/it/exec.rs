@@ -1780,17 +1780,51 @@ fn a_headless_run_cannot_ask_and_says_so() {
     ]);
     let run = exec(&server, &[], "style the button");
     assert_eq!(run.out.status.code(), Some(0));
-    let err = run
+    // No one to answer is the person's no, stored as a rejected call (issue #48), with
+    // why for the model.
+    let rejected = run
         .events
         .iter()
-        .find(|e| e["type"] == "tool_error")
+        .find(|e| e["type"] == "tool_rejected")
         .unwrap();
     assert!(
-        err["error"]
+        rejected["reason"]
             .as_str()
             .unwrap()
             .contains("no one can answer questions in this run")
     );
+    assert!(!run.events.iter().any(|e| e["type"] == "tool_error"));
+}
+
+/// A tool the agent was not offered is refused with what would offer it: the config
+/// group for a configuration tool, an image provider for image generation (which the
+/// config group never offers).
+#[test]
+fn an_unoffered_tool_is_refused_with_what_would_offer_it() {
+    let server = serve(vec![
+        tool_call(
+            "i1",
+            "image_generate",
+            r#"{"provider_id": "x", "prompt": "a cat"}"#,
+        ),
+        tool_call("s1", "set_secret", r#"{"key": "K", "value": "v"}"#),
+        answer("done"),
+    ]);
+    let run = exec(&server, &[], "draw a cat");
+    assert_eq!(run.out.status.code(), Some(0));
+    let error_of = |id: &str| {
+        run.events
+            .iter()
+            .find(|e| e["type"] == "tool_error" && e["tool_call_id"] == id)
+            .and_then(|e| e["error"].as_str())
+            .unwrap_or_else(|| panic!("no error for {id}: {:?}", run.events))
+            .to_string()
+    };
+    let image = error_of("i1");
+    assert!(image.contains("image-generation"), "{image}");
+    assert!(!image.contains("activate_tools with groups"), "{image}");
+    let config = error_of("s1");
+    assert!(config.contains("activate_tools"), "{config}");
 }
 
 #[cfg(unix)]

@@ -839,3 +839,41 @@ fn too_many_tools_are_searched_instead_of_all_offered() {
     );
     assert!(result(&ev, "e1").contains("found it"));
 }
+
+/// `skald tools` starts the servers that are on and lists their tools as models see them,
+/// beside the built-in ones.
+#[test]
+fn skald_tools_lists_a_connected_servers_tools() {
+    let data = tempfile::tempdir().unwrap();
+    add_everything(data.path());
+    let out = ok(&skald(data.path(), None)
+        .args(["tools", "--json"])
+        .output()
+        .unwrap());
+    let tools: Vec<Value> = serde_json::from_str(&out).unwrap();
+    let echo = tools
+        .iter()
+        .find(|t| t["name"] == "mcp__everything__echo")
+        .unwrap_or_else(|| panic!("no server tool listed: {out}"));
+    assert_eq!(echo["source"], "mcp");
+    assert_eq!(echo["parameters"]["type"], "object");
+    assert!(tools.iter().any(|t| t["name"] == "read_file"));
+    let human = ok(&skald(data.path(), None).args(["tools"]).output().unwrap());
+    assert!(
+        human
+            .lines()
+            .any(|l| l.starts_with("mcp__everything__echo") && l.ends_with("(mcp)")),
+        "{human}"
+    );
+    // Turned off, a server is not started; its tools, seen before, stay listed as such.
+    ok(&skald(data.path(), None)
+        .args(["mcp", "disable", "everything"])
+        .output()
+        .unwrap());
+    let off = ok(&skald(data.path(), None).args(["tools"]).output().unwrap());
+    assert!(
+        !off.lines()
+            .any(|l| l.starts_with("mcp__everything__echo") && l.ends_with("(mcp)")),
+        "{off}"
+    );
+}

@@ -1,5 +1,5 @@
-//! The approval gate (reference.md "Approval gate", tools.md "Tool Visibility Filtering",
-//! "Read auto-allow & secrets/ deny"): every tool call is checked against the rules of
+//! The approval gate (docs/approval.md, "How a decision is made"; docs/tools.md,
+//! "Which tools an agent is offered"): every tool call is checked against the rules of
 //! the session's permission group, then `default`'s, in priority order; the first match
 //! decides, no match requires approval, and a store error requires approval too. The run
 //! context's grants relax `require` to `allow` for reads and writes where the user said
@@ -555,8 +555,8 @@ fn decide_at(
             };
         }
     };
-    // A deny anywhere in the list wins (reference.md: "Deny always wins"), whatever
-    // allow or require comes before it; then the first match decides.
+    // A deny anywhere in the list wins (docs/approval.md, "How a decision is made"),
+    // whatever allow or require comes before it; then the first match decides.
     let first = rules
         .iter()
         .find(|r| rule_matches_at(r, ctx, tool, args, path));
@@ -738,7 +738,8 @@ fn digest(args: &Value) -> String {
 
 /// Which of `names` a group's rules deny outright, whatever the arguments: they are taken
 /// out of the model's tool list. Rules with a path or command pattern depend on the call
-/// and never hide a tool; MCP tools are gated, never hidden (tools.md).
+/// and never hide a tool; MCP tools are gated, never hidden (docs/tools.md,
+/// "Which tools an agent is offered").
 pub fn hidden_tools<'a>(
     store: &Store,
     ctx: &RunContext,

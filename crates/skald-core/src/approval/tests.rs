@@ -71,6 +71,35 @@ fn action(store: &Store, ctx: &RunContext, tool: &str, args: Value) -> RuleActio
     check(store, ctx, tool, &args).action
 }
 
+/// docs/approval.md's table of seeded defaults names every rule a new data directory has,
+/// at its priority and with its action.
+#[test]
+fn the_seeded_rules_table_is_complete() {
+    let (s, _d, _ctx) = setup();
+    let doc = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/approval.md"),
+    )
+    .unwrap();
+    let rules = s.rules_for_group("default").unwrap();
+    assert!(!rules.is_empty());
+    for rule in rules {
+        let row = doc
+            .lines()
+            .find(|l| l.starts_with(&format!("| {} | ", rule.priority)))
+            .unwrap_or_else(|| panic!("no row for priority {} ({rule:?})", rule.priority));
+        let action = format!("{:?}", rule.action).to_lowercase();
+        assert!(
+            row.contains(&format!("`{}`", rule.tool_pattern)) && row.contains(&action),
+            "docs/approval.md's row for priority {} lacks `{}` ({action}): {row}",
+            rule.priority,
+            rule.tool_pattern
+        );
+        if let Some(path) = &rule.path_pattern {
+            assert!(row.contains(&format!("`{path}`")), "{row} lacks {path}");
+        }
+    }
+}
+
 #[test]
 fn seeded_defaults() {
     let (s, _d, ctx) = setup();

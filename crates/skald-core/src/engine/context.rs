@@ -77,7 +77,7 @@ pub struct Frame {
     pub depth: usize,
 }
 
-/// Delegation goes no deeper than this (reference.md).
+/// Delegation goes no deeper than this (docs/tasks.md, "Delegating to a task agent").
 pub const MAX_DEPTH: usize = 5;
 
 /// What a turn runs against.

@@ -1,7 +1,7 @@
 //! The engine as one shareable value: the store, tools, models and agents every turn runs
 //! against, plus the work that outlives a turn — background tasks (`execute_task` with
 //! mode async), notifications from background agents, and the deliveries that bring their
-//! results into a chat (reference.md "Sub-agents and tasks", "Notifications").
+//! results into a chat (docs/tasks.md, "Background tasks", "Notifications").
 //!
 //! Carriers (`skald exec`, `skald cron run`, the session manager behind `skald serve` and
 //! the desktop app) build one and hand out borrowed `TurnEnv`s from it.
@@ -13,8 +13,8 @@ use crate::lock;
 use crate::models::ModelHealth;
 use registry::ToolRegistry;
 pub mod context;
-pub mod cx;
 pub mod registry;
+pub mod tool_context;
 
 use context::{ApprovalMode, Ask, Frame, TurnConfig, TurnEnv, TurnError};
 use skald_api::CancellationToken;

@@ -1,10 +1,10 @@
-//! `ToolRegistry`: every tool a model can be offered, by name (tools.md "ToolRegistry").
+//! `ToolRegistry`: every tool a model can be offered, by name (docs/tools.md,
+//! "Registry and catalog (`skald-core`)").
 
-use crate::engine::cx::{DynTool, Kind, ToolCx};
+use crate::engine::tool_context::{DynTool, ToolCx, ToolOrigin};
 use serde_json::Value;
 use skald_api::{
-    Audience, ExecutionOutcome, Tool, ToolCategory, ToolDescriptionLength, ToolExecution,
-    tool_names as tn,
+    Audience, Tool, ToolCategory, ToolDescriptionLength, ToolExecution, tool_names as tn,
 };
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -22,19 +22,9 @@ pub enum RegistryError {
     InvalidName(String),
 }
 
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
-pub enum DispatchError {
-    #[error("unknown tool `{0}`")]
-    Unknown(String),
-    #[error("{0}")]
-    Failed(String),
-    #[error("cancelled")]
-    Cancelled,
-}
-
 struct Entry {
     tool: Arc<DynTool>,
-    kind: Kind,
+    kind: ToolOrigin,
 }
 
 /// Tools keyed by name: the file and shell tools and the engine's own (`crate::tools`).
@@ -66,10 +56,14 @@ impl ToolRegistry {
         &mut self,
         tool: impl for<'a> Tool<ToolCx<'a>> + 'static,
     ) -> Result<(), RegistryError> {
-        self.register_arc(Arc::new(tool), Kind::Files)
+        self.register_arc(Arc::new(tool), ToolOrigin::Files)
     }
 
-    pub fn register_arc(&mut self, tool: Arc<DynTool>, kind: Kind) -> Result<(), RegistryError> {
+    pub fn register_arc(
+        &mut self,
+        tool: Arc<DynTool>,
+        kind: ToolOrigin,
+    ) -> Result<(), RegistryError> {
         let name = tool.name().to_string();
         if !valid_name(&name) {
             return Err(RegistryError::InvalidName(name));
@@ -94,7 +88,9 @@ impl ToolRegistry {
 
     /// Whether `name` acts on the session (and so runs only inside an agent turn).
     pub fn is_engine_tool(&self, name: &str) -> bool {
-        self.tools.get(name).is_some_and(|e| e.kind == Kind::Engine)
+        self.tools
+            .get(name)
+            .is_some_and(|e| e.kind == ToolOrigin::Engine)
     }
 
     /// Every registered tool, in name order.
@@ -103,7 +99,7 @@ impl ToolRegistry {
     }
 
     /// Every registered tool with its kind, in name order.
-    pub fn entries(&self) -> impl Iterator<Item = (&Arc<DynTool>, Kind)> {
+    pub fn entries(&self) -> impl Iterator<Item = (&Arc<DynTool>, ToolOrigin)> {
         self.tools.values().map(|e| (&e.tool, e.kind))
     }
 
@@ -120,46 +116,10 @@ impl ToolRegistry {
         self.get(name).map(|t| t.openai_definition())
     }
 
-    /// The definitions offered to `who`, in name order (tools.md "Tool Visibility
-    /// Filtering"): each tool decides in its `offered_to`.
+    /// The definitions offered to `who`, in name order (docs/tools.md,
+    /// "Which tools an agent is offered"): each tool decides in its `offered_to`.
     pub fn offered(&self, who: &Audience) -> Vec<Value> {
         self.definitions(|t| t.offered_to(who))
-    }
-
-    /// Definitions offered to the root agent: everything but `sub_agents_only` tools.
-    pub fn openai_definitions(&self) -> Vec<Value> {
-        self.definitions(|t| !t.sub_agents_only())
-    }
-
-    /// Definitions of the tools only sub-agents see.
-    pub fn openai_definitions_sub_agents_only(&self) -> Vec<Value> {
-        self.definitions(|t| t.sub_agents_only())
-    }
-
-    /// The always-on root set: root-visible tools outside the lazy `config` group.
-    pub fn openai_definitions_excluding_config(&self) -> Vec<Value> {
-        self.definitions(|t| !t.sub_agents_only() && t.category() != ToolCategory::Config)
-    }
-
-    /// The lazy `config` group: Config-category tools, offered after
-    /// `activate_tools(["config"])`.
-    pub fn openai_definitions_config_only(&self) -> Vec<Value> {
-        self.definitions(|t| !t.sub_agents_only() && t.category() == ToolCategory::Config)
-    }
-
-    /// Names of the tools a sub-agent must not see.
-    pub fn root_agent_only_names(&self) -> Vec<String> {
-        self.tools()
-            .filter(|t| t.root_agent_only())
-            .map(|t| t.name().to_string())
-            .collect()
-    }
-
-    /// `(name, description)` of every tool, sorted by name.
-    pub fn list_all(&self) -> Vec<(String, String)> {
-        self.tools()
-            .map(|t| (t.name().to_string(), t.description().to_string()))
-            .collect()
     }
 
     /// The category of a registered tool; `None` for MCP and unknown names.
@@ -183,20 +143,6 @@ impl ToolRegistry {
         self.get(name).map(|t| t.run(cx, args))
     }
 
-    /// Runs a registered tool outside any turn to completion, uncancellable. For callers
-    /// with no /stop (a REST resolve endpoint); turns go through `run` + `drive_execution`.
-    pub async fn dispatch(&self, name: &str, args: Value) -> Result<String, DispatchError> {
-        let cx = ToolCx::outside_turn();
-        let exec = self
-            .run(name, &cx, args)
-            .ok_or_else(|| DispatchError::Unknown(name.to_string()))?;
-        match exec.wait().await {
-            ExecutionOutcome::Completed(text) => Ok(text),
-            ExecutionOutcome::Failed(msg) => Err(DispatchError::Failed(msg)),
-            ExecutionOutcome::Cancelled => Err(DispatchError::Cancelled),
-        }
-    }
-
     /// A label for any tool call, registered or not, within the length's budget. The
     /// legacy `run_subtask` of old histories is labelled as a delegation; anything else
     /// unknown falls back to its name.
@@ -215,9 +161,9 @@ impl ToolRegistry {
     }
 
     /// A call's arguments as they may be stored and shown (a secret's value hidden).
-    pub fn shown_args(&self, name: &str, args: Value) -> Value {
+    pub fn redacted_args(&self, name: &str, args: Value) -> Value {
         match self.get(name) {
-            Some(tool) => tool.shown_args(args),
+            Some(tool) => tool.redacted_args(args),
             None => args,
         }
     }
@@ -263,7 +209,7 @@ impl crate::approval::CategoryOf for ToolRegistry {
 mod tests {
     use super::*;
     use serde_json::json;
-    use skald_api::{ToolError, ToolResult};
+    use skald_api::{ExecutionOutcome, ToolError, ToolResult};
 
     struct T {
         name: &'static str,
@@ -316,12 +262,6 @@ mod tests {
         }
     }
 
-    fn names(defs: &[Value]) -> Vec<String> {
-        defs.iter()
-            .map(|d| d["function"]["name"].as_str().unwrap().to_string())
-            .collect()
-    }
-
     fn sample() -> ToolRegistry {
         let mut r = ToolRegistry::new();
         r.register(T::new("read_file")).unwrap();
@@ -348,30 +288,11 @@ mod tests {
     /// test tools named like some of them).
     fn with_engine_tools(mut r: ToolRegistry) -> ToolRegistry {
         for (tool, kind) in crate::tools::all() {
-            if kind == Kind::Engine && !r.contains(tool.name()) {
+            if kind == ToolOrigin::Engine && !r.contains(tool.name()) {
                 r.register_arc(tool, kind).unwrap();
             }
         }
         r
-    }
-
-    #[test]
-    fn visibility_rules() {
-        let r = sample();
-        assert_eq!(
-            names(&r.openai_definitions()),
-            ["read_file", "read_notification", "set_secret"]
-        );
-        assert_eq!(
-            names(&r.openai_definitions_sub_agents_only()),
-            ["report_back"]
-        );
-        assert_eq!(r.root_agent_only_names(), ["read_notification"]);
-        assert_eq!(
-            names(&r.openai_definitions_excluding_config()),
-            ["read_file", "read_notification"]
-        );
-        assert_eq!(names(&r.openai_definitions_config_only()), ["set_secret"]);
     }
 
     #[test]
@@ -412,7 +333,7 @@ mod tests {
     #[test]
     fn listing_and_categories() {
         let r = sample();
-        let listed: Vec<String> = r.list_all().into_iter().map(|(n, _)| n).collect();
+        let listed: Vec<String> = r.tools().map(|t| t.name().to_string()).collect();
         assert_eq!(
             listed,
             [
@@ -427,7 +348,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn run_and_dispatch() {
+    async fn runs_a_registered_tool() {
         let r = sample();
         let cx = ToolCx::outside_turn();
         assert!(r.run("nope", &cx, json!({})).is_none());
@@ -435,20 +356,6 @@ mod tests {
         assert_eq!(
             exec.wait().await,
             ExecutionOutcome::Completed("ran read_file".into())
-        );
-        assert_eq!(
-            r.dispatch("read_file", json!({})).await.unwrap(),
-            "ran read_file"
-        );
-        assert_eq!(
-            r.dispatch("read_file", json!({"fail": true}))
-                .await
-                .unwrap_err(),
-            DispatchError::Failed("asked to fail".into())
-        );
-        assert_eq!(
-            r.dispatch("nope", json!({})).await.unwrap_err(),
-            DispatchError::Unknown("nope".into())
         );
     }
 

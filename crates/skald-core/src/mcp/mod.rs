@@ -1,4 +1,4 @@
-//! MCP servers inside the engine (reference.md "MCP"): starting the registered ones, the
+//! MCP servers inside the engine (docs/mcp.md): starting the registered ones, the
 //! host side of the client (status events, server forms through the Agent Inbox), the
 //! tools offered to agents that activated a server, the prompt's MCP list, and checking
 //! a registration.

@@ -1,11 +1,11 @@
 //! A chat over time: the session manager behind `skald serve` and the desktop app, the
 //! leases that keep one process per chat, and picking a chat up after a crash.
 
-pub mod hold;
+pub mod lease;
 pub mod manager;
 pub mod resume;
 
-pub use hold::{HOLD_MS, SessionHold};
+pub use lease::{LEASE_MS, SessionLease};
 pub use manager::SessionManager;
 
 use crate::engine::{Engine, EngineError};

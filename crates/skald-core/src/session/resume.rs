@@ -1,6 +1,6 @@
 //! Picking a session up after Skald stopped mid-turn (a crash, a kill, a power cut).
-//! Rehydration is re-running from intent (tools.md): a stored call is (name, args,
-//! status), never a checkpoint.
+//! Rehydration is re-running from intent (docs/agent-loop.md, "Resume after a crash"): a
+//! stored call is (name, args, status), never a checkpoint.
 
 use crate::turn::{Emit, TurnEnv, TurnError, run_call};
 use serde_json::Value;

@@ -1,6 +1,6 @@
 //! Background tasks (`execute_task` with mode async), notifications from background
-//! agents, and the deliveries that bring their results into a chat (reference.md
-//! "Sub-agents and tasks", "Notifications"): the work of an engine that outlives a turn.
+//! agents, and the deliveries that bring their results into a chat (docs/tasks.md,
+//! "Background tasks", "Notifications"): the work of an engine that outlives a turn.
 
 use crate::agents::AgentKind;
 use crate::approval::RunContext;

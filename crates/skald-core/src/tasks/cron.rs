@@ -1,7 +1,7 @@
-//! Scheduled jobs (reference.md "Cron"): cron expressions with optional seconds, evaluated
-//! in the job's time zone; a scheduler that claims each occurrence through the store (so
-//! two Skald processes on one database run it once), runs it in a fresh background session
-//! with the job's agent, and keeps its result per run.
+//! Scheduled jobs (docs/tasks.md, "Scheduled jobs (cron)"): cron expressions with optional
+//! seconds, evaluated in the job's time zone; a scheduler that claims each occurrence
+//! through the store (so two Skald processes on one database run it once), runs it in a
+//! fresh background session with the job's agent, and keeps its result per run.
 //!
 //! Missed occurrences (Skald was not running) follow the job's policy: `once` runs one run
 //! at the next start that stands for all of them; `skip` drops them. A run a shutdown

@@ -1,7 +1,8 @@
 //! activate_tools: bring tool groups into the agent's list from its next step — MCP
-//! servers by name, or `config` for Skald's configuration tools (tools.md "Lazy config
-//! tool group"). For a server still connecting it waits, bounded by the server's connect
-//! timeout, so the agent learns whether its tools will be there.
+//! servers by name, or `config` for Skald's configuration tools (docs/tools.md,
+//! "Which tools an agent is offered"; docs/mcp.md, "Lazy tools: `activate_tools`"). For a
+//! server still connecting it waits, bounded by the server's connect timeout, so the agent
+//! learns whether its tools will be there.
 
 use super::{Call, Cooperative, ToolCx, outcome, store_err};
 use schemars::JsonSchema;

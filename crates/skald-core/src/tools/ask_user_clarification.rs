@@ -74,8 +74,13 @@ impl<'a> Tool<ToolCx<'a>> for AskUserClarification {
                 Ok(Outcome::Answered(text)) if !text.trim().is_empty() => {
                     ExecutionOutcome::Completed(format!("The user answered: {text}"))
                 }
+                // Declined, or no one there to answer: the person's no, stored as for a
+                // call they did not approve.
                 Ok(Outcome::Rejected(note)) if !note.trim().is_empty() => {
-                    ExecutionOutcome::Failed(format!("The user declined to answer: {note}"))
+                    ExecutionOutcome::Rejected(format!("The user declined to answer: {note}"))
+                }
+                Ok(Outcome::Rejected(_)) => {
+                    ExecutionOutcome::Rejected("The user gave no answer.".to_string())
                 }
                 Ok(Outcome::Cancelled) => ExecutionOutcome::Cancelled,
                 Ok(_) => ExecutionOutcome::Failed("The user gave no answer.".to_string()),

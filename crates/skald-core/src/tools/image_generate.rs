@@ -1,7 +1,7 @@
 //! image_generate: one image from the running image provider, saved under the working
 //! directory's `images/`, opened in the viewer; the answer is its path. Offered while the
-//! image-generation plugin runs, though its category is Config (tools.md "Lazy config tool
-//! group"). A /stop drops the request, like any tool's I/O.
+//! image-generation plugin runs, though its category is Config (docs/tools.md,
+//! "Which tools an agent is offered"). A /stop drops the request, like any tool's I/O.
 
 use super::{AnyObject, Call, ToolCx};
 use schemars::JsonSchema;

@@ -1,4 +1,4 @@
-//! Every tool a model can be offered, in one list (tools.md "Built-in Tool Catalogue").
+//! Every tool a model can be offered, in one list (docs/tools.md, "Catalogue").
 //! The file and shell tools come from `skald-tools`; the tools that act on the session —
 //! its scratchpad, the Inbox, sub-agents, Skald's own configuration — are here, one file
 //! each, named after the tool. All of them implement the one `Tool` trait and sit in the
@@ -20,7 +20,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, OnceLock};
 
-pub use crate::engine::cx::{Call, DynTool, Kind, ToolCx};
+pub use crate::engine::tool_context::{Call, DynTool, ToolCx, ToolOrigin};
 
 /// The tools that act on the session, in the order they are offered after the file tools:
 /// besides its own file, the one line a new engine tool adds.
@@ -89,11 +89,11 @@ const _: () = assert!(
 /// Every tool Skald ships, each with its kind, in the order they are offered. `restart` is
 /// not here: only a carrier that can restart the program registers it (skald-tools
 /// `Restart`).
-pub fn all() -> Vec<(Arc<DynTool>, Kind)> {
+pub fn all() -> Vec<(Arc<DynTool>, ToolOrigin)> {
     file_tools()
         .into_iter()
-        .map(|t| (t, Kind::Files))
-        .chain(engine_tools().into_iter().map(|t| (t, Kind::Engine)))
+        .map(|t| (t, ToolOrigin::Files))
+        .chain(engine_tools().into_iter().map(|t| (t, ToolOrigin::Engine)))
         .collect()
 }
 
@@ -211,6 +211,7 @@ pub(crate) mod test_support {
             ExecutionOutcome::Completed(text) => Ok(text),
             ExecutionOutcome::Failed(message) => Err(message),
             ExecutionOutcome::Cancelled => Err("cancelled".to_string()),
+            ExecutionOutcome::Rejected(reason) => Err(reason),
         }
     }
 

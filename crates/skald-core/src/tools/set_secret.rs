@@ -47,7 +47,7 @@ impl<'a> Tool<ToolCx<'a>> for SetSecret {
 
     /// The value hidden; arguments that are not even an object (unreadable JSON, kept for
     /// the model to see its mistake) are hidden whole, since they may hold it too.
-    fn shown_args(&self, mut args: Value) -> Value {
+    fn redacted_args(&self, mut args: Value) -> Value {
         if args.is_string() {
             return Value::String(HIDDEN_VALUE.to_string());
         }

@@ -1,5 +1,5 @@
-//! write_todos: the agent's private todo list. Stateless, as tools.md says: the agent
-//! sends the whole list each time, and the list lives only in its own tool results.
+//! write_todos: the agent's private todo list. Stateless (docs/tasks.md, "Todo lists"): the
+//! agent sends the whole list each time, and the list lives only in its own tool results.
 
 use super::ToolCx;
 use schemars::JsonSchema;

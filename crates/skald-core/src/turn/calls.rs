@@ -4,7 +4,7 @@
 use super::{ApprovalMode, AskRequest, Emit, TurnEnv, TurnError};
 use crate::approval;
 use crate::args::validate_args;
-use crate::engine::cx::{Call, ToolCx};
+use crate::engine::tool_context::{Call, ToolCx};
 use serde_json::Value;
 use skald_api::events::Event;
 use skald_api::inbox::{ApprovalRequest, InboxRequest};
@@ -15,7 +15,8 @@ use skald_api::{
 use skald_llm::ToolCall;
 use skald_store::{ResultType, RuleAction, Store};
 
-/// Sync delegations of one reply that run at the same time, at most (reference.md).
+/// Sync delegations of one reply that run at the same time, at most (docs/tasks.md,
+/// "Delegating to a task agent").
 const MAX_PARALLEL_DELEGATIONS: usize = 4;
 
 /// Runs a reply's calls: the ordinary ones one after the other in the order the model
@@ -110,7 +111,7 @@ async fn ask_inbox(
                         title: label.clone(),
                         payload: InboxRequest::Approval(ApprovalRequest {
                             tool: call.name.clone(),
-                            arguments: registry.shown_args(&call.name, args.clone()),
+                            arguments: registry.redacted_args(&call.name, args.clone()),
                             label: label.clone(),
                             reason: reason.to_string(),
                             category: registry.category_of(&call.name),
@@ -131,7 +132,7 @@ async fn ask_inbox(
     emit(Event::ApprovalRequired {
         tool_call_id: call.id.clone(),
         name: call.name.clone(),
-        arguments: registry.shown_args(&call.name, args.clone()),
+        arguments: registry.redacted_args(&call.name, args.clone()),
         label: label.clone(),
         reason: reason.to_string(),
         inbox_id: item.id,
@@ -186,6 +187,28 @@ fn mark_done(
     Ok(false)
 }
 
+/// Records a call the person said no to (at the gate, or to what it asked them) and says
+/// so; `Ok(false)`: the turn goes on, the model reading why.
+fn mark_rejected(
+    store: &Store,
+    session_id: i64,
+    call_id: &str,
+    reason: String,
+    emit: Emit<'_>,
+) -> Result<bool, TurnError> {
+    store.set_tool_call_status(
+        session_id,
+        call_id,
+        ToolCallStatus::Rejected,
+        Some((&reason, ResultType::Text)),
+    )?;
+    emit(Event::ToolRejected {
+        tool_call_id: call_id.to_string(),
+        reason,
+    });
+    Ok(false)
+}
+
 /// Fails a call of a tool this agent was not offered this round, saying how to get it when
 /// there is a way.
 pub(super) fn refuse_unoffered(
@@ -195,14 +218,33 @@ pub(super) fn refuse_unoffered(
     emit: Emit<'_>,
 ) -> Result<(), TurnError> {
     let (store, registry) = (env.store, env.registry);
-    let config_tool = registry.is_engine_tool(&call.name)
-        && registry.category_of(&call.name) == Some(ToolCategory::Config)
-        && call.name != tn::ACTIVATE_TOOLS;
+    // What would offer it: the `config` group, or an image provider; asked of the tool
+    // itself, so the advice is never one that would not help.
+    let with_config = super::offer::audience(env, true);
+    let offered_with =
+        |who: &skald_api::Audience| registry.get(&call.name).is_some_and(|t| t.offered_to(who));
+    let config_tool = registry.category_of(&call.name) == Some(ToolCategory::Config)
+        && call.name != tn::ACTIVATE_TOOLS
+        && offered_with(&with_config);
+    let image_tool = !with_config.images
+        && offered_with(&skald_api::Audience {
+            images: true,
+            ..with_config
+        });
     let message = if config_tool {
         format!(
             "`{}` is one of Skald's configuration tools; call activate_tools with groups \
              [\"config\"] first, then use it from your next step",
             call.name
+        )
+    } else if image_tool {
+        format!(
+            "`{}` needs an image provider, and none is on: the image-generation plugin \
+             must be enabled with a provider (the user can do it in Settings → Plugins, or \
+             you with configure_plugin {{\"id\": \"{}\", \"enabled\": true}} after \
+             activating the config group)",
+            call.name,
+            crate::plugins::IMAGE_PLUGIN
         )
     } else {
         format!(
@@ -213,7 +255,7 @@ pub(super) fn refuse_unoffered(
     emit(Event::ToolStart {
         tool_call_id: call.id.clone(),
         name: call.name.clone(),
-        arguments: registry.shown_args(
+        arguments: registry.redacted_args(
             &call.name,
             parse_args(&call.arguments).unwrap_or(Value::Null),
         ),
@@ -302,7 +344,7 @@ pub(crate) async fn run_call(
 ) -> Result<bool, TurnError> {
     let (store, registry) = (env.store, env.registry);
     let parsed = parse_args(&call.arguments);
-    let shown = registry.shown_args(&call.name, parsed.clone().unwrap_or(Value::Null));
+    let shown = registry.redacted_args(&call.name, parsed.clone().unwrap_or(Value::Null));
     emit(Event::ToolStart {
         tool_call_id: call.id.clone(),
         name: call.name.clone(),
@@ -342,17 +384,7 @@ pub(crate) async fn run_call(
     let checked = match gate {
         Gate::Run(path) => path,
         Gate::Rejected(reason) => {
-            store.set_tool_call_status(
-                session_id,
-                &call.id,
-                ToolCallStatus::Rejected,
-                Some((&reason, ResultType::Text)),
-            )?;
-            emit(Event::ToolRejected {
-                tool_call_id: call.id.clone(),
-                reason,
-            });
-            return Ok(false);
+            return mark_rejected(store, session_id, &call.id, reason, emit);
         }
         Gate::Cancelled => return mark_cancelled(store, session_id, &call.id, emit),
     };
@@ -388,6 +420,9 @@ pub(crate) async fn run_call(
         }
         ExecutionOutcome::Failed(message) => fail(message),
         ExecutionOutcome::Cancelled => mark_cancelled(store, session_id, &call.id, emit),
+        ExecutionOutcome::Rejected(reason) => {
+            mark_rejected(store, session_id, &call.id, redact(reason), emit)
+        }
     };
     // Also after a failed or stopped call: a command can change files before it fails.
     if let Some((engine, before)) = checkpoint
@@ -519,7 +554,7 @@ async fn gate(
             Some(hook_subject(env, &call.name)),
             serde_json::json!({
                 "tool_name": call.name,
-                "tool_input": crate::hooks::tool_input(registry.shown_args(&call.name, args.clone())),
+                "tool_input": crate::hooks::tool_input(registry.redacted_args(&call.name, args.clone())),
             }),
             emit,
         )
@@ -601,7 +636,7 @@ async fn gate(
                     tool: call.name.clone(),
                     label: registry.describe_call(&call.name, args, ToolDescriptionLength::Full),
                     reason: decision.reason.clone(),
-                    arguments: registry.shown_args(&call.name, args.clone()),
+                    arguments: registry.redacted_args(&call.name, args.clone()),
                 });
                 // Ctrl-C while the prompt waits stops the turn, as it does anywhere else.
                 tokio::select! {

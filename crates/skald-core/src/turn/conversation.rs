@@ -6,17 +6,17 @@ use skald_api::ToolCallStatus;
 use skald_llm::{Message, ToolCall};
 use skald_store::Role;
 
-/// The conversation as the model must see it, in the order of reference.md: the static
-/// system part, the history with every tool call of an assistant message followed by its
-/// result, then the short dynamic tail (time, OS, working directory, the MCP servers'
-/// status). Keeping what changes at the end keeps the long prefix cacheable by providers
-/// and by the local model's saved state.
+/// The conversation as the model must see it, in this order (docs/agent-loop.md,
+/// "A round"): the static system part, the history with every tool call of an assistant
+/// message followed by its result, then the short dynamic tail (time, OS, working
+/// directory, the MCP servers' status). Keeping what changes at the end keeps the long
+/// prefix cacheable by providers and by the local model's saved state.
 pub(super) fn conversation(env: &TurnEnv<'_>, session_id: i64) -> Result<Vec<Message>, TurnError> {
     let (store, cfg, frame) = (env.store, env.cfg, env.frame);
     let mut out = vec![Message::system(cfg.system_prompt.clone())];
-    // A summary stands in for the turns it covers (reference.md: after the system part
-    // and the scratchpad, before the history). Summaries are of the root conversation; a
-    // task agent's own conversation is short-lived.
+    // A summary stands in for the turns it covers (docs/agent-loop.md, "A round": after the
+    // system part and the scratchpad, before the history). Summaries are of the root
+    // conversation; a task agent's own conversation is short-lived.
     let summary = match frame.stack_id {
         None => store.latest_summary(session_id)?,
         Some(_) => None,

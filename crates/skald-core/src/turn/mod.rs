@@ -1,4 +1,4 @@
-//! One agent turn: the loop of reference.md "Agent loop" — rebuild the conversation from
+//! One agent turn (docs/agent-loop.md, "A round"): rebuild the conversation from
 //! the store, stream the model's answer (persisting it before showing it), run the tool
 //! calls it makes, and go round again until a final answer, a stop, or the round limit.
 //!
@@ -121,8 +121,8 @@ pub async fn run_turn(
             context: context.clone(),
         });
     }
-    // Tools the group denies outright are not offered at all (tools.md "Tool Visibility
-    // Filtering").
+    // Tools the group denies outright are not offered at all (docs/tools.md,
+    // "Which tools an agent is offered").
     let mut tools: Vec<ToolSpec> = Vec::new();
     let mut tools_key = None;
 
@@ -202,7 +202,7 @@ pub async fn run_turn(
                 name: call.name.clone(),
                 // Unreadable arguments are kept for the model to see its mistake — but
                 // shown like any others, so a secret's are kept nowhere.
-                args: env.registry.shown_args(
+                args: env.registry.redacted_args(
                     &call.name,
                     parse_args(&call.arguments)
                         .unwrap_or_else(|_| Value::String(call.arguments.clone())),

@@ -23,8 +23,8 @@ pub(super) fn tools_key_now(
     ))
 }
 
-/// The tools offered this round, less those the group denies outright (tools.md "Tool
-/// Visibility Filtering"); every offered name is recorded for the approval UI.
+/// The tools offered this round, less those the group denies outright (docs/tools.md,
+/// "Which tools an agent is offered"); every offered name is recorded for the approval UI.
 pub(super) fn turn_tools(env: &TurnEnv<'_>, session_id: i64) -> Result<Vec<ToolSpec>, TurnError> {
     let granted = env.store.granted_groups(session_id, env.frame.stack_id)?;
     let config = granted.iter().any(|g| g == tn::CONFIG_GROUP);
@@ -78,15 +78,24 @@ pub(super) fn turn_tools(env: &TurnEnv<'_>, session_id: i64) -> Result<Vec<ToolS
     Ok(tools)
 }
 
-/// The tools a frame is offered (tools.md "Tool Visibility Filtering"): each registered
-/// tool says whether it is for this agent — its depth, whether anyone is watching, whether
-/// it activated the `config` group.
+/// The tools a frame is offered (docs/tools.md, "Which tools an agent is offered"): each
+/// registered tool says whether it is for this agent — its depth, whether anyone is
+/// watching, whether it activated the `config` group.
 pub(super) fn offered_tools(env: &TurnEnv<'_>, config: bool) -> Vec<ToolSpec> {
+    env.registry
+        .offered(&audience(env, config))
+        .iter()
+        .filter_map(ToolSpec::from_openai)
+        .collect()
+}
+
+/// Who this frame's agent is, for the tools to say whether they are for it.
+pub(super) fn audience(env: &TurnEnv<'_>, config: bool) -> Audience {
     let system = env.library.is_some_and(|l| {
         l.get(&env.cfg.run.agent_id)
             .is_ok_and(|a| a.meta.kind == crate::agents::AgentKind::System)
     });
-    let who = Audience {
+    Audience {
         depth: env.frame.depth,
         background: env.cfg.background,
         system,
@@ -95,12 +104,7 @@ pub(super) fn offered_tools(env: &TurnEnv<'_>, config: bool) -> Vec<ToolSpec> {
             .engine
             .is_some_and(|e| e.plugins.images.provider().is_some()),
         delegation: env.library.is_some(),
-    };
-    env.registry
-        .offered(&who)
-        .iter()
-        .filter_map(ToolSpec::from_openai)
-        .collect()
+    }
 }
 
 /// The offered `tools` that `model` is sent: all of them, or for a small local model only

@@ -4,8 +4,8 @@ use super::offer::offered_tools;
 use super::*;
 use crate::agents::Library;
 use crate::approval::RunContext;
-use crate::engine::cx::{Call, ToolCx};
 use crate::engine::registry::ToolRegistry;
+use crate::engine::tool_context::{Call, ToolCx};
 use crate::models::ModelHealth;
 use skald_api::{ExecutionOutcome, tool_names as tn};
 

@@ -15,7 +15,7 @@ pub type DynTool = dyn for<'a> Tool<ToolCx<'a>>;
 /// Whether a tool acts on the user's files and shell (and so can also run on its own, in
 /// `skald tool`) or on the session, which only an agent turn has.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub enum ToolOrigin {
     Files,
     Engine,
 }
