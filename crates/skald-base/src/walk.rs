@@ -234,27 +234,9 @@ impl Walk {
     /// Visits the root and everything below it on this thread, depth first, each folder's
     /// entries in the order of their names.
     pub fn run(self, mut visit: impl FnMut(Entry) -> Flow) -> io::Result<()> {
-        let (shared, root, rules) = match self.start()? {
-            Start::Folder(shared, root, rules) => (shared, root, rules),
-            Start::File(entry) => {
-                visit(entry);
-                return Ok(());
-            }
-        };
-        let root_entry = Entry {
-            path: shared.root.clone(),
-            depth: 0,
-            kind: Kind::Dir,
-            parent: root.clone(),
-            name: OsString::from("."),
-        };
-        match visit(root_entry) {
-            Flow::Continue => {}
-            Flow::Skip | Flow::Quit => return Ok(()),
-        }
-        if shared.max_depth == Some(0) {
+        let Some((shared, root, rules)) = self.begin(&mut visit)? else {
             return Ok(());
-        }
+        };
         let mut stack = vec![Listing::read(
             &shared,
             root,
@@ -311,30 +293,9 @@ impl Walk {
         M: Fn() -> F + Sync,
         F: FnMut(Entry) -> Flow + Send,
     {
-        let (shared, root, rules) = match self.start()? {
-            Start::Folder(shared, root, rules) => (shared, root, rules),
-            Start::File(entry) => {
-                make()(entry);
-                return Ok(());
-            }
-        };
-        {
-            let mut visit = make();
-            let root_entry = Entry {
-                path: shared.root.clone(),
-                depth: 0,
-                kind: Kind::Dir,
-                parent: root.clone(),
-                name: OsString::from("."),
-            };
-            match visit(root_entry) {
-                Flow::Continue => {}
-                Flow::Skip | Flow::Quit => return Ok(()),
-            }
-        }
-        if shared.max_depth == Some(0) {
+        let Some((shared, root, rules)) = self.begin(&mut make())? else {
             return Ok(());
-        }
+        };
         let queue = Queue {
             state: Mutex::new(QueueState {
                 jobs: Vec::new(),
@@ -365,6 +326,30 @@ impl Walk {
         match crate::lock(&queue.error).take() {
             Some(e) => Err(e),
             None => Ok(()),
+        }
+    }
+
+    /// Opens the root and visits it: the folder left to walk below it, or None when the
+    /// walk is over already (a root that is a file, a visitor that skips or quits, a depth
+    /// of 0).
+    fn begin(self, visit: &mut dyn FnMut(Entry) -> Flow) -> io::Result<Option<Begun>> {
+        let (shared, root, rules) = match self.start()? {
+            Start::Folder(shared, root, rules) => (shared, root, rules),
+            Start::File(entry) => {
+                visit(entry);
+                return Ok(None);
+            }
+        };
+        let root_entry = Entry {
+            path: shared.root.clone(),
+            depth: 0,
+            kind: Kind::Dir,
+            parent: root.clone(),
+            name: OsString::from("."),
+        };
+        match visit(root_entry) {
+            Flow::Continue if shared.max_depth != Some(0) => Ok(Some((shared, root, rules))),
+            _ => Ok(None),
         }
     }
 
@@ -421,6 +406,9 @@ fn kind_of(t: &cap_std::fs::FileType) -> Kind {
         Kind::Other
     }
 }
+
+/// A walk under way: what its folders share, the root's descriptor and the rules above it.
+type Begun = (Box<Shared>, Arc<Dir>, Arc<Rules>);
 
 /// How a walk begins: in a folder (the usual case), or at one file.
 enum Start {
