@@ -6,12 +6,12 @@ use crate::engine::registry::ToolRegistry;
 use skald_api::{Audience, tool_names as tn};
 use skald_llm::ToolSpec;
 
+/// What decides the tools offered: when it moves, they are built again.
+pub(super) type ToolsKey = (Vec<String>, u64, bool);
+
 /// What the offered tools depend on besides the registry and the rules (fixed during a
 /// turn): the agent's grants, the MCP servers' state, whether image generation is on.
-pub(super) fn tools_key_now(
-    env: &TurnEnv<'_>,
-    session_id: i64,
-) -> Result<(Vec<String>, u64, bool), TurnError> {
+pub(super) fn tools_key_now(env: &TurnEnv<'_>, session_id: i64) -> Result<ToolsKey, TurnError> {
     Ok((
         env.store.granted_groups(session_id, env.frame.stack_id)?,
         // Both only grow, so their sum moves whenever either does.
