@@ -2,7 +2,7 @@
 //! editor (tests/acp/editor.mjs), against the scripted model: a streamed answer, a plan,
 //! a permission round trip, a cancel, and a session loaded after Skald restarted.
 
-use crate::common::isolate;
+use crate::common::SkaldCmd;
 use serde_json::Value;
 use skald_testkit::{ScriptedServer, answer, dripped, tool_call};
 use std::path::Path;
@@ -49,24 +49,13 @@ fn an_editor_streams_approves_cancels_and_loads_a_session_after_a_restart() {
     ]);
     // The editor starts `skald acp` itself; it passes on this environment (the scripted
     // model, isolated as every test's `skald` is).
-    let mut node = Command::new("node");
-    isolate(&mut node, data.path());
-    // `isolate` adds skald's --data-dir to the command; node takes its own arguments.
-    let mut editor = Command::new("node");
-    for (k, v) in node.get_envs() {
-        match v {
-            Some(v) => editor.env(k, v),
-            None => editor.env_remove(k),
-        };
-    }
-    let out = editor
+    let out = SkaldCmd::runner(Command::new("node"), data.path())
+        .against(&server)
+        .cmd()
         .arg(repo().join("tests/acp/editor.mjs"))
         .arg(env!("CARGO_BIN_EXE_skald"))
         .arg(data.path())
         .arg(work.path())
-        .env("OPENAI_BASE_URL", &server.base_url)
-        .env("OPENAI_API_KEY", "sk-test-provider-key")
-        .env("SKALD_MODEL", "scripted-model")
         .current_dir(repo().join("tests/acp"))
         .output()
         .unwrap();

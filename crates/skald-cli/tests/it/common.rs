@@ -1,5 +1,5 @@
-//! Helpers the CLI's end-to-end tests share: the `skald` command against a scripted model,
-//! its outputs, and the JSON events of `--json` runs.
+//! Helpers the CLI's end-to-end tests share: the `skald` command (`SkaldCmd`) against a
+//! scripted model, its outputs, and the JSON events of `--json` runs.
 
 use serde_json::Value;
 use skald_testkit::ScriptedServer;
@@ -24,14 +24,14 @@ const DEVELOPER_VARS: &[&str] = &[
 /// Points a `skald` command at DATA and keeps the developer's own setup out of it: none
 /// of their provider, model or data-dir variables, secrets in the file vault — never their
 /// keyring — and stdin closed.
-pub fn isolate(c: &mut Command, data: &Path) {
+fn isolate(c: &mut Command, data: &Path) {
     c.arg("--data-dir").arg(data);
     isolate_env(c, data);
 }
 
 /// `isolate`'s environment alone, for a command that runs `skald` itself (with the data
 /// directory from `SKALD_DATA_DIR`).
-pub fn isolate_env(c: &mut Command, data: &Path) {
+fn isolate_env(c: &mut Command, data: &Path) {
     for var in DEVELOPER_VARS {
         c.env_remove(var);
     }
@@ -40,24 +40,101 @@ pub fn isolate_env(c: &mut Command, data: &Path) {
     c.env("SKALD_SECRETS", "file").stdin(Stdio::null());
 }
 
-/// `skald --data-dir DATA`, isolated. Every test's command starts here (or, for another
-/// copy of the binary, with `isolate`).
-pub fn bare(data: &Path) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_skald"));
-    isolate(&mut c, data);
-    c
+/// The API key `SkaldCmd::against` gives the scripted server (tests that check what a
+/// command may see look for it).
+const TEST_KEY: &str = "sk-test-provider-key";
+
+/// The `skald` command of a test: built from a data directory, isolated from the
+/// developer's setup (`isolate`), with no provider unless `against` or `env` names one.
+/// `cmd` hands over the `Command` (to add arguments, pipe stdin, spawn); `exec_json` and
+/// `spawn_exec_json` run `skald exec --json` themselves.
+pub struct SkaldCmd(Command);
+
+impl SkaldCmd {
+    /// `skald --data-dir DATA`, isolated.
+    pub fn new(data: &Path) -> SkaldCmd {
+        SkaldCmd::isolating(Command::new(env!("CARGO_BIN_EXE_skald")), data)
+    }
+
+    /// `program` — another copy of the binary, or a wrapper that runs it — given
+    /// `--data-dir DATA` and isolated as `new` is.
+    pub fn isolating(mut program: Command, data: &Path) -> SkaldCmd {
+        isolate(&mut program, data);
+        SkaldCmd(program)
+    }
+
+    /// `program`, which starts `skald` itself, with the isolated environment alone (no
+    /// `--data-dir`: the data directory is the program's to pass on).
+    pub fn runner(mut program: Command, data: &Path) -> SkaldCmd {
+        isolate_env(&mut program, data);
+        SkaldCmd(program)
+    }
+
+    /// The scripted OpenAI-protocol `server` is the model: `scripted-model`, key `TEST_KEY`.
+    pub fn against(self, server: &ScriptedServer) -> SkaldCmd {
+        self.against_url(&server.base_url)
+    }
+
+    /// `against` for an OpenAI-protocol server at `base_url` that is no `ScriptedServer`.
+    pub fn against_url(self, base_url: &str) -> SkaldCmd {
+        self.env("OPENAI_BASE_URL", base_url)
+            .env("OPENAI_API_KEY", TEST_KEY)
+            .env("SKALD_MODEL", "scripted-model")
+    }
+
+    /// Sets one variable: another provider's, a key or model other than `against`'s (a
+    /// later value replaces an earlier one), or a setting such as `HOME`.
+    pub fn env(mut self, key: &str, value: impl AsRef<std::ffi::OsStr>) -> SkaldCmd {
+        self.0.env(key, value);
+        self
+    }
+
+    /// The command, to finish and run.
+    pub fn cmd(self) -> Command {
+        self.0
+    }
+
+    /// `skald exec --json --cwd CWD EXTRA… PROMPT`, run to its end: the output and the
+    /// events of its stdout.
+    pub fn exec_json(self, cwd: &Path, extra: &[&str], prompt: &str) -> (Output, Vec<Value>) {
+        let out = self.exec_cmd(cwd, extra, prompt).output().unwrap();
+        let events = events(&String::from_utf8_lossy(&out.stdout));
+        (out, events)
+    }
+
+    /// `exec_json` started: the child, and the events of its stdout as they come.
+    pub fn spawn_exec_json(
+        self,
+        cwd: &Path,
+        extra: &[&str],
+        prompt: &str,
+    ) -> (Child, Receiver<Value>) {
+        spawn_json(self.exec_cmd(cwd, extra, prompt))
+    }
+
+    fn exec_cmd(self, cwd: &Path, extra: &[&str], prompt: &str) -> Command {
+        let mut c = self.0;
+        c.args(["exec", "--json", "--cwd"])
+            .arg(cwd)
+            .args(extra)
+            .arg(prompt);
+        c
+    }
 }
 
-/// `bare`, with no provider configured unless `server` is given (then the scripted
-/// OpenAI-protocol server is the model).
+/// `skald --data-dir DATA`, isolated, with no provider: `SkaldCmd::new(data).cmd()`.
+pub fn bare(data: &Path) -> Command {
+    SkaldCmd::new(data).cmd()
+}
+
+/// `bare`, or with the scripted `server` as the model when given: `SkaldCmd` with
+/// `against`, as a `Command`.
 pub fn skald(data: &Path, server: Option<&ScriptedServer>) -> Command {
-    let mut c = bare(data);
-    if let Some(s) = server {
-        c.env("OPENAI_BASE_URL", &s.base_url)
-            .env("OPENAI_API_KEY", "sk-test-provider-key")
-            .env("SKALD_MODEL", "scripted-model");
+    let c = SkaldCmd::new(data);
+    match server {
+        Some(s) => c.against(s).cmd(),
+        None => c.cmd(),
     }
-    c
 }
 
 /// The output of a run that must have succeeded.
@@ -76,7 +153,7 @@ pub fn ok(out: &Output) -> String {
 pub fn events(stdout: &str) -> Vec<Value> {
     stdout
         .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
         .collect()
 }
 

@@ -10,7 +10,7 @@ use skald_testkit::{Reply, ScriptedServer, answer, tool_call};
 use std::path::PathBuf;
 use std::process::Command;
 
-use crate::common::isolate_env;
+use crate::common::SkaldCmd;
 
 /// The tool a scenario's chat calls, and its arguments (none: the scenario needs no call).
 fn tool_of(scenario: &str) -> Option<(&'static str, &'static str)> {
@@ -62,19 +62,17 @@ fn run(scenario: &str) -> Result<(), String> {
     .unwrap();
     let model = tool_of(scenario).map(|(tool, args)| ScriptedServer::new(script(tool, args)));
     let out_dir = tempfile::tempdir().unwrap();
-    let mut cmd = Command::new(&node);
     // The skald settings every command of the client script inherits.
-    isolate_env(&mut cmd, data.path());
-    cmd.env("SKALD_DATA_DIR", data.path())
+    let mut cmd = SkaldCmd::runner(Command::new(&node), data.path())
+        .env("SKALD_DATA_DIR", data.path())
         .env("SKALD_BIN", env!("CARGO_BIN_EXE_skald"))
         .env("BROWSER", root.join("browser.sh"));
     if let Some(m) = &model {
-        cmd.env("OPENAI_BASE_URL", &m.base_url)
-            .env("OPENAI_API_KEY", "sk-test-provider-key")
-            .env("SKALD_MODEL", "scripted-model");
+        cmd = cmd.against(m);
     }
     // The suite's servers listen on every interface; the preload keeps them on 127.0.0.1.
     let out = cmd
+        .cmd()
         .arg("-r")
         .arg(root.join("loopback.cjs"))
         .arg(&suite)

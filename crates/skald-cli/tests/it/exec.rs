@@ -1,9 +1,8 @@
 //! `skald exec` against a scripted model server that speaks OpenAI's streaming protocol
 //! over a real socket on 127.0.0.1.
 
-use crate::common::{bare, result};
+use crate::common::{SkaldCmd, bare, result};
 use serde_json::{Value, json};
-use std::io::{BufRead, BufReader};
 use std::process::{Command, Output, Stdio};
 
 use skald_testkit::{ScriptedServer, answer, delayed, sse, tool_call, tool_calls};
@@ -12,16 +11,8 @@ fn serve(replies: Vec<skald_testkit::Reply>) -> ScriptedServer {
     ScriptedServer::new(replies)
 }
 
-/// `skald --data-dir DATA` talking to the scripted OpenAI-protocol `server`, with no
-/// other provider or fallback configured.
-fn skald_against(server: &ScriptedServer, data: &std::path::Path) -> Command {
-    let mut c = bare(data);
-    c.env("OPENAI_BASE_URL", &server.base_url)
-        .env("OPENAI_API_KEY", "k")
-        .env("SKALD_MODEL", "scripted-model");
-    c
-}
-
+/// A `skald exec --json` run in fresh folders: its output and events, and the folders
+/// (the work folder holds hello.txt).
 struct Run {
     out: Output,
     events: Vec<Value>,
@@ -29,41 +20,20 @@ struct Run {
     work: tempfile::TempDir,
 }
 
-fn exec(server: &ScriptedServer, extra: &[&str], prompt: &str) -> Run {
-    exec_with(
-        &[
-            ("OPENAI_BASE_URL", server.base_url.as_str()),
-            ("OPENAI_API_KEY", "test-key"),
-            ("SKALD_MODEL", "scripted-model"),
-        ],
-        extra,
-        prompt,
-    )
-}
-
-/// Runs `skald exec --json` with only the given provider variables set.
-fn exec_with(vars: &[(&str, &str)], extra: &[&str], prompt: &str) -> Run {
-    let data = tempfile::tempdir().unwrap();
-    let work = tempfile::tempdir().unwrap();
-    std::fs::write(work.path().join("hello.txt"), "hello from the fixture\n").unwrap();
-    let out = bare(data.path())
-        .args(["exec", "--json", "--cwd"])
-        .arg(work.path())
-        .args(extra)
-        .arg(prompt)
-        .envs(vars.iter().copied())
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    let events = String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
-        .collect();
-    Run {
-        out,
-        events,
-        data,
-        work,
+impl Run {
+    /// `skald exec --json EXTRA… PROMPT` in fresh folders, its model set by `model` —
+    /// mostly `|c| c.against(&server)`.
+    fn exec(model: impl FnOnce(SkaldCmd) -> SkaldCmd, extra: &[&str], prompt: &str) -> Run {
+        let data = tempfile::tempdir().unwrap();
+        let work = tempfile::tempdir().unwrap();
+        std::fs::write(work.path().join("hello.txt"), "hello from the fixture\n").unwrap();
+        let (out, events) = model(SkaldCmd::new(data.path())).exec_json(work.path(), extra, prompt);
+        Run {
+            out,
+            events,
+            data,
+            work,
+        }
     }
 }
 
@@ -82,7 +52,12 @@ fn a_two_round_turn_reads_a_file_and_answers() {
         tool_call("call_1", "read_file", r#"{"path": "hello.txt"}"#),
         answer("The file says hello."),
     ]);
-    let run = exec(&server, &[], "What does hello.txt say?");
+    // The key is the one the request is checked for below.
+    let run = Run::exec(
+        |c| c.against(&server).env("OPENAI_API_KEY", "test-key"),
+        &[],
+        "What does hello.txt say?",
+    );
     assert_eq!(
         run.out.status.code(),
         Some(0),
@@ -210,7 +185,7 @@ fn shell_calls_are_rejected_headless_and_bad_arguments_reported() {
         tool_call("c_bad", "read_file", r#"{"path": "hello.txt""#),
         answer("Done."),
     ]);
-    let run = exec(&server, &["--sandbox", "off"], "do things");
+    let run = Run::exec(|c| c.against(&server), &["--sandbox", "off"], "do things");
     assert_eq!(
         run.out.status.code(),
         Some(0),
@@ -241,7 +216,11 @@ fn shell_calls_are_rejected_headless_and_bad_arguments_reported() {
 #[test]
 fn a_task_agent_can_be_run_and_an_unknown_one_is_refused() {
     let server = serve(vec![answer("Found it.")]);
-    let run = exec(&server, &["--agent", "researcher"], "where is main?");
+    let run = Run::exec(
+        |c| c.against(&server),
+        &["--agent", "researcher"],
+        "where is main?",
+    );
     assert_eq!(run.out.status.code(), Some(0));
     let requests = server.requests.lock().unwrap().clone();
     let system = requests[0].body["messages"][0]["content"]
@@ -252,7 +231,7 @@ fn a_task_agent_can_be_run_and_an_unknown_one_is_refused() {
         system.starts_with("You are a meticulous researcher"),
         "{system}"
     );
-    let run = exec(&server, &["--agent", "nobody"], "hi");
+    let run = Run::exec(|c| c.against(&server), &["--agent", "nobody"], "hi");
     assert_eq!(run.out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&run.out.stderr).contains("no agent `nobody`"));
 }
@@ -267,7 +246,7 @@ fn approve_all_runs_shell_commands() {
         ),
         answer("Written."),
     ]);
-    let run = exec(&server, &["--approve", "all"], "write it");
+    let run = Run::exec(|c| c.against(&server), &["--approve", "all"], "write it");
     assert_eq!(run.out.status.code(), Some(0));
     assert_eq!(
         std::fs::read_to_string(run.work.path().join("out.txt")).unwrap(),
@@ -282,7 +261,7 @@ fn a_final_http_error_fails_the_turn_without_retrying() {
         "application/json",
         json!({"error": {"message": "Incorrect API key provided"}}).to_string(),
     )]);
-    let run = exec(&server, &[], "hi");
+    let run = Run::exec(|c| c.against(&server), &[], "hi");
     assert_eq!(run.out.status.code(), Some(1));
     let failed = run
         .events
@@ -317,7 +296,7 @@ fn a_server_error_is_retried() {
         ),
         answer("Back."),
     ]);
-    let run = exec(&server, &[], "hi");
+    let run = Run::exec(|c| c.against(&server), &[], "hi");
     assert_eq!(
         run.out.status.code(),
         Some(0),
@@ -334,41 +313,6 @@ fn no_model_configured_is_a_usage_error() {
     let out = bare(data.path()).args(["exec", "hi"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("SKALD_MODEL"));
-}
-
-/// Starts `skald exec --json` and returns the child with its stdout lines as they come.
-#[cfg(unix)]
-fn spawn_exec(
-    server: &ScriptedServer,
-    data: &std::path::Path,
-    work: &std::path::Path,
-    extra: &[&str],
-    prompt: &str,
-) -> (std::process::Child, std::sync::mpsc::Receiver<Value>) {
-    let mut child = bare(data)
-        .args(["exec", "--json", "--cwd"])
-        .arg(work)
-        .args(extra)
-        .arg(prompt)
-        .env("OPENAI_BASE_URL", &server.base_url)
-        .env("OPENAI_API_KEY", "test-key")
-        .env("SKALD_MODEL", "scripted-model")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines() {
-            let Ok(line) = line else { break };
-            if let Ok(v) = serde_json::from_str::<Value>(&line) {
-                let _ = tx.send(v);
-            }
-        }
-    });
-    (child, rx)
 }
 
 /// Waits for an event of `kind`, returning every event seen up to it.
@@ -423,7 +367,10 @@ fn ctrl_c_during_a_model_stream_stops_the_turn_and_keeps_what_was_shown() {
     );
     let server = serve(vec![(200, "text/event-stream", stalled)]);
     let (data, work) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let (child, rx) = spawn_exec(&server, data.path(), work.path(), &[], "tell me");
+    let (child, rx) =
+        SkaldCmd::new(data.path())
+            .against(&server)
+            .spawn_exec_json(work.path(), &[], "tell me");
     wait_for(&rx, "token_delta");
     interrupt(&child);
     let events = wait_for(&rx, "done");
@@ -462,9 +409,7 @@ fn sigterm_and_sighup_stop_the_turn_and_its_background_processes_like_ctrl_c() {
             (200, "text/event-stream", stalled),
         ]);
         let (data, work) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-        let (child, rx) = spawn_exec(
-            &server,
-            data.path(),
+        let (child, rx) = SkaldCmd::new(data.path()).against(&server).spawn_exec_json(
             work.path(),
             &["--approve", "all"],
             "start it",
@@ -503,9 +448,7 @@ fn ctrl_c_during_a_long_shell_command_kills_it_and_marks_the_call_cancelled() {
         r#"{"command": "sh -c 'read -r p _ < /proc/self/stat; echo $p > sleep.pid; exec sleep 10' & wait"}"#,
     )]);
     let (data, work) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let (child, rx) = spawn_exec(
-        &server,
-        data.path(),
+    let (child, rx) = SkaldCmd::new(data.path()).against(&server).spawn_exec_json(
         work.path(),
         &["--approve", "all"],
         "wait",
@@ -561,9 +504,7 @@ fn kill_9_mid_tool_then_resume_loses_nothing() {
         r#"{"command": "read -r pid _ < /proc/self/stat; echo $pid > cmd.pid; sleep 30"}"#,
     )]);
     let (data, work) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let (mut child, rx) = spawn_exec(
-        &server,
-        data.path(),
+    let (mut child, rx) = SkaldCmd::new(data.path()).against(&server).spawn_exec_json(
         work.path(),
         &["--approve", "all"],
         "run the long thing",
@@ -597,9 +538,7 @@ fn kill_9_mid_tool_then_resume_loses_nothing() {
     }
 
     let server = serve(vec![answer("It was interrupted; nothing else to do.")]);
-    let (child, rx) = spawn_exec(
-        &server,
-        data.path(),
+    let (child, rx) = SkaldCmd::new(data.path()).against(&server).spawn_exec_json(
         work.path(),
         &["--session", "1"],
         "go on",
@@ -676,12 +615,12 @@ fn anthropic_messages_two_round_turn() {
         (200, "text/event-stream", text_round),
     ]);
     let base = server.origin();
-    let run = exec_with(
-        &[
-            ("ANTHROPIC_BASE_URL", base.as_str()),
-            ("ANTHROPIC_API_KEY", "ant-key"),
-            ("SKALD_MODEL", "anthropic/claude-test"),
-        ],
+    let run = Run::exec(
+        |c| {
+            c.env("ANTHROPIC_BASE_URL", &base)
+                .env("ANTHROPIC_API_KEY", "ant-key")
+                .env("SKALD_MODEL", "anthropic/claude-test")
+        },
         &[],
         "What does hello.txt say?",
     );
@@ -744,11 +683,11 @@ fn ollama_chat_two_round_turn() {
         .trim_start_matches("http://")
         .trim_end_matches("/v1")
         .to_string();
-    let run = exec_with(
-        &[
-            ("OLLAMA_HOST", host.as_str()),
-            ("SKALD_MODEL", "ollama/llama-test"),
-        ],
+    let run = Run::exec(
+        |c| {
+            c.env("OLLAMA_HOST", &host)
+                .env("SKALD_MODEL", "ollama/llama-test")
+        },
         &[],
         "What does hello.txt say?",
     );
@@ -800,15 +739,17 @@ fn a_failing_model_falls_back_to_the_next_and_usage_is_recorded() {
         ),
     )
     .unwrap();
-    let out = bare(data.path())
-        .args(["exec", "--json", "--cwd"])
-        .arg(work.path())
-        .arg("hi")
-        .env("OPENAI_BASE_URL", &primary.base_url)
+    // The scripted primary, as `openai/primary-model` and with a wrong key.
+    let out = SkaldCmd::new(data.path())
+        .against(&primary)
         .env("OPENAI_API_KEY", "wrong")
         .env("SKALD_MODEL", "openai/primary-model")
         .env("SKALD_FALLBACK_MODELS", "backup/model-b")
         .env("BACKUP_KEY", "backup-secret")
+        .cmd()
+        .args(["exec", "--json", "--cwd"])
+        .arg(work.path())
+        .arg("hi")
         .output()
         .unwrap();
     assert_eq!(
@@ -858,7 +799,7 @@ fn a_stream_cut_mid_answer_is_asked_again_and_nothing_shown_is_lost() {
         (200, "text/event-stream", cut),
         tool_call_free_answer_with_usage("Partial answer, now complete."),
     ]);
-    let run = exec(&server, &[], "answer me");
+    let run = Run::exec(|c| c.against(&server), &[], "answer me");
     assert_eq!(
         run.out.status.code(),
         Some(0),
@@ -919,7 +860,9 @@ fn a_long_conversation_is_summarised_and_nothing_is_deleted() {
     )
     .unwrap();
     let run = |args: &[&str]| -> Vec<Value> {
-        let out = skald_against(&server, data.path())
+        let out = SkaldCmd::new(data.path())
+            .against(&server)
+            .cmd()
             .args(["exec", "--json", "--cwd"])
             .arg(work.path())
             .args(args)
@@ -1001,7 +944,7 @@ fn reused_tool_call_ids_are_made_unique() {
         tool_call("same", "list_files", r#"{}"#),
         answer("Done."),
     ]);
-    let run = exec(&server, &[], "look around");
+    let run = Run::exec(|c| c.against(&server), &[], "look around");
     assert_eq!(
         run.out.status.code(),
         Some(0),
@@ -1035,7 +978,9 @@ fn a_denied_tool_is_hidden_from_the_model_and_refused_if_called() {
     let data = tempfile::tempdir().unwrap();
     let work = tempfile::tempdir().unwrap();
     let skald = |args: &[&str]| {
-        skald_against(&server, data.path())
+        SkaldCmd::new(data.path())
+            .against(&server)
+            .cmd()
             .args(args)
             .output()
             .unwrap()
@@ -1114,11 +1059,10 @@ fn approve_ask_prompts_on_a_terminal() {
             data.path().display(),
             work.path().display()
         );
-        let mut child = Command::new("script")
+        let mut child = SkaldCmd::runner(Command::new("script"), data.path())
+            .against(&server)
+            .cmd()
             .args(["-qec", &cmd, "/dev/null"])
-            .env("OPENAI_BASE_URL", &server.base_url)
-            .env("OPENAI_API_KEY", "k")
-            .env("SKALD_MODEL", "scripted-model")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()
@@ -1174,11 +1118,10 @@ fn approve_ask_shows_every_line_with_controls_escaped() {
         data.path().display(),
         work.path().display()
     );
-    let mut child = Command::new("script")
+    let mut child = SkaldCmd::runner(Command::new("script"), data.path())
+        .against(&server)
+        .cmd()
         .args(["-qec", &cmd, "/dev/null"])
-        .env("OPENAI_BASE_URL", &server.base_url)
-        .env("OPENAI_API_KEY", "k")
-        .env("SKALD_MODEL", "scripted-model")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
@@ -1212,8 +1155,8 @@ fn approve_ask_without_a_terminal_rejects() {
         tool_call("c1", "execute_cmd", r#"{"command": "echo no > out.txt"}"#),
         answer("Done."),
     ]);
-    let run = exec(
-        &server,
+    let run = Run::exec(
+        |c| c.against(&server),
         &["--approve", "ask", "--sandbox", "off"],
         "write it",
     );
@@ -1242,7 +1185,9 @@ fn a_run_context_grants_writes_sets_the_group_and_adds_prompt_lines() {
     std::fs::create_dir_all(work.path().join("out")).unwrap();
     let out_dir = work.path().join("out");
     let run = |args: &[&str]| {
-        skald_against(&server, data.path())
+        SkaldCmd::new(data.path())
+            .against(&server)
+            .cmd()
             .args(args)
             .output()
             .unwrap()
@@ -1308,7 +1253,9 @@ fn the_scratchpad_is_shared_through_the_session_and_todos_are_a_private_checklis
     let data = tempfile::tempdir().unwrap();
     let work = tempfile::tempdir().unwrap();
     let run = |args: &[&str]| {
-        skald_against(&server, data.path())
+        SkaldCmd::new(data.path())
+            .against(&server)
+            .cmd()
             .args(["exec", "--json", "--cwd"])
             .arg(work.path())
             .args(args)
@@ -1365,7 +1312,7 @@ fn execute_task_runs_a_task_agent_inline_and_returns_its_answer() {
         answer("The file says hello."),
         answer("The researcher reports: hello."),
     ]);
-    let run = exec(&server, &[], "ask the researcher");
+    let run = Run::exec(|c| c.against(&server), &[], "ask the researcher");
     assert_eq!(
         run.out.status.code(),
         Some(0),
@@ -1479,7 +1426,7 @@ fn delegation_refuses_what_it_must() {
         ),
         answer("Could not delegate."),
     ]);
-    let run = exec(&server, &[], "delegate badly");
+    let run = Run::exec(|c| c.against(&server), &[], "delegate badly");
     assert_eq!(run.out.status.code(), Some(0));
     let errors: Vec<String> = run
         .events
@@ -1524,9 +1471,7 @@ fn approvals_wait_in_the_inbox_across_processes_and_restarts() {
         answer("The engineer made it."),
     ]);
     let (data, work) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let (child, rx) = spawn_exec(
-        &server,
-        data.path(),
+    let (child, rx) = SkaldCmd::new(data.path()).against(&server).spawn_exec_json(
         work.path(),
         &["--approve", "inbox", "--sandbox", "off"],
         "make the file",
@@ -1562,9 +1507,7 @@ fn approvals_wait_in_the_inbox_across_processes_and_restarts() {
         r#"{"command": "touch later.txt"}"#,
     )]);
     let (data, work) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let (mut child, rx) = spawn_exec(
-        &server,
-        data.path(),
+    let (mut child, rx) = SkaldCmd::new(data.path()).against(&server).spawn_exec_json(
         work.path(),
         &["--approve", "inbox", "--sandbox", "off"],
         "later",
@@ -1582,13 +1525,13 @@ fn approvals_wait_in_the_inbox_across_processes_and_restarts() {
         "nothing runs until the session goes on"
     );
     let server2 = serve(vec![answer("Done after the restart.")]);
-    let (child, rx) = spawn_exec(
-        &server2,
-        data.path(),
-        work.path(),
-        &["--session", "1", "--approve", "inbox", "--sandbox", "off"],
-        "go on",
-    );
+    let (child, rx) = SkaldCmd::new(data.path())
+        .against(&server2)
+        .spawn_exec_json(
+            work.path(),
+            &["--session", "1", "--approve", "inbox", "--sandbox", "off"],
+            "go on",
+        );
     let events = wait_for(&rx, "done");
     assert_eq!(child.wait_with_output().unwrap().status.code(), Some(0));
     assert!(
@@ -1620,7 +1563,7 @@ fn two_delegations_in_one_reply_run_concurrently_and_are_recorded_in_call_order(
         answer("quick answer"),
         answer("Both jobs done."),
     ]);
-    let run = exec(&server, &[], "do two jobs");
+    let run = Run::exec(|c| c.against(&server), &[], "do two jobs");
     assert_eq!(
         run.out.status.code(),
         Some(0),
@@ -1684,9 +1627,7 @@ fn ctrl_c_stops_the_whole_stack() {
         ),
     ]);
     let (data, work) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let (child, rx) = spawn_exec(
-        &server,
-        data.path(),
+    let (child, rx) = SkaldCmd::new(data.path()).against(&server).spawn_exec_json(
         work.path(),
         &["--approve", "all"],
         "delegate a wait",
@@ -1730,9 +1671,7 @@ fn a_question_waits_in_the_inbox_for_a_text_answer() {
         answer("Making it teal."),
     ]);
     let (data, work) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let (child, rx) = spawn_exec(
-        &server,
-        data.path(),
+    let (child, rx) = SkaldCmd::new(data.path()).against(&server).spawn_exec_json(
         work.path(),
         &["--approve", "inbox"],
         "style the button",
@@ -1778,7 +1717,7 @@ fn a_headless_run_cannot_ask_and_says_so() {
         ),
         answer("I picked blue."),
     ]);
-    let run = exec(&server, &[], "style the button");
+    let run = Run::exec(|c| c.against(&server), &[], "style the button");
     assert_eq!(run.out.status.code(), Some(0));
     // No one to answer is the person's no, stored as a rejected call (issue #48), with
     // why for the model.
@@ -1810,7 +1749,7 @@ fn an_unoffered_tool_is_refused_with_what_would_offer_it() {
         tool_call("s1", "set_secret", r#"{"key": "K", "value": "v"}"#),
         answer("done"),
     ]);
-    let run = exec(&server, &[], "draw a cat");
+    let run = Run::exec(|c| c.against(&server), &[], "draw a cat");
     assert_eq!(run.out.status.code(), Some(0));
     let error_of = |id: &str| {
         run.events
@@ -1838,9 +1777,7 @@ fn a_question_is_answered_after_a_restart() {
         r#"{"question": "Which database?"}"#,
     )]);
     let (data, work) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let (mut child, rx) = spawn_exec(
-        &server,
-        data.path(),
+    let (mut child, rx) = SkaldCmd::new(data.path()).against(&server).spawn_exec_json(
         work.path(),
         &["--approve", "inbox"],
         "migrate",
@@ -1860,13 +1797,13 @@ fn a_question_is_answered_after_a_restart() {
         String::from_utf8_lossy(&out.stderr)
     );
     let server2 = serve(vec![answer("Migrating staging.")]);
-    let (child, rx) = spawn_exec(
-        &server2,
-        data.path(),
-        work.path(),
-        &["--session", "1", "--approve", "inbox"],
-        "go on",
-    );
+    let (child, rx) = SkaldCmd::new(data.path())
+        .against(&server2)
+        .spawn_exec_json(
+            work.path(),
+            &["--session", "1", "--approve", "inbox"],
+            "go on",
+        );
     let events = wait_for(&rx, "done");
     assert_eq!(child.wait_with_output().unwrap().status.code(), Some(0));
     assert!(
@@ -1910,7 +1847,9 @@ fn credential_folders_in_the_home_folder_always_ask() {
     )
     .unwrap();
     std::fs::write(home.join("notes.txt"), "PRIVATE notes, mine to read\n").unwrap();
-    let out = skald_against(&server, data.path())
+    let out = SkaldCmd::new(data.path())
+        .against(&server)
+        .cmd()
         .env("HOME", &home)
         .args(["exec", "--json", "--cwd"])
         .arg(&home)
@@ -1980,12 +1919,13 @@ fn keys_of_configured_providers_never_reach_commands_and_sessions_stay_in_their_
         ),
     )
     .unwrap();
-    let out = bare(data.path())
+    let out = SkaldCmd::new(data.path())
+        .env("SKALD_MODEL", "mine/model-x")
+        .env("MINE_KEY", "sk-mine-secret")
+        .cmd()
         .args(["exec", "--json", "--approve", "all", "--cwd"])
         .arg(work.path())
         .arg("show the key")
-        .env("SKALD_MODEL", "mine/model-x")
-        .env("MINE_KEY", "sk-mine-secret")
         .output()
         .unwrap();
     assert_eq!(
@@ -2002,11 +1942,12 @@ fn keys_of_configured_providers_never_reach_commands_and_sessions_stay_in_their_
     assert!(stdout.contains("[]"));
     // The session works in `work`; continuing it from elsewhere with --cwd is refused.
     let other = tempfile::tempdir().unwrap();
-    let out = bare(data.path())
+    let out = SkaldCmd::new(data.path())
+        .env("SKALD_MODEL", "mine/model-x")
+        .cmd()
         .args(["exec", "--session", "1", "--cwd"])
         .arg(other.path())
         .arg("again")
-        .env("SKALD_MODEL", "mine/model-x")
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
@@ -2043,7 +1984,7 @@ fn an_async_task_reports_back_and_the_chat_goes_on() {
             ],
         ),
     ]);
-    let run = exec(&server, &[], "find out in the background");
+    let run = Run::exec(|c| c.against(&server), &[], "find out in the background");
     assert_eq!(
         run.out.status.code(),
         Some(0),
@@ -2179,7 +2120,7 @@ fn notifications_arrive_in_one_batch() {
             ],
         ),
     ]);
-    let run = exec(&server, &[], "run a long job");
+    let run = Run::exec(|c| c.against(&server), &[], "run a long job");
     assert_eq!(
         run.out.status.code(),
         Some(0),
@@ -2248,9 +2189,7 @@ fn a_background_task_waits_in_the_inbox_for_approval() {
         ),
     ]);
     let (data, work) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let (child, rx) = spawn_exec(
-        &server,
-        data.path(),
+    let (child, rx) = SkaldCmd::new(data.path()).against(&server).spawn_exec_json(
         work.path(),
         &["--sandbox", "off"],
         "echo in the background",
@@ -2298,7 +2237,11 @@ fn a_chat_schedules_a_job() {
         ),
         answer("Scheduled."),
     ]);
-    let run = exec(&server, &[], "every weekday at nine, summarise my notes");
+    let run = Run::exec(
+        |c| c.against(&server),
+        &[],
+        "every weekday at nine, summarise my notes",
+    );
     assert_eq!(
         run.out.status.code(),
         Some(0),
@@ -2344,7 +2287,7 @@ fn show_file_to_user_opens_the_viewer() {
         ]),
         answer("Opened it."),
     ]);
-    let run = exec(&server, &[], "show me hello.txt");
+    let run = Run::exec(|c| c.against(&server), &[], "show me hello.txt");
     assert_eq!(run.out.status.code(), Some(0));
     let open: Vec<&Value> = run
         .events
@@ -2381,9 +2324,15 @@ fn a_chat_in_use_by_another_process_is_refused() {
     );
     let server = serve(vec![(200, "text/event-stream", stalled)]);
     let (data, work) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let (child, rx) = spawn_exec(&server, data.path(), work.path(), &[], "a long answer");
+    let (child, rx) = SkaldCmd::new(data.path()).against(&server).spawn_exec_json(
+        work.path(),
+        &[],
+        "a long answer",
+    );
     wait_for(&rx, "token_delta");
-    let second = skald_against(&server, data.path())
+    let second = SkaldCmd::new(data.path())
+        .against(&server)
+        .cmd()
         .args(["exec", "--json", "--session", "1", "me too"])
         .output()
         .unwrap();
@@ -2402,7 +2351,9 @@ fn a_chat_in_use_by_another_process_is_refused() {
     assert!(!texts.iter().any(|t| t == "me too"), "{texts:?}");
     // Once the first process is gone, the chat is free at once.
     let third = serve(vec![answer("Free again.")]);
-    let out = skald_against(&third, data.path())
+    let out = SkaldCmd::new(data.path())
+        .against(&third)
+        .cmd()
         .args(["exec", "--json", "--session", "1", "now?"])
         .output()
         .unwrap();
@@ -2445,7 +2396,7 @@ fn at_most_four_delegations_run_at_once_and_results_keep_call_order() {
         answer("answer five"),
         answer("All five done."),
     ]);
-    let run = exec(&server, &[], "do five jobs");
+    let run = Run::exec(|c| c.against(&server), &[], "do five jobs");
     assert_eq!(
         run.out.status.code(),
         Some(0),
@@ -2510,7 +2461,7 @@ fn exec_unprivileged(server: &ScriptedServer, key: &str, prompt: &str) -> (Run, 
     let bin_dir = tempfile::tempdir().unwrap();
     let bin = bin_dir.path().join("skald");
     std::fs::copy(env!("CARGO_BIN_EXE_skald"), &bin).unwrap();
-    let mut cmd = match unprivileged() {
+    let cmd = match unprivileged() {
         Some((uid, gid)) => {
             for d in [data.path(), work.path(), bin_dir.path()] {
                 std::os::unix::fs::chown(d, Some(uid), Some(gid)).unwrap();
@@ -2527,22 +2478,11 @@ fn exec_unprivileged(server: &ScriptedServer, key: &str, prompt: &str) -> (Run, 
         }
         None => Command::new(&bin),
     };
-    crate::common::isolate(&mut cmd, data.path());
-    let out = cmd
-        .args(["exec", "--json", "--approve", "all", "--cwd"])
-        .arg(work.path())
-        .arg(prompt)
-        .env("HOME", data.path())
-        .env("OPENAI_BASE_URL", &server.base_url)
+    let (out, events) = SkaldCmd::isolating(cmd, data.path())
+        .against(server)
         .env("OPENAI_API_KEY", key)
-        .env("SKALD_MODEL", "scripted-model")
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    let events = String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
-        .collect();
+        .env("HOME", data.path())
+        .exec_json(work.path(), &["--approve", "all"], prompt);
     (
         Run {
             out,
@@ -2635,7 +2575,7 @@ fn the_data_directory_and_its_files_are_the_users_alone() {
         tool_call("c1", "read_file", r#"{"path": "hello.txt"}"#),
         answer("Read."),
     ]);
-    let run = exec(&server, &[], "read it");
+    let run = Run::exec(|c| c.against(&server), &[], "read it");
     assert_eq!(run.out.status.code(), Some(0));
     let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode(run.data.path()), 0o700);
@@ -2680,7 +2620,7 @@ fn a_background_process_ends_with_skald_exec_and_it_says_so() {
         ),
         answer("Started."),
     ]);
-    let run = exec(&server, &["--approve", "all"], "start it");
+    let run = Run::exec(|c| c.against(&server), &["--approve", "all"], "start it");
     let stderr = String::from_utf8_lossy(&run.out.stderr);
     assert_eq!(run.out.status.code(), Some(0), "{stderr}");
     let done = result(&run.events, "c1");

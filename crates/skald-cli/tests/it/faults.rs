@@ -4,7 +4,7 @@
 //! whole history. (A stream that stops without `[DONE]` and an unknown-key 401 are in
 //! exec.rs; the provider-level wire cases in skald-llm/tests/wire.rs.)
 
-use crate::common::{events, ok, result, skald};
+use crate::common::{SkaldCmd, events, ok, result, skald};
 use serde_json::{Value, json};
 use skald_testkit::{Reply, ScriptedServer, answer, tool_call};
 use std::path::Path;
@@ -159,13 +159,12 @@ fn a_server_that_accepts_and_never_answers_times_out() {
         }
     });
     let (data, work) = dirs();
-    let out = skald(data.path(), None)
+    let out = SkaldCmd::new(data.path())
+        .against_url(&url)
+        .env("SKALD_MODEL_TIMEOUT_SECS", "1")
+        .cmd()
         .args(["exec", "--json", "--cwd"])
         .arg(work.path())
-        .env("OPENAI_BASE_URL", &url)
-        .env("OPENAI_API_KEY", "sk-test")
-        .env("SKALD_MODEL", "scripted-model")
-        .env("SKALD_MODEL_TIMEOUT_SECS", "1")
         .arg("hello")
         .output()
         .unwrap();

@@ -2,7 +2,7 @@
 //! model: what they are given, what their decisions do, and a project's file running
 //! only once approved.
 
-use crate::common::{events, skald};
+use crate::common::{SkaldCmd, skald};
 use serde_json::Value;
 use skald_testkit::{ScriptedServer, answer, tool_call};
 use std::path::{Path, PathBuf};
@@ -41,15 +41,9 @@ impl Setup {
     }
 
     fn exec(&self, server: &ScriptedServer, extra: &[&str], prompt: &str) -> (Output, Vec<Value>) {
-        let out = skald(self.data.path(), Some(server))
-            .args(["exec", "--json", "--cwd"])
-            .arg(self.work.path())
-            .args(extra)
-            .arg(prompt)
-            .output()
-            .unwrap();
-        let evs = events(&String::from_utf8_lossy(&out.stdout));
-        (out, evs)
+        SkaldCmd::new(self.data.path())
+            .against(server)
+            .exec_json(self.work.path(), extra, prompt)
     }
 }
 

@@ -19,13 +19,11 @@ pub(crate) fn models_dir() -> PathBuf {
     dir
 }
 
-/// `skald` with no provider at all: no key, no base URL, no model named anywhere.
+/// `skald` with no provider at all: no key, no base URL, no model named anywhere (none
+/// of those reach any test's `skald`), and no models folder but the data folder's.
 fn offline(data: &Path) -> std::process::Command {
     let mut c = skald(data, None);
-    c.env_remove("OPENAI_API_KEY")
-        .env_remove("OPENAI_BASE_URL")
-        .env_remove("SKALD_MODEL")
-        .env_remove("SKALD_MODELS_DIR");
+    c.env_remove("SKALD_MODELS_DIR");
     c
 }
 

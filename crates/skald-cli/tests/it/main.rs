@@ -1,7 +1,8 @@
 //! The CLI's end-to-end tests: `skald` run as a real process against scripted model
 //! servers, the MCP reference servers and real TeX, in one test binary (one link of the
-//! whole engine instead of one per file). Every command starts from `common::bare`, which
-//! keeps the developer's own providers, data directory and keyring out of the tests.
+//! whole engine instead of one per file). Every command starts from `common::SkaldCmd`
+//! (or its shorthands `bare` and `skald`), which keeps the developer's own providers, data
+//! directory and keyring out of the tests and sets the scripted model with `against`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers may panic
 

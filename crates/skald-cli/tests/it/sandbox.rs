@@ -2,7 +2,7 @@
 //! --sandbox …` and agent turns through `skald exec`, confined by the real
 //! `skald-sandbox` helper (user and mount namespaces, Landlock, seccomp).
 
-use crate::common::{bare, events, result};
+use crate::common::{SkaldCmd, events, result};
 use skald_testkit::{ScriptedServer, answer, tool_call};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -47,18 +47,20 @@ impl Fixture {
     }
 
     /// `skald` with this fixture's data directory and home folder.
+    pub(crate) fn skald_cmd(&self) -> SkaldCmd {
+        SkaldCmd::new(self.data.path()).env("HOME", self.home.path())
+    }
+
+    /// `skald_cmd` as a `Command`.
     pub(crate) fn skald(&self) -> Command {
-        let mut c = bare(self.data.path());
-        c.env("HOME", self.home.path());
-        c
+        self.skald_cmd().cmd()
     }
 
     /// `skald exec --json EXTRA… PROMPT` in the chat's folder against the scripted `server`.
     pub(crate) fn exec(&self, server: &ScriptedServer, extra: &[&str], prompt: &str) -> Output {
-        self.skald()
-            .env("OPENAI_BASE_URL", &server.base_url)
-            .env("OPENAI_API_KEY", "k")
-            .env("SKALD_MODEL", "scripted-model")
+        self.skald_cmd()
+            .against(server)
+            .cmd()
             .args(["exec", "--json"])
             .args(extra)
             .arg("--cwd")

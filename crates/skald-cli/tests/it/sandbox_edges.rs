@@ -3,7 +3,7 @@
 //! terminal Skald runs in, descriptors Skald was handed, … Each test runs the real `skald`
 //! and the real helper, and tries the neighbours of the case it is named for.
 
-use crate::common::isolate_env;
+use crate::common::SkaldCmd;
 use crate::sandbox::{Fixture, out};
 use std::ffi::OsStr;
 use std::io::Read;
@@ -40,11 +40,12 @@ fn a_sandboxed_command_cannot_type_into_the_terminal_skald_runs_in() {
     line.push("bash".as_ref());
     line.push(SKALD.as_ref());
     line.extend(args.iter().map(OsStr::new));
-    let mut c = in_a_terminal("bash", &line);
-    isolate_env(&mut c, f.data.path());
-    c.env("SKALD_DATA_DIR", f.data.path())
-        .env("HOME", f.home.path());
-    let o = c.output().unwrap();
+    let o = SkaldCmd::runner(in_a_terminal("bash", &line), f.data.path())
+        .env("SKALD_DATA_DIR", f.data.path())
+        .env("HOME", f.home.path())
+        .cmd()
+        .output()
+        .unwrap();
     let text = out(&o);
     // It ran in the sandbox, through the spawner, without asking.
     assert!(text.contains("tty-w"), "{text}");
@@ -71,10 +72,12 @@ fn a_sandboxed_command_cannot_use_descriptors_skald_inherited() {
     let mut c = std::process::Command::new("python3");
     c.arg("-c").arg(&wrapper).arg(&file).arg(SKALD);
     c.args(tool_args(&f, command));
-    isolate_env(&mut c, f.data.path());
-    c.env("SKALD_DATA_DIR", f.data.path())
-        .env("HOME", f.home.path());
-    let o = c.output().unwrap();
+    let o = SkaldCmd::runner(c, f.data.path())
+        .env("SKALD_DATA_DIR", f.data.path())
+        .env("HOME", f.home.path())
+        .cmd()
+        .output()
+        .unwrap();
     let text = out(&o);
     assert_eq!(o.status.code(), Some(0), "{text}");
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "", "{text}");
@@ -1005,10 +1008,9 @@ fn a_chats_folder_swapped_for_a_link_does_not_move_the_chat() {
     replies.push(answer("done"));
     let server = ScriptedServer::new(replies);
     let o = f
-        .skald()
-        .env("OPENAI_BASE_URL", &server.base_url)
-        .env("OPENAI_API_KEY", "k")
-        .env("SKALD_MODEL", "scripted-model")
+        .skald_cmd()
+        .against(&server)
+        .cmd()
         .args([
             "exec",
             "--json",
