@@ -79,8 +79,32 @@ pub(crate) fn body(req: &Request) -> Value {
     body
 }
 
+/// `image` blocks (base64) of images fitted to Anthropic's limits.
+fn image_blocks(images: &[crate::vision::ImagePart]) -> Vec<Value> {
+    images
+        .iter()
+        .map(
+            |img| match crate::vision::shown(img, crate::vision::ANTHROPIC_LIMITS) {
+                crate::vision::Shown::Image(f) => json!({"type": "image", "source": {
+                "type": "base64", "media_type": f.media_type, "data": f.base64}}),
+                crate::vision::Shown::Note(note) => json!({"type": "text", "text": note}),
+            },
+        )
+        .collect()
+}
+
 fn blocks(m: &Message) -> (&'static str, Vec<Value>) {
     match m.role {
+        Role::Tool if !m.images.is_empty() => {
+            let mut content = vec![json!({"type": "text", "text": m.content})];
+            content.extend(image_blocks(&m.images));
+            (
+                "user",
+                vec![json!({"type": "tool_result",
+                            "tool_use_id": m.tool_call_id.clone().unwrap_or_default(),
+                            "content": content})],
+            )
+        }
         Role::Tool => (
             "user",
             vec![json!({"type": "tool_result",
@@ -106,7 +130,12 @@ fn blocks(m: &Message) -> (&'static str, Vec<Value>) {
             }
             ("assistant", b)
         }
-        Role::User | Role::System => ("user", vec![json!({"type": "text", "text": m.content})]),
+        // Images before the text that asks about them, as Anthropic advises.
+        Role::User | Role::System => {
+            let mut b = image_blocks(&m.images);
+            b.push(json!({"type": "text", "text": m.content}));
+            ("user", b)
+        }
     }
 }
 
@@ -307,6 +336,54 @@ impl WireParser for Parser {
 
 #[cfg(test)]
 mod tests {
+    /// A 2×2 PNG, small enough to be sent as it is.
+    fn tiny_png() -> crate::vision::ImagePart {
+        crate::vision::ImagePart::new(
+            base64::Engine::decode(
+                &base64::engine::general_purpose::STANDARD,
+                "iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAFklEQVR4nGP8z8DAwMDAxMDAwMDAAAANHQEDasKb6QAAAABJRU5ErkJggg==",
+            )
+            .unwrap(),
+        )
+    }
+
+    #[test]
+    fn images_go_as_base64_blocks_in_user_turns_and_tool_results() {
+        let img = tiny_png();
+        let b64 = base64::Engine::encode(&base64::engine::general_purpose::STANDARD, &img.data);
+        let block = json!({"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": b64}});
+        let req = Request {
+            model: "m".into(),
+            messages: vec![
+                Message::user("what is this?").with_images(vec![img.clone()]),
+                Message::assistant(
+                    "",
+                    vec![ToolCall {
+                        id: "a".into(),
+                        name: "read_file".into(),
+                        arguments: "{}".into(),
+                    }],
+                ),
+                Message::tool_result("a", "an image").with_images(vec![img.clone()]),
+            ],
+            tools: vec![],
+            tool_choice: crate::ToolChoice::Auto,
+            max_tokens: None,
+            temperature: None,
+        };
+        let body = body(&req);
+        let m = body["messages"].as_array().unwrap();
+        assert_eq!(
+            m[0]["content"],
+            json!([block.clone(), {"type": "text", "text": "what is this?"}])
+        );
+        assert_eq!(
+            m[2]["content"],
+            json!([{"type": "tool_result", "tool_use_id": "a",
+                    "content": [{"type": "text", "text": "an image"}, block]}])
+        );
+    }
+
     use super::*;
     use crate::types::tests::run_sse;
 

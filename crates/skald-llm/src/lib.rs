@@ -24,6 +24,7 @@ mod props_ollama;
 pub mod provider;
 pub mod retry;
 pub mod types;
+pub mod vision;
 
 pub use config::{CustomProvider, ModelChoice, choose, from_env, resolve};
 pub use error::LlmError;

@@ -20,7 +20,17 @@ pub(crate) async fn start(p: &Provider, req: &Request) -> Result<EventStream, Ll
 fn message_json(m: &Message) -> Value {
     match m.role {
         Role::System => json!({"role": "system", "content": m.content}),
-        Role::User => json!({"role": "user", "content": m.content}),
+        Role::User => {
+            let mut v = json!({"role": "user", "content": m.content});
+            let (images, notes) = images_b64(&m.images);
+            if !images.is_empty() {
+                v["images"] = json!(images);
+            }
+            if !notes.is_empty() {
+                v["content"] = json!(format!("{}\n\n{}", m.content, notes.join("\n")));
+            }
+            v
+        }
         Role::Tool => json!({"role": "tool", "content": m.content}),
         Role::Assistant => {
             let mut v = json!({"role": "assistant", "content": m.content});
@@ -42,10 +52,57 @@ fn message_json(m: &Message) -> Value {
     }
 }
 
+/// The messages as `/api/chat` takes them; the images of tool results follow the run of
+/// tool messages they belong to, in a user message that says whose they are (a user
+/// message's images are the ones every vision model reads).
+fn messages_json(messages: &[Message]) -> Vec<Value> {
+    let mut out = Vec::with_capacity(messages.len());
+    let mut pending: Vec<Message> = Vec::new();
+    for (i, m) in messages.iter().enumerate() {
+        out.push(message_json(m));
+        if m.role == Role::Tool && !m.images.is_empty() {
+            pending.push(
+                Message::user(format!(
+                    "The image{} of tool call {}:",
+                    if m.images.len() == 1 { "" } else { "s" },
+                    m.tool_call_id.as_deref().unwrap_or("?")
+                ))
+                .with_images(m.images.clone()),
+            );
+        }
+        let run_ends = messages.get(i + 1).is_none_or(|n| n.role != Role::Tool);
+        if run_ends && !pending.is_empty() {
+            let mut joined = Message::user(
+                pending
+                    .iter()
+                    .map(|p| p.content.as_str())
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+            );
+            joined.images = pending.drain(..).flat_map(|p| p.images).collect();
+            out.push(message_json(&joined));
+        }
+    }
+    out
+}
+
+/// Images as Ollama takes them (bare base64), fitted to its limits; and a line for each
+/// that could not be.
+fn images_b64(images: &[crate::vision::ImagePart]) -> (Vec<String>, Vec<String>) {
+    let (mut shown, mut notes) = (Vec::new(), Vec::new());
+    for img in images {
+        match crate::vision::shown(img, crate::vision::OLLAMA_LIMITS) {
+            crate::vision::Shown::Image(f) => shown.push(f.base64.clone()),
+            crate::vision::Shown::Note(note) => notes.push(note),
+        }
+    }
+    (shown, notes)
+}
+
 pub(crate) fn body(req: &Request) -> Value {
     let mut body = json!({
         "model": req.model,
-        "messages": req.messages.iter().map(message_json).collect::<Vec<_>>(),
+        "messages": messages_json(&req.messages),
         "stream": true,
     });
     if !req.tools.is_empty() {
@@ -258,6 +315,53 @@ impl WireParser for Parser {
 
 #[cfg(test)]
 mod tests {
+    /// A 2×2 PNG, small enough to be sent as it is.
+    fn tiny_png() -> crate::vision::ImagePart {
+        crate::vision::ImagePart::new(
+            base64::Engine::decode(
+                &base64::engine::general_purpose::STANDARD,
+                "iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAFklEQVR4nGP8z8DAwMDAxMDAwMDAAAANHQEDasKb6QAAAABJRU5ErkJggg==",
+            )
+            .unwrap(),
+        )
+    }
+
+    #[test]
+    fn images_go_in_the_images_field_and_tool_images_follow_the_tool_messages() {
+        let img = tiny_png();
+        let b64 = base64::Engine::encode(&base64::engine::general_purpose::STANDARD, &img.data);
+        let req = Request {
+            model: "m".into(),
+            messages: vec![
+                Message::user("what is this?").with_images(vec![img.clone()]),
+                Message::assistant(
+                    "",
+                    vec![ToolCall {
+                        id: "a".into(),
+                        name: "read_file".into(),
+                        arguments: "{}".into(),
+                    }],
+                ),
+                Message::tool_result("a", "an image").with_images(vec![img.clone()]),
+            ],
+            tools: vec![],
+            tool_choice: crate::ToolChoice::Auto,
+            max_tokens: None,
+            temperature: None,
+        };
+        let body = body(&req);
+        let m = body["messages"].as_array().unwrap();
+        assert_eq!(
+            m[0],
+            json!({"role": "user", "content": "what is this?", "images": [b64.clone()]})
+        );
+        assert_eq!(m[2], json!({"role": "tool", "content": "an image"}));
+        assert_eq!(
+            m[3],
+            json!({"role": "user", "content": "The image of tool call a:", "images": [b64]})
+        );
+    }
+
     use super::*;
 
     fn run(lines: &[&str]) -> Result<Vec<Event>, LlmError> {

@@ -26,6 +26,11 @@ pub(crate) async fn start(p: &Provider, req: &Request) -> Result<EventStream, Ll
 pub(crate) fn message_json(m: &Message) -> Value {
     match m.role {
         Role::System => json!({"role": "system", "content": m.content}),
+        Role::User if !m.images.is_empty() => {
+            let mut parts = vec![json!({"type": "text", "text": m.content})];
+            parts.extend(image_parts(&m.images));
+            json!({"role": "user", "content": parts})
+        }
         Role::User => json!({"role": "user", "content": m.content}),
         Role::Tool => json!({
             "role": "tool",
@@ -49,10 +54,49 @@ pub(crate) fn message_json(m: &Message) -> Value {
     }
 }
 
+/// The messages as chat completions take them. A tool message holds text only, so the
+/// images of tool results follow the run of tool messages they belong to, in a user message
+/// that says whose they are.
+pub(crate) fn messages_json(messages: &[Message]) -> Vec<Value> {
+    let mut out = Vec::with_capacity(messages.len());
+    let mut pending: Vec<Value> = Vec::new();
+    for (i, m) in messages.iter().enumerate() {
+        out.push(message_json(m));
+        if m.role == Role::Tool && !m.images.is_empty() {
+            pending.push(json!({"type": "text", "text": format!(
+                "The image{} of tool call {}:",
+                if m.images.len() == 1 { "" } else { "s" },
+                m.tool_call_id.as_deref().unwrap_or("?")
+            )}));
+            pending.extend(image_parts(&m.images));
+        }
+        let run_ends = messages.get(i + 1).is_none_or(|n| n.role != Role::Tool);
+        if run_ends && !pending.is_empty() {
+            out.push(json!({"role": "user", "content": std::mem::take(&mut pending)}));
+        }
+    }
+    out
+}
+
+/// `image_url` parts (data URLs) of images fitted to OpenAI's limits.
+fn image_parts(images: &[crate::vision::ImagePart]) -> Vec<Value> {
+    images
+        .iter()
+        .map(
+            |img| match crate::vision::shown(img, crate::vision::OPENAI_LIMITS) {
+                crate::vision::Shown::Image(f) => {
+                    json!({"type": "image_url", "image_url": {"url": f.data_url()}})
+                }
+                crate::vision::Shown::Note(note) => json!({"type": "text", "text": note}),
+            },
+        )
+        .collect()
+}
+
 pub(crate) fn body(req: &Request) -> Value {
     let mut body = json!({
         "model": req.model,
-        "messages": req.messages.iter().map(message_json).collect::<Vec<_>>(),
+        "messages": messages_json(&req.messages),
         "stream": true,
         "stream_options": {"include_usage": true},
     });
@@ -281,6 +325,74 @@ impl WireParser for Parser {
 
 #[cfg(test)]
 mod tests {
+    /// A 2×2 PNG, small enough to be sent as it is.
+    fn tiny_png() -> crate::vision::ImagePart {
+        crate::vision::ImagePart::new(
+            base64::Engine::decode(
+                &base64::engine::general_purpose::STANDARD,
+                "iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAFklEQVR4nGP8z8DAwMDAxMDAwMDAAAANHQEDasKb6QAAAABJRU5ErkJggg==",
+            )
+            .unwrap(),
+        )
+    }
+
+    #[test]
+    fn images_go_as_image_url_parts_and_tool_images_follow_the_tool_messages() {
+        let img = tiny_png();
+        let b64 = base64::Engine::encode(&base64::engine::general_purpose::STANDARD, &img.data);
+        let req = Request {
+            model: "m".into(),
+            messages: vec![
+                Message::user("what is this?").with_images(vec![img.clone()]),
+                Message::assistant(
+                    "",
+                    vec![
+                        ToolCall {
+                            id: "a".into(),
+                            name: "read_file".into(),
+                            arguments: "{}".into(),
+                        },
+                        ToolCall {
+                            id: "b".into(),
+                            name: "read_file".into(),
+                            arguments: "{}".into(),
+                        },
+                    ],
+                ),
+                Message::tool_result("a", "an image").with_images(vec![img.clone()]),
+                Message::tool_result("b", "text"),
+                Message::user("next"),
+            ],
+            tools: vec![],
+            tool_choice: crate::ToolChoice::Auto,
+            max_tokens: None,
+            temperature: None,
+        };
+        let body = body(&req);
+        let m = body["messages"].as_array().unwrap();
+        assert_eq!(m.len(), 6, "{m:#?}");
+        assert_eq!(
+            m[0]["content"],
+            json!([{"type": "text", "text": "what is this?"},
+                   {"type": "image_url", "image_url": {"url": format!("data:image/png;base64,{b64}")}}])
+        );
+        assert_eq!(
+            m[2],
+            json!({"role": "tool", "tool_call_id": "a", "content": "an image"})
+        );
+        assert_eq!(m[3]["role"], "tool");
+        assert_eq!(m[4]["role"], "user");
+        assert_eq!(
+            m[4]["content"][0],
+            json!({"type": "text", "text": "The image of tool call a:"})
+        );
+        assert_eq!(
+            m[4]["content"][1]["image_url"]["url"],
+            format!("data:image/png;base64,{b64}")
+        );
+        assert_eq!(m[5], json!({"role": "user", "content": "next"}));
+    }
+
     use super::*;
     use crate::types::tests::run_sse;
 

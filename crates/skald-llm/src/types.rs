@@ -35,6 +35,10 @@ pub struct Message {
     /// For a tool message: the call it answers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_call_id: Option<String>,
+    /// Images shown with a user message or a tool result (`crate::vision`). Not part of
+    /// the serialized form: they are written per provider, fitted to its limits.
+    #[serde(skip)]
+    pub images: Vec<crate::vision::ImagePart>,
 }
 
 impl Message {
@@ -52,6 +56,7 @@ impl Message {
             content: text.into(),
             tool_calls,
             tool_call_id: None,
+            images: Vec::new(),
         }
     }
 
@@ -61,7 +66,14 @@ impl Message {
             content: text.into(),
             tool_calls: Vec::new(),
             tool_call_id: Some(call_id.into()),
+            images: Vec::new(),
         }
+    }
+
+    /// The same message showing `images` too.
+    pub fn with_images(mut self, images: Vec<crate::vision::ImagePart>) -> Message {
+        self.images = images;
+        self
     }
 
     fn plain(role: Role, text: impl Into<String>) -> Message {
@@ -70,6 +82,7 @@ impl Message {
             content: text.into(),
             tool_calls: Vec::new(),
             tool_call_id: None,
+            images: Vec::new(),
         }
     }
 }

@@ -1,0 +1,422 @@
+//! Images a model is shown — a pasted screenshot, an image `read_file` read: checked when
+//! they are attached, and fitted to a provider's limits when a request is written. The one
+//! module of Skald that uses the `image` crate.
+
+use crate::Message;
+use base64::Engine as _;
+use sha2::{Digest, Sha256};
+use std::io::Cursor;
+use std::sync::{Arc, Mutex};
+
+/// The formats every provider Skald speaks takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ImageFormat {
+    Png,
+    Jpeg,
+    Webp,
+    Gif,
+}
+
+impl ImageFormat {
+    /// The format `bytes` say they are in, from their first bytes.
+    pub fn sniff(bytes: &[u8]) -> Option<ImageFormat> {
+        match bytes {
+            [0x89, b'P', b'N', b'G', 0x0D, 0x0A, 0x1A, 0x0A, ..] => Some(ImageFormat::Png),
+            [0xFF, 0xD8, 0xFF, ..] => Some(ImageFormat::Jpeg),
+            [
+                b'R',
+                b'I',
+                b'F',
+                b'F',
+                _,
+                _,
+                _,
+                _,
+                b'W',
+                b'E',
+                b'B',
+                b'P',
+                ..,
+            ] => Some(ImageFormat::Webp),
+            [b'G', b'I', b'F', b'8', b'7' | b'9', b'a', ..] => Some(ImageFormat::Gif),
+            _ => None,
+        }
+    }
+
+    pub fn media_type(self) -> &'static str {
+        match self {
+            ImageFormat::Png => "image/png",
+            ImageFormat::Jpeg => "image/jpeg",
+            ImageFormat::Webp => "image/webp",
+            ImageFormat::Gif => "image/gif",
+        }
+    }
+
+    pub fn extension(self) -> &'static str {
+        match self {
+            ImageFormat::Png => "png",
+            ImageFormat::Jpeg => "jpg",
+            ImageFormat::Webp => "webp",
+            ImageFormat::Gif => "gif",
+        }
+    }
+
+    fn decoder(self) -> image::ImageFormat {
+        match self {
+            ImageFormat::Png => image::ImageFormat::Png,
+            ImageFormat::Jpeg => image::ImageFormat::Jpeg,
+            ImageFormat::Webp => image::ImageFormat::WebP,
+            ImageFormat::Gif => image::ImageFormat::Gif,
+        }
+    }
+}
+
+/// Why an image cannot be shown to a model.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ImageError {
+    #[error("not a PNG, JPEG, WebP or GIF image")]
+    Unsupported,
+    #[error("the image is {0} bytes; at most {MAX_INPUT_BYTES} are taken")]
+    TooLarge(usize),
+    #[error("the image cannot be read: {0}")]
+    Unreadable(String),
+}
+
+/// The largest image file taken (a 30 MB screenshot is already far beyond what any
+/// provider is sent; it is downscaled).
+pub const MAX_INPUT_BYTES: usize = 30 * 1024 * 1024;
+/// The widest or tallest image decoded: a small file may claim a huge canvas.
+const MAX_SIDE_IN: u32 = 16_384;
+/// What decoding one image may allocate.
+const MAX_DECODE_ALLOC: u64 = 512 * 1024 * 1024;
+
+/// An image a message shows the model, as it was attached. Its SHA-256 names it in the
+/// data directory and keys the fitted copies.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ImagePart {
+    /// Hex SHA-256 of `data`.
+    pub sha256: String,
+    pub data: Arc<[u8]>,
+}
+
+impl ImagePart {
+    pub fn new(data: impl Into<Arc<[u8]>>) -> ImagePart {
+        let data = data.into();
+        ImagePart {
+            sha256: sha256_hex(&data),
+            data,
+        }
+    }
+}
+
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// What an attached image is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ImageInfo {
+    pub format: ImageFormat,
+    pub width: u32,
+    pub height: u32,
+}
+
+/// Checks that `bytes` are an image a model can be shown, decoding it whole: an image whose
+/// header is fine but whose data is not is refused when it is attached, not when a request
+/// is written.
+pub fn inspect(bytes: &[u8]) -> Result<ImageInfo, ImageError> {
+    if bytes.len() > MAX_INPUT_BYTES {
+        return Err(ImageError::TooLarge(bytes.len()));
+    }
+    let format = ImageFormat::sniff(bytes).ok_or(ImageError::Unsupported)?;
+    let decoded = decode(bytes, format)?;
+    Ok(ImageInfo {
+        format,
+        width: decoded.width(),
+        height: decoded.height(),
+    })
+}
+
+fn decode(bytes: &[u8], format: ImageFormat) -> Result<image::DynamicImage, ImageError> {
+    let mut reader = image::ImageReader::with_format(Cursor::new(bytes), format.decoder());
+    let mut limits = image::Limits::default();
+    limits.max_image_width = Some(MAX_SIDE_IN);
+    limits.max_image_height = Some(MAX_SIDE_IN);
+    limits.max_alloc = Some(MAX_DECODE_ALLOC);
+    reader.limits(limits);
+    reader
+        .decode()
+        .map_err(|e| ImageError::Unreadable(e.to_string()))
+}
+
+fn dimensions(bytes: &[u8], format: ImageFormat) -> Result<(u32, u32), ImageError> {
+    image::ImageReader::with_format(Cursor::new(bytes), format.decoder())
+        .into_dimensions()
+        .map_err(|e| ImageError::Unreadable(e.to_string()))
+}
+
+/// What a provider takes: the longest side it is worth sending (larger images are scaled
+/// down on its side anyway, at the same cost) and the largest file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Limits {
+    pub max_side: u32,
+    pub max_bytes: usize,
+}
+
+/// OpenAI: a high-detail image is fitted into 2048×2048 before it is read; 20 MB a file.
+pub const OPENAI_LIMITS: Limits = Limits {
+    max_side: 2048,
+    max_bytes: 20 * 1024 * 1024,
+};
+/// Anthropic: images over 1568 px on the long side are scaled down before they are read;
+/// 5 MB a file, counted after base64 (4/3 of the bytes).
+pub const ANTHROPIC_LIMITS: Limits = Limits {
+    max_side: 1568,
+    max_bytes: 5 * 1024 * 1024 / 4 * 3,
+};
+/// Ollama: the vision encoders of local models read far less than this; kept as small as
+/// Anthropic's so a local model is not handed megabytes to encode.
+pub const OLLAMA_LIMITS: Limits = Limits {
+    max_side: 1568,
+    max_bytes: 5 * 1024 * 1024,
+};
+
+/// An image as a request carries it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fitted {
+    pub media_type: &'static str,
+    pub base64: String,
+}
+
+impl Fitted {
+    pub fn data_url(&self) -> String {
+        format!("data:{};base64,{}", self.media_type, self.base64)
+    }
+}
+
+/// The fitted copies of the latest images, so a conversation's images are not scaled
+/// again for every round.
+static FITTED: Mutex<Vec<(String, Limits, Arc<Fitted>)>> = Mutex::new(Vec::new());
+const FITTED_KEPT: usize = 32;
+
+/// `image` within `limits`: as it is when it fits (a GIF is always made a PNG of its first
+/// frame, since not every provider takes an animated one), else scaled down to fit.
+pub fn fitted(image: &ImagePart, limits: Limits) -> Result<Arc<Fitted>, ImageError> {
+    let key = (image.sha256.as_str(), limits);
+    {
+        let cache = FITTED.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, _, f)) = cache.iter().find(|(h, l, _)| (h.as_str(), *l) == key) {
+            return Ok(f.clone());
+        }
+    }
+    let fitted = Arc::new(fit(&image.data, limits)?);
+    let mut cache = FITTED.lock().unwrap_or_else(|e| e.into_inner());
+    if cache.len() >= FITTED_KEPT {
+        cache.remove(0);
+    }
+    cache.push((image.sha256.clone(), limits, fitted.clone()));
+    Ok(fitted)
+}
+
+fn fit(bytes: &[u8], limits: Limits) -> Result<Fitted, ImageError> {
+    let format = ImageFormat::sniff(bytes).ok_or(ImageError::Unsupported)?;
+    let (w, h) = dimensions(bytes, format)?;
+    if format != ImageFormat::Gif && w.max(h) <= limits.max_side && bytes.len() <= limits.max_bytes
+    {
+        return Ok(Fitted {
+            media_type: format.media_type(),
+            base64: base64::engine::general_purpose::STANDARD.encode(bytes),
+        });
+    }
+    let mut img = decode(bytes, format)?;
+    let mut side = limits.max_side;
+    loop {
+        if img.width().max(img.height()) > side {
+            img = img.resize(side, side, image::imageops::FilterType::Triangle);
+        }
+        // A photo stays a JPEG; a screenshot or drawing a PNG, unless it is too large as one.
+        let mut out = Vec::new();
+        let mut as_format = if format == ImageFormat::Jpeg {
+            ImageFormat::Jpeg
+        } else {
+            ImageFormat::Png
+        };
+        encode(&img, as_format, &mut out)?;
+        if out.len() > limits.max_bytes && as_format == ImageFormat::Png {
+            as_format = ImageFormat::Jpeg;
+            out.clear();
+            encode(&img, as_format, &mut out)?;
+        }
+        if out.len() <= limits.max_bytes {
+            return Ok(Fitted {
+                media_type: as_format.media_type(),
+                base64: base64::engine::general_purpose::STANDARD.encode(&out),
+            });
+        }
+        if side <= 64 {
+            return Err(ImageError::Unreadable(
+                "it cannot be made small enough for the provider".to_string(),
+            ));
+        }
+        side /= 2;
+    }
+}
+
+fn encode(
+    img: &image::DynamicImage,
+    format: ImageFormat,
+    out: &mut Vec<u8>,
+) -> Result<(), ImageError> {
+    let failed = |e: image::ImageError| ImageError::Unreadable(e.to_string());
+    match format {
+        ImageFormat::Jpeg => {
+            // JPEG has no alpha: a transparent screenshot is flattened first.
+            let rgb = image::DynamicImage::ImageRgb8(img.to_rgb8());
+            let encoder = image::codecs::jpeg::JpegEncoder::new_with_quality(Cursor::new(out), 85);
+            rgb.write_with_encoder(encoder).map_err(failed)
+        }
+        _ => img
+            .write_to(&mut Cursor::new(out), image::ImageFormat::Png)
+            .map_err(failed),
+    }
+}
+
+/// How a request shows one image: fitted, or, when that failed, a line saying so.
+pub(crate) enum Shown {
+    Image(Arc<Fitted>),
+    Note(String),
+}
+
+pub(crate) fn shown(image: &ImagePart, limits: Limits) -> Shown {
+    match fitted(image, limits) {
+        Ok(f) => Shown::Image(f),
+        Err(e) => Shown::Note(format!(
+            "[an attached image could not be prepared for the model: {e}]"
+        )),
+    }
+}
+
+/// The conversation for a model that cannot see images: each image becomes a line saying
+/// one was there, so the model knows it was shown something it cannot read.
+pub fn without_images(messages: &mut [Message], why: &str) {
+    for m in messages.iter_mut().filter(|m| !m.images.is_empty()) {
+        let n = m.images.len();
+        m.images.clear();
+        let note = format!(
+            "[{n} image{} attached here; {why}]",
+            if n == 1 { "" } else { "s" }
+        );
+        if m.content.is_empty() {
+            m.content = note;
+        } else {
+            m.content = format!("{}\n\n{note}", m.content);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn png(w: u32, h: u32) -> Vec<u8> {
+        let img = image::RgbaImage::from_fn(w, h, |x, y| {
+            image::Rgba([(x % 256) as u8, (y % 256) as u8, ((x ^ y) % 256) as u8, 255])
+        });
+        let mut out = Vec::new();
+        image::DynamicImage::ImageRgba8(img)
+            .write_to(&mut Cursor::new(&mut out), image::ImageFormat::Png)
+            .unwrap();
+        out
+    }
+
+    fn decoded(f: &Fitted) -> image::DynamicImage {
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(&f.base64)
+            .unwrap();
+        image::load_from_memory(&bytes).unwrap()
+    }
+
+    #[test]
+    fn inspect_names_the_format_and_size_and_refuses_the_rest() {
+        let info = inspect(&png(30, 20)).unwrap();
+        assert_eq!(
+            info,
+            ImageInfo {
+                format: ImageFormat::Png,
+                width: 30,
+                height: 20
+            }
+        );
+        assert_eq!(
+            inspect(b"%PDF-1.7 ...").unwrap_err(),
+            ImageError::Unsupported
+        );
+        // A PNG's signature over bytes that are not one.
+        let mut broken = png(30, 20);
+        broken.truncate(40);
+        assert!(matches!(inspect(&broken), Err(ImageError::Unreadable(_))));
+        assert!(matches!(
+            inspect(&vec![0u8; MAX_INPUT_BYTES + 1]),
+            Err(ImageError::TooLarge(_))
+        ));
+    }
+
+    #[test]
+    fn a_small_image_is_sent_as_it_is_and_a_large_one_scaled_to_the_limit() {
+        let small = png(100, 50);
+        let f = fitted(&ImagePart::new(small.clone()), OPENAI_LIMITS).unwrap();
+        assert_eq!(f.media_type, "image/png");
+        assert_eq!(
+            base64::engine::general_purpose::STANDARD
+                .decode(&f.base64)
+                .unwrap(),
+            small
+        );
+        let big = ImagePart::new(png(3000, 1000));
+        let f = fitted(&big, ANTHROPIC_LIMITS).unwrap();
+        let img = decoded(&f);
+        assert_eq!((img.width(), img.height()), (1568, 523));
+        let f = fitted(&big, OPENAI_LIMITS).unwrap();
+        assert_eq!(decoded(&f).width(), 2048);
+    }
+
+    #[test]
+    fn too_many_bytes_become_a_smaller_jpeg() {
+        let noisy = ImagePart::new(png(1200, 1200));
+        let limits = Limits {
+            max_side: 2048,
+            max_bytes: 200 * 1024,
+        };
+        let f = fitted(&noisy, limits).unwrap();
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(&f.base64)
+            .unwrap();
+        assert!(bytes.len() <= limits.max_bytes, "{}", bytes.len());
+        assert_eq!(f.media_type, "image/jpeg");
+    }
+
+    #[test]
+    fn a_model_that_cannot_see_is_told_an_image_was_there() {
+        let mut messages = vec![
+            Message::user("look"),
+            Message::user(""),
+            Message::user("plain"),
+        ];
+        messages[0].images = vec![ImagePart::new(png(2, 2))];
+        messages[1].images = vec![ImagePart::new(png(2, 2)), ImagePart::new(png(3, 3))];
+        without_images(&mut messages, "this model cannot see images");
+        assert_eq!(
+            messages[0].content,
+            "look\n\n[1 image attached here; this model cannot see images]"
+        );
+        assert_eq!(
+            messages[1].content,
+            "[2 images attached here; this model cannot see images]"
+        );
+        assert_eq!(messages[2].content, "plain");
+        assert!(messages.iter().all(|m| m.images.is_empty()));
+    }
+}
