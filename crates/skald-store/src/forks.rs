@@ -126,6 +126,7 @@ impl Store {
                 messages.insert(id, tx.last_insert_rowid());
             }
         }
+        let mut calls: Vec<String> = Vec::new();
         {
             let mut stmt = tx.prepare(
                 "SELECT id, stack_id, message_id FROM chat_llm_tools
@@ -153,6 +154,38 @@ impl Store {
                         new_message,
                         id
                     ],
+                )?;
+                calls.push(tx.query_row(
+                    "SELECT tool_call_id FROM chat_llm_tools WHERE id = ?1",
+                    [id],
+                    |r| r.get(0),
+                )?);
+            }
+        }
+        // The images the copied messages and calls show.
+        {
+            let mut stmt = tx.prepare(
+                "SELECT id, message_id, tool_call_id FROM chat_images
+                 WHERE session_id = ?1 ORDER BY id",
+            )?;
+            let rows: Vec<(i64, Option<i64>, Option<String>)> = stmt
+                .query_map([session_id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+                .collect::<Result<_, _>>()?;
+            for (id, message, call) in rows {
+                let copied = match (&message, &call) {
+                    (Some(m), _) => messages.contains_key(m),
+                    (None, Some(c)) => calls.contains(c),
+                    (None, None) => false,
+                };
+                if !copied {
+                    continue;
+                }
+                tx.execute(
+                    "INSERT INTO chat_images (session_id, message_id, tool_call_id, position,
+                                              sha256, name)
+                     SELECT ?1, ?2, tool_call_id, position, sha256, name
+                     FROM chat_images WHERE id = ?3",
+                    params![fork, message.and_then(|m| messages.get(&m).copied()), id],
                 )?;
             }
         }

@@ -65,6 +65,16 @@ fn from_row(row: &Row<'_>) -> rusqlite::Result<(Message, String, String)> {
 impl Store {
     /// Appends a message and touches its session, in one transaction.
     pub fn append_message(&self, new: &NewMessage) -> Result<Message, StoreError> {
+        self.append_message_showing(new, &[])
+    }
+
+    /// `append_message` for a message that shows `images` (kept with `put_image`): the
+    /// message and its images are written together or not at all.
+    pub fn append_message_showing(
+        &self,
+        new: &NewMessage,
+        images: &[crate::images::ImageRef],
+    ) -> Result<Message, StoreError> {
         let now = now_ms();
         let mut conn = self.conn();
         let tx = conn.transaction()?;
@@ -84,6 +94,12 @@ impl Store {
             ],
         )?;
         let id = tx.last_insert_rowid();
+        crate::images::place(
+            &tx,
+            new.session_id,
+            &crate::images::ImageOwner::Message(id),
+            images,
+        )?;
         tx.execute(
             "UPDATE chat_sessions SET updated_at = ?2 WHERE id = ?1",
             params![new.session_id, now],

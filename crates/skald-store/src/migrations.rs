@@ -24,6 +24,7 @@ const STEPS: &[M<'static>] = &[
     M::up(include_str!("../migrations/0014_hook_approvals.sql")),
     M::up(include_str!("../migrations/0015_mcp_tool_search.sql")),
     M::up(include_str!("../migrations/0016_background_processes.sql")),
+    M::up(include_str!("../migrations/0017_images.sql")),
 ];
 
 /// Every migration, in order.
