@@ -34,7 +34,7 @@ pub use execution::{
 pub use kind::{FileAccess, FileUse, ToolKind};
 pub use label::{MAX_LABEL_FULL, MAX_LABEL_SHORT, ToolDescriptionLength, truncate_label};
 pub use sandbox::{CommandSandbox, SandboxInfo, SandboxMode};
-pub use scope::{ProcessSlot, ToolScope};
+pub use scope::{ImageSink, ProcessSlot, ToolImage, ToolScope};
 pub use tool::{Audience, BoxToolFuture, Tool, ToolError, ToolResult};
 pub use visible::{escape_controls, escape_controls_inline};
 

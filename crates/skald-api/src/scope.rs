@@ -26,7 +26,47 @@ pub struct ToolScope {
     cache_dir: Option<PathBuf>,
     processes: Option<ProcessSlot>,
     checked_path: Option<PathBuf>,
+    images: Option<ImageSink>,
 }
+
+/// Where a tool shows the model an image (`read_file` of a PNG): the turn takes them when
+/// the call ends, keeps them with its result and sends them with it (docs/images.md). A
+/// scope has one only when the chat's model can see images.
+#[derive(Clone, Default)]
+pub struct ImageSink(std::sync::Arc<std::sync::Mutex<Vec<ToolImage>>>);
+
+/// An image a tool shows: the file's bytes as read (the turn checks them) and its name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolImage {
+    pub data: Vec<u8>,
+    pub name: Option<String>,
+}
+
+impl ImageSink {
+    pub fn show(&self, image: ToolImage) {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).push(image);
+    }
+
+    /// What the call showed, in order; the sink is empty after.
+    pub fn take(&self) -> Vec<ToolImage> {
+        std::mem::take(&mut *self.0.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+}
+
+impl std::fmt::Debug for ImageSink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ImageSink").finish_non_exhaustive()
+    }
+}
+
+/// The same sink.
+impl PartialEq for ImageSink {
+    fn eq(&self, other: &Self) -> bool {
+        std::sync::Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for ImageSink {}
 
 /// The engine's background processes and the chat a call runs in: where `execute_cmd`
 /// with `background: true` lists what it starts, and `check_process` looks.
@@ -64,6 +104,7 @@ impl ToolScope {
             cache_dir: None,
             processes: None,
             checked_path: None,
+            images: None,
         }
     }
 
@@ -152,6 +193,19 @@ impl ToolScope {
     /// then resolves the argument itself, the way the gate would.
     pub fn checked_path(&self) -> Option<&Path> {
         self.checked_path.as_deref()
+    }
+
+    /// Lets the call show the model images (`ImageSink`): only where the chat's model can
+    /// see them.
+    pub fn with_images(mut self, sink: Option<ImageSink>) -> Self {
+        self.images = sink;
+        self
+    }
+
+    /// See `with_images`. `None`: the model cannot see images, or there is no chat (a
+    /// direct `skald tool` run).
+    pub fn images(&self) -> Option<&ImageSink> {
+        self.images.as_ref()
     }
 
     /// The directory relative paths resolve against.

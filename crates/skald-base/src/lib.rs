@@ -7,6 +7,7 @@
 
 pub mod atomic;
 pub mod beneath;
+pub mod image_kind;
 pub mod path;
 pub mod tex;
 pub mod walk;

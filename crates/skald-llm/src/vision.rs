@@ -20,25 +20,11 @@ pub enum ImageFormat {
 impl ImageFormat {
     /// The format `bytes` say they are in, from their first bytes.
     pub fn sniff(bytes: &[u8]) -> Option<ImageFormat> {
-        match bytes {
-            [0x89, b'P', b'N', b'G', 0x0D, 0x0A, 0x1A, 0x0A, ..] => Some(ImageFormat::Png),
-            [0xFF, 0xD8, 0xFF, ..] => Some(ImageFormat::Jpeg),
-            [
-                b'R',
-                b'I',
-                b'F',
-                b'F',
-                _,
-                _,
-                _,
-                _,
-                b'W',
-                b'E',
-                b'B',
-                b'P',
-                ..,
-            ] => Some(ImageFormat::Webp),
-            [b'G', b'I', b'F', b'8', b'7' | b'9', b'a', ..] => Some(ImageFormat::Gif),
+        match skald_base::image_kind::image_media_type(bytes)? {
+            "image/png" => Some(ImageFormat::Png),
+            "image/jpeg" => Some(ImageFormat::Jpeg),
+            "image/webp" => Some(ImageFormat::Webp),
+            "image/gif" => Some(ImageFormat::Gif),
             _ => None,
         }
     }

@@ -53,8 +53,9 @@ impl<Cx: ?Sized + Sync> Tool<Cx> for ReadFile {
 
     fn description(&self) -> &str {
         "Read a text file, with line numbers. Reads up to 2000 lines from `start_line` \
-         (1-based); use `start_line`/`end_line` to page through larger files. Binary files \
-         are reported with their size instead of dumped. Use this instead of cat/head/tail."
+         (1-based); use `start_line`/`end_line` to page through larger files. An image (PNG, \
+         JPEG, WebP, GIF) is shown to you when you can see images; other binary files are \
+         reported with their size instead of dumped. Use this instead of cat/head/tail."
     }
 
     fn parameters_schema(&self) -> Value {
@@ -125,6 +126,9 @@ fn read_window(scope: &ToolScope, target: &fs::Target, start: u64, last: u64) ->
     };
     let mut reader = BufReader::with_capacity(64 * 1024, file);
     let head = reader.fill_buf().map_err(|e| io_error("read", path, &e))?;
+    if let Some(media_type) = skald_base::image_kind::image_media_type(head) {
+        return show_image(scope, path, &meta, media_type, reader);
+    }
     if looks_binary(&head[..head.len().min(BINARY_SNIFF)]) {
         return Ok(format!(
             "{} is a binary file ({} bytes); not shown",
@@ -149,6 +153,57 @@ fn read_window(scope: &ToolScope, target: &fs::Target, start: u64, last: u64) ->
         }
         None => window(path, &meta, reader, start, last),
     }
+}
+
+/// The largest image file `read_file` shows the model (it is scaled down before it is sent).
+pub const MAX_IMAGE_BYTES: u64 = 30 * 1024 * 1024;
+
+/// An image file (PNG, JPEG, WebP, GIF): shown to the model with the result when the chat's
+/// model can see images (docs/images.md), else described.
+fn show_image(
+    scope: &ToolScope,
+    path: &Path,
+    meta: &std::fs::Metadata,
+    media_type: &str,
+    mut reader: impl Read,
+) -> ToolResult {
+    let kind = media_type.trim_start_matches("image/").to_uppercase();
+    let size = meta.len();
+    let Some(sink) = scope.images() else {
+        return Ok(format!(
+            "{} is a {kind} image ({size} bytes); not shown: images reach the model only in \
+             a chat whose model can see them",
+            path.display()
+        ));
+    };
+    if size > MAX_IMAGE_BYTES {
+        return Ok(format!(
+            "{} is a {kind} image of {size} bytes, more than the {MAX_IMAGE_BYTES} an image \
+             shown to the model may have; not shown",
+            path.display()
+        ));
+    }
+    let mut data = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
+    // One byte over the cap tells a file that grew since it was measured.
+    (&mut reader)
+        .take(MAX_IMAGE_BYTES + 1)
+        .read_to_end(&mut data)
+        .map_err(|e| io_error("read", path, &e))?;
+    if data.len() as u64 > MAX_IMAGE_BYTES {
+        return Ok(format!(
+            "{} is a {kind} image of more than {MAX_IMAGE_BYTES} bytes; not shown",
+            path.display()
+        ));
+    }
+    let bytes = data.len();
+    sink.show(skald_api::ToolImage {
+        data,
+        name: path.file_name().map(|n| n.to_string_lossy().into_owned()),
+    });
+    Ok(format!(
+        "{} is a {kind} image ({bytes} bytes); it is shown to you with this result.",
+        path.display()
+    ))
 }
 
 /// Lines `start` to `last` of `reader`, numbered, with a note on where they stand in it.
@@ -443,5 +498,39 @@ mod tests {
             Tool::<()>::target_path(&ReadFile, &args).as_deref(),
             Some("src/main.rs")
         );
+    }
+
+    #[tokio::test]
+    async fn an_image_is_shown_to_a_model_that_can_see_and_described_otherwise() {
+        let d = tempfile::tempdir().unwrap();
+        let png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR and the rest".to_vec();
+        std::fs::write(d.path().join("shot.png"), &png).unwrap();
+        let args = json!({"path": "shot.png"});
+        // No sink: a direct run, or a model that cannot see.
+        let out = ok(&ReadFile, d.path(), args.clone()).await;
+        assert!(out.contains("shot.png is a PNG image (29 bytes); not shown"), "{out}");
+        let sink = skald_api::ImageSink::default();
+        let exec = Tool::<()>::run(&ReadFile, &(), args);
+        let outcome = skald_api::ToolScope::new(d.path())
+            .with_images(Some(sink.clone()))
+            .run(exec.wait())
+            .await;
+        let skald_api::ExecutionOutcome::Completed(out) = outcome else {
+            panic!("{outcome:?}");
+        };
+        assert!(out.ends_with("shot.png is a PNG image (29 bytes); it is shown to you with this result."), "{out}");
+        assert_eq!(
+            sink.take(),
+            [skald_api::ToolImage { data: png, name: Some("shot.png".into()) }]
+        );
+        // Any other binary file is still only described.
+        std::fs::write(d.path().join("blob.bin"), b"\0\x01\x02").unwrap();
+        let exec = Tool::<()>::run(&ReadFile, &(), json!({"path": "blob.bin"}));
+        let outcome = skald_api::ToolScope::new(d.path())
+            .with_images(Some(sink.clone()))
+            .run(exec.wait())
+            .await;
+        assert!(matches!(&outcome, skald_api::ExecutionOutcome::Completed(t) if t.contains("binary file")), "{outcome:?}");
+        assert!(sink.take().is_empty());
     }
 }
