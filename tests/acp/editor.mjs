@@ -171,7 +171,16 @@ const second = await withAgent(async (agent, seen) => {
   const replayed = seen.updates.slice();
   const p3 = await agent.request(acp.methods.agent.session.prompt, {
     sessionId: first.sessionId,
-    prompt: [{ type: "text", text: "are you back?" }],
+    // With an image (a 1×1 PNG), which the model is shown.
+    prompt: [
+      { type: "text", text: "are you back?" },
+      {
+        type: "image",
+        mimeType: "image/png",
+        uri: "file:///tmp/dot.png",
+        data: "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==",
+      },
+    ],
   });
   const answer = seen.updates
     .slice(replayed.length)

@@ -80,7 +80,15 @@ export type TodoItem = { content: string, status: TodoStatus, };
  */
 export type WriteTodosArgs = { todos: Array<TodoItem>, };
 
-export type Event = { "type": "turn_running", session_id: number, } | { "type": "user_message", session_id: number, message_id: number, text: string, } | { "type": "token_delta", text: string, } | { "type": "thinking", text: string, } | { "type": "tool_start", tool_call_id: string, name: string, arguments: JsonValue, label_short: string, label_full: string, path?: string, } | { "type": "tool_done", tool_call_id: string, result: string, } | { "type": "tool_error", tool_call_id: string, error: string, } | { "type": "tool_cancelled", tool_call_id: string, } | { "type": "tool_rejected", tool_call_id: string, reason: string, } | { "type": "llm_failed", message: string, retrying: boolean, } | { "type": "agent_start", stack_id: number, agent_id: string, depth: number, } | { "type": "agent_done", stack_id: number, agent_id: string, outcome: TurnOutcome, } | { "type": "approval_required", tool_call_id: string, name: string, arguments: JsonValue, label: string, reason: string, inbox_id: number, } | { "type": "agent_question", tool_call_id: string, inbox_id: number, question: string, suggested_answers: Array<string>, } | { "type": "inbox_requested", item: InboxEntry, } | { "type": "inbox_resolved", id: number, session_id: number, status: InboxStatus, } | { "type": "context_compacted", session_id: number, up_to_message_id: number, } | { "type": "model_fallback", from: string, to: string, reason: string, } | { "type": "tool_progress", tool_call_id: string, progress: number, total?: number, message?: string, } | { "type": "mcp_status", server: string, status: McpStatus, } | { "type": "open_file", path: string, } | { "type": "file_changed", path: string, } | { "type": "prompt_progress", read: number, total: number, } | { "type": "model_pull", name: string, done: number, total: number, } | { "type": "model_prepare", name: string, read: number, total: number, } | { "type": "latex_progress", path: string, stage: LatexStage, } | { "type": "tex_bundle", done: number, total: number, } | { "type": "task_update", task_id: number, 
+export type Event = { "type": "turn_running", session_id: number, } | { "type": "user_message", session_id: number, message_id: number, text: string, 
+/**
+ * The images shown with it (docs/images.md).
+ */
+images?: Array<ChatImage>, } | { "type": "token_delta", text: string, } | { "type": "thinking", text: string, } | { "type": "tool_start", tool_call_id: string, name: string, arguments: JsonValue, label_short: string, label_full: string, path?: string, } | { "type": "tool_done", tool_call_id: string, result: string, 
+/**
+ * The images the tool showed the model (docs/images.md).
+ */
+images?: Array<ChatImage>, } | { "type": "tool_error", tool_call_id: string, error: string, } | { "type": "tool_cancelled", tool_call_id: string, } | { "type": "tool_rejected", tool_call_id: string, reason: string, } | { "type": "llm_failed", message: string, retrying: boolean, } | { "type": "agent_start", stack_id: number, agent_id: string, depth: number, } | { "type": "agent_done", stack_id: number, agent_id: string, outcome: TurnOutcome, } | { "type": "approval_required", tool_call_id: string, name: string, arguments: JsonValue, label: string, reason: string, inbox_id: number, } | { "type": "agent_question", tool_call_id: string, inbox_id: number, question: string, suggested_answers: Array<string>, } | { "type": "inbox_requested", item: InboxEntry, } | { "type": "inbox_resolved", id: number, session_id: number, status: InboxStatus, } | { "type": "context_compacted", session_id: number, up_to_message_id: number, } | { "type": "model_fallback", from: string, to: string, reason: string, } | { "type": "tool_progress", tool_call_id: string, progress: number, total?: number, message?: string, } | { "type": "mcp_status", server: string, status: McpStatus, } | { "type": "open_file", path: string, } | { "type": "file_changed", path: string, } | { "type": "prompt_progress", read: number, total: number, } | { "type": "model_pull", name: string, done: number, total: number, } | { "type": "model_prepare", name: string, read: number, total: number, } | { "type": "latex_progress", path: string, stage: LatexStage, } | { "type": "tex_bundle", done: number, total: number, } | { "type": "task_update", task_id: number, 
 /**
  * The background session the task works in.
  */
@@ -300,7 +308,12 @@ export type Command = { "cmd": "list_sessions" } | { "cmd": "create_session", ti
 /**
  * The folder the agent works in; the server's folder when absent.
  */
-working_dir?: string, agent_id?: string, } | { "cmd": "rename_session", session_id: number, title: string, } | { "cmd": "delete_session", session_id: number, } | { "cmd": "history", session_id: number, before?: number, limit?: number, } | { "cmd": "usage", session_id: number, } | { "cmd": "sandbox", session_id: number, } | { "cmd": "set_sandbox", session_id: number, mode: SandboxMode, network: boolean, } | { "cmd": "session_context", session_id: number, } | { "cmd": "approve_hooks", session_id: number, sha256: string, } | { "cmd": "checkpoints", session_id: number, } | { "cmd": "checkpoint_diff", id: number, path?: string, } | { "cmd": "restore_checkpoint", id: number, rewind?: boolean, } | { "cmd": "send_message", session_id: number, text: string, } | { "cmd": "stop", session_id: number, } | { "cmd": "list_processes", session_id: number, } | { "cmd": "process_output", session_id: number, process_id: number, } | { "cmd": "stop_process", session_id: number, process_id: number, } | { "cmd": "render_markdown", text: string, 
+working_dir?: string, agent_id?: string, } | { "cmd": "rename_session", session_id: number, title: string, } | { "cmd": "delete_session", session_id: number, } | { "cmd": "history", session_id: number, before?: number, limit?: number, } | { "cmd": "usage", session_id: number, } | { "cmd": "sandbox", session_id: number, } | { "cmd": "set_sandbox", session_id: number, mode: SandboxMode, network: boolean, } | { "cmd": "session_context", session_id: number, } | { "cmd": "approve_hooks", session_id: number, sha256: string, } | { "cmd": "checkpoints", session_id: number, } | { "cmd": "checkpoint_diff", id: number, path?: string, } | { "cmd": "restore_checkpoint", id: number, rewind?: boolean, } | { "cmd": "send_message", session_id: number, text: string, 
+/**
+ * Images attached with it, by what `AttachImage` answered (only `sha256` and
+ * `name` are read).
+ */
+images?: Array<ChatImage>, } | { "cmd": "attach_image", data: string, name?: string, } | { "cmd": "get_image", sha256: string, } | { "cmd": "stop", session_id: number, } | { "cmd": "list_processes", session_id: number, } | { "cmd": "process_output", session_id: number, process_id: number, } | { "cmd": "stop_process", session_id: number, process_id: number, } | { "cmd": "render_markdown", text: string, 
 /**
  * Relative links resolve against this session's folder.
  */
@@ -368,7 +381,16 @@ fork: SessionInfo | null, } | { "cmd": "send_message",
 /**
  * The message waits for the running turn's next round.
  */
-queued: boolean, } | { "cmd": "stop", 
+queued: boolean, } | { "cmd": "attach_image", image: ChatImage, 
+/**
+ * Set when the chat's model cannot see images: what the person is told before
+ * sending (the model is given a line saying an image was there).
+ */
+warning?: string, } | { "cmd": "get_image", media_type: string, 
+/**
+ * base64
+ */
+data: string, } | { "cmd": "stop", 
 /**
  * A turn was running.
  */
@@ -460,7 +482,11 @@ html: string | null, reasoning: string | null, status: MessageStatus,
 /**
  * Written by Skald, not typed or generated (a delivered task result, say).
  */
-synthetic: boolean, created_at: number, };
+synthetic: boolean, created_at: number, 
+/**
+ * The images shown with it (docs/images.md).
+ */
+images?: Array<ChatImage>, };
 
 export type ToolCallInfo = { tool_call_id: string, 
 /**
@@ -470,7 +496,11 @@ message_id: number | null, stack_id: number | null, name: string, arguments: Jso
 /**
  * The file the call works on, for the viewer.
  */
-path: string | null, status: ToolCallStatus, result: string | null, };
+path: string | null, status: ToolCallStatus, result: string | null, 
+/**
+ * The images the tool showed the model (`read_file` of an image).
+ */
+images?: Array<ChatImage>, };
 
 /**
  * An item waiting on the user, as the Inbox and the chat show it.
@@ -685,3 +715,24 @@ export type McpPromptArgumentInfo = { name: string, description: string, require
  * A server's resource; `@server:uri` in a message attaches it (docs/mcp.md "Resources").
  */
 export type McpResourceInfo = { server: string, uri: string, name: string, title: string | null, description: string, mime_type: string | null, };
+
+/**
+ * An image a message or a tool call shows.
+ */
+export type ChatImage = { 
+/**
+ * Hex SHA-256 of the bytes, which name the image.
+ */
+sha256: string, 
+/**
+ * image/png, image/jpeg, image/webp or image/gif.
+ */
+media_type: string, width: number, height: number, 
+/**
+ * Size of the file in bytes.
+ */
+bytes: number, 
+/**
+ * The file name it was attached as, when it had one.
+ */
+name?: string, };

@@ -36,6 +36,10 @@ pub enum Event {
         session_id: i64,
         message_id: i64,
         text: String,
+        /// The images shown with it (docs/images.md).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        #[ts(as = "Option<Vec<crate::images::ChatImage>>", optional)]
+        images: Vec<crate::images::ChatImage>,
     },
     /// A piece of the answer's text.
     TokenDelta {
@@ -58,6 +62,10 @@ pub enum Event {
     ToolDone {
         tool_call_id: String,
         result: String,
+        /// The images the tool showed the model (docs/images.md).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        #[ts(as = "Option<Vec<crate::images::ChatImage>>", optional)]
+        images: Vec<crate::images::ChatImage>,
     },
     ToolError {
         tool_call_id: String,

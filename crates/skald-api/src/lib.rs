@@ -11,6 +11,7 @@ pub mod editor;
 pub mod events;
 pub mod execution;
 pub mod hook;
+pub mod images;
 pub mod inbox;
 pub mod kind;
 pub mod label;
@@ -31,6 +32,7 @@ pub use execution::{
     ExecutionOutcome, STOP_GRACE, SimpleExecution, StateCell, ToolCallStatus, ToolExecution,
     ToolExecutionState, drive_execution,
 };
+pub use images::ChatImage;
 pub use kind::{FileAccess, FileUse, ToolKind};
 pub use label::{MAX_LABEL_FULL, MAX_LABEL_SHORT, ToolDescriptionLength, truncate_label};
 pub use sandbox::{CommandSandbox, SandboxInfo, SandboxMode};

@@ -116,6 +116,23 @@ pub enum Command {
     SendMessage {
         session_id: i64,
         text: String,
+        /// Images attached with it, by what `AttachImage` answered (only `sha256` and
+        /// `name` are read).
+        #[serde(default)]
+        #[ts(as = "Option<Vec<crate::images::ChatImage>>", optional)]
+        images: Vec<crate::images::ChatImage>,
+    },
+    /// Keeps an image pasted, dropped or attached in the composer, for a message to show:
+    /// PNG, JPEG, WebP or GIF, base64, at most 30 MB.
+    AttachImage {
+        data: String,
+        #[serde(default)]
+        #[ts(optional)]
+        name: Option<String>,
+    },
+    /// A kept image's bytes (to show it in the chat).
+    GetImage {
+        sha256: String,
     },
     /// /stop: ends the session's turn and drops its queued messages.
     Stop {
@@ -350,6 +367,19 @@ pub enum Reply {
         /// The message waits for the running turn's next round.
         queued: bool,
     },
+    AttachImage {
+        image: crate::images::ChatImage,
+        /// Set when the chat's model cannot see images: what the person is told before
+        /// sending (the model is given a line saying an image was there).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        warning: Option<String>,
+    },
+    GetImage {
+        media_type: String,
+        /// base64
+        data: String,
+    },
     Stop {
         /// A turn was running.
         stopped: bool,
@@ -520,6 +550,10 @@ pub struct ChatMessage {
     /// Written by Skald, not typed or generated (a delivered task result, say).
     pub synthetic: bool,
     pub created_at: i64,
+    /// The images shown with it (docs/images.md).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[ts(as = "Option<Vec<crate::images::ChatImage>>", optional)]
+    pub images: Vec<crate::images::ChatImage>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
@@ -536,6 +570,10 @@ pub struct ToolCallInfo {
     pub path: Option<String>,
     pub status: ToolCallStatus,
     pub result: Option<String>,
+    /// The images the tool showed the model (`read_file` of an image).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[ts(as = "Option<Vec<crate::images::ChatImage>>", optional)]
+    pub images: Vec<crate::images::ChatImage>,
 }
 
 /// What the desktop shell asks the UI to show, sent as its `skald://open` event: a

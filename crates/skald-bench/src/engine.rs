@@ -103,7 +103,7 @@ impl Bench {
             mcp_list: "",
             engine: None,
         };
-        Ok(run_turn(&env, session.id, Some(prompt), cancel, emit).await?)
+        Ok(run_turn(&env, session.id, Some(&prompt.into()), cancel, emit).await?)
     }
 }
 

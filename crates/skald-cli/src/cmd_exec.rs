@@ -33,6 +33,8 @@ pub struct ExecArgs<'a> {
     pub allow_read: &'a [std::path::PathBuf],
     pub allow_write: &'a [std::path::PathBuf],
     pub extra_prompt: Option<&'a str>,
+    /// `--image`: files shown to the model with the prompt.
+    pub images: &'a [std::path::PathBuf],
     pub prompt: &'a str,
 }
 
@@ -75,6 +77,8 @@ async fn exec(data_dir: &DataDir, config: &Config, a: ExecArgs<'_>) -> Result<u8
     if let Some(id) = a.agent {
         library.get(id).map_err(usage)?;
     }
+    // Refused, like an unknown agent, before a chat is made for them.
+    let prompt = prompt_with_images(&store, &a, models.first(), &config.models.vision)?;
     let run_context_id = new_run_context(&store, &a)?;
     let session = open_session(&store, &a, &cwd, run_context_id)?;
     let agent = a.agent.unwrap_or(&session.agent_id);
@@ -166,8 +170,55 @@ async fn exec(data_dir: &DataDir, config: &Config, a: ExecArgs<'_>) -> Result<u8
         eprintln!("skald exec: cannot resume the session's background tasks: {e}");
     }
     let outcome =
-        turn_and_deliveries(&engine, &env, &store, session.id, a.prompt, &cancel, &emit).await?;
+        turn_and_deliveries(&engine, &env, &store, session.id, &prompt, &cancel, &emit).await?;
     wind_down(&engine, outcome).await
+}
+
+/// The prompt with its `--image` files, each checked and kept (docs/images.md). A model
+/// that cannot see images is named on stderr: it is told an image was there, not what it
+/// shows.
+fn prompt_with_images(
+    store: &Store,
+    a: &ExecArgs<'_>,
+    model: Option<&skald_llm::ModelChoice>,
+    vision: &std::collections::BTreeMap<String, bool>,
+) -> Result<turn::Prompt, Fail> {
+    let mut images = Vec::new();
+    for path in a.images {
+        let shown = path.display();
+        let meta = std::fs::metadata(path).map_err(|e| usage(format!("--image {shown}: {e}")))?;
+        if meta.len() > skald_llm::vision::MAX_INPUT_BYTES as u64 {
+            return Err(usage(format!(
+                "--image {shown}: {} bytes, more than the {} an image may have",
+                meta.len(),
+                skald_llm::vision::MAX_INPUT_BYTES
+            )));
+        }
+        let data = std::fs::read(path).map_err(|e| usage(format!("--image {shown}: {e}")))?;
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+        let kept = skald_core::images::keep(store, data, name).map_err(|e| match e {
+            skald_core::images::ImageError::Image(e) => usage(format!("--image {shown}: {e}")),
+            skald_core::images::ImageError::Store(e) => failed(e),
+        })?;
+        images.push(skald_store::ImageRef {
+            sha256: kept.sha256,
+            name: kept.name,
+        });
+    }
+    if let Some(model) = model
+        && !images.is_empty()
+        && !skald_core::images::sees_images(model, vision)
+    {
+        eprintln!(
+            "skald exec: {} cannot see images; it is told an image was attached, not what it \
+             shows",
+            model.label()
+        );
+    }
+    Ok(turn::Prompt {
+        text: a.prompt.to_string(),
+        images,
+    })
 }
 
 /// The session the turn runs in: the one `--session` names, or a new one titled by the prompt.
@@ -353,7 +404,7 @@ async fn turn_and_deliveries(
     env: &turn::TurnEnv<'_>,
     store: &Store,
     session_id: i64,
-    prompt: &str,
+    prompt: &turn::Prompt,
     cancel: &CancellationToken,
     emit: turn::Emit<'_>,
 ) -> Result<Result<TurnOutcome, turn::TurnError>, Fail> {

@@ -143,6 +143,9 @@ enum Command {
         /// call one on their own); later rounds are the model's choice
         #[arg(long, value_enum, default_value = "auto")]
         tool_choice: ToolChoiceArg,
+        /// An image to show the model with the prompt: PNG, JPEG, WebP or GIF (repeatable)
+        #[arg(long, value_name = "FILE")]
+        image: Vec<PathBuf>,
         /// What to ask
         prompt: String,
     },
@@ -422,6 +425,7 @@ async fn run(command: Command, env: &Env, relaunch: &mut Option<cmd_serve::Relau
             extra_prompt,
             max_rounds,
             tool_choice,
+            image,
             prompt,
         } => {
             let args = cmd_exec::ExecArgs {
@@ -442,6 +446,7 @@ async fn run(command: Command, env: &Env, relaunch: &mut Option<cmd_serve::Relau
                 allow_read: &allow_read,
                 allow_write: &allow_write,
                 extra_prompt: extra_prompt.as_deref(),
+                images: &image,
                 prompt: &prompt,
             };
             cmd_exec::run(&env.data_dir, &env.config, args).await

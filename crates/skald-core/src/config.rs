@@ -30,6 +30,11 @@ pub const DEFAULT_CONFIG_TOML: &str = r#"# Skald configuration.
 # The context window assumed for the models, in tokens. Older turns are summarised when
 # a conversation nears it.
 # context_window = 128000
+# Which models can see images, where Skald guesses wrong: by provider/model or model name,
+# a trailing * matching any rest (docs/images.md). In a table of its own:
+#   [models.vision]
+#   "ollama/my-llava*" = true
+#   "openai/some-text-model" = false
 
 # [mcp]
 # Seconds an MCP server has to start and answer initialize (a turn never waits for it;
@@ -358,6 +363,9 @@ pub struct ModelsConfig {
     pub default: Option<String>,
     pub fallbacks: Vec<String>,
     pub context_window: usize,
+    /// Which models can see images, by `provider/model` or model name (a trailing `*`
+    /// matches any rest), where what Skald knows of them is wrong or missing.
+    pub vision: std::collections::BTreeMap<String, bool>,
 }
 
 impl Default for ModelsConfig {
@@ -366,6 +374,7 @@ impl Default for ModelsConfig {
             default: None,
             fallbacks: Vec::new(),
             context_window: 128_000,
+            vision: std::collections::BTreeMap::new(),
         }
     }
 }

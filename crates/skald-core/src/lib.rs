@@ -17,6 +17,7 @@ pub mod discovery;
 pub mod doctor;
 pub mod engine;
 pub mod hooks;
+pub mod images;
 pub mod inbox;
 pub mod instructions;
 pub mod logging;

@@ -252,18 +252,36 @@ mod tests {
 /// The model to use first, then its fallbacks; replaced as a whole when the user configures
 /// another provider.
 #[derive(Default)]
-pub struct ModelList(std::sync::Mutex<std::sync::Arc<Vec<ModelChoice>>>);
+pub struct ModelList {
+    models: std::sync::Mutex<std::sync::Arc<Vec<ModelChoice>>>,
+    /// `[models.vision]`: which models the user says can or cannot see images.
+    vision: std::sync::Mutex<std::sync::Arc<std::collections::BTreeMap<String, bool>>>,
+}
 
 impl ModelList {
     pub fn new(models: Vec<ModelChoice>) -> ModelList {
-        ModelList(std::sync::Mutex::new(std::sync::Arc::new(models)))
+        ModelList {
+            models: std::sync::Mutex::new(std::sync::Arc::new(models)),
+            vision: std::sync::Mutex::default(),
+        }
     }
 
     pub fn current(&self) -> std::sync::Arc<Vec<ModelChoice>> {
-        self.0.lock().unwrap_or_else(|p| p.into_inner()).clone()
+        skald_base::lock(&self.models).clone()
     }
 
     pub fn set(&self, models: Vec<ModelChoice>) {
-        *self.0.lock().unwrap_or_else(|p| p.into_inner()) = std::sync::Arc::new(models);
+        *skald_base::lock(&self.models) = std::sync::Arc::new(models);
+    }
+
+    /// Sets what `[models.vision]` says.
+    pub fn set_vision(&self, said: std::collections::BTreeMap<String, bool>) {
+        *skald_base::lock(&self.vision) = std::sync::Arc::new(said);
+    }
+
+    /// Whether `model` can see images (`crate::images::sees_images`).
+    pub fn sees_images(&self, model: &ModelChoice) -> bool {
+        let said = skald_base::lock(&self.vision).clone();
+        crate::images::sees_images(model, &said)
     }
 }

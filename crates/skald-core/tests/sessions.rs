@@ -66,6 +66,7 @@ fn manager_windowed(
             checkpoints: Default::default(),
             hooks: Default::default(),
             cache_dir: None,
+            vision: Default::default(),
         },
     );
     (mgr, session.id)

@@ -76,6 +76,76 @@ const MAX_SIDE_IN: u32 = 16_384;
 /// What decoding one image may allocate.
 const MAX_DECODE_ALLOC: u64 = 512 * 1024 * 1024;
 
+/// Whether a model is known to see images, from its name: the well-known models that do
+/// and do not, then the provider's usual case (an OpenAI-compatible or Anthropic model
+/// does; an Ollama model does only if it is a known vision model; a model run in this
+/// process never does). `[models.vision]` in config.toml overrides it.
+pub fn known_to_see(kind: crate::ProviderKind, model: &str) -> bool {
+    // A router's `vendor/model` (openrouter's `openai/gpt-4o`) is judged by the model.
+    let name = model
+        .rsplit('/')
+        .next()
+        .unwrap_or(model)
+        .to_ascii_lowercase();
+    let starts = |list: &[&str]| list.iter().any(|p| name.starts_with(p));
+    const BLIND: &[&str] = &[
+        "gpt-3.5",
+        "o1-mini",
+        "o3-mini",
+        "gpt-4-0",
+        "claude-2",
+        "claude-instant",
+        "deepseek",
+        "gemma3:1b",
+        "gemma3:270m",
+        "codestral",
+        "qwq",
+    ];
+    const SEEING: &[&str] = &[
+        "gpt-4o",
+        "chatgpt-4o",
+        "gpt-4.1",
+        "gpt-4.5",
+        "gpt-4-turbo",
+        "gpt-5",
+        "o1",
+        "o3",
+        "o4-mini",
+        "claude",
+        "gemini",
+        "grok-4",
+        "grok-2-vision",
+        "grok-vision",
+        "pixtral",
+        "llama-4",
+        "llama4",
+        "llava",
+        "bakllava",
+        "llama3.2-vision",
+        "qwen2.5vl",
+        "qwen2.5-vl",
+        "qwen-vl",
+        "qwen3-vl",
+        "gemma3",
+        "minicpm-v",
+        "moondream",
+        "granite3.2-vision",
+        "mistral-small3.1",
+        "mistral-small3.2",
+        "mistral-medium-3",
+    ];
+    if kind == crate::ProviderKind::Local || name == "gpt-4" || starts(BLIND) {
+        return false;
+    }
+    if starts(SEEING) {
+        return true;
+    }
+    matches!(
+        kind,
+        crate::ProviderKind::OpenAi | crate::ProviderKind::Anthropic
+    )
+}
+
 /// An image a message shows the model, as it was attached. Its SHA-256 names it in the
 /// data directory and keys the fitted copies.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -382,6 +452,28 @@ mod tests {
             .unwrap();
         assert!(bytes.len() <= limits.max_bytes, "{}", bytes.len());
         assert_eq!(f.media_type, "image/jpeg");
+    }
+
+    #[test]
+    fn known_models_see_or_not_by_name() {
+        use crate::ProviderKind::*;
+        for (kind, model, sees) in [
+            (OpenAi, "gpt-4.1-mini", true),
+            (OpenAi, "o3-mini", false),
+            (OpenAi, "o3", true),
+            (OpenAi, "gpt-4", false),
+            (OpenAi, "openai/gpt-4o", true),
+            (OpenAi, "deepseek-chat", false),
+            (OpenAi, "some-new-model", true),
+            (Anthropic, "claude-sonnet-4-5", true),
+            (Ollama, "llama3.2", false),
+            (Ollama, "llama3.2-vision:11b", true),
+            (Ollama, "gemma3:1b", false),
+            (Ollama, "gemma3:12b", true),
+            (Local, "smollm2-135m", false),
+        ] {
+            assert_eq!(known_to_see(kind, model), sees, "{kind:?} {model}");
+        }
     }
 
     #[test]

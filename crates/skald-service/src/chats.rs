@@ -2,9 +2,13 @@
 //! their usage, and the messages sent to them.
 
 use crate::{HISTORY_PAGE, Service, ServiceError, convert, invalid};
+use skald_api::ChatImage;
 use skald_api::protocol::Reply;
+use skald_api::protocol::{ChatMessage, ToolCallInfo};
 use skald_base::lock;
 use skald_core::session::manager::Sent;
+use skald_core::turn::Prompt;
+use skald_store::{ImageOwner, ImageRef};
 use skald_store::{NewSession, SessionKind};
 use std::cmp::Reverse;
 
@@ -168,6 +172,22 @@ impl Service {
             i64::MAX
         };
         let registry = &self.sessions.engine().registry;
+        let mut shown = self.store.session_images(session_id)?;
+        let mut images = |owner: ImageOwner| -> Vec<ChatImage> {
+            shown
+                .remove(&owner)
+                .unwrap_or_default()
+                .iter()
+                .map(skald_core::images::chat_image)
+                .collect()
+        };
+        let messages: Vec<_> = messages
+            .into_iter()
+            .map(|mut m: ChatMessage| {
+                m.images = images(ImageOwner::Message(m.id));
+                m
+            })
+            .collect();
         let tool_calls = self
             .store
             .list_tool_calls(session_id)?
@@ -176,7 +196,13 @@ impl Service {
                 c.message_id
                     .is_none_or(|id| (start == 0 || id >= first) && id < last)
             })
-            .map(|c| convert::tool_call(c, registry))
+            .map(|c| {
+                let owner = ImageOwner::ToolCall(c.tool_call_id.clone());
+                ToolCallInfo {
+                    images: images(owner),
+                    ..convert::tool_call(c, registry)
+                }
+            })
             .collect();
         Ok(Reply::History {
             session: self.session_info(session),
@@ -324,9 +350,19 @@ impl Service {
         &self,
         session_id: i64,
         text: String,
+        images: Vec<ChatImage>,
     ) -> Result<Reply, ServiceError> {
-        if text.trim().is_empty() {
+        if text.trim().is_empty() && images.is_empty() {
             return Err(invalid("the message is empty"));
+        }
+        // Refused here, before anything runs, rather than by the turn.
+        for image in &images {
+            if self.store.image(&image.sha256)?.is_none() {
+                return Err(invalid(format!(
+                    "the image {} is not kept here; attach it again",
+                    image.name.as_deref().unwrap_or(&image.sha256)
+                )));
+            }
         }
         if self.sessions.engine().models().is_empty() {
             return Err(invalid(format!(
@@ -336,7 +372,17 @@ impl Service {
                     .unwrap_or("none is configured")
             )));
         }
-        let sent = self.sessions.send_message(session_id, text)?;
+        let prompt = Prompt {
+            text,
+            images: images
+                .into_iter()
+                .map(|i| ImageRef {
+                    sha256: i.sha256,
+                    name: i.name,
+                })
+                .collect(),
+        };
+        let sent = self.sessions.send_message(session_id, prompt)?;
         Ok(Reply::SendMessage {
             queued: sent == Sent::Queued,
         })

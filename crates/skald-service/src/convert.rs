@@ -37,6 +37,7 @@ pub fn message(m: &Message, base: &Path, route: &FileRoute) -> ChatMessage {
         status: m.status,
         synthetic: m.synthetic,
         created_at: m.created_at,
+        images: Vec::new(),
     }
 }
 
@@ -55,6 +56,7 @@ pub fn tool_call(c: ToolCallRecord, registry: &ToolRegistry) -> ToolCallInfo {
         arguments: shown,
         status: c.status,
         result: c.result,
+        images: Vec::new(),
     }
 }
 

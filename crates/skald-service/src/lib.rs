@@ -6,6 +6,7 @@
 mod chats;
 mod convert;
 pub mod files;
+mod images;
 mod inbox;
 mod models;
 pub mod records;
@@ -358,7 +359,13 @@ impl Service {
             Command::RestoreCheckpoint { id, rewind } => {
                 self.restore_checkpoint(id, rewind.unwrap_or(false)).await
             }
-            Command::SendMessage { session_id, text } => self.send_message(session_id, text),
+            Command::SendMessage {
+                session_id,
+                text,
+                images,
+            } => self.send_message(session_id, text, images),
+            Command::AttachImage { data, name } => self.attach_image(&data, name),
+            Command::GetImage { sha256 } => self.get_image(&sha256),
             Command::Stop { session_id } => Ok(Reply::Stop {
                 stopped: self.sessions.stop(session_id),
             }),

@@ -127,7 +127,7 @@ pub async fn serve(service: Arc<Service>) -> Result<(), String> {
                                 .prompt_capabilities(
                                     acp::PromptCapabilities::new()
                                         .embedded_context(true)
-                                        .image(false)
+                                        .image(true)
                                         .audio(false),
                                 ),
                         )
@@ -210,13 +210,19 @@ pub async fn serve(service: Arc<Service>) -> Result<(), String> {
                 lock(&s4.waiting).insert(id, tx);
                 let state = s4.clone();
                 cx.spawn(async move {
-                    if let Err(e) = state
-                        .call(Command::SendMessage {
-                            session_id: id,
-                            text,
-                        })
-                        .await
-                    {
+                    let sent = match attach_images(&state, &req.prompt).await {
+                        Ok(images) => {
+                            state
+                                .call(Command::SendMessage {
+                                    session_id: id,
+                                    text,
+                                    images,
+                                })
+                                .await
+                        }
+                        Err(e) => Err(e),
+                    };
+                    if let Err(e) = sent {
                         lock(&state.waiting).remove(&id);
                         return responder.respond_with_error(
                             agent_client_protocol::Error::invalid_params()
@@ -273,6 +279,34 @@ fn prompt_text(blocks: &[acp::ContentBlock]) -> String {
         }
     }
     out.join("\n\n")
+}
+
+/// The prompt's images (`image` blocks, base64), kept for the message to show.
+async fn attach_images(
+    state: &State,
+    blocks: &[acp::ContentBlock],
+) -> Result<Vec<skald_api::ChatImage>, String> {
+    let mut images = Vec::new();
+    for b in blocks {
+        if let acp::ContentBlock::Image(i) = b {
+            let name = i
+                .uri
+                .as_deref()
+                .and_then(|u| u.rsplit('/').next())
+                .map(str::to_string);
+            match state
+                .call(Command::AttachImage {
+                    data: i.data.clone(),
+                    name,
+                })
+                .await?
+            {
+                Reply::AttachImage { image, .. } => images.push(image),
+                other => return Err(format!("unexpected reply to an image: {other:?}")),
+            }
+        }
+    }
+    Ok(images)
 }
 
 /// Sends a loaded session's conversation as updates, before `session/load` answers.
@@ -466,6 +500,7 @@ fn on_event(state: &Arc<State>, id: i64, folder: &std::path::Path, event: Event)
         Event::ToolDone {
             tool_call_id,
             result,
+            ..
         } => Some(finished(
             state,
             &tool_call_id,

@@ -66,6 +66,25 @@ fn an_editor_streams_approves_cancels_and_loads_a_session_after_a_restart() {
     let first = &report["first"];
     assert_eq!(first["init"]["protocolVersion"], 1);
     assert_eq!(first["init"]["agentCapabilities"]["loadSession"], true);
+    assert_eq!(
+        first["init"]["agentCapabilities"]["promptCapabilities"]["image"],
+        true
+    );
+    // The third prompt's image reached the model with its text (docs/images.md).
+    let asked = server.recorded()[4].body["messages"].clone();
+    let user = asked
+        .as_array()
+        .unwrap()
+        .iter()
+        .rfind(|m| m["role"] == "user")
+        .unwrap()
+        .clone();
+    assert_eq!(user["content"][0]["text"], "are you back?", "{asked}");
+    assert_eq!(
+        user["content"][1]["image_url"]["url"],
+        "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==",
+        "{asked}"
+    );
     assert_eq!(first["p1"], "end_turn", "{report}");
     let updates = first["updates"].as_array().unwrap();
     let kinds: Vec<&str> = updates

@@ -17,6 +17,7 @@ mod cron;
 mod exec;
 mod faults;
 mod hooks;
+mod images;
 mod instructions;
 mod latex;
 mod local;

@@ -432,6 +432,67 @@ fn a_chat_streams_its_answer_and_keeps_its_history() {
     );
 }
 
+/// An image pasted in the composer: kept at once, named by the message, shown in the
+/// history and sent to the model; its bytes come back by their SHA-256 (docs/images.md).
+#[test]
+fn an_image_attached_in_the_composer_reaches_the_model_and_the_history() {
+    const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
+    let dir = tempfile::tempdir().unwrap();
+    let model = ScriptedServer::new(vec![answer("One pixel.")]);
+    let s = serve(&dir.path().join("data"), dir.path(), Some(&model));
+    let mut ws = s.ws();
+    let id = new_chat(&mut ws);
+    let attached = ws
+        .call(json!({"cmd": "attach_image", "data": PNG, "name": "/home/u/dot.png"}))
+        .unwrap();
+    let image = attached["image"].clone();
+    assert_eq!(image["name"], "dot.png");
+    assert_eq!(image["media_type"], "image/png");
+    assert!(attached.get("warning").is_none(), "{attached}");
+    // What is not an image, or not base64, is refused with the reason.
+    let e = ws
+        .call(json!({"cmd": "attach_image", "data": "aGVsbG8="}))
+        .unwrap_err();
+    assert!(e.contains("not a PNG, JPEG, WebP or GIF image"), "{e}");
+    let e = ws
+        .call(json!({"cmd": "attach_image", "data": "***"}))
+        .unwrap_err();
+    assert!(e.contains("not valid base64"), "{e}");
+    // A message of an image alone is a message.
+    ws.call(json!({"cmd": "send_message", "session_id": id, "text": "", "images": [image]}))
+        .unwrap();
+    let user = ws.event(|e| e["type"] == "user_message");
+    assert_eq!(user["event"]["images"][0]["sha256"], image["sha256"]);
+    ws.event(|e| e["type"] == "done");
+    let asked = model.recorded()[0].body["messages"].to_string();
+    assert!(
+        asked.contains(&format!("data:image/png;base64,{PNG}")),
+        "{asked}"
+    );
+    let h = ws
+        .call(json!({"cmd": "history", "session_id": id}))
+        .unwrap();
+    assert_eq!(h["messages"][0]["images"][0]["sha256"], image["sha256"]);
+    let got = ws
+        .call(json!({"cmd": "get_image", "sha256": image["sha256"]}))
+        .unwrap();
+    assert_eq!(got["media_type"], "image/png");
+    assert_eq!(got["data"], PNG);
+    // An image that was never kept, or a name that is no SHA-256, is refused.
+    let e = ws
+        .call(
+            json!({"cmd": "send_message", "session_id": id, "text": "again",
+                     "images": [{"sha256": "ab".repeat(32), "media_type": "image/png",
+                                 "width": 1, "height": 1, "bytes": 1}]}),
+        )
+        .unwrap_err();
+    assert!(e.contains("not kept here"), "{e}");
+    assert!(
+        ws.call(json!({"cmd": "get_image", "sha256": "../../etc/passwd"}))
+            .is_err()
+    );
+}
+
 /// The app prepares its default local model itself when it starts (its chats may be
 /// offered what `skald exec`'s are not, so the command line's preparation need not match
 /// them): the state is saved with no chat open, and the first chat reads none of the

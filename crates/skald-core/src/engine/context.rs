@@ -91,7 +91,7 @@ pub struct TurnEnv<'a> {
     pub health: &'a ModelHealth,
     pub cfg: &'a TurnConfig,
     /// Messages the user sent while the turn ran, taken at the start of each round.
-    pub queued: Option<&'a (dyn Fn() -> Vec<String> + Send + Sync)>,
+    pub queued: Option<&'a (dyn Fn() -> Vec<crate::turn::Prompt> + Send + Sync)>,
     /// How `ApprovalMode::Ask` asks.
     pub ask: Option<Ask<'a>>,
     /// Where `ApprovalMode::Inbox` asks.

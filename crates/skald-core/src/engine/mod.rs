@@ -69,6 +69,8 @@ pub struct TurnSettings {
     /// Where tools keep what they derive from files (`DataDir::cache_dir`); none keeps
     /// nothing across calls (an engine without a data directory, as in-process tests).
     pub cache_dir: Option<std::path::PathBuf>,
+    /// Which models the user says can or cannot see images (config.toml `[models.vision]`).
+    pub vision: std::collections::BTreeMap<String, bool>,
 }
 
 impl TurnSettings {
@@ -88,6 +90,7 @@ impl TurnSettings {
             checkpoints: config.checkpoints.settings(data_dir.root()),
             hooks: config.hooks.clone(),
             cache_dir: Some(data_dir.cache_dir()),
+            vision: config.models.vision.clone(),
         }
     }
 }
@@ -194,7 +197,11 @@ impl Engine {
         let engine = Arc::new(Engine {
             store,
             registry,
-            models: crate::models::ModelList::new(models),
+            models: {
+                let list = crate::models::ModelList::new(models);
+                list.set_vision(settings.vision.clone());
+                list
+            },
             health: Arc::new(ModelHealth::default()),
             library,
             inbox,
@@ -364,6 +371,11 @@ impl Engine {
         self.models.current()
     }
 
+    /// Whether `model` can see images (docs/images.md).
+    pub fn sees_images(&self, model: &ModelChoice) -> bool {
+        self.models.sees_images(model)
+    }
+
     /// Replaces the models for turns that start from now on.
     pub fn set_models(&self, models: Vec<ModelChoice>) {
         self.models.set(models);
@@ -458,7 +470,7 @@ impl Engine {
     pub fn env<'a>(
         self: &'a Arc<Self>,
         cfg: &'a TurnConfig,
-        queued: Option<&'a (dyn Fn() -> Vec<String> + Send + Sync)>,
+        queued: Option<&'a (dyn Fn() -> Vec<crate::turn::Prompt> + Send + Sync)>,
         ask: Option<Ask<'a>>,
     ) -> TurnEnv<'a> {
         TurnEnv {

@@ -43,11 +43,12 @@ pub enum SessionError {
 }
 
 pub use crate::engine::TurnSettings;
+use crate::turn::Prompt;
 
 #[derive(Default)]
 struct Slot {
     running: Option<CancellationToken>,
-    queue: VecDeque<String>,
+    queue: VecDeque<Prompt>,
 }
 
 pub struct SessionManager {
@@ -172,7 +173,7 @@ impl SessionManager {
     pub fn send_message(
         self: &Arc<Self>,
         session_id: i64,
-        text: String,
+        text: Prompt,
     ) -> Result<Sent, SessionError> {
         // Fails early, before anything runs, for a session that does not exist.
         self.store.get_session(session_id)?;
@@ -238,7 +239,7 @@ impl SessionManager {
     async fn drive(
         self: Arc<Self>,
         session_id: i64,
-        first: Option<String>,
+        first: Option<Prompt>,
         cancel: CancellationToken,
         slot: Arc<Mutex<Slot>>,
     ) {
@@ -246,7 +247,7 @@ impl SessionManager {
         let mut cancel = cancel;
         loop {
             let outcome = self
-                .one_turn(session_id, prompt.as_deref(), &cancel, &slot)
+                .one_turn(session_id, prompt.as_ref(), &cancel, &slot)
                 .await;
             let mut state = lock(&slot);
             // A message can arrive between the turn's last look at the queue and its end.
@@ -272,7 +273,7 @@ impl SessionManager {
     async fn one_turn(
         &self,
         session_id: i64,
-        prompt: Option<&str>,
+        prompt: Option<&Prompt>,
         cancel: &CancellationToken,
         slot: &Arc<Mutex<Slot>>,
     ) -> Option<TurnOutcome> {

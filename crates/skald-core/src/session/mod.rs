@@ -9,7 +9,7 @@ pub use lease::{LEASE_MS, SessionLease};
 pub use manager::SessionManager;
 
 use crate::engine::{Engine, EngineError};
-use crate::turn::{self, ApprovalMode, Emit};
+use crate::turn::{self, ApprovalMode, Emit, Prompt};
 use skald_api::CancellationToken;
 use skald_api::events::TurnOutcome;
 use std::sync::Arc;
@@ -21,10 +21,10 @@ impl Engine {
     pub async fn run_session_turn(
         self: &Arc<Self>,
         session_id: i64,
-        prompt: Option<&str>,
+        prompt: Option<&Prompt>,
         approval: ApprovalMode,
         cancel: &CancellationToken,
-        queued: Option<&(dyn Fn() -> Vec<String> + Send + Sync)>,
+        queued: Option<&(dyn Fn() -> Vec<Prompt> + Send + Sync)>,
         emit: Emit<'_>,
     ) -> Result<TurnOutcome, EngineError> {
         let session = self.store.get_session(session_id)?;

@@ -206,11 +206,11 @@ impl Engine {
         // A task continued after a restart goes on from where it stopped; a new one starts
         // with its prompt.
         let fresh = self.store.list_messages(session_id)?.is_empty();
-        let prompt = fresh.then_some(task.prompt.as_str());
+        let prompt = fresh.then(|| crate::turn::Prompt::from(task.prompt.as_str()));
         let outcome = self
             .run_session_turn(
                 session_id,
-                prompt,
+                prompt.as_ref(),
                 self.background_approval(),
                 cancel,
                 None,

@@ -458,7 +458,9 @@ async fn execute(
     let outcome = engine
         .run_session_turn(
             session_id,
-            fresh.then_some(prompt.as_str()),
+            fresh
+                .then(|| crate::turn::Prompt::from(prompt.as_str()))
+                .as_ref(),
             engine.background_approval(),
             &turn_cancel,
             None,

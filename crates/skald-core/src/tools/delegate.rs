@@ -125,7 +125,7 @@ async fn delegate(
     let outcome = run_turn(
         &child,
         call.session_id,
-        Some(&prompt),
+        Some(&crate::turn::Prompt::from(prompt)),
         call.cancel,
         &child_emit,
     )

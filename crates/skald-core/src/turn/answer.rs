@@ -47,12 +47,20 @@ pub(super) async fn answer(
         }
         attempts += 1;
         let label = model.label();
+        let mut messages = match prepared.take() {
+            Some(m) => m,
+            None => conversation(env, session_id)?,
+        };
+        // A model that cannot see is told where an image was (docs/images.md).
+        if !env.models.sees_images(model) {
+            skald_llm::vision::without_images(
+                &mut messages,
+                &format!("the model answering ({label}) cannot see images"),
+            );
+        }
         let request = Request {
             model: model.model.clone(),
-            messages: match prepared.take() {
-                Some(m) => m,
-                None => conversation(env, session_id)?,
-            },
+            messages,
             tools: offer::fit_to_model(model, tools, env.registry),
             tool_choice,
             max_tokens: None,

@@ -166,23 +166,36 @@ pub(super) fn parse_args(raw: &str) -> Result<Value, String> {
     }
 }
 
-/// Records a call's result and says so; `Ok(false)`: the turn goes on.
+/// Records a call's result, with the images it showed the model, and says so;
+/// `Ok(false)`: the turn goes on.
 fn mark_done(
     store: &Store,
     session_id: i64,
     call_id: &str,
     text: String,
+    images: Vec<skald_api::ToolImage>,
     emit: Emit<'_>,
 ) -> Result<bool, TurnError> {
+    // An image that is not one after all is said in the result instead.
+    let notes = crate::images::keep_call_images(store, session_id, call_id, images)?;
+    let text = text + &notes;
     store.set_tool_call_status(
         session_id,
         call_id,
         ToolCallStatus::Done,
         Some((&text, ResultType::Text)),
     )?;
+    let images = store
+        .session_images(session_id)?
+        .remove(&skald_store::ImageOwner::ToolCall(call_id.to_string()))
+        .unwrap_or_default()
+        .iter()
+        .map(crate::images::chat_image)
+        .collect();
     emit(Event::ToolDone {
         tool_call_id: call_id.to_string(),
         result: text,
+        images,
     });
     Ok(false)
 }
@@ -404,19 +417,20 @@ pub(crate) async fn run_call(
         }
         _ => None,
     };
-    let outcome = match (crate::mcp::split_name(&call.name), env.engine) {
-        (Some((server, tool)), Some(engine)) if !registry.contains(&call.name) => {
+    let (outcome, images) = match (crate::mcp::split_name(&call.name), env.engine) {
+        (Some((server, tool)), Some(engine)) if !registry.contains(&call.name) => (
             run_mcp(
                 engine, session_id, call, server, tool, args, cancel, emit, &redact,
             )
-            .await
-        }
+            .await,
+            Vec::new(),
+        ),
         _ => run_tool(env, session_id, call, args, checked, cancel, emit).await?,
     };
     let stopped = match outcome {
         ExecutionOutcome::Completed(text) => {
             let text = after_hooks(env, session_id, call, &shown, text, emit).await;
-            mark_done(store, session_id, &call.id, redact(text), emit)
+            mark_done(store, session_id, &call.id, redact(text), images, emit)
         }
         ExecutionOutcome::Failed(message) => fail(message),
         ExecutionOutcome::Cancelled => mark_cancelled(store, session_id, &call.id, emit),
@@ -661,7 +675,8 @@ async fn gate(
 
 /// Runs a registered tool through `drive_execution`, in the run's folder, with the
 /// paths the rules deny kept out of its walks. The turn's context goes to tools that act
-/// on the session; an engine error one of them met ends the turn.
+/// on the session; an engine error one of them met ends the turn. Also returns the images
+/// the tool showed, where the chat's model can see them (docs/images.md).
 async fn run_tool(
     env: &TurnEnv<'_>,
     session_id: i64,
@@ -670,7 +685,7 @@ async fn run_tool(
     checked: Option<std::path::PathBuf>,
     cancel: &CancellationToken,
     emit: Emit<'_>,
-) -> Result<ExecutionOutcome, TurnError> {
+) -> Result<(ExecutionOutcome, Vec<skald_api::ToolImage>), TurnError> {
     let cx = ToolCx::new(Call {
         store: env.store,
         session_id,
@@ -686,11 +701,17 @@ async fn run_tool(
     // give it the network.
     let sandbox = crate::sandbox::for_call(env.store, &env.cfg.run, &call.name, &args);
     let Some(exec) = env.registry.run(&call.name, &cx, args) else {
-        return Ok(ExecutionOutcome::Failed(format!(
-            "there is no tool named `{}`",
-            call.name
-        )));
+        return Ok((
+            ExecutionOutcome::Failed(format!("there is no tool named `{}`", call.name)),
+            Vec::new(),
+        ));
     };
+    let images = env
+        .models
+        .current()
+        .first()
+        .filter(|m| env.models.sees_images(m))
+        .map(|_| skald_api::ImageSink::default());
     let outcome = ToolScope::new(&env.cfg.run.working_dir)
         .with_excluded(approval::denied_paths(env.store, &env.cfg.run, &call.name))
         .with_checked_path(checked)
@@ -702,12 +723,13 @@ async fn run_tool(
             table: e.processes.clone(),
             session_id,
         }))
+        .with_images(images.clone())
         .run(drive_execution(exec.as_ref(), cancel))
         .await;
     drop(exec);
     match cx.take_fatal() {
         Some(e) => Err(e),
-        None => Ok(outcome),
+        None => Ok((outcome, images.map(|s| s.take()).unwrap_or_default())),
     }
 }
 

@@ -4,7 +4,7 @@ use super::{TurnEnv, TurnError};
 use serde_json::Value;
 use skald_api::ToolCallStatus;
 use skald_llm::{Message, ToolCall};
-use skald_store::Role;
+use skald_store::{ImageOwner, Role};
 
 /// The conversation as the model must see it, in this order (docs/agent-loop.md,
 /// "A round"): the static system part, the history with every tool call of an assistant
@@ -29,6 +29,7 @@ pub(super) fn conversation(env: &TurnEnv<'_>, session_id: i64) -> Result<Vec<Mes
         )));
     }
     let calls = store.list_tool_calls(session_id)?;
+    let images = crate::images::SessionImages::read(store, session_id)?;
     if let Some(board) = scratchpad_message(store, session_id)? {
         out.insert(1, Message::system(board));
     }
@@ -39,7 +40,10 @@ pub(super) fn conversation(env: &TurnEnv<'_>, session_id: i64) -> Result<Vec<Mes
     {
         match m.role {
             Role::System => out.push(Message::system(m.content)),
-            Role::User => out.push(Message::user(m.content)),
+            Role::User => {
+                let shown = images.parts(store, &ImageOwner::Message(m.id))?;
+                out.push(Message::user(m.content).with_images(shown));
+            }
             Role::Tool => {}
             Role::Assistant => {
                 let mine: Vec<_> = calls
@@ -63,7 +67,12 @@ pub(super) fn conversation(env: &TurnEnv<'_>, session_id: i64) -> Result<Vec<Mes
                         .collect(),
                 ));
                 for c in mine {
-                    out.push(Message::tool_result(c.tool_call_id.clone(), result_text(c)));
+                    let shown =
+                        images.parts(store, &ImageOwner::ToolCall(c.tool_call_id.clone()))?;
+                    out.push(
+                        Message::tool_result(c.tool_call_id.clone(), result_text(c))
+                            .with_images(shown),
+                    );
                 }
             }
         }

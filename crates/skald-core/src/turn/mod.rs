@@ -35,6 +35,32 @@ use skald_api::{CancellationToken, ToolCallStatus};
 use skald_llm::{ToolCall, ToolChoice, ToolSpec};
 use skald_store::{NewMessage, NewToolCall, Role, RuleAction, Store};
 
+/// What a person sends: its text, and the images pasted or attached with it (kept in the
+/// store already, `crate::images::keep`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Prompt {
+    pub text: String,
+    pub images: Vec<skald_store::ImageRef>,
+}
+
+impl From<&str> for Prompt {
+    fn from(text: &str) -> Prompt {
+        Prompt {
+            text: text.to_string(),
+            images: Vec::new(),
+        }
+    }
+}
+
+impl From<String> for Prompt {
+    fn from(text: String) -> Prompt {
+        Prompt {
+            text,
+            images: Vec::new(),
+        }
+    }
+}
+
 /// Runs one turn for `prompt` in a session; with no prompt, the turn continues the
 /// conversation as it stands (after a restart finished what a session left). Store calls
 /// happen on the turn's task: they are short indexed statements on a WAL database, cheaper
@@ -46,11 +72,11 @@ use skald_store::{NewMessage, NewToolCall, Role, RuleAction, Store};
 pub async fn run_turn(
     env: &TurnEnv<'_>,
     session_id: i64,
-    prompt: Option<&str>,
+    prompt: Option<&Prompt>,
     cancel: &CancellationToken,
     emit: Emit<'_>,
 ) -> Result<TurnOutcome, TurnError> {
-    let expanded = match expand_prompt(env, prompt, cancel).await {
+    let expanded = match expand_prompt(env, prompt.map(|p| p.text.as_str()), cancel).await {
         Ok(expanded) => expanded,
         Err(message) => {
             emit(Event::TurnRunning { session_id });
@@ -58,8 +84,14 @@ pub async fn run_turn(
             return finish(emit, session_id, TurnOutcome::Failed, "");
         }
     };
-    let prompt = expanded.as_deref().or(prompt);
-    let Some(opening) = opening_hooks(env, session_id, prompt, emit).await? else {
+    let expanded = expanded.zip(prompt).map(|(text, p)| Prompt {
+        text,
+        images: p.images.clone(),
+    });
+    let prompt = expanded.as_ref().or(prompt);
+    let Some(opening) =
+        opening_hooks(env, session_id, prompt.map(|p| p.text.as_str()), emit).await?
+    else {
         return finish(emit, session_id, TurnOutcome::Cancelled, "");
     };
     store_prompt(env, session_id, prompt, opening, emit)?;
@@ -125,25 +157,32 @@ async fn expand_prompt(
 fn store_prompt(
     env: &TurnEnv<'_>,
     session_id: i64,
-    prompt: Option<&str>,
+    prompt: Option<&Prompt>,
     opening: Opening,
     emit: Emit<'_>,
 ) -> Result<(), TurnError> {
     let user = match prompt {
-        Some(p) => Some(env.store.append_message(&NewMessage {
-            stack_id: env.frame.stack_id,
-            ..NewMessage::new(session_id, Role::User, p)
-        })?),
+        Some(p) => Some((
+            env.store.append_message_showing(
+                &NewMessage {
+                    stack_id: env.frame.stack_id,
+                    ..NewMessage::new(session_id, Role::User, p.text.as_str())
+                },
+                &p.images,
+            )?,
+            p,
+        )),
         None => None,
     };
     if !opening.running {
         emit(Event::TurnRunning { session_id });
     }
-    if let Some(user) = user {
+    if let Some((user, _)) = user {
         emit(Event::UserMessage {
             session_id,
             message_id: user.id,
             text: user.content,
+            images: crate::images::of_message(env.store, session_id, user.id)?,
         });
     }
     add_hook_context(env, session_id, &opening.context)?;
@@ -304,22 +343,26 @@ async fn inject_queued(
     let Some(take) = env.queued else {
         return Ok(false);
     };
-    let texts = take();
+    let prompts = take();
     let cfg = env.cfg;
     let mut any = false;
-    for text in &texts {
+    for prompt in &prompts {
         // A message sent while the turn ran meets the UserPromptSubmit hooks too.
-        let Some(context) = prompt_hooks(cfg, session_id, text, emit).await else {
+        let Some(context) = prompt_hooks(cfg, session_id, &prompt.text, emit).await else {
             continue;
         };
-        let m = env.store.append_message(&NewMessage {
-            stack_id: env.frame.stack_id,
-            ..NewMessage::new(session_id, Role::User, text.as_str())
-        })?;
+        let m = env.store.append_message_showing(
+            &NewMessage {
+                stack_id: env.frame.stack_id,
+                ..NewMessage::new(session_id, Role::User, prompt.text.as_str())
+            },
+            &prompt.images,
+        )?;
         emit(Event::UserMessage {
             session_id,
             message_id: m.id,
-            text: text.clone(),
+            text: prompt.text.clone(),
+            images: crate::images::of_message(env.store, session_id, m.id)?,
         });
         add_hook_context(env, session_id, &context)?;
         any = true;
@@ -346,6 +389,7 @@ fn take_deliveries(env: &TurnEnv<'_>, session_id: i64, emit: Emit<'_>) -> Result
         emit(Event::ToolDone {
             tool_call_id: d.tool_call_id.clone(),
             result: d.result.clone(),
+            images: Vec::new(),
         });
     }
     Ok(!delivered.is_empty())
