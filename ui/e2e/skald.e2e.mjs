@@ -8,6 +8,7 @@ import { mkdirSync, readFileSync, writeFileSync, existsSync, symlinkSync } from 
 import { join } from "node:path";
 import { createServer } from "node:http";
 import { createHash } from "node:crypto";
+import { crc32, deflateSync } from "node:zlib";
 import {
   browser,
   call,
@@ -93,6 +94,138 @@ test("a message streams its answer, rendered as Markdown", async () => {
     assert.match(JSON.stringify(model.requests[0].messages), /Say hello/);
     await page.screenshot({ path: join(screenshotsDir, "chat.png") });
   });
+});
+
+/** A real PNG of `width`×`height`, its pixels made by `pixel(x, y)` ([r, g, b, a]). */
+function png(width, height, pixel, level = 6) {
+  const raw = Buffer.alloc((width * 4 + 1) * height);
+  for (let y = 0; y < height; y++) {
+    for (let x = 0; x < width; x++) raw.set(pixel(x, y), y * (width * 4 + 1) + 1 + x * 4);
+  }
+  const chunk = (type, data) => {
+    const head = Buffer.alloc(8);
+    head.writeUInt32BE(data.length, 0);
+    head.write(type, 4, "latin1");
+    const crc = Buffer.alloc(4);
+    crc.writeUInt32BE(crc32(Buffer.concat([head.subarray(4), data])), 0);
+    return Buffer.concat([head, data, crc]);
+  };
+  const ihdr = Buffer.alloc(13);
+  ihdr.writeUInt32BE(width, 0);
+  ihdr.writeUInt32BE(height, 4);
+  ihdr.set([8, 6, 0, 0, 0], 8);
+  return Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    chunk("IHDR", ihdr),
+    chunk("IDAT", deflateSync(raw, { level })),
+    chunk("IEND", Buffer.alloc(0)),
+  ]);
+}
+
+/** Pastes files (name, MIME type, base64) into the composer as a clipboard does. */
+async function pasteFiles(page, files) {
+  await page.getByTestId("composer").focus();
+  await page.evaluate((files) => {
+    const dt = new DataTransfer();
+    for (const f of files) {
+      const bytes = Uint8Array.from(atob(f.base64), (c) => c.charCodeAt(0));
+      dt.items.add(new File([bytes], f.name, { type: f.type }));
+    }
+    document.activeElement.dispatchEvent(new ClipboardEvent("paste", { clipboardData: dt, bubbles: true, cancelable: true }));
+  }, files);
+}
+
+/** Whether the image of a selector has loaded (its bytes reached the page). */
+const loaded = (page, selector) =>
+  page.waitForFunction((sel) => [...document.querySelectorAll(sel)].some((img) => img.complete && img.naturalWidth > 0), selector, {
+    timeout: 20_000,
+  });
+
+// Images in (docs/images.md): a screenshot pasted in the composer is attached at once and
+// shown as a thumbnail; sent, the model is given it as an `image_url` part with its bytes,
+// and the chat shows it — also after a reload, read back from the store — and opens it
+// whole until Escape.
+test("an image pasted in the composer reaches the model and shows in the chat", async () => {
+  const shot = png(40, 24, (x, y) => (x < 20 ? [220, 40, 40, 255] : [40, 40, 220, y * 10]));
+  const base64 = shot.toString("base64");
+  await withSkald([say(["A red and a blue square."])], async ({ page, model, skald }) => {
+    await newChat(page);
+    await pasteFiles(page, [{ name: "screenshot.png", type: "image/png", base64 }]);
+    const attachment = page.locator("[data-testid='attachment'][data-state='ready']");
+    await attachment.waitFor({ timeout: 20_000 });
+    assert.equal((await attachment.textContent()).trim(), "screenshot.png");
+    await loaded(page, "[data-testid='attachment'] img");
+    // The scripted model is taken to see images: nothing to warn of.
+    assert.equal(await page.getByTestId("image-warning").count(), 0);
+    await page.getByTestId("composer").fill("What is on this screen?");
+    await page.getByTestId("composer").press("Enter");
+    await waitForAnswer(page, skald);
+    assert.equal(await page.getByTestId("attachment").count(), 0);
+
+    const user = model.requests[0].messages.filter((m) => m.role === "user").at(-1);
+    assert.ok(Array.isArray(user.content), `the message is sent in parts: ${JSON.stringify(user).slice(0, 300)}`);
+    assert.deepEqual(
+      user.content.filter((p) => p.type === "image_url"),
+      [{ type: "image_url", image_url: { url: `data:image/png;base64,${base64}` } }],
+    );
+    assert.match(JSON.stringify(user.content), /What is on this screen\?/);
+
+    const thumb = "[data-testid='message'][data-role='user'] [data-testid='chat-image'] img";
+    await loaded(page, thumb);
+    await page.screenshot({ path: join(screenshotsDir, "images.png") });
+    // After a reload the chat reads it back from the store (`get_image`).
+    await page.reload();
+    await page.waitForSelector("[data-testid='message-list'][data-loaded='1']", { timeout: 30_000 });
+    await loaded(page, thumb);
+    assert.deepEqual(await page.locator(thumb).evaluate((img) => [img.naturalWidth, img.naturalHeight, img.src.slice(0, 5)]), [40, 24, "blob:"]);
+    await page.locator("[data-testid='chat-image']").first().click();
+    const lightbox = page.getByTestId("lightbox");
+    await lightbox.waitFor();
+    await loaded(page, "[data-testid='lightbox'] img");
+    assert.match(await lightbox.textContent(), /screenshot\.png.*40×24/);
+    await page.keyboard.press("Escape");
+    await lightbox.waitFor({ state: "detached" });
+  });
+});
+
+// A large image (over the WebSocket's usual 16 MiB frame once in base64) chosen with the
+// attach button is attached; with a model that cannot see, the composer says so before
+// sending and the model is told an image was there, not sent it.
+test("a large image is attached from the file picker, and a model that cannot see is warned of", async () => {
+  // 2400×1800 in stored deflate blocks: 17 MB, 23 MB as base64.
+  const big = png(2400, 1800, (x, y) => [x & 255, y & 255, (x ^ y) & 255, 255], 0);
+  assert.ok(big.length > 16 * 1024 * 1024, `${big.length} bytes`);
+  const tiny = png(2, 2, () => [0, 0, 0, 255]);
+  await withSkald(
+    [say(["I cannot see it."])],
+    async ({ page, model, skald }) => {
+      await newChat(page);
+      await page.getByTestId("attach-image-input").setInputFiles([
+        { name: "photo.png", mimeType: "image/png", buffer: big },
+        { name: "tiny.png", mimeType: "image/png", buffer: tiny },
+      ]);
+      await page.locator("[data-testid='attachment'][data-state='ready']").nth(1).waitFor({ timeout: 60_000 });
+      assert.deepEqual(await page.getByTestId("attachment").allTextContents(), ["photo.png", "tiny.png"]);
+      const warning = page.getByTestId("image-warning");
+      await warning.waitFor();
+      assert.match(await warning.textContent(), /openai\/scripted-model cannot see images/);
+      assert.equal(await warning.count(), 1);
+      await page.screenshot({ path: join(screenshotsDir, "images-warning.png") });
+      // Removed from the keyboard.
+      await page.getByRole("button", { name: "Remove tiny.png" }).focus();
+      await page.keyboard.press("Delete");
+      assert.deepEqual(await page.getByTestId("attachment").allTextContents(), ["photo.png"]);
+      await page.getByTestId("send").click();
+      await waitForAnswer(page, skald);
+      const sent = JSON.stringify(model.requests[0].messages);
+      assert.ok(!sent.includes("image_url"), "an image was sent to a model that cannot see");
+      assert.match(sent, /\[1 image attached here; the model answering \(openai\/scripted-model\) cannot see images\]/);
+      await page.locator("[data-testid='message'][data-role='user'] [data-testid='chat-image']").waitFor();
+    },
+    {
+      ".skald-data/config.toml": '[sandbox]\nask = "always"\n\n[models.vision]\n"openai/scripted-*" = false\n',
+    },
+  );
 });
 
 test("a write is approved from its diff and the file changes", async () => {

@@ -393,8 +393,19 @@ async fn ws(
         return deny(StatusCode::FORBIDDEN, "foreign origin");
     }
     let service = app.service.clone();
-    upgrade.on_upgrade(move |socket| talk(service, socket))
+    // An image attached in the composer comes whole in one request: 30 MB is 40 MB of
+    // base64, more than the 16 MiB frame a WebSocket takes by default (docs/images.md).
+    upgrade
+        .max_frame_size(MAX_REQUEST_BYTES)
+        .max_message_size(MAX_REQUEST_BYTES)
+        .on_upgrade(move |socket| talk(service, socket))
 }
+
+/// The largest request a UI may send: an image of `skald_llm::vision::MAX_INPUT_BYTES` as
+/// base64, and room for the rest of the command.
+const MAX_REQUEST_BYTES: usize = 48 << 20;
+const _: () =
+    assert!(MAX_REQUEST_BYTES > skald_llm::vision::MAX_INPUT_BYTES.div_ceil(3) * 4 + 4096);
 
 /// One UI: requests answered concurrently (a LaTeX build does not hold up a message) but
 /// subscriptions in order, and every engine event pushed. A UI that stops reading falls

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { blockedToReturn, chatReducer, emptyChat, latestTodos, staleAssistants, type ChatState, type Item } from "./state";
-import type { ChatMessage, CheckpointInfo, Event, HookRun, Reply, Role, ToolCallInfo, ToolCallStatus } from "../protocol";
+import type { ChatImage, ChatMessage, CheckpointInfo, Event, HookRun, Reply, Role, ToolCallInfo, ToolCallStatus } from "../protocol";
 
 const ev = (s: ChatState, ...events: Event[]) => events.reduce((st, e) => chatReducer(st, { type: "event", event: e }), s);
 const kinds = (items: Item[]) => items.map((i) => i.kind);
@@ -404,5 +404,55 @@ describe("hooks", () => {
     expect(kinds(s.items)).toEqual(["notice"]);
     expect(s.items[0]).toMatchObject({ level: "warning", message: BLOCKED });
     expect((s.items[0] as Extract<Item, { kind: "notice" }>).hint).toBeUndefined();
+  });
+});
+
+describe("images", () => {
+  const IMG = (sha: string, name?: string): ChatImage => ({ sha256: sha.repeat(64), media_type: "image/png", width: 3, height: 2, bytes: 70, ...(name ? { name } : {}) });
+  type User = Extract<Item, { kind: "user" }>;
+  type Tool = Extract<Item, { kind: "tool" }>;
+
+  it("come with the stored messages and tool calls", () => {
+    const s = chatReducer(emptyChat(1), {
+      type: "history",
+      reply: history([msg(1, "user", "", { images: [IMG("a", "a.png")] }), msg(2, "assistant", "I see a chart")], [call("c1", 2, { images: [IMG("b")] })]),
+    });
+    expect((s.items[0] as User).images).toEqual([IMG("a", "a.png")]);
+    expect((s.items[2] as Tool).tool.images).toEqual([IMG("b")]);
+  });
+
+  it("stay on our message once stored, which is told from another with the same text by them", () => {
+    const loaded = chatReducer(emptyChat(1), { type: "history", reply: history([]) });
+    let s = chatReducer(loaded, { type: "local_send", key: "k1", text: "", images: [IMG("a")] });
+    s = chatReducer(s, { type: "local_send", key: "k2", text: "", images: [IMG("b")] });
+    // The second is stored first (its turn was already running).
+    s = ev(s, { type: "user_message", session_id: 1, message_id: 10, text: "", images: [IMG("b")] });
+    expect(s.items.map((i) => [(i as User).key, (i as User).id])).toEqual([["k1", null], ["k2", 10]]);
+    s = ev(s, { type: "user_message", session_id: 1, message_id: 11, text: "", images: [IMG("a")] });
+    expect(s.items.map((i) => [(i as User).key, (i as User).id, (i as User).images![0]!.sha256[0]])).toEqual([["k2", 10, "b"], ["k1", 11, "a"]]);
+    // One sent elsewhere brings its images.
+    s = ev(s, { type: "user_message", session_id: 1, message_id: 12, text: "look", images: [IMG("c")] });
+    expect((s.items[2] as User).images).toEqual([IMG("c")]);
+  });
+
+  it("of a tool call come with its result", () => {
+    let s = ev(chatReducer(emptyChat(1), { type: "history", reply: history([]) }), {
+      type: "tool_start",
+      tool_call_id: "c1",
+      name: "read_file",
+      arguments: { path: "chart.png" },
+      label_short: "read chart.png",
+      label_full: "read chart.png",
+    });
+    expect((s.items[0] as Tool).tool.images).toBeUndefined();
+    s = ev(s, { type: "tool_done", tool_call_id: "c1", result: "chart.png: PNG image", images: [IMG("d")] });
+    expect((s.items[0] as Tool).tool).toMatchObject({ status: "done", result: "chart.png: PNG image", images: [IMG("d")] });
+  });
+
+  it("of a blocked message are offered back with its text", () => {
+    const loaded = chatReducer(emptyChat(1), { type: "history", reply: history([]) });
+    let s = chatReducer(loaded, { type: "local_send", key: "k1", text: "see", images: [IMG("a")] });
+    s = ev(s, { type: "turn_running", session_id: 1 }, { type: "error", message: "A UserPromptSubmit hook blocked this message: no" });
+    expect(blockedToReturn(s.items).map((u) => [u.text, u.images])).toEqual([["see", [IMG("a")]]]);
   });
 });

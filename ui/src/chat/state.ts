@@ -2,7 +2,7 @@
 // flat-ish list of display items (bubbles, tool cards, notices, sub-agent groups). Kept
 // free of React and the transport so the event logic is unit-tested on its own.
 
-import type { ChatMessage, CheckpointInfo, Event, HookRun, JsonValue, Reply, TodoItem, TodoStatus, ToolCallInfo, ToolCallStatus, TurnOutcome, WriteTodosArgs } from "../protocol";
+import type { ChatImage, ChatMessage, CheckpointInfo, Event, HookRun, JsonValue, Reply, TodoItem, TodoStatus, ToolCallInfo, ToolCallStatus, TurnOutcome, WriteTodosArgs } from "../protocol";
 import { blockedPromptReason } from "../lib/hooks";
 
 /** A call's status as stored, plus "waiting" while it waits in the Inbox. */
@@ -26,6 +26,8 @@ export interface ToolView {
   checkpoint: CheckpointInfo | null;
   /** Its PreToolUse, PostToolUse and Notification hooks' runs, as they came (live only). */
   hooks: HookRun[];
+  /** The images it showed the model (`read_file` of an image). */
+  images?: ChatImage[];
 }
 
 /** "blocked": a UserPromptSubmit hook refused it; it was not stored. */
@@ -37,6 +39,8 @@ export type Item =
       key: string;
       id: number | null;
       text: string;
+      /** The images sent with it (docs/images.md). */
+      images?: ChatImage[];
       state: UserState;
       error?: string;
       /** When it was stored (history only), to place restores between messages. */
@@ -112,7 +116,7 @@ export type ChatAction =
   | { type: "older"; reply: Extract<Reply, { cmd: "history" }> }
   | { type: "checkpoints"; checkpoints: CheckpointInfo[] }
   | { type: "event"; event: Event }
-  | { type: "local_send"; key: string; text: string }
+  | { type: "local_send"; key: string; text: string; images?: ChatImage[] }
   | { type: "send_result"; key: string; queued: boolean }
   | { type: "send_failed"; key: string; error: string }
   | { type: "html"; key: string; html: string; forText: string }
@@ -154,6 +158,7 @@ function toolFromInfo(t: ToolCallInfo): ToolView {
     progress: null,
     checkpoint: null,
     hooks: [],
+    ...(t.images?.length ? { images: t.images } : {}),
   };
 }
 
@@ -182,7 +187,15 @@ export function itemsFromHistory(
     if (m.role === "user") {
       flat.push({
         stack: m.stack_id,
-        item: { kind: "user", key: `${keyPrefix}m${m.id}`, id: m.id, text: m.content, state: "sent", at: m.created_at },
+        item: {
+          kind: "user",
+          key: `${keyPrefix}m${m.id}`,
+          id: m.id,
+          text: m.content,
+          ...(m.images?.length ? { images: m.images } : {}),
+          state: "sent",
+          at: m.created_at,
+        },
       });
     } else if (m.role === "assistant") {
       const hasText = m.content.trim() !== "" || (m.reasoning ?? "").trim() !== "";
@@ -339,6 +352,12 @@ function sameText(a: string, b: string) {
   return a.trim() === b.trim();
 }
 
+function sameImages(a: ChatImage[] | undefined, b: ChatImage[] | undefined) {
+  const x = a ?? [];
+  const y = b ?? [];
+  return x.length === y.length && x.every((img, i) => img.sha256 === y[i]!.sha256);
+}
+
 // ---- the reducer -------------------------------------------------------------------
 
 export function chatReducer(state: ChatState, action: ChatAction): ChatState {
@@ -375,7 +394,10 @@ export function chatReducer(state: ChatState, action: ChatAction): ChatState {
     case "local_send":
       return {
         ...state,
-        items: [...state.items, { kind: "user", key: action.key, id: null, text: action.text, state: "sending" }],
+        items: [
+          ...state.items,
+          { kind: "user", key: action.key, id: null, text: action.text, ...(action.images?.length ? { images: action.images } : {}), state: "sending" },
+        ],
       };
     case "send_result":
       // Its turn already ended, blocked by a hook, before this reply came.
@@ -426,7 +448,7 @@ export function applyEvent(state: ChatState, e: Event): ChatState {
       // Our own optimistic bubble (sending/queued) becomes the stored message; a
       // message typed elsewhere (another window, the CLI) is added.
       const idx = state.items.findIndex(
-        (it) => it.kind === "user" && it.id == null && it.state !== "failed" && it.state !== "blocked" && sameText(it.text, e.text),
+        (it) => it.kind === "user" && it.id == null && it.state !== "failed" && it.state !== "blocked" && sameText(it.text, e.text) && sameImages(it.images, e.images),
       );
       if (idx >= 0) {
         const items = state.items.slice();
@@ -436,13 +458,13 @@ export function applyEvent(state: ChatState, e: Event): ChatState {
         return {
           ...state,
           running: true,
-          items: [...endStreaming(items), { ...it, id: e.message_id, state: "sent" }],
+          items: [...endStreaming(items), { ...it, id: e.message_id, ...(e.images?.length ? { images: e.images } : {}), state: "sent" }],
         };
       }
       if (findItem(state.items, (it) => it.kind === "user" && it.id === e.message_id)) return state;
       return pushItem(
         { ...state, running: true },
-        (key) => ({ kind: "user", key, id: e.message_id, text: e.text, state: "sent" }),
+        (key) => ({ kind: "user", key, id: e.message_id, text: e.text, ...(e.images?.length ? { images: e.images } : {}), state: "sent" }),
         true,
       );
     }
@@ -511,8 +533,12 @@ export function applyEvent(state: ChatState, e: Event): ChatState {
             : it,
         ),
       };
-    case "tool_done":
-      return { ...state, items: finishTool(state.items, e.tool_call_id, "done", e.result) };
+    case "tool_done": {
+      const items = finishTool(state.items, e.tool_call_id, "done", e.result);
+      const images = e.images;
+      if (!images?.length) return { ...state, items };
+      return { ...state, items: updateTool(items, e.tool_call_id, (t) => ({ ...t, images })) };
+    }
     case "tool_error":
       return { ...state, items: finishTool(state.items, e.tool_call_id, "failed", e.error) };
     case "tool_cancelled":

@@ -12,6 +12,7 @@ import { InboxCard } from "./InboxCards";
 import { CheckpointStrip, RestoreLine } from "./Checkpoints";
 import { ArgumentsView, VisibleText } from "./Arguments";
 import { HookRuns } from "./HookRuns";
+import { ImageStrip } from "./Images";
 import { escapeControlsInline } from "../lib/visible";
 import { mcpServerOf, resourceMention, splitResourceLinks } from "../lib/mcpPrompts";
 import { Icon, basename } from "./ui";
@@ -79,7 +80,8 @@ function UserBubble({ item }: { item: Extract<Item, { kind: "user" }> }) {
   const expanded = useContext(ExpandedContext);
   return (
     <div className={`message message-user state-${item.state}`} data-testid="message" data-role="user" data-state={item.state} data-message-id={item.id ?? undefined}>
-      <div className="bubble plain">{item.text}</div>
+      {item.images && item.images.length > 0 && <ImageStrip images={item.images} label="Images sent with this message" />}
+      {(item.text !== "" || !item.images?.length) && <div className="bubble plain">{item.text}</div>}
       {item.state === "queued" && <div className="meta">queued — delivered at the agent's next step</div>}
       {item.state === "sending" && <div className="meta">sending…</div>}
       {item.state === "failed" && <div className="meta error-text">Not sent: {item.error}</div>}
@@ -151,6 +153,7 @@ export function ToolCard({ tool, cardKey }: { tool: ToolView; cardKey: string })
         <span className={`chip chip-${status}`}>{statusLabel}</span>
       </div>
       {tool.hooks.length > 0 && <HookRuns runs={tool.hooks} groupKey={`${cardKey}:hooks`} expanded={expanded} />}
+      {tool.images && tool.images.length > 0 && <ImageStrip images={tool.images} label="Images the tool showed the agent" />}
       {tool.progress && (
         <div className="progress" role="progressbar" aria-valuenow={tool.progress.progress} aria-valuemax={tool.progress.total ?? undefined}>
           <div className="bar" style={{ width: tool.progress.total ? `${Math.min(100, (100 * tool.progress.progress) / tool.progress.total)}%` : "30%" }} />

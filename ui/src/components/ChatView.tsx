@@ -7,10 +7,11 @@ import type { CheckpointInfo, InboxEntry, SessionInfo, TodoItem, TodoStatus } fr
 import { blockedToReturn, latestTodos, staleAssistants, type ChatAction, type ChatState, type Item } from "../chat/state";
 import { useApp, useTransport } from "../app/context";
 import { escapeHtml } from "../lib/highlight";
+import { dragHasFiles, filesOf } from "../lib/images";
 import { onMarkdownClick } from "../lib/links";
 import { ChatRow, ExpandedContext, InsertMentionContext, type Expanded } from "./ChatItems";
 import { CheckpointActions } from "./Checkpoints";
-import { Composer, type InsertText } from "./Composer";
+import { Composer, type AttachFiles, type InsertText } from "./Composer";
 import { ContextButton } from "./ContextView";
 import { InboxCard } from "./InboxCards";
 import { ProcessesPanel } from "./Processes";
@@ -61,6 +62,9 @@ export function ChatView({ session, sessionId, chat, dispatch, loadError, onRetr
   // A resource link in a tool's result puts its mention into the composer.
   const insertRef = useRef<InsertText | null>(null);
   const insertMention = useCallback<InsertText>((text) => insertRef.current?.(text), []);
+  // Images dropped anywhere on the chat are attached to the message being written.
+  const attachRef = useRef<AttachFiles | null>(null);
+  const drop = useFileDrop((files) => attachRef.current?.(files));
 
   const [loadingOlder, setLoadingOlder] = useState(false);
   const loadOlder = useCallback(async () => {
@@ -77,7 +81,12 @@ export function ChatView({ session, sessionId, chat, dispatch, loadError, onRetr
   }, [t, sessionId, chat.hasMore, chat.oldestId, loadingOlder, dispatch]);
 
   return (
-    <section className="chat" aria-label={session?.title ?? "Chat"}>
+    <section className={drop.over ? "chat drop-over" : "chat"} aria-label={session?.title ?? "Chat"} {...drop.handlers}>
+      {drop.over && (
+        <div className="drop-hint" data-testid="drop-hint" aria-hidden="true">
+          Drop images to attach them
+        </div>
+      )}
       <header className="chat-header">
         <div className="chat-title">
           <h1>{session?.title || "Untitled chat"}</h1>
@@ -107,9 +116,47 @@ export function ChatView({ session, sessionId, chat, dispatch, loadError, onRetr
       )}
       <ProcessesPanel key={`processes-${sessionId}`} sessionId={sessionId} />
       {todos && todos.length > 0 && <TodoList todos={todos} />}
-      <Composer sessionId={sessionId} running={chat.running} dispatch={dispatch} takeFocus={!contextOpen} blocked={blocked} insertRef={insertRef} />
+      <Composer sessionId={sessionId} running={chat.running} dispatch={dispatch} takeFocus={!contextOpen} blocked={blocked} insertRef={insertRef} attachRef={attachRef} />
     </section>
   );
+}
+
+/**
+ * Files dragged over the chat: `over` while they are (the chat shows where to drop), and
+ * the dropped ones to `onFiles`. Other drags (text, links) are left to the browser.
+ */
+function useFileDrop(onFiles: (files: File[]) => void) {
+  const [over, setOver] = useState(false);
+  // dragenter and dragleave come for every child crossed: counted, so leaving a child is
+  // not leaving the chat.
+  const depth = useRef(0);
+  const handlers = {
+    onDragEnter: (e: React.DragEvent) => {
+      if (!dragHasFiles(e.dataTransfer)) return;
+      e.preventDefault();
+      depth.current++;
+      setOver(true);
+    },
+    onDragOver: (e: React.DragEvent) => {
+      if (!dragHasFiles(e.dataTransfer)) return;
+      e.preventDefault();
+      e.dataTransfer.dropEffect = "copy";
+    },
+    onDragLeave: (e: React.DragEvent) => {
+      if (!dragHasFiles(e.dataTransfer)) return;
+      depth.current = Math.max(0, depth.current - 1);
+      if (depth.current === 0) setOver(false);
+    },
+    onDrop: (e: React.DragEvent) => {
+      if (!dragHasFiles(e.dataTransfer)) return;
+      e.preventDefault();
+      depth.current = 0;
+      setOver(false);
+      const files = filesOf(e.dataTransfer);
+      if (files.length > 0) onFiles(files);
+    },
+  };
+  return { over, handlers };
 }
 
 const compact = (n: number) => (n >= 10_000 ? `${Math.round(n / 1000)}k` : n >= 1000 ? `${(n / 1000).toFixed(1)}k` : String(n));

@@ -1,21 +1,29 @@
 // The chat's message box: sends (or queues) a message, stops the agent, keeps a draft per
-// chat, and helps with MCP prompts (the "/" menu and its argument hint) and resources (the
-// "Attach resource" picker, and mentions put in from elsewhere through `insertRef`).
+// chat, takes images (pasted, dropped on the chat through `attachRef`, or chosen with the
+// attach button; docs/images.md), and helps with MCP prompts (the "/" menu and its
+// argument hint) and resources (the "Attach resource" picker, and mentions put in from
+// elsewhere through `insertRef`).
 
-import { useEffect, useId, useLayoutEffect, useMemo, useRef, useState, type RefObject } from "react";
-import type { McpPromptInfo } from "../protocol";
+import { useEffect, useId, useLayoutEffect, useMemo, useRef, useState, useSyncExternalStore, type RefObject } from "react";
+import type { ChatImage, McpPromptInfo } from "../protocol";
 import type { ChatAction } from "../chat/state";
 import { useTransport } from "../app/context";
 import { useMcpCatalog } from "../app/mcpCatalog";
+import { attachmentStore, attachmentWarnings, type Attachment } from "../lib/attachments";
 import { loadDraft, saveDraft } from "../lib/drafts";
 import { errorText } from "../lib/format";
+import { fileBase64, fileLabel, IMAGE_TYPES, imageLabel, pastedImages, refusal, rememberImageUrl } from "../lib/images";
 import { insertAt, matchPrompts, pickedPrompt, promptId, resourceMention, slashQuery } from "../lib/mcpPrompts";
+import { ImageThumb } from "./Images";
 import { PromptHint, PromptMenu, promptOptionId } from "./PromptMenu";
 import { AttachResource } from "./ResourcePicker";
 import { Icon } from "./ui";
 
 /** Puts text into the message at the caret (a resource's `@server:uri` mention). */
 export type InsertText = (text: string) => void;
+
+/** Attaches image files to the message (a drop on the chat). */
+export type AttachFiles = (files: File[]) => void;
 
 /**
  * `takeFocus`: when the chat opens (not when it opens with its context panel, which takes it).
@@ -29,13 +37,15 @@ export function Composer({
   takeFocus,
   blocked,
   insertRef,
+  attachRef,
 }: {
   sessionId: number;
   running: boolean;
   dispatch: (a: ChatAction) => void;
   takeFocus: boolean;
-  blocked: { key: string; text: string }[];
+  blocked: { key: string; text: string; images?: ChatImage[] }[];
   insertRef?: RefObject<InsertText | null>;
+  attachRef?: RefObject<AttachFiles | null>;
 }) {
   const t = useTransport();
   const [text, setText] = useState(() => loadDraft(sessionId));
@@ -46,6 +56,7 @@ export function Composer({
   /** Where the caret goes once the text set with it is in the box (and the box has focus). */
   const caretRef = useRef<number | null>(null);
   const { prompts, resources } = useMcpCatalog();
+  const images = useAttachments(sessionId, setError);
 
   const takeFocusRef = useRef(takeFocus);
   takeFocusRef.current = takeFocus;
@@ -66,6 +77,7 @@ export function Composer({
       setText(body);
       textRef.current = body;
     }
+    images.putBack(blocked.flatMap((b) => b.images ?? []));
     for (const b of blocked) dispatch({ type: "returned", key: b.key });
   }, [blocked, dispatch]);
   useEffect(() => {
@@ -107,6 +119,13 @@ export function Composer({
       insertRef.current = null;
     };
   });
+  useEffect(() => {
+    if (!attachRef) return;
+    attachRef.current = images.add;
+    return () => {
+      attachRef.current = null;
+    };
+  });
 
   const menu = useSlashMenu(text, prompts, (p) => edit(`/${promptId(p)} `, promptId(p).length + 2));
   const picked = useMemo(() => pickedPrompt(text, prompts), [text, prompts]);
@@ -114,19 +133,24 @@ export function Composer({
   const menuId = `${ids}-prompts`;
   const hintId = `${ids}-hint`;
 
+  // A message may be images alone; it waits for the images still on their way.
+  const canSend = !images.attaching && (text.trim() !== "" || images.ready.length > 0);
   const send = () => {
     const body = text;
-    if (body.trim() === "") return;
+    if (!canSend) return;
+    const shown = images.ready;
     const key = `local-${Date.now()}-${Math.random().toString(36).slice(2, 8)}`;
-    dispatch({ type: "local_send", key, text: body });
+    dispatch({ type: "local_send", key, text: body, images: shown });
     setText("");
+    images.clear();
     setError(null);
-    t.call({ cmd: "send_message", session_id: sessionId, text: body }).then(
+    t.call({ cmd: "send_message", session_id: sessionId, text: body, ...(shown.length > 0 ? { images: shown } : {}) }).then(
       (r) => dispatch({ type: "send_result", key, queued: r.queued }),
       (e: unknown) => {
         dispatch({ type: "send_failed", key, error: errorText(e) });
         // Never lose typed input: put it back if the box is still empty.
         if (textRef.current === "") setText(body);
+        images.putBack(shown);
         setError(errorText(e));
       },
     );
@@ -135,6 +159,7 @@ export function Composer({
     t.call({ cmd: "stop", session_id: sessionId }).catch((e: unknown) => setError(`Could not stop: ${errorText(e)}`));
   };
 
+  const warnings = attachmentWarnings(images.list);
   return (
     <form
       className="composer"
@@ -144,10 +169,17 @@ export function Composer({
       }}
     >
       {error && (
-        <div className="error-text small" role="alert">
+        <div className="error-text small composer-error" role="alert" data-testid="composer-error">
           {error}
         </div>
       )}
+      {warnings.map((w) => (
+        <div key={w} className="composer-warning small" role="status" data-testid="image-warning">
+          <Icon name="warning" size={14} />
+          <span>{w}</span>
+        </div>
+      ))}
+      {images.list.length > 0 && <Attachments list={images.list} onRemove={images.remove} focusBox={() => ref.current?.focus()} />}
       <div className="composer-row">
         <div className="composer-input">
           {menu.open && <PromptMenu id={menuId} prompts={menu.matches} active={menu.active} onPick={menu.pick} onHover={menu.setIndex} />}
@@ -163,6 +195,12 @@ export function Composer({
             rows={1}
             value={text}
             onChange={(e) => setText(e.target.value)}
+            onPaste={(e) => {
+              const files = pastedImages(e.clipboardData);
+              if (files.length === 0) return;
+              e.preventDefault();
+              images.add(files);
+            }}
             onKeyDown={(e) => {
               if (menu.onKeyDown(e)) return;
               if (e.key === "Enter" && !e.shiftKey && !e.nativeEvent.isComposing) {
@@ -175,18 +213,156 @@ export function Composer({
             }}
           />
         </div>
+        <AttachImages onFiles={images.add} />
         <AttachResource resources={resources} onPick={(r) => insert(resourceMention(r.server, r.uri))} />
         {running && (
           <button type="button" className="btn btn-danger icon-text" data-testid="stop" aria-label="Stop the agent (Esc)" title="Stop (Esc)" onClick={stop}>
             <Icon name="stop" /> Stop
           </button>
         )}
-        <button type="submit" className="btn btn-primary icon-text" data-testid="send" aria-label={running ? "Queue message" : "Send message"} disabled={text.trim() === ""}>
+        <button type="submit" className="btn btn-primary icon-text" data-testid="send" aria-label={running ? "Queue message" : "Send message"} disabled={!canSend}>
           <Icon name="send" /> {running ? "Queue" : "Send"}
         </button>
       </div>
       {picked && <PromptHint id={hintId} prompt={picked} />}
     </form>
+  );
+}
+
+/**
+ * The chat's attached images (kept per chat while another is open), and what changes them:
+ * `add` refuses a file too large or not an image at once, and sends the others to the
+ * engine (`attach_image`), each shown as "attaching" until it answers.
+ */
+function useAttachments(sessionId: number, setError: (e: string | null) => void) {
+  const t = useTransport();
+  const store = attachmentStore(t);
+  const list = useSyncExternalStore(store.subscribe, () => store.get(sessionId));
+  const ready = useMemo(() => list.flatMap((a) => (a.image ? [a.image] : [])), [list]);
+  const attaching = list.some((a) => a.image == null);
+
+  const add = (files: File[]) => {
+    const problems: string[] = [];
+    for (const file of files) {
+      const refused = refusal(file);
+      if (refused) {
+        problems.push(refused);
+        continue;
+      }
+      const key = `img-${Date.now()}-${Math.random().toString(36).slice(2, 8)}`;
+      const name = fileLabel(file.name);
+      store.update(sessionId, (l) => [...l, { key, name, image: null }]);
+      const drop = () => store.update(sessionId, (l) => (l.some((a) => a.key === key) ? l.filter((a) => a.key !== key) : l));
+      fileBase64(file)
+        .then((data) => t.call({ cmd: "attach_image", data, ...(file.name ? { name: file.name } : {}) }))
+        .then(
+          (r) => {
+            rememberImageUrl(t, r.image.sha256, file);
+            // Removed while it was on its way: it stays out.
+            store.update(sessionId, (l) =>
+              l.some((a) => a.key === key) ? l.map((a): Attachment => (a.key === key ? { ...a, image: r.image, ...(r.warning ? { warning: r.warning } : {}) } : a)) : l,
+            );
+          },
+          (e: unknown) => {
+            drop();
+            setError(`Could not attach ${name}: ${errorText(e)}`);
+          },
+        );
+    }
+    setError(problems.length > 0 ? problems.join(" ") : null);
+  };
+  const remove = (key: string) => store.update(sessionId, (l) => l.filter((a) => a.key !== key));
+  const clear = () => store.update(sessionId, (l) => (l.length === 0 ? l : []));
+  /** Images of a message that was not sent come back, unless others were attached since. */
+  const putBack = (images: ChatImage[]) => {
+    if (images.length === 0) return;
+    store.update(sessionId, (l) =>
+      l.length > 0 ? l : images.map((image, i) => ({ key: `back-${Date.now()}-${i}`, name: imageLabel(image), image })),
+    );
+  };
+  return { list, ready, attaching, add, remove, clear, putBack };
+}
+
+/** The attach button and its hidden file input. */
+function AttachImages({ onFiles }: { onFiles: (files: File[]) => void }) {
+  const input = useRef<HTMLInputElement>(null);
+  return (
+    <>
+      <input
+        ref={input}
+        type="file"
+        accept={IMAGE_TYPES.join(",")}
+        multiple
+        hidden
+        data-testid="attach-image-input"
+        onChange={(e) => {
+          const files = [...(e.target.files ?? [])];
+          // The same file may be chosen again.
+          e.target.value = "";
+          if (files.length > 0) onFiles(files);
+        }}
+      />
+      <button
+        type="button"
+        className="btn composer-attach"
+        data-testid="attach-image"
+        aria-label="Attach images"
+        title="Attach images (PNG, JPEG, WebP or GIF) — or paste or drop them"
+        onClick={() => input.current?.click()}
+      >
+        <Icon name="image" />
+      </button>
+    </>
+  );
+}
+
+/** The attached images as thumbnails, each with its name and a remove button. */
+function Attachments({ list, onRemove, focusBox }: { list: Attachment[]; onRemove: (key: string) => void; focusBox: () => void }) {
+  const removeButtons = useRef(new Map<string, HTMLButtonElement>());
+  const removeAt = (i: number) => {
+    const key = list[i]!.key;
+    // The focus goes to the next image's remove button, the previous one's, or the box.
+    const next = list[i + 1] ?? list[i - 1];
+    onRemove(key);
+    const el = next ? removeButtons.current.get(next.key) : null;
+    if (el) el.focus();
+    else focusBox();
+  };
+  return (
+    <ul className="attachments" aria-label="Attached images" data-testid="attachments">
+      {list.map((a, i) => (
+        <li key={a.key} className={a.image ? "attachment" : "attachment attaching"} data-testid="attachment" data-state={a.image ? "ready" : "attaching"}>
+          {a.image ? (
+            <ImageThumb image={a.image} box={{ width: 96, height: 64 }} />
+          ) : (
+            <span className="image-thumb image-loading" style={{ width: 64, height: 64 }} aria-hidden="true" />
+          )}
+          <span className="attachment-name" title={a.name}>
+            {a.image ? a.name : `Attaching ${a.name}…`}
+          </span>
+          <button
+            ref={(el) => {
+              if (el) removeButtons.current.set(a.key, el);
+              else removeButtons.current.delete(a.key);
+            }}
+            type="button"
+            className="attachment-remove"
+            data-testid="attachment-remove"
+            aria-label={`Remove ${a.name}`}
+            title={`Remove ${a.name}`}
+            onClick={() => removeAt(i)}
+            onKeyDown={(e) => {
+              if (e.key === "Delete" || e.key === "Backspace") {
+                e.preventDefault();
+                removeAt(i);
+              }
+            }}
+          >
+            <Icon name="close" size={12} />
+          </button>
+        </li>
+      ))}
+    </ul>
   );
 }
 

@@ -9,9 +9,13 @@
 //       return super.answer(c); // no reply, ever
 //     }
 //   }
+//
+// Images (docs/images.md) are kept as the engine keeps them: `attach_image` checks the bytes
+// are an image and answers its `ChatImage` (with `imageWarning`, when set, as the chat's
+// model not seeing images), `get_image` answers a kept image's bytes.
 
-import type { Command, Event, OpenTarget } from "../protocol";
-import type { ConnectionStatus, EventHandler, ReplyOf, StatusHandler, Transport } from "../transport";
+import type { ChatImage, Command, Event, OpenTarget } from "../protocol";
+import { ServerError, type ConnectionStatus, type EventHandler, type ReplyOf, type StatusHandler, type Transport } from "../transport";
 
 /** A reply that never comes: a request left pending. */
 export function pending(): Promise<never> {
@@ -33,12 +37,51 @@ export class FakeTransport implements Transport {
   private statusHandlers: StatusHandler[] = [];
   private openHandlers: ((target: OpenTarget) => void)[] = [];
 
+  /** The images kept (attached, or put here by a test), by SHA-256. */
+  images = new Map<string, { image: ChatImage; data: string }>();
+  /** What `attach_image` warns of (the chat's model cannot see images); none when null. */
+  imageWarning: string | null = null;
+
   /**
    * The reply to `command`: a reply, a promise of one, or a throw (a failure — throw a
-   * `ServerError` for the server's own). By default none ever comes.
+   * `ServerError` for the server's own). Images are answered (see above); by default
+   * nothing else ever is.
    */
-  answer(_command: Command): unknown {
-    return pending();
+  answer(command: Command): unknown {
+    switch (command.cmd) {
+      case "attach_image": {
+        const image = this.keepImage(command.data, command.name);
+        return { cmd: command.cmd, image, ...(this.imageWarning ? { warning: this.imageWarning } : {}) };
+      }
+      case "get_image": {
+        const kept = this.images.get(command.sha256);
+        if (!kept) throw new ServerError(`no image ${command.sha256} is kept`);
+        return { cmd: command.cmd, media_type: kept.image.media_type, data: kept.data };
+      }
+      default:
+        return pending();
+    }
+  }
+
+  /**
+   * Keeps an image (base64) as `attach_image` does, refusing what is not one, and says what
+   * the chat is told of it. Its "SHA-256" is a stand-in, the same for the same bytes.
+   */
+  keepImage(data: string, name?: string): ChatImage {
+    const bytes = atob(data);
+    const media_type = mediaTypeOf(bytes);
+    if (!media_type) throw new ServerError("not a PNG, JPEG, WebP or GIF image");
+    const png = media_type === "image/png" && bytes.length >= 24;
+    const image: ChatImage = {
+      sha256: fakeSha256(bytes),
+      media_type,
+      width: png ? readU32(bytes, 16) : 640,
+      height: png ? readU32(bytes, 20) : 480,
+      bytes: bytes.length,
+      ...(name ? { name } : {}),
+    };
+    this.images.set(image.sha256, { image, data });
+    return image;
   }
 
   call<C extends Command>(command: C): Promise<ReplyOf<C>> {
@@ -103,4 +146,27 @@ export class FakeTransport implements Transport {
   }
 
   close() {}
+}
+
+function mediaTypeOf(bytes: string): string | null {
+  if (bytes.startsWith("\x89PNG\r\n\x1a\n")) return "image/png";
+  if (bytes.startsWith("\xff\xd8\xff")) return "image/jpeg";
+  if (bytes.startsWith("GIF87a") || bytes.startsWith("GIF89a")) return "image/gif";
+  if (bytes.startsWith("RIFF") && bytes.slice(8, 12) === "WEBP") return "image/webp";
+  return null;
+}
+
+function readU32(bytes: string, at: number): number {
+  return ((bytes.charCodeAt(at) << 24) | (bytes.charCodeAt(at + 1) << 16) | (bytes.charCodeAt(at + 2) << 8) | bytes.charCodeAt(at + 3)) >>> 0;
+}
+
+/** 64 hex digits that depend on every byte (FNV-1a, eight ways seeded). */
+function fakeSha256(bytes: string): string {
+  let out = "";
+  for (let seed = 0; seed < 8; seed++) {
+    let h = (0x811c9dc5 ^ seed) >>> 0;
+    for (let i = 0; i < bytes.length; i++) h = Math.imul(h ^ bytes.charCodeAt(i), 0x01000193) >>> 0;
+    out += h.toString(16).padStart(8, "0");
+  }
+  return out;
 }

@@ -24,3 +24,10 @@ Object.defineProperty(HTMLElement.prototype, "offsetWidth", { configurable: true
 
 // The palette keeps its chosen row in sight.
 Element.prototype.scrollIntoView ??= function () {};
+
+// Object URLs of images (jsdom has none): a URL of its own for each blob.
+if (typeof URL.createObjectURL !== "function") {
+  let n = 0;
+  URL.createObjectURL = () => `blob:skald-test/${++n}`;
+  URL.revokeObjectURL = () => {};
+}

@@ -493,6 +493,33 @@ fn an_image_attached_in_the_composer_reaches_the_model_and_the_history() {
     );
 }
 
+/// The largest image is 40 MB of base64 in one request, which a client may send as one
+/// WebSocket frame, over the usual 16 MiB: it is answered like any other, the connection
+/// kept (docs/ui.md, "Images in the composer and the chat").
+#[test]
+fn an_image_as_large_as_allowed_arrives_in_one_frame() {
+    use base64::Engine as _;
+    let dir = tempfile::tempdir().unwrap();
+    let s = serve(&dir.path().join("data"), dir.path(), None);
+    let mut ws = s.ws();
+    // A PNG's signature, then nothing an image is made of: read, and refused for that.
+    let mut bytes = b"\x89PNG\r\n\x1a\n".to_vec();
+    bytes.resize(20 << 20, 0);
+    let data = base64::engine::general_purpose::STANDARD.encode(&bytes);
+    let e = ws
+        .call(json!({"cmd": "attach_image", "data": data}))
+        .unwrap_err();
+    assert!(e.contains("cannot be read"), "{e}");
+    // Past the largest image: refused by its size.
+    bytes.resize(31 << 20, 0);
+    let data = base64::engine::general_purpose::STANDARD.encode(&bytes);
+    let e = ws
+        .call(json!({"cmd": "attach_image", "data": data}))
+        .unwrap_err();
+    assert!(e.contains("larger than the 30 MB"), "{e}");
+    ws.call(json!({"cmd": "list_sessions"})).unwrap();
+}
+
 /// The app prepares its default local model itself when it starts (its chats may be
 /// offered what `skald exec`'s are not, so the command line's preparation need not match
 /// them): the state is saved with no chat open, and the first chat reads none of the
