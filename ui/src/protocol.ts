@@ -308,12 +308,16 @@ export type Command = { "cmd": "list_sessions" } | { "cmd": "create_session", ti
 /**
  * The folder the agent works in; the server's folder when absent.
  */
-working_dir?: string, agent_id?: string, } | { "cmd": "rename_session", session_id: number, title: string, } | { "cmd": "delete_session", session_id: number, } | { "cmd": "history", session_id: number, before?: number, limit?: number, } | { "cmd": "usage", session_id: number, } | { "cmd": "sandbox", session_id: number, } | { "cmd": "set_sandbox", session_id: number, mode: SandboxMode, network: boolean, } | { "cmd": "session_context", session_id: number, } | { "cmd": "approve_hooks", session_id: number, sha256: string, } | { "cmd": "checkpoints", session_id: number, } | { "cmd": "checkpoint_diff", id: number, path?: string, } | { "cmd": "restore_checkpoint", id: number, rewind?: boolean, } | { "cmd": "send_message", session_id: number, text: string, 
+working_dir?: string, agent_id?: string, } | { "cmd": "rename_session", session_id: number, title: string, } | { "cmd": "delete_session", session_id: number, } | { "cmd": "history", session_id: number, before?: number, limit?: number, } | { "cmd": "usage", session_id: number, } | { "cmd": "sandbox", session_id: number, } | { "cmd": "set_sandbox", session_id: number, mode: SandboxMode, network: boolean, } | { "cmd": "list_models" } | { "cmd": "set_session_model", session_id: number, model?: string, effort?: string, } | { "cmd": "session_context", session_id: number, } | { "cmd": "approve_hooks", session_id: number, sha256: string, } | { "cmd": "checkpoints", session_id: number, } | { "cmd": "checkpoint_diff", id: number, path?: string, } | { "cmd": "restore_checkpoint", id: number, rewind?: boolean, } | { "cmd": "send_message", session_id: number, text: string, 
 /**
  * Images attached with it, by what `AttachImage` answered (only `sha256` and
  * `name` are read).
  */
-images?: Array<ChatImage>, } | { "cmd": "attach_image", data: string, name?: string, } | { "cmd": "get_image", sha256: string, } | { "cmd": "stop", session_id: number, } | { "cmd": "list_processes", session_id: number, } | { "cmd": "process_output", session_id: number, process_id: number, } | { "cmd": "stop_process", session_id: number, process_id: number, } | { "cmd": "render_markdown", text: string, 
+images?: Array<ChatImage>, } | { "cmd": "attach_image", data: string, name?: string, 
+/**
+ * The chat it is for: the warning is about that chat's model.
+ */
+session_id?: number, } | { "cmd": "get_image", sha256: string, } | { "cmd": "stop", session_id: number, } | { "cmd": "list_processes", session_id: number, } | { "cmd": "process_output", session_id: number, process_id: number, } | { "cmd": "stop_process", session_id: number, process_id: number, } | { "cmd": "render_markdown", text: string, 
 /**
  * Relative links resolve against this session's folder.
  */
@@ -369,7 +373,11 @@ has_more: boolean, } | { "cmd": "usage",
 /**
  * Model calls made.
  */
-requests: number, input_tokens: number, output_tokens: number, } | { "cmd": "sandbox", sandbox: SandboxInfo, } | { "cmd": "set_sandbox", sandbox: SandboxInfo, } | { "cmd": "session_context", context: TurnContext, } | { "cmd": "approve_hooks", context: TurnContext, } | { "cmd": "checkpoints", checkpoints: Array<CheckpointInfo>, } | { "cmd": "checkpoint_diff", text: string, } | { "cmd": "restore_checkpoint", 
+requests: number, input_tokens: number, output_tokens: number, } | { "cmd": "sandbox", sandbox: SandboxInfo, } | { "cmd": "set_sandbox", sandbox: SandboxInfo, } | { "cmd": "list_models", 
+/**
+ * The configured model first, then its fallbacks, then the local models.
+ */
+models: Array<ModelOption>, } | { "cmd": "set_session_model", session: SessionInfo, } | { "cmd": "session_context", context: TurnContext, } | { "cmd": "approve_hooks", context: TurnContext, } | { "cmd": "checkpoints", checkpoints: Array<CheckpointInfo>, } | { "cmd": "checkpoint_diff", text: string, } | { "cmd": "restore_checkpoint", 
 /**
  * The restore's own checkpoint: restoring to before it undoes the restore.
  */
@@ -468,7 +476,15 @@ export type SessionInfo = { id: number, title: string, agent_id: string, kind: S
 /**
  * A turn runs in this process now.
  */
-running: boolean, };
+running: boolean, 
+/**
+ * The chat's own model (`provider/model`); absent: the configured one.
+ */
+model?: string, 
+/**
+ * The chat's reasoning effort (low, medium, high); absent: the model's own.
+ */
+effort?: string, };
 
 export type ChatMessage = { id: number, 
 /**
@@ -736,3 +752,20 @@ bytes: number,
  * The file name it was attached as, when it had one.
  */
 name?: string, };
+
+/**
+ * A model a chat can be given, and what it can do.
+ */
+export type ModelOption = { 
+/**
+ * `provider/model`, as `set_session_model` takes it.
+ */
+label: string, sees_images: boolean, 
+/**
+ * Whether it takes a reasoning effort.
+ */
+takes_effort: boolean, 
+/**
+ * The configured model (what a chat without its own uses).
+ */
+default: boolean, };

@@ -79,6 +79,19 @@ pub enum Command {
         mode: crate::SandboxMode,
         network: bool,
     },
+    /// The models a chat can be given (docs/models.md, "A model per chat").
+    ListModels,
+    /// Gives the chat its own model (`provider/model`; none: the configured one) and
+    /// reasoning effort (low, medium, high; none: the model's own), from its next turn.
+    SetSessionModel {
+        session_id: i64,
+        #[serde(default)]
+        #[ts(optional)]
+        model: Option<String>,
+        #[serde(default)]
+        #[ts(optional)]
+        effort: Option<String>,
+    },
     /// What the chat's agent is given besides its own prompt now: AGENTS.md files and
     /// skills (docs/instructions.md).
     SessionContext {
@@ -129,6 +142,10 @@ pub enum Command {
         #[serde(default)]
         #[ts(optional)]
         name: Option<String>,
+        /// The chat it is for: the warning is about that chat's model.
+        #[serde(default)]
+        #[ts(optional)]
+        session_id: Option<i64>,
     },
     /// A kept image's bytes (to show it in the chat).
     GetImage {
@@ -345,6 +362,13 @@ pub enum Reply {
     SetSandbox {
         sandbox: crate::SandboxInfo,
     },
+    ListModels {
+        /// The configured model first, then its fallbacks, then the local models.
+        models: Vec<ModelOption>,
+    },
+    SetSessionModel {
+        session: SessionInfo,
+    },
     SessionContext {
         context: crate::context::TurnContext,
     },
@@ -534,6 +558,26 @@ pub struct SessionInfo {
     pub updated_at: i64,
     /// A turn runs in this process now.
     pub running: bool,
+    /// The chat's own model (`provider/model`); absent: the configured one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub model: Option<String>,
+    /// The chat's reasoning effort (low, medium, high); absent: the model's own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub effort: Option<String>,
+}
+
+/// A model a chat can be given, and what it can do.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct ModelOption {
+    /// `provider/model`, as `set_session_model` takes it.
+    pub label: String,
+    pub sees_images: bool,
+    /// Whether it takes a reasoning effort.
+    pub takes_effort: bool,
+    /// The configured model (what a chat without its own uses).
+    pub default: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]

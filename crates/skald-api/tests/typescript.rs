@@ -91,6 +91,7 @@ fn generate() -> String {
         decl::<McpPromptArgumentInfo>(),
         decl::<McpResourceInfo>(),
         decl::<skald_api::ChatImage>(),
+        decl::<ModelOption>(),
     ];
     // Ids, sizes and millisecond timestamps are far below 2^53 and travel as JSON
     // numbers, so they are `number` on the TypeScript side, not `bigint`.

@@ -74,6 +74,7 @@ impl Bench {
                 first_tool_choice: skald_llm::ToolChoice::Auto,
                 instructions: Default::default(),
                 hooks: Default::default(),
+                effort: None,
             },
             health: ModelHealth::default(),
             _data: data,

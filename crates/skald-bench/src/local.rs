@@ -90,6 +90,7 @@ fn request(nonce: usize, words: usize, max_tokens: u32) -> Request {
         max_tokens: Some(max_tokens),
         // Greedy, like llama-bench's generation.
         temperature: Some(0.0),
+        effort: None,
     }
 }
 

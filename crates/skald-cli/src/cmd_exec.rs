@@ -35,6 +35,8 @@ pub struct ExecArgs<'a> {
     pub extra_prompt: Option<&'a str>,
     /// `--image`: files shown to the model with the prompt.
     pub images: &'a [std::path::PathBuf],
+    /// `--effort`: how hard the model reasons in this run (docs/models.md).
+    pub effort: Option<skald_llm::effort::Effort>,
     pub prompt: &'a str,
 }
 
@@ -78,9 +80,38 @@ async fn exec(data_dir: &DataDir, config: &Config, a: ExecArgs<'_>) -> Result<u8
         library.get(id).map_err(usage)?;
     }
     // Refused, like an unknown agent, before a chat is made for them.
-    let prompt = prompt_with_images(&store, &a, models.first(), &config.models.vision)?;
+    let prompt = prompt_with_images(&store, &a)?;
     let run_context_id = new_run_context(&store, &a)?;
     let session = open_session(&store, &a, &cwd, run_context_id)?;
+    // A chat with a model of its own uses it, unless --model says otherwise.
+    let models = match (a.model, session.model.as_deref()) {
+        (None, Some(own)) => {
+            skald_core::models::choose_models(config, Some(own), &data_dir.models_dir(), |k| {
+                std::env::var(k).ok()
+            })
+            .map_err(|e| usage(format!("the chat's model {own} cannot be used: {e}")))?
+        }
+        _ => models,
+    };
+    if let (Some(model), Some(effort)) = (models.first(), a.effort)
+        && !skald_llm::effort::takes_effort(model.provider.kind, &model.model)
+    {
+        eprintln!(
+            "skald exec: {} takes no reasoning effort; --effort {} is not sent",
+            model.label(),
+            effort.as_str()
+        );
+    }
+    if let Some(model) = models.first()
+        && !prompt.images.is_empty()
+        && !skald_core::images::sees_images(model, &config.models.vision)
+    {
+        eprintln!(
+            "skald exec: {} cannot see images; it is told an image was attached, not what it \
+             shows",
+            model.label()
+        );
+    }
     let agent = a.agent.unwrap_or(&session.agent_id);
     let cancel = CancellationToken::new();
     if let Ok(signal) = crate::stop_signal::StopSignal::listen() {
@@ -144,6 +175,13 @@ async fn exec(data_dir: &DataDir, config: &Config, a: ExecArgs<'_>) -> Result<u8
         first_tool_choice: a.tool_choice,
         instructions,
         hooks,
+        // `--effort` for this run, else the chat's own.
+        effort: a.effort.or_else(|| {
+            session
+                .effort
+                .as_deref()
+                .and_then(skald_llm::effort::Effort::parse)
+        }),
     };
     let ask_fn = |req: turn::AskRequest| -> futures::future::BoxFuture<'static, bool> {
         Box::pin(ask_at_the_terminal(req))
@@ -174,15 +212,8 @@ async fn exec(data_dir: &DataDir, config: &Config, a: ExecArgs<'_>) -> Result<u8
     wind_down(&engine, outcome).await
 }
 
-/// The prompt with its `--image` files, each checked and kept (docs/images.md). A model
-/// that cannot see images is named on stderr: it is told an image was there, not what it
-/// shows.
-fn prompt_with_images(
-    store: &Store,
-    a: &ExecArgs<'_>,
-    model: Option<&skald_llm::ModelChoice>,
-    vision: &std::collections::BTreeMap<String, bool>,
-) -> Result<turn::Prompt, Fail> {
+/// The prompt with its `--image` files, each checked and kept (docs/images.md).
+fn prompt_with_images(store: &Store, a: &ExecArgs<'_>) -> Result<turn::Prompt, Fail> {
     let mut images = Vec::new();
     for path in a.images {
         let shown = path.display();
@@ -204,16 +235,6 @@ fn prompt_with_images(
             sha256: kept.sha256,
             name: kept.name,
         });
-    }
-    if let Some(model) = model
-        && !images.is_empty()
-        && !skald_core::images::sees_images(model, vision)
-    {
-        eprintln!(
-            "skald exec: {} cannot see images; it is told an image was attached, not what it \
-             shows",
-            model.label()
-        );
     }
     Ok(turn::Prompt {
         text: a.prompt.to_string(),

@@ -146,6 +146,10 @@ enum Command {
         /// An image to show the model with the prompt: PNG, JPEG, WebP or GIF (repeatable)
         #[arg(long, value_name = "FILE")]
         image: Vec<PathBuf>,
+        /// How hard a model that reasons thinks: OpenAI's reasoning effort, Anthropic's
+        /// thinking budget, Ollama's think [default: the chat's, else the model's own]
+        #[arg(long, value_enum, value_name = "LEVEL")]
+        effort: Option<EffortArg>,
         /// What to ask
         prompt: String,
     },
@@ -254,6 +258,23 @@ enum ToolChoiceArg {
     Auto,
     /// The first answer is a tool call
     Required,
+}
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum EffortArg {
+    Low,
+    Medium,
+    High,
+}
+
+impl EffortArg {
+    fn effort(self) -> skald_llm::effort::Effort {
+        match self {
+            EffortArg::Low => skald_llm::effort::Effort::Low,
+            EffortArg::Medium => skald_llm::effort::Effort::Medium,
+            EffortArg::High => skald_llm::effort::Effort::High,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
@@ -426,6 +447,7 @@ async fn run(command: Command, env: &Env, relaunch: &mut Option<cmd_serve::Relau
             max_rounds,
             tool_choice,
             image,
+            effort,
             prompt,
         } => {
             let args = cmd_exec::ExecArgs {
@@ -447,6 +469,7 @@ async fn run(command: Command, env: &Env, relaunch: &mut Option<cmd_serve::Relau
                 allow_write: &allow_write,
                 extra_prompt: extra_prompt.as_deref(),
                 images: &image,
+                effort: effort.map(EffortArg::effort),
                 prompt: &prompt,
             };
             cmd_exec::run(&env.data_dir, &env.config, args).await

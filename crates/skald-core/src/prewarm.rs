@@ -48,6 +48,8 @@ impl Engine {
             home_session_id: None,
             created_at: 0,
             updated_at: 0,
+            model: None,
+            effort: None,
         };
         let cfg = self.config_for(&session, self.settings.approval)?;
         let env = self.env(&cfg, None, None);
@@ -60,6 +62,7 @@ impl Engine {
             tool_choice: ToolChoice::Auto,
             max_tokens: Some(1),
             temperature: None,
+            effort: None,
         };
         let mut stream = model.provider.stream(&request).await?;
         loop {

@@ -42,9 +42,14 @@ pub(crate) fn body(req: &Request) -> Value {
         .filter(|m| m.role == Role::System)
         .map(|m| m.content.as_str())
         .collect();
+    let thinking = thinking_budget(req);
     let mut turns: Vec<(&'static str, Vec<Value>)> = Vec::new();
     for m in req.messages.iter().filter(|m| m.role != Role::System) {
-        let (role, blocks) = blocks(m);
+        let (role, mut blocks) = blocks(m);
+        // With thinking on, an assistant turn starts with the thinking it came with.
+        if thinking.is_some() && m.role == Role::Assistant && !m.replay.is_empty() {
+            blocks.splice(0..0, m.replay.iter().cloned());
+        }
         match turns.last_mut() {
             Some((last, existing)) if *last == role => existing.extend(blocks),
             _ => turns.push((role, blocks)),
@@ -54,12 +59,16 @@ pub(crate) fn body(req: &Request) -> Value {
         .into_iter()
         .map(|(role, content)| json!({"role": role, "content": content}))
         .collect();
+    let answer_tokens = req.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS);
     let mut body = json!({
         "model": req.model,
-        "max_tokens": req.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
+        "max_tokens": answer_tokens + thinking.unwrap_or(0),
         "messages": messages,
         "stream": true,
     });
+    if let Some(budget) = thinking {
+        body["thinking"] = json!({"type": "enabled", "budget_tokens": budget});
+    }
     if !system.is_empty() {
         body["system"] = json!(system.join("\n\n"));
     }
@@ -77,6 +86,29 @@ pub(crate) fn body(req: &Request) -> Value {
         body["temperature"] = json!(t);
     }
     body
+}
+
+/// The thinking budget of a request with an effort, when thinking can be on: not with a
+/// forced tool call (Anthropic refuses `any` with thinking), and not in a tool loop whose
+/// last answer came without signed thinking (from another model, or thinking off), since
+/// Anthropic then wants that answer to start with a thinking block it does not have.
+fn thinking_budget(req: &Request) -> Option<u32> {
+    let effort = req.effort?;
+    if req.tool_choice == crate::ToolChoice::Required {
+        return None;
+    }
+    let last_user = req.messages.iter().rposition(|m| m.role == Role::User);
+    let in_loop = req
+        .messages
+        .iter()
+        .enumerate()
+        .rev()
+        .find(|(_, m)| m.role == Role::Assistant)
+        .filter(|(i, m)| !m.tool_calls.is_empty() && last_user.is_none_or(|u| u < *i));
+    match in_loop {
+        Some((_, m)) if m.replay.is_empty() => None,
+        _ => Some(effort.anthropic_budget()),
+    }
 }
 
 /// `image` blocks (base64) of images fitted to Anthropic's limits.
@@ -141,7 +173,12 @@ fn blocks(m: &Message) -> (&'static str, Vec<Value>) {
 
 enum Block {
     Text,
-    Thinking,
+    /// Its text and signature, sent back as they came (`Event::Replay`).
+    Thinking {
+        text: String,
+        signature: String,
+    },
+    Redacted(Value),
     ToolUse {
         id: String,
         name: String,
@@ -216,7 +253,11 @@ impl WireParser for Parser {
                         }
                         Block::Text
                     }
-                    Some("thinking") => Block::Thinking,
+                    Some("thinking") => Block::Thinking {
+                        text: String::new(),
+                        signature: String::new(),
+                    },
+                    Some("redacted_thinking") => Block::Redacted(b.clone()),
                     Some("tool_use") => Block::ToolUse {
                         id: b
                             .get("id")
@@ -247,11 +288,19 @@ impl WireParser for Parser {
                             });
                         }
                     }
-                    (Some("thinking_delta"), _) => {
+                    (Some("thinking_delta"), block) => {
                         if let Some(t) = d.get("thinking").and_then(Value::as_str) {
+                            if let Some(Block::Thinking { text, .. }) = block {
+                                text.push_str(t);
+                            }
                             out.push(Event::Reasoning {
                                 delta: t.to_string(),
                             });
+                        }
+                    }
+                    (Some("signature_delta"), Some(Block::Thinking { signature, .. })) => {
+                        if let Some(s) = d.get("signature").and_then(Value::as_str) {
+                            signature.push_str(s);
                         }
                     }
                     (Some("input_json_delta"), Some(Block::ToolUse { json, .. })) => {
@@ -262,21 +311,27 @@ impl WireParser for Parser {
                     _ => {}
                 }
             }
-            "content_block_stop" => {
-                if let Some(Block::ToolUse { id, name, json }) = self.blocks.remove(&index) {
-                    out.push(Event::ToolCall {
-                        call: ToolCall {
-                            id,
-                            name,
-                            arguments: if json.trim().is_empty() {
-                                "{}".to_string()
-                            } else {
-                                json
-                            },
+            "content_block_stop" => match self.blocks.remove(&index) {
+                Some(Block::ToolUse { id, name, json }) => out.push(Event::ToolCall {
+                    call: ToolCall {
+                        id,
+                        name,
+                        arguments: if json.trim().is_empty() {
+                            "{}".to_string()
+                        } else {
+                            json
                         },
+                    },
+                }),
+                // Only signed thinking can be sent back; unsigned is the model's notes alone.
+                Some(Block::Thinking { text, signature }) if !signature.is_empty() => {
+                    out.push(Event::Replay {
+                        block: json!({"type": "thinking", "thinking": text, "signature": signature}),
                     });
                 }
-            }
+                Some(Block::Redacted(block)) => out.push(Event::Replay { block }),
+                _ => {}
+            },
             "message_delta" => {
                 if let Some(r) = v.pointer("/delta/stop_reason").and_then(Value::as_str) {
                     self.stop = Some(stop_reason(r));
@@ -370,6 +425,7 @@ mod tests {
             tool_choice: crate::ToolChoice::Auto,
             max_tokens: None,
             temperature: None,
+            effort: None,
         };
         let body = body(&req);
         let m = body["messages"].as_array().unwrap();
@@ -509,6 +565,7 @@ mod tests {
             tool_choice: crate::ToolChoice::Auto,
             max_tokens: None,
             temperature: None,
+            effort: None,
         };
         let b = body(&req);
         assert_eq!(b["system"], "be brief");
@@ -521,5 +578,117 @@ mod tests {
         assert_eq!(msgs[2]["content"][0]["type"], "tool_result");
         assert_eq!(msgs[2]["content"][1]["tool_use_id"], "t2");
         assert_eq!(msgs[2]["content"][2]["text"], "thanks");
+    }
+
+    #[test]
+    fn signed_and_redacted_thinking_come_back_as_replay_blocks() {
+        let events = run(concat!(
+            "data: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":1}}}\n\n",
+            "data: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"thinking\",\"thinking\":\"\"}}\n\n",
+            "data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"thinking_delta\",\"thinking\":\"hm\"}}\n\n",
+            "data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"thinking_delta\",\"thinking\":\"m\"}}\n\n",
+            "data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"signature_delta\",\"signature\":\"sig==\"}}\n\n",
+            "data: {\"type\":\"content_block_stop\",\"index\":0}\n\n",
+            "data: {\"type\":\"content_block_start\",\"index\":1,\"content_block\":{\"type\":\"redacted_thinking\",\"data\":\"opaque\"}}\n\n",
+            "data: {\"type\":\"content_block_stop\",\"index\":1}\n\n",
+            "data: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"output_tokens\":5}}\n\n",
+            "data: {\"type\":\"message_stop\"}\n\n",
+        ))
+        .unwrap();
+        let replay: Vec<&Value> = events
+            .iter()
+            .filter_map(|e| match e {
+                Event::Replay { block } => Some(block),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            replay,
+            [
+                &json!({"type": "thinking", "thinking": "hmm", "signature": "sig=="}),
+                &json!({"type": "redacted_thinking", "data": "opaque"})
+            ]
+        );
+    }
+
+    #[test]
+    fn an_effort_turns_thinking_on_unless_the_request_cannot_take_it() {
+        use crate::effort::Effort;
+        let call = ToolCall {
+            id: "t1".into(),
+            name: "list_files".into(),
+            arguments: "{}".into(),
+        };
+        let thinking = json!({"type": "thinking", "thinking": "plan", "signature": "s"});
+        let mut answered = Message::assistant("", vec![call.clone()]);
+        answered.replay = vec![thinking.clone()];
+        let req = |messages: Vec<Message>, choice| Request {
+            model: "claude-sonnet-4-5".into(),
+            messages,
+            tools: vec![],
+            tool_choice: choice,
+            max_tokens: None,
+            temperature: None,
+            effort: Some(Effort::High),
+        };
+        // A tool loop whose last answer came with signed thinking: on, and the thinking
+        // goes back first in that answer.
+        let looped = body_of(req(
+            vec![
+                Message::user("go"),
+                answered.clone(),
+                Message::tool_result("t1", "a.txt"),
+            ],
+            crate::ToolChoice::Auto,
+        ));
+        assert_eq!(
+            looped["thinking"],
+            json!({"type": "enabled", "budget_tokens": 16384})
+        );
+        assert_eq!(looped["max_tokens"], 8192 + 16384);
+        assert_eq!(looped["messages"][1]["content"][0], thinking);
+        assert_eq!(looped["messages"][1]["content"][1]["type"], "tool_use");
+        // Its last answer came without (another model's): off, nothing sent back.
+        let without = body_of(req(
+            vec![
+                Message::user("go"),
+                Message::assistant("", vec![call]),
+                Message::tool_result("t1", "a.txt"),
+            ],
+            crate::ToolChoice::Auto,
+        ));
+        assert!(without.get("thinking").is_none(), "{without}");
+        assert_eq!(without["max_tokens"], 8192);
+        // A forced tool call: off.
+        let forced = body_of(req(vec![Message::user("go")], crate::ToolChoice::Required));
+        assert!(forced.get("thinking").is_none(), "{forced}");
+        // A new question after a finished loop: on, the old thinking not needed.
+        let fresh = body_of(req(
+            vec![
+                Message::user("go"),
+                Message::assistant("done", vec![]),
+                Message::user("next"),
+            ],
+            crate::ToolChoice::Auto,
+        ));
+        assert_eq!(fresh["thinking"]["budget_tokens"], 16384);
+        // Without an effort, a replay block is not sent.
+        let plain = body_of(Request {
+            effort: None,
+            ..req(
+                vec![
+                    Message::user("go"),
+                    answered,
+                    Message::tool_result("t1", "x"),
+                ],
+                crate::ToolChoice::Auto,
+            )
+        });
+        assert!(plain.get("thinking").is_none());
+        assert_eq!(plain["messages"][1]["content"][0]["type"], "tool_use");
+    }
+
+    fn body_of(req: Request) -> Value {
+        body(&req)
     }
 }

@@ -10,6 +10,7 @@
 
 pub mod anthropic;
 pub mod config;
+pub mod effort;
 pub mod error;
 pub mod images;
 pub mod local;

@@ -115,6 +115,9 @@ pub(crate) fn body(req: &Request) -> Value {
             })
             .collect();
     }
+    if let Some(e) = req.effort {
+        body["think"] = crate::effort::ollama_think(&req.model, e);
+    }
     let mut options = serde_json::Map::new();
     if let Some(n) = req.max_tokens {
         options.insert("num_predict".into(), json!(n));
@@ -348,6 +351,7 @@ mod tests {
             tool_choice: crate::ToolChoice::Auto,
             max_tokens: None,
             temperature: None,
+            effort: None,
         };
         let body = body(&req);
         let m = body["messages"].as_array().unwrap();
@@ -432,5 +436,20 @@ mod tests {
             .collect()
             .await;
         assert_eq!(lines, [r#"{"a":1}"#, r#"{"b":2}"#, r#"{"c":3}"#]);
+    }
+
+    #[test]
+    fn an_effort_is_sent_as_think() {
+        let req = |model: &str| Request {
+            model: model.into(),
+            messages: vec![Message::user("hi")],
+            tools: vec![],
+            tool_choice: crate::ToolChoice::Auto,
+            max_tokens: None,
+            temperature: None,
+            effort: Some(crate::effort::Effort::High),
+        };
+        assert_eq!(body(&req("qwen3:8b"))["think"], true);
+        assert_eq!(body(&req("gpt-oss:20b"))["think"], "high");
     }
 }

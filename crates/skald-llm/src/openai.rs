@@ -119,6 +119,9 @@ pub(crate) fn body(req: &Request) -> Value {
     if let Some(t) = req.temperature {
         body["temperature"] = json!(t);
     }
+    if let Some(e) = req.effort {
+        body["reasoning_effort"] = json!(e.as_str());
+    }
     body
 }
 
@@ -367,6 +370,7 @@ mod tests {
             tool_choice: crate::ToolChoice::Auto,
             max_tokens: None,
             temperature: None,
+            effort: None,
         };
         let body = body(&req);
         let m = body["messages"].as_array().unwrap();
@@ -585,6 +589,7 @@ mod tests {
             tool_choice: crate::ToolChoice::Required,
             max_tokens: None,
             temperature: None,
+            effort: None,
         };
         let b = body(&req);
         assert_eq!(b["tool_choice"], "required");
@@ -596,5 +601,24 @@ mod tests {
             "{}"
         );
         assert_eq!(b["messages"][3]["tool_call_id"], "c1");
+    }
+
+    #[test]
+    fn an_effort_is_sent_as_reasoning_effort() {
+        let req = Request {
+            model: "o3-mini".into(),
+            messages: vec![Message::user("hi")],
+            tools: vec![],
+            tool_choice: crate::ToolChoice::Auto,
+            max_tokens: None,
+            temperature: None,
+            effort: Some(crate::effort::Effort::Low),
+        };
+        assert_eq!(body(&req)["reasoning_effort"], "low");
+        let none = Request {
+            effort: None,
+            ..req
+        };
+        assert!(body(&none).get("reasoning_effort").is_none());
     }
 }

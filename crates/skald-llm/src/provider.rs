@@ -108,6 +108,17 @@ impl Provider {
         })
     }
 
+    /// Whether a request can carry a key: a provider that needs one (Anthropic, OpenAI's
+    /// own API) cannot answer without.
+    pub fn lacks_key(&self) -> bool {
+        let needs = match self.kind {
+            ProviderKind::Anthropic => true,
+            ProviderKind::OpenAi => self.base_url.starts_with(crate::config::DEFAULT_OPENAI_URL),
+            ProviderKind::Ollama | ProviderKind::Local => false,
+        };
+        needs && self.api_key().is_none_or(|k| k.trim().is_empty())
+    }
+
     pub(crate) fn api_key(&self) -> Option<&str> {
         self.api_key.as_deref()
     }

@@ -39,6 +39,10 @@ pub struct Message {
     /// the serialized form: they are written per provider, fitted to its limits.
     #[serde(skip)]
     pub images: Vec<crate::vision::ImagePart>,
+    /// For an assistant message: the reasoning blocks its provider wants back, as it sent
+    /// them (Anthropic's signed and redacted thinking), opaque to Skald.
+    #[serde(skip)]
+    pub replay: Vec<Value>,
 }
 
 impl Message {
@@ -57,6 +61,7 @@ impl Message {
             tool_calls,
             tool_call_id: None,
             images: Vec::new(),
+            replay: Vec::new(),
         }
     }
 
@@ -67,6 +72,7 @@ impl Message {
             tool_calls: Vec::new(),
             tool_call_id: Some(call_id.into()),
             images: Vec::new(),
+            replay: Vec::new(),
         }
     }
 
@@ -83,6 +89,7 @@ impl Message {
             tool_calls: Vec::new(),
             tool_call_id: None,
             images: Vec::new(),
+            replay: Vec::new(),
         }
     }
 }
@@ -138,6 +145,9 @@ pub struct Request {
     pub max_tokens: Option<u32>,
     #[serde(default)]
     pub temperature: Option<f32>,
+    /// How hard a model that reasons thinks (`crate::effort`); its default when unset.
+    #[serde(default)]
+    pub effort: Option<crate::effort::Effort>,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -172,6 +182,11 @@ pub enum Event {
     /// A piece of the model's visible reasoning.
     Reasoning {
         delta: String,
+    },
+    /// A reasoning block the provider wants back with the next request of the same tool
+    /// loop, as it sent it (Anthropic's signed thinking, redacted thinking).
+    Replay {
+        block: Value,
     },
     /// A tool call whose arguments are complete.
     ToolCall {
@@ -211,7 +226,7 @@ impl Response {
             Event::ToolCall { call } => self.tool_calls.push(call),
             Event::Usage { usage } => self.usage = Some(usage),
             Event::Finish { reason } => self.finish = Some(reason),
-            Event::Reading { .. } => {}
+            Event::Reading { .. } | Event::Replay { .. } => {}
         }
     }
 }

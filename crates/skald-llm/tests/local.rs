@@ -38,6 +38,7 @@ fn request(text: &str) -> Request {
         tool_choice: ToolChoice::Auto,
         max_tokens: Some(24),
         temperature: None,
+        effort: None,
     }
 }
 

@@ -16,6 +16,7 @@ fn request() -> Request {
         tool_choice: skald_llm::ToolChoice::Auto,
         max_tokens: None,
         temperature: None,
+        effort: None,
     }
 }
 

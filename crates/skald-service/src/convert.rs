@@ -19,6 +19,8 @@ pub fn session(s: Session, running: bool) -> SessionInfo {
         created_at: s.created_at,
         updated_at: s.updated_at,
         running,
+        model: s.model,
+        effort: s.effort,
     }
 }
 

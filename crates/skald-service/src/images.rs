@@ -11,6 +11,7 @@ impl Service {
         &self,
         data: &str,
         name: Option<String>,
+        session_id: Option<i64>,
     ) -> Result<Reply, ServiceError> {
         // Measured before decoding: base64 is 4 characters for 3 bytes.
         let max = skald_llm::vision::MAX_INPUT_BYTES;
@@ -28,7 +29,17 @@ impl Service {
             skald_core::images::ImageError::Store(e) => ServiceError::from(e),
         })?;
         let engine = self.sessions.engine();
-        let warning = engine.models().first().and_then(|model| {
+        // The chat's own model when it has one, else the configured one.
+        let chat_models = match session_id {
+            Some(id) => engine
+                .models_for(&self.store.get_session(id)?)
+                .ok()
+                .flatten()
+                .map(|list| list.current()),
+            None => None,
+        };
+        let models = chat_models.unwrap_or_else(|| engine.models());
+        let warning = models.first().and_then(|model| {
             (!engine.sees_images(model)).then(|| {
                 format!(
                     "{} cannot see images: it will be told an image was attached, not what \

@@ -192,6 +192,21 @@ impl Service {
             building_tex: std::sync::atomic::AtomicBool::new(false),
             preparing: Mutex::new(None),
         });
+        // A chat's own model is resolved as the configured one is, with the settings and
+        // keys of now (docs/models.md, "A model per chat").
+        let weak = Arc::downgrade(&service);
+        engine.set_model_resolver(Arc::new(move |spec: &str| {
+            let service = weak
+                .upgrade()
+                .ok_or_else(|| "Skald is shutting down".to_string())?;
+            let config = lock(&service.config).clone();
+            choose_models(
+                service.sessions.engine(),
+                &config,
+                Some(spec),
+                &service.data_dir.models_dir(),
+            )
+        }));
         // Engine events go to every UI, tagged with their session.
         let mut rx = sessions.subscribe();
         let out = service.events.clone();
@@ -353,6 +368,12 @@ impl Service {
                 .set_sandbox(session_id, mode, network)
                 .map(|sandbox| Reply::SetSandbox { sandbox }),
             Command::SessionContext { session_id } => self.session_context(session_id),
+            Command::ListModels => self.list_models(),
+            Command::SetSessionModel {
+                session_id,
+                model,
+                effort,
+            } => self.set_session_model(session_id, model, effort),
             Command::ApproveHooks { session_id, sha256 } => self.approve_hooks(session_id, &sha256),
             Command::Checkpoints { session_id } => self.checkpoints(session_id).await,
             Command::CheckpointDiff { id, path } => self.checkpoint_diff(id, path).await,
@@ -364,7 +385,11 @@ impl Service {
                 text,
                 images,
             } => self.send_message(session_id, text, images),
-            Command::AttachImage { data, name } => self.attach_image(&data, name),
+            Command::AttachImage {
+                data,
+                name,
+                session_id,
+            } => self.attach_image(&data, name, session_id),
             Command::GetImage { sha256 } => self.get_image(&sha256),
             Command::Stop { session_id } => Ok(Reply::Stop {
                 stopped: self.sessions.stop(session_id),

@@ -302,6 +302,7 @@ impl Service {
             tool_choice: skald_llm::ToolChoice::Auto,
             max_tokens: Some(8),
             temperature: None,
+            effort: None,
         };
         let first = tokio::time::timeout(TEST_MODEL_TIMEOUT, async {
             use futures::StreamExt;
@@ -331,6 +332,86 @@ impl Service {
             millis,
         }
     }
+
+    /// The models a chat can be given: the configured one, its fallbacks, and the local
+    /// models, each with what it can do.
+    pub(crate) fn list_models(&self) -> Result<Reply, ServiceError> {
+        let engine = self.sessions.engine();
+        let configured = engine.models();
+        let mut models: Vec<skald_api::protocol::ModelOption> = configured
+            .iter()
+            .enumerate()
+            .map(|(i, m)| option(engine, m, i == 0))
+            .collect();
+        let config = lock(&self.config).clone();
+        for name in skald_core::models::local_models(&self.data_dir.models_dir()) {
+            let label = format!("local/{name}");
+            if models.iter().any(|m| m.label == label) {
+                continue;
+            }
+            if let Ok(chosen) =
+                choose_models(engine, &config, Some(&label), &self.data_dir.models_dir())
+                && let Some(first) = chosen.first()
+            {
+                models.push(option(engine, first, false));
+            }
+        }
+        Ok(Reply::ListModels { models })
+    }
+
+    /// Gives a chat its own model and effort. The model must resolve now (its provider
+    /// configured, its key present); the effort must be one the model takes.
+    pub(crate) fn set_session_model(
+        &self,
+        session_id: i64,
+        model: Option<String>,
+        effort: Option<String>,
+    ) -> Result<Reply, ServiceError> {
+        let model = model
+            .map(|m| m.trim().to_string())
+            .filter(|m| !m.is_empty());
+        let effort = effort
+            .map(|e| e.trim().to_ascii_lowercase())
+            .filter(|e| !e.is_empty());
+        let engine = self.sessions.engine();
+        let chosen = match &model {
+            Some(spec) => {
+                let config = lock(&self.config).clone();
+                let first = choose_models(engine, &config, Some(spec), &self.data_dir.models_dir())
+                    .map_err(|e| invalid(format!("{spec} cannot be used: {e}")))?
+                    .into_iter()
+                    .next();
+                if let Some(m) = &first
+                    && m.provider.lacks_key()
+                {
+                    return Err(invalid(format!(
+                        "{spec} cannot be used: {} has no key; configure it in Settings",
+                        m.provider.name
+                    )));
+                }
+                first
+            }
+            None => engine.models().first().cloned(),
+        };
+        if let Some(e) = &effort {
+            if skald_llm::effort::Effort::parse(e).is_none() {
+                return Err(invalid(format!(
+                    "the effort is low, medium or high, not `{e}`"
+                )));
+            }
+            if let Some(m) = &chosen
+                && !skald_llm::effort::takes_effort(m.provider.kind, &m.model)
+            {
+                return Err(invalid(format!("{} takes no reasoning effort", m.label())));
+            }
+        }
+        self.store
+            .set_session_model(session_id, model.as_deref(), effort.as_deref())?;
+        let session = self.store.get_session(session_id)?;
+        Ok(Reply::SetSessionModel {
+            session: self.session_info(session),
+        })
+    }
 }
 
 /// A progress callback that sends `event(done, total)` to every UI once per percent:
@@ -350,5 +431,18 @@ fn per_percent<'a>(
                 event: event(done, total),
             });
         }
+    }
+}
+
+fn option(
+    engine: &skald_core::engine::Engine,
+    m: &ModelChoice,
+    default: bool,
+) -> skald_api::protocol::ModelOption {
+    skald_api::protocol::ModelOption {
+        label: m.label(),
+        sees_images: engine.sees_images(m),
+        takes_effort: skald_llm::effort::takes_effort(m.provider.kind, &m.model),
+        default,
     }
 }

@@ -52,9 +52,19 @@ impl Store {
         };
         tx.execute(
             "INSERT INTO chat_sessions (title, agent_id, kind, working_dir, run_context_id,
-                                        home_session_id, created_at, updated_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7)",
-            params![title, src.0, src.1, src.2, run_context, src.4, now],
+                                        home_session_id, created_at, updated_at, model, effort)
+             SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7, model, effort
+             FROM chat_sessions WHERE id = ?8",
+            params![
+                title,
+                src.0,
+                src.1,
+                src.2,
+                run_context,
+                src.4,
+                now,
+                session_id
+            ],
         )?;
         let fork = tx.last_insert_rowid();
         // Agent frames, parents first (ids grow with creation).
@@ -118,8 +128,9 @@ impl Store {
             for (id, stack) in rows {
                 tx.execute(
                     "INSERT INTO chat_history (session_id, stack_id, role, content, reasoning,
-                                               status, synthetic, created_at)
-                     SELECT ?1, ?2, role, content, reasoning, status, synthetic, created_at
+                                               status, synthetic, created_at, replay)
+                     SELECT ?1, ?2, role, content, reasoning, status, synthetic, created_at,
+                            replay
                      FROM chat_history WHERE id = ?3",
                     params![fork, stack.and_then(|s| stacks.get(&s).copied()), id],
                 )?;

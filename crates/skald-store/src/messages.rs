@@ -16,6 +16,8 @@ pub struct Message {
     pub status: MessageStatus,
     pub synthetic: bool,
     pub created_at: i64,
+    /// The reasoning blocks its provider wants back (`set_message_replay`).
+    pub replay: Vec<serde_json::Value>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -56,6 +58,10 @@ fn from_row(row: &Row<'_>) -> rusqlite::Result<(Message, String, String)> {
             status: MessageStatus::Complete,
             synthetic: row.get(7)?,
             created_at: row.get(8)?,
+            replay: row
+                .get::<_, Option<String>>(9)?
+                .and_then(|j| serde_json::from_str(&j).ok())
+                .unwrap_or_default(),
         },
         row.get(3)?,
         row.get(6)?,
@@ -115,6 +121,7 @@ impl Store {
             status: new.status,
             synthetic: new.synthetic,
             created_at: now,
+            replay: Vec::new(),
         })
     }
 
@@ -139,6 +146,22 @@ impl Store {
         Ok(())
     }
 
+    /// Keeps the reasoning blocks an assistant message's provider wants back with the next
+    /// request of the same tool loop (Anthropic's signed thinking).
+    pub fn set_message_replay(
+        &self,
+        id: i64,
+        blocks: &[serde_json::Value],
+    ) -> Result<(), StoreError> {
+        let json = serde_json::to_string(blocks)
+            .map_err(|e| StoreError::Corrupt(format!("a message's reasoning blocks: {e}")))?;
+        self.conn().execute(
+            "UPDATE chat_history SET replay = ?2 WHERE id = ?1",
+            params![id, json],
+        )?;
+        Ok(())
+    }
+
     /// Whether a session has any message yet (a chat's first turn), without reading them.
     pub fn has_messages(&self, session_id: i64) -> Result<bool, StoreError> {
         Ok(self.conn().query_row(
@@ -153,7 +176,7 @@ impl Store {
         let conn = self.conn();
         let mut stmt = conn.prepare(
             "SELECT id, session_id, stack_id, role, content, reasoning, status, synthetic,
-                    created_at
+                    created_at, replay
              FROM chat_history WHERE session_id = ?1 ORDER BY id",
         )?;
         let rows = stmt

@@ -25,6 +25,7 @@ const STEPS: &[M<'static>] = &[
     M::up(include_str!("../migrations/0015_mcp_tool_search.sql")),
     M::up(include_str!("../migrations/0016_background_processes.sql")),
     M::up(include_str!("../migrations/0017_images.sql")),
+    M::up(include_str!("../migrations/0018_model_per_chat.sql")),
 ];
 
 /// Every migration, in order.

@@ -17,6 +17,10 @@ pub struct Session {
     pub home_session_id: Option<i64>,
     pub created_at: i64,
     pub updated_at: i64,
+    /// The model the chat's turns use (`provider/model`); the configured one when `None`.
+    pub model: Option<String>,
+    /// Its reasoning effort (low, medium, high); the model's default when `None`.
+    pub effort: Option<String>,
 }
 
 /// What a caller decides about a new session; the rest is assigned.
@@ -44,7 +48,7 @@ impl Default for NewSession {
 }
 
 const COLUMNS: &str = "id, title, agent_id, kind, working_dir, run_context_id, created_at, \
-                       updated_at, home_session_id";
+                       updated_at, home_session_id, model, effort";
 
 fn from_row(row: &Row<'_>) -> rusqlite::Result<(Session, String)> {
     let kind: String = row.get(3)?;
@@ -59,6 +63,8 @@ fn from_row(row: &Row<'_>) -> rusqlite::Result<(Session, String)> {
             created_at: row.get(6)?,
             updated_at: row.get(7)?,
             home_session_id: row.get(8)?,
+            model: row.get(9)?,
+            effort: row.get(10)?,
         },
         kind,
     ))
@@ -98,7 +104,30 @@ impl Store {
             home_session_id: new.home_session_id,
             created_at: now,
             updated_at: now,
+            model: None,
+            effort: None,
         })
+    }
+
+    /// Sets the model and effort a chat's next turns use (`None`: the configured model,
+    /// the model's own effort). An effort other than low, medium or high is refused.
+    pub fn set_session_model(
+        &self,
+        id: i64,
+        model: Option<&str>,
+        effort: Option<&str>,
+    ) -> Result<(), StoreError> {
+        let changed = self.conn().execute(
+            "UPDATE chat_sessions SET model = ?2, effort = ?3 WHERE id = ?1",
+            params![id, model, effort],
+        )?;
+        if changed == 0 {
+            return Err(StoreError::NotFound {
+                what: "session",
+                id: id.to_string(),
+            });
+        }
+        Ok(())
     }
 
     pub fn find_session(&self, id: i64) -> Result<Option<Session>, StoreError> {
@@ -260,5 +289,42 @@ mod tests {
             store.rename_session(12345, "x"),
             Err(StoreError::NotFound { .. })
         ));
+    }
+
+    #[test]
+    fn a_chat_keeps_its_own_model_and_effort_and_a_fork_too() {
+        let store = Store::open_in_memory().unwrap();
+        let s = store.create_session(&NewSession::default()).unwrap();
+        assert_eq!((s.model.as_deref(), s.effort.as_deref()), (None, None));
+        store
+            .set_session_model(s.id, Some("openai/o3-mini"), Some("high"))
+            .unwrap();
+        let got = store.get_session(s.id).unwrap();
+        assert_eq!(got.model.as_deref(), Some("openai/o3-mini"));
+        assert_eq!(got.effort.as_deref(), Some("high"));
+        let m = store
+            .append_message(&NewMessage::new(s.id, Role::User, "hi"))
+            .unwrap();
+        store
+            .set_message_replay(
+                m.id,
+                &[serde_json::json!({"type": "thinking", "signature": "s"})],
+            )
+            .unwrap();
+        let next = store
+            .append_message(&NewMessage::new(s.id, Role::User, "next"))
+            .unwrap();
+        let fork = store.fork_session(s.id, next.id, "fork").unwrap();
+        assert_eq!(fork.model.as_deref(), Some("openai/o3-mini"));
+        assert_eq!(fork.effort.as_deref(), Some("high"));
+        assert_eq!(
+            store.list_messages(fork.id).unwrap()[0].replay,
+            [serde_json::json!({"type": "thinking", "signature": "s"})]
+        );
+        // Back to the configured ones; an effort no model has is refused.
+        store.set_session_model(s.id, None, None).unwrap();
+        assert_eq!(store.get_session(s.id).unwrap().model, None);
+        assert!(store.set_session_model(s.id, None, Some("max")).is_err());
+        assert!(store.set_session_model(999, None, None).is_err());
     }
 }

@@ -210,7 +210,7 @@ pub async fn serve(service: Arc<Service>) -> Result<(), String> {
                 lock(&s4.waiting).insert(id, tx);
                 let state = s4.clone();
                 cx.spawn(async move {
-                    let sent = match attach_images(&state, &req.prompt).await {
+                    let sent = match attach_images(&state, id, &req.prompt).await {
                         Ok(images) => {
                             state
                                 .call(Command::SendMessage {
@@ -284,6 +284,7 @@ fn prompt_text(blocks: &[acp::ContentBlock]) -> String {
 /// The prompt's images (`image` blocks, base64), kept for the message to show.
 async fn attach_images(
     state: &State,
+    session_id: i64,
     blocks: &[acp::ContentBlock],
 ) -> Result<Vec<skald_api::ChatImage>, String> {
     let mut images = Vec::new();
@@ -298,6 +299,7 @@ async fn attach_images(
                 .call(Command::AttachImage {
                     data: i.data.clone(),
                     name,
+                    session_id: Some(session_id),
                 })
                 .await?
             {

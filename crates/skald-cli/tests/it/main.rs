@@ -14,6 +14,7 @@ mod cli;
 mod conformance;
 mod crash;
 mod cron;
+mod effort;
 mod exec;
 mod faults;
 mod hooks;

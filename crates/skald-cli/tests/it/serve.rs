@@ -520,6 +520,83 @@ fn an_image_as_large_as_allowed_arrives_in_one_frame() {
     ws.call(json!({"cmd": "list_sessions"})).unwrap();
 }
 
+/// A chat's own model and effort, set from the chat header: used from its next turn,
+/// shown with the chat, checked when set, and given back to the configured model.
+#[test]
+fn a_chat_gets_its_own_model_and_effort_from_its_next_turn() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = ScriptedServer::new(vec![answer("Reasoned."), answer("Plain again.")]);
+    let s = serve(&dir.path().join("data"), dir.path(), Some(&model));
+    let mut ws = s.ws();
+    let id = new_chat(&mut ws);
+    let listed = ws.call(json!({"cmd": "list_models"})).unwrap();
+    assert_eq!(listed["models"][0]["label"], "openai/scripted-model");
+    assert_eq!(listed["models"][0]["default"], true);
+    assert_eq!(listed["models"][0]["takes_effort"], false);
+    // Checked when set: an effort no model has, an effort for a model that takes none, a
+    // provider that is not configured.
+    let e = ws
+        .call(json!({"cmd": "set_session_model", "session_id": id, "model": "openai/o3-mini", "effort": "max"}))
+        .unwrap_err();
+    assert!(e.contains("low, medium or high"), "{e}");
+    let e = ws
+        .call(json!({"cmd": "set_session_model", "session_id": id, "effort": "high"}))
+        .unwrap_err();
+    assert!(
+        e.contains("openai/scripted-model takes no reasoning effort"),
+        "{e}"
+    );
+    let e = ws
+        .call(json!({"cmd": "set_session_model", "session_id": id, "model": "anthropic/claude-sonnet-4-5"}))
+        .unwrap_err();
+    assert!(
+        e.contains("anthropic/claude-sonnet-4-5 cannot be used"),
+        "{e}"
+    );
+    let set = ws
+        .call(json!({"cmd": "set_session_model", "session_id": id, "model": "openai/o3-mini", "effort": "high"}))
+        .unwrap();
+    assert_eq!(set["session"]["model"], "openai/o3-mini");
+    assert_eq!(set["session"]["effort"], "high");
+    // An image attached for this chat is warned about for its model, which cannot see.
+    const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
+    let for_chat = ws
+        .call(json!({"cmd": "attach_image", "data": PNG, "session_id": id}))
+        .unwrap();
+    assert!(
+        for_chat["warning"]
+            .as_str()
+            .unwrap()
+            .starts_with("openai/o3-mini cannot see images"),
+        "{for_chat}"
+    );
+    let elsewhere = ws
+        .call(json!({"cmd": "attach_image", "data": PNG}))
+        .unwrap();
+    assert!(elsewhere.get("warning").is_none(), "{elsewhere}");
+    ws.call(json!({"cmd": "send_message", "session_id": id, "text": "Think."}))
+        .unwrap();
+    ws.event(|e| e["type"] == "done");
+    let sent = model.recorded()[0].body.clone();
+    assert_eq!(sent["model"], "o3-mini");
+    assert_eq!(sent["reasoning_effort"], "high");
+    let h = ws
+        .call(json!({"cmd": "history", "session_id": id}))
+        .unwrap();
+    assert_eq!(h["session"]["model"], "openai/o3-mini");
+    // Given back: the configured model, its own effort.
+    let back = ws
+        .call(json!({"cmd": "set_session_model", "session_id": id}))
+        .unwrap();
+    assert!(back["session"].get("model").is_none(), "{back}");
+    ws.call(json!({"cmd": "send_message", "session_id": id, "text": "Again."}))
+        .unwrap();
+    ws.event(|e| e["type"] == "done" && e["text"] == "Plain again.");
+    let sent = model.recorded()[1].body.clone();
+    assert_eq!(sent["model"], "scripted-model");
+    assert!(sent.get("reasoning_effort").is_none(), "{sent}");
+}
+
 /// The app prepares its default local model itself when it starts (its chats may be
 /// offered what `skald exec`'s are not, so the command line's preparation need not match
 /// them): the state is saved with no chat open, and the first chat reads none of the

@@ -58,6 +58,9 @@ pub struct TurnConfig {
     /// The hooks of the turn: the person's, and the project's once approved
     /// (docs/hooks.md).
     pub hooks: crate::hooks::Active,
+    /// How hard the chat's model reasons, for a model that takes an effort (docs/models.md,
+    /// "Reasoning effort"); its default when `None`.
+    pub effort: Option<skald_llm::effort::Effort>,
 }
 
 /// Where events go. Called synchronously, in order.

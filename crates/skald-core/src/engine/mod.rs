@@ -34,6 +34,9 @@ pub enum EngineError {
     Turn(#[from] TurnError),
     #[error("{0}")]
     Model(#[from] skald_llm::LlmError),
+    /// A chat's own model that cannot be resolved.
+    #[error("{0}")]
+    ChatModel(String),
     #[error(
         "session {session_id} is in use by another Skald process ({owner}); it is free again \
          when that process ends, or within a minute if it died"
@@ -137,7 +140,14 @@ pub struct Engine {
     /// Editors driving chats of this process, which lend those chats' calls their file
     /// system and terminals (docs/acp.md).
     editors: Mutex<HashMap<i64, Arc<dyn skald_api::editor::Editor>>>,
+    /// Turns a chat's own model (`provider/model`) into the models its turns use, with
+    /// the keys and providers of whoever hosts the engine (docs/models.md, "A model per
+    /// chat"); without one, a chat's own model cannot be used.
+    model_resolver: Mutex<Option<ModelResolver>>,
 }
+
+/// See `Engine::set_model_resolver`.
+pub type ModelResolver = Arc<dyn Fn(&str) -> Result<Vec<ModelChoice>, String> + Send + Sync>;
 
 impl Engine {
     pub fn new(
@@ -221,6 +231,7 @@ impl Engine {
             places: crate::instructions::Places::of_user(),
             started: Mutex::new(std::collections::HashSet::new()),
             editors: Mutex::new(HashMap::new()),
+            model_resolver: Mutex::new(None),
         });
         // The MCP host answers servers' sampling requests with the engine's models; a weak
         // handle, so the engine's servers do not keep it alive.
@@ -317,6 +328,7 @@ impl Engine {
             tool_choice: skald_llm::ToolChoice::Auto,
             max_tokens: Some(request.max_tokens.clamp(1, 16_384)),
             temperature: None,
+            effort: None,
         };
         let answer = async {
             match model.provider.stream(&call).await {
@@ -376,6 +388,33 @@ impl Engine {
         self.models.sees_images(model)
     }
 
+    /// Sets how a chat's own model is resolved (the service and `skald exec` give theirs).
+    pub fn set_model_resolver(&self, resolver: ModelResolver) {
+        *lock(&self.model_resolver) = Some(resolver);
+    }
+
+    /// The models a chat's turns use: its own model, then the configured fallbacks, when
+    /// it has one; `None` when it has none (the engine's models then).
+    pub fn models_for(
+        &self,
+        session: &Session,
+    ) -> Result<Option<crate::models::ModelList>, EngineError> {
+        let Some(spec) = session.model.as_deref() else {
+            return Ok(None);
+        };
+        let resolver = lock(&self.model_resolver).clone().ok_or_else(|| {
+            EngineError::ChatModel(format!(
+                "the chat's model {spec} cannot be used here: nothing resolves model names"
+            ))
+        })?;
+        let models = resolver(spec).map_err(|e| {
+            EngineError::ChatModel(format!("the chat's model {spec} cannot be used: {e}"))
+        })?;
+        let list = crate::models::ModelList::new(models);
+        list.set_vision(self.settings.vision.clone());
+        Ok(Some(list))
+    }
+
     /// Replaces the models for turns that start from now on.
     pub fn set_models(&self, models: Vec<ModelChoice>) {
         self.models.set(models);
@@ -415,6 +454,10 @@ impl Engine {
             first_tool_choice: skald_llm::ToolChoice::Auto,
             instructions,
             hooks,
+            effort: session
+                .effort
+                .as_deref()
+                .and_then(skald_llm::effort::Effort::parse),
         })
     }
 

@@ -30,7 +30,11 @@ impl Engine {
         let session = self.store.get_session(session_id)?;
         let _hold = self.hold_session(session_id)?;
         let cfg = self.config_for(&session, approval)?;
-        let env = self.env(&cfg, queued, None);
+        let chat_models = self.models_for(&session)?;
+        let mut env = self.env(&cfg, queued, None);
+        if let Some(models) = &chat_models {
+            env.models = models;
+        }
         resume::resume_pending_tools(&env, session_id, cancel, emit).await?;
         Ok(turn::run_turn(&env, session_id, prompt, cancel, emit).await?)
     }

@@ -178,6 +178,7 @@ mod tests {
             first_tool_choice: skald_llm::ToolChoice::Auto,
             instructions: Default::default(),
             hooks: Default::default(),
+            effort: None,
         };
         let env = TurnEnv {
             store: &store,

@@ -65,6 +65,11 @@ pub(super) async fn answer(
             tool_choice,
             max_tokens: None,
             temperature: None,
+            // Only to a model that takes one: a fallback may not.
+            effort: env
+                .cfg
+                .effort
+                .filter(|_| skald_llm::effort::takes_effort(model.provider.kind, &model.model)),
         };
         let started_at = skald_store::now_ms();
         let record = |status: RequestStatus, usage: Option<Usage>, error: Option<&str>| {
@@ -177,6 +182,7 @@ async fn read_stream(
     })?;
     let (mut text, mut reasoning) = (String::new(), String::new());
     let mut calls: Vec<ToolCall> = Vec::new();
+    let mut replay = Vec::new();
     let mut usage = None;
     let failure = loop {
         let next_event = tokio::select! {
@@ -201,6 +207,7 @@ async fn read_stream(
                 emit(Event::Thinking { text: delta });
             }
             Some(Ok(skald_llm::Event::ToolCall { call })) => calls.push(call),
+            Some(Ok(skald_llm::Event::Replay { block })) => replay.push(block),
             Some(Ok(skald_llm::Event::Usage { usage: u })) => usage = Some(u),
             Some(Ok(skald_llm::Event::Finish { .. })) => {}
             Some(Ok(skald_llm::Event::Reading { done, total })) => {
@@ -213,6 +220,10 @@ async fn read_stream(
         Some(_) => MessageStatus::Interrupted,
     };
     store.update_message(msg.id, &text, some(&reasoning), status)?;
+    // Kept only from a whole answer: a signature covers the thinking as it ended.
+    if failure.is_none() && !replay.is_empty() {
+        store.set_message_replay(msg.id, &replay)?;
+    }
     Ok(match failure {
         None => Streamed::Complete {
             message_id: msg.id,

@@ -144,6 +144,7 @@ pub async fn compact_if_needed(
         tool_choice: skald_llm::ToolChoice::Auto,
         max_tokens: Some(2048),
         temperature: None,
+        effort: None,
     };
     let summarise = async {
         match model.provider.stream(&request).await {

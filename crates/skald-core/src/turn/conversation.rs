@@ -53,7 +53,7 @@ pub(super) fn conversation(env: &TurnEnv<'_>, session_id: i64) -> Result<Vec<Mes
                 if m.content.is_empty() && mine.is_empty() {
                     continue;
                 }
-                out.push(Message::assistant(
+                let mut answer = Message::assistant(
                     m.content.clone(),
                     mine.iter()
                         .map(|c| ToolCall {
@@ -65,7 +65,9 @@ pub(super) fn conversation(env: &TurnEnv<'_>, session_id: i64) -> Result<Vec<Mes
                             },
                         })
                         .collect(),
-                ));
+                );
+                answer.replay = m.replay.clone();
+                out.push(answer);
                 for c in mine {
                     let shown =
                         images.parts(store, &ImageOwner::ToolCall(c.tool_call_id.clone()))?;

@@ -54,6 +54,7 @@ impl Fixture {
             first_tool_choice: skald_llm::ToolChoice::Auto,
             instructions: Default::default(),
             hooks: Default::default(),
+            effort: None,
         }
     }
 
