@@ -79,6 +79,23 @@ pub enum Command {
         mode: crate::SandboxMode,
         network: bool,
     },
+    /// "Fork from here": a new chat with the chat's messages up to and including
+    /// `message_id` (and their tool calls and images); the original is unchanged
+    /// (docs/store.md, "Forks").
+    ForkSession {
+        session_id: i64,
+        message_id: i64,
+    },
+    /// Edit and resend: a new chat with the messages before the person's message
+    /// `message_id`, where `text` (and `images`) is sent instead; the original is kept.
+    EditMessage {
+        session_id: i64,
+        message_id: i64,
+        text: String,
+        #[serde(default)]
+        #[ts(as = "Option<Vec<crate::images::ChatImage>>", optional)]
+        images: Vec<crate::images::ChatImage>,
+    },
     /// The models a chat can be given (docs/models.md, "A model per chat").
     ListModels,
     /// Gives the chat its own model (`provider/model`; none: the configured one) and
@@ -362,6 +379,14 @@ pub enum Reply {
     SetSandbox {
         sandbox: crate::SandboxInfo,
     },
+    ForkSession {
+        session: SessionInfo,
+    },
+    EditMessage {
+        /// The new chat, where the edited message was sent.
+        session: SessionInfo,
+        queued: bool,
+    },
     ListModels {
         /// The configured model first, then its fallbacks, then the local models.
         models: Vec<ModelOption>,
@@ -566,6 +591,14 @@ pub struct SessionInfo {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub effort: Option<String>,
+    /// The chat it was forked from (an edited message, "fork from here", a rewind).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub forked_from: Option<i64>,
+    /// The last message of that chat it copied.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub forked_after: Option<i64>,
 }
 
 /// A model a chat can be given, and what it can do.

@@ -50,6 +50,8 @@ impl Engine {
             updated_at: 0,
             model: None,
             effort: None,
+            forked_from: None,
+            forked_after: None,
         };
         let cfg = self.config_for(&session, self.settings.approval)?;
         let env = self.env(&cfg, None, None);

@@ -387,4 +387,90 @@ impl Service {
             queued: sent == Sent::Queued,
         })
     }
+
+    /// "Fork from here": the chat up to and including `message_id`, as a new chat.
+    pub(crate) fn fork_from(
+        &self,
+        session_id: i64,
+        message_id: i64,
+    ) -> Result<Reply, ServiceError> {
+        let original = self.store.get_session(session_id)?;
+        self.message_of(session_id, message_id)?;
+        // Ids grow across chats, and the copy takes this chat's messages below the bound.
+        let fork = self.store.fork_session(
+            session_id,
+            message_id + 1,
+            &fork_title(&original.title, "fork"),
+        )?;
+        Ok(Reply::ForkSession {
+            session: self.session_info(fork),
+        })
+    }
+
+    /// Edit and resend: the chat before the person's message `message_id`, as a new chat
+    /// in which `text` is sent instead. The original keeps every message.
+    pub(crate) fn edit_message(
+        &self,
+        session_id: i64,
+        message_id: i64,
+        text: String,
+        images: Vec<ChatImage>,
+    ) -> Result<Reply, ServiceError> {
+        let original = self.store.get_session(session_id)?;
+        let message = self.message_of(session_id, message_id)?;
+        if message.role != skald_store::Role::User
+            || message.stack_id.is_some()
+            || message.synthetic
+        {
+            return Err(invalid("only a message the person wrote can be edited"));
+        }
+        if text.trim().is_empty() && images.is_empty() {
+            return Err(invalid("the message is empty"));
+        }
+        let fork = self.store.fork_session(
+            session_id,
+            message_id,
+            &fork_title(&original.title, "edited"),
+        )?;
+        let sent = self.send_message(fork.id, text, images);
+        let fork = self.store.get_session(fork.id)?;
+        match sent {
+            Ok(Reply::SendMessage { queued }) => Ok(Reply::EditMessage {
+                session: self.session_info(fork),
+                queued,
+            }),
+            Ok(_) => Ok(Reply::EditMessage {
+                session: self.session_info(fork),
+                queued: false,
+            }),
+            // Nothing was sent: the fork would be the original's start alone. The person's
+            // text stays in their composer with the reason.
+            Err(e) => {
+                if let Err(gone) = self.store.delete_session(fork.id) {
+                    tracing::warn!("cannot remove the unused fork {}: {gone}", fork.id);
+                }
+                Err(e)
+            }
+        }
+    }
+
+    fn message_of(
+        &self,
+        session_id: i64,
+        message_id: i64,
+    ) -> Result<skald_store::Message, ServiceError> {
+        self.store
+            .list_messages(session_id)?
+            .into_iter()
+            .find(|m| m.id == message_id)
+            .ok_or_else(|| invalid(format!("chat {session_id} has no message {message_id}")))
+    }
+}
+
+/// A fork's title: the original's, marked.
+fn fork_title(title: &str, how: &str) -> String {
+    match title.trim() {
+        "" => format!("Chat ({how})"),
+        t => format!("{t} ({how})"),
+    }
 }

@@ -21,6 +21,8 @@ pub fn session(s: Session, running: bool) -> SessionInfo {
         running,
         model: s.model,
         effort: s.effort,
+        forked_from: s.forked_from,
+        forked_after: s.forked_after,
     }
 }
 

@@ -369,6 +369,16 @@ impl Service {
                 .map(|sandbox| Reply::SetSandbox { sandbox }),
             Command::SessionContext { session_id } => self.session_context(session_id),
             Command::ListModels => self.list_models(),
+            Command::ForkSession {
+                session_id,
+                message_id,
+            } => self.fork_from(session_id, message_id),
+            Command::EditMessage {
+                session_id,
+                message_id,
+                text,
+                images,
+            } => self.edit_message(session_id, message_id, text, images),
             Command::SetSessionModel {
                 session_id,
                 model,

@@ -52,8 +52,11 @@ impl Store {
         };
         tx.execute(
             "INSERT INTO chat_sessions (title, agent_id, kind, working_dir, run_context_id,
-                                        home_session_id, created_at, updated_at, model, effort)
-             SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7, model, effort
+                                        home_session_id, created_at, updated_at, model, effort,
+                                        forked_from, forked_after)
+             SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7, model, effort, id,
+                    (SELECT max(h.id) FROM chat_history h
+                     WHERE h.session_id = ?8 AND h.id < ?9)
              FROM chat_sessions WHERE id = ?8",
             params![
                 title,
@@ -63,7 +66,8 @@ impl Store {
                 run_context,
                 src.4,
                 now,
-                session_id
+                session_id,
+                before
             ],
         )?;
         let fork = tx.last_insert_rowid();

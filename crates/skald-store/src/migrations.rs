@@ -26,6 +26,7 @@ const STEPS: &[M<'static>] = &[
     M::up(include_str!("../migrations/0016_background_processes.sql")),
     M::up(include_str!("../migrations/0017_images.sql")),
     M::up(include_str!("../migrations/0018_model_per_chat.sql")),
+    M::up(include_str!("../migrations/0019_forks.sql")),
 ];
 
 /// Every migration, in order.

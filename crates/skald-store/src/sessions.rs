@@ -21,6 +21,10 @@ pub struct Session {
     pub model: Option<String>,
     /// Its reasoning effort (low, medium, high); the model's default when `None`.
     pub effort: Option<String>,
+    /// The chat it was forked from, if it still exists.
+    pub forked_from: Option<i64>,
+    /// The last message of that chat it copied (`None`: it copied none).
+    pub forked_after: Option<i64>,
 }
 
 /// What a caller decides about a new session; the rest is assigned.
@@ -48,7 +52,7 @@ impl Default for NewSession {
 }
 
 const COLUMNS: &str = "id, title, agent_id, kind, working_dir, run_context_id, created_at, \
-                       updated_at, home_session_id, model, effort";
+                       updated_at, home_session_id, model, effort, forked_from, forked_after";
 
 fn from_row(row: &Row<'_>) -> rusqlite::Result<(Session, String)> {
     let kind: String = row.get(3)?;
@@ -65,6 +69,8 @@ fn from_row(row: &Row<'_>) -> rusqlite::Result<(Session, String)> {
             home_session_id: row.get(8)?,
             model: row.get(9)?,
             effort: row.get(10)?,
+            forked_from: row.get(11)?,
+            forked_after: row.get(12)?,
         },
         kind,
     ))
@@ -106,6 +112,8 @@ impl Store {
             updated_at: now,
             model: None,
             effort: None,
+            forked_from: None,
+            forked_after: None,
         })
     }
 

@@ -597,6 +597,92 @@ fn a_chat_gets_its_own_model_and_effort_from_its_next_turn() {
     assert!(sent.get("reasoning_effort").is_none(), "{sent}");
 }
 
+/// Edit and resend, and "fork from here": each a new chat beside the original, which keeps
+/// every message; the fork says where it came from.
+#[test]
+fn an_edited_message_and_fork_from_here_branch_into_new_chats() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = ScriptedServer::new(vec![
+        answer("Paris."),
+        answer("Rome."),
+        answer("Madrid, after the edit."),
+    ]);
+    let s = serve(&dir.path().join("data"), dir.path(), Some(&model));
+    let mut ws = s.ws();
+    let id = new_chat(&mut ws);
+    for (text, said) in [("Capital of France?", "Paris."), ("And Italy?", "Rome.")] {
+        ws.call(json!({"cmd": "send_message", "session_id": id, "text": text}))
+            .unwrap();
+        ws.event(|e| e["type"] == "done" && e["text"] == said);
+    }
+    let h = ws
+        .call(json!({"cmd": "history", "session_id": id}))
+        .unwrap();
+    let msgs = h["messages"].as_array().unwrap().clone();
+    let second_question = msgs[2]["id"].as_i64().unwrap();
+    let first_answer = msgs[1]["id"].as_i64().unwrap();
+    // Edit the second question: a new chat with the first exchange and the edit, answered.
+    let edited = ws
+        .call(
+            json!({"cmd": "edit_message", "session_id": id, "message_id": second_question,
+                     "text": "And Spain?"}),
+        )
+        .unwrap();
+    let fork = edited["session"]["id"].as_i64().unwrap();
+    assert_ne!(fork, id);
+    assert_eq!(edited["session"]["forked_from"], id);
+    assert_eq!(edited["session"]["forked_after"], first_answer);
+    assert_eq!(edited["session"]["title"], "test (edited)");
+    ws.event(|e| e["type"] == "done" && e["text"] == "Madrid, after the edit.");
+    let asked = model.recorded()[2].body["messages"].to_string();
+    assert!(
+        asked.contains("Capital of France?") && asked.contains("And Spain?"),
+        "{asked}"
+    );
+    assert!(!asked.contains("And Italy?"), "{asked}");
+    let texts = |sid: i64, ws: &mut Ws| -> Vec<String> {
+        ws.call(json!({"cmd": "history", "session_id": sid}))
+            .unwrap()["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["content"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(
+        texts(fork, &mut ws),
+        [
+            "Capital of France?",
+            "Paris.",
+            "And Spain?",
+            "Madrid, after the edit."
+        ]
+    );
+    // The original is as it was.
+    assert_eq!(
+        texts(id, &mut ws),
+        ["Capital of France?", "Paris.", "And Italy?", "Rome."]
+    );
+    // Fork from here, on the first answer: the chat up to it, nothing sent.
+    let forked = ws
+        .call(json!({"cmd": "fork_session", "session_id": id, "message_id": first_answer}))
+        .unwrap();
+    let here = forked["session"]["id"].as_i64().unwrap();
+    assert_eq!(texts(here, &mut ws), ["Capital of France?", "Paris."]);
+    assert_eq!(forked["session"]["forked_from"], id);
+    // Only a person's message can be edited; a message of another chat is not this one's.
+    let e = ws
+        .call(json!({"cmd": "edit_message", "session_id": id, "message_id": first_answer, "text": "x"}))
+        .unwrap_err();
+    assert!(e.contains("only a message the person wrote"), "{e}");
+    let e = ws
+        .call(json!({"cmd": "fork_session", "session_id": here, "message_id": second_question}))
+        .unwrap_err();
+    assert!(e.contains("has no message"), "{e}");
+    let listed = ws.call(json!({"cmd": "list_sessions"})).unwrap();
+    assert_eq!(listed["sessions"].as_array().unwrap().len(), 3, "{listed}");
+}
+
 /// The app prepares its default local model itself when it starts (its chats may be
 /// offered what `skald exec`'s are not, so the command line's preparation need not match
 /// them): the state is saved with no chat open, and the first chat reads none of the
