@@ -308,7 +308,7 @@ export type Command = { "cmd": "list_sessions" } | { "cmd": "create_session", ti
 /**
  * The folder the agent works in; the server's folder when absent.
  */
-working_dir?: string, agent_id?: string, } | { "cmd": "rename_session", session_id: number, title: string, } | { "cmd": "delete_session", session_id: number, } | { "cmd": "history", session_id: number, before?: number, limit?: number, } | { "cmd": "usage", session_id: number, } | { "cmd": "sandbox", session_id: number, } | { "cmd": "set_sandbox", session_id: number, mode: SandboxMode, network: boolean, } | { "cmd": "fork_session", session_id: number, message_id: number, } | { "cmd": "edit_message", session_id: number, message_id: number, text: string, images?: Array<ChatImage>, } | { "cmd": "list_models" } | { "cmd": "set_session_model", session_id: number, model?: string, effort?: string, } | { "cmd": "session_context", session_id: number, } | { "cmd": "approve_hooks", session_id: number, sha256: string, } | { "cmd": "checkpoints", session_id: number, } | { "cmd": "checkpoint_diff", id: number, path?: string, } | { "cmd": "restore_checkpoint", id: number, rewind?: boolean, } | { "cmd": "send_message", session_id: number, text: string, 
+working_dir?: string, agent_id?: string, } | { "cmd": "rename_session", session_id: number, title: string, } | { "cmd": "delete_session", session_id: number, } | { "cmd": "history", session_id: number, before?: number, limit?: number, } | { "cmd": "usage", session_id: number, } | { "cmd": "sandbox", session_id: number, } | { "cmd": "set_sandbox", session_id: number, mode: SandboxMode, network: boolean, } | { "cmd": "fork_session", session_id: number, message_id: number, } | { "cmd": "edit_message", session_id: number, message_id: number, text: string, images?: Array<ChatImage>, } | { "cmd": "set_session_mode", session_id: number, mode: ChatMode, } | { "cmd": "list_models" } | { "cmd": "set_session_model", session_id: number, model?: string, effort?: string, } | { "cmd": "session_context", session_id: number, } | { "cmd": "approve_hooks", session_id: number, sha256: string, } | { "cmd": "checkpoints", session_id: number, } | { "cmd": "checkpoint_diff", id: number, path?: string, } | { "cmd": "restore_checkpoint", id: number, rewind?: boolean, } | { "cmd": "send_message", session_id: number, text: string, 
 /**
  * Images attached with it, by what `AttachImage` answered (only `sha256` and
  * `name` are read).
@@ -373,7 +373,7 @@ has_more: boolean, } | { "cmd": "usage",
 /**
  * Model calls made.
  */
-requests: number, input_tokens: number, output_tokens: number, } | { "cmd": "sandbox", sandbox: SandboxInfo, } | { "cmd": "set_sandbox", sandbox: SandboxInfo, } | { "cmd": "fork_session", session: SessionInfo, } | { "cmd": "edit_message", 
+requests: number, input_tokens: number, output_tokens: number, } | { "cmd": "sandbox", sandbox: SandboxInfo, } | { "cmd": "set_sandbox", sandbox: SandboxInfo, } | { "cmd": "fork_session", session: SessionInfo, } | { "cmd": "set_session_mode", session: SessionInfo, } | { "cmd": "edit_message", 
 /**
  * The new chat, where the edited message was sent.
  */
@@ -496,7 +496,11 @@ forked_from?: number,
 /**
  * The last message of that chat it copied.
  */
-forked_after?: number, };
+forked_after?: number, 
+/**
+ * Plan or act (docs/agent-loop.md, "Plan mode").
+ */
+mode: ChatMode, };
 
 export type ChatMessage = { id: number, 
 /**
@@ -781,3 +785,8 @@ takes_effort: boolean,
  * The configured model (what a chat without its own uses).
  */
 default: boolean, };
+
+/**
+ * How a chat's agent works (docs/agent-loop.md, "Plan mode").
+ */
+export type ChatMode = "act" | "plan";

@@ -96,6 +96,11 @@ pub enum Command {
         #[ts(as = "Option<Vec<crate::images::ChatImage>>", optional)]
         images: Vec<crate::images::ChatImage>,
     },
+    /// Plan or act, from the chat's next round (docs/agent-loop.md, "Plan mode").
+    SetSessionMode {
+        session_id: i64,
+        mode: crate::records::ChatMode,
+    },
     /// The models a chat can be given (docs/models.md, "A model per chat").
     ListModels,
     /// Gives the chat its own model (`provider/model`; none: the configured one) and
@@ -382,6 +387,9 @@ pub enum Reply {
     ForkSession {
         session: SessionInfo,
     },
+    SetSessionMode {
+        session: SessionInfo,
+    },
     EditMessage {
         /// The new chat, where the edited message was sent.
         session: SessionInfo,
@@ -599,6 +607,8 @@ pub struct SessionInfo {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub forked_after: Option<i64>,
+    /// Plan or act (docs/agent-loop.md, "Plan mode").
+    pub mode: crate::records::ChatMode,
 }
 
 /// A model a chat can be given, and what it can do.

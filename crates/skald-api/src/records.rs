@@ -59,6 +59,17 @@ wire_enum! {
 }
 
 wire_enum! {
+    /// How a chat's agent works (docs/agent-loop.md, "Plan mode").
+    ChatMode {
+        /// It reads, changes files and runs commands, as the rules allow.
+        Act = "act",
+        /// It reads, searches and asks, and changes nothing, until the person approves
+        /// its plan.
+        Plan = "plan",
+    }
+}
+
+wire_enum! {
     /// Who wrote a message.
     Role {
         System = "system",

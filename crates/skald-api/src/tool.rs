@@ -60,6 +60,9 @@ pub struct Audience {
     pub images: bool,
     /// There are agents to delegate to.
     pub delegation: bool,
+    /// The chat is in plan mode: only the tools that change nothing are offered
+    /// (`Tool::in_plan_mode`).
+    pub plan: bool,
 }
 
 /// A tool definition. A live invocation is the `ToolExecution` that `run` returns.
@@ -151,6 +154,21 @@ pub trait Tool<Cx: ?Sized + Sync = ()>: Send + Sync {
     /// use instead of ours (docs/hooks.md).
     fn hook_alias(&self) -> Option<&'static str> {
         None
+    }
+
+    /// Whether the tool is offered in plan mode (docs/agent-loop.md, "Plan mode"), where
+    /// the agent reads, searches and asks but changes nothing: by default the tools that
+    /// only look (read, search, think, fetch) and commands, which run in the read-only
+    /// sandbox there. A tool of another kind that changes nothing says so here.
+    fn in_plan_mode(&self) -> bool {
+        matches!(
+            self.kind(),
+            ToolKind::Read
+                | ToolKind::Search
+                | ToolKind::Think
+                | ToolKind::Fetch
+                | ToolKind::Execute
+        )
     }
 
     /// Whether a call can change files in the chat's folder (a write tool, a command):

@@ -15,6 +15,8 @@ pub const IMAGE_GENERATE: &str = "image_generate";
 /// Legacy alias of `execute_subtask`, still recognised when labelling old histories.
 pub const RUN_SUBTASK: &str = "run_subtask";
 pub const READ_AGENT_RESULT: &str = "read_agent_result";
+/// Ends plan mode with the plan, once the person approves it (docs/agent-loop.md, "Plan mode").
+pub const EXIT_PLAN_MODE: &str = "exit_plan_mode";
 
 // Registry tools: shell.
 pub const EXECUTE_CMD: &str = "execute_cmd";

@@ -92,6 +92,7 @@ fn generate() -> String {
         decl::<McpResourceInfo>(),
         decl::<skald_api::ChatImage>(),
         decl::<ModelOption>(),
+        decl::<skald_api::records::ChatMode>(),
     ];
     // Ids, sizes and millisecond timestamps are far below 2^53 and travel as JSON
     // numbers, so they are `number` on the TypeScript side, not `bigint`.

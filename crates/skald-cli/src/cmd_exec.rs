@@ -37,6 +37,8 @@ pub struct ExecArgs<'a> {
     pub images: &'a [std::path::PathBuf],
     /// `--effort`: how hard the model reasons in this run (docs/models.md).
     pub effort: Option<skald_llm::effort::Effort>,
+    /// `--plan`: the chat plans (docs/agent-loop.md, "Plan mode").
+    pub plan: bool,
     pub prompt: &'a str,
 }
 
@@ -82,7 +84,12 @@ async fn exec(data_dir: &DataDir, config: &Config, a: ExecArgs<'_>) -> Result<u8
     // Refused, like an unknown agent, before a chat is made for them.
     let prompt = prompt_with_images(&store, &a)?;
     let run_context_id = new_run_context(&store, &a)?;
-    let session = open_session(&store, &a, &cwd, run_context_id)?;
+    let mut session = open_session(&store, &a, &cwd, run_context_id)?;
+    if a.plan {
+        let plan = skald_api::records::ChatMode::Plan;
+        store.set_session_mode(session.id, plan).map_err(failed)?;
+        session.mode = plan;
+    }
     // A chat with a model of its own uses it, unless --model says otherwise.
     let models = match (a.model, session.model.as_deref()) {
         (None, Some(own)) => {

@@ -150,6 +150,10 @@ enum Command {
         /// thinking budget, Ollama's think [default: the chat's, else the model's own]
         #[arg(long, value_enum, value_name = "LEVEL")]
         effort: Option<EffortArg>,
+        /// Plan mode: the agent reads, searches and asks, changes nothing (commands in the
+        /// read-only sandbox), and presents a plan to approve (with --approve all or inbox)
+        #[arg(long)]
+        plan: bool,
         /// What to ask
         prompt: String,
     },
@@ -448,6 +452,7 @@ async fn run(command: Command, env: &Env, relaunch: &mut Option<cmd_serve::Relau
             tool_choice,
             image,
             effort,
+            plan,
             prompt,
         } => {
             let args = cmd_exec::ExecArgs {
@@ -470,6 +475,7 @@ async fn run(command: Command, env: &Env, relaunch: &mut Option<cmd_serve::Relau
                 extra_prompt: extra_prompt.as_deref(),
                 images: &image,
                 effort: effort.map(EffortArg::effort),
+                plan,
                 prompt: &prompt,
             };
             cmd_exec::run(&env.data_dir, &env.config, args).await

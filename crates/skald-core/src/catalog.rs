@@ -42,7 +42,7 @@ pub struct ToolInfo {
 /// in any run at all: a background session or not, a system agent or not, with the
 /// `config` group active or not, with images or delegation or not.
 fn offered_at_depth(tool: &DynTool, depth: usize) -> bool {
-    (0..32u8).any(|bits| {
+    (0..64u8).any(|bits| {
         let flag = |n: u8| bits & (1 << n) != 0;
         tool.offered_to(&Audience {
             depth,
@@ -51,6 +51,7 @@ fn offered_at_depth(tool: &DynTool, depth: usize) -> bool {
             config: flag(2),
             images: flag(3),
             delegation: flag(4),
+            plan: flag(5),
         })
     })
 }

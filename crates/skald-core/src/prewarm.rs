@@ -52,6 +52,7 @@ impl Engine {
             effort: None,
             forked_from: None,
             forked_after: None,
+            mode: skald_api::records::ChatMode::Act,
         };
         let cfg = self.config_for(&session, self.settings.approval)?;
         let env = self.env(&cfg, None, None);

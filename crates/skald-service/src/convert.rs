@@ -23,6 +23,7 @@ pub fn session(s: Session, running: bool) -> SessionInfo {
         effort: s.effort,
         forked_from: s.forked_from,
         forked_after: s.forked_after,
+        mode: s.mode,
     }
 }
 

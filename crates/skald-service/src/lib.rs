@@ -369,6 +369,13 @@ impl Service {
                 .map(|sandbox| Reply::SetSandbox { sandbox }),
             Command::SessionContext { session_id } => self.session_context(session_id),
             Command::ListModels => self.list_models(),
+            Command::SetSessionMode { session_id, mode } => {
+                self.store.set_session_mode(session_id, mode)?;
+                let session = self.store.get_session(session_id)?;
+                Ok(Reply::SetSessionMode {
+                    session: self.session_info(session),
+                })
+            }
             Command::ForkSession {
                 session_id,
                 message_id,

@@ -53,10 +53,11 @@ impl Store {
         tx.execute(
             "INSERT INTO chat_sessions (title, agent_id, kind, working_dir, run_context_id,
                                         home_session_id, created_at, updated_at, model, effort,
-                                        forked_from, forked_after)
+                                        forked_from, forked_after, mode)
              SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7, model, effort, id,
                     (SELECT max(h.id) FROM chat_history h
-                     WHERE h.session_id = ?8 AND h.id < ?9)
+                     WHERE h.session_id = ?8 AND h.id < ?9),
+                    mode
              FROM chat_sessions WHERE id = ?8",
             params![
                 title,

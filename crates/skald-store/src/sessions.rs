@@ -3,6 +3,7 @@
 use crate::{Store, StoreError, now_ms, parse_stored};
 use rusqlite::{OptionalExtension, Row, params};
 use serde::{Deserialize, Serialize};
+use skald_api::records::ChatMode;
 pub use skald_api::records::SessionKind;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -25,6 +26,8 @@ pub struct Session {
     pub forked_from: Option<i64>,
     /// The last message of that chat it copied (`None`: it copied none).
     pub forked_after: Option<i64>,
+    /// Plan or act (docs/agent-loop.md, "Plan mode").
+    pub mode: ChatMode,
 }
 
 /// What a caller decides about a new session; the rest is assigned.
@@ -52,7 +55,7 @@ impl Default for NewSession {
 }
 
 const COLUMNS: &str = "id, title, agent_id, kind, working_dir, run_context_id, created_at, \
-                       updated_at, home_session_id, model, effort, forked_from, forked_after";
+                       updated_at, home_session_id, model, effort, forked_from, forked_after, mode";
 
 fn from_row(row: &Row<'_>) -> rusqlite::Result<(Session, String)> {
     let kind: String = row.get(3)?;
@@ -71,6 +74,11 @@ fn from_row(row: &Row<'_>) -> rusqlite::Result<(Session, String)> {
             effort: row.get(10)?,
             forked_from: row.get(11)?,
             forked_after: row.get(12)?,
+            mode: row
+                .get::<_, Option<String>>(13)?
+                .as_deref()
+                .and_then(ChatMode::parse)
+                .unwrap_or(ChatMode::Act),
         },
         kind,
     ))
@@ -114,7 +122,23 @@ impl Store {
             effort: None,
             forked_from: None,
             forked_after: None,
+            mode: ChatMode::Act,
         })
+    }
+
+    /// Sets a chat's mode, from its next round.
+    pub fn set_session_mode(&self, id: i64, mode: ChatMode) -> Result<(), StoreError> {
+        let changed = self.conn().execute(
+            "UPDATE chat_sessions SET mode = ?2 WHERE id = ?1",
+            params![id, mode.as_str()],
+        )?;
+        if changed == 0 {
+            return Err(StoreError::NotFound {
+                what: "session",
+                id: id.to_string(),
+            });
+        }
+        Ok(())
     }
 
     /// Sets the model and effort a chat's next turns use (`None`: the configured model,

@@ -24,6 +24,7 @@ mod latex;
 mod local;
 mod mcp;
 mod oauth;
+mod plan;
 mod sandbox;
 mod sandbox_edges;
 mod serve;

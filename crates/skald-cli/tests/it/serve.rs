@@ -683,6 +683,49 @@ fn an_edited_message_and_fork_from_here_branch_into_new_chats() {
     assert_eq!(listed["sessions"].as_array().unwrap().len(), 3, "{listed}");
 }
 
+/// Plan mode chosen from the chat header: the chat says so, and its next turn is offered
+/// only the tools that change nothing; acting again gives them back.
+#[test]
+fn plan_mode_is_set_from_the_ui_and_applies_from_the_next_turn() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = ScriptedServer::new(vec![answer("A plan."), answer("Acting.")]);
+    let s = serve(&dir.path().join("data"), dir.path(), Some(&model));
+    let mut ws = s.ws();
+    let id = new_chat(&mut ws);
+    let listed = ws.call(json!({"cmd": "list_sessions"})).unwrap();
+    assert_eq!(listed["sessions"][0]["mode"], "act");
+    let set = ws
+        .call(json!({"cmd": "set_session_mode", "session_id": id, "mode": "plan"}))
+        .unwrap();
+    assert_eq!(set["session"]["mode"], "plan");
+    for (text, said, mode) in [
+        ("Plan it.", "A plan.", "plan"),
+        ("Do it.", "Acting.", "act"),
+    ] {
+        ws.call(json!({"cmd": "set_session_mode", "session_id": id, "mode": mode}))
+            .unwrap();
+        ws.call(json!({"cmd": "send_message", "session_id": id, "text": text}))
+            .unwrap();
+        ws.event(|e| e["type"] == "done" && e["text"] == said);
+    }
+    let tools = |i: usize| -> Vec<String> {
+        model.recorded()[i].body["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["function"]["name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert!(tools(0).contains(&"exit_plan_mode".to_string()));
+    assert!(!tools(0).contains(&"write_file".to_string()));
+    assert!(tools(1).contains(&"write_file".to_string()));
+    assert!(!tools(1).contains(&"exit_plan_mode".to_string()));
+    assert!(
+        ws.call(json!({"cmd": "set_session_mode", "session_id": id, "mode": "dream"}))
+            .is_err()
+    );
+}
+
 /// The app prepares its default local model itself when it starts (its chats may be
 /// offered what `skald exec`'s are not, so the command line's preparation need not match
 /// them): the state is saved with no chat open, and the first chat reads none of the

@@ -119,9 +119,35 @@ pub struct RunContext {
     pub hidden_from_commands: Vec<PathBuf>,
     /// How the run's commands are confined (docs/sandbox.md).
     pub sandbox: crate::config::SandboxSettings,
+    /// In plan mode (docs/agent-loop.md, "Plan mode"): the sandbox the chat acts with once
+    /// its plan is approved, `sandbox` being the read-only one meanwhile.
+    pub planning: Option<crate::config::SandboxSettings>,
 }
 
 impl RunContext {
+    /// This run in plan mode: its commands confined read-only, with no network.
+    pub fn plan(mut self) -> RunContext {
+        if self.planning.is_none() {
+            self.planning = Some(self.sandbox);
+            self.sandbox.mode = skald_api::SandboxMode::ReadOnly;
+            self.sandbox.network = false;
+        }
+        self
+    }
+
+    /// This run acting: its own sandbox back.
+    pub fn act(mut self) -> RunContext {
+        if let Some(acting) = self.planning.take() {
+            self.sandbox = acting;
+        }
+        self
+    }
+
+    /// Whether the run is in plan mode.
+    pub fn is_planning(&self) -> bool {
+        self.planning.is_some()
+    }
+
     /// The run context a session runs with: its stored one (group, grants), or the
     /// `default` group with no grants; plus the folders skills live in, always readable.
     /// Returns it with the stored extra prompt lines.
@@ -197,9 +223,19 @@ impl RunContext {
                 hidden_env: withheld.env(),
                 hidden_from_commands: withheld.from_commands(),
                 sandbox,
-            },
+                planning: None,
+            }
+            .in_mode(session.mode),
             extra,
         ))
+    }
+
+    /// This run in `mode`.
+    pub fn in_mode(self, mode: skald_api::records::ChatMode) -> RunContext {
+        match mode {
+            skald_api::records::ChatMode::Plan => self.plan(),
+            skald_api::records::ChatMode::Act => self.act(),
+        }
     }
 }
 

@@ -63,6 +63,32 @@ pub struct TurnConfig {
     pub effort: Option<skald_llm::effort::Effort>,
 }
 
+/// What a person sends: its text, and the images pasted or attached with it (kept in the
+/// store already, `crate::images::keep`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Prompt {
+    pub text: String,
+    pub images: Vec<skald_store::ImageRef>,
+}
+
+impl From<&str> for Prompt {
+    fn from(text: &str) -> Prompt {
+        Prompt {
+            text: text.to_string(),
+            images: Vec::new(),
+        }
+    }
+}
+
+impl From<String> for Prompt {
+    fn from(text: String) -> Prompt {
+        Prompt {
+            text,
+            images: Vec::new(),
+        }
+    }
+}
+
 /// Where events go. Called synchronously, in order.
 pub type Emit<'a> = &'a (dyn Fn(Event) + Send + Sync);
 
@@ -94,7 +120,7 @@ pub struct TurnEnv<'a> {
     pub health: &'a ModelHealth,
     pub cfg: &'a TurnConfig,
     /// Messages the user sent while the turn ran, taken at the start of each round.
-    pub queued: Option<&'a (dyn Fn() -> Vec<crate::turn::Prompt> + Send + Sync)>,
+    pub queued: Option<&'a (dyn Fn() -> Vec<Prompt> + Send + Sync)>,
     /// How `ApprovalMode::Ask` asks.
     pub ask: Option<Ask<'a>>,
     /// Where `ApprovalMode::Inbox` asks.

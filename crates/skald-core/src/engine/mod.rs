@@ -513,7 +513,7 @@ impl Engine {
     pub fn env<'a>(
         self: &'a Arc<Self>,
         cfg: &'a TurnConfig,
-        queued: Option<&'a (dyn Fn() -> Vec<crate::turn::Prompt> + Send + Sync)>,
+        queued: Option<&'a (dyn Fn() -> Vec<crate::engine::context::Prompt> + Send + Sync)>,
         ask: Option<Ask<'a>>,
     ) -> TurnEnv<'a> {
         TurnEnv {

@@ -119,7 +119,8 @@ impl ToolRegistry {
     /// The definitions offered to `who`, in name order (docs/tools.md,
     /// "Which tools an agent is offered"): each tool decides in its `offered_to`.
     pub fn offered(&self, who: &Audience) -> Vec<Value> {
-        self.definitions(|t| t.offered_to(who))
+        // Plan mode is decided here, for every tool, whatever its own `offered_to` says.
+        self.definitions(|t| t.offered_to(who) && (!who.plan || t.in_plan_mode()))
     }
 
     /// The category of a registered tool; `None` for MCP and unknown names.

@@ -44,6 +44,11 @@ impl<'a> Tool<ToolCx<'a>> for ActivateTools {
         ToolCategory::Config
     }
 
+    /// It changes nothing in the chat's folder or Skald's settings.
+    fn in_plan_mode(&self) -> bool {
+        true
+    }
+
     /// The way into the lazy groups is always there.
     fn offered_to(&self, _who: &Audience) -> bool {
         true

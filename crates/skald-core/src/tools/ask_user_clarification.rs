@@ -46,6 +46,11 @@ impl<'a> Tool<ToolCx<'a>> for AskUserClarification {
         ToolCategory::Session
     }
 
+    /// It changes nothing in the chat's folder or Skald's settings.
+    fn in_plan_mode(&self) -> bool {
+        true
+    }
+
     fn for_small_models(&self) -> bool {
         true
     }

@@ -28,6 +28,11 @@ impl<'a> Tool<ToolCx<'a>> for ImageGenerateProvidersList {
         ToolCategory::Introspection
     }
 
+    /// It changes nothing in the chat's folder or Skald's settings.
+    fn in_plan_mode(&self) -> bool {
+        true
+    }
+
     fn offered_to(&self, who: &Audience) -> bool {
         who.images
     }

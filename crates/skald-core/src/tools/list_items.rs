@@ -60,6 +60,11 @@ impl<'a> Tool<ToolCx<'a>> for ListItems {
         ToolCategory::Introspection
     }
 
+    /// It changes nothing in the chat's folder or Skald's settings.
+    fn in_plan_mode(&self) -> bool {
+        true
+    }
+
     fn execute(&self, cx: &ToolCx<'a>, args: Value) -> ToolResult {
         let call = cx.call()?;
         let kind = tool_args::parse::<Args>(args)?.kind;

@@ -37,6 +37,11 @@ impl<'a> Tool<ToolCx<'a>> for ListSecrets {
         ToolCategory::Config
     }
 
+    /// It changes nothing in the chat's folder or Skald's settings.
+    fn in_plan_mode(&self) -> bool {
+        true
+    }
+
     fn execute(&self, cx: &ToolCx<'a>, args: Value) -> ToolResult {
         let (_, secrets) = cx.call()?.secrets()?;
         let args: Args = tool_args::parse(args)?;

@@ -49,6 +49,7 @@ macro_rules! engine_tools {
             toggle_item::ToggleItem,
             show_file_to_user::ShowFileToUser,
             image_generate::ImageGenerate,
+            exit_plan_mode::ExitPlanMode,
         }
     };
 }
@@ -311,6 +312,7 @@ mod tests {
             config: false,
             images: false,
             delegation: false,
+            plan: false,
         });
         assert!(chat.contains(&tn::READ_AGENT_RESULT.to_string()));
         assert!(chat.contains(&tn::READ_NOTIFICATION.to_string()));
@@ -322,6 +324,7 @@ mod tests {
             config: false,
             images: false,
             delegation: false,
+            plan: false,
         });
         assert!(bg.contains(&tn::NOTIFY.to_string()));
         assert!(!bg.contains(&tn::READ_NOTIFICATION.to_string()));
@@ -332,6 +335,7 @@ mod tests {
             config: true,
             images: true,
             delegation: false,
+            plan: false,
         });
         assert!(!sub.contains(&tn::ASK_USER_CLARIFICATION.to_string()));
         assert!(!sub.contains(&tn::READ_AGENT_RESULT.to_string()));

@@ -40,6 +40,11 @@ impl<'a> Tool<ToolCx<'a>> for ReadAgentResult {
         ToolCategory::Introspection
     }
 
+    /// It changes nothing in the chat's folder or Skald's settings.
+    fn in_plan_mode(&self) -> bool {
+        true
+    }
+
     /// Results arrive at the root of an interactive chat, so only it asks about them.
     fn offered_to(&self, who: &Audience) -> bool {
         who.depth == 0 && !who.background

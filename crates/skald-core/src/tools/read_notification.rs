@@ -38,6 +38,11 @@ impl<'a> Tool<ToolCx<'a>> for ReadNotification {
         ToolCategory::Introspection
     }
 
+    /// It changes nothing in the chat's folder or Skald's settings.
+    fn in_plan_mode(&self) -> bool {
+        true
+    }
+
     /// Notifications arrive at the root of an interactive chat.
     fn offered_to(&self, who: &Audience) -> bool {
         who.depth == 0 && !who.background

@@ -39,6 +39,11 @@ impl<'a> Tool<ToolCx<'a>> for UpdateScratchpad {
         ToolCategory::Session
     }
 
+    /// It changes nothing in the chat's folder or Skald's settings.
+    fn in_plan_mode(&self) -> bool {
+        true
+    }
+
     fn execute(&self, cx: &ToolCx<'a>, args: Value) -> ToolResult {
         let call = cx.call()?;
         let args: Args = tool_args::parse(args)?;

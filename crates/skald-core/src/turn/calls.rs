@@ -244,7 +244,16 @@ pub(super) fn refuse_unoffered(
             images: true,
             ..with_config
         });
-    let message = if config_tool {
+    // In plan mode a tool that changes something is held back for that reason alone.
+    let planning = env
+        .cfg
+        .run
+        .is_planning()
+        .then(|| planning_refusal(registry, &call.name, &Value::Null))
+        .flatten();
+    let message = if let Some(refused) = planning {
+        refused
+    } else if config_tool {
         format!(
             "`{}` is one of Skald's configuration tools; call activate_tools with groups \
              [\"config\"] first, then use it from your next step",
@@ -278,6 +287,23 @@ pub(super) fn refuse_unoffered(
     });
     mark_failed(store, session_id, &call.id, message, emit)?;
     Ok(())
+}
+
+/// Why a call cannot run while the chat plans (docs/agent-loop.md, "Plan mode"): a tool
+/// that changes something (any MCP tool among them), or a command asking for more than
+/// the read-only sandbox. `None`: it may run, as the rules say.
+fn planning_refusal(registry: &crate::ToolRegistry, tool: &str, args: &Value) -> Option<String> {
+    const PLANNING: &str = "This chat is in plan mode: read, search and ask, and change \
+        nothing until the user approves your plan (present it with exit_plan_mode)";
+    if !registry.get(tool).is_some_and(|t| t.in_plan_mode()) {
+        return Some(format!("{PLANNING}; `{tool}` is not available until then."));
+    }
+    approval::asks_beyond_sandbox(tool, args).map(|_| {
+        format!(
+            "{PLANNING}; commands run only in the read-only sandbox, and nothing beyond it \
+             can be granted until then."
+        )
+    })
 }
 
 /// Records a call as failed with `message` and says so; `Ok(false)`: the turn goes on.
@@ -555,6 +581,11 @@ async fn gate(
     emit: Emit<'_>,
 ) -> Result<Gate, TurnError> {
     let (store, registry, cfg) = (env.store, env.registry, env.cfg);
+    if cfg.run.is_planning()
+        && let Some(refused) = planning_refusal(registry, &call.name, args)
+    {
+        return Ok(Gate::Rejected(refused));
+    }
     let approval::Checked { mut decision, path } =
         approval::check_call(store, &cfg.run, &call.name, args);
     // PreToolUse hooks (docs/hooks.md) may deny or ask for a call the rules allow, and let

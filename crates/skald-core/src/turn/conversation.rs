@@ -80,6 +80,9 @@ pub(super) fn conversation(env: &TurnEnv<'_>, session_id: i64) -> Result<Vec<Mes
         }
     }
     let mut tail = crate::agents::dynamic_tail(std::time::SystemTime::now(), &cfg.run.working_dir);
+    if cfg.run.is_planning() {
+        tail.push_str(PLANNING);
+    }
     if let Some(mcp) = env.engine.and_then(|e| e.mcp.status_line(store)) {
         tail.push(' ');
         tail.push_str(&mcp);
@@ -87,6 +90,11 @@ pub(super) fn conversation(env: &TurnEnv<'_>, session_id: i64) -> Result<Vec<Mes
     out.push(Message::system(tail));
     Ok(out)
 }
+
+/// Said at the end of every request while the chat plans (docs/agent-loop.md, "Plan mode").
+const PLANNING: &str = " This chat is in plan mode: read, search and ask, and change nothing \
+    (commands run in a read-only sandbox). When your plan is ready, present it with \
+    exit_plan_mode; the user approves it before anything changes.";
 
 /// What the model reads as a call's result, whatever became of it.
 fn result_text(c: &skald_store::ToolCallRecord) -> String {

@@ -25,7 +25,7 @@ pub use offer::fit_to_model;
 use offer::{ToolsKey, tools_key_now, turn_tools};
 
 pub use crate::engine::context::{
-    ApprovalMode, Ask, AskRequest, Emit, Frame, MAX_DEPTH, TurnConfig, TurnEnv, TurnError,
+    ApprovalMode, Ask, AskRequest, Emit, Frame, MAX_DEPTH, Prompt, TurnConfig, TurnEnv, TurnError,
 };
 
 use crate::approval;
@@ -34,32 +34,6 @@ use skald_api::events::{Event, TurnOutcome};
 use skald_api::{CancellationToken, ToolCallStatus};
 use skald_llm::{ToolCall, ToolChoice, ToolSpec};
 use skald_store::{NewMessage, NewToolCall, Role, RuleAction, Store};
-
-/// What a person sends: its text, and the images pasted or attached with it (kept in the
-/// store already, `crate::images::keep`).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Prompt {
-    pub text: String,
-    pub images: Vec<skald_store::ImageRef>,
-}
-
-impl From<&str> for Prompt {
-    fn from(text: &str) -> Prompt {
-        Prompt {
-            text: text.to_string(),
-            images: Vec::new(),
-        }
-    }
-}
-
-impl From<String> for Prompt {
-    fn from(text: String) -> Prompt {
-        Prompt {
-            text,
-            images: Vec::new(),
-        }
-    }
-}
 
 /// Runs one turn for `prompt` in a session; with no prompt, the turn continues the
 /// conversation as it stands (after a restart finished what a session left). Store calls
@@ -97,10 +71,25 @@ pub async fn run_turn(
     store_prompt(env, session_id, prompt, opening, emit)?;
     let mut offer = Offer::default();
     let mut stop_continues = 0;
-    for round in 0..env.cfg.max_rounds {
+    // The configuration for the chat's mode when it changed during the turn (a plan
+    // approved, plan mode chosen from the header).
+    let mut switched: Option<TurnConfig> = None;
+    let outer = env;
+    for round in 0..outer.cfg.max_rounds {
         if cancel.is_cancelled() {
             return finish(emit, session_id, TurnOutcome::Cancelled, "");
         }
+        let current = match &switched {
+            Some(cfg) => TurnEnv { cfg, ..*outer },
+            None => *outer,
+        };
+        if let Some(cfg) = in_mode_now(&current, session_id)? {
+            switched = Some(cfg);
+        }
+        let env = &match &switched {
+            Some(cfg) => TurnEnv { cfg, ..*outer },
+            None => *outer,
+        };
         inject_queued(env, session_id, emit).await?;
         take_deliveries(env, session_id, emit)?;
         offer.refresh(env, session_id)?;
@@ -128,6 +117,26 @@ pub async fn run_turn(
         }
     }
     finish(emit, session_id, TurnOutcome::Exhausted, "")
+}
+
+/// The turn's configuration for the chat's mode, when the chat's mode is no longer the one
+/// the turn runs in (docs/agent-loop.md, "Plan mode"): a plan approved during the turn
+/// lets the next round act; plan mode chosen meanwhile makes it plan. Sub-agents keep
+/// their delegating agent's.
+fn in_mode_now(env: &TurnEnv<'_>, session_id: i64) -> Result<Option<TurnConfig>, TurnError> {
+    if env.frame.stack_id.is_some() {
+        return Ok(None);
+    }
+    let Some(session) = env.store.find_session(session_id)? else {
+        return Ok(None);
+    };
+    let planning = session.mode == skald_api::records::ChatMode::Plan;
+    if planning == env.cfg.run.is_planning() {
+        return Ok(None);
+    }
+    let mut cfg = env.cfg.clone();
+    cfg.run = cfg.run.in_mode(session.mode);
+    Ok(Some(cfg))
 }
 
 /// `/server:prompt` and `@server:uri` (docs/mcp.md) in the prompt, expanded: once, in a

@@ -7,10 +7,11 @@ use skald_api::{Audience, tool_names as tn};
 use skald_llm::ToolSpec;
 
 /// What decides the tools offered: when it moves, they are built again.
-pub(super) type ToolsKey = (Vec<String>, u64, bool);
+pub(super) type ToolsKey = (Vec<String>, u64, bool, bool);
 
 /// What the offered tools depend on besides the registry and the rules (fixed during a
-/// turn): the agent's grants, the MCP servers' state, whether image generation is on.
+/// turn): the agent's grants, the MCP servers' state, whether image generation is on,
+/// whether the chat plans.
 pub(super) fn tools_key_now(env: &TurnEnv<'_>, session_id: i64) -> Result<ToolsKey, TurnError> {
     Ok((
         env.store.granted_groups(session_id, env.frame.stack_id)?,
@@ -20,6 +21,7 @@ pub(super) fn tools_key_now(env: &TurnEnv<'_>, session_id: i64) -> Result<ToolsK
         }),
         env.engine
             .is_some_and(|e| e.plugins.images.provider().is_some()),
+        env.cfg.run.is_planning(),
     ))
 }
 
@@ -29,7 +31,13 @@ pub(super) fn turn_tools(env: &TurnEnv<'_>, session_id: i64) -> Result<Vec<ToolS
     let granted = env.store.granted_groups(session_id, env.frame.stack_id)?;
     let config = granted.iter().any(|g| g == tn::CONFIG_GROUP);
     let mut tools = offered_tools(env, config);
-    if let Some(engine) = env.engine {
+    let planning = env.cfg.run.is_planning();
+    // In plan mode commands run only in the read-only sandbox: none where it cannot.
+    if planning && !env.cfg.run.sandbox.confines() {
+        tools.retain(|t| t.name != tn::EXECUTE_CMD);
+    }
+    // An MCP server's tools may change anything: none in plan mode.
+    if let Some(engine) = env.engine.filter(|_| !planning) {
         // Too many definitions for the context: a search over them instead (docs/mcp.md
         // "Many tools").
         let percent = engine.settings.mcp.tool_search_percent;
@@ -104,6 +112,7 @@ pub(super) fn audience(env: &TurnEnv<'_>, config: bool) -> Audience {
             .engine
             .is_some_and(|e| e.plugins.images.provider().is_some()),
         delegation: env.library.is_some(),
+        plan: env.cfg.run.is_planning(),
     }
 }
 
