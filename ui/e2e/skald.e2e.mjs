@@ -483,6 +483,75 @@ test("the chat header shows the sandbox, its menu changes it, and the approval c
   });
 });
 
+// A model and effort per chat (docs/models.md "A model per chat", docs/ui.md): mid-chat,
+// the header's picker gives the chat a reasoning model typed in (the scripted server takes
+// any name) with a high effort; the next request asks that model with that effort, the
+// first asked the configured one with none; the chat remembers it after a reload, and
+// `/model default` in the composer gives the configured model back.
+test("the chat header's picker switches the chat's model and effort mid-chat, and /model default gives it back", async () => {
+  await withSkald([say(["Plain first."]), say(["Reasoned."]), say(["Plain again."])], async ({ page, model }) => {
+    const answered = (text) =>
+      page.waitForFunction(
+        (t) =>
+          [...document.querySelectorAll("[data-testid='message'][data-role='assistant']")].some((m) => m.textContent.includes(t)) &&
+          !document.querySelector("[data-testid='stop']"),
+        text,
+        { timeout: 20_000 },
+      );
+    await newChat(page);
+    const button = page.getByTestId("model-button");
+    await button.filter({ hasText: "scripted-model (default)" }).waitFor({ timeout: 20_000 });
+    await send(page, "First question");
+    await answered("Plain first.");
+
+    await button.click();
+    const menu = page.getByTestId("model-menu");
+    await menu.waitFor();
+    // The configured model is listed, marked, and checked through "Use the default".
+    await menu.locator("[data-testid='model-option'][data-value='openai/scripted-model']").waitFor();
+    assert.equal(await menu.getByTestId("model-default").getAttribute("aria-checked"), "true");
+    // It takes no effort: none is offered.
+    assert.equal(await menu.getByTestId("effort-options").count(), 0);
+    await menu.getByTestId("model-input").fill("openai/o3-mini");
+    await menu.getByTestId("model-input").press("Enter");
+    await page.locator("[data-testid='model-button'][data-model='openai/o3-mini']").waitFor({ timeout: 10_000 });
+    // A model typed in is offered an effort; the engine knows o3-mini takes one.
+    await menu.getByTestId("effort-high").click();
+    await page.locator("[data-testid='model-button'][data-effort='high']").waitFor({ timeout: 10_000 });
+    assert.equal((await button.textContent()).trim(), "o3-mini · high");
+    assert.equal(await menu.getByTestId("effort-high").getAttribute("aria-checked"), "true");
+    assert.equal(await menu.getByTestId("model-error").count(), 0);
+    await page.screenshot({ path: join(screenshotsDir, "model.png") });
+    await page.keyboard.press("Escape");
+    await menu.waitFor({ state: "detached" });
+
+    await send(page, "Think about it");
+    await answered("Reasoned.");
+    assert.equal(model.requests.length, 2);
+    assert.equal(model.requests[0].model, "scripted-model");
+    assert.ok(!("reasoning_effort" in model.requests[0]), `the first request had an effort: ${model.requests[0].reasoning_effort}`);
+    assert.equal(model.requests[1].model, "o3-mini");
+    assert.equal(model.requests[1].reasoning_effort, "high");
+
+    // The chat remembers it.
+    await page.reload();
+    await page.waitForSelector("[data-testid='message-list'][data-loaded='1']", { timeout: 30_000 });
+    await page.locator("[data-testid='model-button'][data-model='openai/o3-mini'][data-effort='high']").waitFor({ timeout: 10_000 });
+
+    // `/model default` in the composer gives the configured model back, with its own effort.
+    await send(page, "/model default");
+    await page.locator("[data-testid='model-button'][data-model='']").waitFor({ timeout: 10_000 });
+    assert.equal((await button.textContent()).trim(), "scripted-model (default)");
+    assert.match(await page.getByTestId("composer-note").textContent(), /default model \(openai\/scripted-model\) again/);
+    assert.equal(await page.getByTestId("composer").inputValue(), "");
+    assert.equal(model.requests.length, 2, "the command reached the model");
+    await send(page, "And now?");
+    await answered("Plain again.");
+    assert.equal(model.requests[2].model, "scripted-model");
+    assert.ok(!("reasoning_effort" in model.requests[2]), `an effort was sent: ${model.requests[2].reasoning_effort}`);
+  });
+});
+
 // The context view (docs/instructions.md, docs/ui.md): the chat header's chip counts the
 // AGENTS.md files the agent is given and its panel lists them (the person's own, from a
 // config folder of the test's, and the project's) with the project's skills; a turn's

@@ -12,7 +12,7 @@ import { ServerError, type ConnectionStatus } from "./transport";
 import { FakeTransport } from "./test/fakeTransport";
 import { settle as settleRounds } from "./test/settle";
 
-const info = (id: number): SessionInfo => ({ id, title: "New chat", agent_id: "main", kind: "interactive", working_dir: "/w", created_at: id, updated_at: id, running: false });
+const info = (id: number): SessionInfo => ({ id, title: "New chat", agent_id: "main", kind: "interactive", working_dir: "/w", created_at: id, updated_at: id, running: false, mode: "act" });
 
 /**
  * Skald's store in memory. Every reply is computed when the request arrives (as the
@@ -39,7 +39,11 @@ class FakeServer extends FakeTransport {
     this.calls.push(c.cmd === "history" ? `history ${c.session_id}` : c.cmd);
     switch (c.cmd) {
       case "list_sessions":
-        return { cmd: c.cmd, sessions: [...this.sessions] };
+        return { cmd: c.cmd, sessions: this.sessions.map((s) => ({ ...s, ...this.chatModels.get(s.id) })) };
+      case "list_models":
+      case "set_session_model":
+        // The fake's own: gpt-4.1 configured, o3-mini and a local model besides.
+        return super.answer(c);
       case "create_session": {
         const s = info(this.nextId++);
         this.sessions.push(s);
@@ -511,5 +515,36 @@ describe("checkpoints in the chat", () => {
     expect(sessionIds()).toEqual(["1"]);
     expect(text()).toContain("Editing.");
     expect(q("[data-testid='restore-line']")?.textContent).toContain("Folder restored to before write notes.md");
+  });
+});
+
+describe("a chat's model", () => {
+  const modelButton = () => q("[data-testid='model-button']") as HTMLElement;
+  it("is remembered by the chat: set in one, the other keeps the default, and a list asked for before does not undo it", async () => {
+    const server = new FakeServer();
+    server.sessions.push(info(server.nextId++), info(server.nextId++));
+    localStorage.setItem("skald.session", "1");
+    await render(server);
+    expect(modelButton().textContent).toBe("gpt-4.1 (default)");
+
+    // A turn ends elsewhere: the app asks for the list, whose reply (computed before the
+    // change) arrives after it.
+    let release: () => void = () => {};
+    const late = new Promise<void>((r) => (release = r));
+    server.hold = (c) => (c.cmd === "list_sessions" ? late : null);
+    await act(async () => server.emit(2, { type: "done", session_id: 2, outcome: "final", text: "" }));
+    server.hold = null;
+    await sendFirstMessage("/model openai/o3-mini");
+    expect(server.commands).toContainEqual({ cmd: "set_session_model", session_id: 1, model: "openai/o3-mini" });
+    expect(modelButton().textContent).toBe("o3-mini");
+    release();
+    await settle();
+    expect(modelButton().textContent).toBe("o3-mini");
+
+    await click("[data-testid='session-item'][data-session-id='2'] .session-main");
+    expect(modelButton().textContent).toBe("gpt-4.1 (default)");
+    await click("[data-testid='session-item'][data-session-id='1'] .session-main");
+    expect(modelButton().textContent).toBe("o3-mini");
+    expect(server.calls).not.toContain("send_message");
   });
 });

@@ -111,6 +111,7 @@ export function App() {
                 contextOpen={context.contextOpen}
                 onContextOpen={context.onContextOpen}
                 preparing={chats.preparing}
+                onSession={chats.updateSession}
               />
             ) : sessions && sessions.length === 0 ? (
               <EmptyState title="No chats yet">

@@ -239,6 +239,13 @@ export function useSessions({ moveTo }: Pick<Navigation, "moveTo">) {
     [t],
   );
 
+  // A chat the engine changed (its model, set from its header): the list keeps the new copy.
+  // A list asked for before the change is asked for again (it would undo it).
+  const updateSession = useCallback((s: SessionInfo) => {
+    sessionChanges.current += 1;
+    setSessions((list) => list && list.map((x) => (x.id === s.id ? { ...s, running: x.running } : x)));
+  }, []);
+
   const stopCurrent = useCallback(() => {
     if (currentId != null) t.call({ cmd: "stop", session_id: currentId }).catch(() => {});
   }, [t, currentId]);
@@ -264,6 +271,7 @@ export function useSessions({ moveTo }: Pick<Navigation, "moveTo">) {
     openFork,
     rename,
     remove,
+    updateSession,
     stopCurrent,
   };
 }

@@ -14,7 +14,7 @@ function call(id: string, messageId: number | null, extra: Partial<ToolCallInfo>
 function history(messages: ChatMessage[], tool_calls: ToolCallInfo[] = [], running = false): Extract<Reply, { cmd: "history" }> {
   return {
     cmd: "history",
-    session: { id: 1, title: "t", agent_id: "a", kind: "interactive", working_dir: null, created_at: 0, updated_at: 0, running },
+    session: { id: 1, title: "t", agent_id: "a", kind: "interactive", working_dir: null, created_at: 0, updated_at: 0, running, mode: "act" },
     messages,
     tool_calls,
     has_more: false,

@@ -6,6 +6,7 @@ import { useVirtualizer } from "@tanstack/react-virtual";
 import type { CheckpointInfo, InboxEntry, SessionInfo, TodoItem, TodoStatus } from "../protocol";
 import { blockedToReturn, latestTodos, staleAssistants, type ChatAction, type ChatState, type Item } from "../chat/state";
 import { useApp, useTransport } from "../app/context";
+import { useChatModel } from "../app/useChatModel";
 import { escapeHtml } from "../lib/highlight";
 import { dragHasFiles, filesOf } from "../lib/images";
 import { onMarkdownClick } from "../lib/links";
@@ -14,6 +15,7 @@ import { CheckpointActions } from "./Checkpoints";
 import { Composer, type AttachFiles, type InsertText } from "./Composer";
 import { ContextButton } from "./ContextView";
 import { InboxCard } from "./InboxCards";
+import { ModelPicker } from "./ModelPicker";
 import { ProcessesPanel } from "./Processes";
 import { SandboxBadge } from "./SandboxBadge";
 import { EmptyState, ErrorState, Icon, Spinner } from "./ui";
@@ -36,12 +38,16 @@ interface Props {
   onContextOpen?: (open: boolean) => void;
   /** The default local model preparing for chats, which a turn sent now waits for. */
   preparing?: { read: number; total: number } | null;
+  /** The chat as the engine answered a change of it (its model): the sessions list keeps it. */
+  onSession?: (s: SessionInfo) => void;
 }
 
-export function ChatView({ session, sessionId, chat, dispatch, loadError, onRetryLoad, viewerOpen, onToggleViewer, contextOpen, onContextOpen, preparing }: Props) {
+export function ChatView({ session, sessionId, chat, dispatch, loadError, onRetryLoad, viewerOpen, onToggleViewer, contextOpen, onContextOpen, preparing, onSession }: Props) {
   const t = useTransport();
   const { inbox } = useApp();
   useMarkdownRendering(chat.items, sessionId, dispatch);
+  // The chat's model and effort: the header's picker and the composer's /model and /effort.
+  const model = useChatModel(sessionId, session, onSession);
 
   const todos = useMemo(() => latestTodos(chat.items), [chat.items]);
   const blocked = useMemo(() => blockedToReturn(chat.items), [chat.items]);
@@ -92,6 +98,7 @@ export function ChatView({ session, sessionId, chat, dispatch, loadError, onRetr
           <h1>{session?.title || "Untitled chat"}</h1>
           {session?.working_dir && <span className="muted small" title={session.working_dir}>{session.working_dir}</span>}
         </div>
+        <ModelPicker chat={model} />
         <UsageChip sessionId={sessionId} running={chat.running} />
         <ContextButton key={`context-${sessionId}`} sessionId={sessionId} open={contextOpen} onOpenChange={onContextOpen} />
         <SandboxBadge key={sessionId} sessionId={sessionId} />
@@ -116,7 +123,7 @@ export function ChatView({ session, sessionId, chat, dispatch, loadError, onRetr
       )}
       <ProcessesPanel key={`processes-${sessionId}`} sessionId={sessionId} />
       {todos && todos.length > 0 && <TodoList todos={todos} />}
-      <Composer sessionId={sessionId} running={chat.running} dispatch={dispatch} takeFocus={!contextOpen} blocked={blocked} insertRef={insertRef} attachRef={attachRef} />
+      <Composer sessionId={sessionId} running={chat.running} dispatch={dispatch} takeFocus={!contextOpen} blocked={blocked} insertRef={insertRef} attachRef={attachRef} model={model} />
     </section>
   );
 }

@@ -33,7 +33,7 @@ new file mode 100644
 `;
 
 /** The new chat a rewind makes. */
-const FORK: SessionInfo = { id: 2, title: "Thesis (rewound)", agent_id: "main", kind: "interactive", working_dir: "/home/me/thesis", created_at: 5, updated_at: 5, running: false };
+const FORK: SessionInfo = { id: 2, title: "Thesis (rewound)", agent_id: "main", kind: "interactive", working_dir: "/home/me/thesis", created_at: 5, updated_at: 5, running: false, mode: "act" };
 
 /** Answers the checkpoint commands; records each call. */
 class FakeServer extends FakeTransport {

@@ -132,7 +132,7 @@ describe("the prompt menu", () => {
     expect(menu()).toBeNull();
 
     await type(box(), "/");
-    const list = q("[role='listbox'][aria-label='Prompts']")!;
+    const list = q("[role='listbox'][aria-label='Commands and prompts']")!;
     expect(list).not.toBeNull();
     expect(options().map((o) => o.querySelector(".prompt-command")!.textContent)).toEqual(["/git:review", "/git:commit-msg", "/docs:summarise"]);
     // Each row: its title and description, and its arguments (required ones marked).
@@ -242,14 +242,17 @@ describe("the prompt menu", () => {
     expect(box().getAttribute("aria-describedby")).toBeNull();
   });
 
-  it("does not appear without prompts, and follows the servers' changes", async () => {
+  it("lists only the chat's own commands without prompts, and follows the servers' changes", async () => {
     const server = new FakeServer();
     server.prompts = [];
     await render(server);
     await type(box(), "/");
+    expect(options()).toEqual([]);
+    expect(qa("[data-testid='command-option'] .prompt-command").map((o) => o.textContent)).toEqual(["/model", "/effort"]);
+    await type(box(), "/x");
     expect(menu()).toBeNull();
     await key(box(), "Enter");
-    expect(server.messages()).toEqual(["/"]);
+    expect(server.messages()).toEqual(["/x"]);
 
     server.prompts = PROMPTS.slice(1, 2);
     const before = server.count("list_mcp_prompts");

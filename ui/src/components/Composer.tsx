@@ -1,21 +1,24 @@
 // The chat's message box: sends (or queues) a message, stops the agent, keeps a draft per
 // chat, takes images (pasted, dropped on the chat through `attachRef`, or chosen with the
-// attach button; docs/images.md), and helps with MCP prompts (the "/" menu and its
-// argument hint) and resources (the "Attach resource" picker, and mentions put in from
-// elsewhere through `insertRef`).
+// attach button; docs/images.md), runs the chat's own commands (`/model`, `/effort`;
+// docs/models.md), and helps with MCP prompts (the "/" menu and its argument hint) and
+// resources (the "Attach resource" picker, and mentions put in from elsewhere through
+// `insertRef`).
 
 import { useEffect, useId, useLayoutEffect, useMemo, useRef, useState, useSyncExternalStore, type RefObject } from "react";
-import type { ChatImage, McpPromptInfo } from "../protocol";
+import type { ChatImage, McpPromptInfo, ModelOption } from "../protocol";
 import type { ChatAction } from "../chat/state";
 import { useTransport } from "../app/context";
 import { useMcpCatalog } from "../app/mcpCatalog";
+import type { ChatModel } from "../app/useChatModel";
 import { attachmentStore, attachmentWarnings, type Attachment } from "../lib/attachments";
 import { loadDraft, saveDraft } from "../lib/drafts";
 import { errorText } from "../lib/format";
 import { fileBase64, fileLabel, IMAGE_TYPES, imageLabel, pastedImages, refusal, rememberImageUrl } from "../lib/images";
-import { insertAt, matchPrompts, pickedPrompt, promptId, resourceMention, slashQuery } from "../lib/mcpPrompts";
+import { insertAt, matchPrompts, pickedPrompt, resourceMention, slashQuery } from "../lib/mcpPrompts";
+import { commandSuggestions, defaultModel, parseChatCommand, resolveModel, type ChatCommand, type ModelChoice } from "../lib/models";
 import { ImageThumb } from "./Images";
-import { PromptHint, PromptMenu, promptOptionId } from "./PromptMenu";
+import { CommandHint, PromptHint, PromptMenu, promptOptionId, slashItemText, type SlashItem } from "./PromptMenu";
 import { AttachResource } from "./ResourcePicker";
 import { Icon } from "./ui";
 
@@ -29,6 +32,7 @@ export type AttachFiles = (files: File[]) => void;
  * `takeFocus`: when the chat opens (not when it opens with its context panel, which takes it).
  * `blocked`: messages a hook blocked, whose text goes back into the box if it is empty.
  * `insertRef`: set to a function that inserts text at the caret, for the rest of the chat.
+ * `model`: the chat's model and effort, which `/model` and `/effort` change.
  */
 export function Composer({
   sessionId,
@@ -38,6 +42,7 @@ export function Composer({
   blocked,
   insertRef,
   attachRef,
+  model,
 }: {
   sessionId: number;
   running: boolean;
@@ -46,10 +51,13 @@ export function Composer({
   blocked: { key: string; text: string; images?: ChatImage[] }[];
   insertRef?: RefObject<InsertText | null>;
   attachRef?: RefObject<AttachFiles | null>;
+  model?: ChatModel;
 }) {
   const t = useTransport();
   const [text, setText] = useState(() => loadDraft(sessionId));
   const [error, setError] = useState<string | null>(null);
+  /** What a command just did (`/model`, `/effort`), until the text changes. */
+  const [note, setNote] = useState<string | null>(null);
   const ref = useRef<HTMLTextAreaElement>(null);
   const textRef = useRef(text);
   textRef.current = text;
@@ -66,6 +74,7 @@ export function Composer({
     // Read by the effect below in this same pass, before the state is.
     textRef.current = draft;
     setError(null);
+    setNote(null);
     if (takeFocusRef.current) ref.current?.focus();
   }, [sessionId]);
   // A message a hook blocked was not stored: its text comes back to be edited and sent
@@ -127,8 +136,12 @@ export function Composer({
     };
   });
 
-  const menu = useSlashMenu(text, prompts, (p) => edit(`/${promptId(p)} `, promptId(p).length + 2));
+  const menu = useSlashMenu(text, prompts, model?.models ?? null, model != null, (item) => {
+    const next = slashItemText(item);
+    edit(next, next.length);
+  });
   const picked = useMemo(() => pickedPrompt(text, prompts), [text, prompts]);
+  const commandHint = model ? (/^\/(model|effort)(\s|$)/.exec(text)?.[1] as "model" | "effort" | undefined) : undefined;
   const ids = useId();
   const menuId = `${ids}-prompts`;
   const hintId = `${ids}-hint`;
@@ -137,6 +150,13 @@ export function Composer({
   const canSend = !images.attaching && (text.trim() !== "" || images.ready.length > 0);
   const send = () => {
     const body = text;
+    const command = model ? parseChatCommand(body) : null;
+    if (command && model) {
+      // The menu would cover what the command says (a refusal above the box).
+      menu.dismiss();
+      runCommand(command, body, model);
+      return;
+    }
     if (!canSend) return;
     const shown = images.ready;
     const key = `local-${Date.now()}-${Math.random().toString(36).slice(2, 8)}`;
@@ -144,6 +164,7 @@ export function Composer({
     setText("");
     images.clear();
     setError(null);
+    setNote(null);
     t.call({ cmd: "send_message", session_id: sessionId, text: body, ...(shown.length > 0 ? { images: shown } : {}) }).then(
       (r) => dispatch({ type: "send_result", key, queued: r.queued }),
       (e: unknown) => {
@@ -154,6 +175,41 @@ export function Composer({
         setError(errorText(e));
       },
     );
+  };
+  /**
+   * `/model` and `/effort` change the chat's model (its next turn uses it) rather than being
+   * sent; attached images stay for the next message. A refusal shows above the box, the
+   * command still in it.
+   */
+  const runCommand = (command: ChatCommand, body: string, chat: ChatModel) => {
+    setError(null);
+    setNote(null);
+    const done = (said: string) => {
+      // Cleared unless something else was typed meanwhile.
+      if (textRef.current === body) setText("");
+      setNote(said);
+    };
+    switch (command.kind) {
+      case "invalid":
+        setError(command.message);
+        return;
+      case "open_picker":
+        setText("");
+        chat.setPickerOpen(true);
+        return;
+      case "model":
+        chat.chooseModel(command.model == null ? null : resolveModel(command.model, chat.models)).then(
+          (c) => done(modelNote(c, chat)),
+          (e: unknown) => setError(`Could not change the model: ${errorText(e)}`),
+        );
+        return;
+      case "effort":
+        chat.chooseEffort(command.effort).then(
+          (c) => done(c.effort ? `This chat's model reasons with ${c.effort} effort from its next turn.` : "This chat's model reasons with its own effort from its next turn."),
+          (e: unknown) => setError(`Could not change the effort: ${errorText(e)}`),
+        );
+        return;
+    }
   };
   const stop = () => {
     t.call({ cmd: "stop", session_id: sessionId }).catch((e: unknown) => setError(`Could not stop: ${errorText(e)}`));
@@ -173,6 +229,11 @@ export function Composer({
           {error}
         </div>
       )}
+      {note && (
+        <div className="composer-note small muted" role="status" data-testid="composer-note">
+          {note}
+        </div>
+      )}
       {warnings.map((w) => (
         <div key={w} className="composer-warning small" role="status" data-testid="image-warning">
           <Icon name="warning" size={14} />
@@ -182,19 +243,24 @@ export function Composer({
       {images.list.length > 0 && <Attachments list={images.list} onRemove={images.remove} focusBox={() => ref.current?.focus()} />}
       <div className="composer-row">
         <div className="composer-input">
-          {menu.open && <PromptMenu id={menuId} prompts={menu.matches} active={menu.active} onPick={menu.pick} onHover={menu.setIndex} />}
+          {menu.open && <PromptMenu id={menuId} items={menu.matches} active={menu.active} onPick={menu.pick} onHover={menu.setIndex} />}
           <textarea
             ref={ref}
             data-testid="composer"
             aria-label="Message"
-            aria-autocomplete={prompts.length > 0 ? "list" : undefined}
+            aria-autocomplete={prompts.length > 0 || model ? "list" : undefined}
             aria-controls={menu.open ? menuId : undefined}
             aria-activedescendant={menu.open ? promptOptionId(menuId, menu.active) : undefined}
-            aria-describedby={picked ? hintId : undefined}
-            placeholder={running ? "Queue a message for the agent's next step…" : prompts.length > 0 ? "Message the agent… (/ for prompts)" : "Message the agent…"}
+            aria-describedby={picked || commandHint ? hintId : undefined}
+            placeholder={
+              running ? "Queue a message for the agent's next step…" : prompts.length > 0 ? "Message the agent… (/ for prompts and commands)" : model ? "Message the agent… (/ for commands)" : "Message the agent…"
+            }
             rows={1}
             value={text}
-            onChange={(e) => setText(e.target.value)}
+            onChange={(e) => {
+              setText(e.target.value);
+              setNote(null);
+            }}
             onPaste={(e) => {
               const files = pastedImages(e.clipboardData);
               if (files.length === 0) return;
@@ -225,6 +291,7 @@ export function Composer({
         </button>
       </div>
       {picked && <PromptHint id={hintId} prompt={picked} />}
+      {!picked && commandHint && <CommandHint id={hintId} name={commandHint} />}
     </form>
   );
 }
@@ -254,7 +321,8 @@ function useAttachments(sessionId: number, setError: (e: string | null) => void)
       store.update(sessionId, (l) => [...l, { key, name, image: null }]);
       const drop = () => store.update(sessionId, (l) => (l.some((a) => a.key === key) ? l.filter((a) => a.key !== key) : l));
       fileBase64(file)
-        .then((data) => t.call({ cmd: "attach_image", data, ...(file.name ? { name: file.name } : {}) }))
+        // The chat's id: the warning is about its model.
+        .then((data) => t.call({ cmd: "attach_image", data, ...(file.name ? { name: file.name } : {}), session_id: sessionId }))
         .then(
           (r) => {
             rememberImageUrl(t, r.image.sha256, file);
@@ -366,30 +434,48 @@ function Attachments({ list, onRemove, focusBox }: { list: Attachment[]; onRemov
   );
 }
 
+/** What `/model` tells once the chat has its new model. */
+function modelNote(c: ModelChoice, chat: ChatModel): string {
+  if (c.model) return `This chat uses ${c.model} from its next turn${c.effort ? `, with ${c.effort} effort` : ""}.`;
+  const fallback = defaultModel(chat.models);
+  return `This chat uses the default model${fallback ? ` (${fallback.label})` : ""} again from its next turn.`;
+}
+
 /**
- * The "/" menu's state: open while the text is `/query` (no space yet) and some prompt
- * matches, until Escape closes it for that text. `onKeyDown` handles the menu's keys and
- * says whether it did (Enter then picks rather than sends).
+ * The "/" menu's state: open while the text is `/query` (no space yet) and some prompt or
+ * chat command matches — or `/model …`, `/effort …` and some value does — until Escape
+ * closes it for that text. A command typed whole (`/model`, `/effort high`) comes first,
+ * and Enter runs it rather than picks it. `onKeyDown` handles the menu's keys and says
+ * whether it did (Enter then picks rather than sends).
  */
-function useSlashMenu(text: string, prompts: McpPromptInfo[], onPick: (p: McpPromptInfo) => void) {
+function useSlashMenu(text: string, prompts: McpPromptInfo[], models: ModelOption[] | null, commands: boolean, onPick: (item: SlashItem) => void) {
   const query = slashQuery(text);
-  const matches = useMemo(() => (query == null || prompts.length === 0 ? [] : matchPrompts(prompts, query)), [prompts, query]);
+  const matches = useMemo(() => {
+    const found: SlashItem[] = query == null || prompts.length === 0 ? [] : matchPrompts(prompts, query).map((prompt) => ({ kind: "prompt", prompt }));
+    if (!commands) return found;
+    const own: SlashItem[] = commandSuggestions(text, models);
+    const whole = own.filter((s) => isWhole(s, text));
+    return [...whole, ...found, ...own.filter((s) => !whole.includes(s))];
+  }, [prompts, query, text, models, commands]);
   const [index, setIndex] = useState(0);
   const [closedAt, setClosedAt] = useState<string | null>(null);
   // A new query starts at the first row.
-  useEffect(() => setIndex(0), [query]);
+  const key = query ?? (commands ? /^\/(?:model|effort)\s+\S*$/.exec(text)?.[0] : undefined);
+  useEffect(() => setIndex(0), [key]);
   const open = matches.length > 0 && closedAt !== text;
   const active = Math.max(0, Math.min(index, matches.length - 1));
-  const pick = (p: McpPromptInfo) => {
+  const pick = (item: SlashItem) => {
     setClosedAt(null);
-    onPick(p);
+    onPick(item);
   };
   const onKeyDown = (e: React.KeyboardEvent): boolean => {
     if (!open || e.nativeEvent.isComposing) return false;
     const n = matches.length;
+    const current = matches[active]!;
     if (e.key === "ArrowDown") setIndex((active + 1) % n);
     else if (e.key === "ArrowUp") setIndex((active - 1 + n) % n);
-    else if ((e.key === "Enter" || e.key === "Tab") && !e.shiftKey) pick(matches[active]!);
+    else if (e.key === "Enter" && !e.shiftKey && isWhole(current, text)) return false;
+    else if ((e.key === "Enter" || e.key === "Tab") && !e.shiftKey) pick(current);
     else if (e.key === "Escape") {
       // Only the menu closes (Escape in the box otherwise stops the agent).
       e.stopPropagation();
@@ -398,5 +484,10 @@ function useSlashMenu(text: string, prompts: McpPromptInfo[], onPick: (p: McpPro
     e.preventDefault();
     return true;
   };
-  return { open, matches, active, setIndex, pick, onKeyDown };
+  /** Closes the menu for the text as it is (it opens again once the text changes). */
+  const dismiss = () => setClosedAt(text);
+  return { open, matches, active, setIndex, pick, onKeyDown, dismiss };
 }
+
+/** A chat command's row that is what is typed already (`/model`, `/effort high`). */
+const isWhole = (item: SlashItem, text: string) => item.kind !== "prompt" && slashItemText(item).trim().toLowerCase() === text.trim().toLowerCase();

@@ -118,7 +118,8 @@ describe("images in the composer", () => {
     expect(sendButton().disabled).toBe(true);
 
     expect(await paste([pngFile("shot.png")])).toBe(false);
-    expect(server.sent("attach_image")).toEqual([{ cmd: "attach_image", data: PNG_BASE64, name: "shot.png" }]);
+    // For this chat: the warning is about its model.
+    expect(server.sent("attach_image")).toEqual([{ cmd: "attach_image", data: PNG_BASE64, name: "shot.png", session_id: 1 }]);
     expect(attachments()).toHaveLength(1);
     const thumb = attachments()[0]!;
     expect(thumb.dataset.state).toBe("ready");

@@ -1,50 +1,92 @@
-// The composer's slash-command menu (the MCP prompts matching what follows the "/") and,
-// once one is picked, the hint line with its arguments. The keyboard stays in the
-// composer's text box, which points at the active row with aria-activedescendant.
+// The composer's slash-command menu — the MCP prompts matching what follows the "/", and
+// the chat's own commands (`/model`, `/effort`, with their values once one is typed) — and,
+// once a prompt is picked, the hint line with its arguments (or a command's). The keyboard
+// stays in the composer's text box, which points at the active row with
+// aria-activedescendant.
 
 import { useEffect, useRef } from "react";
 import type { McpPromptInfo } from "../protocol";
 import { argumentText, promptId } from "../lib/mcpPrompts";
+import { COMMAND_HELP, suggestionText, type ChatCommandName, type CommandSuggestion } from "../lib/models";
 
 export const promptOptionId = (listId: string, i: number) => `${listId}-${i}`;
 
-export function PromptMenu({ id, prompts, active, onPick, onHover }: { id: string; prompts: McpPromptInfo[]; active: number; onPick: (p: McpPromptInfo) => void; onHover: (i: number) => void }) {
+/** A row of the menu: a server's prompt, or one of the chat's own commands (or its value). */
+export type SlashItem = { kind: "prompt"; prompt: McpPromptInfo } | CommandSuggestion;
+
+const itemKey = (item: SlashItem) =>
+  item.kind === "prompt" ? `prompt:${promptId(item.prompt)}` : item.kind === "command" ? `command:${item.name}` : `value:${item.name}:${item.value}`;
+
+/** The text picking a row puts in the box. */
+export const slashItemText = (item: SlashItem) => (item.kind === "prompt" ? `/${promptId(item.prompt)} ` : suggestionText(item));
+
+export function PromptMenu({ id, items, active, onPick, onHover }: { id: string; items: SlashItem[]; active: number; onPick: (item: SlashItem) => void; onHover: (i: number) => void }) {
   const list = useRef<HTMLUListElement>(null);
   useEffect(() => {
     list.current?.querySelector<HTMLElement>(`[data-index="${active}"]`)?.scrollIntoView?.({ block: "nearest" });
   }, [active]);
   return (
     <div className="menu composer-menu" data-testid="prompt-menu">
-      <ul id={id} ref={list} className="option-list" role="listbox" aria-label="Prompts">
-        {prompts.map((p, i) => (
+      <ul id={id} ref={list} className="option-list" role="listbox" aria-label="Commands and prompts">
+        {items.map((item, i) => (
           <li
-            key={promptId(p)}
+            key={itemKey(item)}
             id={promptOptionId(id, i)}
             data-index={i}
-            data-testid="prompt-option"
+            data-testid={item.kind === "prompt" ? "prompt-option" : "command-option"}
             role="option"
             aria-selected={i === active}
             className={i === active ? "active" : undefined}
             // The text box keeps the focus (and its caret) while a row is clicked.
             onMouseDown={(e) => e.preventDefault()}
             onMouseEnter={() => onHover(i)}
-            onClick={() => onPick(p)}
+            onClick={() => onPick(item)}
           >
-            <span className="option-main">
-              <code className="prompt-command">/{promptId(p)}</code>
-              {p.arguments.length > 0 && <PromptArgNames prompt={p} />}
-            </span>
-            {(p.title || p.description) && (
-              <span className="muted small option-detail">
-                {p.title && <strong>{p.title}</strong>}
-                {p.title && p.description && " — "}
-                {p.description}
-              </span>
-            )}
+            {item.kind === "prompt" ? <PromptRow prompt={item.prompt} /> : <CommandRow item={item} />}
           </li>
         ))}
       </ul>
     </div>
+  );
+}
+
+function PromptRow({ prompt: p }: { prompt: McpPromptInfo }) {
+  return (
+    <>
+      <span className="option-main">
+        <code className="prompt-command">/{promptId(p)}</code>
+        {p.arguments.length > 0 && <PromptArgNames prompt={p} />}
+      </span>
+      {(p.title || p.description) && (
+        <span className="muted small option-detail">
+          {p.title && <strong>{p.title}</strong>}
+          {p.title && p.description && " — "}
+          {p.description}
+        </span>
+      )}
+    </>
+  );
+}
+
+function CommandRow({ item }: { item: CommandSuggestion }) {
+  const help = COMMAND_HELP[item.name];
+  return item.kind === "command" ? (
+    <>
+      <span className="option-main">
+        <code className="prompt-command">/{item.name}</code>
+        <span className="prompt-args muted small">{help.args}</span>
+      </span>
+      <span className="muted small option-detail">{help.detail}</span>
+    </>
+  ) : (
+    <>
+      <span className="option-main">
+        <code className="prompt-command">
+          /{item.name} {item.value}
+        </code>
+      </span>
+      {item.detail && <span className="muted small option-detail">{item.detail}</span>}
+    </>
   );
 }
 
@@ -81,6 +123,25 @@ export function PromptHint({ id, prompt }: { id: string; prompt: McpPromptInfo }
             {" "}
             — give <code>key=value</code> pairs, or words in order (the last takes the rest){args.some((a) => a.required) && "; * required"}
           </span>
+        </>
+      )}
+    </div>
+  );
+}
+
+/** Under the composer while a message is `/model …` or `/effort …`: what the command takes. */
+export function CommandHint({ id, name }: { id: string; name: ChatCommandName }) {
+  return (
+    <div id={id} className="composer-hint small muted" data-testid="command-hint">
+      {name === "model" ? (
+        <>
+          <code>/model</code> alone opens the model picker; <code>/model provider/model</code> gives this chat that model, <code>/model default</code>{" "}
+          the configured one — from its next turn.
+        </>
+      ) : (
+        <>
+          <code>/effort low</code>, <code>medium</code> or <code>high</code>: how hard this chat's model reasons, where it takes an effort; <code>/effort default</code>{" "}
+          leaves it to the model.
         </>
       )}
     </div>

@@ -24,6 +24,7 @@ const paths: Record<string, string> = {
   undo: "M9 14L4 9l5-5M4 9h11a5 5 0 010 10h-3",
   info: "M12 3a9 9 0 100 18 9 9 0 000-18zM12 11v5M12 7.5v.5",
   image: "M4 5h16v14H4zM4 16l5-5 4 4 3-3 4 4M15.5 8.5v.01",
+  model: "M8 8h8v8H8zM10 3v3M14 3v3M10 18v3M14 18v3M3 10h3M3 14h3M18 10h3M18 14h3",
   attach: "M20 11.5l-8.2 8.2a5 5 0 01-7.1-7.1L13 4.3a3.5 3.5 0 015 5l-8.3 8.3a2 2 0 01-2.8-2.8L14.5 7.2",
 };
 

@@ -12,9 +12,15 @@
 //
 // Images (docs/images.md) are kept as the engine keeps them: `attach_image` checks the bytes
 // are an image and answers its `ChatImage` (with `imageWarning`, when set, as the chat's
-// model not seeing images), `get_image` answers a kept image's bytes.
+// model not seeing images; else the warning for a chat whose own model is listed as not
+// seeing), `get_image` answers a kept image's bytes.
+//
+// Chats' models (docs/models.md "A model per chat") too: `list_models` answers `models`,
+// `set_session_model` keeps each chat's model and effort and answers the chat with them,
+// refusing as the engine does an effort that is not low, medium or high, an effort for a
+// model whose `takes_effort` is false, and the models of `unusable` (with their reason).
 
-import type { ChatImage, Command, Event, OpenTarget } from "../protocol";
+import type { ChatImage, Command, Event, ModelOption, OpenTarget, SessionInfo } from "../protocol";
 import { ServerError, type ConnectionStatus, type EventHandler, type ReplyOf, type StatusHandler, type Transport } from "../transport";
 
 /** A reply that never comes: a request left pending. */
@@ -42,22 +48,65 @@ export class FakeTransport implements Transport {
   /** What `attach_image` warns of (the chat's model cannot see images); none when null. */
   imageWarning: string | null = null;
 
+  /** What `list_models` offers: the configured model first. */
+  models: ModelOption[] = [
+    { label: "openai/gpt-4.1", sees_images: true, takes_effort: false, default: true },
+    { label: "openai/o3-mini", sees_images: false, takes_effort: true, default: false },
+    { label: "local/qwen3-4b", sees_images: false, takes_effort: true, default: false },
+  ];
+  /** Each chat's own model and effort, as `set_session_model` left them. */
+  chatModels = new Map<number, { model?: string; effort?: string }>();
+  /** Models `set_session_model` refuses, with the reason after "cannot be used: ". */
+  unusable: Record<string, string> = {};
+
+  /** A chat as the engine describes it, with its own model and effort. */
+  sessionInfo(id: number): SessionInfo {
+    return { id, title: `Chat ${id}`, agent_id: "main", kind: "interactive", working_dir: "/w", created_at: id, updated_at: id, running: false, mode: "act", ...this.chatModels.get(id) };
+  }
+
+  /** The engine's warning for an image attached in a chat whose own model is listed as blind. */
+  blindWarning(sessionId: number | undefined): string | null {
+    const own = sessionId == null ? undefined : this.chatModels.get(sessionId)?.model;
+    if (!own || this.models.find((m) => m.label === own)?.sees_images !== false) return null;
+    return `${own} cannot see images: it will be told an image was attached, not what it shows.`;
+  }
+
+  /** `set_session_model`, checked as the engine checks it (crates/skald-service/src/models.rs). */
+  setSessionModel(c: Extract<Command, { cmd: "set_session_model" }>): SessionInfo {
+    const model = c.model?.trim() || undefined;
+    const effort = c.effort?.trim().toLowerCase() || undefined;
+    if (model && this.unusable[model]) throw new ServerError(`${model} cannot be used: ${this.unusable[model]}`);
+    if (model && !/^[^/\s]+\/\S+$/.test(model)) throw new ServerError(`${model} cannot be used: name a provider and a model, as provider/model`);
+    if (effort) {
+      if (!["low", "medium", "high"].includes(effort)) throw new ServerError(`the effort is low, medium or high, not \`${effort}\``);
+      const label = model ?? this.models.find((m) => m.default)?.label;
+      if (this.models.find((m) => m.label === label)?.takes_effort === false) throw new ServerError(`${label} takes no reasoning effort`);
+    }
+    this.chatModels.set(c.session_id, { ...(model ? { model } : {}), ...(effort ? { effort } : {}) });
+    return this.sessionInfo(c.session_id);
+  }
+
   /**
    * The reply to `command`: a reply, a promise of one, or a throw (a failure — throw a
-   * `ServerError` for the server's own). Images are answered (see above); by default
-   * nothing else ever is.
+   * `ServerError` for the server's own). Images and chats' models are answered (see
+   * above); by default nothing else ever is.
    */
   answer(command: Command): unknown {
     switch (command.cmd) {
       case "attach_image": {
         const image = this.keepImage(command.data, command.name);
-        return { cmd: command.cmd, image, ...(this.imageWarning ? { warning: this.imageWarning } : {}) };
+        const warning = this.imageWarning ?? this.blindWarning(command.session_id);
+        return { cmd: command.cmd, image, ...(warning ? { warning } : {}) };
       }
       case "get_image": {
         const kept = this.images.get(command.sha256);
         if (!kept) throw new ServerError(`no image ${command.sha256} is kept`);
         return { cmd: command.cmd, media_type: kept.image.media_type, data: kept.data };
       }
+      case "list_models":
+        return { cmd: command.cmd, models: this.models };
+      case "set_session_model":
+        return { cmd: command.cmd, session: this.setSessionModel(command) };
       default:
         return pending();
     }
