@@ -88,7 +88,15 @@ images?: Array<ChatImage>, } | { "type": "token_delta", text: string, } | { "typ
 /**
  * The images the tool showed the model (docs/images.md).
  */
-images?: Array<ChatImage>, } | { "type": "tool_error", tool_call_id: string, error: string, } | { "type": "tool_cancelled", tool_call_id: string, } | { "type": "tool_rejected", tool_call_id: string, reason: string, } | { "type": "llm_failed", message: string, retrying: boolean, } | { "type": "agent_start", stack_id: number, agent_id: string, depth: number, } | { "type": "agent_done", stack_id: number, agent_id: string, outcome: TurnOutcome, } | { "type": "approval_required", tool_call_id: string, name: string, arguments: JsonValue, label: string, reason: string, inbox_id: number, } | { "type": "agent_question", tool_call_id: string, inbox_id: number, question: string, suggested_answers: Array<string>, } | { "type": "inbox_requested", item: InboxEntry, } | { "type": "inbox_resolved", id: number, session_id: number, status: InboxStatus, } | { "type": "context_compacted", session_id: number, up_to_message_id: number, } | { "type": "model_fallback", from: string, to: string, reason: string, } | { "type": "tool_progress", tool_call_id: string, progress: number, total?: number, message?: string, } | { "type": "mcp_status", server: string, status: McpStatus, } | { "type": "open_file", path: string, } | { "type": "file_changed", path: string, } | { "type": "prompt_progress", read: number, total: number, } | { "type": "model_pull", name: string, done: number, total: number, } | { "type": "model_prepare", name: string, read: number, total: number, } | { "type": "latex_progress", path: string, stage: LatexStage, } | { "type": "tex_bundle", done: number, total: number, } | { "type": "task_update", task_id: number, 
+images?: Array<ChatImage>, } | { "type": "tool_error", tool_call_id: string, error: string, } | { "type": "tool_cancelled", tool_call_id: string, } | { "type": "tool_rejected", tool_call_id: string, reason: string, } | { "type": "llm_failed", message: string, retrying: boolean, } | { "type": "agent_start", stack_id: number, agent_id: string, depth: number, } | { "type": "turn_usage", session_id: number, requests: number, input_tokens: number, output_tokens: number, cost_usd: number, unpriced: number, 
+/**
+ * The chat's calls so far, this turn's included.
+ */
+chat_cost_usd: number, 
+/**
+ * Every call since midnight (local time), of any chat or task.
+ */
+today_cost_usd: number, } | { "type": "agent_done", stack_id: number, agent_id: string, outcome: TurnOutcome, } | { "type": "approval_required", tool_call_id: string, name: string, arguments: JsonValue, label: string, reason: string, inbox_id: number, } | { "type": "agent_question", tool_call_id: string, inbox_id: number, question: string, suggested_answers: Array<string>, } | { "type": "inbox_requested", item: InboxEntry, } | { "type": "inbox_resolved", id: number, session_id: number, status: InboxStatus, } | { "type": "context_compacted", session_id: number, up_to_message_id: number, } | { "type": "model_fallback", from: string, to: string, reason: string, } | { "type": "tool_progress", tool_call_id: string, progress: number, total?: number, message?: string, } | { "type": "mcp_status", server: string, status: McpStatus, } | { "type": "open_file", path: string, } | { "type": "file_changed", path: string, } | { "type": "prompt_progress", read: number, total: number, } | { "type": "model_pull", name: string, done: number, total: number, } | { "type": "model_prepare", name: string, read: number, total: number, } | { "type": "latex_progress", path: string, stage: LatexStage, } | { "type": "tex_bundle", done: number, total: number, } | { "type": "task_update", task_id: number, 
 /**
  * The background session the task works in.
  */
@@ -373,7 +381,19 @@ has_more: boolean, } | { "cmd": "usage",
 /**
  * Model calls made.
  */
-requests: number, input_tokens: number, output_tokens: number, } | { "cmd": "sandbox", sandbox: SandboxInfo, } | { "cmd": "set_sandbox", sandbox: SandboxInfo, } | { "cmd": "fork_session", session: SessionInfo, } | { "cmd": "set_session_mode", session: SessionInfo, } | { "cmd": "edit_message", 
+requests: number, input_tokens: number, output_tokens: number, 
+/**
+ * What the chat's calls cost, in US dollars (docs/models.md, "Cost").
+ */
+cost_usd: number, 
+/**
+ * Calls of models with no known price, not in `cost_usd`.
+ */
+unpriced: number, 
+/**
+ * What every call since midnight (local time) cost.
+ */
+today_cost_usd: number, } | { "cmd": "sandbox", sandbox: SandboxInfo, } | { "cmd": "set_sandbox", sandbox: SandboxInfo, } | { "cmd": "fork_session", session: SessionInfo, } | { "cmd": "set_session_mode", session: SessionInfo, } | { "cmd": "edit_message", 
 /**
  * The new chat, where the edited message was sent.
  */

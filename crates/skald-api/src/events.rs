@@ -89,6 +89,21 @@ pub enum Event {
         agent_id: String,
         depth: usize,
     },
+    /// What a turn's model calls used and cost, just before its `done` (docs/models.md,
+    /// "Cost"). Costs are US dollars at the prices known when the calls were made; the
+    /// calls of models with no known price are counted in `unpriced` and not in the costs.
+    TurnUsage {
+        session_id: i64,
+        requests: u64,
+        input_tokens: u64,
+        output_tokens: u64,
+        cost_usd: f64,
+        unpriced: u64,
+        /// The chat's calls so far, this turn's included.
+        chat_cost_usd: f64,
+        /// Every call since midnight (local time), of any chat or task.
+        today_cost_usd: f64,
+    },
     /// A task agent finished; its answer is the delegating call's result.
     AgentDone {
         stack_id: i64,

@@ -377,6 +377,12 @@ pub enum Reply {
         requests: u64,
         input_tokens: u64,
         output_tokens: u64,
+        /// What the chat's calls cost, in US dollars (docs/models.md, "Cost").
+        cost_usd: f64,
+        /// Calls of models with no known price, not in `cost_usd`.
+        unpriced: u64,
+        /// What every call since midnight (local time) cost.
+        today_cost_usd: f64,
     },
     Sandbox {
         sandbox: crate::SandboxInfo,

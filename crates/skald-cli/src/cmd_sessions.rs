@@ -23,27 +23,59 @@ fn print_json(v: &serde_json::Value) -> Result<u8, Fail> {
 pub fn list(data_dir: &DataDir, json_out: bool) -> Result<u8, Fail> {
     let store = open(data_dir)?;
     let sessions = store.list_sessions().map_err(Fail::failed)?;
+    let mut usage = Vec::with_capacity(sessions.len());
+    for s in &sessions {
+        usage.push(store.session_usage(s.id).map_err(Fail::failed)?);
+    }
+    let today = store
+        .usage_since(skald_core::usage::start_of_today())
+        .map_err(Fail::failed)?;
     if json_out {
-        return print_json(&json!(sessions));
+        // Each chat with what its model calls cost (docs/models.md, "Cost").
+        let listed: Vec<serde_json::Value> = sessions
+            .iter()
+            .zip(&usage)
+            .map(|(s, u)| {
+                let mut v = json!(s);
+                v["cost_usd"] = json!(u.cost_usd);
+                v["unpriced_requests"] = json!(u.unpriced);
+                v
+            })
+            .collect();
+        return print_json(&json!(listed));
     }
     if sessions.is_empty() {
         println!("No sessions yet: `skald exec \"…\"` starts one.");
     }
-    for s in sessions {
+    for (s, u) in sessions.iter().zip(&usage) {
         let title = if s.title.is_empty() {
             "(untitled)"
         } else {
             &s.title
         };
         println!(
-            "{:>5}  {:<8}  {}  {}",
+            "{:>5}  {:<8}  {:>9}  {}  {}",
             s.id,
             s.agent_id,
+            cost(u),
             escape_controls_inline(title),
             escape_controls_inline(s.working_dir.as_deref().unwrap_or(""))
         );
     }
+    if today.requests > 0 {
+        println!("Today: {}", cost(&today));
+    }
     Ok(exit::OK)
+}
+
+/// A cost as a person reads it: dollars, with a `+` when some calls had no known price.
+fn cost(u: &skald_store::SessionUsage) -> String {
+    let more = if u.unpriced > 0 { "+" } else { "" };
+    if u.cost_usd == 0.0 && u.unpriced > 0 {
+        "?".to_string()
+    } else {
+        format!("${:.4}{more}", u.cost_usd)
+    }
 }
 
 pub fn show(data_dir: &DataDir, id: i64, json_out: bool) -> Result<u8, Fail> {

@@ -35,6 +35,10 @@ pub const DEFAULT_CONFIG_TOML: &str = r#"# Skald configuration.
 #   [models.vision]
 #   "ollama/my-llava*" = true
 #   "openai/some-text-model" = false
+# What models cost you, in US dollars per million tokens, where Skald's table of published
+# prices is wrong or lacks the model (docs/models.md, "Cost"):
+#   [models.prices]
+#   "openai/gpt-4.1" = { input = 2.0, output = 8.0, cached_input = 0.5 }
 
 # [mcp]
 # Seconds an MCP server has to start and answer initialize (a turn never waits for it;
@@ -92,7 +96,7 @@ pub const DEFAULT_CONFIG_TOML: &str = r#"# Skald configuration.
 #   api_key_env = "OPENROUTER_API_KEY"
 "#;
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 #[serde(default, deny_unknown_fields)]
 pub struct Config {
     pub log: LogConfig,
@@ -357,7 +361,7 @@ impl Default for AgentConfig {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct ModelsConfig {
     pub default: Option<String>,
@@ -366,6 +370,9 @@ pub struct ModelsConfig {
     /// Which models can see images, by `provider/model` or model name (a trailing `*`
     /// matches any rest), where what Skald knows of them is wrong or missing.
     pub vision: std::collections::BTreeMap<String, bool>,
+    /// What models cost, in US dollars per million tokens, by `provider/model` or model
+    /// name (a trailing `*` matches any rest): over Skald's table of published prices.
+    pub prices: std::collections::BTreeMap<String, skald_llm::prices::Price>,
 }
 
 impl Default for ModelsConfig {
@@ -375,6 +382,7 @@ impl Default for ModelsConfig {
             fallbacks: Vec::new(),
             context_window: 128_000,
             vision: std::collections::BTreeMap::new(),
+            prices: std::collections::BTreeMap::new(),
         }
     }
 }

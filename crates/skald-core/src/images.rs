@@ -141,16 +141,8 @@ impl SessionImages {
 /// `provider/model` or model name, a trailing `*` matching any rest), else what is known
 /// of the model (`skald_llm::vision::known_to_see`).
 pub fn sees_images(model: &ModelChoice, said: &BTreeMap<String, bool>) -> bool {
-    let label = model.label();
-    let matches = |pattern: &str| match pattern.strip_suffix('*') {
-        Some(prefix) => label.starts_with(prefix) || model.model.starts_with(prefix),
-        None => label == pattern || model.model == pattern,
-    };
-    // The longest pattern that matches is the most specific.
-    said.iter()
-        .filter(|(p, _)| matches(p))
-        .max_by_key(|(p, _)| p.len())
-        .map(|(_, sees)| *sees)
+    crate::models::user_says(model, said)
+        .copied()
         .unwrap_or_else(|| vision::known_to_see(model.provider.kind, &model.model))
 }
 

@@ -33,6 +33,7 @@ pub mod sink;
 pub mod tasks;
 pub mod tools;
 pub mod turn;
+pub mod usage;
 pub mod withheld;
 
 pub use args::{ArgsError, validate_args};

@@ -256,6 +256,27 @@ pub struct ModelList {
     models: std::sync::Mutex<std::sync::Arc<Vec<ModelChoice>>>,
     /// `[models.vision]`: which models the user says can or cannot see images.
     vision: std::sync::Mutex<std::sync::Arc<std::collections::BTreeMap<String, bool>>>,
+    /// `[models.prices]`: what the user says models cost.
+    prices: std::sync::Mutex<
+        std::sync::Arc<std::collections::BTreeMap<String, skald_llm::prices::Price>>,
+    >,
+}
+
+/// What config.toml says of `model` in a table keyed by `provider/model` or model name (a
+/// trailing `*` matching any rest): the longest key that matches is the most specific.
+pub fn user_says<'a, T>(
+    model: &ModelChoice,
+    said: &'a std::collections::BTreeMap<String, T>,
+) -> Option<&'a T> {
+    let label = model.label();
+    let matches = |pattern: &str| match pattern.strip_suffix('*') {
+        Some(prefix) => label.starts_with(prefix) || model.model.starts_with(prefix),
+        None => label == pattern || model.model == pattern,
+    };
+    said.iter()
+        .filter(|(p, _)| matches(p))
+        .max_by_key(|(p, _)| p.len())
+        .map(|(_, v)| v)
 }
 
 impl ModelList {
@@ -263,7 +284,21 @@ impl ModelList {
         ModelList {
             models: std::sync::Mutex::new(std::sync::Arc::new(models)),
             vision: std::sync::Mutex::default(),
+            prices: std::sync::Mutex::default(),
         }
+    }
+
+    /// Sets what `[models.prices]` says.
+    pub fn set_prices(&self, said: std::collections::BTreeMap<String, skald_llm::prices::Price>) {
+        *skald_base::lock(&self.prices) = std::sync::Arc::new(said);
+    }
+
+    /// What `model` costs: what the user says, else its published price, else unknown.
+    pub fn price_of(&self, model: &ModelChoice) -> Option<skald_llm::prices::Price> {
+        let said = skald_base::lock(&self.prices).clone();
+        user_says(model, &said)
+            .copied()
+            .or_else(|| skald_llm::prices::known_price(model.provider.kind, &model.model))
     }
 
     pub fn current(&self) -> std::sync::Arc<Vec<ModelChoice>> {

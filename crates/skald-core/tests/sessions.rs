@@ -67,6 +67,7 @@ fn manager_windowed(
             hooks: Default::default(),
             cache_dir: None,
             vision: Default::default(),
+            prices: Default::default(),
         },
     );
     (mgr, session.id)

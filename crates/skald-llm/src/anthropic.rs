@@ -236,6 +236,10 @@ impl WireParser for Parser {
                             + u.get("cache_creation_input_tokens")
                                 .and_then(Value::as_u64)
                                 .unwrap_or(0);
+                    self.usage.cached_input_tokens = u
+                        .get("cache_read_input_tokens")
+                        .and_then(Value::as_u64)
+                        .unwrap_or(0);
                 }
             }
             "content_block_start" => {
@@ -480,7 +484,8 @@ mod tests {
                 Event::Usage {
                     usage: Usage {
                         input_tokens: 25,
-                        output_tokens: 40
+                        output_tokens: 40,
+                        cached_input_tokens: 0
                     }
                 },
                 Event::Finish {

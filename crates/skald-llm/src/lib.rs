@@ -16,6 +16,7 @@ pub mod images;
 pub mod local;
 pub mod ollama;
 pub mod openai;
+pub mod prices;
 #[cfg(test)]
 mod props;
 #[cfg(test)]

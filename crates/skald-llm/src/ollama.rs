@@ -298,6 +298,7 @@ impl WireParser for Parser {
                         .and_then(Value::as_u64)
                         .unwrap_or(0),
                     output_tokens: v.get("eval_count").and_then(Value::as_u64).unwrap_or(0),
+                    cached_input_tokens: 0,
                 },
             });
         }
@@ -405,7 +406,8 @@ mod tests {
             Event::Usage {
                 usage: Usage {
                     input_tokens: 30,
-                    output_tokens: 9
+                    output_tokens: 9,
+                    cached_input_tokens: 0
                 }
             }
         );

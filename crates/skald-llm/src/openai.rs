@@ -258,6 +258,10 @@ impl Parser {
                         .get("completion_tokens")
                         .and_then(Value::as_u64)
                         .unwrap_or(0),
+                    cached_input_tokens: u
+                        .pointer("/prompt_tokens_details/cached_tokens")
+                        .and_then(Value::as_u64)
+                        .unwrap_or(0),
                 },
             });
         }
@@ -442,7 +446,8 @@ mod tests {
         assert!(events.contains(&Event::Usage {
             usage: Usage {
                 input_tokens: 12,
-                output_tokens: 3
+                output_tokens: 3,
+                cached_input_tokens: 0
             }
         }));
         assert_eq!(

@@ -266,6 +266,7 @@ proptest! {
         prop_assert_eq!(r.usage, Some(Usage {
             input_tokens: u64::from(input_tokens) + cached,
             output_tokens: u64::from(output_tokens),
+            cached_input_tokens: u64::from(cache_read.unwrap_or(0)),
         }));
         prop_assert_eq!(r.finish, Some(finish));
     }

@@ -251,7 +251,7 @@ proptest! {
             prop_assert_eq!(args, expected);
         }
         let (p, e) = counts.unwrap_or((0, 0));
-        prop_assert_eq!(r.usage, Some(Usage { input_tokens: p.into(), output_tokens: e.into() }));
+        prop_assert_eq!(r.usage, Some(Usage { input_tokens: p.into(), output_tokens: e.into(), cached_input_tokens: 0 }));
         let finish = if calls.is_empty() { finish_plain } else { finish_with_calls };
         prop_assert_eq!(r.finish, Some(finish));
     }

@@ -214,10 +214,16 @@ impl Service {
 
     pub(crate) fn usage(&self, session_id: i64) -> Result<Reply, ServiceError> {
         let u = self.store.session_usage(session_id)?;
+        let today = self
+            .store
+            .usage_since(skald_core::usage::start_of_today())?;
         Ok(Reply::Usage {
             requests: u.requests,
             input_tokens: u.input_tokens,
             output_tokens: u.output_tokens,
+            cost_usd: u.cost_usd,
+            unpriced: u.unpriced,
+            today_cost_usd: today.cost_usd,
         })
     }
 

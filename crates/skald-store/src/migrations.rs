@@ -28,6 +28,7 @@ const STEPS: &[M<'static>] = &[
     M::up(include_str!("../migrations/0018_model_per_chat.sql")),
     M::up(include_str!("../migrations/0019_forks.sql")),
     M::up(include_str!("../migrations/0020_plan_mode.sql")),
+    M::up(include_str!("../migrations/0021_cost.sql")),
 ];
 
 /// Every migration, in order.

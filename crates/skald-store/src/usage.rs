@@ -22,7 +22,7 @@ impl RequestStatus {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct NewLlmRequest<'a> {
     pub session_id: Option<i64>,
     pub provider: &'a str,
@@ -33,14 +33,20 @@ pub struct NewLlmRequest<'a> {
     pub error: Option<&'a str>,
     /// Unix milliseconds when the call started.
     pub started_at: i64,
+    /// What it cost in US dollars; `None` when no price is known for the model.
+    pub cost_usd: Option<f64>,
 }
 
-/// Token totals of a session.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// Token and cost totals of a session, or of a span of time.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct SessionUsage {
     pub requests: u64,
     pub input_tokens: u64,
     pub output_tokens: u64,
+    /// The cost of the calls whose model had a known price, in US dollars.
+    pub cost_usd: f64,
+    /// Calls whose model had no known price (their cost is not in `cost_usd`).
+    pub unpriced: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -61,8 +67,8 @@ impl Store {
         let conn = self.conn();
         conn.execute(
             "INSERT INTO llm_requests (session_id, provider, model, status, input_tokens,
-                                       output_tokens, error, started_at, finished_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                                       output_tokens, error, started_at, finished_at, cost_usd)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
             params![
                 r.session_id,
                 r.provider,
@@ -72,24 +78,58 @@ impl Store {
                 tokens(r.output_tokens),
                 r.error,
                 r.started_at,
-                now_ms()
+                now_ms(),
+                r.cost_usd
             ],
         )?;
         Ok(conn.last_insert_rowid())
     }
 
     pub fn session_usage(&self, session_id: i64) -> Result<SessionUsage, StoreError> {
-        let (requests, input, output): (i64, i64, i64) = self.conn().query_row(
-            "SELECT COUNT(*), COALESCE(SUM(input_tokens), 0), COALESCE(SUM(output_tokens), 0)
-             FROM llm_requests WHERE session_id = ?1",
-            [session_id],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-        )?;
+        self.usage_where("session_id = ?1", params![session_id])
+    }
+
+    /// A session's calls that started at `since` (Unix ms) or later: a turn's.
+    pub fn session_usage_since(
+        &self,
+        session_id: i64,
+        since: i64,
+    ) -> Result<SessionUsage, StoreError> {
+        self.usage_where(
+            "session_id = ?1 AND started_at >= ?2",
+            params![session_id, since],
+        )
+    }
+
+    /// Every call that started at `since` (Unix ms) or later, of any chat, task or test of a
+    /// model: what a day has cost so far.
+    pub fn usage_since(&self, since: i64) -> Result<SessionUsage, StoreError> {
+        self.usage_where("started_at >= ?1", params![since])
+    }
+
+    fn usage_where(
+        &self,
+        condition: &str,
+        params: impl rusqlite::Params,
+    ) -> Result<SessionUsage, StoreError> {
+        let (requests, input, output, cost, unpriced): (i64, i64, i64, f64, i64) =
+            self.conn().query_row(
+                &format!(
+                    "SELECT COUNT(*), COALESCE(SUM(input_tokens), 0),
+                            COALESCE(SUM(output_tokens), 0), COALESCE(SUM(cost_usd), 0.0),
+                            COUNT(*) - COUNT(cost_usd)
+                     FROM llm_requests WHERE {condition}"
+                ),
+                params,
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
+            )?;
         let u = |v: i64| u64::try_from(v).unwrap_or(0);
         Ok(SessionUsage {
             requests: u(requests),
             input_tokens: u(input),
             output_tokens: u(output),
+            cost_usd: cost,
+            unpriced: u(unpriced),
         })
     }
 
@@ -158,6 +198,7 @@ mod tests {
                     output_tokens: o,
                     error: None,
                     started_at: 0,
+                    cost_usd: None,
                 })
                 .unwrap();
         }
@@ -166,7 +207,9 @@ mod tests {
             SessionUsage {
                 requests: 2,
                 input_tokens: 250,
-                output_tokens: 50
+                output_tokens: 50,
+                cost_usd: 0.0,
+                unpriced: 2,
             }
         );
         assert_eq!(store.session_usage(999).unwrap(), SessionUsage::default());
@@ -183,5 +226,39 @@ mod tests {
             store.latest_summary(s.id).unwrap().unwrap().summary,
             "first twenty"
         );
+    }
+
+    #[test]
+    fn costs_add_up_per_chat_per_turn_and_per_day_and_unpriced_calls_are_counted() {
+        let store = Store::open_in_memory().unwrap();
+        let a = store.create_session(&NewSession::default()).unwrap();
+        let b = store.create_session(&NewSession::default()).unwrap();
+        for (session, started_at, cost) in [
+            (Some(a.id), 1_000, Some(0.25)),
+            (Some(a.id), 5_000, Some(0.5)),
+            (Some(a.id), 6_000, None),
+            (Some(b.id), 5_500, Some(1.0)),
+            (None, 7_000, Some(2.0)),
+        ] {
+            store
+                .record_llm_request(&NewLlmRequest {
+                    session_id: session,
+                    provider: "openai",
+                    model: "m",
+                    status: RequestStatus::Ok,
+                    input_tokens: 10,
+                    output_tokens: 1,
+                    error: None,
+                    started_at,
+                    cost_usd: cost,
+                })
+                .unwrap();
+        }
+        let chat = store.session_usage(a.id).unwrap();
+        assert_eq!((chat.requests, chat.cost_usd, chat.unpriced), (3, 0.75, 1));
+        let turn = store.session_usage_since(a.id, 5_000).unwrap();
+        assert_eq!((turn.requests, turn.cost_usd, turn.unpriced), (2, 0.5, 1));
+        let day = store.usage_since(5_000).unwrap();
+        assert_eq!((day.requests, day.cost_usd, day.unpriced), (4, 3.5, 1));
     }
 }

@@ -12,6 +12,7 @@ mod acp;
 mod checkpoints;
 mod cli;
 mod conformance;
+mod cost;
 mod crash;
 mod cron;
 mod effort;

@@ -74,6 +74,8 @@ pub struct TurnSettings {
     pub cache_dir: Option<std::path::PathBuf>,
     /// Which models the user says can or cannot see images (config.toml `[models.vision]`).
     pub vision: std::collections::BTreeMap<String, bool>,
+    /// What the user says models cost (config.toml `[models.prices]`).
+    pub prices: std::collections::BTreeMap<String, skald_llm::prices::Price>,
 }
 
 impl TurnSettings {
@@ -94,6 +96,7 @@ impl TurnSettings {
             hooks: config.hooks.clone(),
             cache_dir: Some(data_dir.cache_dir()),
             vision: config.models.vision.clone(),
+            prices: config.models.prices.clone(),
         }
     }
 }
@@ -210,6 +213,7 @@ impl Engine {
             models: {
                 let list = crate::models::ModelList::new(models);
                 list.set_vision(settings.vision.clone());
+                list.set_prices(settings.prices.clone());
                 list
             },
             health: Arc::new(ModelHealth::default()),
@@ -412,6 +416,7 @@ impl Engine {
         })?;
         let list = crate::models::ModelList::new(models);
         list.set_vision(self.settings.vision.clone());
+        list.set_prices(self.settings.prices.clone());
         Ok(Some(list))
     }
 

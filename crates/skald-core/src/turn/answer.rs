@@ -72,9 +72,12 @@ pub(super) async fn answer(
                 .filter(|_| skald_llm::effort::takes_effort(model.provider.kind, &model.model)),
         };
         let started_at = skald_store::now_ms();
+        let price = env.models.price_of(model);
         let record = |status: RequestStatus, usage: Option<Usage>, error: Option<&str>| {
             let usage = usage.unwrap_or_default();
             store.record_llm_request(&NewLlmRequest {
+                // At the price known now: what the call cost when it was made.
+                cost_usd: price.map(|p| p.cost(&usage)),
                 session_id: Some(session_id),
                 provider: &model.provider.name,
                 model: &model.model,

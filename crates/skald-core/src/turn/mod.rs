@@ -50,6 +50,19 @@ pub async fn run_turn(
     cancel: &CancellationToken,
     emit: Emit<'_>,
 ) -> Result<TurnOutcome, TurnError> {
+    // What the turn's calls used and cost is said just before it ends (a sub-agent's are
+    // its delegating turn's).
+    let started = skald_store::now_ms();
+    let with_usage = |event: Event| {
+        if matches!(event, Event::Done { .. }) && env.frame.stack_id.is_none() {
+            match crate::usage::turn_usage(env.store, session_id, started) {
+                Ok(usage) => emit(usage),
+                Err(e) => tracing::warn!("cannot read the turn's usage: {e}"),
+            }
+        }
+        emit(event);
+    };
+    let emit: Emit<'_> = &with_usage;
     let expanded = match expand_prompt(env, prompt.map(|p| p.text.as_str()), cancel).await {
         Ok(expanded) => expanded,
         Err(message) => {

@@ -619,6 +619,7 @@ impl Job {
                 usage: Usage {
                     input_tokens: tokens.len() as u64,
                     output_tokens: generated as u64,
+                    cached_input_tokens: 0,
                 },
             },
         );
