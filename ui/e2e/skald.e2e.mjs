@@ -552,6 +552,52 @@ test("the chat header's picker switches the chat's model and effort mid-chat, an
   });
 });
 
+/** The names of the tools the scripted model was offered in its request `i`. */
+const offered = (model, i) => (model.requests[i].tools ?? []).map((t) => t.function.name);
+
+// Plan mode (docs/agent-loop.md "Plan mode", docs/ui.md): Shift+Tab in the composer puts the
+// chat in plan mode, its text kept; the model is offered exit_plan_mode and nothing that
+// writes; its plan shows as Markdown in the approval card, labelled for a plan; approved,
+// the same turn's next request is offered write_file again, and the header says act.
+test("Shift+Tab puts a chat in plan mode; the agent's plan is approved from its card and the chat acts", async () => {
+  const plan = "# Add the notes\n\n1. Write `notes.md` with a summary\n2. Read it back to check it\n";
+  await withSkald([call("p1", "exit_plan_mode", { plan }), say(["Approved: acting now."])], async ({ page, model, skald }) => {
+    await newChat(page);
+    const mode = page.getByTestId("chat-mode");
+    await mode.waitFor({ timeout: 20_000 });
+    assert.equal(await mode.getAttribute("data-mode"), "act");
+    const composer = page.getByTestId("composer");
+    await composer.fill("Plan the notes");
+    await composer.press("Shift+Tab");
+    await page.locator("[data-testid='chat-mode'][data-mode='plan']").waitFor({ timeout: 10_000 });
+    await page.getByTestId("plan-mode-note").waitFor();
+    assert.equal(await composer.inputValue(), "Plan the notes");
+    assert.equal(await composer.evaluate((el) => el === document.activeElement), true);
+    await composer.press("Enter");
+
+    const card = page.locator("[data-testid='approval-card'][data-plan='1']").first();
+    await card.waitFor({ timeout: 20_000 });
+    await card.locator("[data-testid='plan-markdown'] h1").filter({ hasText: "Add the notes" }).waitFor({ timeout: 10_000 });
+    assert.equal((await card.locator("[data-testid='plan-markdown'] li").first().textContent()).trim(), "Write notes.md with a summary");
+    assert.equal((await card.getByTestId("approve").textContent()).trim(), "Approve plan and start");
+    assert.equal((await card.getByTestId("reject").textContent()).trim(), "Keep planning…");
+    assert.equal(model.requests.length, 1);
+    assert.ok(offered(model, 0).includes("exit_plan_mode"), `${offered(model, 0)}`);
+    assert.ok(!offered(model, 0).includes("write_file"), `${offered(model, 0)}`);
+    await page.screenshot({ path: join(screenshotsDir, "plan.png") });
+
+    await card.getByTestId("approve").click();
+    await page.locator("[data-testid='chat-mode'][data-mode='act']").waitFor({ timeout: 20_000 });
+    await waitForAnswer(page, skald);
+    assert.match(await assistantText(page), /Approved: acting now\./);
+    assert.equal(model.requests.length, 2);
+    assert.ok(offered(model, 1).includes("write_file"), `${offered(model, 1)}`);
+    assert.ok(!offered(model, 1).includes("exit_plan_mode"), `${offered(model, 1)}`);
+    assert.equal(await page.getByTestId("plan-mode-note").count(), 0);
+    await page.locator("[data-testid='tool-card'][data-tool='exit_plan_mode'][data-status='done']").waitFor();
+  });
+});
+
 // The context view (docs/instructions.md, docs/ui.md): the chat header's chip counts the
 // AGENTS.md files the agent is given and its panel lists them (the person's own, from a
 // config folder of the test's, and the project's) with the project's skills; a turn's

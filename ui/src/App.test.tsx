@@ -22,12 +22,9 @@ const info = (id: number): SessionInfo => ({ id, title: "New chat", agent_id: "m
 class FakeServer extends FakeTransport {
   /** Connected from the start. */
   override status: ConnectionStatus | null = "open";
-  sessions: SessionInfo[] = [];
-  nextId = 1;
+  override nextId = 1;
   /** Every command as sent, by name (with a history's chat). */
   calls: string[] = [];
-  /** Stored chats' messages and calls, by session. */
-  stored: Record<number, { messages: ChatMessage[]; tool_calls: ToolCallInfo[] }> = {};
   checkpoints: CheckpointInfo[] = [];
   /** Every chat's sandbox, as config.toml's default gives it until a chat sets its own. */
   sandbox: Omit<SandboxInfo, "note"> = { mode: "workspace-write", network: false, available: true, always_ask: false };
@@ -39,10 +36,15 @@ class FakeServer extends FakeTransport {
     this.calls.push(c.cmd === "history" ? `history ${c.session_id}` : c.cmd);
     switch (c.cmd) {
       case "list_sessions":
-        return { cmd: c.cmd, sessions: this.sessions.map((s) => ({ ...s, ...this.chatModels.get(s.id) })) };
+        return { cmd: c.cmd, sessions: this.sessions.map((s) => this.sessionInfo(s.id)) };
       case "list_models":
       case "set_session_model":
-        // The fake's own: gpt-4.1 configured, o3-mini and a local model besides.
+      case "set_session_mode":
+      case "fork_session":
+      case "edit_message":
+      case "usage":
+        // The fake's own: gpt-4.1 configured, o3-mini and a local model besides; modes,
+        // forks of the chats in `sessions` and `stored`, and usage.
         return super.answer(c);
       case "create_session": {
         const s = info(this.nextId++);
@@ -52,7 +54,7 @@ class FakeServer extends FakeTransport {
       case "history": {
         const s = this.sessions.find((x) => x.id === c.session_id);
         if (!s) throw new ServerError(`session ${c.session_id} does not exist`);
-        return { cmd: c.cmd, session: s, messages: [], tool_calls: [], ...this.stored[s.id], has_more: false };
+        return { cmd: c.cmd, session: this.sessionInfo(s.id), messages: [], tool_calls: [], ...this.stored[s.id], has_more: false };
       }
       case "send_message":
         if (!this.sessions.some((x) => x.id === c.session_id)) throw new ServerError(`session ${c.session_id} does not exist`);
@@ -61,8 +63,6 @@ class FakeServer extends FakeTransport {
         return { cmd: c.cmd, models: ["openai/scripted-model"] };
       case "inbox":
         return { cmd: c.cmd, items: [] };
-      case "usage":
-        return { cmd: c.cmd, input_tokens: 0, output_tokens: 0, requests: 0 };
       case "sandbox":
         return { cmd: c.cmd, sandbox: this.sandboxInfo() };
       case "session_context":

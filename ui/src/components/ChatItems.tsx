@@ -13,6 +13,7 @@ import { CheckpointStrip, RestoreLine } from "./Checkpoints";
 import { ArgumentsView, VisibleText } from "./Arguments";
 import { HookRuns } from "./HookRuns";
 import { ImageStrip } from "./Images";
+import { EXIT_PLAN_MODE, PlanView, planOf } from "./PlanView";
 import { escapeControlsInline } from "../lib/visible";
 import { mcpServerOf, resourceMention, splitResourceLinks } from "../lib/mcpPrompts";
 import { Icon, basename } from "./ui";
@@ -129,8 +130,10 @@ function findEntry(inbox: InboxEntry[], tool: ToolView): InboxEntry | undefined 
 
 export function ToolCard({ tool, cardKey }: { tool: ToolView; cardKey: string }) {
   const expanded = useContext(ExpandedContext);
-  const { inbox, openViewer } = useApp();
+  const { inbox, openViewer, currentSessionId } = useApp();
   const open = expanded.has(cardKey);
+  // An agent's plan (plan mode) reads as the Markdown it is.
+  const plan = tool.name === EXIT_PLAN_MODE ? planOf(tool.arguments) : null;
   const entry = findEntry(inbox, tool);
   const status: ToolStatus = entry && (tool.status === "pending" || tool.status === "running" || tool.status === "waiting") ? "waiting" : tool.status;
   const statusLabel = entry?.kind === "question" ? "waiting for answer" : STATUS_LABEL[status];
@@ -163,8 +166,17 @@ export function ToolCard({ tool, cardKey }: { tool: ToolView; cardKey: string })
       {open && (
         <div className="tool-body">
           <div className="small muted">{escapeControlsInline(tool.labelFull)}</div>
-          <div className="small label">Arguments</div>
-          <ArgumentsView args={tool.arguments} testId="tool-arguments" />
+          {plan != null ? (
+            <>
+              <div className="small label">Plan</div>
+              <PlanView plan={plan} sessionId={currentSessionId} />
+            </>
+          ) : (
+            <>
+              <div className="small label">Arguments</div>
+              <ArgumentsView args={tool.arguments} testId="tool-arguments" />
+            </>
+          )}
           {tool.result != null && (
             <>
               <div className="small label">{status === "failed" ? "Error" : "Result"}</div>

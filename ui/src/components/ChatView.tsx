@@ -7,6 +7,7 @@ import type { CheckpointInfo, InboxEntry, SessionInfo, TodoItem, TodoStatus } fr
 import { blockedToReturn, latestTodos, staleAssistants, type ChatAction, type ChatState, type Item } from "../chat/state";
 import { useApp, useTransport } from "../app/context";
 import { useChatModel } from "../app/useChatModel";
+import { useChatMode } from "../app/useChatMode";
 import { escapeHtml } from "../lib/highlight";
 import { dragHasFiles, filesOf } from "../lib/images";
 import { onMarkdownClick } from "../lib/links";
@@ -16,6 +17,8 @@ import { Composer, type AttachFiles, type InsertText } from "./Composer";
 import { ContextButton } from "./ContextView";
 import { InboxCard } from "./InboxCards";
 import { ModelPicker } from "./ModelPicker";
+import { ModeToggle } from "./ModeToggle";
+import { EXIT_PLAN_MODE } from "./PlanView";
 import { ProcessesPanel } from "./Processes";
 import { SandboxBadge } from "./SandboxBadge";
 import { EmptyState, ErrorState, Icon, Spinner } from "./ui";
@@ -48,6 +51,17 @@ export function ChatView({ session, sessionId, chat, dispatch, loadError, onRetr
   useMarkdownRendering(chat.items, sessionId, dispatch);
   // The chat's model and effort: the header's picker and the composer's /model and /effort.
   const model = useChatModel(sessionId, session, onSession);
+  // Act or plan: the header's toggle and the composer's Shift+Tab, /plan and /act.
+  const mode = useChatMode(sessionId, session, onSession);
+  // An approved plan switched the chat to act on the server: the header follows as soon as
+  // the call is done (the turn goes on, acting).
+  const plansDone = useMemo(() => chat.items.filter((it) => it.kind === "tool" && it.tool.name === EXIT_PLAN_MODE && it.tool.status === "done").length, [chat.items]);
+  const plansSeen = useRef(plansDone);
+  const refreshMode = mode.refresh;
+  useEffect(() => {
+    if (plansDone > plansSeen.current) refreshMode();
+    plansSeen.current = plansDone;
+  }, [plansDone, refreshMode]);
 
   const todos = useMemo(() => latestTodos(chat.items), [chat.items]);
   const blocked = useMemo(() => blockedToReturn(chat.items), [chat.items]);
@@ -87,7 +101,7 @@ export function ChatView({ session, sessionId, chat, dispatch, loadError, onRetr
   }, [t, sessionId, chat.hasMore, chat.oldestId, loadingOlder, dispatch]);
 
   return (
-    <section className={drop.over ? "chat drop-over" : "chat"} aria-label={session?.title ?? "Chat"} {...drop.handlers}>
+    <section className={`chat chat-${mode.mode}${drop.over ? " drop-over" : ""}`} aria-label={session?.title ?? "Chat"} {...drop.handlers}>
       {drop.over && (
         <div className="drop-hint" data-testid="drop-hint" aria-hidden="true">
           Drop images to attach them
@@ -99,6 +113,7 @@ export function ChatView({ session, sessionId, chat, dispatch, loadError, onRetr
           {session?.working_dir && <span className="muted small" title={session.working_dir}>{session.working_dir}</span>}
         </div>
         <ModelPicker chat={model} />
+        <ModeToggle control={mode} />
         <UsageChip sessionId={sessionId} running={chat.running} />
         <ContextButton key={`context-${sessionId}`} sessionId={sessionId} open={contextOpen} onOpenChange={onContextOpen} />
         <SandboxBadge key={sessionId} sessionId={sessionId} />
@@ -123,7 +138,7 @@ export function ChatView({ session, sessionId, chat, dispatch, loadError, onRetr
       )}
       <ProcessesPanel key={`processes-${sessionId}`} sessionId={sessionId} />
       {todos && todos.length > 0 && <TodoList todos={todos} />}
-      <Composer sessionId={sessionId} running={chat.running} dispatch={dispatch} takeFocus={!contextOpen} blocked={blocked} insertRef={insertRef} attachRef={attachRef} model={model} />
+      <Composer sessionId={sessionId} running={chat.running} dispatch={dispatch} takeFocus={!contextOpen} blocked={blocked} insertRef={insertRef} attachRef={attachRef} model={model} mode={mode} />
     </section>
   );
 }

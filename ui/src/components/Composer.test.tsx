@@ -248,7 +248,7 @@ describe("the prompt menu", () => {
     await render(server);
     await type(box(), "/");
     expect(options()).toEqual([]);
-    expect(qa("[data-testid='command-option'] .prompt-command").map((o) => o.textContent)).toEqual(["/model", "/effort"]);
+    expect(qa("[data-testid='command-option'] .prompt-command").map((o) => o.textContent)).toEqual(["/model", "/effort", "/plan", "/act"]);
     await type(box(), "/x");
     expect(menu()).toBeNull();
     await key(box(), "Enter");

@@ -1,22 +1,24 @@
 // The chat's message box: sends (or queues) a message, stops the agent, keeps a draft per
 // chat, takes images (pasted, dropped on the chat through `attachRef`, or chosen with the
 // attach button; docs/images.md), runs the chat's own commands (`/model`, `/effort`;
-// docs/models.md), and helps with MCP prompts (the "/" menu and its argument hint) and
-// resources (the "Attach resource" picker, and mentions put in from elsewhere through
-// `insertRef`).
+// docs/models.md; `/plan`, `/act` and Shift+Tab, the chat's mode, docs/agent-loop.md "Plan
+// mode", which it wears: a plan-mode chat's box says so), and helps with MCP prompts (the
+// "/" menu and its argument hint) and resources (the "Attach resource" picker, and mentions
+// put in from elsewhere through `insertRef`).
 
 import { useEffect, useId, useLayoutEffect, useMemo, useRef, useState, useSyncExternalStore, type RefObject } from "react";
-import type { ChatImage, McpPromptInfo, ModelOption } from "../protocol";
+import type { ChatImage, ChatMode, McpPromptInfo, ModelOption } from "../protocol";
 import type { ChatAction } from "../chat/state";
 import { useTransport } from "../app/context";
 import { useMcpCatalog } from "../app/mcpCatalog";
 import type { ChatModel } from "../app/useChatModel";
+import { MODE_DETAIL, type ChatModeControl } from "../app/useChatMode";
 import { attachmentStore, attachmentWarnings, type Attachment } from "../lib/attachments";
 import { loadDraft, saveDraft } from "../lib/drafts";
 import { errorText } from "../lib/format";
 import { fileBase64, fileLabel, IMAGE_TYPES, imageLabel, pastedImages, refusal, rememberImageUrl } from "../lib/images";
 import { insertAt, matchPrompts, pickedPrompt, resourceMention, slashQuery } from "../lib/mcpPrompts";
-import { commandSuggestions, defaultModel, parseChatCommand, resolveModel, type ChatCommand, type ModelChoice } from "../lib/models";
+import { commandSuggestions, defaultModel, parseChatCommand, resolveModel, type ChatCommand, type ChatCommandName, type ModelChoice } from "../lib/models";
 import { ImageThumb } from "./Images";
 import { CommandHint, PromptHint, PromptMenu, promptOptionId, slashItemText, type SlashItem } from "./PromptMenu";
 import { AttachResource } from "./ResourcePicker";
@@ -33,6 +35,7 @@ export type AttachFiles = (files: File[]) => void;
  * `blocked`: messages a hook blocked, whose text goes back into the box if it is empty.
  * `insertRef`: set to a function that inserts text at the caret, for the rest of the chat.
  * `model`: the chat's model and effort, which `/model` and `/effort` change.
+ * `mode`: the chat's mode, which `/plan`, `/act` and Shift+Tab change.
  */
 export function Composer({
   sessionId,
@@ -43,6 +46,7 @@ export function Composer({
   insertRef,
   attachRef,
   model,
+  mode,
 }: {
   sessionId: number;
   running: boolean;
@@ -52,6 +56,7 @@ export function Composer({
   insertRef?: RefObject<InsertText | null>;
   attachRef?: RefObject<AttachFiles | null>;
   model?: ChatModel;
+  mode?: ChatModeControl;
 }) {
   const t = useTransport();
   const [text, setText] = useState(() => loadDraft(sessionId));
@@ -136,25 +141,28 @@ export function Composer({
     };
   });
 
-  const menu = useSlashMenu(text, prompts, model?.models ?? null, model != null, (item) => {
+  const commands = model != null || mode != null;
+  const menu = useSlashMenu(text, prompts, model?.models ?? null, commands, (item) => {
     const next = slashItemText(item);
     edit(next, next.length);
   });
   const picked = useMemo(() => pickedPrompt(text, prompts), [text, prompts]);
-  const commandHint = model ? (/^\/(model|effort)(\s|$)/.exec(text)?.[1] as "model" | "effort" | undefined) : undefined;
+  const commandHint = commands ? (/^\/(model|effort|plan|act)(\s|$)/.exec(text)?.[1] as ChatCommandName | undefined) : undefined;
   const ids = useId();
   const menuId = `${ids}-prompts`;
   const hintId = `${ids}-hint`;
+  const modeId = `${ids}-mode`;
+  const planning = mode?.mode === "plan";
 
   // A message may be images alone; it waits for the images still on their way.
   const canSend = !images.attaching && (text.trim() !== "" || images.ready.length > 0);
   const send = () => {
     const body = text;
-    const command = model ? parseChatCommand(body) : null;
-    if (command && model) {
+    const command = commands ? parseChatCommand(body) : null;
+    if (command) {
       // The menu would cover what the command says (a refusal above the box).
       menu.dismiss();
-      runCommand(command, body, model);
+      runCommand(command, body);
       return;
     }
     if (!canSend) return;
@@ -181,7 +189,7 @@ export function Composer({
    * sent; attached images stay for the next message. A refusal shows above the box, the
    * command still in it.
    */
-  const runCommand = (command: ChatCommand, body: string, chat: ChatModel) => {
+  const runCommand = (command: ChatCommand, body: string) => {
     setError(null);
     setNote(null);
     const done = (said: string) => {
@@ -189,10 +197,21 @@ export function Composer({
       if (textRef.current === body) setText("");
       setNote(said);
     };
+    if (command.kind === "invalid") {
+      setError(command.message);
+      return;
+    }
+    if (command.kind === "mode") {
+      if (!mode) return setError("This chat's mode cannot be changed here.");
+      mode.setMode(command.mode).then(
+        (m) => done(modeNote(m)),
+        (e: unknown) => setError(`Could not switch to ${command.mode} mode: ${errorText(e)}`),
+      );
+      return;
+    }
+    const chat = model;
+    if (!chat) return setError("This chat's model cannot be changed here.");
     switch (command.kind) {
-      case "invalid":
-        setError(command.message);
-        return;
       case "open_picker":
         setText("");
         chat.setPickerOpen(true);
@@ -214,16 +233,34 @@ export function Composer({
   const stop = () => {
     t.call({ cmd: "stop", session_id: sessionId }).catch((e: unknown) => setError(`Could not stop: ${errorText(e)}`));
   };
+  /** Shift+Tab: act ↔ plan, the text left as it is. */
+  const switchMode = (control: ChatModeControl) => {
+    setError(null);
+    control.cycle().then(
+      (m) => setNote(modeNote(m)),
+      (e: unknown) => setError(`Could not switch the mode: ${errorText(e)}`),
+    );
+  };
 
   const warnings = attachmentWarnings(images.list);
   return (
     <form
-      className="composer"
+      className={planning ? "composer composer-plan" : "composer"}
+      data-mode={mode?.mode}
       onSubmit={(e) => {
         e.preventDefault();
         send();
       }}
     >
+      {planning && (
+        <div id={modeId} className="composer-mode small" data-testid="plan-mode-note">
+          <Icon name="plan" size={13} />
+          <span>
+            <strong>Plan mode</strong> — the agent changes nothing until you approve its plan
+          </span>
+          <span className="composer-mode-how muted">Shift+Tab or /act to act</span>
+        </div>
+      )}
       {error && (
         <div className="error-text small composer-error" role="alert" data-testid="composer-error">
           {error}
@@ -248,12 +285,20 @@ export function Composer({
             ref={ref}
             data-testid="composer"
             aria-label="Message"
-            aria-autocomplete={prompts.length > 0 || model ? "list" : undefined}
+            aria-autocomplete={prompts.length > 0 || commands ? "list" : undefined}
             aria-controls={menu.open ? menuId : undefined}
             aria-activedescendant={menu.open ? promptOptionId(menuId, menu.active) : undefined}
-            aria-describedby={picked || commandHint ? hintId : undefined}
+            aria-describedby={[picked || commandHint ? hintId : "", planning ? modeId : ""].filter(Boolean).join(" ") || undefined}
             placeholder={
-              running ? "Queue a message for the agent's next step…" : prompts.length > 0 ? "Message the agent… (/ for prompts and commands)" : model ? "Message the agent… (/ for commands)" : "Message the agent…"
+              running
+                ? "Queue a message for the agent's next step…"
+                : planning
+                  ? "Ask the agent for a plan… (Shift+Tab: act mode)"
+                  : prompts.length > 0
+                    ? "Message the agent… (/ for prompts and commands)"
+                    : commands
+                      ? "Message the agent… (/ for commands)"
+                      : "Message the agent…"
             }
             rows={1}
             value={text}
@@ -269,7 +314,11 @@ export function Composer({
             }}
             onKeyDown={(e) => {
               if (menu.onKeyDown(e)) return;
-              if (e.key === "Enter" && !e.shiftKey && !e.nativeEvent.isComposing) {
+              if (e.key === "Tab" && e.shiftKey && mode && !e.altKey && !e.ctrlKey && !e.metaKey && !e.nativeEvent.isComposing) {
+                // As in Claude Code: the chat's mode, not the focus, moves.
+                e.preventDefault();
+                switchMode(mode);
+              } else if (e.key === "Enter" && !e.shiftKey && !e.nativeEvent.isComposing) {
                 e.preventDefault();
                 send();
               } else if (e.key === "Escape" && running) {
@@ -432,6 +481,12 @@ function Attachments({ list, onRemove, focusBox }: { list: Attachment[]; onRemov
       ))}
     </ul>
   );
+}
+
+/** What `/plan`, `/act` and Shift+Tab tell once the chat is in its new mode. */
+function modeNote(m: ChatMode): string {
+  const detail = MODE_DETAIL[m];
+  return `${m === "plan" ? "Plan" : "Act"} mode: ${detail.charAt(0).toLowerCase()}${detail.slice(1)}`;
 }
 
 /** What `/model` tells once the chat has its new model. */

@@ -1,5 +1,6 @@
-// The answerable cards for Inbox items: approvals (with diff, bypass and "always"),
-// agent questions and MCP elicitation forms. The chat and the Inbox screen render the
+// The answerable cards for Inbox items: approvals (with diff, bypass and "always"), a plan
+// to approve (`exit_plan_mode`, docs/agent-loop.md "Plan mode"), agent questions and MCP
+// elicitation forms. The chat and the Inbox screen render the
 // very same components so an item looks and behaves the same in both places.
 
 import { useEffect, useMemo, useRef, useState } from "react";
@@ -12,6 +13,7 @@ import { Icon } from "./ui";
 import { ArgumentsView, VisibleText } from "./Arguments";
 import { escapeControlsInline } from "../lib/visible";
 import { sandboxWarns } from "../lib/sandbox";
+import { EXIT_PLAN_MODE, PlanView, planOf } from "./PlanView";
 
 /** An Inbox item of one kind, its payload typed by the kind. */
 type EntryOf<K extends InboxKind> = Extract<InboxEntry, { kind: K }>;
@@ -41,7 +43,11 @@ function useAnswer(entry: InboxEntry, onAnswered?: () => void) {
 export function InboxCard({ entry, showContext = false }: { entry: InboxEntry; showContext?: boolean }) {
   switch (entry.kind) {
     case "approval":
-      return <ApprovalCard entry={entry} showContext={showContext} />;
+      return entry.payload.tool === EXIT_PLAN_MODE && planOf(entry.payload.arguments) != null ? (
+        <PlanApprovalCard entry={entry} showContext={showContext} />
+      ) : (
+        <ApprovalCard entry={entry} showContext={showContext} />
+      );
     case "question":
       return <QuestionCard entry={entry} showContext={showContext} />;
     case "elicitation":
@@ -212,6 +218,79 @@ export function ApprovalCard({ entry, showContext }: { entry: EntryOf<"approval"
             Always…
           </button>
         </div>
+      )}
+      {error && <div className="error-text" role="alert">{error}</div>}
+    </div>
+  );
+}
+
+/**
+ * A plan to approve: the agent of a chat in plan mode presents it with `exit_plan_mode`.
+ * Approved, the chat acts (the engine switches it, and the agent carries the plan out in the
+ * same turn); not, the note tells the agent what to change and it keeps planning. A plan is
+ * not a call to allow always or for a while: no bypass, no rule.
+ */
+export function PlanApprovalCard({ entry, showContext }: { entry: EntryOf<"approval">; showContext: boolean }) {
+  const { busy, error, send } = useAnswer(entry);
+  const plan = planOf(entry.payload.arguments) ?? "";
+  const [keepPlanning, setKeepPlanning] = useState(false);
+  const [note, setNote] = useState("");
+  const noteRef = useRef<HTMLTextAreaElement>(null);
+  useEffect(() => {
+    if (keepPlanning) noteRef.current?.focus();
+  }, [keepPlanning]);
+  const reject = () => void send({ decision: "reject", note });
+  return (
+    <div className="card inbox-card approval-card plan-card" data-testid="approval-card" data-plan="1" data-inbox-id={entry.id} role="group" aria-label="The agent's plan, to approve">
+      <CardContext entry={entry} show={showContext} />
+      <div className="card-title">
+        <span className="chip chip-plan">
+          <Icon name="plan" size={11} /> Plan
+        </span>
+        <span className="card-label">The agent's plan — approve it to let the agent act</span>
+      </div>
+      <PlanView plan={plan} sessionId={entry.session_id} />
+      {keepPlanning ? (
+        <div className="reject-row">
+          <textarea
+            ref={noteRef}
+            data-testid="reject-note"
+            aria-label="What should change in the plan (sent to the agent)"
+            placeholder="What should change in the plan? (sent to the agent; optional)"
+            value={note}
+            rows={2}
+            onChange={(e) => setNote(e.target.value)}
+            onKeyDown={(e) => {
+              if (e.key === "Enter" && !e.shiftKey) {
+                e.preventDefault();
+                reject();
+              } else if (e.key === "Escape") {
+                e.stopPropagation();
+                setKeepPlanning(false);
+              }
+            }}
+          />
+          <div className="row">
+            <button type="button" className="btn" data-testid="reject-confirm" disabled={busy} onClick={reject}>
+              Keep planning
+            </button>
+            <button type="button" className="btn" onClick={() => setKeepPlanning(false)}>
+              Cancel
+            </button>
+          </div>
+        </div>
+      ) : (
+        <>
+          <div className="row actions">
+            <button type="button" className="btn btn-primary" data-testid="approve" disabled={busy} onClick={() => void send({ decision: "approve" })}>
+              Approve plan and start
+            </button>
+            <button type="button" className="btn" data-testid="reject" disabled={busy} onClick={() => setKeepPlanning(true)}>
+              Keep planning…
+            </button>
+          </div>
+          <div className="muted small">Approving switches this chat to act mode: the agent can change files and run commands as your rules allow.</div>
+        </>
       )}
       {error && <div className="error-text" role="alert">{error}</div>}
     </div>

@@ -378,7 +378,7 @@ describe("/model and /effort in the composer", () => {
     const server = new Server();
     await render(server);
     await type(box(), "/");
-    expect(commandRows()).toEqual(["/model", "/effort"]);
+    expect(commandRows()).toEqual(["/model", "/effort", "/plan", "/act"]);
     await type(box(), "/eff");
     expect(commandRows()).toEqual(["/effort"]);
     await key(box(), "Tab");

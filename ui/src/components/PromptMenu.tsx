@@ -1,5 +1,6 @@
 // The composer's slash-command menu — the MCP prompts matching what follows the "/", and
-// the chat's own commands (`/model`, `/effort`, with their values once one is typed) — and,
+// the chat's own commands (`/model`, `/effort` with their values once one is typed, `/plan`,
+// `/act`) — and,
 // once a prompt is picked, the hint line with its arguments (or a command's). The keyboard
 // stays in the composer's text box, which points at the active row with
 // aria-activedescendant.
@@ -129,7 +130,7 @@ export function PromptHint({ id, prompt }: { id: string; prompt: McpPromptInfo }
   );
 }
 
-/** Under the composer while a message is `/model …` or `/effort …`: what the command takes. */
+/** Under the composer while a message is one of the chat's commands: what the command takes. */
 export function CommandHint({ id, name }: { id: string; name: ChatCommandName }) {
   return (
     <div id={id} className="composer-hint small muted" data-testid="command-hint">
@@ -138,10 +139,15 @@ export function CommandHint({ id, name }: { id: string; name: ChatCommandName })
           <code>/model</code> alone opens the model picker; <code>/model provider/model</code> gives this chat that model, <code>/model default</code>{" "}
           the configured one — from its next turn.
         </>
-      ) : (
+      ) : name === "effort" ? (
         <>
           <code>/effort low</code>, <code>medium</code> or <code>high</code>: how hard this chat's model reasons, where it takes an effort; <code>/effort default</code>{" "}
           leaves it to the model.
+        </>
+      ) : (
+        <>
+          <code>/plan</code>: the agent reads, searches and asks, and changes nothing until you approve its plan; <code>/act</code>: it works as usual.
+          Shift+Tab switches too.
         </>
       )}
     </div>

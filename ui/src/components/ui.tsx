@@ -26,6 +26,8 @@ const paths: Record<string, string> = {
   image: "M4 5h16v14H4zM4 16l5-5 4 4 3-3 4 4M15.5 8.5v.01",
   model: "M8 8h8v8H8zM10 3v3M14 3v3M10 18v3M14 18v3M3 10h3M3 14h3M18 10h3M18 14h3",
   attach: "M20 11.5l-8.2 8.2a5 5 0 01-7.1-7.1L13 4.3a3.5 3.5 0 015 5l-8.3 8.3a2 2 0 01-2.8-2.8L14.5 7.2",
+  plan: "M9 3h6v3H9zM9 4.5H5V21h14V4.5h-4M8.5 11h7M8.5 15h5",
+  fork: "M7 3v5c0 3 3 4 5 5 2-1 5-2 5-5V3M12 13v8",
 };
 
 export function Icon({ name, size = 16 }: { name: keyof typeof paths | string; size?: number }) {

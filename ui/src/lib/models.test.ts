@@ -10,7 +10,7 @@ const MODELS: ModelOption[] = [
 ];
 
 describe("the composer's commands", () => {
-  it("reads /model and /effort, and leaves any other message alone", () => {
+  it("reads /model, /effort, /plan and /act, and leaves any other message alone", () => {
     expect(parseChatCommand("/model")).toEqual({ kind: "open_picker" });
     expect(parseChatCommand("  /model  \n")).toEqual({ kind: "open_picker" });
     expect(parseChatCommand("/model openai/o3-mini")).toEqual({ kind: "model", model: "openai/o3-mini" });
@@ -20,12 +20,16 @@ describe("the composer's commands", () => {
     expect(parseChatCommand("/effort default")).toEqual({ kind: "effort", effort: null });
     expect(parseChatCommand("/effort")?.kind).toBe("invalid");
     expect(parseChatCommand("/effort max")?.kind).toBe("invalid");
-    for (const text of ["/models", "/modelx y", "hello /model", "/git:review", "/effortless"]) expect(parseChatCommand(text)).toBeNull();
+    expect(parseChatCommand(" /plan ")).toEqual({ kind: "mode", mode: "plan" });
+    expect(parseChatCommand("/act")).toEqual({ kind: "mode", mode: "act" });
+    expect(parseChatCommand("/plan the refactor")?.kind).toBe("invalid");
+    for (const text of ["/models", "/modelx y", "hello /model", "/git:review", "/effortless", "/planning", "/action"]) expect(parseChatCommand(text)).toBeNull();
   });
 
   it("suggests the commands, then the models or efforts", () => {
-    expect(commandSuggestions("/", MODELS).map((s) => s.name)).toEqual(["model", "effort"]);
+    expect(commandSuggestions("/", MODELS).map((s) => s.name)).toEqual(["model", "effort", "plan", "act"]);
     expect(commandSuggestions("/MOD", MODELS)).toEqual([{ kind: "command", name: "model" }]);
+    expect(commandSuggestions("/pl", MODELS)).toEqual([{ kind: "command", name: "plan" }]);
     expect(commandSuggestions("/model o3", MODELS).map((s) => s.kind === "value" && s.value)).toEqual(["openai/o3-mini", "openrouter/openai/o3-mini"]);
     expect(commandSuggestions("/model de", MODELS)).toEqual([{ kind: "value", name: "model", value: "default", detail: "use the configured model (openai/gpt-4.1)" }]);
     expect(commandSuggestions("/effort ", null).map((s) => s.kind === "value" && s.value)).toEqual(["low", "medium", "high", "default"]);

@@ -1,8 +1,9 @@
 // A chat's model and reasoning effort (docs/models.md "A model per chat", "Reasoning
 // effort"): what the chat header's picker and the composer's `/model` and `/effort` ask the
-// engine for (`set_session_model`), and how those commands are read.
+// engine for (`set_session_model`), and how those commands are read — with the composer's
+// other commands of the chat, `/plan` and `/act` (its mode, docs/agent-loop.md "Plan mode").
 
-import type { ModelOption } from "../protocol";
+import type { ChatMode, ModelOption } from "../protocol";
 
 export const EFFORTS = ["low", "medium", "high"] as const;
 export type Effort = (typeof EFFORTS)[number];
@@ -83,20 +84,25 @@ export type ChatCommand =
   | { kind: "open_picker" }
   | { kind: "model"; model: string | null }
   | { kind: "effort"; effort: Effort | null }
+  | { kind: "mode"; mode: ChatMode }
   | { kind: "invalid"; message: string };
 
-export const CHAT_COMMANDS = ["model", "effort"] as const;
+export const CHAT_COMMANDS = ["model", "effort", "plan", "act"] as const;
 export type ChatCommandName = (typeof CHAT_COMMANDS)[number];
 
 /**
  * `/model` (opens the picker), `/model provider/name`, `/model default`, `/effort
- * low|medium|high|default`; null for any other message (sent as it is). The command is the
- * whole message.
+ * low|medium|high|default`, `/plan`, `/act`; null for any other message (sent as it is).
+ * The command is the whole message.
  */
 export function parseChatCommand(text: string): ChatCommand | null {
-  const m = /^\/(model|effort)(?:\s+([\s\S]*))?$/.exec(text.trim());
+  const m = /^\/(model|effort|plan|act)(?:\s+([\s\S]*))?$/.exec(text.trim());
   if (!m) return null;
   const args = (m[2] ?? "").trim().split(/\s+/).filter(Boolean);
+  if (m[1] === "plan" || m[1] === "act") {
+    if (args.length > 0) return { kind: "invalid", message: `/${m[1]} takes nothing: it switches the chat, then send your message.` };
+    return { kind: "mode", mode: m[1] };
+  }
   if (m[1] === "model") {
     if (args.length === 0) return { kind: "open_picker" };
     if (args.length > 1) return { kind: "invalid", message: "/model takes one model: provider/model, or default." };
@@ -113,6 +119,8 @@ export function parseChatCommand(text: string): ChatCommand | null {
 export const COMMAND_HELP: Record<ChatCommandName, { args: string; detail: string }> = {
   model: { args: "provider/model | default", detail: "The chat's model, from its next turn (alone: the model picker)" },
   effort: { args: "low | medium | high | default", detail: "How hard the chat's model reasons, where it takes an effort" },
+  plan: { args: "", detail: "Plan mode: the agent reads and asks, and changes nothing until you approve its plan" },
+  act: { args: "", detail: "Act mode: the agent changes files and runs commands as your rules allow" },
 };
 
 /** One row of the composer's "/" menu for the chat's own commands. */
@@ -122,7 +130,9 @@ export type CommandSuggestion =
 
 /** The text a suggestion puts in the composer. */
 export function suggestionText(s: CommandSuggestion): string {
-  return s.kind === "command" ? `/${s.name} ` : `/${s.name} ${s.value}`;
+  // A command that takes nothing is whole as it is (Enter then runs it).
+  if (s.kind === "command") return COMMAND_HELP[s.name].args ? `/${s.name} ` : `/${s.name}`;
+  return `/${s.name} ${s.value}`;
 }
 
 /** What a listed model can do, in words: "default · sees images · takes an effort". */

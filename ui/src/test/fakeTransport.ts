@@ -19,8 +19,17 @@
 // `set_session_model` keeps each chat's model and effort and answers the chat with them,
 // refusing as the engine does an effort that is not low, medium or high, an effort for a
 // model whose `takes_effort` is false, and the models of `unusable` (with their reason).
+//
+// Chats' modes (docs/agent-loop.md "Plan mode"): `set_session_mode` keeps each chat's mode
+// (refusing with `modeRefusal` when set). Forks (docs/store.md "Forks") of the chats in
+// `sessions`, whose messages are in `stored`: `fork_session` copies a chat up to and
+// including a message, `edit_message` up to before a message the person wrote and sends
+// the edited text there (failing with `sendRefusal` when set, the fork removed again), each
+// refusing as the service does a message the chat does not have, one the person did not
+// write, and an empty edit. The copies get new ids, and the model, effort and mode of the
+// original. `usage` answers `usage` (the chat's, today's; `cost` sets what a chat cost).
 
-import type { ChatImage, Command, Event, ModelOption, OpenTarget, SessionInfo } from "../protocol";
+import type { ChatImage, ChatMessage, ChatMode, Command, Event, ModelOption, OpenTarget, Reply, SessionInfo, ToolCallInfo } from "../protocol";
 import { ServerError, type ConnectionStatus, type EventHandler, type ReplyOf, type StatusHandler, type Transport } from "../transport";
 
 /** A reply that never comes: a request left pending. */
@@ -59,9 +68,112 @@ export class FakeTransport implements Transport {
   /** Models `set_session_model` refuses, with the reason after "cannot be used: ". */
   unusable: Record<string, string> = {};
 
-  /** A chat as the engine describes it, with its own model and effort. */
+  /** Chats the fake knows by more than their id (a test's, and the forks it made). */
+  sessions: SessionInfo[] = [];
+  /** The next chat's id (a fork's). */
+  nextId = 100;
+  /** Stored chats' messages and calls, by chat. */
+  stored: Record<number, { messages: ChatMessage[]; tool_calls: ToolCallInfo[] }> = {};
+  /** The next copied message's id. */
+  nextMessageId = 10_000;
+  /** Each chat's mode, as `set_session_mode` left it (absent: act, or the listed chat's). */
+  chatModes = new Map<number, ChatMode>();
+  /** What `set_session_mode` refuses with; none when null. */
+  modeRefusal: string | null = null;
+  /** What sending an edited message fails with (no model configured, say); none when null. */
+  sendRefusal: string | null = null;
+  /** What `usage` answers, by chat: its calls and cost; `today` is every chat's since midnight. */
+  usage = new Map<number, Omit<Extract<Reply, { cmd: "usage" }>, "cmd" | "today_cost_usd">>();
+  today = 0;
+
+  /** A chat as the engine describes it, with its own model, effort and mode. */
   sessionInfo(id: number): SessionInfo {
-    return { id, title: `Chat ${id}`, agent_id: "main", kind: "interactive", working_dir: "/w", created_at: id, updated_at: id, running: false, mode: "act", ...this.chatModels.get(id) };
+    const known = this.sessions.find((s) => s.id === id) ?? {
+      id,
+      title: `Chat ${id}`,
+      agent_id: "main",
+      kind: "interactive" as const,
+      working_dir: "/w",
+      created_at: id,
+      updated_at: id,
+      running: false,
+      mode: "act" as const,
+    };
+    const mode = this.chatModes.get(id);
+    return { ...known, ...this.chatModels.get(id), ...(mode ? { mode } : {}) };
+  }
+
+  /** The stored message `messageId` of chat `sessionId`, refused as the service refuses it. */
+  messageOf(sessionId: number, messageId: number): ChatMessage {
+    const m = this.stored[sessionId]?.messages.find((x) => x.id === messageId);
+    if (!m) throw new ServerError(`chat ${sessionId} has no message ${messageId}`);
+    return m;
+  }
+
+  /**
+   * A new chat with a copy of `sessionId`'s messages below `bound` (and their calls), new
+   * ids, the original's model, effort and mode, titled "… (how)", as `Store::fork_session`.
+   */
+  forkChat(sessionId: number, bound: number, how: "fork" | "edited"): SessionInfo {
+    const original = this.sessionInfo(sessionId);
+    const from = this.stored[sessionId] ?? { messages: [], tool_calls: [] };
+    const copied = from.messages.filter((m) => m.id < bound);
+    const ids = new Map<number, number>();
+    const messages = copied.map((m) => {
+      const id = this.nextMessageId++;
+      ids.set(m.id, id);
+      return { ...m, id };
+    });
+    const tool_calls = from.tool_calls.flatMap((t) => (t.message_id != null && ids.has(t.message_id) ? [{ ...t, message_id: ids.get(t.message_id)! }] : []));
+    const id = this.nextId++;
+    this.stored[id] = { messages, tool_calls };
+    const last = copied[copied.length - 1]?.id;
+    const fork: SessionInfo = {
+      ...original,
+      id,
+      title: `${original.title.trim() || "Chat"} (${how})`,
+      created_at: 1000 + id,
+      updated_at: 1000 + id,
+      running: false,
+      forked_from: sessionId,
+      ...(last != null ? { forked_after: last } : {}),
+    };
+    if (last == null) delete fork.forked_after;
+    this.sessions.push(fork);
+    const model = this.chatModels.get(sessionId);
+    if (model) this.chatModels.set(id, { ...model });
+    if (this.chatModes.has(sessionId)) this.chatModes.set(id, this.chatModes.get(sessionId)!);
+    return this.sessionInfo(id);
+  }
+
+  /** `edit_message`, as the service does it (crates/skald-service/src/chats.rs). */
+  editMessage(c: Extract<Command, { cmd: "edit_message" }>): Extract<Reply, { cmd: "edit_message" }> {
+    this.sessionInfo(c.session_id);
+    const m = this.messageOf(c.session_id, c.message_id);
+    if (m.role !== "user" || m.stack_id != null || m.synthetic) throw new ServerError("only a message the person wrote can be edited");
+    if (c.text.trim() === "" && !c.images?.length) throw new ServerError("the message is empty");
+    const fork = this.forkChat(c.session_id, c.message_id, "edited");
+    if (this.sendRefusal) {
+      this.sessions = this.sessions.filter((s) => s.id !== fork.id);
+      delete this.stored[fork.id];
+      throw new ServerError(this.sendRefusal);
+    }
+    const sent: ChatMessage = {
+      id: this.nextMessageId++,
+      stack_id: null,
+      role: "user",
+      content: c.text,
+      html: null,
+      reasoning: null,
+      status: "complete",
+      synthetic: false,
+      created_at: 2000 + fork.id,
+      ...(c.images?.length ? { images: c.images } : {}),
+    };
+    this.stored[fork.id]!.messages.push(sent);
+    // The turn runs in the new chat.
+    this.sessions = this.sessions.map((s) => (s.id === fork.id ? { ...s, running: true } : s));
+    return { cmd: "edit_message", session: this.sessionInfo(fork.id), queued: false };
   }
 
   /** The engine's warning for an image attached in a chat whose own model is listed as blind. */
@@ -88,8 +200,8 @@ export class FakeTransport implements Transport {
 
   /**
    * The reply to `command`: a reply, a promise of one, or a throw (a failure — throw a
-   * `ServerError` for the server's own). Images and chats' models are answered (see
-   * above); by default nothing else ever is.
+   * `ServerError` for the server's own). Images, chats' models and modes, forks and usage
+   * are answered (see above); by default nothing else ever is.
    */
   answer(command: Command): unknown {
     switch (command.cmd) {
@@ -107,6 +219,19 @@ export class FakeTransport implements Transport {
         return { cmd: command.cmd, models: this.models };
       case "set_session_model":
         return { cmd: command.cmd, session: this.setSessionModel(command) };
+      case "set_session_mode":
+        if (this.modeRefusal) throw new ServerError(this.modeRefusal);
+        this.chatModes.set(command.session_id, command.mode);
+        return { cmd: command.cmd, session: this.sessionInfo(command.session_id) };
+      case "fork_session":
+        this.messageOf(command.session_id, command.message_id);
+        return { cmd: command.cmd, session: this.forkChat(command.session_id, command.message_id + 1, "fork") };
+      case "edit_message":
+        return this.editMessage(command);
+      case "usage": {
+        const u = this.usage.get(command.session_id) ?? { requests: 0, input_tokens: 0, output_tokens: 0, cost_usd: 0, unpriced: 0 };
+        return { cmd: command.cmd, ...u, today_cost_usd: this.today };
+      }
       default:
         return pending();
     }
