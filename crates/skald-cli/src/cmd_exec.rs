@@ -224,15 +224,20 @@ fn prompt_with_images(store: &Store, a: &ExecArgs<'_>) -> Result<turn::Prompt, F
     let mut images = Vec::new();
     for path in a.images {
         let shown = path.display();
-        let meta = std::fs::metadata(path).map_err(|e| usage(format!("--image {shown}: {e}")))?;
-        if meta.len() > skald_llm::vision::MAX_INPUT_BYTES as u64 {
-            return Err(usage(format!(
-                "--image {shown}: {} bytes, more than the {} an image may have",
-                meta.len(),
-                skald_llm::vision::MAX_INPUT_BYTES
-            )));
+        let bad = |e: &dyn std::fmt::Display| usage(format!("--image {shown}: {e}"));
+        // Judged by what was opened: a device or a pipe has no end to read to.
+        let file = std::fs::File::open(path).map_err(|e| bad(&e))?;
+        let meta = file.metadata().map_err(|e| bad(&e))?;
+        if !meta.is_file() {
+            return Err(bad(&"not a regular file"));
         }
-        let data = std::fs::read(path).map_err(|e| usage(format!("--image {shown}: {e}")))?;
+        let max = skald_llm::vision::MAX_INPUT_BYTES as u64;
+        let mut data = Vec::new();
+        std::io::Read::read_to_end(&mut std::io::Read::take(file, max + 1), &mut data)
+            .map_err(|e| bad(&e))?;
+        if data.len() as u64 > max {
+            return Err(bad(&format!("more than the {max} bytes an image may have")));
+        }
         let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
         let kept = skald_core::images::keep(store, data, name).map_err(|e| match e {
             skald_core::images::ImageError::Image(e) => usage(format!("--image {shown}: {e}")),

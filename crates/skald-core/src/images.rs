@@ -18,16 +18,30 @@ pub enum ImageError {
     Store(#[from] StoreError),
 }
 
-/// Checks `data` and keeps it; what it is, for the message that will show it.
+/// Checks `data` and keeps it; what it is, for the message that will show it. Decodes the
+/// image: off the async threads, `check` then `keep_checked`.
 pub fn keep(store: &Store, data: Vec<u8>, name: Option<String>) -> Result<ShownImage, ImageError> {
+    keep_checked(store, check(data)?, name)
+}
+
+/// An image checked (decoded whole, within `skald_llm::vision`'s limits), ready to keep.
+pub fn check(data: Vec<u8>) -> Result<ImageBlob, vision::ImageError> {
     let info = vision::inspect(&data)?;
-    let blob = ImageBlob {
+    Ok(ImageBlob {
         sha256: vision::sha256_hex(&data),
         media_type: info.format.media_type().to_string(),
         width: info.width,
         height: info.height,
         data,
-    };
+    })
+}
+
+/// Keeps a checked image.
+pub fn keep_checked(
+    store: &Store,
+    blob: ImageBlob,
+    name: Option<String>,
+) -> Result<ShownImage, ImageError> {
     store.put_image(&blob)?;
     Ok(ShownImage {
         bytes: blob.data.len() as i64,
@@ -39,11 +53,45 @@ pub fn keep(store: &Store, data: Vec<u8>, name: Option<String>) -> Result<ShownI
     })
 }
 
-/// A file name as a label: its last component, without control characters, at most 200
-/// characters (it is shown in the chat and may come from a pasted file's metadata).
-fn clean_name(name: &str) -> String {
+/// A file name as a label: its last component, without control characters or the
+/// invisible ones that reorder or hide text (`photo\u{202E}gnp.exe`), at most 200
+/// characters (it is shown in the chat and may come from a file an attacker named).
+pub fn clean_name(name: &str) -> String {
     let last = name.rsplit(['/', '\\']).next().unwrap_or(name);
-    last.chars().filter(|c| !c.is_control()).take(200).collect()
+    last.chars()
+        .filter(|c| {
+            !c.is_control()
+                && !matches!(
+                    c,
+                    '\u{200B}'..='\u{200F}'
+                        | '\u{202A}'..='\u{202E}'
+                        | '\u{2066}'..='\u{2069}'
+                        | '\u{FEFF}'
+                        | '\u{061C}'
+                )
+        })
+        .take(200)
+        .collect()
+}
+
+/// An image a tool showed, with its name, checked.
+pub type CheckedImage = (Option<String>, Result<ImageBlob, vision::ImageError>);
+
+/// A tool's images checked off the async threads, one after another (each is decoded
+/// whole).
+pub async fn check_all(images: Vec<skald_api::ToolImage>) -> Vec<CheckedImage> {
+    let mut out = Vec::with_capacity(images.len());
+    for image in images {
+        let checked = tokio::task::spawn_blocking(move || check(image.data))
+            .await
+            .unwrap_or_else(|e| {
+                Err(vision::ImageError::Unreadable(format!(
+                    "its check stopped: {e}"
+                )))
+            });
+        out.push((image.name, checked));
+    }
+    out
 }
 
 /// The images of one call, kept and placed on it; a line for the result about each one
@@ -52,13 +100,15 @@ pub fn keep_call_images(
     store: &Store,
     session_id: i64,
     call_id: &str,
-    images: Vec<skald_api::ToolImage>,
+    images: Vec<CheckedImage>,
 ) -> Result<String, StoreError> {
     let mut refs = Vec::new();
     let mut notes = String::new();
-    for image in images {
-        let name = image.name.clone();
-        match keep(store, image.data, image.name) {
+    for (name, checked) in images {
+        let kept = checked
+            .map_err(ImageError::Image)
+            .and_then(|blob| keep_checked(store, blob, name.clone()));
+        match kept {
             Ok(kept) => refs.push(ImageRef {
                 sha256: kept.sha256,
                 name: kept.name,
@@ -66,7 +116,10 @@ pub fn keep_call_images(
             Err(ImageError::Store(e)) => return Err(e),
             Err(ImageError::Image(e)) => notes.push_str(&format!(
                 "\n[{} could not be shown: {e}]",
-                name.as_deref().unwrap_or("an image")
+                name.as_deref()
+                    .map(clean_name)
+                    .as_deref()
+                    .unwrap_or("an image")
             )),
         }
     }
@@ -107,31 +160,47 @@ pub fn of_message(
         .collect())
 }
 
-/// A session's images as the conversation shows them, read once per conversation.
+/// A session's images as the conversation shows them, read once per conversation; an
+/// image shown many times is read, and held, once.
 pub struct SessionImages {
     shown: HashMap<ImageOwner, Vec<ShownImage>>,
+    read: HashMap<String, Arc<[u8]>>,
 }
 
 impl SessionImages {
     pub fn read(store: &Store, session_id: i64) -> Result<SessionImages, StoreError> {
         Ok(SessionImages {
             shown: store.session_images(session_id)?,
+            read: HashMap::new(),
         })
     }
 
     /// The images `owner` shows, bytes and all; one no longer kept is left out.
-    pub fn parts(&self, store: &Store, owner: &ImageOwner) -> Result<Vec<ImagePart>, StoreError> {
+    pub fn parts(
+        &mut self,
+        store: &Store,
+        owner: &ImageOwner,
+    ) -> Result<Vec<ImagePart>, StoreError> {
         let Some(list) = self.shown.get(owner) else {
             return Ok(Vec::new());
         };
         let mut parts = Vec::with_capacity(list.len());
         for shown in list {
-            if let Some(blob) = store.image(&shown.sha256)? {
-                parts.push(ImagePart {
-                    sha256: blob.sha256,
-                    data: Arc::from(blob.data),
-                });
-            }
+            let data = match self.read.get(&shown.sha256) {
+                Some(data) => data.clone(),
+                None => match store.image(&shown.sha256)? {
+                    Some(blob) => {
+                        let data: Arc<[u8]> = Arc::from(blob.data);
+                        self.read.insert(shown.sha256.clone(), data.clone());
+                        data
+                    }
+                    None => continue,
+                },
+            };
+            parts.push(ImagePart {
+                sha256: shown.sha256.clone(),
+                data,
+            });
         }
         Ok(parts)
     }
@@ -187,5 +256,8 @@ mod tests {
     fn names_are_labels() {
         assert_eq!(clean_name("/home/u/Pictures/shot.png"), "shot.png");
         assert_eq!(clean_name("C:\\x\\a\u{7}b.png"), "ab.png");
+        assert_eq!(clean_name("photo\u{202E}gnp.exe"), "photognp.exe");
+        assert_eq!(clean_name("a\u{200B}b\u{2066}c\u{FEFF}.png"), "abc.png");
+        assert_eq!(clean_name(&"x".repeat(1000)).len(), 200);
     }
 }

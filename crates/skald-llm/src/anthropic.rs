@@ -165,7 +165,10 @@ fn blocks(m: &Message) -> (&'static str, Vec<Value>) {
         // Images before the text that asks about them, as Anthropic advises.
         Role::User | Role::System => {
             let mut b = image_blocks(&m.images);
-            b.push(json!({"type": "text", "text": m.content}));
+            // Anthropic refuses an empty text block: an image alone is sent alone.
+            if b.is_empty() || !m.content.trim().is_empty() {
+                b.push(json!({"type": "text", "text": m.content}));
+            }
             ("user", b)
         }
     }
@@ -695,5 +698,21 @@ mod tests {
 
     fn body_of(req: Request) -> Value {
         body(&req)
+    }
+
+    #[test]
+    fn an_image_sent_alone_has_no_empty_text_block() {
+        let req = Request {
+            model: "m".into(),
+            messages: vec![Message::user("  ").with_images(vec![tiny_png()])],
+            tools: vec![],
+            tool_choice: crate::ToolChoice::Auto,
+            max_tokens: None,
+            temperature: None,
+            effort: None,
+        };
+        let content = body(&req)["messages"][0]["content"].clone();
+        assert_eq!(content.as_array().unwrap().len(), 1, "{content}");
+        assert_eq!(content[0]["type"], "image");
     }
 }

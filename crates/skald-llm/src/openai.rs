@@ -27,7 +27,10 @@ pub(crate) fn message_json(m: &Message) -> Value {
     match m.role {
         Role::System => json!({"role": "system", "content": m.content}),
         Role::User if !m.images.is_empty() => {
-            let mut parts = vec![json!({"type": "text", "text": m.content})];
+            let mut parts = Vec::new();
+            if !m.content.trim().is_empty() {
+                parts.push(json!({"type": "text", "text": m.content}));
+            }
             parts.extend(image_parts(&m.images));
             json!({"role": "user", "content": parts})
         }

@@ -66,6 +66,11 @@ pub enum ImageError {
     TooLarge(usize),
     #[error("the image cannot be read: {0}")]
     Unreadable(String),
+    #[error(
+        "the image is {width}×{height} pixels; at most {MAX_PIXELS} pixels are taken (about \
+         6000×6000)"
+    )]
+    TooManyPixels { width: u32, height: u32 },
 }
 
 /// The largest image file taken (a 30 MB screenshot is already far beyond what any
@@ -73,8 +78,17 @@ pub enum ImageError {
 pub const MAX_INPUT_BYTES: usize = 30 * 1024 * 1024;
 /// The widest or tallest image decoded: a small file may claim a huge canvas.
 const MAX_SIDE_IN: u32 = 16_384;
-/// What decoding one image may allocate.
+/// The most pixels an image may have, checked from its header before it is decoded: the
+/// decoders' own working memory is not counted by `max_alloc` (a progressive JPEG needs
+/// about 11 bytes a pixel besides its output), so a few megabytes of file could otherwise
+/// claim gigabytes. 36 megapixels takes an 8K screenshot and a phone's photo.
+pub const MAX_PIXELS: u64 = 36_000_000;
+/// What decoding one image may allocate for its output.
 const MAX_DECODE_ALLOC: u64 = 512 * 1024 * 1024;
+/// One image is decoded at a time, process-wide: with `MAX_PIXELS`, what decoding can take
+/// at once stays a few hundred megabytes, however many chats, sub-agents or composers
+/// bring images together.
+static DECODING: Mutex<()> = Mutex::new(());
 
 /// Whether a model is known to see images, from its name: the well-known models that do
 /// and do not, then the provider's usual case (an OpenAI-compatible or Anthropic model
@@ -196,22 +210,46 @@ pub fn inspect(bytes: &[u8]) -> Result<ImageInfo, ImageError> {
     })
 }
 
+/// The image, upright (a phone's photo carries its turn in its EXIF orientation), after
+/// its size is checked from its header; one at a time (`DECODING`).
 fn decode(bytes: &[u8], format: ImageFormat) -> Result<image::DynamicImage, ImageError> {
+    use image::ImageDecoder as _;
+    let unreadable = |e: image::ImageError| ImageError::Unreadable(e.to_string());
+    let (width, height) = dimensions(bytes, format)?;
+    let _one_at_a_time = DECODING.lock().unwrap_or_else(|e| e.into_inner());
     let mut reader = image::ImageReader::with_format(Cursor::new(bytes), format.decoder());
     let mut limits = image::Limits::default();
     limits.max_image_width = Some(MAX_SIDE_IN);
     limits.max_image_height = Some(MAX_SIDE_IN);
     limits.max_alloc = Some(MAX_DECODE_ALLOC);
     reader.limits(limits);
-    reader
-        .decode()
-        .map_err(|e| ImageError::Unreadable(e.to_string()))
+    let mut decoder = reader.into_decoder().map_err(unreadable)?;
+    let orientation = decoder
+        .orientation()
+        .unwrap_or(image::metadata::Orientation::NoTransforms);
+    let mut img = image::DynamicImage::from_decoder(decoder).map_err(unreadable)?;
+    img.apply_orientation(orientation);
+    // What the header said is what was decoded (a turn swaps the sides).
+    if u64::from(img.width()) * u64::from(img.height()) != u64::from(width) * u64::from(height) {
+        return Err(ImageError::Unreadable(
+            "its size is not the one its header gives".to_string(),
+        ));
+    }
+    Ok(img)
 }
 
+/// Width and height from the header alone, refused when there are none or too many.
 fn dimensions(bytes: &[u8], format: ImageFormat) -> Result<(u32, u32), ImageError> {
-    image::ImageReader::with_format(Cursor::new(bytes), format.decoder())
+    let (width, height) = image::ImageReader::with_format(Cursor::new(bytes), format.decoder())
         .into_dimensions()
-        .map_err(|e| ImageError::Unreadable(e.to_string()))
+        .map_err(|e| ImageError::Unreadable(e.to_string()))?;
+    if width == 0 || height == 0 {
+        return Err(ImageError::Unreadable("it has no pixels".to_string()));
+    }
+    if u64::from(width) * u64::from(height) > MAX_PIXELS {
+        return Err(ImageError::TooManyPixels { width, height });
+    }
+    Ok((width, height))
 }
 
 /// What a provider takes: the longest side it is worth sending (larger images are scaled
@@ -253,34 +291,45 @@ impl Fitted {
     }
 }
 
-/// The fitted copies of the latest images, so a conversation's images are not scaled
-/// again for every round.
+/// The fitted copies of the images used last, so a conversation's images are not scaled
+/// again for every round: least recently used first, at most `FITTED_BYTES` of base64.
 static FITTED: Mutex<Vec<(String, Limits, Arc<Fitted>)>> = Mutex::new(Vec::new());
-const FITTED_KEPT: usize = 32;
+const FITTED_BYTES: usize = 96 * 1024 * 1024;
 
 /// `image` within `limits`: as it is when it fits (a GIF is always made a PNG of its first
 /// frame, since not every provider takes an animated one), else scaled down to fit.
 pub fn fitted(image: &ImagePart, limits: Limits) -> Result<Arc<Fitted>, ImageError> {
     let key = (image.sha256.as_str(), limits);
     {
-        let cache = FITTED.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some((_, _, f)) = cache.iter().find(|(h, l, _)| (h.as_str(), *l) == key) {
-            return Ok(f.clone());
+        let mut cache = FITTED.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(i) = cache.iter().position(|(h, l, _)| (h.as_str(), *l) == key) {
+            let hit = cache.remove(i);
+            let fitted = hit.2.clone();
+            cache.push(hit);
+            return Ok(fitted);
         }
     }
     let fitted = Arc::new(fit(&image.data, limits)?);
     let mut cache = FITTED.lock().unwrap_or_else(|e| e.into_inner());
-    if cache.len() >= FITTED_KEPT {
-        cache.remove(0);
-    }
     cache.push((image.sha256.clone(), limits, fitted.clone()));
+    let mut total: usize = cache.iter().map(|(_, _, f)| f.base64.len()).sum();
+    while total > FITTED_BYTES && cache.len() > 1 {
+        total -= cache.remove(0).2.base64.len();
+    }
     Ok(fitted)
 }
 
 fn fit(bytes: &[u8], limits: Limits) -> Result<Fitted, ImageError> {
     let format = ImageFormat::sniff(bytes).ok_or(ImageError::Unsupported)?;
     let (w, h) = dimensions(bytes, format)?;
-    if format != ImageFormat::Gif && w.max(h) <= limits.max_side && bytes.len() <= limits.max_bytes
+    // Sent as it is only when it fits and carries nothing besides its pixels worth
+    // re-encoding for: a JPEG may hold where it was taken and which way is up, a file far
+    // larger than its pixels need holds something else.
+    let bloated = bytes.len() as u64 > u64::from(w) * u64::from(h) * 4 + 64 * 1024;
+    if !matches!(format, ImageFormat::Gif | ImageFormat::Jpeg)
+        && !bloated
+        && w.max(h) <= limits.max_side
+        && bytes.len() <= limits.max_bytes
     {
         return Ok(Fitted {
             media_type: format.media_type(),
@@ -291,7 +340,8 @@ fn fit(bytes: &[u8], limits: Limits) -> Result<Fitted, ImageError> {
     let mut side = limits.max_side;
     loop {
         if img.width().max(img.height()) > side {
-            img = img.resize(side, side, image::imageops::FilterType::Triangle);
+            // Sampled down without a full-size floating-point copy (what `resize` makes).
+            img = img.thumbnail(side, side);
         }
         // A photo stays a JPEG; a screenshot or drawing a PNG, unless it is too large as one.
         let mut out = Vec::new();
@@ -352,6 +402,74 @@ pub(crate) fn shown(image: &ImagePart, limits: Limits) -> Shown {
         Err(e) => Shown::Note(format!(
             "[an attached image could not be prepared for the model: {e}]"
         )),
+    }
+}
+
+/// What one request may carry of images, per provider: each fitted to `limits`, at most
+/// `images` of them and `bytes` of base64 in all (Anthropic refuses a request over 32 MB,
+/// and a model reads the latest images best anyway).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Budget {
+    pub limits: Limits,
+    pub images: usize,
+    pub bytes: usize,
+}
+
+pub fn budget_for(kind: crate::ProviderKind) -> Budget {
+    match kind {
+        crate::ProviderKind::Anthropic => Budget {
+            limits: ANTHROPIC_LIMITS,
+            images: 20,
+            bytes: 24 * 1024 * 1024,
+        },
+        crate::ProviderKind::Ollama => Budget {
+            limits: OLLAMA_LIMITS,
+            images: 10,
+            bytes: 24 * 1024 * 1024,
+        },
+        crate::ProviderKind::OpenAi | crate::ProviderKind::Local => Budget {
+            limits: OPENAI_LIMITS,
+            images: 20,
+            bytes: 40 * 1024 * 1024,
+        },
+    }
+}
+
+/// Keeps the newest images of a conversation within `budget`, fitting each (so the request
+/// that follows finds them fitted); an older one beyond it becomes a line saying it was
+/// left out. Decodes and encodes: call it off the async threads.
+pub fn keep_within(messages: &mut [Message], budget: Budget) {
+    let (mut count, mut bytes) = (0usize, 0usize);
+    for m in messages.iter_mut().rev() {
+        if m.images.is_empty() {
+            continue;
+        }
+        let mut kept = Vec::with_capacity(m.images.len());
+        let mut left_out = 0;
+        for image in m.images.drain(..).rev() {
+            let size = fitted(&image, budget.limits).map_or(0, |f| f.base64.len());
+            if count < budget.images && bytes + size <= budget.bytes {
+                count += 1;
+                bytes += size;
+                kept.push(image);
+            } else {
+                left_out += 1;
+            }
+        }
+        kept.reverse();
+        m.images = kept;
+        if left_out > 0 {
+            let note = format!(
+                "[{left_out} earlier image{} left out here, to keep the request within what \
+                 the provider takes]",
+                if left_out == 1 { "" } else { "s" }
+            );
+            m.content = if m.content.is_empty() {
+                note
+            } else {
+                format!("{}\n\n{note}", m.content)
+            };
+        }
     }
 }
 
@@ -474,6 +592,96 @@ mod tests {
         ] {
             assert_eq!(known_to_see(kind, model), sees, "{kind:?} {model}");
         }
+    }
+
+    /// A PNG of a signature and an IHDR chunk alone: a header claiming `w`×`h`.
+    fn png_header(w: u32, h: u32) -> Vec<u8> {
+        fn crc32(bytes: &[u8]) -> u32 {
+            let mut crc = 0xFFFF_FFFFu32;
+            for b in bytes {
+                crc ^= u32::from(*b);
+                for _ in 0..8 {
+                    crc = if crc & 1 == 1 {
+                        (crc >> 1) ^ 0xEDB8_8320
+                    } else {
+                        crc >> 1
+                    };
+                }
+            }
+            !crc
+        }
+        let mut chunk = b"IHDR".to_vec();
+        chunk.extend(w.to_be_bytes());
+        chunk.extend(h.to_be_bytes());
+        chunk.extend([8, 6, 0, 0, 0]);
+        let mut out = b"\x89PNG\r\n\x1a\n".to_vec();
+        // IHDR, then an empty IDAT (the header is read up to the first data) and IEND.
+        for chunk in [chunk, b"IDAT".to_vec(), b"IEND".to_vec()] {
+            out.extend(((chunk.len() - 4) as u32).to_be_bytes());
+            out.extend(&chunk);
+            out.extend(crc32(&chunk).to_be_bytes());
+        }
+        out
+    }
+
+    #[test]
+    fn a_canvas_too_large_or_empty_is_refused_from_its_header_before_decoding() {
+        // 16384×16384 would take a gigabyte to decode; 6001×6000 is just over the budget.
+        for (w, h) in [(16_384, 16_384), (6001, 6000)] {
+            let e = inspect(&png_header(w, h)).unwrap_err();
+            assert!(
+                matches!(e, ImageError::TooManyPixels { .. }),
+                "{w}×{h}: {e}"
+            );
+            let e = fitted(&ImagePart::new(png_header(w, h)), OPENAI_LIMITS).unwrap_err();
+            assert!(
+                matches!(e, ImageError::TooManyPixels { .. }),
+                "{w}×{h}: {e}"
+            );
+        }
+        // Wider than any decoder takes.
+        assert!(inspect(&png_header(40_000, 1)).is_err());
+        for (w, h) in [(0, 10), (10, 0)] {
+            let e = inspect(&png_header(w, h)).unwrap_err();
+            assert!(matches!(e, ImageError::Unreadable(_)), "{w}×{h}: {e}");
+        }
+    }
+
+    #[test]
+    fn a_request_keeps_its_newest_images_within_the_budget() {
+        let shot = |n: u8| ImagePart::new(png(40 + u32::from(n), 30));
+        let mut messages = vec![
+            Message::user("first").with_images(vec![shot(1), shot(2)]),
+            Message::user("second").with_images(vec![shot(3)]),
+            Message::user("third").with_images(vec![shot(4), shot(5)]),
+        ];
+        keep_within(
+            &mut messages,
+            Budget {
+                limits: OPENAI_LIMITS,
+                images: 3,
+                bytes: usize::MAX,
+            },
+        );
+        let counts: Vec<usize> = messages.iter().map(|m| m.images.len()).collect();
+        assert_eq!(counts, [0, 1, 2]);
+        assert_eq!(
+            messages[0].content,
+            "first\n\n[2 earlier images left out here, to keep the request within what the provider takes]"
+        );
+        assert_eq!(messages[2].images[1], shot(5));
+        // A byte budget too: only what fits, newest first.
+        let one = fitted(&shot(5), OPENAI_LIMITS).unwrap().base64.len();
+        let mut messages = vec![Message::user("x").with_images(vec![shot(4), shot(5)])];
+        keep_within(
+            &mut messages,
+            Budget {
+                limits: OPENAI_LIMITS,
+                images: 10,
+                bytes: one,
+            },
+        );
+        assert_eq!(messages[0].images, [shot(5)]);
     }
 
     #[test]

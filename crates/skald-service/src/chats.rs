@@ -384,7 +384,7 @@ impl Service {
                 .into_iter()
                 .map(|i| ImageRef {
                     sha256: i.sha256,
-                    name: i.name,
+                    name: i.name.as_deref().map(skald_core::images::clean_name),
                 })
                 .collect(),
         };

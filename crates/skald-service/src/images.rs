@@ -7,9 +7,9 @@ use skald_api::protocol::Reply;
 
 impl Service {
     /// Keeps an image from the composer; it is shown once a message names it.
-    pub(crate) fn attach_image(
+    pub(crate) async fn attach_image(
         &self,
-        data: &str,
+        data: String,
         name: Option<String>,
         session_id: Option<i64>,
     ) -> Result<Reply, ServiceError> {
@@ -24,10 +24,15 @@ impl Service {
         let bytes = base64::engine::general_purpose::STANDARD
             .decode(data.trim())
             .map_err(|e| invalid(format!("the image is not valid base64: {e}")))?;
-        let shown = skald_core::images::keep(&self.store, bytes, name).map_err(|e| match e {
-            skald_core::images::ImageError::Image(e) => invalid(format!("{e}")),
-            skald_core::images::ImageError::Store(e) => ServiceError::from(e),
-        })?;
+        // Decoded whole to check it: off the async threads.
+        let checked = crate::blocking(move || skald_core::images::check(bytes))
+            .await
+            .map_err(|e| invalid(e.to_string()))?;
+        let shown =
+            skald_core::images::keep_checked(&self.store, checked, name).map_err(|e| match e {
+                skald_core::images::ImageError::Image(e) => invalid(format!("{e}")),
+                skald_core::images::ImageError::Store(e) => ServiceError::from(e),
+            })?;
         let engine = self.sessions.engine();
         // The chat's own model when it has one, else the configured one.
         let chat_models = match session_id {

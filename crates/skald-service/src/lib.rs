@@ -406,7 +406,7 @@ impl Service {
                 data,
                 name,
                 session_id,
-            } => self.attach_image(&data, name, session_id),
+            } => self.attach_image(data, name, session_id).await,
             Command::GetImage { sha256 } => self.get_image(&sha256),
             Command::Stop { session_id } => Ok(Reply::Stop {
                 stopped: self.sessions.stop(session_id),

@@ -46,7 +46,8 @@ pub enum ImageOwner {
 const UNPLACED_KEPT_MS: i64 = 24 * 60 * 60 * 1000;
 
 impl Store {
-    /// Keeps an image (once: the same bytes again change nothing).
+    /// Keeps an image (once: the same bytes again change nothing but its time, so an image
+    /// attached again is not swept as unplaced).
     pub fn put_image(&self, image: &ImageBlob) -> Result<(), StoreError> {
         self.conn().execute(
             "INSERT INTO images (sha256, media_type, width, height, data, created_at)
@@ -372,6 +373,13 @@ mod tests {
         assert!(store.image(&shown.sha256).unwrap().is_none());
         assert!(store.image(&fresh.sha256).unwrap().is_some());
         store.delete_session(other.id).unwrap();
+        // Attached within the day: it may be about to be sent from a composer or a queue.
+        assert!(store.image(&fresh.sha256).unwrap().is_some());
+        store
+            .conn()
+            .execute("UPDATE images SET created_at = 0", [])
+            .unwrap();
+        assert_eq!(store.forget_unplaced_images().unwrap(), 1);
         assert!(store.image(&fresh.sha256).unwrap().is_none());
     }
 }

@@ -236,30 +236,17 @@ impl Store {
 
     /// Deletes a session with its history and tool calls.
     pub fn delete_session(&self, id: i64) -> Result<(), StoreError> {
-        {
-            let mut conn = self.conn();
-            let tx = conn.transaction()?;
-            let shown: Vec<String> = tx
-                .prepare("SELECT DISTINCT sha256 FROM chat_images WHERE session_id = ?1")?
-                .query_map([id], |r| r.get(0))?
-                .collect::<Result<_, _>>()?;
-            let changed = tx.execute("DELETE FROM chat_sessions WHERE id = ?1", [id])?;
-            if changed == 0 {
-                return Err(StoreError::NotFound {
-                    what: "session",
-                    id: id.to_string(),
-                });
-            }
-            // Its images, unless another chat shows them too.
-            for sha256 in shown {
-                tx.execute(
-                    "DELETE FROM images WHERE sha256 = ?1 AND NOT EXISTS
-                         (SELECT 1 FROM chat_images c WHERE c.sha256 = ?1)",
-                    [sha256],
-                )?;
-            }
-            tx.commit()?;
+        let changed = self
+            .conn()
+            .execute("DELETE FROM chat_sessions WHERE id = ?1", [id])?;
+        if changed == 0 {
+            return Err(StoreError::NotFound {
+                what: "session",
+                id: id.to_string(),
+            });
         }
+        // Its images go once no chat shows them and none was attached in the last day: the
+        // same image may be waiting in another chat's composer or queue to be sent.
         self.forget_unplaced_images()?;
         Ok(())
     }

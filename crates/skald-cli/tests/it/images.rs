@@ -294,6 +294,19 @@ fn a_file_that_is_no_image_is_refused_before_a_chat_is_made() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("missing.png"));
+    // A device or a pipe is refused at once, not read for ever.
+    let out = SkaldCmd::new(f.data.path())
+        .against(&server)
+        .cmd()
+        .args(["exec", "--image", "/dev/zero", "What is this?"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("/dev/zero: not a regular file"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(server.recorded().is_empty());
     let list = bare(f.data.path())
         .args(["sessions", "list", "--json"])

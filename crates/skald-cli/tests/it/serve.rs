@@ -458,8 +458,11 @@ fn an_image_attached_in_the_composer_reaches_the_model_and_the_history() {
         .call(json!({"cmd": "attach_image", "data": "***"}))
         .unwrap_err();
     assert!(e.contains("not valid base64"), "{e}");
-    // A message of an image alone is a message.
-    ws.call(json!({"cmd": "send_message", "session_id": id, "text": "", "images": [image]}))
+    // A message of an image alone is a message; a name the client gives is cleaned of
+    // what would hide or reorder text in the chat.
+    let mut named = image.clone();
+    named["name"] = json!("photo\u{202E}gnp.exe\u{1b}[31m");
+    ws.call(json!({"cmd": "send_message", "session_id": id, "text": "", "images": [named]}))
         .unwrap();
     let user = ws.event(|e| e["type"] == "user_message");
     assert_eq!(user["event"]["images"][0]["sha256"], image["sha256"]);
@@ -473,6 +476,7 @@ fn an_image_attached_in_the_composer_reaches_the_model_and_the_history() {
         .call(json!({"cmd": "history", "session_id": id}))
         .unwrap();
     assert_eq!(h["messages"][0]["images"][0]["sha256"], image["sha256"]);
+    assert_eq!(h["messages"][0]["images"][0]["name"], "photognp.exe[31m");
     let got = ws
         .call(json!({"cmd": "get_image", "sha256": image["sha256"]}))
         .unwrap();

@@ -51,12 +51,26 @@ pub(super) async fn answer(
             Some(m) => m,
             None => conversation(env, session_id)?,
         };
-        // A model that cannot see is told where an image was (docs/images.md).
+        // A model that cannot see is told where an image was; one that can is sent the
+        // newest within what its provider takes, fitted off the async threads
+        // (docs/images.md).
         if !env.models.sees_images(model) {
             skald_llm::vision::without_images(
                 &mut messages,
                 &format!("the model answering ({label}) cannot see images"),
             );
+        } else if messages.iter().any(|m| !m.images.is_empty()) {
+            let budget = skald_llm::vision::budget_for(model.provider.kind);
+            messages = tokio::task::spawn_blocking(move || {
+                skald_llm::vision::keep_within(&mut messages, budget);
+                messages
+            })
+            .await
+            .map_err(|e| {
+                TurnError::Store(skald_store::StoreError::Corrupt(format!(
+                    "preparing the conversation's images stopped: {e}"
+                )))
+            })?;
         }
         let request = Request {
             model: model.model.clone(),

@@ -173,7 +173,7 @@ fn mark_done(
     session_id: i64,
     call_id: &str,
     text: String,
-    images: Vec<skald_api::ToolImage>,
+    images: Vec<crate::images::CheckedImage>,
     emit: Emit<'_>,
 ) -> Result<bool, TurnError> {
     // An image that is not one after all is said in the result instead.
@@ -456,6 +456,7 @@ pub(crate) async fn run_call(
     let stopped = match outcome {
         ExecutionOutcome::Completed(text) => {
             let text = after_hooks(env, session_id, call, &shown, text, emit).await;
+            let images = crate::images::check_all(images).await;
             mark_done(store, session_id, &call.id, redact(text), images, emit)
         }
         ExecutionOutcome::Failed(message) => fail(message),

@@ -33,10 +33,15 @@ pub fn estimate_tokens(messages: &[Message]) -> usize {
                     .map(|c| c.name.len() + c.arguments.len())
                     .sum::<usize>()
                 + 16
+                + m.images.len() * IMAGE_TOKENS * 4
         })
         .sum::<usize>()
         / 4
 }
+
+/// What an image costs in context, roughly: a model reads a large one as 1,100 to 1,600
+/// tokens (OpenAI's high detail, Anthropic's 1568-pixel cap), whatever its file's size.
+const IMAGE_TOKENS: usize = 1_600;
 
 /// The id of the last message to fold into a summary: the turns before the most recent
 /// user message that keeps the rest within `keep` tokens. Cutting at a user message never

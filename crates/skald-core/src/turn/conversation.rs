@@ -29,7 +29,7 @@ pub(super) fn conversation(env: &TurnEnv<'_>, session_id: i64) -> Result<Vec<Mes
         )));
     }
     let calls = store.list_tool_calls(session_id)?;
-    let images = crate::images::SessionImages::read(store, session_id)?;
+    let mut images = crate::images::SessionImages::read(store, session_id)?;
     if let Some(board) = scratchpad_message(store, session_id)? {
         out.insert(1, Message::system(board));
     }

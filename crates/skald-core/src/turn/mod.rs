@@ -184,16 +184,7 @@ fn store_prompt(
     emit: Emit<'_>,
 ) -> Result<(), TurnError> {
     let user = match prompt {
-        Some(p) => Some((
-            env.store.append_message_showing(
-                &NewMessage {
-                    stack_id: env.frame.stack_id,
-                    ..NewMessage::new(session_id, Role::User, p.text.as_str())
-                },
-                &p.images,
-            )?,
-            p,
-        )),
+        Some(p) => Some((append_prompt(env, session_id, p)?, p)),
         None => None,
     };
     if !opening.running {
@@ -373,23 +364,56 @@ async fn inject_queued(
         let Some(context) = prompt_hooks(cfg, session_id, &prompt.text, emit).await else {
             continue;
         };
-        let m = env.store.append_message_showing(
-            &NewMessage {
-                stack_id: env.frame.stack_id,
-                ..NewMessage::new(session_id, Role::User, prompt.text.as_str())
-            },
-            &prompt.images,
-        )?;
+        let m = append_prompt(env, session_id, prompt)?;
         emit(Event::UserMessage {
             session_id,
             message_id: m.id,
-            text: prompt.text.clone(),
+            text: m.content.clone(),
             images: crate::images::of_message(env.store, session_id, m.id)?,
         });
         add_hook_context(env, session_id, &context)?;
         any = true;
     }
     Ok(any)
+}
+
+/// Stores a person's message with its images. An image no longer kept (removed since it
+/// was attached) is said in the message instead: the message itself is never lost.
+fn append_prompt(
+    env: &TurnEnv<'_>,
+    session_id: i64,
+    prompt: &Prompt,
+) -> Result<skald_store::Message, TurnError> {
+    let message = |text: String| NewMessage {
+        stack_id: env.frame.stack_id,
+        ..NewMessage::new(session_id, Role::User, text)
+    };
+    match env
+        .store
+        .append_message_showing(&message(prompt.text.clone()), &prompt.images)
+    {
+        Err(skald_store::StoreError::NotFound { what: "image", .. }) => {
+            let mut kept = Vec::new();
+            for image in &prompt.images {
+                if env.store.image(&image.sha256)?.is_some() {
+                    kept.push(image.clone());
+                }
+            }
+            let lost = prompt.images.len() - kept.len();
+            let note = format!(
+                "[{lost} attached image{} could not be kept and {} missing]",
+                if lost == 1 { "" } else { "s" },
+                if lost == 1 { "is" } else { "are" }
+            );
+            let text = if prompt.text.is_empty() {
+                note
+            } else {
+                format!("{}\n\n{note}", prompt.text)
+            };
+            Ok(env.store.append_message_showing(&message(text), &kept)?)
+        }
+        other => Ok(other?),
+    }
 }
 
 /// Takes the deliveries waiting for this chat (finished tasks' results, notifications)

@@ -277,3 +277,42 @@ async fn a_link_swapped_in_while_the_person_is_asked_is_refused_not_followed() {
         "inside\n"
     );
 }
+
+#[test]
+fn a_message_whose_image_is_gone_is_kept_saying_so() {
+    let f = Fixture::new();
+    let cfg = f.cfg(ApprovalMode::Never, "main");
+    let env = f.env(&cfg);
+    let kept = skald_store::ImageBlob {
+        sha256: "ab".repeat(32),
+        media_type: "image/png".into(),
+        width: 1,
+        height: 1,
+        data: vec![1, 2, 3],
+    };
+    f.store.put_image(&kept).unwrap();
+    let prompt = Prompt {
+        text: "look at these".into(),
+        images: vec![
+            skald_store::ImageRef {
+                sha256: kept.sha256.clone(),
+                name: None,
+            },
+            // Removed since it was attached (another chat deleted, a day gone by).
+            skald_store::ImageRef {
+                sha256: "cd".repeat(32),
+                name: None,
+            },
+        ],
+    };
+    let m = append_prompt(&env, f.session_id, &prompt).unwrap();
+    assert_eq!(
+        m.content,
+        "look at these\n\n[1 attached image could not be kept and is missing]"
+    );
+    let shown = f.store.session_images(f.session_id).unwrap();
+    assert_eq!(
+        shown[&skald_store::ImageOwner::Message(m.id)][0].sha256,
+        kept.sha256
+    );
+}
