@@ -598,6 +598,78 @@ test("Shift+Tab puts a chat in plan mode; the agent's plan is approved from its 
   });
 });
 
+// Edit and resend (docs/store.md "Forks", docs/ui.md): an earlier message is edited in
+// place and sent; a new chat opens with the conversation before it and the edited text,
+// which the model answers (it was sent neither the old question nor its answer); the
+// original is unchanged, linked from the fork's header, and lists the fork in its own.
+test("an earlier message edited and sent opens a new chat that answers it; the original stays, linked both ways", async () => {
+  await withSkald([say(["Paris."]), say(["Rome."]), say(["Madrid."])], async ({ page, model, skald }) => {
+    const answered = (text) =>
+      page.waitForFunction(
+        (t) =>
+          [...document.querySelectorAll("[data-testid='message'][data-role='assistant']")].some((m) => m.textContent.includes(t)) &&
+          !document.querySelector("[data-testid='stop']"),
+        text,
+        { timeout: 20_000 },
+      );
+    await newChat(page);
+    await send(page, "Capital of France?");
+    await answered("Paris.");
+    await send(page, "And Italy?");
+    await answered("Rome.");
+    const original = await page.locator(".session.active").getAttribute("data-session-id");
+    // The server titles a chat from its first exchange.
+    await page.waitForFunction(() => document.querySelector(".chat-title h1")?.textContent.trim() !== "New chat", null, { timeout: 10_000 }).catch(() => {});
+    const title = (await page.locator(".chat-title h1").textContent()).trim();
+
+    const italy = page.locator("[data-testid='message'][data-role='user']").filter({ hasText: "And Italy?" });
+    await italy.hover();
+    await italy.getByTestId("message-edit").click();
+    const input = page.getByTestId("message-editor-input");
+    await input.waitFor();
+    assert.equal(await input.inputValue(), "And Italy?");
+    await input.fill("And Spain?");
+    await page.screenshot({ path: join(screenshotsDir, "edit.png") });
+    await input.press("Enter");
+
+    await page.waitForFunction((id) => document.querySelector(".session.active")?.getAttribute("data-session-id") !== id, original, { timeout: 20_000 });
+    const fork = await page.locator(".session.active").getAttribute("data-session-id");
+    await answered("Madrid.");
+    // A chat read while its turn ran is read again when it ends: wait for that.
+    const userTexts = () => [...document.querySelectorAll("[data-testid='message'][data-role='user'] .bubble")].map((b) => b.textContent.trim()).join("|");
+    await page
+      .waitForFunction(() => [...document.querySelectorAll("[data-testid='message'][data-role='user'] .bubble")].map((b) => b.textContent.trim()).join("|") === "Capital of France?|And Spain?", null, { timeout: 10_000 })
+      .catch(async () => assert.fail(`the new chat shows ${await page.evaluate(userTexts)}`));
+    assert.doesNotMatch(await assistantText(page), /Rome\./);
+    assert.equal((await page.locator(".chat-title h1").textContent()).trim(), `${title} (edited)`);
+    assert.equal(model.requests.length, 3);
+    const sent = JSON.stringify(model.requests[2].messages);
+    assert.match(sent, /Capital of France\?/);
+    assert.match(sent, /Paris\./);
+    assert.match(sent, /And Spain\?/);
+    assert.doesNotMatch(sent, /Italy|Rome/);
+    assert.equal(await page.getByTestId("session-item").count(), 2);
+    await page.locator("[data-testid='message'][data-role='assistant']").filter({ hasText: "Madrid." }).hover();
+    await page.waitForTimeout(300);
+    await page.screenshot({ path: join(screenshotsDir, "fork.png") });
+
+    // The original, from the fork's header: as it was, and it lists the fork.
+    const link = page.getByTestId("forked-from");
+    assert.equal((await link.textContent()).trim(), title);
+    await link.click();
+    await page.locator(`.session.active[data-session-id='${original}']`).waitFor({ timeout: 10_000 });
+    await answered("Rome.");
+    assert.equal((await page.locator("[data-testid='message'][data-role='user'] .bubble").last().textContent()).trim(), "And Italy?");
+    await page.getByTestId("forks-button").click();
+    const item = page.locator(`[data-testid='fork-item'][data-session-id='${fork}']`);
+    await item.waitFor();
+    await item.click();
+    await page.locator(`.session.active[data-session-id='${fork}']`).waitFor({ timeout: 10_000 });
+    await answered("Madrid.");
+    assert.equal(model.requests.length, 3, "opening the chats sent nothing");
+  });
+});
+
 // The context view (docs/instructions.md, docs/ui.md): the chat header's chip counts the
 // AGENTS.md files the agent is given and its panel lists them (the person's own, from a
 // config folder of the test's, and the project's) with the project's skills; a turn's

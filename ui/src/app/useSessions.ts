@@ -72,11 +72,18 @@ export function useSessions({ moveTo }: Pick<Navigation, "moveTo">) {
   // failure, arriving late, would overwrite a newer answer.
   const historySeq = useRef(0);
   const historyRequests = useRef(new Map<number, number>());
+  // A history read while the chat's turn runs (an edited message's new chat, a reconnect)
+  // misses the events that came between the server reading it and the UI getting it: such
+  // a chat is read again when its turn ends (or at once, when it ended meanwhile).
+  const turnsEnded = useRef(new Map<number, number>());
+  const readAgainAtDone = useRef(new Set<number>());
   const loadHistory = useCallback(
-    async (sid: number) => {
+    /** `ended`: read again because the turn an earlier read saw running has ended. */
+    async (sid: number, ended = false): Promise<void> => {
       const n = ++historySeq.current;
       historyRequests.current.set(sid, n);
       const latest = () => historyRequests.current.get(sid) === n;
+      const endedBefore = turnsEnded.current.get(sid) ?? 0;
       dispatchChats({ sid, reset: true });
       // The folder's checkpoints, alongside: they go on the tool cards whichever comes first.
       // A server without them (or a failure) leaves the cards as they are.
@@ -87,8 +94,12 @@ export function useSessions({ moveTo }: Pick<Navigation, "moveTo">) {
       try {
         const reply = await t.call({ cmd: "history", session_id: sid, limit: HISTORY_PAGE });
         if (!latest()) return;
-        dispatchChats({ sid, action: { type: "history", reply } });
+        dispatchChats({ sid, action: { type: "history", reply, ended } });
         setLoadErrors(({ [sid]: _x, ...rest }) => rest);
+        if (reply.session.running) {
+          if ((turnsEnded.current.get(sid) ?? 0) !== endedBefore) return loadHistory(sid, true);
+          readAgainAtDone.current.add(sid);
+        }
       } catch (e) {
         if (latest()) setLoadErrors((m) => ({ ...m, [sid]: errorText(e) }));
       }
@@ -145,6 +156,8 @@ export function useSessions({ moveTo }: Pick<Navigation, "moveTo">) {
             setSessions((list) => list && list.map((s) => (s.id === e.session_id ? { ...s, running: true } : s)));
             break;
           case "done":
+            turnsEnded.current.set(e.session_id, (turnsEnded.current.get(e.session_id) ?? 0) + 1);
+            if (readAgainAtDone.current.delete(e.session_id)) void loadHistory(e.session_id, true);
             setSessions((list) => list && list.map((s) => (s.id === e.session_id ? { ...s, running: false, updated_at: Date.now() } : s)));
             // The server may have titled the chat from its first exchange.
             void loadSessions();
@@ -157,7 +170,7 @@ export function useSessions({ moveTo }: Pick<Navigation, "moveTo">) {
             break;
         }
       }),
-    [t, loadSessions],
+    [t, loadSessions, loadHistory],
   );
 
   // ---- actions ----
@@ -201,9 +214,9 @@ export function useSessions({ moveTo }: Pick<Navigation, "moveTo">) {
         })
     : undefined;
 
-  // A rewind's new chat (restore_checkpoint's `fork`): the server made it with the
-  // conversation before the call, so it opens by loading its history. The chat it came
-  // from stays as it is.
+  // A chat the server made from another — a rewind's (restore_checkpoint's `fork`), an
+  // edited message's (edit_message, its turn already running) or "fork from here"'s: it
+  // opens by loading its history. The chat it came from stays as it is.
   const openFork = useCallback(
     (s: SessionInfo) => {
       // A sessions list computed before the fork would drop it and close it.

@@ -49,6 +49,8 @@ export type Item =
       hooks?: HookRun[];
       /** Blocked, and its text already offered back to the composer. */
       returned?: boolean;
+      /** Written by Skald, not the person (a delivered task result): not theirs to edit. */
+      synthetic?: boolean;
     }
   | {
       kind: "assistant";
@@ -112,7 +114,8 @@ export interface ChatState {
 }
 
 export type ChatAction =
-  | { type: "history"; reply: Extract<Reply, { cmd: "history" }> }
+  /** `ended`: the turn an earlier read saw running has ended since (its `done` came). */
+  | { type: "history"; reply: Extract<Reply, { cmd: "history" }>; ended?: boolean }
   | { type: "older"; reply: Extract<Reply, { cmd: "history" }> }
   | { type: "checkpoints"; checkpoints: CheckpointInfo[] }
   | { type: "event"; event: Event }
@@ -195,6 +198,7 @@ export function itemsFromHistory(
           ...(m.images?.length ? { images: m.images } : {}),
           state: "sent",
           at: m.created_at,
+          ...(m.synthetic ? { synthetic: true } : {}),
         },
       });
     } else if (m.role === "assistant") {
@@ -372,7 +376,7 @@ export function chatReducer(state: ChatState, action: ChatAction): ChatState {
         ...state,
         loaded: true,
         items: [...items, ...local],
-        running: r.session.running || streaming || state.running,
+        running: r.session.running || streaming || (state.running && !action.ended),
         hasMore: r.has_more,
         oldestId: r.messages.length ? Math.min(...r.messages.map((m) => m.id)) : state.oldestId,
         stack: [],

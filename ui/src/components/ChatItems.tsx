@@ -1,7 +1,8 @@
-// The rows of the chat: user and assistant bubbles, tool cards, notices, hook runs and
-// sub-agent groups. Rows live inside a virtualised list, so any state that must survive
-// scrolling out of view (expanded cards) is kept outside the components, in
-// `ExpandedContext`.
+// The rows of the chat: user and assistant bubbles (with their actions: edit and resend,
+// fork from here), tool cards, notices, hook runs and sub-agent groups. Rows live inside a
+// virtualised list, so any state that must survive scrolling out of view (expanded cards,
+// the message being edited) is kept outside the components, in `ExpandedContext` and
+// `MessageActionsContext`.
 
 import { createContext, memo, useContext, useEffect, useRef, useState } from "react";
 import type { InboxEntry } from "../protocol";
@@ -13,6 +14,7 @@ import { CheckpointStrip, RestoreLine } from "./Checkpoints";
 import { ArgumentsView, VisibleText } from "./Arguments";
 import { HookRuns } from "./HookRuns";
 import { ImageStrip } from "./Images";
+import { MessageActions, MessageActionsContext, MessageEditor } from "./MessageActions";
 import { EXIT_PLAN_MODE, PlanView, planOf } from "./PlanView";
 import { escapeControlsInline } from "../lib/visible";
 import { mcpServerOf, resourceMention, splitResourceLinks } from "../lib/mcpPrompts";
@@ -39,12 +41,13 @@ export const STATUS_LABEL: Record<ToolStatus, string> = {
   interrupted: "interrupted",
 };
 
-export const ChatRow = memo(function ChatRow({ item, onToggleGroup }: { item: Item; onToggleGroup: (key: string) => void }) {
+/** `nested`: inside a sub-agent's group (its messages are not the chat's own to edit or fork at). */
+export const ChatRow = memo(function ChatRow({ item, onToggleGroup, nested = false }: { item: Item; onToggleGroup: (key: string) => void; nested?: boolean }) {
   switch (item.kind) {
     case "user":
-      return <UserBubble item={item} />;
+      return <UserBubble item={item} nested={nested} />;
     case "assistant":
-      return <AssistantBubble item={item} />;
+      return <AssistantBubble item={item} nested={nested} />;
     case "tool":
       return <ToolCard tool={item.tool} cardKey={item.key} />;
     case "notice":
@@ -77,12 +80,31 @@ function RestoreRow({ item }: { item: Extract<Item, { kind: "restore" }> }) {
   return <RestoreLine item={item} open={expanded.has(item.key)} onToggle={() => expanded.toggle(item.key)} />;
 }
 
-function UserBubble({ item }: { item: Extract<Item, { kind: "user" }> }) {
+function UserBubble({ item, nested }: { item: Extract<Item, { kind: "user" }>; nested: boolean }) {
   const expanded = useContext(ExpandedContext);
+  const actions = useContext(MessageActionsContext);
+  const editing = actions?.editing === item.key;
+  // Stored, and the chat's own: a fork can start from it; the person's own can be edited.
+  const stored = item.id != null && item.state === "sent" && !nested;
+  // Cancelled editing gives the focus back to the Edit button.
+  const ref = useRef<HTMLDivElement>(null);
+  const wasEditing = useRef(editing);
+  useEffect(() => {
+    if (wasEditing.current && !editing) ref.current?.querySelector<HTMLElement>("[data-testid='message-edit']")?.focus();
+    wasEditing.current = editing;
+  }, [editing]);
   return (
-    <div className={`message message-user state-${item.state}`} data-testid="message" data-role="user" data-state={item.state} data-message-id={item.id ?? undefined}>
+    <div
+      ref={ref}
+      className={`message message-user state-${item.state}${editing ? " editing" : ""}`}
+      data-testid="message"
+      data-role="user"
+      data-state={item.state}
+      data-message-id={item.id ?? undefined}
+    >
       {item.images && item.images.length > 0 && <ImageStrip images={item.images} label="Images sent with this message" />}
-      {(item.text !== "" || !item.images?.length) && <div className="bubble plain">{item.text}</div>}
+      {editing ? <MessageEditor item={item} /> : (item.text !== "" || !item.images?.length) && <div className="bubble plain">{item.text}</div>}
+      {stored && !editing && <MessageActions item={item} canEdit={!item.synthetic} />}
       {item.state === "queued" && <div className="meta">queued — delivered at the agent's next step</div>}
       {item.state === "sending" && <div className="meta">sending…</div>}
       {item.state === "failed" && <div className="meta error-text">Not sent: {item.error}</div>}
@@ -99,7 +121,7 @@ function UserBubble({ item }: { item: Extract<Item, { kind: "user" }> }) {
   );
 }
 
-function AssistantBubble({ item }: { item: Extract<Item, { kind: "assistant" }> }) {
+function AssistantBubble({ item, nested }: { item: Extract<Item, { kind: "assistant" }>; nested: boolean }) {
   const ref = useRef<HTMLDivElement>(null);
   useEffect(() => {
     if (ref.current) highlightWithin(ref.current);
@@ -120,6 +142,7 @@ function AssistantBubble({ item }: { item: Extract<Item, { kind: "assistant" }> 
       )}
       {item.streaming && <span className="streaming-cursor" data-testid="streaming" aria-label="The agent is writing" />}
       {item.interrupted && <div className="meta">interrupted</div>}
+      {!item.streaming && !nested && item.text.trim() !== "" && <MessageActions item={item} canEdit={false} />}
     </div>
   );
 }
@@ -264,7 +287,7 @@ function AgentGroup({ item, onToggleGroup }: { item: Extract<Item, { kind: "agen
       {item.expanded && (
         <div className="agent-children">
           {item.children.map((c) => (
-            <ChatRow key={c.key} item={c} onToggleGroup={onToggleGroup} />
+            <ChatRow key={c.key} item={c} onToggleGroup={onToggleGroup} nested />
           ))}
         </div>
       )}

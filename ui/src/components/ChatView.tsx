@@ -18,6 +18,8 @@ import { ContextButton } from "./ContextView";
 import { InboxCard } from "./InboxCards";
 import { ModelPicker } from "./ModelPicker";
 import { ModeToggle } from "./ModeToggle";
+import { ForkInfo } from "./ForkInfo";
+import { MessageActionsContext, storedMessageId, type MessageActionsValue } from "./MessageActions";
 import { EXIT_PLAN_MODE } from "./PlanView";
 import { ProcessesPanel } from "./Processes";
 import { SandboxBadge } from "./SandboxBadge";
@@ -111,6 +113,7 @@ export function ChatView({ session, sessionId, chat, dispatch, loadError, onRetr
         <div className="chat-title">
           <h1>{session?.title || "Untitled chat"}</h1>
           {session?.working_dir && <span className="muted small" title={session.working_dir}>{session.working_dir}</span>}
+          {session && <ForkInfo session={session} />}
         </div>
         <ModelPicker chat={model} />
         <ModeToggle control={mode} />
@@ -328,6 +331,30 @@ function MessageList({
     [dispatch, openFork],
   );
 
+  // Edit and resend, and fork from here: each makes a new chat (the server's), opened in
+  // this one's place; this one stays as it is.
+  const t = useTransport();
+  const [editing, setEditing] = useState<string | null>(null);
+  const sid = chat.sessionId;
+  const messageActions = useMemo<MessageActionsValue>(
+    () => ({
+      editing,
+      setEditing,
+      edit: async (item, text) => {
+        if (item.id == null) throw new Error("this message is not stored yet");
+        const r = await t.call({ cmd: "edit_message", session_id: sid, message_id: item.id, text, ...(item.images?.length ? { images: item.images } : {}) });
+        setEditing(null);
+        openFork(r.session);
+      },
+      fork: async (item) => {
+        const id = await storedMessageId(t, sid, item);
+        const r = await t.call({ cmd: "fork_session", session_id: sid, message_id: id });
+        openFork(r.session);
+      },
+    }),
+    [editing, t, sid, openFork],
+  );
+
   // Links in rendered Markdown: files open in the viewer, other sites in a new tab.
   const onClick = (e: React.MouseEvent) => onMarkdownClick(e, openViewer);
 
@@ -347,6 +374,7 @@ function MessageList({
             </div>
           )}
           <ExpandedContext.Provider value={expanded}>
+            <MessageActionsContext.Provider value={messageActions}>
             <CheckpointActions.Provider value={checkpointActions}>
               <div className="virtual-inner" style={{ height: total }}>
                 {virtualizer.getVirtualItems().map((v) => {
@@ -374,6 +402,7 @@ function MessageList({
                 })}
               </div>
             </CheckpointActions.Provider>
+            </MessageActionsContext.Provider>
           </ExpandedContext.Provider>
         </>
       )}

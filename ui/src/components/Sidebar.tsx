@@ -142,6 +142,7 @@ function SessionRow({ s, active, onSelect, onRename, onDelete }: { s: SessionInf
             </span>
             <span className="session-meta small muted">
               {s.kind === "background" ? "background · " : ""}
+              {s.forked_from != null ? "fork · " : ""}
               {formatTime(s.updated_at)}
             </span>
           </button>
