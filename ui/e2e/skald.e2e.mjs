@@ -670,6 +670,43 @@ test("an earlier message edited and sent opens a new chat that answers it; the o
   });
 });
 
+// Cost (docs/models.md "Cost", docs/ui.md): with a price for the scripted model in
+// config.toml (per million tokens; the harness's usage chunk says 10 in, 5 out), the chat
+// header shows what each turn cost, the chat's sum and today's, and Settings today's.
+test("the chat header shows what the chat and today cost, at the configured price, and Settings today's", async () => {
+  // 10 × $1,000 + 5 × $2,000 per million tokens: $0.02 a call.
+  const config = '[models.prices]\n"openai/scripted-model" = { input = 1000.0, output = 2000.0 }\n';
+  await withSkald(
+    [say(["One."]), say(["Two."])],
+    async ({ page, skald }) => {
+      await newChat(page);
+      await send(page, "First");
+      await waitForAnswer(page, skald);
+      const cost = page.getByTestId("cost-usage");
+      await cost.filter({ hasText: "$0.0200 · today $0.0200" }).waitFor({ timeout: 10_000 });
+      assert.equal(await cost.getAttribute("data-unpriced"), "0");
+      await send(page, "Second");
+      await page.waitForFunction(
+        () =>
+          [...document.querySelectorAll("[data-testid='message'][data-role='assistant']")].some((m) => m.textContent.includes("Two.")) &&
+          !document.querySelector("[data-testid='stop']"),
+        null,
+        { timeout: 20_000 },
+      );
+      await cost.filter({ hasText: "$0.0400 · today $0.0400" }).waitFor({ timeout: 10_000 });
+      const title = await cost.getAttribute("title");
+      assert.match(title, /This chat: 2 model calls, 20 tokens in, 10 out — \$0\.0400/);
+      assert.match(title, /Last turn: 1 model call, 10 tokens in, 5 out — \$0\.0200/);
+      assert.match(title, /Today, every chat and task: \$0\.0400/);
+      await page.getByTestId("token-usage").filter({ hasText: "20 in · 10 out" }).waitFor();
+
+      await page.getByTestId("nav-settings").click();
+      await page.getByTestId("today-cost").filter({ hasText: "Spent today: $0.0400" }).waitFor({ timeout: 10_000 });
+    },
+    { ".skald-data/config.toml": config },
+  );
+});
+
 // The context view (docs/instructions.md, docs/ui.md): the chat header's chip counts the
 // AGENTS.md files the agent is given and its panel lists them (the person's own, from a
 // config folder of the test's, and the project's) with the project's skills; a turn's

@@ -23,6 +23,7 @@ import { MessageActionsContext, storedMessageId, type MessageActionsValue } from
 import { EXIT_PLAN_MODE } from "./PlanView";
 import { ProcessesPanel } from "./Processes";
 import { SandboxBadge } from "./SandboxBadge";
+import { UsageChips } from "./Usage";
 import { EmptyState, ErrorState, Icon, Spinner } from "./ui";
 
 export const HISTORY_PAGE = 500;
@@ -117,7 +118,7 @@ export function ChatView({ session, sessionId, chat, dispatch, loadError, onRetr
         </div>
         <ModelPicker chat={model} />
         <ModeToggle control={mode} />
-        <UsageChip sessionId={sessionId} running={chat.running} />
+        <UsageChips sessionId={sessionId} running={chat.running} />
         <ContextButton key={`context-${sessionId}`} sessionId={sessionId} open={contextOpen} onOpenChange={onContextOpen} />
         <SandboxBadge key={sessionId} sessionId={sessionId} />
         {chat.running && <span className="chip chip-running">working</span>}
@@ -182,34 +183,6 @@ function useFileDrop(onFiles: (files: File[]) => void) {
     },
   };
   return { over, handlers };
-}
-
-const compact = (n: number) => (n >= 10_000 ? `${Math.round(n / 1000)}k` : n >= 1000 ? `${(n / 1000).toFixed(1)}k` : String(n));
-
-/** Tokens the chat's model calls used: read when the chat opens and after each turn. */
-function UsageChip({ sessionId, running }: { sessionId: number; running: boolean }) {
-  const t = useTransport();
-  const [usage, setUsage] = useState<{ input: number; output: number; requests: number } | null>(null);
-  useEffect(() => {
-    if (running) return;
-    let live = true;
-    t.call({ cmd: "usage", session_id: sessionId })
-      .then((u) => live && setUsage({ input: u.input_tokens, output: u.output_tokens, requests: u.requests }))
-      .catch(() => live && setUsage(null));
-    return () => {
-      live = false;
-    };
-  }, [t, sessionId, running]);
-  if (!usage || usage.requests === 0) return null;
-  return (
-    <span
-      className="muted small usage"
-      data-testid="token-usage"
-      title={`${usage.requests} model calls: ${usage.input} tokens in, ${usage.output} out`}
-    >
-      {compact(usage.input)} in · {compact(usage.output)} out
-    </span>
-  );
 }
 
 /** Keeps assistant HTML in step with its text: throttled while streaming, once after. */

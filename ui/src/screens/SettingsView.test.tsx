@@ -1,13 +1,15 @@
 // Settings → LaTeX: which TeX bundle previews use, the "Works offline" badge, building the
 // offline bundle from the installed TeX Live with its progress (tex_bundle events), the
 // settings read again after the build, a failed build's error, and the hint to install
-// TeX Live where there is none.
+// TeX Live where there is none. Settings → Models: what today's model calls cost. Settings
+// → MCP servers: signing in.
 
 import { act } from "react";
 import { createRoot, type Root } from "react-dom/client";
 import { afterEach, describe, expect, it } from "vitest";
-import { TransportContext } from "../app/context";
-import type { Command, McpServerInfo, TexStatus } from "../protocol";
+import { AppContext, TransportContext } from "../app/context";
+import { fakeApp } from "../test/fakeApp";
+import type { Command, McpServerInfo, SessionInfo, TexStatus } from "../protocol";
 import { ServerError } from "../transport";
 import { FakeTransport } from "../test/fakeTransport";
 import { settle } from "../test/settle";
@@ -86,14 +88,16 @@ class FakeServer extends FakeTransport {
 let container: HTMLDivElement;
 let root: Root | null = null;
 
-async function render(server: FakeServer) {
+async function render(server: FakeServer, sessions: SessionInfo[] = []) {
   container = document.createElement("div");
   document.body.appendChild(container);
   root = createRoot(container);
   await act(async () => {
     root!.render(
       <TransportContext.Provider value={server}>
-        <SettingsView theme="system" onTheme={() => {}} />
+        <AppContext.Provider value={fakeApp({ sessions })}>
+          <SettingsView theme="system" onTheme={() => {}} />
+        </AppContext.Provider>
       </TransportContext.Provider>,
     );
   });
@@ -264,5 +268,27 @@ describe("Settings → MCP servers", () => {
     const again = q("mcp-sign-in") as HTMLButtonElement;
     expect(again.disabled).toBe(false);
     expect(again.textContent).toBe("Sign in");
+  });
+});
+
+describe("Settings → Models", () => {
+  it("says what today's model calls cost, and follows each turn's", async () => {
+    const server = new FakeServer({ bundle: ONLINE, offline: false, system_tex: null });
+    server.today = 0.4;
+    await render(server, [server.sessionInfo(3)]);
+    expect(server.sent("usage")).toEqual([{ cmd: "usage", session_id: 3 }]);
+    expect(q("today-cost")?.textContent).toContain("Spent today: $0.40");
+    expect(q("today-cost")?.textContent).toContain("no known price");
+    await act(async () =>
+      server.emit(7, { type: "turn_usage", session_id: 7, requests: 1, input_tokens: 10, output_tokens: 5, cost_usd: 0.02, unpriced: 0, chat_cost_usd: 0.02, today_cost_usd: 0.42 }),
+    );
+    expect(q("today-cost")?.textContent).toContain("Spent today: $0.42");
+  });
+
+  it("says nothing of it with no chat to ask", async () => {
+    const server = new FakeServer({ bundle: ONLINE, offline: false, system_tex: null });
+    await render(server);
+    expect(server.count("usage")).toBe(0);
+    expect(q("today-cost")).toBeNull();
   });
 });
