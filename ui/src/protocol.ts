@@ -96,7 +96,7 @@ chat_cost_usd: number,
 /**
  * Every call since midnight (local time), of any chat or task.
  */
-today_cost_usd: number, } | { "type": "agent_done", stack_id: number, agent_id: string, outcome: TurnOutcome, } | { "type": "approval_required", tool_call_id: string, name: string, arguments: JsonValue, label: string, reason: string, inbox_id: number, } | { "type": "agent_question", tool_call_id: string, inbox_id: number, question: string, suggested_answers: Array<string>, } | { "type": "inbox_requested", item: InboxEntry, } | { "type": "inbox_resolved", id: number, session_id: number, status: InboxStatus, } | { "type": "context_compacted", session_id: number, up_to_message_id: number, } | { "type": "model_fallback", from: string, to: string, reason: string, } | { "type": "tool_progress", tool_call_id: string, progress: number, total?: number, message?: string, } | { "type": "mcp_status", server: string, status: McpStatus, } | { "type": "open_file", path: string, } | { "type": "file_changed", path: string, } | { "type": "prompt_progress", read: number, total: number, } | { "type": "model_pull", name: string, done: number, total: number, } | { "type": "model_prepare", name: string, read: number, total: number, } | { "type": "latex_progress", path: string, stage: LatexStage, } | { "type": "tex_bundle", done: number, total: number, } | { "type": "task_update", task_id: number, 
+today_cost_usd: number, } | { "type": "agent_done", stack_id: number, agent_id: string, outcome: TurnOutcome, } | { "type": "approval_required", tool_call_id: string, name: string, arguments: JsonValue, label: string, reason: string, inbox_id: number, } | { "type": "agent_question", tool_call_id: string, inbox_id: number, question: string, suggested_answers: Array<string>, } | { "type": "inbox_requested", item: InboxEntry, } | { "type": "inbox_resolved", id: number, session_id: number, status: InboxStatus, } | { "type": "compaction_started", session_id: number, up_to_message_id: number, tokens: number, window: number, } | { "type": "context_compacted", session_id: number, up_to_message_id: number, } | { "type": "model_fallback", from: string, to: string, reason: string, } | { "type": "tool_progress", tool_call_id: string, progress: number, total?: number, message?: string, } | { "type": "mcp_status", server: string, status: McpStatus, } | { "type": "open_file", path: string, } | { "type": "file_changed", path: string, } | { "type": "prompt_progress", read: number, total: number, } | { "type": "model_pull", name: string, done: number, total: number, } | { "type": "model_prepare", name: string, read: number, total: number, } | { "type": "latex_progress", path: string, stage: LatexStage, } | { "type": "tex_bundle", done: number, total: number, } | { "type": "task_update", task_id: number, 
 /**
  * The background session the task works in.
  */
@@ -316,7 +316,7 @@ export type Command = { "cmd": "list_sessions" } | { "cmd": "create_session", ti
 /**
  * The folder the agent works in; the server's folder when absent.
  */
-working_dir?: string, agent_id?: string, } | { "cmd": "rename_session", session_id: number, title: string, } | { "cmd": "delete_session", session_id: number, } | { "cmd": "history", session_id: number, before?: number, limit?: number, } | { "cmd": "usage", session_id: number, } | { "cmd": "sandbox", session_id: number, } | { "cmd": "set_sandbox", session_id: number, mode: SandboxMode, network: boolean, } | { "cmd": "fork_session", session_id: number, message_id: number, } | { "cmd": "edit_message", session_id: number, message_id: number, text: string, images?: Array<ChatImage>, } | { "cmd": "set_session_mode", session_id: number, mode: ChatMode, } | { "cmd": "list_models" } | { "cmd": "set_session_model", session_id: number, model?: string, effort?: string, } | { "cmd": "session_context", session_id: number, } | { "cmd": "approve_hooks", session_id: number, sha256: string, } | { "cmd": "checkpoints", session_id: number, } | { "cmd": "checkpoint_diff", id: number, path?: string, } | { "cmd": "restore_checkpoint", id: number, rewind?: boolean, } | { "cmd": "send_message", session_id: number, text: string, 
+working_dir?: string, agent_id?: string, } | { "cmd": "rename_session", session_id: number, title: string, } | { "cmd": "delete_session", session_id: number, } | { "cmd": "history", session_id: number, before?: number, limit?: number, } | { "cmd": "usage", session_id: number, } | { "cmd": "sandbox", session_id: number, } | { "cmd": "set_sandbox", session_id: number, mode: SandboxMode, network: boolean, } | { "cmd": "fork_session", session_id: number, message_id: number, } | { "cmd": "edit_message", session_id: number, message_id: number, text: string, images?: Array<ChatImage>, } | { "cmd": "set_session_mode", session_id: number, mode: ChatMode, } | { "cmd": "context_usage", session_id: number, } | { "cmd": "compact_now", session_id: number, } | { "cmd": "undo_compaction", session_id: number, } | { "cmd": "list_models" } | { "cmd": "set_session_model", session_id: number, model?: string, effort?: string, } | { "cmd": "session_context", session_id: number, } | { "cmd": "approve_hooks", session_id: number, sha256: string, } | { "cmd": "checkpoints", session_id: number, } | { "cmd": "checkpoint_diff", id: number, path?: string, } | { "cmd": "restore_checkpoint", id: number, rewind?: boolean, } | { "cmd": "send_message", session_id: number, text: string, 
 /**
  * Images attached with it, by what `AttachImage` answered (only `sha256` and
  * `name` are read).
@@ -377,7 +377,11 @@ export type Reply = { "cmd": "list_sessions", sessions: Array<SessionInfo>, } | 
 /**
  * Older messages exist before the first one returned.
  */
-has_more: boolean, } | { "cmd": "usage", 
+has_more: boolean, 
+/**
+ * The chat's latest compaction, whose messages the chat shows collapsed under it.
+ */
+summary?: SummaryInfo, } | { "cmd": "usage", 
 /**
  * Model calls made.
  */
@@ -397,7 +401,31 @@ today_cost_usd: number, } | { "cmd": "sandbox", sandbox: SandboxInfo, } | { "cmd
 /**
  * The new chat, where the edited message was sent.
  */
-session: SessionInfo, queued: boolean, } | { "cmd": "list_models", 
+session: SessionInfo, queued: boolean, } | { "cmd": "context_usage", 
+/**
+ * The next request's estimated tokens, all parts together.
+ */
+tokens: number, 
+/**
+ * The model's window.
+ */
+window: number, 
+/**
+ * Percent of the window at which older turns are summarised (0: only when asked).
+ */
+compact_at: number, 
+/**
+ * What the last model call actually read, when there was one.
+ */
+last_input_tokens?: number, parts: Array<ContextPart>, } | { "cmd": "compact_now", 
+/**
+ * A summary was made (there were older turns to fold in).
+ */
+compacted: boolean, } | { "cmd": "undo_compaction", 
+/**
+ * A compaction was undone.
+ */
+undone: boolean, } | { "cmd": "list_models", 
 /**
  * The configured model first, then its fallbacks, then the local models.
  */
@@ -805,6 +833,21 @@ takes_effort: boolean,
  * The configured model (what a chat without its own uses).
  */
 default: boolean, };
+
+/**
+ * One part of what fills a chat's context.
+ */
+export type ContextPart = { 
+/**
+ * system | instructions | tools | summary | messages | tool_results
+ */
+what: string, tokens: number, };
+
+/**
+ * A compaction: the summary that stands for the messages up to `up_to_message_id`
+ * (which stay in the store and in the history).
+ */
+export type SummaryInfo = { up_to_message_id: number, summary: string, created_at: number, };
 
 /**
  * How a chat's agent works (docs/agent-loop.md, "Plan mode").

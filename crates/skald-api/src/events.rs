@@ -136,6 +136,15 @@ pub enum Event {
         session_id: i64,
         status: crate::records::InboxStatus,
     },
+    /// Older turns are being summarised, before it happens (docs/agent-loop.md, "Long
+    /// conversations"): the messages up to `up_to_message_id` will be folded into a
+    /// summary; `tokens` is the context's estimate over the model's `window`.
+    CompactionStarted {
+        session_id: i64,
+        up_to_message_id: i64,
+        tokens: u64,
+        window: u64,
+    },
     /// Older turns were summarised to keep the context within the model's window (they
     /// stay in the store).
     ContextCompacted {

@@ -101,6 +101,20 @@ pub enum Command {
         session_id: i64,
         mode: crate::records::ChatMode,
     },
+    /// What fills the chat's context now, part by part (docs/agent-loop.md, "Long
+    /// conversations").
+    ContextUsage {
+        session_id: i64,
+    },
+    /// Summarises the chat's older turns now, whatever its threshold. Refused while its
+    /// turn runs.
+    CompactNow {
+        session_id: i64,
+    },
+    /// Undoes the chat's latest compaction: the turns it summarised are sent whole again.
+    UndoCompaction {
+        session_id: i64,
+    },
     /// The models a chat can be given (docs/models.md, "A model per chat").
     ListModels,
     /// Gives the chat its own model (`provider/model`; none: the configured one) and
@@ -371,6 +385,10 @@ pub enum Reply {
         tool_calls: Vec<ToolCallInfo>,
         /// Older messages exist before the first one returned.
         has_more: bool,
+        /// The chat's latest compaction, whose messages the chat shows collapsed under it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        summary: Option<SummaryInfo>,
     },
     Usage {
         /// Model calls made.
@@ -400,6 +418,29 @@ pub enum Reply {
         /// The new chat, where the edited message was sent.
         session: SessionInfo,
         queued: bool,
+    },
+    ContextUsage {
+        /// The next request's estimated tokens, all parts together.
+        #[ts(type = "number")]
+        tokens: u64,
+        /// The model's window.
+        #[ts(type = "number")]
+        window: u64,
+        /// Percent of the window at which older turns are summarised (0: only when asked).
+        compact_at: u8,
+        /// What the last model call actually read, when there was one.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional, type = "number")]
+        last_input_tokens: Option<u64>,
+        parts: Vec<ContextPart>,
+    },
+    CompactNow {
+        /// A summary was made (there were older turns to fold in).
+        compacted: bool,
+    },
+    UndoCompaction {
+        /// A compaction was undone.
+        undone: bool,
     },
     ListModels {
         /// The configured model first, then its fallbacks, then the local models.
@@ -615,6 +656,24 @@ pub struct SessionInfo {
     pub forked_after: Option<i64>,
     /// Plan or act (docs/agent-loop.md, "Plan mode").
     pub mode: crate::records::ChatMode,
+}
+
+/// One part of what fills a chat's context.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct ContextPart {
+    /// system | instructions | tools | summary | messages | tool_results
+    pub what: String,
+    #[ts(type = "number")]
+    pub tokens: u64,
+}
+
+/// A compaction: the summary that stands for the messages up to `up_to_message_id`
+/// (which stay in the store and in the history).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct SummaryInfo {
+    pub up_to_message_id: i64,
+    pub summary: String,
+    pub created_at: i64,
 }
 
 /// A model a chat can be given, and what it can do.

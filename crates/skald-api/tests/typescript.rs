@@ -92,6 +92,8 @@ fn generate() -> String {
         decl::<McpResourceInfo>(),
         decl::<skald_api::ChatImage>(),
         decl::<ModelOption>(),
+        decl::<ContextPart>(),
+        decl::<SummaryInfo>(),
         decl::<skald_api::records::ChatMode>(),
     ];
     // Ids, sizes and millisecond timestamps are far below 2^53 and travel as JSON

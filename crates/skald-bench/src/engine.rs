@@ -75,6 +75,7 @@ impl Bench {
                 instructions: Default::default(),
                 hooks: Default::default(),
                 effort: None,
+                compact_at: 80,
             },
             health: ModelHealth::default(),
             _data: data,

@@ -20,6 +20,9 @@ pub const DEFAULT_CONFIG_TOML: &str = r#"# Skald configuration.
 # [agent]
 # Most model rounds in one turn before it ends as "exhausted".
 # max_rounds = 20
+# How full the context may get (percent of the window) before older turns are summarised;
+# 0: only when asked (compact now).
+# compact_at = 80
 
 # [models]
 # The model when neither --model nor SKALD_MODEL says: `provider/model`, e.g.
@@ -353,11 +356,17 @@ impl SandboxSettings {
 #[serde(default, deny_unknown_fields)]
 pub struct AgentConfig {
     pub max_rounds: usize,
+    /// How full the context may get, in percent of the model's window, before older turns
+    /// are summarised (docs/agent-loop.md, "Long conversations"); 0 never does it unasked.
+    pub compact_at: u8,
 }
 
 impl Default for AgentConfig {
     fn default() -> Self {
-        AgentConfig { max_rounds: 20 }
+        AgentConfig {
+            max_rounds: 20,
+            compact_at: 80,
+        }
     }
 }
 

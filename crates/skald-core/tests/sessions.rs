@@ -58,6 +58,7 @@ fn manager_windowed(
         Arc::new(Library::load(data).unwrap()),
         TurnSettings {
             max_rounds: 10,
+            compact_at: 80,
             approval,
             context_window,
             mcp: Default::default(),

@@ -204,11 +204,20 @@ impl Service {
                 }
             })
             .collect();
+        let summary =
+            self.store
+                .latest_summary(session_id)?
+                .map(|s| skald_api::protocol::SummaryInfo {
+                    up_to_message_id: s.up_to_message_id,
+                    summary: s.summary,
+                    created_at: s.created_at,
+                });
         Ok(Reply::History {
             session: self.session_info(session),
             messages,
             tool_calls,
             has_more: start > 0,
+            summary,
         })
     }
 
@@ -470,6 +479,68 @@ impl Service {
             .into_iter()
             .find(|m| m.id == message_id)
             .ok_or_else(|| invalid(format!("chat {session_id} has no message {message_id}")))
+    }
+
+    /// What fills the chat's context now (docs/agent-loop.md, "Long conversations").
+    pub(crate) fn context_usage(&self, session_id: i64) -> Result<Reply, ServiceError> {
+        let engine = self.sessions.engine();
+        let (parts, window, compact_at) = engine
+            .context_of(session_id)
+            .map_err(|e| invalid(e.to_string()))?;
+        let last_input_tokens = self.store.last_input_tokens(session_id)?;
+        let part = |what: &str, tokens: u64| skald_api::protocol::ContextPart {
+            what: what.to_string(),
+            tokens,
+        };
+        Ok(Reply::ContextUsage {
+            tokens: parts.total(),
+            window: window as u64,
+            compact_at,
+            last_input_tokens,
+            parts: vec![
+                part("system", parts.system),
+                part("instructions", parts.instructions),
+                part("tools", parts.tools),
+                part("summary", parts.summary),
+                part("messages", parts.messages),
+                part("tool_results", parts.tool_results),
+            ],
+        })
+    }
+
+    /// "Compact now", in the background: its events come as a turn's do.
+    pub(crate) fn compact_now(&self, session_id: i64) -> Result<Reply, ServiceError> {
+        self.store.get_session(session_id)?;
+        if self.sessions.is_running(session_id) {
+            return Err(invalid(
+                "the chat's turn is running; compact it when the turn has ended",
+            ));
+        }
+        let engine = self.sessions.engine().clone();
+        let events = self.events.clone();
+        tokio::spawn(async move {
+            let emit = |event: skald_api::events::Event| {
+                let _ = events.send(skald_api::protocol::ServerMessage::Event {
+                    session_id: Some(session_id),
+                    event,
+                });
+            };
+            let never = skald_api::CancellationToken::new();
+            if let Err(e) = engine.compact_session(session_id, &never, &emit).await {
+                emit(skald_api::events::Event::Error {
+                    message: format!("the chat could not be compacted: {e}"),
+                });
+            }
+        });
+        Ok(Reply::CompactNow { compacted: true })
+    }
+
+    /// Undoes the chat's latest compaction.
+    pub(crate) fn undo_compaction(&self, session_id: i64) -> Result<Reply, ServiceError> {
+        self.store.get_session(session_id)?;
+        Ok(Reply::UndoCompaction {
+            undone: self.store.undo_latest_summary(session_id)?.is_some(),
+        })
     }
 }
 

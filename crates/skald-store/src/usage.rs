@@ -89,6 +89,20 @@ impl Store {
         self.usage_where("session_id = ?1", params![session_id])
     }
 
+    /// What the session's latest model call that answered read, in tokens.
+    pub fn last_input_tokens(&self, session_id: i64) -> Result<Option<u64>, StoreError> {
+        Ok(self
+            .conn()
+            .query_row(
+                "SELECT input_tokens FROM llm_requests
+                 WHERE session_id = ?1 AND status = 'ok' ORDER BY id DESC LIMIT 1",
+                [session_id],
+                |r| r.get::<_, i64>(0),
+            )
+            .optional()?
+            .map(|n| u64::try_from(n).unwrap_or(0)))
+    }
+
     /// A session's calls that started at `since` (Unix ms) or later: a turn's.
     pub fn session_usage_since(
         &self,
@@ -176,6 +190,17 @@ impl Store {
             )
             .optional()?)
     }
+
+    /// Undoes a chat's latest compaction: its summary goes, and the messages it stood for
+    /// are sent whole again (they were never deleted). Returns the summary removed.
+    pub fn undo_latest_summary(&self, session_id: i64) -> Result<Option<Summary>, StoreError> {
+        let latest = self.latest_summary(session_id)?;
+        if let Some(s) = &latest {
+            self.conn()
+                .execute("DELETE FROM chat_summaries WHERE id = ?1", [s.id])?;
+        }
+        Ok(latest)
+    }
 }
 
 #[cfg(test)]
@@ -260,5 +285,20 @@ mod tests {
         assert_eq!((turn.requests, turn.cost_usd, turn.unpriced), (2, 0.5, 1));
         let day = store.usage_since(5_000).unwrap();
         assert_eq!((day.requests, day.cost_usd, day.unpriced), (4, 3.5, 1));
+    }
+
+    #[test]
+    fn a_compaction_is_undone_to_the_one_before() {
+        let store = Store::open_in_memory().unwrap();
+        let s = store.create_session(&NewSession::default()).unwrap();
+        assert_eq!(store.undo_latest_summary(s.id).unwrap(), None);
+        store.add_summary(s.id, 5, "first").unwrap();
+        store.add_summary(s.id, 9, "second").unwrap();
+        let undone = store.undo_latest_summary(s.id).unwrap().unwrap();
+        assert_eq!(undone.summary, "second");
+        assert_eq!(
+            store.latest_summary(s.id).unwrap().unwrap().summary,
+            "first"
+        );
     }
 }

@@ -72,6 +72,8 @@ fn a_two_round_turn_reads_a_file_and_answers() {
             "tool_start",
             "tool_done",
             "token_delta",
+            // What the turn cost, said just before it ends (docs/events.md, turn_usage).
+            "turn_usage",
             "done"
         ]
     );

@@ -730,6 +730,115 @@ fn plan_mode_is_set_from_the_ui_and_applies_from_the_next_turn() {
     );
 }
 
+/// A context a person can see and a compaction that loses nothing: what fills the context,
+/// "compact now" announced and made, the summary shown over its messages, and undone.
+#[test]
+fn the_context_is_shown_compacted_on_request_and_the_compaction_undone() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    // Never unasked: only "compact now" summarises.
+    std::fs::write(data.join("config.toml"), "[agent]\ncompact_at = 0\n").unwrap();
+    let model = ScriptedServer::new(vec![
+        answer("First answer."),
+        answer("Second answer."),
+        answer("SUMMARY: the person asked twice.\nLeft out: nothing."),
+    ]);
+    let s = serve(&data, dir.path(), Some(&model));
+    let mut ws = s.ws();
+    let id = new_chat(&mut ws);
+    for (text, said) in [
+        ("First question?", "First answer."),
+        ("Second question?", "Second answer."),
+    ] {
+        ws.call(json!({"cmd": "send_message", "session_id": id, "text": text}))
+            .unwrap();
+        ws.event(|e| e["type"] == "done" && e["text"] == said);
+    }
+    let usage = ws
+        .call(json!({"cmd": "context_usage", "session_id": id}))
+        .unwrap();
+    assert_eq!(usage["window"], 128_000);
+    assert_eq!(usage["compact_at"], 0);
+    let part = |what: &str| {
+        usage["parts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["what"] == what)
+            .unwrap()["tokens"]
+            .as_u64()
+            .unwrap()
+    };
+    assert!(part("system") > 100, "{usage}");
+    assert!(part("tools") > 1000, "{usage}");
+    assert!(part("messages") > 5, "{usage}");
+    assert_eq!(part("summary"), 0);
+    let total: u64 = [
+        "system",
+        "instructions",
+        "tools",
+        "summary",
+        "messages",
+        "tool_results",
+    ]
+    .iter()
+    .map(|w| part(w))
+    .sum();
+    assert_eq!(usage["tokens"], total);
+    assert!(usage["last_input_tokens"].is_u64() || usage.get("last_input_tokens").is_none());
+    // Compact now: announced, then made; the messages stay.
+    ws.call(json!({"cmd": "compact_now", "session_id": id}))
+        .unwrap();
+    let started = ws.event(|e| e["type"] == "compaction_started");
+    let up_to = started["event"]["up_to_message_id"].as_i64().unwrap();
+    ws.event(|e| e["type"] == "context_compacted");
+    let h = ws
+        .call(json!({"cmd": "history", "session_id": id}))
+        .unwrap();
+    assert_eq!(h["messages"].as_array().unwrap().len(), 4);
+    assert_eq!(h["summary"]["up_to_message_id"], up_to);
+    assert!(
+        h["summary"]["summary"]
+            .as_str()
+            .unwrap()
+            .contains("Left out:")
+    );
+    let asked = model.recorded()[2].body["messages"].to_string();
+    assert!(
+        asked.contains("Left out:"),
+        "the summary is asked to say what it leaves out"
+    );
+    let usage = ws
+        .call(json!({"cmd": "context_usage", "session_id": id}))
+        .unwrap();
+    assert!(part_of(&usage, "summary") > 0, "{usage}");
+    // Undone: the turns are sent whole again.
+    let undone = ws
+        .call(json!({"cmd": "undo_compaction", "session_id": id}))
+        .unwrap();
+    assert_eq!(undone["undone"], true);
+    let h = ws
+        .call(json!({"cmd": "history", "session_id": id}))
+        .unwrap();
+    assert!(h.get("summary").is_none(), "{h}");
+    let again = ws
+        .call(json!({"cmd": "undo_compaction", "session_id": id}))
+        .unwrap();
+    assert_eq!(again["undone"], false);
+}
+
+fn part_of(usage: &Value, what: &str) -> u64 {
+    usage["parts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["what"] == what)
+        .unwrap()["tokens"]
+        .as_u64()
+        .unwrap()
+}
+
 /// The app prepares its default local model itself when it starts (its chats may be
 /// offered what `skald exec`'s are not, so the command line's preparation need not match
 /// them): the state is saved with no chat open, and the first chat reads none of the

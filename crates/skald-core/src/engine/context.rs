@@ -61,6 +61,8 @@ pub struct TurnConfig {
     /// How hard the chat's model reasons, for a model that takes an effort (docs/models.md,
     /// "Reasoning effort"); its default when `None`.
     pub effort: Option<skald_llm::effort::Effort>,
+    /// Percent of the window the context may fill before it is compacted; 0: never unasked.
+    pub compact_at: u8,
 }
 
 /// What a person sends: its text, and the images pasted or attached with it (kept in the

@@ -58,6 +58,8 @@ fn process_owner() -> String {
 #[derive(Debug, Clone)]
 pub struct TurnSettings {
     pub max_rounds: usize,
+    /// config.toml `[agent] compact_at`.
+    pub compact_at: u8,
     /// What happens to calls needing approval in chats the engine drives.
     pub approval: ApprovalMode,
     pub context_window: usize,
@@ -88,6 +90,7 @@ impl TurnSettings {
     ) -> TurnSettings {
         TurnSettings {
             max_rounds: config.agent.max_rounds.max(1),
+            compact_at: config.agent.compact_at.min(100),
             approval,
             context_window: config.models.context_window,
             mcp: config.mcp.clone(),
@@ -463,6 +466,7 @@ impl Engine {
                 .effort
                 .as_deref()
                 .and_then(skald_llm::effort::Effort::parse),
+            compact_at: self.settings.compact_at,
         })
     }
 

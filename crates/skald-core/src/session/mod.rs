@@ -38,4 +38,36 @@ impl Engine {
         resume::resume_pending_tools(&env, session_id, cancel, emit).await?;
         Ok(turn::run_turn(&env, session_id, prompt, cancel, emit).await?)
     }
+
+    /// "Compact now": summarises the chat's older turns whatever its threshold
+    /// (docs/agent-loop.md, "Long conversations"). Returns whether a summary was made.
+    pub async fn compact_session(
+        self: &Arc<Self>,
+        session_id: i64,
+        cancel: &CancellationToken,
+        emit: Emit<'_>,
+    ) -> Result<bool, EngineError> {
+        let session = self.store.get_session(session_id)?;
+        let _hold = self.hold_session(session_id)?;
+        let cfg = self.config_for(&session, self.settings.approval)?;
+        let chat_models = self.models_for(&session)?;
+        let mut env = self.env(&cfg, None, None);
+        if let Some(models) = &chat_models {
+            env.models = models;
+        }
+        Ok(turn::compact::compact_now(&env, session_id, cancel, emit).await?)
+    }
+
+    /// What fills the chat's context now: the parts of the request its next round would
+    /// send, the window, and the share of it at which it is compacted.
+    pub fn context_of(
+        self: &Arc<Self>,
+        session_id: i64,
+    ) -> Result<(turn::context_usage::ContextParts, usize, u8), EngineError> {
+        let session = self.store.get_session(session_id)?;
+        let cfg = self.config_for(&session, self.settings.approval)?;
+        let env = self.env(&cfg, None, None);
+        let parts = turn::context_usage::context_parts(&env, session_id)?;
+        Ok((parts, cfg.context_window, cfg.compact_at))
+    }
 }

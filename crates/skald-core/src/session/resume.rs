@@ -179,6 +179,7 @@ mod tests {
             instructions: Default::default(),
             hooks: Default::default(),
             effort: None,
+            compact_at: 80,
         };
         let env = TurnEnv {
             store: &store,

@@ -9,9 +9,8 @@ use skald_api::events::Event;
 use skald_llm::{Message, Request};
 use skald_store::{Role, Store};
 
-/// Compaction starts when the estimated context passes this share of the window…
-const START_AT: f64 = 0.8;
-/// …and keeps at most this share of the window as recent turns, verbatim.
+/// Compaction keeps at most this share of the window as recent turns, verbatim; it starts
+/// when the context passes `TurnConfig::compact_at` percent of the window.
 const KEEP_RECENT: f64 = 0.4;
 
 const SUMMARY_PROMPT: &str = "You are summarising the earlier part of a conversation between a \
@@ -19,7 +18,9 @@ const SUMMARY_PROMPT: &str = "You are summarising the earlier part of a conversa
     on without it. Write a compact summary: the user's goals and preferences, decisions \
     made, files read or changed (with paths), commands run and their results, facts \
     learned, and what was still open. Keep names, paths and numbers exact. Do not add \
-    anything that is not in the conversation.";
+    anything that is not in the conversation. End with a line that starts \"Left out:\" and \
+    names what the summary does not keep (long tool outputs, file contents, code read), so \
+    the assistant knows to read them again if it needs them.";
 
 /// Rough token count: four characters a token is the usual rule of thumb for English and
 /// code, and only the order of magnitude matters here.
@@ -71,11 +72,42 @@ fn cut_point(
     Ok(cut)
 }
 
-/// Summarises older turns if the conversation nears the window. Returns whether it did.
+/// Summarises older turns if the conversation passed the chat's threshold. Returns
+/// whether it did.
 pub async fn compact_if_needed(
     env: &TurnEnv<'_>,
     session_id: i64,
     context: &[Message],
+    cancel: &CancellationToken,
+    emit: Emit<'_>,
+) -> Result<bool, TurnError> {
+    let window = env.cfg.context_window.max(1);
+    let estimate = estimate_tokens(context);
+    let at = env.cfg.compact_at;
+    if at == 0 || (estimate as f64) < window as f64 * f64::from(at) / 100.0 {
+        return Ok(false);
+    }
+    compact(env, session_id, estimate, "auto", cancel, emit).await
+}
+
+/// Summarises older turns now, whatever the threshold ("compact now"). Returns whether
+/// there was anything to fold in and a summary came back.
+pub async fn compact_now(
+    env: &TurnEnv<'_>,
+    session_id: i64,
+    cancel: &CancellationToken,
+    emit: Emit<'_>,
+) -> Result<bool, TurnError> {
+    let context = super::conversation::conversation(env, session_id)?;
+    let estimate = estimate_tokens(&context);
+    compact(env, session_id, estimate, "manual", cancel, emit).await
+}
+
+async fn compact(
+    env: &TurnEnv<'_>,
+    session_id: i64,
+    estimate: usize,
+    trigger: &str,
     cancel: &CancellationToken,
     emit: Emit<'_>,
 ) -> Result<bool, TurnError> {
@@ -84,10 +116,6 @@ pub async fn compact_if_needed(
         return Ok(false);
     }
     let window = env.cfg.context_window.max(1);
-    let estimate = estimate_tokens(context);
-    if (estimate as f64) < window as f64 * START_AT {
-        return Ok(false);
-    }
     let models = env.models.current();
     let Some(model) = models.first() else {
         return Ok(false);
@@ -101,13 +129,20 @@ pub async fn compact_if_needed(
     let Some(up_to) = cut_point(store, session_id, covered, keep)? else {
         return Ok(false);
     };
+    // Said before it happens: the chat shows it, and a person sees why the turn waits.
+    emit(Event::CompactionStarted {
+        session_id,
+        up_to_message_id: up_to,
+        tokens: estimate as u64,
+        window: window as u64,
+    });
     super::fire_hooks(
         env.cfg,
         session_id,
         None,
         crate::hooks::HookEvent::PreCompact,
-        Some("auto".into()),
-        serde_json::json!({ "trigger": "auto", "custom_instructions": "" }),
+        Some(trigger.into()),
+        serde_json::json!({ "trigger": trigger, "custom_instructions": "" }),
         emit,
     )
     .await;

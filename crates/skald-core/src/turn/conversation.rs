@@ -23,10 +23,7 @@ pub(super) fn conversation(env: &TurnEnv<'_>, session_id: i64) -> Result<Vec<Mes
     };
     let covered = summary.as_ref().map_or(0, |s| s.up_to_message_id);
     if let Some(s) = summary {
-        out.push(Message::system(format!(
-            "Summary of the earlier part of this conversation:\n\n{}",
-            s.summary
-        )));
+        out.push(Message::system(format!("{SUMMARY_HEAD}\n\n{}", s.summary)));
     }
     let calls = store.list_tool_calls(session_id)?;
     let mut images = crate::images::SessionImages::read(store, session_id)?;
@@ -95,6 +92,9 @@ pub(super) fn conversation(env: &TurnEnv<'_>, session_id: i64) -> Result<Vec<Mes
 const PLANNING: &str = " This chat is in plan mode: read, search and ask, and change nothing \
     (commands run in a read-only sandbox). When your plan is ready, present it with \
     exit_plan_mode; the user approves it before anything changes.";
+
+/// How the summary of compacted turns starts, where the model reads it.
+pub(super) const SUMMARY_HEAD: &str = "Summary of the earlier part of this conversation:";
 
 /// What the model reads as a call's result, whatever became of it.
 fn result_text(c: &skald_store::ToolCallRecord) -> String {

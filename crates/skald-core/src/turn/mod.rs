@@ -8,6 +8,7 @@
 mod answer;
 mod calls;
 pub mod compact;
+pub mod context_usage;
 mod conversation;
 mod hook_points;
 mod offer;

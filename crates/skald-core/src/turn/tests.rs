@@ -55,6 +55,7 @@ impl Fixture {
             instructions: Default::default(),
             hooks: Default::default(),
             effort: None,
+            compact_at: 80,
         }
     }
 
