@@ -398,16 +398,7 @@ impl WireParser for Parser {
 
 #[cfg(test)]
 mod tests {
-    /// A 2×2 PNG, small enough to be sent as it is.
-    fn tiny_png() -> crate::vision::ImagePart {
-        crate::vision::ImagePart::new(
-            base64::Engine::decode(
-                &base64::engine::general_purpose::STANDARD,
-                "iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAFklEQVR4nGP8z8DAwMDAxMDAwMDAAAANHQEDasKb6QAAAABJRU5ErkJggg==",
-            )
-            .unwrap(),
-        )
-    }
+    use crate::vision::tests::tiny_png;
 
     #[test]
     fn images_go_as_base64_blocks_in_user_turns_and_tool_results() {

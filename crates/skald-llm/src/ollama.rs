@@ -56,34 +56,10 @@ fn message_json(m: &Message) -> Value {
 /// tool messages they belong to, in a user message that says whose they are (a user
 /// message's images are the ones every vision model reads).
 fn messages_json(messages: &[Message]) -> Vec<Value> {
-    let mut out = Vec::with_capacity(messages.len());
-    let mut pending: Vec<Message> = Vec::new();
-    for (i, m) in messages.iter().enumerate() {
-        out.push(message_json(m));
-        if m.role == Role::Tool && !m.images.is_empty() {
-            pending.push(
-                Message::user(format!(
-                    "The image{} of tool call {}:",
-                    if m.images.len() == 1 { "" } else { "s" },
-                    m.tool_call_id.as_deref().unwrap_or("?")
-                ))
-                .with_images(m.images.clone()),
-            );
-        }
-        let run_ends = messages.get(i + 1).is_none_or(|n| n.role != Role::Tool);
-        if run_ends && !pending.is_empty() {
-            let mut joined = Message::user(
-                pending
-                    .iter()
-                    .map(|p| p.content.as_str())
-                    .collect::<Vec<_>>()
-                    .join("\n"),
-            );
-            joined.images = pending.drain(..).flat_map(|p| p.images).collect();
-            out.push(message_json(&joined));
-        }
-    }
-    out
+    crate::vision::tool_images_as_user(messages)
+        .iter()
+        .map(|m| message_json(m))
+        .collect()
 }
 
 /// Images as Ollama takes them (bare base64), fitted to its limits; and a line for each
@@ -319,16 +295,7 @@ impl WireParser for Parser {
 
 #[cfg(test)]
 mod tests {
-    /// A 2×2 PNG, small enough to be sent as it is.
-    fn tiny_png() -> crate::vision::ImagePart {
-        crate::vision::ImagePart::new(
-            base64::Engine::decode(
-                &base64::engine::general_purpose::STANDARD,
-                "iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAFklEQVR4nGP8z8DAwMDAxMDAwMDAAAANHQEDasKb6QAAAABJRU5ErkJggg==",
-            )
-            .unwrap(),
-        )
-    }
+    use crate::vision::tests::tiny_png;
 
     #[test]
     fn images_go_in_the_images_field_and_tool_images_follow_the_tool_messages() {

@@ -61,24 +61,10 @@ pub(crate) fn message_json(m: &Message) -> Value {
 /// images of tool results follow the run of tool messages they belong to, in a user message
 /// that says whose they are.
 pub(crate) fn messages_json(messages: &[Message]) -> Vec<Value> {
-    let mut out = Vec::with_capacity(messages.len());
-    let mut pending: Vec<Value> = Vec::new();
-    for (i, m) in messages.iter().enumerate() {
-        out.push(message_json(m));
-        if m.role == Role::Tool && !m.images.is_empty() {
-            pending.push(json!({"type": "text", "text": format!(
-                "The image{} of tool call {}:",
-                if m.images.len() == 1 { "" } else { "s" },
-                m.tool_call_id.as_deref().unwrap_or("?")
-            )}));
-            pending.extend(image_parts(&m.images));
-        }
-        let run_ends = messages.get(i + 1).is_none_or(|n| n.role != Role::Tool);
-        if run_ends && !pending.is_empty() {
-            out.push(json!({"role": "user", "content": std::mem::take(&mut pending)}));
-        }
-    }
-    out
+    crate::vision::tool_images_as_user(messages)
+        .iter()
+        .map(|m| message_json(m))
+        .collect()
 }
 
 /// `image_url` parts (data URLs) of images fitted to OpenAI's limits.
@@ -335,16 +321,7 @@ impl WireParser for Parser {
 
 #[cfg(test)]
 mod tests {
-    /// A 2×2 PNG, small enough to be sent as it is.
-    fn tiny_png() -> crate::vision::ImagePart {
-        crate::vision::ImagePart::new(
-            base64::Engine::decode(
-                &base64::engine::general_purpose::STANDARD,
-                "iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAFklEQVR4nGP8z8DAwMDAxMDAwMDAAAANHQEDasKb6QAAAABJRU5ErkJggg==",
-            )
-            .unwrap(),
-        )
-    }
+    use crate::vision::tests::tiny_png;
 
     #[test]
     fn images_go_as_image_url_parts_and_tool_images_follow_the_tool_messages() {

@@ -473,6 +473,35 @@ pub fn keep_within(messages: &mut [Message], budget: Budget) {
     }
 }
 
+/// The messages as a provider whose tool messages take text only is sent them: after each
+/// run of tool results, a user message with their images, saying whose they are.
+pub(crate) fn tool_images_as_user(messages: &[Message]) -> Vec<std::borrow::Cow<'_, Message>> {
+    use std::borrow::Cow;
+    let mut out = Vec::with_capacity(messages.len());
+    let (mut said, mut images): (Vec<String>, Vec<ImagePart>) = (Vec::new(), Vec::new());
+    for (i, m) in messages.iter().enumerate() {
+        out.push(Cow::Borrowed(m));
+        if m.role == crate::Role::Tool && !m.images.is_empty() {
+            said.push(format!(
+                "The image{} of tool call {}:",
+                if m.images.len() == 1 { "" } else { "s" },
+                m.tool_call_id.as_deref().unwrap_or("?")
+            ));
+            images.extend(m.images.iter().cloned());
+        }
+        let run_ends = messages
+            .get(i + 1)
+            .is_none_or(|n| n.role != crate::Role::Tool);
+        if run_ends && !images.is_empty() {
+            out.push(Cow::Owned(
+                Message::user(std::mem::take(&mut said).join("\n"))
+                    .with_images(std::mem::take(&mut images)),
+            ));
+        }
+    }
+    out
+}
+
 /// The conversation for a model that cannot see images: each image becomes a line saying
 /// one was there, so the model knows it was shown something it cannot read.
 pub fn without_images(messages: &mut [Message], why: &str) {
@@ -492,8 +521,17 @@ pub fn without_images(messages: &mut [Message], why: &str) {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+
+    /// A 2×2 PNG, small enough to be sent as it is (the providers' tests send it).
+    pub(crate) fn tiny_png() -> ImagePart {
+        ImagePart::new(
+            base64::engine::general_purpose::STANDARD
+                .decode("iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAFklEQVR4nGP8z8DAwMDAxMDAwMDAAAANHQEDasKb6QAAAABJRU5ErkJggg==")
+                .unwrap(),
+        )
+    }
 
     fn png(w: u32, h: u32) -> Vec<u8> {
         let img = image::RgbaImage::from_fn(w, h, |x, y| {
