@@ -145,16 +145,14 @@ pub fn chat_image(shown: &ShownImage) -> skald_api::ChatImage {
     }
 }
 
-/// The images a message of a session shows, as the protocol shows them.
-pub fn of_message(
+/// The images a message or tool call of a session shows, as the protocol shows them.
+pub fn shown_by(
     store: &Store,
     session_id: i64,
-    message_id: i64,
+    owner: &ImageOwner,
 ) -> Result<Vec<skald_api::ChatImage>, StoreError> {
     Ok(store
-        .session_images(session_id)?
-        .remove(&ImageOwner::Message(message_id))
-        .unwrap_or_default()
+        .images_shown_by(session_id, owner)?
         .iter()
         .map(chat_image)
         .collect())

@@ -105,14 +105,41 @@ impl Store {
         &self,
         session_id: i64,
     ) -> Result<HashMap<ImageOwner, Vec<ShownImage>>, StoreError> {
+        self.placed("c.session_id = ?1", params![session_id])
+    }
+
+    /// The images one message or tool call of a session shows, in order.
+    pub fn images_shown_by(
+        &self,
+        session_id: i64,
+        owner: &ImageOwner,
+    ) -> Result<Vec<ShownImage>, StoreError> {
+        let mut placed = match owner {
+            ImageOwner::Message(id) => self.placed(
+                "c.session_id = ?1 AND c.message_id = ?2",
+                params![session_id, id],
+            )?,
+            ImageOwner::ToolCall(id) => self.placed(
+                "c.session_id = ?1 AND c.tool_call_id = ?2",
+                params![session_id, id],
+            )?,
+        };
+        Ok(placed.remove(owner).unwrap_or_default())
+    }
+
+    fn placed(
+        &self,
+        condition: &str,
+        params: impl rusqlite::Params,
+    ) -> Result<HashMap<ImageOwner, Vec<ShownImage>>, StoreError> {
         let conn = self.conn();
-        let mut stmt = conn.prepare(
+        let mut stmt = conn.prepare(&format!(
             "SELECT c.message_id, c.tool_call_id, c.sha256, i.media_type, i.width, i.height,
                     length(i.data), c.name
              FROM chat_images c JOIN images i ON i.sha256 = c.sha256
-             WHERE c.session_id = ?1 ORDER BY c.id",
-        )?;
-        let rows = stmt.query_map([session_id], |r| {
+             WHERE {condition} ORDER BY c.id"
+        ))?;
+        let rows = stmt.query_map(params, |r| {
             let owner = match r.get::<_, Option<i64>>(0)? {
                 Some(id) => ImageOwner::Message(id),
                 None => ImageOwner::ToolCall(r.get(1)?),

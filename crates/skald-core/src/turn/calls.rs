@@ -177,6 +177,7 @@ fn mark_done(
     emit: Emit<'_>,
 ) -> Result<bool, TurnError> {
     // An image that is not one after all is said in the result instead.
+    let showed = !images.is_empty();
     let notes = crate::images::keep_call_images(store, session_id, call_id, images)?;
     let text = text + &notes;
     store.set_tool_call_status(
@@ -185,13 +186,13 @@ fn mark_done(
         ToolCallStatus::Done,
         Some((&text, ResultType::Text)),
     )?;
-    let images = store
-        .session_images(session_id)?
-        .remove(&skald_store::ImageOwner::ToolCall(call_id.to_string()))
-        .unwrap_or_default()
-        .iter()
-        .map(crate::images::chat_image)
-        .collect();
+    // Read back only when the call showed any: most calls show none.
+    let images = if showed {
+        let owner = skald_store::ImageOwner::ToolCall(call_id.to_string());
+        crate::images::shown_by(store, session_id, &owner)?
+    } else {
+        Vec::new()
+    };
     emit(Event::ToolDone {
         tool_call_id: call_id.to_string(),
         result: text,

@@ -191,12 +191,19 @@ fn store_prompt(
     if !opening.running {
         emit(Event::TurnRunning { session_id });
     }
-    if let Some((user, _)) = user {
+    if let Some((user, p)) = user {
         emit(Event::UserMessage {
             session_id,
             message_id: user.id,
             text: user.content,
-            images: crate::images::of_message(env.store, session_id, user.id)?,
+            images: match p.images.is_empty() {
+                true => Vec::new(),
+                false => crate::images::shown_by(
+                    env.store,
+                    session_id,
+                    &skald_store::ImageOwner::Message(user.id),
+                )?,
+            },
         });
     }
     add_hook_context(env, session_id, &opening.context)?;
@@ -370,7 +377,14 @@ async fn inject_queued(
             session_id,
             message_id: m.id,
             text: m.content.clone(),
-            images: crate::images::of_message(env.store, session_id, m.id)?,
+            images: match prompt.images.is_empty() {
+                true => Vec::new(),
+                false => crate::images::shown_by(
+                    env.store,
+                    session_id,
+                    &skald_store::ImageOwner::Message(m.id),
+                )?,
+            },
         });
         add_hook_context(env, session_id, &context)?;
         any = true;
