@@ -6,6 +6,7 @@
 
 import { useEffect, useId, useRef, useState } from "react";
 import type { ChatModel } from "../app/useChatModel";
+import { useMenuDismiss } from "../app/useMenuDismiss";
 import { errorText } from "../lib/format";
 import { choiceLabel, defaultModel, EFFORT_TITLES, EFFORTS, modelInUse, offersEffort, resolveModel, type Effort } from "../lib/models";
 import { Icon } from "./ui";
@@ -16,7 +17,6 @@ export function ModelPicker({ chat }: { chat: ChatModel }) {
   const [error, setError] = useState<string | null>(null);
   const [typed, setTyped] = useState("");
   const buttonRef = useRef<HTMLButtonElement>(null);
-  const wrapRef = useRef<HTMLDivElement>(null);
   const effortLabel = useId();
 
   // Each opening starts afresh, with the list asked for again (local models come and go).
@@ -27,16 +27,6 @@ export function ModelPicker({ chat }: { chat: ChatModel }) {
     setTyped("");
     refresh();
   }, [open, refresh]);
-
-  // A click outside closes the menu (focus may not move: most of the page takes none).
-  useEffect(() => {
-    if (!open) return;
-    const onDown = (e: PointerEvent) => {
-      if (!wrapRef.current?.contains(e.target as Node | null)) setPickerOpen(false);
-    };
-    document.addEventListener("pointerdown", onDown);
-    return () => document.removeEventListener("pointerdown", onDown);
-  }, [open, setPickerOpen]);
 
   const run = async (what: string, change: () => Promise<unknown>) => {
     // The controls are not `disabled` while a change is on its way: a focused control that
@@ -63,6 +53,7 @@ export function ModelPicker({ chat }: { chat: ChatModel }) {
     setPickerOpen(false);
     (before && !wrapRef.current?.contains(before) ? before : buttonRef.current)?.focus();
   };
+  const { wrapRef, wrapProps } = useMenuDismiss(open, setPickerOpen, close);
 
   const fallback = defaultModel(models);
   const inUse = modelInUse(choice, models);
@@ -73,21 +64,7 @@ export function ModelPicker({ chat }: { chat: ChatModel }) {
   const title = `Model: ${inUse ?? "the configured one"}${choice.model ? "" : " (the default)"}${choice.effort ? `, ${choice.effort} reasoning effort` : ""}`;
 
   return (
-    <div
-      ref={wrapRef}
-      className="menu-wrap"
-      onBlur={(e) => {
-        // Close when focus moves elsewhere (Tab away); not when it merely drops to the page.
-        const to = e.relatedTarget as Node | null;
-        if (to && !e.currentTarget.contains(to)) setPickerOpen(false);
-      }}
-      onKeyDown={(e) => {
-        if (e.key === "Escape" && open) {
-          e.stopPropagation();
-          close();
-        }
-      }}
-    >
+    <div className="menu-wrap" {...wrapProps}>
       <button
         ref={buttonRef}
         type="button"

@@ -4,6 +4,7 @@
 import { useEffect, useRef, useState } from "react";
 import type { SandboxInfo, SandboxMode } from "../protocol";
 import { useTransport } from "../app/context";
+import { useMenuDismiss } from "../app/useMenuDismiss";
 import { errorText } from "../lib/format";
 import { SANDBOX_MODES, sandboxLabel } from "../lib/sandbox";
 import { Icon } from "./ui";
@@ -30,16 +31,11 @@ export function SandboxBadge({ sessionId }: { sessionId: number }) {
     };
   }, [t, sessionId]);
 
-  // A click outside closes the menu (focus may not move: most of the page takes none).
-  const wrapRef = useRef<HTMLDivElement>(null);
-  useEffect(() => {
-    if (!open) return;
-    const onDown = (e: PointerEvent) => {
-      if (!wrapRef.current?.contains(e.target as Node | null)) setOpen(false);
-    };
-    document.addEventListener("pointerdown", onDown);
-    return () => document.removeEventListener("pointerdown", onDown);
-  }, [open]);
+  // Escape gives the focus back to the badge.
+  const { wrapProps } = useMenuDismiss(open, setOpen, () => {
+    setOpen(false);
+    buttonRef.current?.focus();
+  });
 
   if (!info) return null;
   const { text, warn } = sandboxLabel(info);
@@ -59,27 +55,8 @@ export function SandboxBadge({ sessionId }: { sessionId: number }) {
       setBusy(false);
     }
   };
-  const close = () => {
-    setOpen(false);
-    buttonRef.current?.focus();
-  };
-
   return (
-    <div
-      ref={wrapRef}
-      className="menu-wrap"
-      onBlur={(e) => {
-        // Close when focus moves elsewhere (Tab away); not when it merely drops to the page.
-        const to = e.relatedTarget as Node | null;
-        if (to && !e.currentTarget.contains(to)) setOpen(false);
-      }}
-      onKeyDown={(e) => {
-        if (e.key === "Escape" && open) {
-          e.stopPropagation();
-          close();
-        }
-      }}
-    >
+    <div className="menu-wrap" {...wrapProps}>
       <button
         ref={buttonRef}
         type="button"
