@@ -1,6 +1,8 @@
 //! Anthropic Messages, streamed.
 
-use crate::provider::{Provider, WireParser, drive, sse_items};
+use crate::provider::{
+    Provider, ProviderKind, WireParser, drive, led_by_limits, sse_items, stated_limits,
+};
 use crate::{Event, EventStream, FinishReason, LlmError, Message, Request, Role, ToolCall, Usage};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -25,12 +27,14 @@ pub(crate) async fn start(p: &Provider, req: &Request) -> Result<EventStream, Ll
         ("anthropic-version", API_VERSION.to_string()),
     ];
     let resp = p.post(&url, &body(req), &headers).await?;
-    Ok(drive(
+    let limits = stated_limits(ProviderKind::Anthropic, &resp);
+    let stream = drive(
         PROVIDER,
         p.timeouts.idle,
         sse_items(PROVIDER, resp),
         Parser::default(),
-    ))
+    );
+    Ok(led_by_limits(limits, stream))
 }
 
 /// Anthropic wants the system prompt apart, strictly alternating user/assistant turns, and

@@ -24,6 +24,7 @@ mod props_anthropic;
 #[cfg(test)]
 mod props_ollama;
 pub mod provider;
+pub mod ratelimit;
 pub mod retry;
 pub mod types;
 pub mod vision;

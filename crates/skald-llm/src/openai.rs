@@ -1,7 +1,9 @@
 //! OpenAI chat completions, streamed: the protocol of OpenAI and of most servers that run
 //! models (OpenRouter, LM Studio, vLLM, llama.cpp's server, Ollama's /v1).
 
-use crate::provider::{Provider, WireParser, drive, sse_items};
+use crate::provider::{
+    Provider, ProviderKind, WireParser, drive, led_by_limits, sse_items, stated_limits,
+};
 use crate::{Event, EventStream, FinishReason, LlmError, Message, Request, Role, ToolCall, Usage};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -15,12 +17,14 @@ pub(crate) async fn start(p: &Provider, req: &Request) -> Result<EventStream, Ll
         headers.push(("authorization", format!("Bearer {key}")));
     }
     let resp = p.post(&url, &body(req), &headers).await?;
-    Ok(drive(
+    let limits = stated_limits(ProviderKind::OpenAi, &resp);
+    let stream = drive(
         PROVIDER,
         p.timeouts.idle,
         sse_items(PROVIDER, resp),
         Parser::default(),
-    ))
+    );
+    Ok(led_by_limits(limits, stream))
 }
 
 pub(crate) fn message_json(m: &Message) -> Value {

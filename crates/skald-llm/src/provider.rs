@@ -238,6 +238,30 @@ fn without_url(e: &reqwest::Error) -> String {
     msg
 }
 
+/// The rate limits `resp`'s headers state, if they state any.
+pub(crate) fn stated_limits(
+    kind: ProviderKind,
+    resp: &reqwest::Response,
+) -> Option<crate::ratelimit::RateLimits> {
+    let now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+    crate::ratelimit::from_headers(kind, resp.headers(), now_ms)
+}
+
+/// `stream`, led by the rate limits its response stated.
+pub(crate) fn led_by_limits(
+    limits: Option<crate::ratelimit::RateLimits>,
+    stream: EventStream,
+) -> EventStream {
+    match limits {
+        Some(limits) => futures::stream::once(async move { Ok(Event::RateLimits { limits }) })
+            .chain(stream)
+            .boxed(),
+        None => stream,
+    }
+}
+
 /// Turns a provider's wire items (SSE events, NDJSON lines) into `Event`s.
 pub(crate) trait WireParser: Send + 'static {
     type Item: Send;

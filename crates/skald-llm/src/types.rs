@@ -208,6 +208,11 @@ pub enum Event {
         done: u64,
         total: u64,
     },
+    /// The provider's rate limits as the response's headers stated them, first of the
+    /// stream (OpenAI, Anthropic).
+    RateLimits {
+        limits: crate::ratelimit::RateLimits,
+    },
 }
 
 pub type EventStream = BoxStream<'static, Result<Event, LlmError>>;
@@ -230,7 +235,7 @@ impl Response {
             Event::ToolCall { call } => self.tool_calls.push(call),
             Event::Usage { usage } => self.usage = Some(usage),
             Event::Finish { reason } => self.finish = Some(reason),
-            Event::Reading { .. } | Event::Replay { .. } => {}
+            Event::Reading { .. } | Event::Replay { .. } | Event::RateLimits { .. } => {}
         }
     }
 }

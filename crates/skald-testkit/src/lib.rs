@@ -7,8 +7,9 @@
 //! mid-answer. `RESET` sends up to the marker and resets the connection (RST). Directive
 //! lines at the start of a body: `DELAY_MS=<n>` answers after n milliseconds (a slow
 //! model), `DRIP_MS=<n>` sends one SSE event (or NDJSON line) every n milliseconds (a model
-//! producing tokens), `RETRY_AFTER=<s>` adds that header (a rate limit). Test support only:
-//! it panics on malformed requests instead of answering them.
+//! producing tokens), `RETRY_AFTER=<s>` adds that header (a rate limit), `HEADER=<name>:
+//! <value>` any header (a provider's rate-limit statement). Test support only: it panics on
+//! malformed requests instead of answering them.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test support may panic
 
@@ -204,6 +205,8 @@ fn respond(mut stream: TcpStream, (status, ctype, body): Reply) {
             drip = ms.parse().unwrap();
         } else if let Some(secs) = line.strip_prefix("RETRY_AFTER=") {
             extra.push_str(&format!("retry-after: {secs}\r\n"));
+        } else if let Some(header) = line.strip_prefix("HEADER=") {
+            extra.push_str(&format!("{header}\r\n"));
         } else {
             break;
         }
@@ -297,6 +300,15 @@ pub fn tool_calls(calls: &[(&str, &str, &str)]) -> Reply {
 /// `reply` sent one event every `ms` milliseconds.
 pub fn dripped(ms: u64, reply: Reply) -> Reply {
     (reply.0, reply.1, format!("DRIP_MS={ms}\n{}", reply.2))
+}
+
+/// `reply` sent with these extra response headers.
+pub fn with_headers(headers: &[(&str, &str)], reply: Reply) -> Reply {
+    let lines: String = headers
+        .iter()
+        .map(|(k, v)| format!("HEADER={k}: {v}\n"))
+        .collect();
+    (reply.0, reply.1, format!("{lines}{}", reply.2))
 }
 
 /// `reply` answered only after `ms` milliseconds.
