@@ -96,7 +96,7 @@ chat_cost_usd: number,
 /**
  * Every call since midnight (local time), of any chat or task.
  */
-today_cost_usd: number, } | { "type": "agent_done", stack_id: number, agent_id: string, outcome: TurnOutcome, } | { "type": "approval_required", tool_call_id: string, name: string, arguments: JsonValue, label: string, reason: string, inbox_id: number, } | { "type": "agent_question", tool_call_id: string, inbox_id: number, question: string, suggested_answers: Array<string>, } | { "type": "inbox_requested", item: InboxEntry, } | { "type": "inbox_resolved", id: number, session_id: number, status: InboxStatus, } | { "type": "compaction_started", session_id: number, up_to_message_id: number, tokens: number, window: number, } | { "type": "context_compacted", session_id: number, up_to_message_id: number, } | { "type": "model_fallback", from: string, to: string, reason: string, } | { "type": "tool_progress", tool_call_id: string, progress: number, total?: number, message?: string, } | { "type": "mcp_status", server: string, status: McpStatus, } | { "type": "open_file", path: string, } | { "type": "file_changed", path: string, } | { "type": "prompt_progress", read: number, total: number, } | { "type": "model_pull", name: string, done: number, total: number, } | { "type": "model_prepare", name: string, read: number, total: number, } | { "type": "latex_progress", path: string, stage: LatexStage, } | { "type": "tex_bundle", done: number, total: number, } | { "type": "task_update", task_id: number, 
+today_cost_usd: number, } | { "type": "rate_limits", session_id: number, limits: RateLimitInfo, } | { "type": "agent_done", stack_id: number, agent_id: string, outcome: TurnOutcome, } | { "type": "approval_required", tool_call_id: string, name: string, arguments: JsonValue, label: string, reason: string, inbox_id: number, } | { "type": "agent_question", tool_call_id: string, inbox_id: number, question: string, suggested_answers: Array<string>, } | { "type": "inbox_requested", item: InboxEntry, } | { "type": "inbox_resolved", id: number, session_id: number, status: InboxStatus, } | { "type": "compaction_started", session_id: number, up_to_message_id: number, tokens: number, window: number, } | { "type": "context_compacted", session_id: number, up_to_message_id: number, } | { "type": "model_fallback", from: string, to: string, reason: string, } | { "type": "tool_progress", tool_call_id: string, progress: number, total?: number, message?: string, } | { "type": "mcp_status", server: string, status: McpStatus, } | { "type": "open_file", path: string, } | { "type": "file_changed", path: string, } | { "type": "prompt_progress", read: number, total: number, } | { "type": "model_pull", name: string, done: number, total: number, } | { "type": "model_prepare", name: string, read: number, total: number, } | { "type": "latex_progress", path: string, stage: LatexStage, } | { "type": "tex_bundle", done: number, total: number, } | { "type": "task_update", task_id: number, 
 /**
  * The background session the task works in.
  */
@@ -333,7 +333,7 @@ session_id?: number, } | { "cmd": "inbox" } | { "cmd": "answer", inbox_id: numbe
 /**
  * An IANA zone, e.g. Europe/Berlin.
  */
-timezone: string, } | { "cmd": "list_mcp" } | { "cmd": "set_mcp_enabled", name: string, enabled: boolean, } | { "cmd": "mcp_login", name: string, } | { "cmd": "mcp_logout", name: string, } | { "cmd": "list_mcp_prompts" } | { "cmd": "list_mcp_resources" } | { "cmd": "list_secrets" } | { "cmd": "set_secret", name: string, value: string, } | { "cmd": "remove_secret", name: string, } | { "cmd": "list_plugins" } | { "cmd": "configure_plugin", id: string, enabled?: boolean, config?: JsonValue, } | { "cmd": "settings" } | { "cmd": "test_model" } | { "cmd": "local_models" } | { "cmd": "pull_model", name: string, } | { "cmd": "build_tex_bundle" } | { "cmd": "configure_model", 
+timezone: string, } | { "cmd": "list_mcp" } | { "cmd": "set_mcp_enabled", name: string, enabled: boolean, } | { "cmd": "mcp_login", name: string, } | { "cmd": "mcp_logout", name: string, } | { "cmd": "list_mcp_prompts" } | { "cmd": "list_mcp_resources" } | { "cmd": "list_secrets" } | { "cmd": "set_secret", name: string, value: string, } | { "cmd": "remove_secret", name: string, } | { "cmd": "list_plugins" } | { "cmd": "configure_plugin", id: string, enabled?: boolean, config?: JsonValue, } | { "cmd": "settings" } | { "cmd": "set_compact_at", percent: number, } | { "cmd": "set_daily_budget", usd?: number, } | { "cmd": "test_model" } | { "cmd": "local_models" } | { "cmd": "pull_model", name: string, } | { "cmd": "build_tex_bundle" } | { "cmd": "configure_model", 
 /**
  * openai (any OpenAI-compatible server) | anthropic | ollama | local (a model in
  * the models folder, by name; no address or key)
@@ -397,7 +397,15 @@ unpriced: number,
 /**
  * What every call since midnight (local time) cost.
  */
-today_cost_usd: number, } | { "cmd": "sandbox", sandbox: SandboxInfo, } | { "cmd": "set_sandbox", sandbox: SandboxInfo, } | { "cmd": "fork_session", session: SessionInfo, } | { "cmd": "set_session_mode", session: SessionInfo, } | { "cmd": "edit_message", 
+today_cost_usd: number, 
+/**
+ * The daily budget (config.toml `[budget] daily_usd`), if one is set.
+ */
+daily_budget_usd?: number, 
+/**
+ * The rate limits the chat's model's provider last stated, if it states any.
+ */
+rate_limits?: RateLimitInfo, } | { "cmd": "sandbox", sandbox: SandboxInfo, } | { "cmd": "set_sandbox", sandbox: SandboxInfo, } | { "cmd": "fork_session", session: SessionInfo, } | { "cmd": "set_session_mode", session: SessionInfo, } | { "cmd": "edit_message", 
 /**
  * The new chat, where the edited message was sent.
  */
@@ -486,7 +494,24 @@ config_path: string, approval: string,
 /**
  * Which TeX bundle LaTeX previews use, and whether one can be built here.
  */
-tex: TexStatus, } | { "cmd": "test_model", ok: boolean, message: string, millis: number, } | { "cmd": "local_models", 
+tex: TexStatus, 
+/**
+ * Percent of the model's window at which older turns are summarised (config.toml
+ * `[agent] compact_at`; 0: only when asked).
+ */
+compact_at: number, 
+/**
+ * The daily budget in US dollars (config.toml `[budget] daily_usd`), if one is set.
+ */
+daily_budget_usd?: number, 
+/**
+ * What every model call since midnight (local time) cost.
+ */
+today_cost_usd: number, 
+/**
+ * The rate limits each provider last stated, in this run.
+ */
+rate_limits: Array<RateLimitInfo>, } | { "cmd": "set_compact_at", percent: number, } | { "cmd": "set_daily_budget", usd?: number, } | { "cmd": "test_model", ok: boolean, message: string, millis: number, } | { "cmd": "local_models", 
 /**
  * Whether this build can run local models.
  */
@@ -848,6 +873,25 @@ what: string, tokens: number, };
  * (which stay in the store and in the history).
  */
 export type SummaryInfo = { up_to_message_id: number, summary: string, created_at: number, };
+
+/**
+ * A provider's rate limits as its latest response stated them (docs/models.md, "Cost and
+ * limits").
+ */
+export type RateLimitInfo = { 
+/**
+ * The provider's name in config.toml (`openai`, `anthropic`, `openrouter`, …).
+ */
+provider: string, requests?: LimitInfo, tokens?: LimitInfo, 
+/**
+ * When the response came (Unix ms).
+ */
+seen_at: number, };
+
+/**
+ * One rate limit: the window's size, what is left, and when it is whole again (Unix ms).
+ */
+export type LimitInfo = { limit?: number, remaining?: number, resets_at?: number, };
 
 /**
  * How a chat's agent works (docs/agent-loop.md, "Plan mode").

@@ -104,6 +104,12 @@ pub enum Event {
         /// Every call since midnight (local time), of any chat or task.
         today_cost_usd: f64,
     },
+    /// The rate limits the provider stated with a model call's response (docs/models.md,
+    /// "Cost and limits"), when it states any.
+    RateLimits {
+        session_id: i64,
+        limits: crate::protocol::RateLimitInfo,
+    },
     /// A task agent finished; its answer is the delegating call's result.
     AgentDone {
         stack_id: i64,

@@ -286,6 +286,20 @@ pub enum Command {
     },
     /// Models, data folder and version.
     Settings,
+    /// Sets the percent of the model's window at which older turns are summarised (0: only
+    /// when asked), written to config.toml `[agent] compact_at`; turns use it from their
+    /// next round.
+    SetCompactAt {
+        percent: u8,
+    },
+    /// Sets the daily budget in US dollars (none: no budget), written to config.toml
+    /// `[budget] daily_usd`; a turn that would pass it asks first (docs/models.md, "Cost
+    /// and limits").
+    SetDailyBudget {
+        #[serde(default)]
+        #[ts(optional)]
+        usd: Option<f64>,
+    },
     /// Sends a tiny request to the first model and reports how it went.
     TestModel,
     /// The local models (GGUF files run in-process), and the recommended ones to pull.
@@ -401,6 +415,14 @@ pub enum Reply {
         unpriced: u64,
         /// What every call since midnight (local time) cost.
         today_cost_usd: f64,
+        /// The daily budget (config.toml `[budget] daily_usd`), if one is set.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        daily_budget_usd: Option<f64>,
+        /// The rate limits the chat's model's provider last stated, if it states any.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        rate_limits: Option<RateLimitInfo>,
     },
     Sandbox {
         sandbox: crate::SandboxInfo,
@@ -570,6 +592,25 @@ pub enum Reply {
         approval: String,
         /// Which TeX bundle LaTeX previews use, and whether one can be built here.
         tex: TexStatus,
+        /// Percent of the model's window at which older turns are summarised (config.toml
+        /// `[agent] compact_at`; 0: only when asked).
+        compact_at: u8,
+        /// The daily budget in US dollars (config.toml `[budget] daily_usd`), if one is set.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        daily_budget_usd: Option<f64>,
+        /// What every model call since midnight (local time) cost.
+        today_cost_usd: f64,
+        /// The rate limits each provider last stated, in this run.
+        rate_limits: Vec<RateLimitInfo>,
+    },
+    SetCompactAt {
+        percent: u8,
+    },
+    SetDailyBudget {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        usd: Option<f64>,
     },
     TestModel {
         ok: bool,
@@ -665,6 +706,36 @@ pub struct ContextPart {
     pub what: String,
     #[ts(type = "number")]
     pub tokens: u64,
+}
+
+/// A provider's rate limits as its latest response stated them (docs/models.md, "Cost and
+/// limits").
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct RateLimitInfo {
+    /// The provider's name in config.toml (`openai`, `anthropic`, `openrouter`, …).
+    pub provider: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub requests: Option<LimitInfo>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub tokens: Option<LimitInfo>,
+    /// When the response came (Unix ms).
+    pub seen_at: i64,
+}
+
+/// One rate limit: the window's size, what is left, and when it is whole again (Unix ms).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct LimitInfo {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional, type = "number")]
+    pub limit: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional, type = "number")]
+    pub remaining: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub resets_at: Option<i64>,
 }
 
 /// A compaction: the summary that stands for the messages up to `up_to_message_id`

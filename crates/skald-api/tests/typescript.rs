@@ -94,6 +94,8 @@ fn generate() -> String {
         decl::<ModelOption>(),
         decl::<ContextPart>(),
         decl::<SummaryInfo>(),
+        decl::<RateLimitInfo>(),
+        decl::<LimitInfo>(),
         decl::<skald_api::records::ChatMode>(),
     ];
     // Ids, sizes and millisecond timestamps are far below 2^53 and travel as JSON

@@ -189,7 +189,7 @@ async fn exec(data_dir: &DataDir, config: &Config, a: ExecArgs<'_>) -> Result<u8
                 .as_deref()
                 .and_then(skald_llm::effort::Effort::parse)
         }),
-        compact_at: engine.settings.compact_at,
+        compact_at: engine.limits.compact_at(),
     };
     let ask_fn = |req: turn::AskRequest| -> futures::future::BoxFuture<'static, bool> {
         Box::pin(ask_at_the_terminal(req))

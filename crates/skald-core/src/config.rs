@@ -24,6 +24,11 @@ pub const DEFAULT_CONFIG_TOML: &str = r#"# Skald configuration.
 # 0: only when asked (compact now).
 # compact_at = 80
 
+# [budget]
+# A daily limit on what model calls cost, in US dollars (docs/models.md, "Cost and limits"):
+# past it, a turn asks before it goes on. None by default, e.g.
+#   daily_usd = 5.0
+
 # [models]
 # The model when neither --model nor SKALD_MODEL says: `provider/model`, e.g.
 #   default = "anthropic/claude-sonnet-4-5"
@@ -104,6 +109,7 @@ pub const DEFAULT_CONFIG_TOML: &str = r#"# Skald configuration.
 pub struct Config {
     pub log: LogConfig,
     pub agent: AgentConfig,
+    pub budget: BudgetConfig,
     pub models: ModelsConfig,
     pub mcp: McpConfig,
     pub sandbox: SandboxConfig,
@@ -370,6 +376,14 @@ impl Default for AgentConfig {
     }
 }
 
+/// `[budget]`: what model calls may cost (docs/models.md, "Cost and limits").
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct BudgetConfig {
+    /// US dollars a day (from local midnight); past it, a turn asks before it goes on.
+    pub daily_usd: Option<f64>,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct ModelsConfig {
@@ -506,6 +520,39 @@ pub fn set_default_model(
         t["api_key_env"] = toml_edit::value(k.as_str());
     }
     providers[provider] = toml_edit::Item::Table(t);
+    write_config(path, doc.to_string(), parse_err)
+}
+
+/// Sets `[table] key` in the config file at `path` to `value`, or removes it (none). Only
+/// that key changes: the rest of the file, comments included, stays as it was; the new
+/// file is checked (a value the key does not take is refused) before it replaces the old
+/// one, atomically.
+pub fn set_value(
+    path: &Path,
+    table: &str,
+    key: &str,
+    value: Option<toml_edit::Value>,
+) -> Result<Config, ConfigError> {
+    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let parse_err = |message: String| ConfigError::Parse {
+        path: path.to_path_buf(),
+        message,
+    };
+    let mut doc: toml_edit::DocumentMut = text.parse().map_err(|e| parse_err(format!("{e}")))?;
+    let t = doc
+        .entry(table)
+        .or_insert(toml_edit::table())
+        .as_table_mut()
+        .ok_or_else(|| parse_err(format!("[{table}] is not a table")))?;
+    match value {
+        Some(v) => t[key] = toml_edit::Item::Value(v),
+        None => {
+            t.remove(key);
+        }
+    }
     write_config(path, doc.to_string(), parse_err)
 }
 
@@ -681,5 +728,27 @@ mod tests {
         assert!(err.contains("line 2"), "{err}");
         let err = Config::parse("[log]\nmax_files = \"many\"\n").unwrap_err();
         assert!(err.contains("max_files") || err.contains("line 2"), "{err}");
+    }
+
+    #[test]
+    fn one_value_is_set_and_removed_and_the_rest_of_the_file_stays() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("config.toml");
+        Config::load_or_create(&path).unwrap();
+        let c = set_value(&path, "agent", "compact_at", Some(60.into())).unwrap();
+        assert_eq!(c.agent.compact_at, 60);
+        let c = set_value(&path, "budget", "daily_usd", Some(2.5.into())).unwrap();
+        assert_eq!((c.budget.daily_usd, c.agent.compact_at), (Some(2.5), 60));
+        let text = std::fs::read_to_string(&path).unwrap();
+        // The commented defaults are still there.
+        assert!(text.contains("# max_rounds = 20"), "{text}");
+        let c = set_value(&path, "budget", "daily_usd", None).unwrap();
+        assert_eq!(c.budget.daily_usd, None);
+        assert_eq!(Config::load(&path).unwrap(), c);
+        // A value the key does not take is refused, and the file is left as it was.
+        let before = std::fs::read_to_string(&path).unwrap();
+        let err = set_value(&path, "agent", "compact_at", Some(300.into())).unwrap_err();
+        assert!(err.to_string().contains("compact_at"), "{err}");
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), before);
     }
 }

@@ -20,6 +20,7 @@ pub mod hooks;
 pub mod images;
 pub mod inbox;
 pub mod instructions;
+pub mod limits;
 pub mod logging;
 pub mod mcp;
 pub mod models;

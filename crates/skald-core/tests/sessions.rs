@@ -69,6 +69,7 @@ fn manager_windowed(
             cache_dir: None,
             vision: Default::default(),
             prices: Default::default(),
+            daily_usd: None,
         },
     );
     (mgr, session.id)

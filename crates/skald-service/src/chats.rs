@@ -226,6 +226,14 @@ impl Service {
         let today = self
             .store
             .usage_since(skald_core::usage::start_of_today())?;
+        let engine = self.sessions.engine();
+        // The provider the chat's next turn calls: its own model's, else the configured
+        // one's.
+        let session = self.store.get_session(session_id)?;
+        let provider = match session.model.as_deref().and_then(|m| m.split_once('/')) {
+            Some((provider, _)) => Some(provider.to_string()),
+            None => engine.models().first().map(|m| m.provider.name.clone()),
+        };
         Ok(Reply::Usage {
             requests: u.requests,
             input_tokens: u.input_tokens,
@@ -233,6 +241,8 @@ impl Service {
             cost_usd: u.cost_usd,
             unpriced: u.unpriced,
             today_cost_usd: today.cost_usd,
+            daily_budget_usd: engine.limits.daily_usd(),
+            rate_limits: provider.and_then(|p| engine.limits.rate_limits_of(&p)),
         })
     }
 

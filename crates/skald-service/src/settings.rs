@@ -62,22 +62,67 @@ impl Service {
         Ok(Reply::RemoveSecret)
     }
 
-    pub(crate) fn settings(&self) -> Reply {
-        Reply::Settings {
+    pub(crate) fn settings(&self) -> Result<Reply, ServiceError> {
+        let engine = self.sessions.engine();
+        let today_cost_usd = self
+            .store
+            .usage_since(skald_core::usage::start_of_today())?
+            .cost_usd;
+        Ok(Reply::Settings {
             version: env!("CARGO_PKG_VERSION").to_string(),
             data_dir: self.data_dir.root().display().to_string(),
-            models: self
-                .sessions
-                .engine()
-                .models()
-                .iter()
-                .map(ModelChoice::label)
-                .collect(),
+            models: engine.models().iter().map(ModelChoice::label).collect(),
             model_error: lock(&self.model_error).clone(),
             config_path: self.data_dir.config_path().display().to_string(),
             approval: "Calls that need approval wait in the chat and the Inbox".into(),
             tex: skald_core::doctor::tex_status(&self.data_dir),
+            compact_at: engine.limits.compact_at(),
+            daily_budget_usd: engine.limits.daily_usd(),
+            today_cost_usd,
+            rate_limits: engine.limits.rate_limits(),
+        })
+    }
+
+    /// Writes `[agent] compact_at` and has the engine's turns use it from their next one.
+    pub(crate) fn set_compact_at(&self, percent: u8) -> Result<Reply, ServiceError> {
+        if percent > 100 {
+            return Err(invalid(format!(
+                "compact_at is a percent of the model's window, 0 to 100, not {percent}"
+            )));
         }
+        let config = skald_core::config::set_value(
+            &self.data_dir.config_path(),
+            "agent",
+            "compact_at",
+            Some(i64::from(percent).into()),
+        )
+        .map_err(|e| invalid(e.to_string()))?;
+        self.sessions.engine().limits.set_compact_at(percent);
+        *lock(&self.config) = config;
+        Ok(Reply::SetCompactAt { percent })
+    }
+
+    /// Writes `[budget] daily_usd` (none removes it) and has the engine's turns keep to it
+    /// from their next model call.
+    pub(crate) fn set_daily_budget(&self, usd: Option<f64>) -> Result<Reply, ServiceError> {
+        if let Some(u) = usd
+            && !(u.is_finite() && u > 0.0)
+        {
+            return Err(invalid(format!(
+                "a daily budget is a positive number of US dollars, not {u}; to have none, \
+                 leave it empty"
+            )));
+        }
+        let config = skald_core::config::set_value(
+            &self.data_dir.config_path(),
+            "budget",
+            "daily_usd",
+            usd.map(Into::into),
+        )
+        .map_err(|e| invalid(e.to_string()))?;
+        self.sessions.engine().limits.set_daily_usd(usd);
+        *lock(&self.config) = config;
+        Ok(Reply::SetDailyBudget { usd })
     }
 
     /// Builds the offline TeX bundle from the installed TeX Live, reporting progress to

@@ -231,3 +231,11 @@ pub fn wait_for(rx: &Receiver<Value>, pred: impl Fn(&Value) -> bool) -> Vec<Valu
         }
     }
 }
+
+/// Anthropic's server-sent events, each named by its type.
+pub fn anthropic_sse(events: &[serde_json::Value]) -> String {
+    events
+        .iter()
+        .map(|e| format!("event: {}\ndata: {e}\n\n", e["type"].as_str().unwrap()))
+        .collect()
+}

@@ -1,9 +1,9 @@
 //! What model calls cost (docs/models.md, "Cost"): recorded per call at the known price,
 //! said at the end of each turn, and listed per chat.
 
-use crate::common::{SkaldCmd, bare};
+use crate::common::{SkaldCmd, anthropic_sse, bare};
 use serde_json::{Value, json};
-use skald_testkit::{ScriptedServer, sse};
+use skald_testkit::{ScriptedServer, sse, with_headers};
 
 /// An answer whose usage chunk says `input` tokens read (`cached` of them from the cache)
 /// and `output` written.
@@ -111,4 +111,134 @@ fn a_turn_says_what_it_cost_at_published_or_configured_prices_and_the_chat_list_
         text.contains("$0.0028+") && text.contains("Today: $0.0028+"),
         "{text}"
     );
+}
+
+/// OpenAI's and Anthropic's rate-limit headers, as the scripted servers send them back.
+#[test]
+fn the_rate_limits_a_provider_states_are_said_with_each_call() {
+    let data = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let server = ScriptedServer::new(vec![with_headers(
+        &[
+            ("x-ratelimit-limit-requests", "500"),
+            ("x-ratelimit-remaining-requests", "499"),
+            ("x-ratelimit-reset-requests", "120ms"),
+            ("x-ratelimit-limit-tokens", "30000"),
+            ("x-ratelimit-remaining-tokens", "28500"),
+            ("x-ratelimit-reset-tokens", "6m0s"),
+        ],
+        answer_with_usage("Fine.", 1500, 0, 2),
+    )]);
+    let before = now_ms();
+    let (out, events) =
+        SkaldCmd::new(data.path())
+            .against(&server)
+            .exec_json(work.path(), &[], "Hi?");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let said = events
+        .iter()
+        .find(|e| e["type"] == "rate_limits")
+        .unwrap_or_else(|| panic!("{events:?}"));
+    let limits = &said["limits"];
+    assert_eq!(limits["provider"], "openai");
+    assert_eq!(limits["requests"]["limit"], 500);
+    assert_eq!(limits["requests"]["remaining"], 499);
+    assert_eq!(limits["tokens"]["remaining"], 28500);
+    // "6m0s" from when the answer came.
+    let resets = limits["tokens"]["resets_at"].as_i64().unwrap();
+    assert!(
+        resets >= before + 360_000 && resets <= now_ms() + 360_000,
+        "{limits}"
+    );
+
+    let server = ScriptedServer::new(vec![with_headers(
+        &[
+            ("anthropic-ratelimit-requests-limit", "50"),
+            ("anthropic-ratelimit-requests-remaining", "0"),
+            ("anthropic-ratelimit-requests-reset", "2026-12-07T16:00:30Z"),
+        ],
+        (
+            200,
+            "text/event-stream",
+            anthropic_sse(&[
+                json!({"type": "message_start", "message": {"usage": {"input_tokens": 20}}}),
+                json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+                json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Hi."}}),
+                json!({"type": "content_block_stop", "index": 0}),
+                json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 2}}),
+                json!({"type": "message_stop"}),
+            ]),
+        ),
+    )]);
+    let (out, events) = SkaldCmd::new(data.path())
+        .env("ANTHROPIC_BASE_URL", server.origin())
+        .env("ANTHROPIC_API_KEY", "ant-key")
+        .env("SKALD_MODEL", "anthropic/claude-sonnet-4-5")
+        .exec_json(work.path(), &[], "Hi?");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let said = events.iter().find(|e| e["type"] == "rate_limits").unwrap();
+    let limits = &said["limits"];
+    assert_eq!(limits["provider"], "anthropic");
+    assert_eq!(limits["requests"]["remaining"], 0);
+    assert_eq!(limits["requests"]["resets_at"], 1_796_659_230_000i64);
+    assert!(limits.get("tokens").is_none(), "{limits}");
+}
+
+/// Past the daily budget, a run no one can answer stops before the model is called, and
+/// says why; within it, it runs.
+#[test]
+fn past_the_daily_budget_exec_stops_before_calling_the_model() {
+    let data = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let server = ScriptedServer::new(vec![
+        answer_with_usage("One.", 1000, 0, 100),
+        answer_with_usage("Two.", 1000, 0, 100),
+    ]);
+    // $10 a million tokens read, $100,000 a million written: the first turn costs $0.01
+    // + $10, while what a request reads stays far under the $5 budget.
+    std::fs::write(
+        data.path().join("config.toml"),
+        "[budget]\ndaily_usd = 5\n[models.prices]\n\"openai/scripted-*\" = { input = 10.0, output = 100000.0 }\n",
+    )
+    .unwrap();
+    let (out, _) = SkaldCmd::new(data.path())
+        .against(&server)
+        .exec_json(work.path(), &[], "One?");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (out, events) =
+        SkaldCmd::new(data.path())
+            .against(&server)
+            .exec_json(work.path(), &[], "Two?");
+    assert_eq!(out.status.code(), Some(1), "{events:?}");
+    let error = events.iter().find(|e| e["type"] == "error").unwrap();
+    let message = error["message"].as_str().unwrap();
+    assert!(
+        message.contains("$10.01 of the $5.00 daily budget")
+            && message.contains("[budget] daily_usd"),
+        "{message}"
+    );
+    assert_eq!(server.recorded().len(), 1, "the model was not called again");
+    assert_eq!(events.last().unwrap()["outcome"], "failed", "{events:?}");
+}
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64
 }

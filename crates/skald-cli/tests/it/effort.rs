@@ -1,19 +1,12 @@
 //! The reasoning effort of `skald exec --effort` (docs/models.md, "Reasoning effort"),
 //! against scripted servers of each provider protocol that look at what they are sent.
 
-use crate::common::SkaldCmd;
+use crate::common::{SkaldCmd, anthropic_sse};
 use serde_json::{Value, json};
 use skald_testkit::{ScriptedServer, answer};
 
 fn bodies(server: &ScriptedServer) -> Vec<Value> {
     server.recorded().into_iter().map(|r| r.body).collect()
-}
-
-fn anthropic_sse(events: &[Value]) -> String {
-    events
-        .iter()
-        .map(|e| format!("event: {}\ndata: {e}\n\n", e["type"].as_str().unwrap()))
-        .collect()
 }
 
 #[test]

@@ -589,12 +589,7 @@ fn kill_9_mid_tool_then_resume_loses_nothing() {
 
 #[test]
 fn anthropic_messages_two_round_turn() {
-    let sse = |events: &[Value]| -> String {
-        events
-            .iter()
-            .map(|e| format!("event: {}\ndata: {e}\n\n", e["type"].as_str().unwrap()))
-            .collect()
-    };
+    let sse = crate::common::anthropic_sse;
     let tool_round = sse(&[
         json!({"type": "message_start", "message": {"usage": {"input_tokens": 20}}}),
         json!({"type": "content_block_start", "index": 0, "content_block": {"type": "tool_use", "id": "toolu_1", "name": "read_file", "input": {}}}),

@@ -828,6 +828,122 @@ fn the_context_is_shown_compacted_on_request_and_the_compaction_undone() {
     assert_eq!(again["undone"], false);
 }
 
+/// Settings sets the context threshold and the daily budget (written to config.toml, used
+/// at once); a turn past the budget asks in the Inbox and goes on only if told to; the
+/// chat's usage and Settings show the cost, the budget and the provider's rate limits.
+#[test]
+fn the_budget_and_threshold_are_set_from_the_ui_and_a_turn_past_the_budget_asks() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    // $10 a million tokens read, $100,000 a million written: the first answer's 100
+    // tokens cost $10; what a request reads stays far under the $5 budget.
+    std::fs::write(
+        data.join("config.toml"),
+        "[models.prices]\n\"openai/scripted-*\" = { input = 10.0, output = 100000.0 }\n",
+    )
+    .unwrap();
+    let costly = (
+        200,
+        "text/event-stream",
+        skald_testkit::sse(&[
+            json!({"choices": [{"index": 0, "delta": {"content": "One."}, "finish_reason": "stop"}]}),
+            json!({"choices": [], "usage": {"prompt_tokens": 1000, "completion_tokens": 100}}),
+        ]),
+    );
+    let model = ScriptedServer::new(vec![
+        skald_testkit::with_headers(
+            &[
+                ("x-ratelimit-limit-requests", "50"),
+                ("x-ratelimit-remaining-requests", "41"),
+            ],
+            costly,
+        ),
+        answer("Three."),
+    ]);
+    let s = serve(&data, dir.path(), Some(&model));
+    let mut ws = s.ws();
+    let id = new_chat(&mut ws);
+    let settings = ws.call(json!({"cmd": "settings"})).unwrap();
+    assert_eq!(settings["compact_at"], 80);
+    assert!(settings.get("daily_budget_usd").is_none(), "{settings}");
+    // Refused: what the settings do not take.
+    for (cmd, e) in [
+        (
+            json!({"cmd": "set_daily_budget", "usd": -1.0}),
+            "positive number",
+        ),
+        (
+            json!({"cmd": "set_daily_budget", "usd": 0.0}),
+            "positive number",
+        ),
+        (json!({"cmd": "set_compact_at", "percent": 101}), "0 to 100"),
+    ] {
+        let err = ws.call(cmd).unwrap_err();
+        assert!(err.contains(e), "{err}");
+    }
+    ws.call(json!({"cmd": "set_compact_at", "percent": 60}))
+        .unwrap();
+    ws.call(json!({"cmd": "set_daily_budget", "usd": 5.0}))
+        .unwrap();
+    let config = std::fs::read_to_string(data.join("config.toml")).unwrap();
+    assert!(
+        config.contains("compact_at = 60") && config.contains("daily_usd = 5.0"),
+        "{config}"
+    );
+    let context = ws
+        .call(json!({"cmd": "context_usage", "session_id": id}))
+        .unwrap();
+    assert_eq!(context["compact_at"], 60);
+
+    ws.call(json!({"cmd": "send_message", "session_id": id, "text": "One?"}))
+        .unwrap();
+    ws.event(|e| e["type"] == "done" && e["outcome"] == "final");
+    let usage = ws.call(json!({"cmd": "usage", "session_id": id})).unwrap();
+    assert!(
+        (usage["cost_usd"].as_f64().unwrap() - 10.01).abs() < 1e-9,
+        "{usage}"
+    );
+    assert_eq!(usage["daily_budget_usd"], 5.0);
+    assert_eq!(usage["rate_limits"]["provider"], "openai");
+    assert_eq!(usage["rate_limits"]["requests"]["remaining"], 41);
+    let settings = ws.call(json!({"cmd": "settings"})).unwrap();
+    assert!((settings["today_cost_usd"].as_f64().unwrap() - 10.01).abs() < 1e-9);
+    assert_eq!(settings["rate_limits"][0]["requests"]["limit"], 50);
+
+    // Past the budget: the turn asks before its model call. "Stop" stops it.
+    ws.call(json!({"cmd": "send_message", "session_id": id, "text": "Two?"}))
+        .unwrap();
+    let asked = ws.event(|e| e["type"] == "inbox_requested");
+    let item = &asked["event"]["item"];
+    assert_eq!(item["title"], "Daily budget");
+    let question = item["payload"]["question"].as_str().unwrap();
+    assert!(
+        question.contains("$10.01 of your $5.00 daily budget"),
+        "{question}"
+    );
+    ws.call(json!({"cmd": "answer", "inbox_id": item["id"], "answer": {"decision": "text", "text": "Stop"}}))
+        .unwrap();
+    ws.event(|e| e["type"] == "error" && e["message"].as_str().unwrap().contains("not to pass"));
+    ws.event(|e| e["type"] == "done" && e["outcome"] == "cancelled");
+    assert_eq!(model.recorded().len(), 1);
+    // "Run it" lets the turn go on.
+    ws.call(json!({"cmd": "send_message", "session_id": id, "text": "Three?"}))
+        .unwrap();
+    let asked = ws.event(|e| e["type"] == "inbox_requested");
+    let inbox_id = asked["event"]["item"]["id"].clone();
+    ws.call(json!({"cmd": "answer", "inbox_id": inbox_id, "answer": {"decision": "text", "text": "Run it"}}))
+        .unwrap();
+    ws.event(|e| e["type"] == "done" && e["text"] == "Three.");
+    assert_eq!(model.recorded().len(), 2);
+    // No budget: removed from the file.
+    ws.call(json!({"cmd": "set_daily_budget"})).unwrap();
+    let config = std::fs::read_to_string(data.join("config.toml")).unwrap();
+    assert!(!config.contains("daily_usd"), "{config}");
+    let settings = ws.call(json!({"cmd": "settings"})).unwrap();
+    assert!(settings.get("daily_budget_usd").is_none(), "{settings}");
+}
+
 fn part_of(usage: &Value, what: &str) -> u64 {
     usage["parts"]
         .as_array()

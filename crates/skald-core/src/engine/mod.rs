@@ -78,6 +78,8 @@ pub struct TurnSettings {
     pub vision: std::collections::BTreeMap<String, bool>,
     /// What the user says models cost (config.toml `[models.prices]`).
     pub prices: std::collections::BTreeMap<String, skald_llm::prices::Price>,
+    /// config.toml `[budget] daily_usd`.
+    pub daily_usd: Option<f64>,
 }
 
 impl TurnSettings {
@@ -100,6 +102,7 @@ impl TurnSettings {
             cache_dir: Some(data_dir.cache_dir()),
             vision: config.models.vision.clone(),
             prices: config.models.prices.clone(),
+            daily_usd: config.budget.daily_usd,
         }
     }
 }
@@ -115,6 +118,9 @@ pub struct Engine {
     pub library: Arc<Library>,
     pub inbox: Arc<Inbox>,
     pub settings: TurnSettings,
+    /// The context threshold and daily budget as they are now (Settings changes them while
+    /// the engine runs), and the providers' rate limits.
+    pub limits: crate::limits::Limits,
     /// The registered MCP servers and their client.
     pub mcp: Arc<crate::mcp::Servers>,
     /// The plugins Skald ships, on or off.
@@ -222,6 +228,7 @@ impl Engine {
             health: Arc::new(ModelHealth::default()),
             library,
             inbox,
+            limits: crate::limits::Limits::new(settings.compact_at, settings.daily_usd),
             settings,
             mcp,
             plugins: crate::plugins::Plugins::default(),
@@ -466,7 +473,7 @@ impl Engine {
                 .effort
                 .as_deref()
                 .and_then(skald_llm::effort::Effort::parse),
-            compact_at: self.settings.compact_at,
+            compact_at: self.limits.compact_at(),
         })
     }
 

@@ -131,7 +131,7 @@ pub(super) async fn answer(
                 continue;
             }
         };
-        match read_stream(env, session_id, stream, cancel, emit).await? {
+        match read_stream(env, session_id, &model.provider.name, stream, cancel, emit).await? {
             Streamed::Complete {
                 message_id,
                 text,
@@ -187,6 +187,7 @@ enum Streamed {
 async fn read_stream(
     env: &TurnEnv<'_>,
     session_id: i64,
+    provider: &str,
     mut stream: skald_llm::EventStream,
     cancel: &CancellationToken,
     emit: Emit<'_>,
@@ -229,6 +230,14 @@ async fn read_stream(
             Some(Ok(skald_llm::Event::Finish { .. })) => {}
             Some(Ok(skald_llm::Event::Reading { done, total })) => {
                 emit(Event::PromptProgress { read: done, total });
+            }
+            Some(Ok(skald_llm::Event::RateLimits { limits })) => {
+                let limits =
+                    crate::limits::rate_limit_info(provider, &limits, skald_store::now_ms());
+                if let Some(engine) = env.engine {
+                    engine.limits.saw(&limits);
+                }
+                emit(Event::RateLimits { session_id, limits });
             }
         }
     };

@@ -6,6 +6,7 @@
 //! queued messages and resume after a restart build on it.
 
 mod answer;
+mod budget;
 mod calls;
 pub mod compact;
 pub mod context_usage;
@@ -16,6 +17,7 @@ mod offer;
 mod tests;
 
 use answer::answer;
+use budget::Budget;
 pub(crate) use calls::run_call;
 use calls::{parse_args, refuse_unoffered, run_calls};
 use conversation::conversation;
@@ -88,6 +90,11 @@ pub async fn run_turn(
     // The configuration for the chat's mode when it changed during the turn (a plan
     // approved, plan mode chosen from the header).
     let mut switched: Option<TurnConfig> = None;
+    // A "Run it" past the daily budget holds until the chat's turn ends.
+    let _passing = match (env.engine, env.frame.stack_id) {
+        (Some(engine), None) => Some(engine.limits.turn_of(session_id)),
+        _ => None,
+    };
     let outer = env;
     for round in 0..outer.cfg.max_rounds {
         if cancel.is_cancelled() {
@@ -107,6 +114,20 @@ pub async fn run_turn(
         inject_queued(env, session_id, emit).await?;
         take_deliveries(env, session_id, emit)?;
         offer.refresh(env, session_id)?;
+        match budget::check(env, session_id, cancel, emit).await? {
+            Budget::Go => {}
+            Budget::Cancelled => return finish(emit, session_id, TurnOutcome::Cancelled, ""),
+            Budget::Declined => {
+                emit(Event::Error {
+                    message: "Stopped: you chose not to pass today's budget.".to_string(),
+                });
+                return finish(emit, session_id, TurnOutcome::Cancelled, "");
+            }
+            Budget::Over(message) => {
+                emit(Event::Error { message });
+                return finish(emit, session_id, TurnOutcome::Failed, "");
+            }
+        }
         let choice = if round == 0 {
             env.cfg.first_tool_choice
         } else {
