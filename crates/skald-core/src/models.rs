@@ -201,6 +201,31 @@ mod tests {
     }
 
     #[test]
+    fn a_refusal_of_images_is_learned_by_every_list_unless_the_user_says_it_sees() {
+        let choice = |model: &str| ModelChoice {
+            provider: skald_llm::Provider::new(
+                "openai",
+                skald_llm::ProviderKind::OpenAi,
+                "http://127.0.0.1:1",
+                None,
+                skald_llm::Timeouts::default(),
+            )
+            .unwrap(),
+            model: model.into(),
+        };
+        let (a, b) = (choice("some-model"), choice("other-model"));
+        let engine = ModelList::new(vec![a.clone()]);
+        let chat = ModelList::new(vec![a.clone()]).learning_with(&engine);
+        assert!(engine.sees_images(&a) && chat.sees_images(&a));
+        chat.refused_images(&a);
+        assert!(!engine.sees_images(&a) && !chat.sees_images(&a));
+        assert!(engine.sees_images(&b));
+        // What config.toml says wins over what was learned.
+        engine.set_vision([("openai/some-model".to_string(), true)].into());
+        assert!(engine.sees_images(&a));
+    }
+
+    #[test]
     fn with_nothing_named_a_local_model_is_the_default() {
         let dir = tempfile::tempdir().unwrap();
         let cfg = Config::default();
@@ -260,6 +285,9 @@ pub struct ModelList {
     prices: std::sync::Mutex<
         std::sync::Arc<std::collections::BTreeMap<String, skald_llm::prices::Price>>,
     >,
+    /// Models (`provider/model`) whose provider refused an image in this run though
+    /// nothing said they cannot see; shared by the lists of chats with their own model.
+    refused_images: std::sync::Arc<std::sync::Mutex<std::collections::BTreeSet<String>>>,
 }
 
 /// What config.toml says of `model` in a table keyed by `provider/model` or model name (a
@@ -285,7 +313,21 @@ impl ModelList {
             models: std::sync::Mutex::new(std::sync::Arc::new(models)),
             vision: std::sync::Mutex::default(),
             prices: std::sync::Mutex::default(),
+            refused_images: std::sync::Arc::default(),
         }
+    }
+
+    /// This list, knowing what `other` learned of which models refuse images (and
+    /// teaching it what this one learns).
+    pub fn learning_with(mut self, other: &ModelList) -> ModelList {
+        self.refused_images = other.refused_images.clone();
+        self
+    }
+
+    /// Remembers that `model`'s provider refused an image: from now on it is sent none,
+    /// unless `[models.vision]` says it sees.
+    pub fn refused_images(&self, model: &ModelChoice) {
+        skald_base::lock(&self.refused_images).insert(model.label());
     }
 
     /// Sets what `[models.prices]` says.
@@ -314,9 +356,15 @@ impl ModelList {
         *skald_base::lock(&self.vision) = std::sync::Arc::new(said);
     }
 
-    /// Whether `model` can see images (`crate::images::sees_images`).
+    /// Whether `model` can see images (`crate::images::sees_images`), unless its provider
+    /// refused one in this run and the user did not say it sees.
     pub fn sees_images(&self, model: &ModelChoice) -> bool {
         let said = skald_base::lock(&self.vision).clone();
+        if user_says(model, &said).is_none()
+            && skald_base::lock(&self.refused_images).contains(&model.label())
+        {
+            return false;
+        }
         crate::images::sees_images(model, &said)
     }
 }

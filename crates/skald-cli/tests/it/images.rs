@@ -112,16 +112,71 @@ fn an_image_reaches_an_openai_compatible_model_as_an_image_url_part() {
     );
 }
 
+/// A model nothing says is blind, behind an OpenAI-compatible server that cannot take
+/// images (llama.cpp's without a projector): its refusal makes Skald ask again without the
+/// image, say so, and send that model no images from then on.
+#[test]
+fn a_model_whose_server_refuses_images_is_asked_again_without_them() {
+    let f = folders();
+    let server = ScriptedServer::new(vec![
+        (
+            400,
+            "application/json",
+            r#"{"error": {"code": 400, "message": "image input is not supported - hint: if this is unexpected, you may need to provide the mmproj", "type": "invalid_request_error"}}"#.to_string(),
+        ),
+        answer("I cannot see it."),
+    ]);
+    let shot = f.work.path().join("shot.png");
+    let (_, events) = exec(
+        SkaldCmd::new(f.data.path()).against(&server),
+        f.work.path(),
+        &["--image", shot.to_str().unwrap()],
+        "What is in this picture?",
+    );
+    let told = events
+        .iter()
+        .find(|e| e["type"] == "llm_failed")
+        .unwrap_or_else(|| panic!("{events:?}"));
+    assert!(
+        told["message"]
+            .as_str()
+            .unwrap()
+            .contains("refused the images")
+            && told["retrying"] == true,
+        "{told}"
+    );
+    assert_eq!(events.last().unwrap()["text"], "I cannot see it.");
+    let sent = bodies(&server);
+    assert_eq!(sent.len(), 2);
+    assert!(sent[0].to_string().contains("image_url"));
+    let again = sent[1]["messages"].to_string();
+    assert!(
+        !again.contains("image_url") && !again.contains(PNG_B64),
+        "{again}"
+    );
+    assert!(again.contains("cannot see images"), "{again}");
+    // Other refusals are not read as one about images: a 400 about something else moves
+    // on as any failure does.
+    let f = folders();
+    let server = ScriptedServer::new(vec![(
+        400,
+        "application/json",
+        r#"{"error": {"message": "max_tokens is too large"}}"#.to_string(),
+    )]);
+    let (out, events) = SkaldCmd::new(f.data.path()).against(&server).exec_json(
+        f.work.path(),
+        &["--image", shot.to_str().unwrap()],
+        "What is in this picture?",
+    );
+    assert_eq!(out.status.code(), Some(1), "{events:?}");
+    assert_eq!(server.recorded().len(), 1);
+}
+
 #[test]
 fn an_image_reaches_anthropic_and_ollama_in_their_own_forms() {
     // Anthropic: a base64 image block before the text.
     let f = folders();
-    let sse = |events: &[Value]| -> String {
-        events
-            .iter()
-            .map(|e| format!("event: {}\ndata: {e}\n\n", e["type"].as_str().unwrap()))
-            .collect()
-    };
+    let sse = crate::common::anthropic_sse;
     let anthropic = ScriptedServer::new(vec![(
         200,
         "text/event-stream",

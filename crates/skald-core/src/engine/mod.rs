@@ -424,7 +424,7 @@ impl Engine {
         let models = resolver(spec).map_err(|e| {
             EngineError::ChatModel(format!("the chat's model {spec} cannot be used: {e}"))
         })?;
-        let list = crate::models::ModelList::new(models);
+        let list = crate::models::ModelList::new(models).learning_with(&self.models);
         list.set_vision(self.settings.vision.clone());
         list.set_prices(self.settings.prices.clone());
         Ok(Some(list))

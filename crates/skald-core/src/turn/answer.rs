@@ -123,6 +123,21 @@ pub(super) async fn answer(
         };
         let stream = match started {
             Ok(s) => s,
+            // A model nothing said was blind (an unknown model behind an OpenAI-compatible
+            // server) refused the images: asked again without them, and not sent any more.
+            Err(e) if refused_images(&e, &request) && env.models.sees_images(model) => {
+                record(RequestStatus::Failed, None, Some(&e.to_string()))?;
+                env.models.refused_images(model);
+                emit(Event::LlmFailed {
+                    message: format!(
+                        "{label} refused the images ({e}); asking again without them, and \
+                         sending it none from now on (say it sees in config.toml \
+                         [models.vision] if that is wrong)"
+                    ),
+                    retrying: true,
+                });
+                continue;
+            }
             Err(e) => {
                 record(RequestStatus::Failed, None, Some(&e.to_string()))?;
                 env.health.failed(&label);
@@ -163,6 +178,28 @@ pub(super) async fn answer(
         }
     }
     Ok(Err(TurnOutcome::Failed))
+}
+
+/// Whether `e` is a provider refusing the images `request` carried: an error status whose
+/// message speaks of images (llama.cpp's server without a projector, vLLM's "not a
+/// multimodal model", OpenAI's "image_url is only supported by certain models",
+/// OpenRouter's "no endpoints found that support image input").
+fn refused_images(e: &skald_llm::LlmError, request: &Request) -> bool {
+    let skald_llm::LlmError::Status {
+        status, message, ..
+    } = e
+    else {
+        return false;
+    };
+    let message = message.to_ascii_lowercase();
+    *status >= 400
+        && *status != 401
+        && *status != 403
+        && *status != 429
+        && request.messages.iter().any(|m| !m.images.is_empty())
+        && ["image", "vision", "multimodal", "mmproj"]
+            .iter()
+            .any(|w| message.contains(w))
 }
 
 /// How one streamed answer ended.
