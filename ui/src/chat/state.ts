@@ -2,7 +2,8 @@
 // flat-ish list of display items (bubbles, tool cards, notices, sub-agent groups). Kept
 // free of React and the transport so the event logic is unit-tested on its own.
 
-import type { ChatImage, ChatMessage, CheckpointInfo, Event, HookRun, JsonValue, Reply, TodoItem, TodoStatus, ToolCallInfo, ToolCallStatus, TurnOutcome, WriteTodosArgs } from "../protocol";
+import type { ChatImage, ChatMessage, CheckpointInfo, Event, HookRun, JsonValue, Reply, SummaryInfo, TodoItem, TodoStatus, ToolCallInfo, ToolCallStatus, TurnOutcome, WriteTodosArgs } from "../protocol";
+import { tokenCount } from "../lib/contextUsage";
 import { blockedPromptReason } from "../lib/hooks";
 
 /** A call's status as stored, plus "waiting" while it waits in the Inbox. */
@@ -111,6 +112,8 @@ export interface ChatState {
   checkpoints: CheckpointInfo[];
   /** The running turn ended before it began: a hook blocked its message. */
   promptBlocked: boolean;
+  /** The chat's latest compaction: its messages show folded under it (chat/summary.ts). */
+  summary: SummaryInfo | null;
 }
 
 export type ChatAction =
@@ -125,7 +128,9 @@ export type ChatAction =
   | { type: "html"; key: string; html: string; forText: string }
   | { type: "toggle_group"; key: string }
   /** A blocked message's text was offered back to the composer. */
-  | { type: "returned"; key: string };
+  | { type: "returned"; key: string }
+  /** The chat's latest compaction as the engine now has it (after one was made or undone). */
+  | { type: "summary"; summary: SummaryInfo | null };
 
 export function emptyChat(sessionId: number): ChatState {
   return {
@@ -140,6 +145,7 @@ export function emptyChat(sessionId: number): ChatState {
     seq: 0,
     checkpoints: [],
     promptBlocked: false,
+    summary: null,
   };
 }
 
@@ -380,6 +386,7 @@ export function chatReducer(state: ChatState, action: ChatAction): ChatState {
         hasMore: r.has_more,
         oldestId: r.messages.length ? Math.min(...r.messages.map((m) => m.id)) : state.oldestId,
         stack: [],
+        summary: r.summary ?? null,
       });
     }
     case "older": {
@@ -391,6 +398,7 @@ export function chatReducer(state: ChatState, action: ChatAction): ChatState {
         items: [...older.filter((i) => !known.has(i.key)), ...state.items],
         hasMore: r.has_more,
         oldestId: r.messages.length ? Math.min(...r.messages.map((m) => m.id)) : state.oldestId,
+        summary: r.summary ?? null,
       });
     }
     case "checkpoints":
@@ -439,6 +447,8 @@ export function chatReducer(state: ChatState, action: ChatAction): ChatState {
         ...state,
         items: state.items.map((it) => (it.kind === "user" && it.key === action.key ? { ...it, returned: true } : it)),
       };
+    case "summary":
+      return { ...state, summary: action.summary };
     case "event":
       return applyEvent(state, action.event);
   }
@@ -600,8 +610,15 @@ export function applyEvent(state: ChatState, e: Event): ChatState {
     }
     case "model_fallback":
       return pushItem(state, notice("info", `Switched model from ${e.from} to ${e.to}: ${e.reason}`), true);
+    case "compaction_started":
+      // Said before the summary is asked for: the turn waits for it.
+      return pushItem(
+        state,
+        notice("info", `Summarising older turns to keep the context within the model's window — ${tokenCount(e.tokens)} of ${tokenCount(e.window)} tokens`),
+        true,
+      );
     case "context_compacted":
-      return pushItem(state, notice("info", "Earlier messages were summarised to fit the model's context."), true);
+      return pushItem(state, notice("info", "Older turns summarised: the summary stands in for them from now on."), true);
     case "done":
       return finishTurn({ ...state, reading: null, promptBlocked: false }, e.outcome, e.text, state.promptBlocked);
     case "checkpoint": {
