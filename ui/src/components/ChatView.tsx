@@ -8,12 +8,14 @@ import { blockedToReturn, latestTodos, staleAssistants, type ChatAction, type Ch
 import { useApp, useTransport } from "../app/context";
 import { useChatModel } from "../app/useChatModel";
 import { useChatMode } from "../app/useChatMode";
+import { useChatSummary } from "../app/useChatSummary";
 import { escapeHtml } from "../lib/highlight";
 import { dragHasFiles, filesOf } from "../lib/images";
 import { onMarkdownClick } from "../lib/links";
 import { ChatRow, ExpandedContext, InsertMentionContext, type Expanded } from "./ChatItems";
 import { CheckpointActions } from "./Checkpoints";
 import { Composer, type AttachFiles, type InsertText } from "./Composer";
+import { ContextMeter } from "./ContextMeter";
 import { ContextButton } from "./ContextView";
 import { InboxCard } from "./InboxCards";
 import { ModelPicker } from "./ModelPicker";
@@ -56,6 +58,8 @@ export function ChatView({ session, sessionId, chat, dispatch, loadError, onRetr
   const model = useChatModel(sessionId, session, onSession);
   // Act or plan: the header's toggle and the composer's Shift+Tab, /plan and /act.
   const mode = useChatMode(sessionId, session, onSession);
+  // Its latest compaction, read again when one is made or undone.
+  const refreshSummary = useChatSummary(sessionId, dispatch);
   // An approved plan switched the chat to act on the server: the header follows as soon as
   // the call is done (the turn goes on, acting).
   const plansDone = useMemo(() => chat.items.filter((it) => it.kind === "tool" && it.tool.name === EXIT_PLAN_MODE && it.tool.status === "done").length, [chat.items]);
@@ -118,6 +122,7 @@ export function ChatView({ session, sessionId, chat, dispatch, loadError, onRetr
         </div>
         <ModelPicker chat={model} />
         <ModeToggle control={mode} />
+        <ContextMeter key={`meter-${sessionId}`} sessionId={sessionId} summary={chat.summary} onUndone={refreshSummary} />
         <UsageChips sessionId={sessionId} running={chat.running} />
         <ContextButton key={`context-${sessionId}`} sessionId={sessionId} open={contextOpen} onOpenChange={onContextOpen} />
         <SandboxBadge key={sessionId} sessionId={sessionId} />
