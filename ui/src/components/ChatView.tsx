@@ -9,6 +9,7 @@ import { useApp, useTransport } from "../app/context";
 import { useChatModel } from "../app/useChatModel";
 import { useChatMode } from "../app/useChatMode";
 import { useChatSummary } from "../app/useChatSummary";
+import { foldUnderSummary } from "../chat/summary";
 import { escapeHtml } from "../lib/highlight";
 import { dragHasFiles, filesOf } from "../lib/images";
 import { onMarkdownClick } from "../lib/links";
@@ -25,6 +26,7 @@ import { MessageActionsContext, storedMessageId, type MessageActionsValue } from
 import { EXIT_PLAN_MODE } from "./PlanView";
 import { ProcessesPanel } from "./Processes";
 import { SandboxBadge } from "./SandboxBadge";
+import { SummaryCard } from "./SummaryCard";
 import { UsageChips } from "./Usage";
 import { EmptyState, ErrorState, Icon, Spinner } from "./ui";
 
@@ -135,7 +137,7 @@ export function ChatView({ session, sessionId, chat, dispatch, loadError, onRetr
         <ErrorState message={`Could not load this chat: ${loadError}`} onRetry={onRetryLoad} />
       ) : (
         <InsertMentionContext.Provider value={insertMention}>
-          <MessageList chat={chat} dispatch={dispatch} loadOlder={loadOlder} loadingOlder={loadingOlder} preparing={preparing} />
+          <MessageList chat={chat} dispatch={dispatch} loadOlder={loadOlder} loadingOlder={loadingOlder} preparing={preparing} onSummaryUndone={refreshSummary} />
         </InsertMentionContext.Provider>
       )}
       {loose.length > 0 && (
@@ -238,25 +240,32 @@ function MessageList({
   loadOlder,
   loadingOlder,
   preparing,
+  onSummaryUndone,
 }: {
   chat: ChatState;
   dispatch: (a: ChatAction) => void;
   loadOlder: () => void;
   loadingOlder: boolean;
   preparing?: { read: number; total: number } | null;
+  onSummaryUndone: () => void | Promise<void>;
 }) {
   const { openViewer, openFork } = useApp();
   const scrollRef = useRef<HTMLDivElement>(null);
   const items = chat.items;
   const last = items[items.length - 1];
   const showWorking = chat.running && !(last && last.kind === "assistant" && last.streaming);
-  const count = items.length + (showWorking ? 1 : 0);
+  // A compacted chat: the turns its summary stands for fold under the summary's card.
+  const [openSummary, setOpenSummary] = useState<string | null>(null);
+  const rows = useMemo(() => foldUnderSummary(items, chat.summary, chat.sessionId, openSummary), [items, chat.summary, chat.sessionId, openSummary]);
+  // Older pages would only go into the fold: they are loaded once it is opened.
+  const hasMore = chat.hasMore && !(rows.folded > 0 && !rows.open);
+  const count = rows.count + (showWorking ? 1 : 0);
   const virtualizer = useVirtualizer({
     count,
     getScrollElement: () => scrollRef.current,
     estimateSize: () => 72,
     overscan: 6,
-    getItemKey: (i) => items[i]?.key ?? "working",
+    getItemKey: (i) => rows.keyAt(i) ?? "working",
   });
 
   // Follow the bottom while new content arrives, unless the user scrolled up to read.
@@ -266,7 +275,7 @@ function MessageList({
     if (!el) return;
     stick.current = el.scrollHeight - el.scrollTop - el.clientHeight < 80;
     prev.current.top = el.scrollTop;
-    if (el.scrollTop < 300 && chat.hasMore && !loadingOlder) loadOlder();
+    if (el.scrollTop < 300 && hasMore && !loadingOlder) loadOlder();
   };
   const total = virtualizer.getTotalSize();
   // Keep the reading position when older messages are prepended.
@@ -344,7 +353,7 @@ function MessageList({
         <EmptyState title="Start the conversation">Ask the agent anything. Enter sends, Shift+Enter starts a new line.</EmptyState>
       ) : (
         <>
-          {chat.hasMore && (
+          {hasMore && (
             <div className="load-older">
               <button type="button" className="btn" disabled={loadingOlder} onClick={loadOlder}>
                 {loadingOlder ? "Loading…" : "Load earlier messages"}
@@ -356,11 +365,31 @@ function MessageList({
             <CheckpointActions.Provider value={checkpointActions}>
               <div className="virtual-inner" style={{ height: total }}>
                 {virtualizer.getVirtualItems().map((v) => {
-                  const item = items[v.index];
+                  const row = rows.at(v.index);
                   return (
-                    <div key={v.key} data-index={v.index} ref={virtualizer.measureElement} className="virtual-row" style={{ transform: `translateY(${v.start}px)` }}>
-                      {item ? (
-                        <ChatRow item={item} onToggleGroup={onToggleGroup} />
+                    <div
+                      key={v.key}
+                      data-index={v.index}
+                      ref={virtualizer.measureElement}
+                      className={row?.kind === "item" && row.folded ? "virtual-row folded" : "virtual-row"}
+                      style={{ transform: `translateY(${v.start}px)` }}
+                    >
+                      {row?.kind === "summary" ? (
+                        <SummaryCard
+                          sessionId={chat.sessionId}
+                          summary={row.summary}
+                          messages={row.messages}
+                          more={chat.hasMore}
+                          open={row.open}
+                          onToggle={() => {
+                            // The card stays where it is, the turns unfolding under it.
+                            stick.current = false;
+                            setOpenSummary(row.open ? null : row.key);
+                          }}
+                          onUndone={onSummaryUndone}
+                        />
+                      ) : row ? (
+                        <ChatRow item={row.item} onToggleGroup={onToggleGroup} />
                       ) : (
                         <div className="working" role="status">
                           <span className="dots" aria-hidden="true">
