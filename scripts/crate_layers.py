@@ -28,6 +28,7 @@ LAYERS = {
     "skald-api": 1,
     "skald-sandbox": 1,
     "skald-llm": 1,
+    "skald-worktree": 1,
     # Parts the engine is made of.
     "skald-store": 2,
     "skald-checkpoint": 2,

@@ -150,6 +150,11 @@ impl Entry {
     pub fn open(&self) -> io::Result<std::fs::File> {
         open_in(&self.parent, &self.name)
     }
+
+    /// What a link found by the walk points to, read from its folder's descriptor.
+    pub fn read_link(&self) -> io::Result<PathBuf> {
+        self.parent.read_link_contents(&self.name)
+    }
 }
 
 /// A walk of `root` (absolute, with no link on its path: a path the gate checked, or a
