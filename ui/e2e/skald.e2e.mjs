@@ -779,6 +779,125 @@ test("the context view lists the AGENTS.md files and skills, and a turn updates 
   );
 });
 
+// A long conversation (docs/agent-loop.md "Long conversations"): with a 10,000-token window
+// summarised at 50%, three notes of 8,200 characters (about 2,066 tokens each) pass the
+// threshold at the third — the second stays under it, the engine's estimate being of the
+// messages and the system prompt. The compaction is announced in the chat before the
+// summary comes, the first two turns fold under the summary's card (and unfold), the
+// card's Undo gives them back whole (the meter goes up), and the meter's "Compact now"
+// summarises them again.
+test("the context meter shows the window filling; a compaction is announced, folds the older turns under its summary, is undone and made again", async () => {
+  const SUMMARY_PROMPT = "You are summarising the earlier part of a conversation";
+  const note = (n) => `Note ${n}: ${"harbour ".repeat(1024)}`;
+  const summaries = [];
+  const script = (body) => {
+    const messages = body.messages ?? [];
+    if (String(messages[0]?.content ?? "").startsWith(SUMMARY_PROMPT)) {
+      summaries.push(String(messages[1]?.content ?? ""));
+      // Slow enough to see the announcement before the summary.
+      return say(["The person sent two long notes ", "about the harbour; ", "the agent noted each.\n", "Left out: the notes' full text."], 500);
+    }
+    const last = [...messages].reverse().find((m) => m.role === "user");
+    const n = /Note (\d+):/.exec(String(last?.content ?? ""))?.[1] ?? "?";
+    return say([`Noted ${n}.`]);
+  };
+  const config = '[sandbox]\nask = "always"\n\n[agent]\ncompact_at = 50\n\n[models]\ncontext_window = 10000\n';
+  await withSkald(
+    script,
+    async ({ page, model }) => {
+      await newChat(page);
+      const meter = page.getByTestId("context-meter");
+      await meter.waitFor({ timeout: 10_000 });
+      assert.match(await page.getByTestId("context-meter-label").textContent(), /^[\d.]+k? \/ 10k$/);
+      const tokens = async () => Number(await meter.getAttribute("data-tokens"));
+      const grows = async (from) => page.waitForFunction((n) => Number(document.querySelector("[data-testid='context-meter']")?.dataset.tokens) > n, from, { timeout: 10_000 });
+      const answered = (text) =>
+        page.waitForFunction(
+          (t) => [...document.querySelectorAll("[data-testid='message'][data-role='assistant']")].some((m) => m.textContent.includes(t)) && !document.querySelector("[data-testid='stop']"),
+          text,
+          { timeout: 30_000 },
+        );
+      const empty = await tokens();
+      assert.match(await meter.getAttribute("title"), /^Context: [\d,]+ of 10,000 tokens \(\d+%\), summarised at 50%$/);
+
+      // The meter follows the turns.
+      await send(page, note(1));
+      await answered("Noted 1.");
+      await grows(empty + 2000);
+      await send(page, note(2));
+      await answered("Noted 2.");
+      await grows(empty + 4000);
+      const two = await tokens();
+      assert.equal(summaries.length, 0, "summarised before the threshold");
+      assert.equal(await meter.getAttribute("data-level"), "over");
+
+      // The third passes the threshold: announced, then summarised, then answered.
+      await send(page, note(3));
+      const announced = page.locator(".notice", { hasText: /Summarising older turns to keep the context within the model's window — [\d.]+k of 10k tokens/ });
+      await announced.waitFor({ timeout: 20_000 });
+      assert.equal(await page.getByTestId("summary-card").count(), 0, "the summary showed before it was made");
+      const card = page.getByTestId("summary-card");
+      await card.waitFor({ timeout: 20_000 });
+      await answered("Noted 3.");
+      // The meter read again after the turn: the summary stands in for two notes.
+      await page.waitForFunction((n) => Number(document.querySelector("[data-testid='context-meter']")?.dataset.tokens) < n, two, { timeout: 10_000 });
+      assert.equal(summaries.length, 1);
+      assert.ok(summaries[0].includes("Note 1:") && summaries[0].includes("Note 2:") && !summaries[0].includes("Note 3:"), summaries[0].slice(0, 200));
+      const asked = JSON.stringify(model.requests.at(-1).messages);
+      assert.match(asked, /Summary of the earlier part of this conversation/);
+      assert.ok(!asked.includes("Note 1:") && asked.includes("Note 3:"), "the summary did not stand in for the older turns");
+      assert.match(await card.getByTestId("summary-text").textContent(), /two long notes about the harbour/);
+      assert.equal((await card.getByTestId("summary-left-out").textContent()).trim(), "Left out: the notes' full text.");
+
+      // The older turns are folded under it, not gone.
+      const userTexts = () => page.locator("[data-testid='message'][data-role='user'] .bubble").allTextContents();
+      const toggle = card.getByTestId("summary-toggle");
+      assert.equal((await toggle.textContent()).trim(), "Show 4 earlier messages");
+      assert.equal(await toggle.getAttribute("aria-expanded"), "false");
+      assert.deepEqual((await userTexts()).map((t) => t.slice(0, 7)), ["Note 3:"]);
+      await toggle.click();
+      await page.locator(".virtual-row.folded [data-testid='message'][data-role='user']", { hasText: "Note 1:" }).waitFor();
+      assert.equal((await toggle.textContent()).trim(), "Hide the 4 earlier messages");
+      assert.deepEqual((await userTexts()).map((t) => t.slice(0, 7)), ["Note 1:", "Note 2:", "Note 3:"]);
+      await page.screenshot({ path: join(screenshotsDir, "compaction.png") });
+      await toggle.click();
+      await page.locator(".virtual-row.folded").first().waitFor({ state: "detached" });
+
+      // Undone from the card: the summary goes, the turns show as before, the meter goes up.
+      const compacted = await tokens();
+      await card.getByTestId("summary-undo").click();
+      await card.waitFor({ state: "detached", timeout: 10_000 });
+      await grows(compacted + 3000);
+      assert.deepEqual((await userTexts()).map((t) => t.slice(0, 7)), ["Note 1:", "Note 2:", "Note 3:"]);
+      assert.equal(await page.locator(".virtual-row.folded").count(), 0);
+
+      // The meter's popover: what fills the context, and "Compact now".
+      await meter.click();
+      const menu = page.getByTestId("context-meter-menu");
+      await menu.waitFor();
+      const parts = await menu.locator(".meter-part dt").allTextContents();
+      assert.deepEqual(parts, ["System prompt", "AGENTS.md & skills", "Tool definitions", "Messages", "Tool results"]);
+      assert.equal((await menu.getByTestId("context-meter-threshold").textContent()).trim(), "Summarises at 50% (5k tokens)");
+      assert.match(await menu.getByTestId("context-meter-last").textContent(), /^The last model call read 10 tokens\.$/);
+      assert.equal(await menu.getByTestId("undo-compaction").count(), 0);
+      const whole = await tokens();
+      await menu.getByTestId("compact-now").click();
+      await card.waitFor({ timeout: 20_000 });
+      assert.equal(summaries.length, 2);
+      assert.equal((await card.getByTestId("summary-toggle").textContent()).trim(), "Show 4 earlier messages");
+      assert.equal(await page.locator(".notice", { hasText: /Summarising older turns/ }).count(), 2);
+      await page.waitForFunction((n) => Number(document.querySelector("[data-testid='context-meter']")?.dataset.tokens) < n - 3000, whole, { timeout: 10_000 });
+      await menu.getByTestId("undo-compaction").waitFor();
+      await menu.locator(".meter-part[data-part='summary']").waitFor();
+      await page.screenshot({ path: join(screenshotsDir, "context-meter.png") });
+      await page.keyboard.press("Escape");
+      await menu.waitFor({ state: "detached" });
+      assert.equal(await page.evaluate(() => document.activeElement?.dataset.testid), "context-meter");
+    },
+    { ".skald-data/config.toml": config },
+  );
+});
+
 test("a project's hooks run only once approved in the context view; a blocked message comes back to the composer", async () => {
   const dir = '"$SKALD_PROJECT_DIR"/.skald';
   const hooksJson = JSON.stringify({
