@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { costLabel, costTitle, formatUsd, type ChatUsage } from "./cost";
+import { budgetLabel, budgetLevel, costLabel, costTitle, formatUsd, type ChatUsage } from "./cost";
 
 const usage = (over: Partial<ChatUsage> = {}): ChatUsage => ({ requests: 3, input: 1234, output: 567, cost: 0.0123, unpriced: 0, today: 0.4, ...over });
 
@@ -30,5 +30,26 @@ describe("cost in words", () => {
       "At the prices known when each call was made.",
     ]);
     expect(costTitle(usage({ unpriced: 2 }))).toContain("2 model calls of models with no known price are not counted: set their price in config.toml's [models.prices].");
+  });
+
+  it("measures today against the daily budget", () => {
+    expect(budgetLabel(0.42, 5)).toBe("$0.42 of $5.00 today");
+    expect(budgetLevel(4, 5)).toBe("ok");
+    expect(budgetLevel(4.01, 5)).toBe("warn");
+    expect(budgetLevel(5, 5)).toBe("over");
+    expect(costLabel(usage({ budget: 5 }))).toBe("$0.0123 · today $0.40 of $5.00");
+    expect(costLabel(usage({ requests: 0, budget: 5 }))).toBe("today $0.40 of $5.00");
+    expect(costTitle(usage({ budget: 5 })).split("\n")).toEqual([
+      "This chat: 3 model calls, 1,234 tokens in, 567 out — $0.0123",
+      "Today, every chat and task: $0.40",
+      "Daily budget: $5.00, 8% spent — a turn that would pass it asks first",
+      "At the prices known when each call was made.",
+    ]);
+  });
+
+  it("ends the tooltip with the provider's rate limits", () => {
+    const now = 1_760_000_000_000;
+    const title = costTitle(usage({ limits: { provider: "openai", requests: { limit: 50, remaining: 41, resets_at: now + 360_000 }, seen_at: now } }), now);
+    expect(title.split("\n").at(-1)).toBe("Rate limits, openai: 41/50 requests left; resets in 6m");
   });
 });
