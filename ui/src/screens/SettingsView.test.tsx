@@ -1,15 +1,16 @@
 // Settings → LaTeX: which TeX bundle previews use, the "Works offline" badge, building the
 // offline bundle from the installed TeX Live with its progress (tex_bundle events), the
 // settings read again after the build, a failed build's error, and the hint to install
-// TeX Live where there is none. Settings → Models: what today's model calls cost. Settings
+// TeX Live where there is none. Settings → Cost and limits: what today's model calls cost,
+// the daily budget against it, the context threshold, the providers' rate limits. Settings
 // → MCP servers: signing in.
 
 import { act } from "react";
 import { createRoot, type Root } from "react-dom/client";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { AppContext, TransportContext } from "../app/context";
 import { fakeApp } from "../test/fakeApp";
-import type { Command, McpServerInfo, SessionInfo, TexStatus } from "../protocol";
+import type { Command, McpServerInfo, RateLimitInfo, SessionInfo, TexStatus } from "../protocol";
 import { ServerError } from "../transport";
 import { FakeTransport } from "../test/fakeTransport";
 import { settle } from "../test/settle";
@@ -24,6 +25,12 @@ class FakeServer extends FakeTransport {
   private build: { resolve: () => void; reject: (e: Error) => void } | null = null;
   mcpServers: McpServerInfo[] = [];
   private login: { resolve: () => void; reject: (e: Error) => void } | null = null;
+  /** config.toml's `[agent] compact_at` and `[budget] daily_usd`, as the service keeps them. */
+  compactAt = 80;
+  budget: number | null = null;
+  rateLimits: RateLimitInfo[] = [];
+  /** What writing config.toml fails with; none when null. */
+  configRefusal: string | null = null;
   constructor(tex: TexStatus) {
     super();
     this.tex = tex;
@@ -31,7 +38,31 @@ class FakeServer extends FakeTransport {
   override answer(c: Command): unknown {
     switch (c.cmd) {
       case "settings":
-        return { cmd: c.cmd, version: "0.1.0", data_dir: "/d", models: ["openai/gpt-4.1"], model_error: null, config_path: "/d/config.toml", approval: "ask", tex: this.tex };
+        return {
+          cmd: c.cmd,
+          version: "0.1.0",
+          data_dir: "/d",
+          models: ["openai/gpt-4.1"],
+          model_error: null,
+          config_path: "/d/config.toml",
+          approval: "ask",
+          tex: this.tex,
+          compact_at: this.compactAt,
+          ...(this.budget != null ? { daily_budget_usd: this.budget } : {}),
+          today_cost_usd: this.today,
+          rate_limits: this.rateLimits,
+        };
+      // As crates/skald-service/src/settings.rs checks them.
+      case "set_compact_at":
+        if (c.percent > 100) throw new ServerError(`compact_at is a percent of the model's window, 0 to 100, not ${c.percent}`);
+        if (this.configRefusal) throw new ServerError(this.configRefusal);
+        this.compactAt = c.percent;
+        return { cmd: c.cmd, percent: c.percent };
+      case "set_daily_budget":
+        if (c.usd != null && !(c.usd > 0)) throw new ServerError(`a daily budget is a positive number of US dollars, not ${c.usd}; to have none, leave it empty`);
+        if (this.configRefusal) throw new ServerError(this.configRefusal);
+        this.budget = c.usd ?? null;
+        return { cmd: c.cmd, ...(c.usd != null ? { usd: c.usd } : {}) };
       case "local_models":
         return { cmd: c.cmd, available: false, folder: "/d/models", installed: [], recommended: [] };
       case "list_mcp":
@@ -271,24 +302,224 @@ describe("Settings → MCP servers", () => {
   });
 });
 
-describe("Settings → Models", () => {
-  it("says what today's model calls cost, and follows each turn's", async () => {
-    const server = new FakeServer({ bundle: ONLINE, offline: false, system_tex: null });
+describe("Settings → Cost and limits", () => {
+  const OFFLINE_TEX = { bundle: ONLINE, offline: false, system_tex: null };
+  const limitsSection = () => container.querySelector<HTMLElement>("[aria-labelledby='s-limits']")!;
+  const budgetInput = () => q("daily-budget") as HTMLInputElement;
+  const threshold = () => q("compact-at") as HTMLSelectElement;
+
+  /** Types into a field as a person does (React follows the native setter). */
+  async function type(input: HTMLInputElement, value: string) {
+    await act(async () => {
+      Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, "value")!.set!.call(input, value);
+      input.dispatchEvent(new Event("input", { bubbles: true }));
+    });
+  }
+  async function submit(input: HTMLInputElement) {
+    await act(async () => input.form!.requestSubmit());
+    await settle();
+  }
+  async function blur(input: HTMLInputElement) {
+    await act(async () => {
+      input.focus();
+      input.blur();
+    });
+    await settle();
+  }
+  async function choose(select: HTMLSelectElement, value: string) {
+    await act(async () => {
+      select.value = value;
+      select.dispatchEvent(new Event("change", { bubbles: true }));
+    });
+    await settle();
+  }
+  const turnUsage = (today: number) => ({
+    type: "turn_usage",
+    session_id: 7,
+    requests: 1,
+    input_tokens: 10,
+    output_tokens: 5,
+    cost_usd: 0.02,
+    unpriced: 0,
+    chat_cost_usd: 0.02,
+    today_cost_usd: today,
+  });
+
+  it("says what today's model calls cost, from the settings, and follows each turn's", async () => {
+    const server = new FakeServer(OFFLINE_TEX);
     server.today = 0.4;
     await render(server, [server.sessionInfo(3)]);
-    expect(server.sent("usage")).toEqual([{ cmd: "usage", session_id: 3 }]);
+    // The settings say it: no chat is asked.
+    expect(server.count("usage")).toBe(0);
+    expect(limitsSection().querySelector("h2")?.textContent).toBe("Cost and limits");
     expect(q("today-cost")?.textContent).toContain("Spent today: $0.40");
     expect(q("today-cost")?.textContent).toContain("no known price");
-    await act(async () =>
-      server.emit(7, { type: "turn_usage", session_id: 7, requests: 1, input_tokens: 10, output_tokens: 5, cost_usd: 0.02, unpriced: 0, chat_cost_usd: 0.02, today_cost_usd: 0.42 }),
-    );
+    await act(async () => server.emit(7, turnUsage(0.42)));
     expect(q("today-cost")?.textContent).toContain("Spent today: $0.42");
   });
 
-  it("says nothing of it with no chat to ask", async () => {
-    const server = new FakeServer({ bundle: ONLINE, offline: false, system_tex: null });
+  it("says it with no chat at all", async () => {
+    const server = new FakeServer(OFFLINE_TEX);
     await render(server);
-    expect(server.count("usage")).toBe(0);
-    expect(q("today-cost")).toBeNull();
+    expect(q("today-cost")?.textContent).toContain("Spent today: $0.00");
+    // No budget: the field is empty, and nothing is measured against it.
+    expect(budgetInput().value).toBe("");
+    expect(q("budget-spent")).toBeNull();
+  });
+
+  it("sets the daily budget, shows today against it, warns past 80%, and removes it when emptied", async () => {
+    const server = new FakeServer(OFFLINE_TEX);
+    server.today = 0.42;
+    await render(server);
+    await type(budgetInput(), "5");
+    await submit(budgetInput());
+    expect(server.sent("set_daily_budget")).toEqual([{ cmd: "set_daily_budget", usd: 5 }]);
+    const spent = () => q("budget-spent")!;
+    expect(spent().textContent).toBe("$0.42 of $5.00 today");
+    expect(spent().dataset.level).toBe("ok");
+    const bar = spent().querySelector<HTMLElement>("[role='meter']")!;
+    expect(bar.getAttribute("aria-valuenow")).toBe("0.42");
+    expect(bar.getAttribute("aria-valuemax")).toBe("5");
+    expect(bar.querySelector<HTMLElement>(".budget-bar-fill")!.style.width).toBe("8.4%");
+    // Leaving the field after Enter saves nothing more.
+    await blur(budgetInput());
+    expect(server.count("set_daily_budget")).toBe(1);
+
+    // Turns spend: past 80% it warns, past the budget it is over (the bar full).
+    await act(async () => server.emit(7, turnUsage(4.2)));
+    expect(spent().textContent).toBe("$4.20 of $5.00 today");
+    expect(spent().dataset.level).toBe("warn");
+    expect(spent().className).toContain("budget-warn");
+    await act(async () => server.emit(7, turnUsage(5.5)));
+    expect(spent().dataset.level).toBe("over");
+    expect(spent().querySelector<HTMLElement>(".budget-bar-fill")!.style.width).toBe("100%");
+
+    // Kept: Settings opened again shows it.
+    await unmount();
+    await render(server);
+    expect(budgetInput().value).toBe("5");
+    expect(q("budget-spent")?.textContent).toBe("$0.42 of $5.00 today");
+
+    // Emptied and left: the budget is removed.
+    await type(budgetInput(), "");
+    await blur(budgetInput());
+    expect(server.sent("set_daily_budget").at(-1)).toEqual({ cmd: "set_daily_budget" });
+    expect(server.budget).toBeNull();
+    expect(q("budget-spent")).toBeNull();
+    expect(budgetInput().value).toBe("");
+  });
+
+  it("saves with the Save button, writing dollars as people do", async () => {
+    const server = new FakeServer(OFFLINE_TEX);
+    await render(server);
+    await type(budgetInput(), " $12.50 ");
+    await click(q("daily-budget-save"));
+    expect(server.sent("set_daily_budget")).toEqual([{ cmd: "set_daily_budget", usd: 12.5 }]);
+    expect(budgetInput().value).toBe("12.5");
+    expect(q("daily-budget-error")).toBeNull();
+  });
+
+  it("shows the engine's refusal of a budget, and what is not an amount, under the field", async () => {
+    const server = new FakeServer(OFFLINE_TEX);
+    server.budget = 5;
+    await render(server);
+    await type(budgetInput(), "0");
+    await submit(budgetInput());
+    const error = () => q("daily-budget-error");
+    expect(error()?.textContent).toBe("a daily budget is a positive number of US dollars, not 0; to have none, leave it empty");
+    expect(error()?.getAttribute("role")).toBe("alert");
+    expect(limitsSection().contains(error())).toBe(true);
+    expect(budgetInput().getAttribute("aria-invalid")).toBe("true");
+    // The budget in force stays, and is still shown against.
+    expect(server.budget).toBe(5);
+    expect(q("budget-spent")?.textContent).toBe("$0.00 of $5.00 today");
+
+    await type(budgetInput(), "five dollars");
+    await submit(budgetInput());
+    expect(error()?.textContent).toBe('"five dollars" is not an amount: write US dollars, like 5 or 12.50, or leave it empty for no budget.');
+    expect(server.count("set_daily_budget")).toBe(1);
+
+    // A good amount clears the error.
+    await type(budgetInput(), "8");
+    await submit(budgetInput());
+    expect(error()).toBeNull();
+    expect(server.budget).toBe(8);
+  });
+
+  it("sets the threshold at which older turns are summarised, or only when asked", async () => {
+    const server = new FakeServer(OFFLINE_TEX);
+    await render(server);
+    expect(threshold().value).toBe("80");
+    const options = [...threshold().options].map((o) => o.textContent);
+    expect(options[0]).toBe("50% of the context window");
+    expect(options.at(-2)).toBe("95% of the context window");
+    expect(options.at(-1)).toBe("Only when asked");
+    await choose(threshold(), "60");
+    expect(server.sent("set_compact_at")).toEqual([{ cmd: "set_compact_at", percent: 60 }]);
+    expect(threshold().value).toBe("60");
+    await choose(threshold(), "0");
+    expect(server.sent("set_compact_at").at(-1)).toEqual({ cmd: "set_compact_at", percent: 0 });
+    await unmount();
+    await render(server);
+    expect(threshold().value).toBe("0");
+  });
+
+  it("offers a threshold config.toml has that the list lacks, and shows a failed change", async () => {
+    const server = new FakeServer(OFFLINE_TEX);
+    server.compactAt = 72;
+    server.configRefusal = "could not write /d/config.toml: read-only file system";
+    await render(server);
+    expect(threshold().value).toBe("72");
+    expect(threshold().selectedOptions[0]!.textContent).toBe("72% of the context window");
+    await choose(threshold(), "90");
+    expect(q("compact-at-error")?.textContent).toBe("could not write /d/config.toml: read-only file system");
+    expect(threshold().value).toBe("72");
+  });
+
+  it("lists the providers' rate limits, counting down to the reset, and follows each rate_limits event", async () => {
+    vi.useFakeTimers({ toFake: ["Date", "setInterval", "clearInterval"] });
+    try {
+      const now = 1_760_000_000_000;
+      vi.setSystemTime(now);
+      const server = new FakeServer(OFFLINE_TEX);
+      server.rateLimits = [
+        {
+          provider: "openai",
+          requests: { limit: 50, remaining: 41, resets_at: now + 130_000 },
+          tokens: { limit: 30_000, remaining: 28_500, resets_at: now + 130_000 },
+          seen_at: now - 5000,
+        },
+      ];
+      await render(server);
+      const items = () => [...container.querySelectorAll<HTMLElement>("[data-testid='rate-limit']")];
+      expect(q("rate-limits")?.querySelector("h3")?.textContent).toBe("Rate limits");
+      expect(items().map((i) => i.textContent)).toEqual(["openai: 41/50 requests, 28.5k/30k tokens left; resets in 2m 10s"]);
+      await act(async () => vi.advanceTimersByTime(1000));
+      expect(items()[0]!.textContent).toBe("openai: 41/50 requests, 28.5k/30k tokens left; resets in 2m 9s");
+
+      // Another provider states its own; a newer statement replaces a provider's.
+      const anthropic: RateLimitInfo = { provider: "anthropic", requests: { limit: 1000, remaining: 20, resets_at: now + 61_000 }, seen_at: now };
+      await act(async () => server.emit(4, { type: "rate_limits", session_id: 4, limits: anthropic }));
+      expect(items().map((i) => i.dataset.provider)).toEqual(["anthropic", "openai"]);
+      expect(items()[0]!.textContent).toBe("anthropic: 20/1k requests left; resets in 1m");
+      // A tenth or less left is marked.
+      expect(items()[0]!.className).toBe("low");
+      expect(items()[1]!.className).toBe("");
+      await act(async () =>
+        server.emit(5, { type: "rate_limits", session_id: 5, limits: { provider: "openai", requests: { limit: 50, remaining: 40, resets_at: now + 360_000 }, seen_at: now + 1000 } }),
+      );
+      expect(items()[1]!.textContent).toBe("openai: 40/50 requests left; resets in 5m 59s");
+      // Past the reset, it says so.
+      await act(async () => vi.advanceTimersByTime(400_000));
+      expect(items()[1]!.textContent).toBe("openai: 40/50 requests left; reset by now");
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it("lists none before any provider stated its limits", async () => {
+    const server = new FakeServer(OFFLINE_TEX);
+    await render(server);
+    expect(q("rate-limits")).toBeNull();
   });
 });

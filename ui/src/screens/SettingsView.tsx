@@ -1,4 +1,5 @@
-// Settings: models (and a connection test), MCP servers, approval rules, secrets,
+// Settings: models (and a connection test), cost and limits (today's cost, the daily
+// budget, the context threshold, rate limits), MCP servers, approval rules, secrets,
 // plugins, the TeX bundle LaTeX previews use, and appearance — one file per section in
 // settings/.
 
@@ -6,6 +7,7 @@ import { useCommand } from "../app/context";
 import type { ThemeChoice } from "../lib/theme";
 import { Appearance } from "./settings/Appearance";
 import { Latex } from "./settings/Latex";
+import { Limits } from "./settings/Limits";
 import { McpServers } from "./settings/McpServers";
 import { Models } from "./settings/Models";
 import { Plugins } from "./settings/Plugins";
@@ -13,7 +15,7 @@ import { Rules } from "./settings/Rules";
 import { Secrets } from "./settings/Secrets";
 
 export function SettingsView({ theme, onTheme }: { theme: ThemeChoice; onTheme: (t: ThemeChoice) => void }) {
-  // One `settings` read for the sections that show it (Models, LaTeX).
+  // One `settings` read for the sections that show it (Models, Cost and limits, LaTeX).
   const [settings, reloadSettings] = useCommand({ cmd: "settings" }, []);
   return (
     <section className="screen" aria-labelledby="settings-h">
@@ -22,6 +24,7 @@ export function SettingsView({ theme, onTheme }: { theme: ThemeChoice; onTheme: 
       </header>
       <div className="screen-body settings">
         <Models data={settings} reload={reloadSettings} />
+        <Limits data={settings} reload={reloadSettings} />
         <McpServers />
         <Rules />
         <Secrets />

@@ -1,12 +1,10 @@
 // Settings → Models: the models in use (main, then fallbacks), a connection test, the
-// provider form, local models, what today's calls cost, and where the configuration and
-// data are.
+// provider form, local models, and where the configuration and data are. What the calls
+// cost is in Cost and limits (Limits.tsx).
 
-import { useContext, useState } from "react";
-import { AppContext, useTransport, type Loadable } from "../../app/context";
-import { formatUsd } from "../../lib/cost";
+import { useState } from "react";
+import { useTransport, type Loadable } from "../../app/context";
 import { errorText } from "../../lib/format";
-import { useTodayCost } from "../../components/Usage";
 import { EmptyState } from "../../components/ui";
 import { Load, Section, type SettingsReply } from "./Section";
 import { ProviderForm } from "./ProviderForm";
@@ -14,9 +12,6 @@ import { LocalModels } from "./LocalModels";
 
 export function Models({ data, reload }: { data: Loadable<SettingsReply>; reload: () => void }) {
   const t = useTransport();
-  // What today's model calls cost (docs/models.md "Cost"): any chat's `usage` says it.
-  const sessions = useContext(AppContext)?.sessions ?? [];
-  const today = useTodayCost(sessions[0]?.id ?? null);
   const [testing, setTesting] = useState(false);
   const [result, setResult] = useState<{ ok: boolean; text: string } | null>(null);
   const test = async () => {
@@ -54,15 +49,6 @@ export function Models({ data, reload }: { data: Loadable<SettingsReply>; reload
                   </li>
                 ))}
               </ol>
-            )}
-            {today != null && (
-              <div className="small today-cost" data-testid="today-cost">
-                Spent today: <strong>{formatUsd(today)}</strong>{" "}
-                <span className="muted">
-                  — every model call since midnight, of any chat or task, at the prices known when it was made; calls of models with no known price are not
-                  counted (config.toml's <code>[models.prices]</code> sets them).
-                </span>
-              </div>
             )}
             <div className="row">
               <button type="button" className="btn" data-testid="test-model" disabled={testing} onClick={() => void test()}>
