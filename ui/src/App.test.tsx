@@ -7,7 +7,7 @@ import { createRoot, type Root } from "react-dom/client";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { App } from "./App";
 import { TransportContext } from "./app/context";
-import type { ChatMessage, CheckpointInfo, Command, SandboxInfo, SessionInfo, ToolCallInfo } from "./protocol";
+import type { ChatMessage, CheckpointInfo, Command, InboxEntry, SandboxInfo, SessionInfo, ToolCallInfo } from "./protocol";
 import { ServerError, type ConnectionStatus } from "./transport";
 import { FakeTransport } from "./test/fakeTransport";
 import { settle as settleRounds } from "./test/settle";
@@ -26,6 +26,8 @@ class FakeServer extends FakeTransport {
   /** Every command as sent, by name (with a history's chat). */
   calls: string[] = [];
   checkpoints: CheckpointInfo[] = [];
+  /** What the Inbox holds; an answer resolves its item, as the service does. */
+  inboxItems: InboxEntry[] = [];
   /** Every chat's sandbox, as config.toml's default gives it until a chat sets its own. */
   sandbox: Omit<SandboxInfo, "note"> = { mode: "workspace-write", network: false, available: true, always_ask: false };
   sandboxInfo(): SandboxInfo {
@@ -62,7 +64,15 @@ class FakeServer extends FakeTransport {
       case "settings":
         return { cmd: c.cmd, models: ["openai/scripted-model"] };
       case "inbox":
-        return { cmd: c.cmd, items: [] };
+        return { cmd: c.cmd, items: this.inboxItems };
+      case "answer": {
+        const item = this.inboxItems.find((e) => e.id === c.inbox_id);
+        if (!item) throw new ServerError(`no pending Inbox item ${c.inbox_id}`);
+        this.inboxItems = this.inboxItems.filter((e) => e !== item);
+        this.calls.push(`answer ${c.inbox_id} ${JSON.stringify(c.answer)}`);
+        setTimeout(() => this.emit(item.session_id, { type: "inbox_resolved", id: item.id, session_id: item.session_id, status: "answered" }), 0);
+        return { cmd: c.cmd };
+      }
       case "sandbox":
         return { cmd: c.cmd, sandbox: this.sandboxInfo() };
       case "session_context":
@@ -546,5 +556,59 @@ describe("a chat's model", () => {
     await click("[data-testid='session-item'][data-session-id='1'] .session-main");
     expect(modelButton().textContent).toBe("o3-mini");
     expect(server.calls).not.toContain("send_message");
+  });
+});
+
+// The daily budget (docs/models.md "Cost and limits"): a turn that would pass it asks in the
+// Inbox, outside any tool call; the chat shows the question at its end, as the Inbox does.
+describe("the daily budget's question", () => {
+  const budgetQuestion = (session_id: number): InboxEntry => ({
+    id: 31,
+    session_id,
+    session_title: "New chat",
+    tool_call_id: null,
+    agent_id: "main",
+    depth: 0,
+    title: "Daily budget",
+    created_at: 5,
+    kind: "question",
+    payload: {
+      question: "Today's model calls have cost $10.00 of your $5.00 daily budget, and this turn's next request would add about $0.0003. Run it anyway?",
+      suggested_answers: ["Run it", "Stop"],
+      title: "Daily budget",
+    },
+  });
+  const card = () => q("[data-testid='question-card'][data-from='skald']") as HTMLElement | null;
+
+  it("shows at the end of its chat, not in another, and in the Inbox, and is answered with Run it", async () => {
+    const server = new FakeServer();
+    server.sessions.push(info(server.nextId++), info(server.nextId++));
+    localStorage.setItem("skald.session", "2");
+    await render(server);
+    expect(card()).toBeNull();
+    server.inboxItems = [budgetQuestion(1)];
+    await act(async () => server.emit(1, { type: "inbox_requested", item: budgetQuestion(1) }));
+    await act(async () => new Promise((r) => setTimeout(r, 60)));
+    await settle();
+    // Chat 2 is open: the question is chat 1's.
+    expect(card()).toBeNull();
+    await click("[data-testid='session-item'][data-session-id='1'] .session-main");
+    expect(card(), text()).not.toBeNull();
+    expect(card()!.closest(".pending-area")).not.toBeNull();
+    expect(card()!.textContent).toContain("Daily budget");
+    expect([...card()!.querySelectorAll("[data-testid='suggested-answer']")].map((b) => b.textContent)).toEqual(["Run it", "Stop"]);
+
+    // The same question in the Inbox, with its chat.
+    await click("[data-testid='nav-inbox']");
+    const item = q("[data-testid='inbox-item'][data-inbox-id='31']") as HTMLElement;
+    expect(item).not.toBeNull();
+    expect(item.textContent).toContain("Daily budget");
+    expect(item.textContent).toContain("of your $5.00 daily budget");
+    await click("[data-testid='nav-chat']");
+    await act(async () => (card()!.querySelector("[data-testid='suggested-answer']") as HTMLElement).click());
+    await act(async () => new Promise((r) => setTimeout(r, 60)));
+    await settle();
+    expect(server.calls).toContain('answer 31 {"decision":"text","text":"Run it"}');
+    expect(card()).toBeNull();
   });
 });

@@ -1,4 +1,5 @@
-// The approval card's sandbox line: what approving a shell command runs it in.
+// The approval card's sandbox line: what approving a shell command runs it in. The question
+// card of a question Skald asks itself (the daily budget's), answered with its buttons only.
 
 import { act } from "react";
 import { createRoot, type Root } from "react-dom/client";
@@ -97,5 +98,46 @@ describe("the approval card's sandbox line", () => {
     await render(approval(null));
     expect(line()).toBeNull();
     expect(container.querySelector("[data-testid='approval-card']")).not.toBeNull();
+  });
+});
+
+describe("a question Skald asks outside any tool call", () => {
+  const question = (tool_call_id: string | null): InboxEntry => ({
+    id: 9,
+    session_id: 1,
+    session_title: "Chat",
+    tool_call_id,
+    agent_id: "main",
+    depth: 0,
+    title: "Daily budget",
+    created_at: 1,
+    kind: "question",
+    payload: {
+      question: "Today's model calls have cost $10.00 of your $5.00 daily budget, and this turn's next request would add about $0.0003. Run it anyway?",
+      suggested_answers: ["Run it", "Stop"],
+      title: "Daily budget",
+    },
+  });
+  const card = () => container.querySelector<HTMLElement>("[data-testid='question-card']")!;
+
+  it("shows its title and is answered with one of its answers only", async () => {
+    await render(question(null));
+    expect(card().dataset.from).toBe("skald");
+    expect(card().getAttribute("aria-label")).toBe("Daily budget: a question from Skald");
+    expect(card().querySelector(".card-title")?.textContent).toBe("QuestionDaily budget");
+    expect(card().querySelector(".question")?.textContent).toContain("of your $5.00 daily budget");
+    const buttons = [...card().querySelectorAll<HTMLButtonElement>("[data-testid='suggested-answer']")];
+    expect(buttons.map((b) => b.textContent)).toEqual(["Run it", "Stop"]);
+    // Words of one's own would only mean Stop: no box for them.
+    expect(card().querySelector("[data-testid='answer-input']")).toBeNull();
+    await act(async () => buttons[0]!.click());
+    expect(transport.sent("answer").at(-1)).toEqual({ cmd: "answer", inbox_id: 9, answer: { decision: "text", text: "Run it" } });
+  });
+
+  it("an agent's question keeps the box for an answer in words", async () => {
+    await render(question("c2"));
+    expect(card().dataset.from).toBe("agent");
+    expect(card().getAttribute("aria-label")).toBe("Question from the agent");
+    expect(card().querySelector("[data-testid='answer-input']")).not.toBeNull();
   });
 });

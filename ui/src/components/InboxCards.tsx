@@ -406,18 +406,34 @@ function RuleEditor({ entry, busy, onCancel, onSave }: { entry: EntryOf<"approva
 
 // ---- questions ---------------------------------------------------------------------
 
+/**
+ * A question: the agent's (`ask_user_clarification`, answered with a suggested answer or in
+ * words), or Skald's own, asked outside any tool call (the daily budget's "Run it" or
+ * "Stop", docs/models.md "Cost and limits"): its title shown, answered only with one of its
+ * suggested answers, which are all it understands.
+ */
 export function QuestionCard({ entry, showContext }: { entry: EntryOf<"question">; showContext: boolean }) {
   const { busy, error, send } = useAnswer(entry);
   const { question, suggested_answers: suggested } = entry.payload;
+  const fromSkald = entry.tool_call_id == null && suggested.length > 0;
+  const title = entry.payload.title || entry.title;
   const [text, setText] = useState("");
   const submit = () => {
     if (text.trim() !== "") void send({ decision: "text", text });
   };
   return (
-    <div className="card inbox-card question-card" data-testid="question-card" data-inbox-id={entry.id} role="group" aria-label="Question from the agent">
+    <div
+      className={fromSkald ? "card inbox-card question-card skald-question" : "card inbox-card question-card"}
+      data-testid="question-card"
+      data-inbox-id={entry.id}
+      data-from={fromSkald ? "skald" : "agent"}
+      role="group"
+      aria-label={fromSkald ? `${title}: a question from Skald` : "Question from the agent"}
+    >
       <CardContext entry={entry} show={showContext} />
       <div className="card-title">
         <span className="chip chip-waiting">Question</span>
+        {fromSkald && title && <span className="card-label">{title}</span>}
       </div>
       <div className="question">{question}</div>
       {suggested.length > 0 && (
@@ -429,18 +445,20 @@ export function QuestionCard({ entry, showContext }: { entry: EntryOf<"question"
           ))}
         </div>
       )}
-      <form
-        className="row"
-        onSubmit={(e) => {
-          e.preventDefault();
-          submit();
-        }}
-      >
-        <input data-testid="answer-input" className="grow" aria-label="Your answer" placeholder="Type an answer…" value={text} onChange={(e) => setText(e.target.value)} />
-        <button type="submit" className="btn btn-primary" data-testid="answer-submit" disabled={busy || text.trim() === ""}>
-          Answer
-        </button>
-      </form>
+      {!fromSkald && (
+        <form
+          className="row"
+          onSubmit={(e) => {
+            e.preventDefault();
+            submit();
+          }}
+        >
+          <input data-testid="answer-input" className="grow" aria-label="Your answer" placeholder="Type an answer…" value={text} onChange={(e) => setText(e.target.value)} />
+          <button type="submit" className="btn btn-primary" data-testid="answer-submit" disabled={busy || text.trim() === ""}>
+            Answer
+          </button>
+        </form>
+      )}
       {error && <div className="error-text" role="alert">{error}</div>}
     </div>
   );
