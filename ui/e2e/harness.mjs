@@ -36,7 +36,9 @@ export const call = (id, name, args) => ({ kind: "tool", id, name, args });
 
 /**
  * A model server that answers each request with the next reply of `script` (a list, or a
- * function of the request body). Records every request body.
+ * function of the request body). Records every request body. A reply may carry response
+ * `headers` of its own (a provider's `x-ratelimit-*`) and the `usage` its final chunk
+ * states (10 tokens in, 5 out unless it says).
  */
 export async function scriptedModel(script) {
   const requests = [];
@@ -59,7 +61,7 @@ export async function scriptedModel(script) {
       res.end(JSON.stringify({ error: { message: "the script has no reply left" } }));
       return;
     }
-    res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+    res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", ...reply.headers });
     if (reply.kind === "text") {
       res.write(chunk({ role: "assistant", content: "" }));
       for (const p of reply.pieces) {
@@ -84,7 +86,8 @@ export async function scriptedModel(script) {
       );
       res.write(chunk({}, "tool_calls"));
     }
-    res.write(`data: ${JSON.stringify({ choices: [], usage: { prompt_tokens: 10, completion_tokens: 5 } })}\n\n`);
+    const usage = reply.usage ?? { prompt_tokens: 10, completion_tokens: 5 };
+    res.write(`data: ${JSON.stringify({ choices: [], usage })}\n\n`);
     res.end("data: [DONE]\n\n");
   });
   await new Promise((r) => server.listen(0, "127.0.0.1", r));

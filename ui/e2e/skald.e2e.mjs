@@ -1418,3 +1418,108 @@ test("with no key, Settings offers the local model and a chat answers with it", 
     await skald.stop();
   }
 });
+
+// Cost and limits (docs/models.md "Cost and limits", docs/ui.md): the daily budget and the
+// context threshold set in Settings (written to config.toml, kept when Settings is opened
+// again); an answer stating OpenAI's rate-limit headers and a costly usage ($10 at the
+// configured price: 100 tokens out at $100,000 a million) shows in the header's cost, past
+// the $5 budget, with the limits in its tooltip and in Settings; the next message asks
+// "Daily budget" in the chat and the Inbox before any model call, and "Run it" lets it run.
+test("the daily budget and threshold are set in Settings; a turn past the budget asks first, and Run it lets it answer", async () => {
+  const config =
+    '[sandbox]\nask = "always"\n[models.prices]\n"openai/scripted-*" = { input = 10.0, output = 100000.0 }\n';
+  const limits = {
+    "x-ratelimit-limit-requests": "50",
+    "x-ratelimit-remaining-requests": "41",
+    "x-ratelimit-reset-requests": "6m0s",
+    "x-ratelimit-limit-tokens": "30000",
+    "x-ratelimit-remaining-tokens": "28500",
+    "x-ratelimit-reset-tokens": "6m0s",
+  };
+  await withSkald(
+    [
+      { ...say(["A costly answer."]), headers: limits, usage: { prompt_tokens: 10, completion_tokens: 100 } },
+      say(["Ran past the budget."]),
+    ],
+    async ({ page, model, skald }) => {
+      await page.getByTestId("nav-settings").click();
+      const budget = page.getByTestId("daily-budget");
+      await budget.waitFor({ timeout: 20_000 });
+      assert.equal(await budget.inputValue(), "");
+      await budget.fill("5");
+      await budget.press("Enter");
+      await page.getByTestId("budget-spent").filter({ hasText: "$0.00 of $5.00 today" }).waitFor({ timeout: 10_000 });
+      await page.getByTestId("compact-at").selectOption("60");
+      await page.waitForFunction(() => {
+        const s = document.querySelector("[data-testid='compact-at']");
+        return s && !s.disabled && s.value === "60";
+      });
+      const toml = readFileSync(join(skald.data, "config.toml"), "utf8");
+      assert.match(toml, /\[budget\]\s*\ndaily_usd = 5(\.0)?\s*\n/);
+      assert.match(toml, /compact_at = 60/);
+      assert.match(toml, /"openai\/scripted-\*"/, "the rest of config.toml is kept");
+      // Kept: Settings opened again reads them back.
+      await page.getByTestId("nav-chat").click();
+      await page.getByTestId("nav-settings").click();
+      await page.getByTestId("budget-spent").waitFor({ timeout: 10_000 });
+      assert.equal(await page.getByTestId("daily-budget").inputValue(), "5");
+      assert.equal(await page.getByTestId("compact-at").inputValue(), "60");
+      assert.equal(await page.getByTestId("rate-limits").count(), 0, "no provider has stated limits yet");
+
+      await page.getByTestId("nav-chat").click();
+      await newChat(page);
+      await send(page, "First");
+      await waitForAnswer(page, skald);
+      const cost = page.getByTestId("cost-usage");
+      await cost.filter({ hasText: "$10.00 · today $10.00 of $5.00" }).waitFor({ timeout: 10_000 });
+      assert.equal(await cost.getAttribute("data-budget"), "over");
+      assert.equal(await cost.getAttribute("data-rate-limits"), "openai");
+      await cost.hover();
+      const title = await cost.getAttribute("title");
+      assert.match(title, /Daily budget: \$5\.00, 200% spent — passed: the next turn asks first/);
+      assert.match(title, /Rate limits, openai: 41\/50 requests, 28\.5k\/30k tokens left; resets in (6m|5m \d+s)$/);
+      assert.equal(model.requests.length, 1);
+
+      // Settings lists the limits too, and today past the budget.
+      await page.getByTestId("nav-settings").click();
+      const line = page.locator("[data-testid='rate-limit'][data-provider='openai']");
+      await line.waitFor({ timeout: 10_000 });
+      assert.match(await line.textContent(), /^openai: 41\/50 requests, 28\.5k\/30k tokens left; resets in (6m|5m \d+s)$/);
+      const spent = page.getByTestId("budget-spent");
+      assert.equal((await spent.textContent()).trim(), "$10.00 of $5.00 today");
+      assert.equal(await spent.getAttribute("data-level"), "over");
+      await page.locator("[aria-labelledby='s-limits']").screenshot({ path: join(screenshotsDir, "settings-limits.png") });
+
+      // The next message asks before its model call: in the chat, and in the Inbox.
+      await page.getByTestId("nav-chat").click();
+      await page.waitForSelector("[data-testid='message-list'][data-loaded='1']");
+      await send(page, "Second");
+      const card = page.locator(".pending-area [data-testid='question-card'][data-from='skald']");
+      await card.waitFor({ timeout: 20_000 });
+      assert.match(await card.textContent(), /Daily budget/);
+      assert.match(await card.textContent(), /of your \$5\.00 daily budget/);
+      assert.deepEqual(await card.getByTestId("suggested-answer").allTextContents(), ["Run it", "Stop"]);
+      await page.waitForFunction(() => document.querySelector("[data-testid='inbox-badge']")?.textContent?.trim() === "1");
+      assert.equal(model.requests.length, 1, "no model call before the answer");
+      await page.screenshot({ path: join(screenshotsDir, "budget.png") });
+      await page.getByTestId("nav-inbox").click();
+      const item = page.getByTestId("inbox-item").first();
+      await item.waitFor();
+      assert.match(await item.textContent(), /Daily budget/);
+      assert.deepEqual(await item.getByTestId("suggested-answer").allTextContents(), ["Run it", "Stop"]);
+      await page.getByTestId("nav-chat").click();
+      await card.getByRole("button", { name: "Run it" }).click();
+      await card.waitFor({ state: "detached", timeout: 20_000 });
+      await page.waitForFunction(
+        () =>
+          [...document.querySelectorAll("[data-testid='message'][data-role='assistant']")].some((m) => m.textContent.includes("Ran past the budget.")) &&
+          !document.querySelector("[data-testid='stop']"),
+        null,
+        { timeout: 20_000 },
+      );
+      assert.equal(model.requests.length, 2);
+      await page.waitForFunction(() => !document.querySelector("[data-testid='inbox-badge']")?.textContent?.trim());
+    },
+    { ".skald-data/config.toml": config },
+  );
+});
