@@ -26,6 +26,7 @@ pub mod tool_args;
 pub mod tool_names;
 pub mod view;
 pub mod visible;
+pub mod worktree;
 
 pub use category::ToolCategory;
 pub use execution::{

@@ -39,6 +39,9 @@ pub struct ExecArgs<'a> {
     pub effort: Option<skald_llm::effort::Effort>,
     /// `--plan`: the chat plans (docs/agent-loop.md, "Plan mode").
     pub plan: bool,
+    /// `--worktree [NAME]`: a new chat in a worktree of its own (`Some("")`: named after
+    /// the folder) (docs/worktrees.md).
+    pub worktree: Option<&'a str>,
     pub prompt: &'a str,
 }
 
@@ -84,7 +87,29 @@ async fn exec(data_dir: &DataDir, config: &Config, a: ExecArgs<'_>) -> Result<u8
     // Refused, like an unknown agent, before a chat is made for them.
     let prompt = prompt_with_images(&store, &a)?;
     let run_context_id = new_run_context(&store, &a)?;
-    let mut session = open_session(&store, &a, &cwd, run_context_id)?;
+    let (cwd, worktree) = in_worktree(&store, data_dir, &a, cwd)?;
+    let mut session = match open_session(&store, &a, &cwd, run_context_id) {
+        Ok(s) => s,
+        Err(e) => {
+            // No chat, no worktree left behind for it.
+            if let Some(w) = &worktree {
+                let _ = skald_worktree::discard(w);
+            }
+            return Err(e);
+        }
+    };
+    if let Some(w) = &worktree {
+        let info = skald_core::worktrees::record(&store, w, session.id).map_err(failed)?;
+        eprintln!(
+            "skald exec: working in worktree {} ({}{})",
+            info.name,
+            info.working_dir,
+            info.branch
+                .as_deref()
+                .map(|b| format!(", branch {b}"))
+                .unwrap_or_default()
+        );
+    }
     if a.plan {
         let plan = skald_api::records::ChatMode::Plan;
         store.set_session_mode(session.id, plan).map_err(failed)?;
@@ -253,6 +278,31 @@ fn prompt_with_images(store: &Store, a: &ExecArgs<'_>) -> Result<turn::Prompt, F
         text: a.prompt.to_string(),
         images,
     })
+}
+
+/// With `--worktree`, the worktree the new chat works in, made from `cwd`, and the folder
+/// it works in there; else `cwd` as it is.
+fn in_worktree(
+    store: &Store,
+    data_dir: &DataDir,
+    a: &ExecArgs<'_>,
+    cwd: std::path::PathBuf,
+) -> Result<(std::path::PathBuf, Option<skald_worktree::Worktree>), Fail> {
+    let Some(name) = a.worktree else {
+        return Ok((cwd, None));
+    };
+    if a.session.is_some() {
+        return Err(usage(
+            "--worktree makes a new chat; a chat given with --session keeps its folder",
+        ));
+    }
+    let name = Some(name).filter(|n| !n.is_empty());
+    let w = skald_core::worktrees::make(store, data_dir, &cwd, name, a.group.unwrap_or("default"))
+        .map_err(|e| match e {
+            skald_core::worktrees::WorktreesError::Store(e) => failed(e),
+            e => usage(e),
+        })?;
+    Ok((w.working_dir.clone(), Some(w)))
 }
 
 /// The session the turn runs in: the one `--session` names, or a new one titled by the prompt.

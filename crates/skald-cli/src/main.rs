@@ -22,6 +22,7 @@ mod cmd_tasks;
 mod cmd_tool;
 mod cmd_tools;
 mod cmd_view;
+mod cmd_worktrees;
 mod exit;
 mod fail;
 mod progress;
@@ -154,6 +155,11 @@ enum Command {
         /// read-only sandbox), and presents a plan to approve (with --approve all or inbox)
         #[arg(long)]
         plan: bool,
+        /// Work in a worktree of its own: a git worktree on a new branch `skald/NAME` for
+        /// a git folder, a copy for any other; the agent writes only there (a new chat;
+        /// NAME defaults to the folder's name and a number)
+        #[arg(long, value_name = "NAME", num_args = 0..=1, default_missing_value = "")]
+        worktree: Option<String>,
         /// What to ask
         prompt: String,
     },
@@ -201,6 +207,11 @@ enum Command {
     Checkpoints {
         #[command(subcommand)]
         command: cmd_checkpoints::CheckpointsCommand,
+    },
+    /// Agents' worktrees: list them, discard one
+    Worktrees {
+        #[command(subcommand)]
+        command: cmd_worktrees::WorktreesCommand,
     },
     /// The hooks that run in a folder (yours and the project's), and approving a project's
     Hooks {
@@ -453,6 +464,7 @@ async fn run(command: Command, env: &Env, relaunch: &mut Option<cmd_serve::Relau
             image,
             effort,
             plan,
+            worktree,
             prompt,
         } => {
             let args = cmd_exec::ExecArgs {
@@ -476,6 +488,7 @@ async fn run(command: Command, env: &Env, relaunch: &mut Option<cmd_serve::Relau
                 images: &image,
                 effort: effort.map(EffortArg::effort),
                 plan,
+                worktree: worktree.as_deref(),
                 prompt: &prompt,
             };
             cmd_exec::run(&env.data_dir, &env.config, args).await
@@ -490,6 +503,7 @@ async fn run(command: Command, env: &Env, relaunch: &mut Option<cmd_serve::Relau
         Command::Tasks { command } => cmd_tasks::dispatch(env, command).await,
         Command::Sessions { command } => cmd_sessions::dispatch(env, command).await,
         Command::Checkpoints { command } => cmd_checkpoints::dispatch(env, command).await,
+        Command::Worktrees { command } => cmd_worktrees::dispatch(env, command),
         Command::Hooks { command } => cmd_hooks::dispatch(env, command).await,
         Command::View { path, json } => cmd_view::run(&path, json),
         Command::Latex { command } => cmd_latex::dispatch(env, command).await,

@@ -36,6 +36,7 @@ pub mod tools;
 pub mod turn;
 pub mod usage;
 pub mod withheld;
+pub mod worktrees;
 
 pub use args::{ArgsError, validate_args};
 pub use catalog::{AllTools, McpToolSource, ToolCatalog, ToolInfo, ToolSource};

@@ -135,6 +135,19 @@ impl DataDir {
             .map_or_else(|| self.root.join("models"), PathBuf::from)
     }
 
+    /// Where agents' worktrees are made (docs/worktrees.md): beside the data directory, not
+    /// in it, since no sandboxed command may see the data directory while a worktree's
+    /// chat must write its worktree.
+    pub fn worktrees_dir(&self) -> PathBuf {
+        let mut name = self
+            .root
+            .file_name()
+            .map(std::ffi::OsStr::to_os_string)
+            .unwrap_or_else(|| "skald".into());
+        name.push("-worktrees");
+        self.root.with_file_name(name)
+    }
+
     /// What tools derive from files and keep to save time (get_ast_outline's outlines):
     /// safe to delete at any time.
     pub fn cache_dir(&self) -> PathBuf {

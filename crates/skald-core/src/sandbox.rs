@@ -94,9 +94,20 @@ pub fn policy(run: &RunContext) -> Policy {
     let granted = |dirs: &[PathBuf]| -> Vec<PathBuf> {
         dirs.iter().filter(|d| d.is_absolute()).cloned().collect()
     };
+    // A chat in a worktree never writes the folder it copies: a write grant inside it, or
+    // one holding it (the home folder), is not given to its commands.
+    let reaches_source = |d: &PathBuf| {
+        run.worktree_source.as_ref().is_some_and(|source| {
+            skald_base::path::path_under(d, source) || skald_base::path::path_under(source, d)
+        })
+    };
     let writable: Vec<PathBuf> = match run.sandbox.mode {
         SandboxMode::WorkspaceWrite => std::iter::once(crate::approval::folder(&run.working_dir))
-            .chain(granted(&run.allow_fs_writes))
+            .chain(
+                granted(&run.allow_fs_writes)
+                    .into_iter()
+                    .filter(|d| !reaches_source(d)),
+            )
             .collect(),
         SandboxMode::ReadOnly | SandboxMode::Off => Vec::new(),
     };

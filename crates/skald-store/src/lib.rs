@@ -25,6 +25,7 @@ mod sessions;
 mod tasks;
 mod tool_calls;
 mod usage;
+mod worktrees;
 
 pub use checkpoints::NewCheckpoint;
 pub use cron::{Claim, JobRun, MissedPolicy, NewJob, RunStatus, ScheduledJob};
@@ -43,6 +44,7 @@ pub use sessions::{NewSession, Session, SessionKind};
 pub use tasks::{NewTask, Task, TaskStatus};
 pub use tool_calls::{NewToolCall, ResultType, ToolCallRecord};
 pub use usage::{NewLlmRequest, RequestStatus, SessionUsage, Summary};
+pub use worktrees::NewWorktree;
 
 use rusqlite::Connection;
 use std::path::{Path, PathBuf};

@@ -29,3 +29,4 @@ mod plan;
 mod sandbox;
 mod sandbox_edges;
 mod serve;
+mod worktrees;

@@ -122,6 +122,11 @@ pub struct RunContext {
     /// In plan mode (docs/agent-loop.md, "Plan mode"): the sandbox the chat acts with once
     /// its plan is approved, `sandbox` being the read-only one meanwhile.
     pub planning: Option<crate::config::SandboxSettings>,
+    /// For a chat working in a worktree (docs/worktrees.md): the person's folder it is a
+    /// copy of, which this run never writes — write tools are refused there whatever the
+    /// rules say, and no write grant that reaches it is given to commands. Its work comes
+    /// back only through review.
+    pub worktree_source: Option<PathBuf>,
 }
 
 impl RunContext {
@@ -224,6 +229,9 @@ impl RunContext {
                 hidden_from_commands: withheld.from_commands(),
                 sandbox,
                 planning: None,
+                worktree_source: store
+                    .worktree_of_session(session.id)?
+                    .map(|w| PathBuf::from(w.source)),
             }
             .in_mode(session.mode),
             extra,
@@ -566,6 +574,23 @@ fn decide_at(
             reason: format!(
                 "{} holds Skald's secrets; file tools never touch it",
                 dir.display()
+            ),
+        };
+    }
+    if writes_files(tool)
+        && let (Some(path), Some(source)) = (path, &ctx.worktree_source)
+        // (A worktree may lie inside the folder it copies, if that holds Skald's: the
+        // home folder.)
+        && path_under(path, source)
+        && !path_under(path, &folder(&ctx.working_dir))
+    {
+        return Decision {
+            action: RuleAction::Deny,
+            rule_id: None,
+            reason: format!(
+                "this chat works in its own worktree; {} is the folder it copies, which it \
+                 never writes (its changes reach it only when you review and apply them)",
+                source.display()
             ),
         };
     }

@@ -1,0 +1,245 @@
+//! Agents in worktrees of their own (docs/worktrees.md): `skald exec --worktree` makes one
+//! (a git worktree on its own branch, or a copy of any other folder); the agent writes
+//! only there — its write tools are refused in the folder it copies and its commands
+//! cannot write that folder, whatever the grants — and `skald worktrees` lists and
+//! discards them.
+
+use crate::common::{SkaldCmd, bare, ok};
+use serde_json::Value;
+use skald_testkit::{ScriptedServer, answer, tool_call};
+use std::path::Path;
+use std::process::Command;
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args([
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@example.invalid",
+            "-c",
+            "commit.gpgsign=false",
+        ])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// A folder commands see as it is, holding the data directory (`data`, its worktrees
+/// beside it in `data-worktrees`) and the person's folder `work`.
+struct Place {
+    top: tempfile::TempDir,
+}
+
+impl Place {
+    fn new() -> Place {
+        let top = skald_testkit::tempdir_seen_by_commands();
+        std::fs::create_dir(top.path().join("work")).unwrap();
+        Place { top }
+    }
+    fn data(&self) -> std::path::PathBuf {
+        self.top.path().join("data")
+    }
+    fn work(&self) -> std::path::PathBuf {
+        std::fs::canonicalize(self.top.path().join("work")).unwrap()
+    }
+}
+
+fn listed(data: &Path) -> Value {
+    let out = bare(data)
+        .args(["worktrees", "list", "--json"])
+        .output()
+        .unwrap();
+    serde_json::from_str(&ok(&out)).unwrap()
+}
+
+#[test]
+fn an_agent_in_a_git_worktree_writes_only_its_worktree_and_it_is_discarded() {
+    let p = Place::new();
+    let work = p.work();
+    std::fs::write(work.join("README.md"), "hello\n").unwrap();
+    git(&work, &["init", "-q", "-b", "main"]);
+    git(&work, &["add", "."]);
+    git(&work, &["commit", "-q", "-m", "first"]);
+    let direct = work.join("direct.txt");
+    let server = ScriptedServer::new(vec![
+        tool_call(
+            "w1",
+            "write_file",
+            r#"{"path": "notes.txt", "content": "from the agent\n"}"#,
+        ),
+        tool_call(
+            "c1",
+            "execute_cmd",
+            &serde_json::json!({"command": format!(
+                "echo inside > inside.txt; echo escaped > {}/escaped.txt", work.display()
+            )})
+            .to_string(),
+        ),
+        tool_call(
+            "w2",
+            "write_file",
+            &serde_json::json!({"path": direct, "content": "x"}).to_string(),
+        ),
+        answer("Done."),
+    ]);
+    // Even a write grant holding the folder (its parent) gives the agent no way in.
+    let (out, events) = SkaldCmd::new(&p.data()).against(&server).exec_json(
+        &work,
+        &[
+            "--worktree",
+            "fix",
+            "--approve",
+            "all",
+            "--allow-write",
+            p.top.path().to_str().unwrap(),
+        ],
+        "make notes",
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}\n{events:?}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let all = listed(&p.data());
+    let w = &all[0];
+    assert_eq!(
+        (w["name"].as_str(), w["kind"].as_str()),
+        (Some("fix"), Some("git"))
+    );
+    assert_eq!(w["branch"], "skald/fix");
+    assert_eq!(w["source"], work.display().to_string());
+    assert_eq!(w["session_id"], events[0]["session_id"]);
+    let root = std::path::PathBuf::from(w["root"].as_str().unwrap());
+    assert_eq!(root, p.top.path().join("data-worktrees/fix"));
+    // The agent's work is in its worktree …
+    assert_eq!(
+        std::fs::read_to_string(root.join("notes.txt")).unwrap(),
+        "from the agent\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.join("inside.txt")).unwrap(),
+        "inside\n"
+    );
+    assert!(root.join("README.md").is_file());
+    // … and none of it in the person's folder: the write tool was refused there, and the
+    // command could not write it.
+    for never in ["notes.txt", "inside.txt", "escaped.txt", "direct.txt"] {
+        assert!(!work.join(never).exists(), "{never} reached the folder");
+    }
+    let refused = events
+        .iter()
+        .find(|e| e["tool_call_id"] == "w2" && e["type"] != "tool_start")
+        .unwrap();
+    assert!(refused.to_string().contains("never writes"), "{refused}");
+    let branches = git(&work, &["branch", "--list"]);
+    assert!(
+        branches.contains("skald/fix") && branches.contains("* main"),
+        "{branches}"
+    );
+    assert_eq!(git(&work, &["status", "--porcelain"]), "");
+    // The name is taken while it lives.
+    let (out, _) =
+        SkaldCmd::new(&p.data())
+            .against(&server)
+            .exec_json(&work, &["--worktree", "fix"], "again");
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Discarded: the folder and the branch go; the person's folder is as it was.
+    ok(&bare(&p.data())
+        .args(["worktrees", "discard", "fix"])
+        .output()
+        .unwrap());
+    assert!(!root.exists());
+    assert!(!git(&work, &["branch", "--list"]).contains("skald/fix"));
+    assert_eq!(listed(&p.data()), serde_json::json!([]));
+    let out = bare(&p.data())
+        .args(["worktrees", "discard", "fix"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn a_folder_that_is_no_repository_is_copied_for_the_agent() {
+    let p = Place::new();
+    let work = p.work();
+    std::fs::create_dir(work.join("chapters")).unwrap();
+    std::fs::write(work.join("chapters/one.tex"), "\\section{One}\n").unwrap();
+    let server = ScriptedServer::new(vec![
+        tool_call(
+            "c1",
+            "execute_cmd",
+            r#"{"command": "echo revised >> chapters/one.tex"}"#,
+        ),
+        answer("Revised."),
+    ]);
+    let (out, events) = SkaldCmd::new(&p.data()).against(&server).exec_json(
+        &work,
+        &["--worktree", "--approve", "all"],
+        "revise",
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}\n{events:?}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let w = &listed(&p.data())[0];
+    assert_eq!(
+        (w["name"].as_str(), w["kind"].as_str()),
+        (Some("work-1"), Some("copy"))
+    );
+    assert!(w.get("branch").is_none(), "{w}");
+    let root = Path::new(w["working_dir"].as_str().unwrap());
+    assert_eq!(
+        std::fs::read_to_string(root.join("chapters/one.tex")).unwrap(),
+        "\\section{One}\nrevised\n"
+    );
+    // Appending in place changed the copy, not the person's file.
+    assert_eq!(
+        std::fs::read_to_string(work.join("chapters/one.tex")).unwrap(),
+        "\\section{One}\n"
+    );
+}
+
+#[test]
+fn a_worktree_is_only_for_a_new_chat_and_needs_a_name_git_takes() {
+    let p = Place::new();
+    let work = p.work();
+    let server = ScriptedServer::new(vec![]);
+    for (extra, says) in [
+        (
+            vec!["--worktree", "x", "--session", "1"],
+            "keeps its folder",
+        ),
+        (vec!["--worktree", "a/../b"], "cannot name a worktree"),
+    ] {
+        let out = SkaldCmd::new(&p.data())
+            .against(&server)
+            .cmd()
+            .arg("exec")
+            .args(&extra)
+            .arg("--cwd")
+            .arg(&work)
+            .arg("hi")
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(says), "{err}");
+    }
+    assert!(!p.top.path().join("data-worktrees/x").exists());
+}

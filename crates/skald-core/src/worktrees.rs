@@ -1,0 +1,152 @@
+//! Chats that work in a worktree of their own (docs/worktrees.md): made beside the data
+//! directory, recorded in the store with the chat, discarded on request. The run context
+//! of such a chat keeps the folder it copies out of its writes
+//! (`RunContext::worktree_source`).
+
+use crate::approval::RunContext;
+use skald_api::worktree::{WorktreeInfo, WorktreeKind};
+use skald_store::{NewWorktree, Store, StoreError};
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, thiserror::Error)]
+pub enum WorktreesError {
+    #[error(transparent)]
+    Worktree(#[from] skald_worktree::WorktreeError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("there is a worktree named {0} already; discard it or choose another name")]
+    Taken(String),
+}
+
+/// Makes a worktree of `source` (canonical) for a new chat of permission group `group`:
+/// named `name`, or after the folder with the first free number. What the chat could not
+/// read is not copied (Skald's data directory, the credential folders, the group's deny
+/// rules).
+pub fn make(
+    store: &Store,
+    data_dir: &crate::DataDir,
+    source: &Path,
+    name: Option<&str>,
+    group: &str,
+) -> Result<skald_worktree::Worktree, WorktreesError> {
+    let dir = data_dir.worktrees_dir();
+    let name = match name {
+        Some(n) => {
+            skald_worktree::check_name(n)?;
+            if store.find_worktree(n)?.is_some() {
+                return Err(WorktreesError::Taken(n.to_string()));
+            }
+            n.to_string()
+        }
+        None => free_name(store, &dir, source)?,
+    };
+    let reader = RunContext {
+        group: group.to_string(),
+        working_dir: source.to_path_buf(),
+        protected: vec![data_dir.root().join("secrets")],
+        hidden_from_commands: vec![data_dir.root().to_path_buf()],
+        ..RunContext::default()
+    };
+    let excluded = crate::approval::denied_paths(store, &reader, skald_api::tool_names::READ_FILE);
+    // The copies may hold what the person's folder does: theirs alone to read.
+    std::fs::create_dir_all(&dir).map_err(|e| {
+        skald_worktree::WorktreeError::Io(format!("cannot make {}: {e}", dir.display()))
+    })?;
+    crate::paths::keep_private(&dir);
+    Ok(skald_worktree::create(
+        source,
+        &dir.join(&name),
+        &name,
+        &excluded,
+    )?)
+}
+
+/// The folder's name made fit for a worktree's, with the first number no worktree and no
+/// folder has: `paper-1`, `paper-2`, …
+fn free_name(store: &Store, dir: &Path, source: &Path) -> Result<String, WorktreesError> {
+    let base: String = source
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '_' | '-') {
+                c
+            } else {
+                '-'
+            }
+        })
+        .take(40)
+        .collect();
+    let base = base.trim_matches('-');
+    let base = if base.is_empty() { "work" } else { base };
+    let mut n = 1u32;
+    loop {
+        let name = format!("{base}-{n}");
+        if skald_worktree::check_name(&name).is_ok()
+            && store.find_worktree(&name)?.is_none()
+            && !dir.join(&name).exists()
+        {
+            return Ok(name);
+        }
+        n += 1;
+    }
+}
+
+/// Records `w` as the worktree of chat `session_id`.
+pub fn record(
+    store: &Store,
+    w: &skald_worktree::Worktree,
+    session_id: i64,
+) -> Result<WorktreeInfo, StoreError> {
+    let s = |p: &Path| p.display().to_string();
+    let (kind, repo, branch, base) = match &w.kind {
+        skald_worktree::Kind::Git { repo, branch, base } => (
+            WorktreeKind::Git,
+            Some(s(repo)),
+            Some(branch.clone()),
+            Some(base.clone()),
+        ),
+        skald_worktree::Kind::Copy => (WorktreeKind::Copy, None, None, None),
+    };
+    store.add_worktree(&NewWorktree {
+        name: &w.name,
+        session_id: Some(session_id),
+        source: &s(&w.source),
+        root: &s(&w.root),
+        working_dir: &s(&w.working_dir),
+        kind,
+        repo: repo.as_deref(),
+        branch: branch.as_deref(),
+        base_commit: base.as_deref(),
+    })
+}
+
+/// Removes a worktree's folder (and its branch and entry in a repository) and marks it
+/// discarded.
+pub fn discard(store: &Store, info: &WorktreeInfo) -> Result<(), WorktreesError> {
+    skald_worktree::discard(&as_worktree(info))?;
+    store.discard_worktree(info.id)?;
+    Ok(())
+}
+
+/// A stored worktree as `skald_worktree` takes it.
+pub fn as_worktree(info: &WorktreeInfo) -> skald_worktree::Worktree {
+    let p = |s: &str| PathBuf::from(s);
+    skald_worktree::Worktree {
+        name: info.name.clone(),
+        source: p(&info.source),
+        root: p(&info.root),
+        working_dir: p(&info.working_dir),
+        kind: match (info.kind, &info.repo, &info.branch, &info.base_commit) {
+            (WorktreeKind::Git, Some(repo), Some(branch), Some(base)) => {
+                skald_worktree::Kind::Git {
+                    repo: p(repo),
+                    branch: branch.clone(),
+                    base: base.clone(),
+                }
+            }
+            _ => skald_worktree::Kind::Copy,
+        },
+    }
+}
