@@ -23,11 +23,13 @@ mod restore;
 mod shadow;
 #[cfg(target_os = "linux")]
 mod watch;
+mod write;
 
 pub use live::Live;
 pub use restore::Restored;
 pub use shadow::{Shadow, Snapshot};
 pub use skald_api::checkpoint::{ChangeStatus, FileChange, FileChanges};
+pub use write::FileWrite;
 
 use std::path::PathBuf;
 
@@ -75,6 +77,11 @@ pub enum CheckpointError {
         path: PathBuf,
         reason: String,
     },
+    #[error(
+        "{0} changed since its new content was worked out; nothing was written (look again \
+         and retry)"
+    )]
+    Moved(String),
     #[error("the checkpoint store failed: {0}")]
     Git(#[from] git2::Error),
 }

@@ -49,7 +49,8 @@ impl Shadow {
         limits: &Limits,
         excluded: &[PathBuf],
     ) -> Result<Restored> {
-        let target_tree = self.commit(target)?.tree_id();
+        // An unknown target is refused before anything is recorded.
+        self.commit(target)?;
         let short = &target[..target.len().min(12)];
         let before = self.snapshot(
             line,
@@ -57,6 +58,28 @@ impl Shadow {
             limits,
             excluded,
         )?;
+        self.go_to(
+            line,
+            before,
+            target,
+            &format!("restored to {short}"),
+            limits,
+            excluded,
+        )
+    }
+
+    /// Brings the folder from `before` (a snapshot just taken) to checkpoint `target`,
+    /// journalled, then checkpoints it with `message`.
+    pub(crate) fn go_to(
+        &mut self,
+        line: &str,
+        before: Snapshot,
+        target: &str,
+        message: &str,
+        limits: &Limits,
+        excluded: &[PathBuf],
+    ) -> Result<Restored> {
+        let target_tree = self.commit(target)?.tree_id();
         let mut conflicts = Vec::new();
         if before.tree != target_tree.to_string() {
             let journal = Journal {
@@ -71,7 +94,7 @@ impl Shadow {
             let from = Oid::from_str(&before.tree).map_err(CheckpointError::Git)?;
             conflicts = self.apply(from, target_tree)?;
         }
-        let after = self.snapshot(line, &format!("restored to {short}"), limits, excluded)?;
+        let after = self.snapshot(line, message, limits, excluded)?;
         self.remove_journal()?;
         let changes = self.changes(&before.commit, &after.commit)?;
         Ok(Restored {

@@ -792,3 +792,83 @@ fn a_folder_swapped_for_a_link_while_its_shadow_opens_is_refused_not_followed() 
          ({opened} opened, {refused} refused)"
     );
 }
+
+#[cfg(unix)]
+#[test]
+fn chosen_files_are_written_as_one_step_that_can_be_undone_and_never_over_a_change() {
+    use std::os::unix::fs::PermissionsExt;
+    let (store, dir) = setup();
+    let d = dir.path();
+    write(d, "a.txt", "a\n");
+    write(d, "run.sh", "#!/bin/sh\n");
+    fs::set_permissions(d.join("run.sh"), fs::Permissions::from_mode(0o755)).unwrap();
+    write(d, "gone.txt", "bye\n");
+    let mut shadow = Shadow::open(store.path(), d).unwrap();
+    let limits = Limits::default();
+    let w =
+        |path: &str, expected: Option<&str>, content: Option<&str>| skald_checkpoint::FileWrite {
+            path: path.into(),
+            expected: expected.map(|e| e.as_bytes().to_vec()),
+            content: content.map(|c| c.as_bytes().to_vec()),
+        };
+    let done = shadow
+        .write_files(
+            "s1",
+            "applying",
+            &[
+                w("a.txt", Some("a\n"), Some("A\n")),
+                w("run.sh", Some("#!/bin/sh\n"), Some("#!/bin/sh\necho hi\n")),
+                w("new/deep.txt", None, Some("new\n")),
+                w("gone.txt", Some("bye\n"), None),
+            ],
+            &limits,
+            &[],
+        )
+        .unwrap();
+    assert_eq!(read(d, "a.txt").as_deref(), Some("A\n"));
+    assert_eq!(read(d, "new/deep.txt").as_deref(), Some("new\n"));
+    assert_eq!(read(d, "gone.txt"), None);
+    // An executable stays one.
+    let mode = fs::metadata(d.join("run.sh")).unwrap().permissions().mode();
+    assert_eq!(mode & 0o111, 0o111);
+    assert_eq!(done.changes.total, 4);
+    assert_eq!(
+        shadow.read(&done.after.commit, "a.txt").unwrap().as_deref(),
+        Some(&b"A\n"[..])
+    );
+    assert_eq!(shadow.read(&done.after.commit, "nothing").unwrap(), None);
+    // Undone like any restore.
+    shadow
+        .restore("s1", &done.before.commit, &limits, &[])
+        .unwrap();
+    assert_eq!(read(d, "a.txt").as_deref(), Some("a\n"));
+    assert_eq!(read(d, "gone.txt").as_deref(), Some("bye\n"));
+    assert_eq!(read(d, "new/deep.txt"), None);
+    // A file that changed since the caller looked: nothing is written, not even the rest.
+    write(d, "a.txt", "edited by the person\n");
+    let err = shadow
+        .write_files(
+            "s1",
+            "applying",
+            &[
+                w("gone.txt", Some("bye\n"), None),
+                w("a.txt", Some("a\n"), Some("A\n")),
+            ],
+            &limits,
+            &[],
+        )
+        .unwrap_err();
+    assert!(
+        matches!(err, CheckpointError::Moved(ref p) if p == "a.txt"),
+        "{err}"
+    );
+    assert_eq!(read(d, "a.txt").as_deref(), Some("edited by the person\n"));
+    assert_eq!(read(d, "gone.txt").as_deref(), Some("bye\n"));
+    // Paths that leave the folder are refused.
+    for bad in ["../x", "/etc/x", "a/../../x", "", "./a.txt"] {
+        let err = shadow
+            .write_files("s1", "applying", &[w(bad, None, Some("x"))], &limits, &[])
+            .unwrap_err();
+        assert!(err.to_string().contains("plain path"), "{bad}: {err}");
+    }
+}
