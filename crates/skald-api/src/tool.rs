@@ -171,6 +171,13 @@ pub trait Tool<Cx: ?Sized + Sync = ()>: Send + Sync {
         )
     }
 
+    /// Why this call, of a tool offered in plan mode, would still change something, so is
+    /// refused while the chat plans (a delegation that would act later, a process
+    /// stopped); `None` for a call that only looks.
+    fn refused_while_planning(&self, _args: &Value) -> Option<&'static str> {
+        None
+    }
+
     /// Whether a call can change files in the chat's folder (a write tool, a command):
     /// the folder is checkpointed before and after each such call (docs/checkpoints.md).
     fn changes_files(&self) -> bool {

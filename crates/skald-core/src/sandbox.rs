@@ -26,7 +26,9 @@ pub fn for_call(
     }
     let mut sandbox = command_sandbox(run);
     if let CommandSandbox::On { policy, .. } = &mut sandbox {
-        policy.network |= crate::approval::rule_gives_network(store, run, tool, args);
+        // A planning chat's commands have no network, whatever a rule gives.
+        policy.network |=
+            !run.is_planning() && crate::approval::rule_gives_network(store, run, tool, args);
     }
     sandbox
 }

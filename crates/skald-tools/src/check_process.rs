@@ -91,6 +91,12 @@ impl<Cx: ?Sized + Sync> Tool<Cx> for CheckProcess {
     fn hook_alias(&self) -> Option<&'static str> {
         Some("BashOutput")
     }
+
+    /// Checking on a process only looks; stopping one changes what runs.
+    fn refused_while_planning(&self, args: &Value) -> Option<&'static str> {
+        (args.get("stop").and_then(Value::as_bool) == Some(true))
+            .then_some("a process can be checked on but not stopped until then")
+    }
 }
 
 fn report(info: &ProcessInfo, new: &str) -> String {

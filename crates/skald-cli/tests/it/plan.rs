@@ -154,3 +154,137 @@ fn a_plan_not_approved_leaves_the_chat_planning() {
     assert!(again.iter().any(|t| t == "exit_plan_mode"), "{again:?}");
     assert!(!again.iter().any(|t| t == "write_file"), "{again:?}");
 }
+
+const SE: &str = "senior software engineer";
+
+/// An agent that plans cannot start work that would act on its own later: an async task or
+/// a scheduled one is refused (a sync one plans with it), nothing is made, and no file is
+/// written (#49 review, finding 1).
+#[test]
+fn a_planning_agent_cannot_delegate_work_that_would_act_later() {
+    let data = tempfile::tempdir().unwrap();
+    let work = skald_testkit::tempdir_seen_by_commands();
+    let server = ScriptedServer::routed(vec![
+        (
+            SE,
+            vec![
+                tool_call(
+                    "t1",
+                    "execute_cmd",
+                    r#"{"command": "echo written-while-planning > escaped.txt"}"#,
+                ),
+                answer("Done."),
+            ],
+        ),
+        (
+            "",
+            vec![
+                tool_call(
+                    "a1",
+                    "execute_task",
+                    r#"{"mode": "async", "title": "Look around", "agent_id": "software-engineer", "prompt": "Look around."}"#,
+                ),
+                tool_call(
+                    "a2",
+                    "execute_task",
+                    r#"{"mode": "cron", "cron": "* * * * * *", "title": "Tidy", "agent_id": "software-engineer", "prompt": "Tidy up."}"#,
+                ),
+                answer("Here is my plan."),
+            ],
+        ),
+    ]);
+    let (out, events) = SkaldCmd::new(data.path()).against(&server).exec_json(
+        work.path(),
+        &["--plan", "--approve", "all"],
+        "Plan the change; change nothing.",
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for id in ["a1", "a2"] {
+        let refused = events
+            .iter()
+            .find(|e| e["tool_call_id"] == id && e["type"] == "tool_rejected")
+            .unwrap_or_else(|| panic!("{id} not refused: {events:?}"));
+        assert!(
+            refused.to_string().contains("only a sync task"),
+            "{refused}"
+        );
+    }
+    assert!(!work.path().join("escaped.txt").exists());
+    let listed = crate::common::bare(data.path())
+        .args(["cron", "list", "--json"])
+        .output()
+        .unwrap();
+    let jobs: serde_json::Value = serde_json::from_slice(&listed.stdout).unwrap();
+    assert_eq!(jobs, serde_json::json!([]), "no job scheduled");
+}
+
+/// A rule that gives a command the network does not give it to a planning chat's
+/// commands (finding 7).
+#[test]
+fn a_planning_command_has_no_network_whatever_a_rule_gives() {
+    let data = tempfile::tempdir().unwrap();
+    let work = skald_testkit::tempdir_seen_by_commands();
+    let add = crate::common::bare(data.path())
+        .args([
+            "rules",
+            "add",
+            "--tool",
+            "execute_cmd",
+            "--command",
+            "python3",
+            "--action",
+            "allow",
+            "--network",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        add.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&add.stderr)
+    );
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let cmd = serde_json::json!({"command": format!(
+        "python3 -c \"import socket; s=socket.create_connection(('127.0.0.1', {port}), 5); s.sendall(b'POST /x'); print('connected')\""
+    )})
+    .to_string();
+    let server = ScriptedServer::new(vec![
+        tool_call("n1", "execute_cmd", &cmd),
+        answer("Planned."),
+        tool_call("n2", "execute_cmd", &cmd),
+        answer("Acted."),
+    ]);
+    let (_, events) = SkaldCmd::new(data.path()).against(&server).exec_json(
+        work.path(),
+        &["--plan"],
+        "Plan only.",
+    );
+    let result = events
+        .iter()
+        .find(|e| e["tool_call_id"] == "n1" && e["type"] == "tool_done")
+        .map(|e| e["result"].to_string())
+        .unwrap_or_default();
+    assert!(!result.contains("connected"), "{result}");
+    listener.set_nonblocking(true).unwrap();
+    assert!(
+        listener.accept().is_err(),
+        "the planning command reached the network"
+    );
+    // Acting, the rule gives it as before.
+    let (_, events) =
+        SkaldCmd::new(data.path())
+            .against(&server)
+            .exec_json(work.path(), &[], "Act.");
+    let acted = events
+        .iter()
+        .find(|e| e["tool_call_id"] == "n2" && e["type"] == "tool_done")
+        .unwrap_or_else(|| panic!("{events:?}"));
+    assert!(acted["result"].to_string().contains("connected"), "{acted}");
+}

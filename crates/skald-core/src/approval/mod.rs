@@ -514,9 +514,17 @@ fn data_dir_reached<'a>(ctx: &'a RunContext, tool: &str, path: Option<&Path>) ->
 /// command wrote.
 /// `checked` is the path the decision was made on (`Checked::path`).
 pub fn always_asks(tool: &str, args: &Value, checked: Option<&Path>) -> bool {
-    asks_beyond_sandbox(tool, args).is_some()
+    only_the_person_approves(tool)
+        || asks_beyond_sandbox(tool, args).is_some()
         || (file_access(tool).is_some()
             && checked.is_some_and(|p| credential_paths().iter().any(|d| path_under(p, d))))
+}
+
+/// A call no rule, bypass or hook approves, whatever it says: a plan (`exit_plan_mode`),
+/// which ends plan mode — its card is the person's to answer (docs/agent-loop.md, "Plan
+/// mode"). Only `--approve all`, the person's own word for a whole run, lets it through.
+pub fn only_the_person_approves(tool: &str) -> bool {
+    tool == skald_api::tool_names::EXIT_PLAN_MODE
 }
 
 /// A decision and the canonical path it was made on.
@@ -563,6 +571,13 @@ fn decide_at(
     args: &Value,
     path: Option<&Path>,
 ) -> Decision {
+    if only_the_person_approves(tool) {
+        return Decision {
+            action: RuleAction::Require,
+            rule_id: None,
+            reason: "a plan is approved by you, never by a rule".to_string(),
+        };
+    }
     let is_file_tool = file_access(tool).is_some();
     if is_file_tool
         && let Some(path) = path

@@ -74,6 +74,18 @@ impl<'a> Tool<ToolCx<'a>> for ExecuteTask {
         Some("Task")
     }
 
+    /// A sync task agent plans with its chat (it inherits the run); an async or scheduled
+    /// one would run on its own, acting, after this turn.
+    fn refused_while_planning(&self, args: &Value) -> Option<&'static str> {
+        match args.get("mode").and_then(Value::as_str) {
+            Some("sync") => None,
+            _ => Some(
+                "only a sync task (which plans with you) can be delegated until then; an \
+                 async or scheduled one would act on its own",
+            ),
+        }
+    }
+
     /// The root of an interactive chat delegates with this; everyone else with
     /// execute_subtask.
     fn offered_to(&self, who: &Audience) -> bool {

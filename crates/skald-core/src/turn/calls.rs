@@ -296,8 +296,11 @@ pub(super) fn refuse_unoffered(
 fn planning_refusal(registry: &crate::ToolRegistry, tool: &str, args: &Value) -> Option<String> {
     const PLANNING: &str = "This chat is in plan mode: read, search and ask, and change \
         nothing until the user approves your plan (present it with exit_plan_mode)";
-    if !registry.get(tool).is_some_and(|t| t.in_plan_mode()) {
+    let Some(t) = registry.get(tool).filter(|t| t.in_plan_mode()) else {
         return Some(format!("{PLANNING}; `{tool}` is not available until then."));
+    };
+    if let Some(why) = t.refused_while_planning(args) {
+        return Some(format!("{PLANNING}; {why}."));
     }
     approval::asks_beyond_sandbox(tool, args).map(|_| {
         format!(
@@ -664,7 +667,8 @@ async fn gate(
             _ if env
                 .inbox
                 .is_some_and(|i| i.bypasses.covers(session_id, &call.name, registry))
-                && approval::asks_beyond_sandbox(&call.name, args).is_none() =>
+                && approval::asks_beyond_sandbox(&call.name, args).is_none()
+                && !approval::only_the_person_approves(&call.name) =>
             {
                 Gate::Run(path.clone())
             }
