@@ -17,6 +17,24 @@ pub struct Limits {
     /// Chats whose running turn the person let pass the daily budget (its sub-agents
     /// included), until that turn ends.
     passing: Mutex<BTreeSet<i64>>,
+    /// What the model calls let through the budget and not yet recorded may cost, in US
+    /// dollars: counted by every check meanwhile, so calls started at once (tasks fanned
+    /// out) cannot all pass a budget that has room for one.
+    in_flight: Mutex<f64>,
+}
+
+/// A model call's share of `Limits::in_flight`, given back when it is dropped (once the
+/// call's cost is recorded, or it failed).
+pub struct Reservation<'a> {
+    limits: &'a Limits,
+    usd: f64,
+}
+
+impl Drop for Reservation<'_> {
+    fn drop(&mut self) {
+        let mut v = skald_base::lock(&self.limits.in_flight);
+        *v = (*v - self.usd).max(0.0);
+    }
 }
 
 /// While it lives, the chat's turn may pass the daily budget.
@@ -80,6 +98,18 @@ impl Limits {
         }
     }
 
+    /// What calls let through and not yet recorded may cost.
+    pub fn in_flight(&self) -> f64 {
+        *skald_base::lock(&self.in_flight)
+    }
+
+    /// Counts `usd` as in flight until what this returns is dropped.
+    pub fn reserve(&self, usd: f64) -> Reservation<'_> {
+        let usd = if usd.is_finite() { usd.max(0.0) } else { 0.0 };
+        *skald_base::lock(&self.in_flight) += usd;
+        Reservation { limits: self, usd }
+    }
+
     /// Keeps what a provider's response stated (the latest of each provider).
     pub fn saw(&self, info: &RateLimitInfo) {
         skald_base::lock(&self.rates).insert(info.provider.clone(), info.clone());
@@ -130,6 +160,20 @@ mod tests {
         assert_eq!(l.daily_usd(), Some(3.0));
         l.set_daily_usd(Some(0.0));
         assert_eq!(l.daily_usd(), None);
+    }
+
+    #[test]
+    fn a_reservation_counts_until_it_is_dropped() {
+        let l = Limits::default();
+        let a = l.reserve(1.5);
+        let b = l.reserve(2.0);
+        assert!((l.in_flight() - 3.5).abs() < 1e-9);
+        drop(a);
+        assert!((l.in_flight() - 2.0).abs() < 1e-9);
+        drop(b);
+        assert_eq!(l.in_flight(), 0.0);
+        drop(l.reserve(f64::NAN));
+        assert_eq!(l.in_flight(), 0.0);
     }
 
     #[test]

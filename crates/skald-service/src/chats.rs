@@ -519,7 +519,9 @@ impl Service {
     }
 
     /// "Compact now", in the background: its events come as a turn's do.
-    pub(crate) fn compact_now(&self, session_id: i64) -> Result<Reply, ServiceError> {
+    /// Summarises the chat's older turns now; the reply says whether a summary was made
+    /// (the events announce it meanwhile, to every window).
+    pub(crate) async fn compact_now(&self, session_id: i64) -> Result<Reply, ServiceError> {
         self.store.get_session(session_id)?;
         if self.sessions.is_running(session_id) {
             return Err(invalid(
@@ -528,21 +530,18 @@ impl Service {
         }
         let engine = self.sessions.engine().clone();
         let events = self.events.clone();
-        tokio::spawn(async move {
-            let emit = |event: skald_api::events::Event| {
-                let _ = events.send(skald_api::protocol::ServerMessage::Event {
-                    session_id: Some(session_id),
-                    event,
-                });
-            };
-            let never = skald_api::CancellationToken::new();
-            if let Err(e) = engine.compact_session(session_id, &never, &emit).await {
-                emit(skald_api::events::Event::Error {
-                    message: format!("the chat could not be compacted: {e}"),
-                });
-            }
-        });
-        Ok(Reply::CompactNow { compacted: true })
+        let emit = |event: skald_api::events::Event| {
+            let _ = events.send(skald_api::protocol::ServerMessage::Event {
+                session_id: Some(session_id),
+                event,
+            });
+        };
+        let never = skald_api::CancellationToken::new();
+        let compacted = engine
+            .compact_session(session_id, &never, &emit)
+            .await
+            .map_err(|e| invalid(format!("the chat could not be compacted: {e}")))?;
+        Ok(Reply::CompactNow { compacted })
     }
 
     /// Undoes the chat's latest compaction.

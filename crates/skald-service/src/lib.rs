@@ -370,7 +370,7 @@ impl Service {
             Command::SessionContext { session_id } => self.session_context(session_id),
             Command::ListModels => self.list_models(),
             Command::ContextUsage { session_id } => self.context_usage(session_id),
-            Command::CompactNow { session_id } => self.compact_now(session_id),
+            Command::CompactNow { session_id } => self.compact_now(session_id).await,
             Command::UndoCompaction { session_id } => self.undo_compaction(session_id),
             Command::SetSessionMode { session_id, mode } => {
                 self.store.set_session_mode(session_id, mode)?;

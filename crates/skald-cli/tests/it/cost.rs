@@ -3,7 +3,7 @@
 
 use crate::common::{SkaldCmd, anthropic_sse, bare};
 use serde_json::{Value, json};
-use skald_testkit::{ScriptedServer, sse, with_headers};
+use skald_testkit::{ScriptedServer, answer, sse, with_headers};
 
 /// An answer whose usage chunk says `input` tokens read (`cached` of them from the cache)
 /// and `output` written.
@@ -241,4 +241,127 @@ fn now_ms() -> i64 {
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
         .as_millis() as i64
+}
+
+fn recorded_requests(data: &std::path::Path) -> (u64, f64) {
+    let store = skald_store::Store::open(data.join("skald.db")).unwrap();
+    let u = store.usage_since(0).unwrap();
+    (u.requests, u.cost_usd)
+}
+
+/// The summary of older turns is a model call like any: recorded with its cost, so the
+/// chat's cost, today's and the daily budget count it (#49 review, finding 4).
+#[test]
+fn a_summary_of_older_turns_is_counted_and_the_budget_sees_it() {
+    let data = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    std::fs::write(
+        data.path().join("config.toml"),
+        "[agent]\ncompact_at = 50\n[budget]\ndaily_usd = 5\n[models]\ncontext_window = 2000\n\
+         [models.prices]\n\"openai/scripted-*\" = { input = 10.0, output = 100000.0 }\n",
+    )
+    .unwrap();
+    let server = ScriptedServer::new(vec![
+        answer_with_usage("One.", 1000, 0, 1),
+        // The summary: $10.01.
+        answer_with_usage("Summary: asked twice.\nLeft out: nothing.", 1000, 0, 100),
+        answer_with_usage("Two.", 1000, 0, 1),
+        answer_with_usage("Three.", 1000, 0, 1),
+    ]);
+    let long = format!("One? {}", "Some pasted log line. ".repeat(400));
+    let (out, events) =
+        SkaldCmd::new(data.path())
+            .against(&server)
+            .exec_json(work.path(), &[], &long);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let session = events[0]["session_id"].as_i64().unwrap().to_string();
+    let (out, events) = SkaldCmd::new(data.path()).against(&server).exec_json(
+        work.path(),
+        &["--session", &session],
+        "Two?",
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        events.iter().any(|e| e["type"] == "context_compacted"),
+        "{events:?}"
+    );
+    let (requests, cost) = recorded_requests(data.path());
+    assert_eq!(requests as usize, server.recorded().len());
+    assert!(cost > 10.0, "{cost}");
+    // Past the budget now: the next turn stops before its model call.
+    let (out, _) = SkaldCmd::new(data.path()).against(&server).exec_json(
+        work.path(),
+        &["--session", &session],
+        "Three?",
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(server.recorded().len(), 3);
+}
+
+/// Tasks fanned out at once cannot all pass a budget that has room for one: a call let
+/// through counts at what it may cost until its cost is recorded (finding 6).
+#[test]
+fn tasks_started_at_once_do_not_all_pass_the_budget() {
+    const SE: &str = "senior software engineer";
+    let data = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    std::fs::write(
+        data.path().join("config.toml"),
+        "[budget]\ndaily_usd = 5\n[models.prices]\n\"openai/scripted-*\" = { input = 10.0, output = 100000.0 }\n",
+    )
+    .unwrap();
+    let tasks: Vec<(String, String)> = (0..3)
+        .map(|i| {
+            (
+                format!("t{i}"),
+                json!({"mode": "async", "title": format!("T{i}"), "agent_id": "software-engineer", "prompt": "Go."})
+                    .to_string(),
+            )
+        })
+        .collect();
+    let calls: Vec<(&str, &str, &str)> = tasks
+        .iter()
+        .map(|(id, a)| (id.as_str(), "execute_task", a.as_str()))
+        .collect();
+    let server = ScriptedServer::routed(vec![
+        (
+            SE,
+            (0..3)
+                .map(|_| skald_testkit::delayed(1500, answer_with_usage("Done.", 10, 0, 100)))
+                .collect(),
+        ),
+        (
+            "",
+            vec![
+                skald_testkit::tool_calls(&calls),
+                answer("Started three."),
+                answer("x"),
+                answer("y"),
+                answer("z"),
+            ],
+        ),
+    ]);
+    let (_, events) = SkaldCmd::new(data.path()).against(&server).exec_json(
+        work.path(),
+        &["--approve", "all"],
+        "Go.",
+    );
+    let (_, spent) = recorded_requests(data.path());
+    let task_calls = server
+        .recorded()
+        .iter()
+        .filter(|r| r.body.to_string().contains(SE))
+        .count();
+    assert_eq!(task_calls, 1, "one task called the model: {events:?}");
+    assert!(spent < 10.1, "${spent:.2} spent against a $5 budget");
 }

@@ -788,6 +788,12 @@ fn roots_are_the_chats_folder_and_sampling_waits_for_the_user() {
         links.contains("[resource link demo://resource/dynamic/"),
         "{links}"
     );
+    // Every model call is counted, the sampling one too (the chat's cost, the budget).
+    let store = skald_store::Store::open(data.path().join("skald.db")).unwrap();
+    assert_eq!(
+        store.usage_since(0).unwrap().requests as usize,
+        server.recorded().len()
+    );
 }
 
 /// With more tool definitions than `[mcp] tool_search_percent` of the context window,

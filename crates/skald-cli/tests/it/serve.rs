@@ -730,6 +730,178 @@ fn plan_mode_is_set_from_the_ui_and_applies_from_the_next_turn() {
     );
 }
 
+/// A plan is approved on its own card, by the person: a bypass granted for another call,
+/// or a rule that allows it, does not approve it (#49 review, finding 2).
+#[test]
+fn a_plan_is_approved_only_on_its_card_never_by_a_bypass_or_a_rule() {
+    let dir = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("spec.txt"), "the spec\n").unwrap();
+    let read = json!({"path": outside.path().join("spec.txt")}).to_string();
+    let model = ScriptedServer::new(vec![
+        tool_call("r1", "read_file", &read),
+        tool_call("p1", "exit_plan_mode", r#"{"plan": "1. Rewrite a.txt"}"#),
+        answer("Still planning."),
+        tool_call("p2", "exit_plan_mode", r#"{"plan": "2. Rewrite a.txt"}"#),
+        answer("Still planning."),
+    ]);
+    let data = dir.path().join("data");
+    let s = serve(&data, dir.path(), Some(&model));
+    let mut ws = s.ws();
+    let id = new_chat(&mut ws);
+    ws.call(json!({"cmd": "set_session_mode", "session_id": id, "mode": "plan"}))
+        .unwrap();
+    ws.call(json!({"cmd": "send_message", "session_id": id, "text": "Plan it."}))
+        .unwrap();
+    let asked = ws.event(|e| e["type"] == "inbox_requested");
+    assert_eq!(asked["event"]["item"]["payload"]["tool"], "read_file");
+    // "Approve everything for 30 minutes", for the read.
+    ws.call(
+        json!({"cmd": "answer", "inbox_id": asked["event"]["item"]["id"],
+        "answer": {"decision": "approve_with_bypass", "scope": {"scope": "all"}, "minutes": 30}}),
+    )
+    .unwrap();
+    let plan = ws.event(|e| {
+        e["type"] == "done"
+            || (e["type"] == "inbox_requested" && e["item"]["payload"]["tool"] == "exit_plan_mode")
+    });
+    assert_eq!(plan["event"]["type"], "inbox_requested", "{plan}");
+    ws.call(
+        json!({"cmd": "answer", "inbox_id": plan["event"]["item"]["id"],
+        "answer": {"decision": "reject", "note": "not yet"}}),
+    )
+    .unwrap();
+    ws.event(|e| e["type"] == "done");
+    // A rule that allows it, added meanwhile: the next plan still asks.
+    let add = crate::common::bare(&data)
+        .args([
+            "rules",
+            "add",
+            "--tool",
+            "exit_plan_mode",
+            "--action",
+            "allow",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        add.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&add.stderr)
+    );
+    ws.call(json!({"cmd": "send_message", "session_id": id, "text": "Plan again."}))
+        .unwrap();
+    let plan = ws.event(|e| {
+        e["type"] == "done"
+            || (e["type"] == "inbox_requested" && e["item"]["payload"]["tool"] == "exit_plan_mode")
+    });
+    assert_eq!(plan["event"]["type"], "inbox_requested", "{plan}");
+    let mode = ws.call(json!({"cmd": "list_sessions"})).unwrap()["sessions"][0]["mode"].clone();
+    assert_eq!(mode, "plan");
+}
+
+/// A planning agent can check on a background process but not stop it (finding 8).
+#[test]
+fn a_planning_agent_cannot_stop_a_running_process() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = ScriptedServer::new(vec![
+        tool_call(
+            "c1",
+            "execute_cmd",
+            r#"{"command": "sleep 300", "background": true}"#,
+        ),
+        answer("Dev server started."),
+        tool_call("k1", "check_process", r#"{"process_id": 1, "stop": true}"#),
+        tool_call("k2", "check_process", r#"{"process_id": 1}"#),
+        answer("Planned."),
+    ]);
+    let s = serve(&dir.path().join("data"), dir.path(), Some(&model));
+    let mut ws = s.ws();
+    let id = new_chat(&mut ws);
+    ws.call(json!({"cmd": "send_message", "session_id": id, "text": "Start the server."}))
+        .unwrap();
+    ws.event(|e| e["type"] == "done" && e["text"] == "Dev server started.");
+    ws.call(json!({"cmd": "set_session_mode", "session_id": id, "mode": "plan"}))
+        .unwrap();
+    ws.call(json!({"cmd": "send_message", "session_id": id, "text": "Plan only."}))
+        .unwrap();
+    let refused = ws.event(|e| e["tool_call_id"] == "k1" && e["type"] != "tool_start");
+    assert!(
+        refused.to_string().contains("not stopped until then"),
+        "{refused}"
+    );
+    let checked = ws.event(|e| e["tool_call_id"] == "k2" && e["type"] == "tool_done");
+    assert!(checked.to_string().contains("running"), "{checked}");
+    ws.event(|e| e["type"] == "done" && e["text"] == "Planned.");
+    let listed = ws
+        .call(json!({"cmd": "list_processes", "session_id": id}))
+        .unwrap();
+    assert_eq!(listed["processes"][0]["status"], "running", "{listed}");
+    ws.call(json!({"cmd": "stop_process", "session_id": id, "process_id": 1}))
+        .unwrap();
+}
+
+/// A chat kept on a model of its own keeps its background tasks there: the configured
+/// provider never sees them (finding 3).
+#[test]
+fn a_chats_background_task_uses_the_chats_own_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    const SE: &str = "senior software engineer";
+    let configured = ScriptedServer::routed(vec![(
+        SE,
+        vec![answer("The configured model read the task.")],
+    )]);
+    let private = ScriptedServer::routed(vec![
+        (SE, vec![answer("Done privately.")]),
+        (
+            "",
+            vec![
+                tool_call(
+                    "a1",
+                    "execute_task",
+                    r#"{"mode": "async", "title": "Read", "agent_id": "software-engineer", "prompt": "Summarise the confidential notes."}"#,
+                ),
+                answer("Started."),
+                answer("Reported."),
+            ],
+        ),
+    ]);
+    std::fs::write(
+        data.join("config.toml"),
+        format!(
+            "[providers.private]\nkind = \"openai\"\nbase_url = \"{}\"\napi_key_env = \"PRIVATE_KEY\"\n",
+            private.base_url
+        ),
+    )
+    .unwrap();
+    let s = serve_with(
+        &data,
+        dir.path(),
+        Some(&configured),
+        &[("PRIVATE_KEY", "k-private")],
+    );
+    let mut ws = s.ws();
+    let id = new_chat(&mut ws);
+    ws.call(json!({"cmd": "set_session_model", "session_id": id, "model": "private/on-prem"}))
+        .unwrap();
+    ws.call(json!({"cmd": "send_message", "session_id": id, "text": "Private work."}))
+        .unwrap();
+    ws.event(|e| e["type"] == "task_update" && e["status"] != "running");
+    assert!(
+        configured.recorded().is_empty(),
+        "the configured provider was called"
+    );
+    let task = private
+        .recorded()
+        .iter()
+        .find(|r| r.body.to_string().contains(SE))
+        .map(|r| r.body["model"].clone());
+    assert_eq!(task, Some(json!("on-prem")));
+}
+
 /// A context a person can see and a compaction that loses nothing: what fills the context,
 /// "compact now" announced and made, the summary shown over its messages, and undone.
 #[test]

@@ -250,11 +250,11 @@ impl Engine {
         // The MCP host answers servers' sampling requests with the engine's models; a weak
         // handle, so the engine's servers do not keep it alive.
         let weak = Arc::downgrade(&engine);
-        let answer: crate::mcp::Sampler = Arc::new(move |request, cancel| {
+        let answer: crate::mcp::Sampler = Arc::new(move |session_id, request, cancel| {
             let weak = weak.clone();
             Box::pin(async move {
                 let engine = weak.upgrade().ok_or("the engine is shutting down")?;
-                engine.sample(request, &cancel).await
+                engine.sample(session_id, request, &cancel).await
             })
         });
         let _ = sampler.set(answer);
@@ -312,15 +312,22 @@ impl Engine {
     }
 
     /// An MCP server's sampling request, approved by the user: the conversation it
-    /// proposes, answered without tools by the model a chat's next turn would use (the
-    /// first of the model list that is not down). What the model says is redacted before
-    /// it goes to the server, as a tool result would be.
+    /// proposes, answered without tools by the model the next turn of chat `session_id`
+    /// (whose call caused it) would use — its own model if it has one — the first of the
+    /// list that is not down. The call is recorded with its cost, like a turn's. What the
+    /// model says is redacted before it goes to the server, as a tool result would be.
     pub(crate) async fn sample(
         &self,
+        session_id: i64,
         request: skald_mcp::SamplingRequest,
         cancel: &CancellationToken,
     ) -> Result<skald_mcp::Sampled, String> {
-        let models = self.models.current();
+        let own = match self.store.get_session(session_id) {
+            Ok(session) => self.models_for(&session).map_err(|e| e.to_string())?,
+            Err(_) => None,
+        };
+        let list = own.as_ref().unwrap_or(&self.models);
+        let models = list.current();
         let model = *crate::models::candidates(&models, &self.health)
             .first()
             .ok_or("no model is configured")?;
@@ -350,11 +357,36 @@ impl Engine {
                 Err(e) => Err(e),
             }
         };
+        let started_at = skald_store::now_ms();
         let answer = tokio::select! {
             biased;
             _ = cancel.cancelled() => return Err("the request was withdrawn".to_string()),
-            r = answer => r.map_err(|e| format!("the model failed: {e}"))?,
+            r = answer => r,
         };
+        let usage = answer
+            .as_ref()
+            .ok()
+            .and_then(|a| a.usage)
+            .unwrap_or_default();
+        let failure = answer.as_ref().err().map(ToString::to_string);
+        let recorded = self.store.record_llm_request(&skald_store::NewLlmRequest {
+            cost_usd: list.price_of(model).map(|p| p.cost(&usage)),
+            session_id: Some(session_id),
+            provider: &model.provider.name,
+            model: &model.model,
+            status: match failure {
+                None => skald_store::RequestStatus::Ok,
+                Some(_) => skald_store::RequestStatus::Failed,
+            },
+            input_tokens: usage.input_tokens,
+            output_tokens: usage.output_tokens,
+            error: failure.as_deref(),
+            started_at,
+        });
+        if let Err(e) = recorded {
+            tracing::warn!("cannot record a sampling call: {e}");
+        }
+        let answer = answer.map_err(|e| format!("the model failed: {e}"))?;
         Ok(skald_mcp::Sampled {
             text: lock(&self.redactor).redact(&answer.text),
             model: model.model.clone(),

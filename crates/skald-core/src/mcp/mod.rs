@@ -238,6 +238,7 @@ pub fn spec_for(
 /// Answers an approved sampling request with a model.
 pub(crate) type Sampler = Arc<
     dyn Fn(
+            i64,
             skald_mcp::SamplingRequest,
             CancellationToken,
         ) -> BoxFuture<'static, Result<skald_mcp::Sampled, String>>
@@ -449,7 +450,7 @@ impl skald_mcp::Host for Host {
                     return Err("the request was withdrawn".to_string());
                 }
             }
-            sampler(request, cancel).await
+            sampler(session_id, request, cancel).await
         })
     }
 }

@@ -120,6 +120,17 @@ impl Engine {
                 home_session_id: Some(parent_session_id),
             })
             .map_err(store_err)?;
+        // The chat's own model and effort: a chat kept on a private model keeps its tasks
+        // there too.
+        if parent.model.is_some() || parent.effort.is_some() {
+            self.store
+                .set_session_model(
+                    session.id,
+                    parent.model.as_deref(),
+                    parent.effort.as_deref(),
+                )
+                .map_err(store_err)?;
+        }
         let task = self
             .store
             .create_task(&NewTask {

@@ -405,6 +405,13 @@ async fn execute(
                 run_context_id: job.run_context_id,
                 home_session_id: Some(home),
             })?;
+            // The model and effort of the chat the job reports to (the one that scheduled
+            // it), as that chat has them now.
+            if let Ok(h) = store.get_session(home)
+                && (h.model.is_some() || h.effort.is_some())
+            {
+                store.set_session_model(s.id, h.model.as_deref(), h.effort.as_deref())?;
+            }
             store.set_run_session(run.id, s.id)?;
             s.id
         }

@@ -30,15 +30,14 @@ pub(super) async fn answer(
     let current = conversation(env, session_id)?;
     // The first attempt sends the context just built, unless a summary replaced part of
     // it; later attempts rebuild it, since a cut answer has been added to the history.
-    let mut prepared = if crate::turn::compact::compact_if_needed(
-        env, session_id, &current, cancel, emit,
-    )
-    .await?
-    {
-        None
-    } else {
-        Some(current)
-    };
+    let mut prepared =
+        if crate::turn::compact::compact_if_needed(env, session_id, &current, tools, cancel, emit)
+            .await?
+        {
+            None
+        } else {
+            Some(current)
+        };
     let max_attempts = candidates.len() + 2;
     let (mut idx, mut attempts) = (0, 0);
     while let Some(model) = candidates.get(idx).copied() {

@@ -16,11 +16,15 @@ pub const TITLE: &str = "Daily budget";
 pub const GO_ON: &str = "Run it";
 const STOP: &str = "Stop";
 
+/// What an answer may write, as far as the budget counts a call in flight: the usual
+/// ceiling of one answer.
+const OUTPUT_ALLOWANCE: u64 = 4096;
+
 /// Whether the turn may make its next model call.
-#[derive(Debug, Clone, PartialEq)]
-pub(super) enum Budget {
-    /// Within the budget, no budget, or the person said to go on.
-    Go,
+pub(super) enum Budget<'a> {
+    /// Within the budget (holding the call's share of what is in flight until it is
+    /// recorded), no budget, or the person said to go on.
+    Go(Option<crate::limits::Reservation<'a>>),
     /// The person said no.
     Declined,
     /// The turn was stopped while it asked.
@@ -29,29 +33,31 @@ pub(super) enum Budget {
     Over(String),
 }
 
-/// Checks the budget before a round's model call.
-pub(super) async fn check(
-    env: &TurnEnv<'_>,
+/// Checks the budget before a round's model call: what today's calls cost, what calls
+/// let through meanwhile may cost, and what this one would read.
+pub(super) async fn check<'e>(
+    env: &TurnEnv<'e>,
     session_id: i64,
     cancel: &CancellationToken,
     emit: Emit<'_>,
-) -> Result<Budget, TurnError> {
+) -> Result<Budget<'e>, TurnError> {
     let Some(limits) = env.engine.map(|e| &e.limits) else {
-        return Ok(Budget::Go);
+        return Ok(Budget::Go(None));
     };
     let Some(daily) = limits.daily_usd() else {
-        return Ok(Budget::Go);
+        return Ok(Budget::Go(None));
     };
     if limits.passes(session_id) {
-        return Ok(Budget::Go);
+        return Ok(Budget::Go(None));
     }
     let today = env
         .store
         .usage_since(crate::usage::start_of_today())?
-        .cost_usd;
-    let next = next_request_cost(env, session_id)?;
+        .cost_usd
+        + limits.in_flight();
+    let (next, at_most) = next_request_cost(env, session_id)?;
     if today + next <= daily {
-        return Ok(Budget::Go);
+        return Ok(Budget::Go(Some(limits.reserve(at_most))));
     }
     let question = format!(
         "Today's model calls have cost {} of your {} daily budget, and this turn's next \
@@ -104,28 +110,34 @@ pub(super) async fn check(
     Ok(match inbox.wait(env.store, item.id, cancel).await? {
         Outcome::Answered(text) if text.trim().eq_ignore_ascii_case(GO_ON) => {
             limits.let_pass(session_id);
-            Budget::Go
+            Budget::Go(None)
         }
         Outcome::Cancelled => Budget::Cancelled,
         _ => Budget::Declined,
     })
 }
 
-/// What the next request would cost to read, at the first model's price: the
-/// conversation's estimated tokens as uncached input (0 for a model with no known price).
-fn next_request_cost(env: &TurnEnv<'_>, session_id: i64) -> Result<f64, TurnError> {
+/// What the next request would cost to read, at the first model's price (the
+/// conversation's estimated tokens as uncached input), and the most it may cost with its
+/// answer (`OUTPUT_ALLOWANCE` tokens out); both 0 for a model with no known price.
+fn next_request_cost(env: &TurnEnv<'_>, session_id: i64) -> Result<(f64, f64), TurnError> {
     let models = env.models.current();
     let Some(price) = crate::models::candidates(&models, env.health)
         .first()
         .and_then(|m| env.models.price_of(m))
     else {
-        return Ok(0.0);
+        return Ok((0.0, 0.0));
     };
     let tokens = super::context_usage::context_parts(env, session_id)?.total();
-    Ok(price.cost(&skald_llm::Usage {
+    let read = skald_llm::Usage {
         input_tokens: tokens,
         ..Default::default()
-    }))
+    };
+    let answered = skald_llm::Usage {
+        output_tokens: OUTPUT_ALLOWANCE,
+        ..read
+    };
+    Ok((price.cost(&read), price.cost(&answered)))
 }
 
 /// Dollars as people read them: cents, or more digits under a cent.

@@ -40,6 +40,16 @@ pub fn estimate_tokens(messages: &[Message]) -> usize {
         / 4
 }
 
+/// Rough tokens of the tool definitions a request offers: their names, descriptions and
+/// schemas, four characters a token. The meter (`context_usage`) and the threshold count
+/// them alike.
+pub fn tool_tokens(tools: &[skald_llm::ToolSpec]) -> usize {
+    tools
+        .iter()
+        .map(|t| (t.name.len() + t.description.len() + t.parameters.to_string().len()) / 4)
+        .sum()
+}
+
 /// What an image costs in context, roughly: a model reads a large one as 1,100 to 1,600
 /// tokens (OpenAI's high detail, Anthropic's 1568-pixel cap), whatever its file's size.
 const IMAGE_TOKENS: usize = 1_600;
@@ -78,11 +88,13 @@ pub async fn compact_if_needed(
     env: &TurnEnv<'_>,
     session_id: i64,
     context: &[Message],
+    tools: &[skald_llm::ToolSpec],
     cancel: &CancellationToken,
     emit: Emit<'_>,
 ) -> Result<bool, TurnError> {
     let window = env.cfg.context_window.max(1);
-    let estimate = estimate_tokens(context);
+    // What the request holds, tool definitions included: what the meter shows.
+    let estimate = estimate_tokens(context) + tool_tokens(tools);
     let at = env.cfg.compact_at;
     if at == 0 || (estimate as f64) < window as f64 * f64::from(at) / 100.0 {
         return Ok(false);
@@ -99,7 +111,8 @@ pub async fn compact_now(
     emit: Emit<'_>,
 ) -> Result<bool, TurnError> {
     let context = super::conversation::conversation(env, session_id)?;
-    let estimate = estimate_tokens(&context);
+    let tools = super::offer::turn_tools(env, session_id)?;
+    let estimate = estimate_tokens(&context) + tool_tokens(&tools);
     compact(env, session_id, estimate, "manual", cancel, emit).await
 }
 
@@ -193,11 +206,33 @@ async fn compact(
         }
     };
     // /stop must not wait for a summary nobody will use; the history is untouched.
+    let started_at = skald_store::now_ms();
     let summary = tokio::select! {
         biased;
         _ = cancel.cancelled() => return Ok(false),
         r = summarise => r,
     };
+    // Counted like any model call: the chat's cost, today's, the daily budget.
+    let usage = summary
+        .as_ref()
+        .ok()
+        .and_then(|r| r.usage)
+        .unwrap_or_default();
+    let failure = summary.as_ref().err().map(ToString::to_string);
+    store.record_llm_request(&skald_store::NewLlmRequest {
+        cost_usd: env.models.price_of(model).map(|p| p.cost(&usage)),
+        session_id: Some(session_id),
+        provider: &model.provider.name,
+        model: &model.model,
+        status: match failure {
+            None => skald_store::RequestStatus::Ok,
+            Some(_) => skald_store::RequestStatus::Failed,
+        },
+        input_tokens: usage.input_tokens,
+        output_tokens: usage.output_tokens,
+        error: failure.as_deref(),
+        started_at,
+    })?;
     match summary {
         Ok(r) if !r.text.trim().is_empty() => {
             store.add_summary(session_id, up_to, r.text.trim())?;

@@ -66,9 +66,6 @@ pub fn context_parts(env: &TurnEnv<'_>, session_id: i64) -> Result<ContextParts,
             Role::User | Role::Assistant => parts.messages += n,
         }
     }
-    parts.tools = tools
-        .iter()
-        .map(|t| ((t.name.len() + t.description.len() + t.parameters.to_string().len()) / 4) as u64)
-        .sum();
+    parts.tools = super::compact::tool_tokens(&tools) as u64;
     Ok(parts)
 }

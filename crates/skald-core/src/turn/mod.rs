@@ -114,8 +114,9 @@ pub async fn run_turn(
         inject_queued(env, session_id, emit).await?;
         take_deliveries(env, session_id, emit)?;
         offer.refresh(env, session_id)?;
-        match budget::check(env, session_id, cancel, emit).await? {
-            Budget::Go => {}
+        // Held until the round's answer is recorded.
+        let in_flight = match budget::check(env, session_id, cancel, emit).await? {
+            Budget::Go(reservation) => reservation,
             Budget::Cancelled => return finish(emit, session_id, TurnOutcome::Cancelled, ""),
             Budget::Declined => {
                 emit(Event::Error {
@@ -127,17 +128,19 @@ pub async fn run_turn(
                 emit(Event::Error { message });
                 return finish(emit, session_id, TurnOutcome::Failed, "");
             }
-        }
+        };
         let choice = if round == 0 {
             env.cfg.first_tool_choice
         } else {
             ToolChoice::Auto
         };
-        let (msg_id, text, mut calls) =
-            match answer(env, session_id, &offer.tools, choice, cancel, emit).await? {
-                Ok(a) => a,
-                Err(outcome) => return finish(emit, session_id, outcome, ""),
-            };
+        let answered = answer(env, session_id, &offer.tools, choice, cancel, emit).await?;
+        // Recorded now (or failed): no longer in flight.
+        drop(in_flight);
+        let (msg_id, text, mut calls) = match answered {
+            Ok(a) => a,
+            Err(outcome) => return finish(emit, session_id, outcome, ""),
+        };
         unique_call_ids(env.store, session_id, &mut calls)?;
         if calls.is_empty() {
             if go_on_after_answer(env, session_id, &mut stop_continues, emit).await? {
