@@ -227,7 +227,7 @@ describe("the chat header's context meter", () => {
     await click(meter());
     await click(q("compact-now"));
     expect(server.sent("compact_now")).toEqual([{ cmd: "compact_now", session_id: 1 }]);
-    expect(text("context-meter-note")).toBe("Asked for a summary of the older turns: the chat shows it when it comes.");
+    expect(text("context-meter-note")).toBe("Older turns summarised.");
     await emit(server, { type: "compaction_started", session_id: 1, up_to_message_id: 4, tokens: 12_345, window: 128_000 });
     expect(text("context-meter-note")).toBe("Summarising older turns…");
     server.context = { ...server.context, tokens: 5000, parts: server.context.parts.map((p) => (p.what === "summary" ? { ...p, tokens: 80 } : p)) };

@@ -118,8 +118,9 @@ export function ContextMeter({ sessionId, summary, onUndone }: Props) {
           asked.current = false;
           setNote("Nothing older to summarise yet.");
         } else {
-          // The summary is made in the background: its events say when it starts and comes.
-          setNote((was) => was ?? "Asked for a summary of the older turns: the chat shows it when it comes.");
+          // The reply comes once the summary is made; its events (to every window) have
+          // usually said so already.
+          setNote((was) => was ?? "Older turns summarised.");
         }
       } catch (e) {
         asked.current = false;
