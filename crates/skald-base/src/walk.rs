@@ -30,8 +30,10 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 
-/// Directories that recursive tools never enter: noise (`.git`, `node_modules`,
-/// `target`) and the user's `secrets` (docs/security.md, "1. Hostile model output").
+/// Names recursive tools never enter or list: noise (`.git`, `node_modules`, `target`) and
+/// the user's `secrets` (docs/security.md, "1. Hostile model output"). Whatever the entry
+/// is, as ripgrep's `-g '!NAME'` leaves it out: a `.git` that is a file (a git worktree's
+/// or a submodule's pointer to its repository) is git's, not the folder's.
 pub const SKIP_DIRS: &[&str] = &[".git", "node_modules", "target", "secrets"];
 
 /// The most of one ignore file that is read; ignore files are a few kilobytes, and one
@@ -479,11 +481,10 @@ impl Shared {
     /// Whether the walk leaves out the entry at `path` (`rel` below the root).
     fn left_out(&self, rules: &Rules, path: &Path, rel: &Path, kind: Kind) -> bool {
         let is_dir = kind == Kind::Dir;
-        if is_dir
-            && rel
-                .file_name()
-                .and_then(OsStr::to_str)
-                .is_some_and(|n| SKIP_DIRS.contains(&n))
+        if rel
+            .file_name()
+            .and_then(OsStr::to_str)
+            .is_some_and(|n| SKIP_DIRS.contains(&n))
         {
             return true;
         }
@@ -827,7 +828,6 @@ mod tests {
             .sort_by_file_path(|a, b| a.cmp(b))
             .filter_entry(move |e| {
                 let noise = e.depth() > 0
-                    && e.file_type().is_some_and(|t| t.is_dir())
                     && e.file_name()
                         .to_str()
                         .is_some_and(|n| SKIP_DIRS.contains(&n));
