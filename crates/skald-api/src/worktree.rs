@@ -27,6 +27,10 @@ pub struct WorktreeInfo {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub base_commit: Option<String>,
+    /// Its folder as it started (a checkpoint), what a review compares with.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub base_snapshot: Option<String>,
     pub status: WorktreeStatus,
     pub created_at: i64,
 }
@@ -63,4 +67,54 @@ impl WorktreeStatus {
             WorktreeStatus::Discarded => "discarded",
         }
     }
+}
+
+/// One file a worktree's agent changed, as a review shows it (docs/worktrees.md, "Review
+/// and apply").
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct FileReview {
+    /// Relative to the folder, `/`-separated.
+    pub path: String,
+    pub status: crate::checkpoint::ChangeStatus,
+    /// A binary file is taken or left whole: it has no hunks.
+    pub binary: bool,
+    pub hunks: Vec<HunkInfo>,
+}
+
+/// One run of changed lines of a file, chosen or not on its own.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct HunkInfo {
+    /// Its number in the file's list, as `apply` takes it.
+    pub index: usize,
+    /// The first line it removes in the old file (1-based; for a pure insertion, the line
+    /// after which it goes) and its first line in the new one.
+    pub old_start: usize,
+    pub new_start: usize,
+    pub removed: Vec<String>,
+    pub added: Vec<String>,
+}
+
+/// What applying a worktree's changes did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct ApplyReport {
+    /// Files written into the person's folder (or removed from it).
+    pub written: Vec<String>,
+    /// Files that already were what applying would make them.
+    pub unchanged: Vec<String>,
+    /// Files changed on both sides in the same place (or binary files changed on both):
+    /// when there is any, nothing is written.
+    pub conflicts: Vec<ConflictInfo>,
+    /// The checkpoint of the apply, to undo it (`skald checkpoints restore ID`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub checkpoint_id: Option<i64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct ConflictInfo {
+    pub path: String,
+    /// The file with git's conflict markers, when both sides are text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub markers: Option<String>,
 }

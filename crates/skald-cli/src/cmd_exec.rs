@@ -87,19 +87,19 @@ async fn exec(data_dir: &DataDir, config: &Config, a: ExecArgs<'_>) -> Result<u8
     // Refused, like an unknown agent, before a chat is made for them.
     let prompt = prompt_with_images(&store, &a)?;
     let run_context_id = new_run_context(&store, &a)?;
-    let (cwd, worktree) = in_worktree(&store, data_dir, &a, cwd)?;
+    let (cwd, worktree) = in_worktree(&store, data_dir, config, &a, cwd)?;
     let mut session = match open_session(&store, &a, &cwd, run_context_id) {
         Ok(s) => s,
         Err(e) => {
             // No chat, no worktree left behind for it.
-            if let Some(w) = &worktree {
-                let _ = skald_worktree::discard(w);
+            if let Some(made) = &worktree {
+                let _ = skald_worktree::discard(&made.worktree);
             }
             return Err(e);
         }
     };
-    if let Some(w) = &worktree {
-        let info = skald_core::worktrees::record(&store, w, session.id).map_err(failed)?;
+    if let Some(made) = &worktree {
+        let info = skald_core::worktrees::record(&store, made, session.id).map_err(failed)?;
         eprintln!(
             "skald exec: working in worktree {} ({}{})",
             info.name,
@@ -285,9 +285,10 @@ fn prompt_with_images(store: &Store, a: &ExecArgs<'_>) -> Result<turn::Prompt, F
 fn in_worktree(
     store: &Store,
     data_dir: &DataDir,
+    config: &Config,
     a: &ExecArgs<'_>,
     cwd: std::path::PathBuf,
-) -> Result<(std::path::PathBuf, Option<skald_worktree::Worktree>), Fail> {
+) -> Result<(std::path::PathBuf, Option<skald_core::worktrees::Made>), Fail> {
     let Some(name) = a.worktree else {
         return Ok((cwd, None));
     };
@@ -297,12 +298,19 @@ fn in_worktree(
         ));
     }
     let name = Some(name).filter(|n| !n.is_empty());
-    let w = skald_core::worktrees::make(store, data_dir, &cwd, name, a.group.unwrap_or("default"))
-        .map_err(|e| match e {
-            skald_core::worktrees::WorktreesError::Store(e) => failed(e),
-            e => usage(e),
-        })?;
-    Ok((w.working_dir.clone(), Some(w)))
+    let made = skald_core::worktrees::make(
+        store,
+        data_dir,
+        &cwd,
+        name,
+        a.group.unwrap_or("default"),
+        config.checkpoints.settings(data_dir.root()).limits,
+    )
+    .map_err(|e| match e {
+        skald_core::worktrees::WorktreesError::Store(e) => failed(e),
+        e => usage(e),
+    })?;
+    Ok((made.worktree.working_dir.clone(), Some(made)))
 }
 
 /// The session the turn runs in: the one `--session` names, or a new one titled by the prompt.

@@ -1,15 +1,38 @@
-//! `skald worktrees list|discard`: the worktrees agents work in (docs/worktrees.md).
+//! `skald worktrees list|diff|apply|discard`: the worktrees agents work in, what they
+//! changed, and bringing it into your folder (docs/worktrees.md).
 
 use crate::exit;
 use crate::fail::{Fail, finish};
 use clap::Subcommand;
+use skald_api::worktree::{ApplyReport, FileReview, WorktreeInfo};
 use skald_core::DataDir;
+use skald_core::worktrees::review;
 use skald_store::Store;
+use std::collections::BTreeMap;
 
 #[derive(Debug, Subcommand)]
 pub enum WorktreesCommand {
     /// Every worktree not discarded, newest first: its name, chat, kind and folders
     List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// What a worktree's agent changed since it started, file by file and hunk by hunk
+    /// (each hunk numbered for `apply --hunk`)
+    Diff {
+        name: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Brings a worktree's changes into the folder it copies, merged with what you changed
+    /// there meanwhile; when a file clashes nothing is written and the clash is shown.
+    /// The apply is a checkpoint of the chat, undone with `skald checkpoints restore ID`
+    Apply {
+        name: String,
+        /// Only these hunks: `PATH:1,3` (numbers from `diff`), or `PATH` for all of a
+        /// file's; repeatable. Without it, every change
+        #[arg(long, value_name = "PATH[:N,…]")]
+        hunk: Vec<String>,
         #[arg(long)]
         json: bool,
     },
@@ -22,12 +45,63 @@ pub enum WorktreesCommand {
 }
 
 pub fn dispatch(env: &crate::Env, command: WorktreesCommand) -> u8 {
-    finish("skald worktrees", run(&env.data_dir, command))
+    finish("skald worktrees", run(&env.data_dir, &env.config, command))
 }
 
-fn run(data_dir: &DataDir, command: WorktreesCommand) -> Result<u8, Fail> {
+fn run(
+    data_dir: &DataDir,
+    config: &skald_core::Config,
+    command: WorktreesCommand,
+) -> Result<u8, Fail> {
     let store = Store::open(data_dir.db_path()).map_err(Fail::failed)?;
+    let place = review::Place {
+        data_dir,
+        limits: config.checkpoints.settings(data_dir.root()).limits,
+    };
     match command {
+        WorktreesCommand::Diff { name, json } => {
+            let w = active(&store, &name)?;
+            let files = review::review(&place, &w).map_err(Fail::failed)?;
+            if json {
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&files).map_err(Fail::failed)?
+                );
+                return Ok(exit::OK);
+            }
+            if files.is_empty() {
+                println!("Worktree {name} changed nothing.");
+            }
+            for f in &files {
+                print_file(f);
+            }
+            Ok(exit::OK)
+        }
+        WorktreesCommand::Apply { name, hunk, json } => {
+            let w = active(&store, &name)?;
+            let choice = if hunk.is_empty() {
+                review::Choice::All
+            } else {
+                review::Choice::Files(parse_hunks(&hunk))
+            };
+            let report = review::apply(&store, &place, &w, &choice).map_err(|e| match e {
+                review::ReviewError::Invalid(m) => Fail::usage(m),
+                e => Fail::failed(e),
+            })?;
+            if json {
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&report).map_err(Fail::failed)?
+                );
+            } else {
+                print_report(&name, &w.source, &report);
+            }
+            Ok(if report.conflicts.is_empty() {
+                exit::OK
+            } else {
+                exit::FAILED
+            })
+        }
         WorktreesCommand::List { json } => {
             let all = store.list_worktrees().map_err(Fail::failed)?;
             if json {
@@ -59,18 +133,96 @@ fn run(data_dir: &DataDir, command: WorktreesCommand) -> Result<u8, Fail> {
             Ok(exit::OK)
         }
         WorktreesCommand::Discard { name } => {
-            let w = store
-                .find_worktree(&name)
-                .map_err(Fail::failed)?
-                .filter(|w| w.status == skald_api::worktree::WorktreeStatus::Active)
-                .ok_or_else(|| {
-                    Fail::usage(format!(
-                        "there is no worktree named {name} (see `skald worktrees list`)"
-                    ))
-                })?;
+            let w = active(&store, &name)?;
             skald_core::worktrees::discard(&store, &w).map_err(Fail::failed)?;
             println!("Discarded {name} ({}).", w.root);
             Ok(exit::OK)
         }
+    }
+}
+
+/// The worktree named `name`, not discarded.
+fn active(store: &Store, name: &str) -> Result<WorktreeInfo, Fail> {
+    store
+        .find_worktree(name)
+        .map_err(Fail::failed)?
+        .filter(|w| w.status == skald_api::worktree::WorktreeStatus::Active)
+        .ok_or_else(|| {
+            Fail::usage(format!(
+                "there is no worktree named {name} (see `skald worktrees list`)"
+            ))
+        })
+}
+
+/// `--hunk PATH:1,3` and `--hunk PATH` (every hunk of the file) as a choice per file.
+fn parse_hunks(args: &[String]) -> BTreeMap<String, review::Hunks> {
+    let mut out: BTreeMap<String, review::Hunks> = BTreeMap::new();
+    for a in args {
+        let numbers = a.rsplit_once(':').and_then(|(p, n)| {
+            let n: Option<Vec<usize>> = n.split(',').map(|x| x.trim().parse().ok()).collect();
+            n.map(|n| (p, n))
+        });
+        match numbers {
+            Some((path, n)) => match out
+                .entry(path.to_string())
+                .or_insert(review::Hunks::Only(Vec::new()))
+            {
+                review::Hunks::Only(chosen) => chosen.extend(n),
+                review::Hunks::All => {}
+            },
+            None => {
+                out.insert(a.clone(), review::Hunks::All);
+            }
+        }
+    }
+    out
+}
+
+fn print_file(f: &FileReview) {
+    let status = match f.status {
+        skald_api::checkpoint::ChangeStatus::Added => "added",
+        skald_api::checkpoint::ChangeStatus::Modified => "modified",
+        skald_api::checkpoint::ChangeStatus::Deleted => "deleted",
+    };
+    println!(
+        "{} ({status}{})",
+        f.path,
+        if f.binary { ", binary" } else { "" }
+    );
+    for h in &f.hunks {
+        println!("  [{}] @@ -{} +{} @@", h.index, h.old_start, h.new_start);
+        for l in &h.removed {
+            println!("  -{}", l.trim_end_matches('\n'));
+        }
+        for l in &h.added {
+            println!("  +{}", l.trim_end_matches('\n'));
+        }
+    }
+}
+
+fn print_report(name: &str, source: &str, r: &ApplyReport) {
+    if !r.conflicts.is_empty() {
+        println!(
+            "Not applied: {} file(s) changed both in worktree {name} and in {source}, in the \
+             same place. Nothing was written.",
+            r.conflicts.len()
+        );
+        for c in &r.conflicts {
+            println!("  {}", c.path);
+            if let Some(m) = &c.markers {
+                for l in m.lines() {
+                    println!("    {l}");
+                }
+            }
+        }
+        return;
+    }
+    if r.written.is_empty() {
+        println!("Nothing to apply: {source} already has worktree {name}'s changes.");
+        return;
+    }
+    println!("Applied to {source}: {}", r.written.join(", "));
+    if let Some(id) = r.checkpoint_id {
+        println!("Undo: skald checkpoints restore {id}");
     }
 }

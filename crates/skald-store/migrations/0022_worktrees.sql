@@ -15,6 +15,9 @@ CREATE TABLE worktrees (
     repo          TEXT,
     branch        TEXT,
     base_commit   TEXT,
+    -- The worktree's folder as it started, a checkpoint in its shadow repository: what a
+    -- review compares with.
+    base_snapshot TEXT,
     status        TEXT NOT NULL DEFAULT 'active' CHECK (status IN ('active', 'discarded')),
     created_at    INTEGER NOT NULL
 );

@@ -17,10 +17,11 @@ pub struct NewWorktree<'a> {
     pub repo: Option<&'a str>,
     pub branch: Option<&'a str>,
     pub base_commit: Option<&'a str>,
+    pub base_snapshot: Option<&'a str>,
 }
 
 const COLUMNS: &str = "id, name, session_id, source, root, working_dir, kind, repo, branch, \
-                       base_commit, status, created_at";
+                       base_commit, status, created_at, base_snapshot";
 
 fn from_row(r: &Row<'_>) -> rusqlite::Result<WorktreeInfo> {
     let kind: String = r.get(6)?;
@@ -47,6 +48,7 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<WorktreeInfo> {
             WorktreeStatus::Active
         },
         created_at: r.get(11)?,
+        base_snapshot: r.get(12)?,
     })
 }
 
@@ -55,8 +57,8 @@ impl Store {
         let conn = self.conn();
         conn.execute(
             "INSERT INTO worktrees (name, session_id, source, root, working_dir, kind, repo,
-                                    branch, base_commit, created_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                                    branch, base_commit, created_at, base_snapshot)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
             params![
                 w.name,
                 w.session_id,
@@ -68,6 +70,7 @@ impl Store {
                 w.branch,
                 w.base_commit,
                 now_ms(),
+                w.base_snapshot,
             ],
         )?;
         let id = conn.last_insert_rowid();
@@ -164,6 +167,7 @@ mod tests {
             repo: Some("/home/me/p"),
             branch: Some("skald/fix"),
             base_commit: Some("abc"),
+            base_snapshot: Some("def"),
         };
         let w = store.add_worktree(&new).unwrap();
         assert_eq!(store.worktree_of_session(s.id).unwrap().unwrap().id, w.id);

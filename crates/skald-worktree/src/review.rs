@@ -149,6 +149,8 @@ pub fn merge(base: Option<&[u8]>, ours: Option<&[u8]>, theirs: Option<&[u8]>) ->
         return Merge::Conflict { markers: None };
     }
     match diffy::merge_bytes(b, o, t) {
+        // The person's file has every change already (applied before).
+        Ok(merged) if merged == o => Merge::Unchanged,
         Ok(merged) => Merge::Write(Some(merged)),
         Err(markers) => Merge::Conflict {
             markers: Some(markers),

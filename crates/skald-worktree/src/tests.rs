@@ -225,3 +225,25 @@ fn discarding_never_follows_a_link_out_of_the_worktree() {
         "keep"
     );
 }
+
+#[test]
+fn a_git_worktree_s_own_git_file_is_no_file_of_the_folder() {
+    let src = repo();
+    let source = fs::canonicalize(src.path()).unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let root = data.path().join("wt");
+    let w = create(&source, &root, "walk", &[]).unwrap();
+    // The worktree's `.git` is a file pointing at the repository: the walk every tool,
+    // checkpoint and copy uses leaves it out, as it leaves a `.git` folder out.
+    assert!(root.join(".git").is_file());
+    let mut seen = Vec::new();
+    skald_base::walk::walker(&root, &[])
+        .run(|e| {
+            seen.push(e.path().strip_prefix(&root).unwrap().to_path_buf());
+            skald_base::walk::Flow::Continue
+        })
+        .unwrap();
+    assert!(!seen.iter().any(|p| p.as_os_str() == ".git"), "{seen:?}");
+    assert!(seen.iter().any(|p| p == Path::new("README.md")), "{seen:?}");
+    discard(&w).unwrap();
+}

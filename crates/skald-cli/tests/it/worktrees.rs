@@ -243,3 +243,171 @@ fn a_worktree_is_only_for_a_new_chat_and_needs_a_name_git_takes() {
     }
     assert!(!p.top.path().join("data-worktrees/x").exists());
 }
+
+fn json_of(out: &std::process::Output) -> Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{e}: {}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
+
+/// What the agent changed is reviewed hunk by hunk and the chosen part applied, merged with
+/// what the person changed meanwhile; the apply is undone like a restore; a clash writes
+/// nothing and shows the clash.
+#[test]
+fn a_worktree_is_reviewed_hunk_by_hunk_applied_merged_undone_and_a_clash_writes_nothing() {
+    let p = Place::new();
+    let work = p.work();
+    let lines = "a\nb\nc\nd\ne\nf\ng\nh\ni\nj\n";
+    std::fs::write(work.join("doc.txt"), lines).unwrap();
+    git(&work, &["init", "-q", "-b", "main"]);
+    git(&work, &["add", "."]);
+    git(&work, &["commit", "-q", "-m", "first"]);
+    let server = ScriptedServer::new(vec![
+        tool_call(
+            "c1",
+            "execute_cmd",
+            r#"{"command": "sed -i 's/^b$/B by the agent/; s/^i$/I by the agent/' doc.txt && echo new > new.txt"}"#,
+        ),
+        answer("Done."),
+    ]);
+    let (out, events) = SkaldCmd::new(&p.data()).against(&server).exec_json(
+        &work,
+        &["--worktree", "edit", "--approve", "all"],
+        "edit",
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}\n{events:?}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The person works on meanwhile.
+    std::fs::write(
+        work.join("doc.txt"),
+        lines.replace("e\n", "E by the person\n"),
+    )
+    .unwrap();
+    let diff = json_of(
+        &bare(&p.data())
+            .args(["worktrees", "diff", "edit", "--json"])
+            .output()
+            .unwrap(),
+    );
+    let files: Vec<(&str, &str)> = diff
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["path"].as_str().unwrap(), f["status"].as_str().unwrap()))
+        .collect();
+    assert_eq!(files, [("doc.txt", "modified"), ("new.txt", "added")]);
+    let hunks = &diff[0]["hunks"];
+    assert_eq!(hunks.as_array().unwrap().len(), 2, "{hunks}");
+    assert_eq!(hunks[0]["added"][0], "B by the agent\n");
+    assert_eq!(hunks[1]["removed"][0], "i\n");
+    // The first hunk alone, merged with the person's line.
+    let applied = json_of(
+        &bare(&p.data())
+            .args([
+                "worktrees",
+                "apply",
+                "edit",
+                "--hunk",
+                "doc.txt:0",
+                "--json",
+            ])
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(
+        applied["written"],
+        serde_json::json!(["doc.txt"]),
+        "{applied}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(work.join("doc.txt")).unwrap(),
+        "a\nB by the agent\nc\nd\nE by the person\nf\ng\nh\ni\nj\n"
+    );
+    assert!(
+        !work.join("new.txt").exists(),
+        "a file not chosen was applied"
+    );
+    // Undone like a restore: the person's own change stays.
+    let id = applied["checkpoint_id"].as_i64().unwrap().to_string();
+    ok(&bare(&p.data())
+        .args(["checkpoints", "restore", &id])
+        .output()
+        .unwrap());
+    assert_eq!(
+        std::fs::read_to_string(work.join("doc.txt")).unwrap(),
+        lines.replace("e\n", "E by the person\n")
+    );
+    // The person changes the agent's other line differently: applying everything clashes,
+    // and nothing is written, not even the file that would not clash.
+    let theirs = lines
+        .replace("e\n", "E by the person\n")
+        .replace("i\n", "I by the person\n");
+    std::fs::write(work.join("doc.txt"), &theirs).unwrap();
+    let out = bare(&p.data())
+        .args(["worktrees", "apply", "edit", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let clash = json_of(&out);
+    assert_eq!(clash["conflicts"][0]["path"], "doc.txt", "{clash}");
+    let markers = clash["conflicts"][0]["markers"].as_str().unwrap();
+    assert!(
+        markers.contains("<<<<<<<")
+            && markers.contains("I by the person")
+            && markers.contains("I by the agent"),
+        "{markers}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(work.join("doc.txt")).unwrap(),
+        theirs
+    );
+    assert!(!work.join("new.txt").exists());
+    // A hunk of a file the worktree did not change is refused by name.
+    let out = bare(&p.data())
+        .args(["worktrees", "apply", "edit", "--hunk", "other.txt:0"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("other.txt is not among"));
+    // Without the clash, everything applies.
+    std::fs::write(
+        work.join("doc.txt"),
+        lines.replace("e\n", "E by the person\n"),
+    )
+    .unwrap();
+    let applied = json_of(
+        &bare(&p.data())
+            .args(["worktrees", "apply", "edit", "--json"])
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(
+        applied["written"],
+        serde_json::json!(["doc.txt", "new.txt"]),
+        "{applied}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(work.join("doc.txt")).unwrap(),
+        "a\nB by the agent\nc\nd\nE by the person\nf\ng\nh\nI by the agent\nj\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(work.join("new.txt")).unwrap(),
+        "new\n"
+    );
+    // Applied again: nothing left to do.
+    let again = json_of(
+        &bare(&p.data())
+            .args(["worktrees", "apply", "edit", "--json"])
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(again["written"], serde_json::json!([]), "{again}");
+}

@@ -3,6 +3,8 @@
 //! of such a chat keeps the folder it copies out of its writes
 //! (`RunContext::worktree_source`).
 
+pub mod review;
+
 use crate::approval::RunContext;
 use skald_api::worktree::{WorktreeInfo, WorktreeKind};
 use skald_store::{NewWorktree, Store, StoreError};
@@ -16,6 +18,14 @@ pub enum WorktreesError {
     Store(#[from] StoreError),
     #[error("there is a worktree named {0} already; discard it or choose another name")]
     Taken(String),
+    #[error("the worktree cannot be recorded for review: {0}")]
+    Review(#[from] review::ReviewError),
+}
+
+/// A worktree made for a new chat, with the checkpoint of how it started.
+pub struct Made {
+    pub worktree: skald_worktree::Worktree,
+    pub base_snapshot: String,
 }
 
 /// Makes a worktree of `source` (canonical) for a new chat of permission group `group`:
@@ -28,7 +38,8 @@ pub fn make(
     source: &Path,
     name: Option<&str>,
     group: &str,
-) -> Result<skald_worktree::Worktree, WorktreesError> {
+    limits: skald_checkpoint::Limits,
+) -> Result<Made, WorktreesError> {
     let dir = data_dir.worktrees_dir();
     let name = match name {
         Some(n) => {
@@ -53,12 +64,19 @@ pub fn make(
         skald_worktree::WorktreeError::Io(format!("cannot make {}: {e}", dir.display()))
     })?;
     crate::paths::keep_private(&dir);
-    Ok(skald_worktree::create(
-        source,
-        &dir.join(&name),
-        &name,
-        &excluded,
-    )?)
+    let worktree = skald_worktree::create(source, &dir.join(&name), &name, &excluded)?;
+    // How it starts, for reviews; a worktree that cannot be reviewed is not kept.
+    let place = review::Place { data_dir, limits };
+    match review::base(&place, &worktree.working_dir) {
+        Ok(base_snapshot) => Ok(Made {
+            worktree,
+            base_snapshot,
+        }),
+        Err(e) => {
+            let _ = skald_worktree::discard(&worktree);
+            Err(e.into())
+        }
+    }
 }
 
 /// The folder's name made fit for a worktree's, with the first number no worktree and no
@@ -93,12 +111,9 @@ fn free_name(store: &Store, dir: &Path, source: &Path) -> Result<String, Worktre
     }
 }
 
-/// Records `w` as the worktree of chat `session_id`.
-pub fn record(
-    store: &Store,
-    w: &skald_worktree::Worktree,
-    session_id: i64,
-) -> Result<WorktreeInfo, StoreError> {
+/// Records `made` as the worktree of chat `session_id`.
+pub fn record(store: &Store, made: &Made, session_id: i64) -> Result<WorktreeInfo, StoreError> {
+    let w = &made.worktree;
     let s = |p: &Path| p.display().to_string();
     let (kind, repo, branch, base) = match &w.kind {
         skald_worktree::Kind::Git { repo, branch, base } => (
@@ -119,6 +134,7 @@ pub fn record(
         repo: repo.as_deref(),
         branch: branch.as_deref(),
         base_commit: base.as_deref(),
+        base_snapshot: Some(&made.base_snapshot),
     })
 }
 
