@@ -316,7 +316,12 @@ export type Command = { "cmd": "list_sessions" } | { "cmd": "create_session", ti
 /**
  * The folder the agent works in; the server's folder when absent.
  */
-working_dir?: string, agent_id?: string, } | { "cmd": "rename_session", session_id: number, title: string, } | { "cmd": "delete_session", session_id: number, } | { "cmd": "history", session_id: number, before?: number, limit?: number, } | { "cmd": "usage", session_id: number, } | { "cmd": "sandbox", session_id: number, } | { "cmd": "set_sandbox", session_id: number, mode: SandboxMode, network: boolean, } | { "cmd": "fork_session", session_id: number, message_id: number, } | { "cmd": "edit_message", session_id: number, message_id: number, text: string, images?: Array<ChatImage>, } | { "cmd": "set_session_mode", session_id: number, mode: ChatMode, } | { "cmd": "context_usage", session_id: number, } | { "cmd": "compact_now", session_id: number, } | { "cmd": "undo_compaction", session_id: number, } | { "cmd": "list_models" } | { "cmd": "set_session_model", session_id: number, model?: string, effort?: string, } | { "cmd": "session_context", session_id: number, } | { "cmd": "approve_hooks", session_id: number, sha256: string, } | { "cmd": "checkpoints", session_id: number, } | { "cmd": "checkpoint_diff", id: number, path?: string, } | { "cmd": "restore_checkpoint", id: number, rewind?: boolean, } | { "cmd": "send_message", session_id: number, text: string, 
+working_dir?: string, agent_id?: string, 
+/**
+ * Work in a worktree of its own (docs/worktrees.md): named so, or after the folder
+ * when empty.
+ */
+worktree?: string, } | { "cmd": "list_worktrees" } | { "cmd": "worktree_diff", name: string, } | { "cmd": "apply_worktree", name: string, files?: Array<FileChoice>, } | { "cmd": "discard_worktree", name: string, } | { "cmd": "rename_session", session_id: number, title: string, } | { "cmd": "delete_session", session_id: number, } | { "cmd": "history", session_id: number, before?: number, limit?: number, } | { "cmd": "usage", session_id: number, } | { "cmd": "sandbox", session_id: number, } | { "cmd": "set_sandbox", session_id: number, mode: SandboxMode, network: boolean, } | { "cmd": "fork_session", session_id: number, message_id: number, } | { "cmd": "edit_message", session_id: number, message_id: number, text: string, images?: Array<ChatImage>, } | { "cmd": "set_session_mode", session_id: number, mode: ChatMode, } | { "cmd": "context_usage", session_id: number, } | { "cmd": "compact_now", session_id: number, } | { "cmd": "undo_compaction", session_id: number, } | { "cmd": "list_models" } | { "cmd": "set_session_model", session_id: number, model?: string, effort?: string, } | { "cmd": "session_context", session_id: number, } | { "cmd": "approve_hooks", session_id: number, sha256: string, } | { "cmd": "checkpoints", session_id: number, } | { "cmd": "checkpoint_diff", id: number, path?: string, } | { "cmd": "restore_checkpoint", id: number, rewind?: boolean, } | { "cmd": "send_message", session_id: number, text: string, 
 /**
  * Images attached with it, by what `AttachImage` answered (only `sha256` and
  * `name` are read).
@@ -373,7 +378,7 @@ export type ServerMessage = { "type": "reply", id: number, reply: Reply, } | { "
 /**
  * A command's result, tagged with the command's name.
  */
-export type Reply = { "cmd": "list_sessions", sessions: Array<SessionInfo>, } | { "cmd": "create_session", session: SessionInfo, } | { "cmd": "rename_session" } | { "cmd": "delete_session" } | { "cmd": "history", session: SessionInfo, messages: Array<ChatMessage>, tool_calls: Array<ToolCallInfo>, 
+export type Reply = { "cmd": "list_sessions", sessions: Array<SessionInfo>, } | { "cmd": "create_session", session: SessionInfo, } | { "cmd": "list_worktrees", worktrees: Array<WorktreeInfo>, } | { "cmd": "worktree_diff", files: Array<FileReview>, } | { "cmd": "apply_worktree", report: ApplyReport, } | { "cmd": "discard_worktree" } | { "cmd": "rename_session" } | { "cmd": "delete_session" } | { "cmd": "history", session: SessionInfo, messages: Array<ChatMessage>, tool_calls: Array<ToolCallInfo>, 
 /**
  * Older messages exist before the first one returned.
  */
@@ -892,6 +897,97 @@ seen_at: number, };
  * One rate limit: the window's size, what is left, and when it is whole again (Unix ms).
  */
 export type LimitInfo = { limit?: number, remaining?: number, resets_at?: number, };
+
+export type WorktreeInfo = { id: number, name: string, 
+/**
+ * The chat working in it (none once that chat is deleted).
+ */
+session_id: number | null, 
+/**
+ * The person's folder it copies.
+ */
+source: string, 
+/**
+ * Its own folder, in Skald's data directory.
+ */
+root: string, 
+/**
+ * Where in it the agent works.
+ */
+working_dir: string, kind: WorktreeKind, 
+/**
+ * For a git worktree: the repository's folder, its branch, the commit it started at.
+ */
+repo?: string, branch?: string, base_commit?: string, 
+/**
+ * Its folder as it started (a checkpoint), what a review compares with.
+ */
+base_snapshot?: string, status: WorktreeStatus, created_at: number, };
+
+export type WorktreeKind = "git" | "copy";
+
+export type WorktreeStatus = "active" | "discarded";
+
+/**
+ * One file a worktree's agent changed, as a review shows it (docs/worktrees.md, "Review
+ * and apply").
+ */
+export type FileReview = { 
+/**
+ * Relative to the folder, `/`-separated.
+ */
+path: string, status: ChangeStatus, 
+/**
+ * A binary file is taken or left whole: it has no hunks.
+ */
+binary: boolean, hunks: Array<HunkInfo>, };
+
+/**
+ * One run of changed lines of a file, chosen or not on its own.
+ */
+export type HunkInfo = { 
+/**
+ * Its number in the file's list, as `apply` takes it.
+ */
+index: number, 
+/**
+ * The first line it removes in the old file (1-based; for a pure insertion, the line
+ * after which it goes) and its first line in the new one.
+ */
+old_start: number, new_start: number, removed: Array<string>, added: Array<string>, };
+
+/**
+ * What applying a worktree's changes did.
+ */
+export type ApplyReport = { 
+/**
+ * Files written into the person's folder (or removed from it).
+ */
+written: Array<string>, 
+/**
+ * Files that already were what applying would make them.
+ */
+unchanged: Array<string>, 
+/**
+ * Files changed on both sides in the same place (or binary files changed on both):
+ * when there is any, nothing is written.
+ */
+conflicts: Array<ConflictInfo>, 
+/**
+ * The checkpoint of the apply, to undo it (`skald checkpoints restore ID`).
+ */
+checkpoint_id?: number, };
+
+export type ConflictInfo = { path: string, 
+/**
+ * The file with git's conflict markers, when both sides are text.
+ */
+markers?: string, };
+
+/**
+ * The hunks of one file to apply: all of them (none given), or those numbered.
+ */
+export type FileChoice = { path: string, hunks?: Array<number>, };
 
 /**
  * How a chat's agent works (docs/agent-loop.md, "Plan mode").

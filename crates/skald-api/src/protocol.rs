@@ -46,6 +46,30 @@ pub enum Command {
         #[serde(default)]
         #[ts(optional)]
         agent_id: Option<String>,
+        /// Work in a worktree of its own (docs/worktrees.md): named so, or after the folder
+        /// when empty.
+        #[serde(default)]
+        #[ts(optional)]
+        worktree: Option<String>,
+    },
+    /// Every worktree not discarded, newest first.
+    ListWorktrees,
+    /// What a worktree's agent changed since it started, file by file and hunk by hunk.
+    WorktreeDiff {
+        name: String,
+    },
+    /// Brings a worktree's changes (all, or the files and hunks chosen) into the folder it
+    /// copies, merged with what changed there meanwhile; with any clash nothing is
+    /// written. Undone like a restore (`restore_checkpoint` of the report's checkpoint).
+    ApplyWorktree {
+        name: String,
+        #[serde(default)]
+        #[ts(optional)]
+        files: Option<Vec<crate::worktree::FileChoice>>,
+    },
+    /// Removes a worktree: its folder, and for a git worktree its branch.
+    DiscardWorktree {
+        name: String,
     },
     RenameSession {
         session_id: i64,
@@ -391,6 +415,16 @@ pub enum Reply {
     CreateSession {
         session: SessionInfo,
     },
+    ListWorktrees {
+        worktrees: Vec<crate::worktree::WorktreeInfo>,
+    },
+    WorktreeDiff {
+        files: Vec<crate::worktree::FileReview>,
+    },
+    ApplyWorktree {
+        report: crate::worktree::ApplyReport,
+    },
+    DiscardWorktree,
     RenameSession,
     DeleteSession,
     History {
@@ -897,7 +931,8 @@ mod tests {
             Command::CreateSession {
                 title: None,
                 working_dir: None,
-                agent_id: None
+                agent_id: None,
+                worktree: None
             }
         );
         let r: Request = serde_json::from_value(json!({

@@ -118,3 +118,12 @@ pub struct ConflictInfo {
     #[ts(optional)]
     pub markers: Option<String>,
 }
+
+/// The hunks of one file to apply: all of them (none given), or those numbered.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct FileChoice {
+    pub path: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub hunks: Option<Vec<usize>>,
+}

@@ -96,6 +96,14 @@ fn generate() -> String {
         decl::<SummaryInfo>(),
         decl::<RateLimitInfo>(),
         decl::<LimitInfo>(),
+        decl::<skald_api::worktree::WorktreeInfo>(),
+        decl::<skald_api::worktree::WorktreeKind>(),
+        decl::<skald_api::worktree::WorktreeStatus>(),
+        decl::<skald_api::worktree::FileReview>(),
+        decl::<skald_api::worktree::HunkInfo>(),
+        decl::<skald_api::worktree::ApplyReport>(),
+        decl::<skald_api::worktree::ConflictInfo>(),
+        decl::<skald_api::worktree::FileChoice>(),
         decl::<skald_api::records::ChatMode>(),
     ];
     // Ids, sizes and millisecond timestamps are far below 2^53 and travel as JSON

@@ -31,6 +31,7 @@ impl Service {
         title: Option<String>,
         working_dir: Option<String>,
         agent_id: Option<String>,
+        worktree: Option<String>,
     ) -> Result<Reply, ServiceError> {
         let dir = match working_dir {
             Some(d) => {
@@ -49,12 +50,31 @@ impl Service {
             .library
             .get(&agent)
             .map_err(|e| invalid(e.to_string()))?;
-        let s = self.store.create_session(&NewSession {
+        let made = match &worktree {
+            Some(name) => Some(self.make_worktree(&dir, name)?),
+            None => None,
+        };
+        let folder = made
+            .as_ref()
+            .map_or(dir.clone(), |m| m.worktree.working_dir.clone());
+        let created = self.store.create_session(&NewSession {
             title: title.unwrap_or_else(|| "New chat".into()),
             agent_id: agent,
-            working_dir: Some(dir.display().to_string()),
+            working_dir: Some(folder.display().to_string()),
             ..NewSession::default()
-        })?;
+        });
+        let s = match (created, &made) {
+            (Ok(s), _) => s,
+            (Err(e), Some(m)) => {
+                // No chat, no worktree left behind for it.
+                let _ = skald_worktree::discard(&m.worktree);
+                return Err(e.into());
+            }
+            (Err(e), None) => return Err(e.into()),
+        };
+        if let Some(m) = &made {
+            skald_core::worktrees::record(&self.store, m, s.id)?;
+        }
         Ok(Reply::CreateSession {
             session: self.session_info(s),
         })

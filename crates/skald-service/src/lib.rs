@@ -12,6 +12,7 @@ mod models;
 pub mod records;
 mod settings;
 mod viewer;
+mod worktrees;
 
 use files::{FilePolicy, Watches};
 use skald_api::protocol::{Command, Reply, Request, ServerMessage};
@@ -348,7 +349,12 @@ impl Service {
                 title,
                 working_dir,
                 agent_id,
-            } => self.create_session(title, working_dir, agent_id),
+                worktree,
+            } => self.create_session(title, working_dir, agent_id, worktree),
+            Command::ListWorktrees => self.list_worktrees(),
+            Command::WorktreeDiff { name } => self.worktree_diff(&name).await,
+            Command::ApplyWorktree { name, files } => self.apply_worktree(&name, files).await,
+            Command::DiscardWorktree { name } => self.discard_worktree(&name),
             Command::RenameSession { session_id, title } => self.rename_session(session_id, &title),
             Command::DeleteSession { session_id } => self.delete_session(session_id).await,
             Command::History {

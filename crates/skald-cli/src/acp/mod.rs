@@ -154,6 +154,7 @@ pub async fn serve(service: Arc<Service>) -> Result<(), String> {
                         title: None,
                         working_dir: Some(req.cwd.to_string_lossy().into_owned()),
                         agent_id: None,
+                        worktree: None,
                     })
                     .await;
                 match reply {

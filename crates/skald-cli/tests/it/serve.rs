@@ -902,6 +902,78 @@ fn a_chats_background_task_uses_the_chats_own_model() {
     assert_eq!(task, Some(json!("on-prem")));
 }
 
+/// A chat in a worktree from the UI: made, its agent's changes reviewed and one hunk
+/// applied to the folder, the worktree listed and discarded (docs/worktrees.md).
+#[test]
+fn a_chat_in_a_worktree_is_reviewed_applied_and_discarded_from_the_ui() {
+    let top = skald_testkit::tempdir_seen_by_commands();
+    let work = top.path().join("paper");
+    std::fs::create_dir(&work).unwrap();
+    std::fs::write(work.join("draft.md"), "one\ntwo\nthree\nfour\nfive\n").unwrap();
+    let model = ScriptedServer::new(vec![
+        tool_call(
+            "c1",
+            "execute_cmd",
+            r#"{"command": "sed -i 's/^one$/ONE/; s/^five$/FIVE/' draft.md"}"#,
+        ),
+        answer("Edited."),
+    ]);
+    let data = top.path().join("data");
+    let s = serve(&data, &work, Some(&model));
+    let mut ws = s.ws();
+    let made = ws
+        .call(json!({"cmd": "create_session", "title": "edit", "worktree": "edit"}))
+        .unwrap();
+    let id = made["session"]["id"].as_i64().unwrap();
+    let folder = made["session"]["working_dir"].as_str().unwrap().to_string();
+    assert_eq!(
+        std::path::Path::new(&folder),
+        top.path().join("data-worktrees/edit")
+    );
+    let listed = ws.call(json!({"cmd": "list_worktrees"})).unwrap();
+    assert_eq!(listed["worktrees"][0]["session_id"], id);
+    assert_eq!(listed["worktrees"][0]["kind"], "copy");
+    ws.call(json!({"cmd": "send_message", "session_id": id, "text": "Edit it."}))
+        .unwrap();
+    ws.event(|e| e["type"] == "done" && e["text"] == "Edited.");
+    // The person's folder is untouched until applied.
+    assert_eq!(
+        std::fs::read_to_string(work.join("draft.md")).unwrap(),
+        "one\ntwo\nthree\nfour\nfive\n"
+    );
+    let diff = ws
+        .call(json!({"cmd": "worktree_diff", "name": "edit"}))
+        .unwrap();
+    assert_eq!(diff["files"][0]["path"], "draft.md");
+    assert_eq!(diff["files"][0]["hunks"].as_array().unwrap().len(), 2);
+    let applied = ws
+        .call(json!({"cmd": "apply_worktree", "name": "edit",
+            "files": [{"path": "draft.md", "hunks": [1]}]}))
+        .unwrap();
+    assert_eq!(applied["report"]["written"], json!(["draft.md"]));
+    assert_eq!(
+        std::fs::read_to_string(work.join("draft.md")).unwrap(),
+        "one\ntwo\nthree\nfour\nFIVE\n"
+    );
+    // Undone like any restore.
+    let cp = applied["report"]["checkpoint_id"].as_i64().unwrap();
+    ws.call(json!({"cmd": "restore_checkpoint", "id": cp}))
+        .unwrap();
+    assert_eq!(
+        std::fs::read_to_string(work.join("draft.md")).unwrap(),
+        "one\ntwo\nthree\nfour\nfive\n"
+    );
+    let e = ws
+        .call(json!({"cmd": "apply_worktree", "name": "nope"}))
+        .unwrap_err();
+    assert!(e.contains("no worktree named nope"), "{e}");
+    ws.call(json!({"cmd": "discard_worktree", "name": "edit"}))
+        .unwrap();
+    assert!(!std::path::Path::new(&folder).exists());
+    let listed = ws.call(json!({"cmd": "list_worktrees"})).unwrap();
+    assert_eq!(listed["worktrees"], json!([]));
+}
+
 /// A context a person can see and a compaction that loses nothing: what fills the context,
 /// "compact now" announced and made, the summary shown over its messages, and undone.
 #[test]

@@ -1,0 +1,125 @@
+//! The worktrees of the chats (docs/worktrees.md): made for a new chat, listed, reviewed,
+//! applied and discarded from the UI.
+
+use crate::{Service, ServiceError, invalid};
+use skald_api::protocol::Reply;
+use skald_api::worktree::{FileChoice, WorktreeInfo, WorktreeStatus};
+use skald_core::worktrees::{self, review};
+
+impl Service {
+    fn checkpoint_limits(&self) -> skald_checkpoint::Limits {
+        crate::lock(&self.config)
+            .checkpoints
+            .settings(self.data_dir.root())
+            .limits
+    }
+
+    /// Runs `work` with the store and where the shadow repositories are, off the async
+    /// threads: reading every changed file of a large worktree takes a while.
+    async fn reviewing<T: Send + 'static>(
+        &self,
+        work: impl FnOnce(&skald_store::Store, &review::Place<'_>) -> Result<T, review::ReviewError>
+        + Send
+        + 'static,
+    ) -> Result<T, ServiceError> {
+        let (store, data_dir, limits) = (
+            self.store.clone(),
+            self.data_dir.clone(),
+            self.checkpoint_limits(),
+        );
+        tokio::task::spawn_blocking(move || {
+            let place = review::Place {
+                data_dir: &data_dir,
+                limits,
+            };
+            work(&store, &place)
+        })
+        .await
+        .map_err(|e| invalid(format!("the review stopped: {e}")))?
+        .map_err(review_error)
+    }
+
+    /// Makes a worktree of `source` (canonical) for a new chat of the default group.
+    pub(crate) fn make_worktree(
+        &self,
+        source: &std::path::Path,
+        name: &str,
+    ) -> Result<worktrees::Made, ServiceError> {
+        let name = Some(name.trim()).filter(|n| !n.is_empty());
+        let limits = self.checkpoint_limits();
+        worktrees::make(&self.store, &self.data_dir, source, name, "default", limits).map_err(|e| {
+            match e {
+                worktrees::WorktreesError::Store(e) => e.into(),
+                e => invalid(e.to_string()),
+            }
+        })
+    }
+
+    fn active_worktree(&self, name: &str) -> Result<WorktreeInfo, ServiceError> {
+        self.store
+            .find_worktree(name)?
+            .filter(|w| w.status == WorktreeStatus::Active)
+            .ok_or_else(|| invalid(format!("there is no worktree named {name}")))
+    }
+
+    pub(crate) fn list_worktrees(&self) -> Result<Reply, ServiceError> {
+        Ok(Reply::ListWorktrees {
+            worktrees: self.store.list_worktrees()?,
+        })
+    }
+
+    pub(crate) async fn worktree_diff(&self, name: &str) -> Result<Reply, ServiceError> {
+        let w = self.active_worktree(name)?;
+        let files = self
+            .reviewing(move |_, place| review::review(place, &w))
+            .await?;
+        Ok(Reply::WorktreeDiff { files })
+    }
+
+    pub(crate) async fn apply_worktree(
+        &self,
+        name: &str,
+        files: Option<Vec<FileChoice>>,
+    ) -> Result<Reply, ServiceError> {
+        let w = self.active_worktree(name)?;
+        let choice = match files {
+            None => review::Choice::All,
+            Some(files) => review::Choice::Files(
+                files
+                    .into_iter()
+                    .map(|f| {
+                        let hunks = match f.hunks {
+                            None => review::Hunks::All,
+                            Some(h) => review::Hunks::Only(h),
+                        };
+                        (f.path, hunks)
+                    })
+                    .collect(),
+            ),
+        };
+        let report = self
+            .reviewing(move |store, place| review::apply(store, place, &w, &choice))
+            .await?;
+        Ok(Reply::ApplyWorktree { report })
+    }
+
+    pub(crate) fn discard_worktree(&self, name: &str) -> Result<Reply, ServiceError> {
+        let w = self.active_worktree(name)?;
+        if let Some(id) = w.session_id
+            && self.sessions.is_running(id)
+        {
+            return Err(invalid(format!(
+                "worktree {name}'s chat is running; stop it before discarding its worktree"
+            )));
+        }
+        worktrees::discard(&self.store, &w).map_err(|e| invalid(e.to_string()))?;
+        Ok(Reply::DiscardWorktree)
+    }
+}
+
+fn review_error(e: review::ReviewError) -> ServiceError {
+    match e {
+        review::ReviewError::Store(e) => e.into(),
+        e => invalid(e.to_string()),
+    }
+}
