@@ -118,6 +118,18 @@ impl Store {
             .optional()?)
     }
 
+    /// The active worktree whose folder holds `folder` (canonical): the one a session
+    /// working there — the worktree's chat, its tasks, cron runs and forks — works in.
+    pub fn worktree_holding(
+        &self,
+        folder: &std::path::Path,
+    ) -> Result<Option<WorktreeInfo>, StoreError> {
+        Ok(self
+            .list_worktrees()?
+            .into_iter()
+            .find(|w| skald_base::path::path_under(folder, std::path::Path::new(&w.root))))
+    }
+
     /// Every worktree not discarded, newest first.
     pub fn list_worktrees(&self) -> Result<Vec<WorktreeInfo>, StoreError> {
         let conn = self.conn();

@@ -121,7 +121,16 @@ fn git_base(source: &Path) -> Result<Option<(git2::Repository, git2::Oid)>, Work
     let Ok(repo) = git2::Repository::discover(source) else {
         return Ok(None);
     };
-    if repo.is_bare() || repo.workdir().is_none() {
+    if repo.is_bare() || !own_repository(&repo) {
+        return Ok(None);
+    }
+    // The repository's working folder must hold the folder: a `.git` file can name one
+    // elsewhere.
+    let holds = repo
+        .workdir()
+        .and_then(|w| std::fs::canonicalize(w).ok())
+        .is_some_and(|w| source.starts_with(&w));
+    if !holds {
         return Ok(None);
     }
     let commit = match repo.head().and_then(|h| h.peel_to_commit()) {
@@ -129,6 +138,23 @@ fn git_base(source: &Path) -> Result<Option<(git2::Repository, git2::Oid)>, Work
         Err(_) => return Ok(None),
     };
     Ok(Some((repo, commit)))
+}
+
+/// Whether `repo` is the folder's own: a `.git` folder in its working folder, or a
+/// linked worktree's (its `.git` file naming `<repository>/.git/worktrees/<name>`). A
+/// `.git` file in a folder can name any repository on the machine; following one that
+/// names another project would make the agent's worktree of that project.
+fn own_repository(repo: &git2::Repository) -> bool {
+    let canon = |p: &Path| std::fs::canonicalize(p).ok();
+    let (Some(git), Some(workdir)) = (canon(repo.path()), repo.workdir().and_then(canon)) else {
+        return false;
+    };
+    if git == workdir.join(".git") {
+        return true;
+    }
+    repo.is_worktree()
+        && canon(repo.commondir())
+            .is_some_and(|common| git.parent() == Some(&common.join("worktrees")))
 }
 
 fn git_worktree(

@@ -247,3 +247,35 @@ fn a_git_worktree_s_own_git_file_is_no_file_of_the_folder() {
     assert!(seen.iter().any(|p| p == Path::new("README.md")), "{seen:?}");
     discard(&w).unwrap();
 }
+
+#[test]
+fn a_git_file_naming_another_project_is_not_followed() {
+    let other = repo();
+    let src = tempfile::tempdir().unwrap();
+    let source = fs::canonicalize(src.path()).unwrap();
+    fs::write(source.join("mine.txt"), "mine\n").unwrap();
+    fs::write(
+        source.join(".git"),
+        format!("gitdir: {}\n", other.path().join(".git").display()),
+    )
+    .unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let w = create(&source, &data.path().join("wt"), "x", &[]).unwrap();
+    // The folder is copied; the other project gets no branch and no worktree.
+    assert_eq!(w.kind, Kind::Copy);
+    assert!(w.root.join("mine.txt").is_file());
+    let r = git2::Repository::open(other.path()).unwrap();
+    assert!(r.find_branch("skald/x", git2::BranchType::Local).is_err());
+    assert!(r.worktrees().unwrap().is_empty());
+    // A real linked worktree of a repository is its own.
+    let linked_parent = tempfile::tempdir().unwrap();
+    let linked = linked_parent.path().join("linked");
+    git(
+        other.path(),
+        &["worktree", "add", "-q", linked.to_str().unwrap()],
+    );
+    let linked = fs::canonicalize(&linked).unwrap();
+    let w2 = create(&linked, &data.path().join("wt2"), "y", &[]).unwrap();
+    assert!(matches!(w2.kind, Kind::Git { .. }), "{w2:?}");
+    discard(&w2).unwrap();
+}

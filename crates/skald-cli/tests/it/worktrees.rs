@@ -50,6 +50,9 @@ impl Place {
     fn work(&self) -> std::path::PathBuf {
         std::fs::canonicalize(self.top.path().join("work")).unwrap()
     }
+    fn top(&self) -> std::path::PathBuf {
+        std::fs::canonicalize(self.top.path()).unwrap()
+    }
 }
 
 fn listed(data: &Path) -> Value {
@@ -410,4 +413,287 @@ fn a_worktree_is_reviewed_hunk_by_hunk_applied_merged_undone_and_a_clash_writes_
             .unwrap(),
     );
     assert_eq!(again["written"], serde_json::json!([]), "{again}");
+}
+
+fn in_person_folder(work: &Path, names: &[&str]) -> Vec<String> {
+    names
+        .iter()
+        .filter(|n| work.join(n).exists())
+        .map(|n| n.to_string())
+        .collect()
+}
+
+/// The worktree chat's background task, and a rewind of the chat, work in the worktree
+/// and keep out of the person's folder as the chat does, whatever the grants (#50
+/// review, finding 1).
+#[test]
+fn a_worktree_chats_tasks_and_rewinds_keep_out_of_the_persons_folder() {
+    const SE: &str = "senior software engineer";
+    let p = Place::new();
+    let work = p.work();
+    std::fs::write(work.join("README.md"), "hello\n").unwrap();
+    let to = |name: &str| work.join(name);
+    let server = ScriptedServer::routed(vec![
+        (
+            SE,
+            vec![
+                tool_call("w9", "write_file", &serde_json::json!({"path": to("by_task_tool.txt"), "content": "x"}).to_string()),
+                tool_call("c9", "execute_cmd", &serde_json::json!({"command": format!("echo x > {}", to("by_task_cmd.txt").display())}).to_string()),
+                answer("Done."),
+            ],
+        ),
+        (
+            "",
+            vec![
+                tool_call("w1", "write_file", r#"{"path": "notes.txt", "content": "in the worktree\n"}"#),
+                tool_call("t1", "execute_task", r#"{"mode": "async", "title": "T", "agent_id": "software-engineer", "prompt": "Go."}"#),
+                answer("Started."),
+                answer("Got it."),
+                answer("(spare)"),
+            ],
+        ),
+    ]);
+    let grant = p.top();
+    let (out, events) = SkaldCmd::new(&p.data()).against(&server).exec_json(
+        &work,
+        &[
+            "--worktree",
+            "t",
+            "--approve",
+            "all",
+            "--allow-write",
+            grant.to_str().unwrap(),
+        ],
+        "go",
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        events.iter().any(|e| e["tool_call_id"] == "w9"),
+        "the task did not run: {events:?}"
+    );
+    assert_eq!(
+        in_person_folder(&work, &["by_task_tool.txt", "by_task_cmd.txt", "notes.txt"]),
+        Vec::<String>::new()
+    );
+    // Rewound to before its write: the new chat works in the worktree, kept out alike.
+    let session = events[0]["session_id"].as_i64().unwrap().to_string();
+    let cps: Value = json_of(
+        &bare(&p.data())
+            .args(["checkpoints", "list", &session, "--json"])
+            .output()
+            .unwrap(),
+    );
+    let id = cps
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["tool_call_id"] == "w1")
+        .unwrap()["id"]
+        .to_string();
+    let rewound = json_of(
+        &bare(&p.data())
+            .args(["checkpoints", "restore", &id, "--rewind", "--json"])
+            .output()
+            .unwrap(),
+    );
+    let fork = rewound["fork_session_id"].to_string();
+    let second = ScriptedServer::new(vec![
+        tool_call("w2", "write_file", &serde_json::json!({"path": to("by_fork_tool.txt"), "content": "x"}).to_string()),
+        tool_call("c2", "execute_cmd", &serde_json::json!({"command": format!("echo x > {}", to("by_fork_cmd.txt").display())}).to_string()),
+        answer("Done."),
+    ]);
+    let wt = std::path::PathBuf::from(listed(&p.data())[0]["working_dir"].as_str().unwrap());
+    let (out, _) = SkaldCmd::new(&p.data()).against(&second).exec_json(
+        &wt,
+        &["--session", &fork, "--approve", "all"],
+        "go on",
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(second.recorded().len(), 3, "the fork's calls ran");
+    assert_eq!(
+        in_person_folder(&work, &["by_fork_tool.txt", "by_fork_cmd.txt"]),
+        Vec::<String>::new()
+    );
+}
+
+/// An MCP server of a worktree chat is given no root that holds the person's folder
+/// (finding 2).
+#[test]
+fn a_worktree_chats_mcp_roots_leave_out_the_persons_folder() {
+    let p = Place::new();
+    let work = p.work();
+    std::fs::create_dir_all(p.data()).unwrap();
+    crate::mcp::add_everything(&p.data());
+    let server = ScriptedServer::new(vec![
+        tool_call("a1", "activate_tools", r#"{"groups": ["everything"]}"#),
+        skald_testkit::delayed(1500, tool_call("w1", "write_todos", r#"{"todos": []}"#)),
+        tool_call("r1", "mcp__everything__get-roots-list", "{}"),
+        answer("ok"),
+    ]);
+    let grant = p.top();
+    let (_, events) = SkaldCmd::new(&p.data()).against(&server).exec_json(
+        &work,
+        &[
+            "--worktree",
+            "m",
+            "--approve",
+            "all",
+            "--allow-write",
+            grant.to_str().unwrap(),
+        ],
+        "roots?",
+    );
+    let roots = crate::common::result(&events, "r1");
+    assert!(roots.contains("data-worktrees/m"), "{roots}");
+    let top_root = format!("file://{}/", grant.display());
+    assert!(
+        !roots.lines().any(|l| l.trim_end().ends_with(&top_root)),
+        "{roots}"
+    );
+}
+
+/// Git's and Skald's own files in a worktree are not the agent's to write: a `.git` file
+/// repointed at a repository of the agent's making would run its code in the person's
+/// next `git` (finding 3). In a chat that is no worktree's, such a write always asks.
+#[test]
+fn git_s_own_files_are_never_written_by_a_worktree_agent() {
+    let p = Place::new();
+    let work = p.work();
+    std::fs::write(work.join("README.md"), "hello\n").unwrap();
+    git(&work, &["init", "-q", "-b", "main"]);
+    git(&work, &["add", "."]);
+    git(&work, &["commit", "-q", "-m", "first"]);
+    let pwned = p.top().join("PWNED");
+    let config = format!(
+        "[core]\n\trepositoryformatversion = 0\n\tfsmonitor = \"touch {}; false\"\n",
+        pwned.display()
+    );
+    let server = ScriptedServer::new(vec![
+        tool_call(
+            "w1",
+            "write_file",
+            r#"{"path": "evil/HEAD", "content": "ref: refs/heads/main\n"}"#,
+        ),
+        tool_call(
+            "w4",
+            "write_file",
+            &serde_json::json!({"path": "evil/config", "content": config}).to_string(),
+        ),
+        tool_call(
+            "w5",
+            "write_file",
+            r#"{"path": ".git", "content": "gitdir: evil\n"}"#,
+        ),
+        tool_call(
+            "w6",
+            "write_file",
+            r#"{"path": ".skald/hooks.json", "content": "{}"}"#,
+        ),
+        answer("Done."),
+    ]);
+    let (out, events) = SkaldCmd::new(&p.data()).against(&server).exec_json(
+        &work,
+        &["--worktree", "g", "--approve", "all"],
+        "work",
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for id in ["w5", "w6"] {
+        let refused = events
+            .iter()
+            .find(|e| e["tool_call_id"] == id && e["type"] == "tool_rejected");
+        assert!(
+            refused.is_some_and(|e| e.to_string().contains("not the agent's to write")),
+            "{id}: {events:?}"
+        );
+    }
+    let wt = std::path::PathBuf::from(listed(&p.data())[0]["root"].as_str().unwrap());
+    assert!(
+        std::fs::read_to_string(wt.join(".git"))
+            .unwrap()
+            .contains(".git/worktrees/skald-g"),
+        "the .git file was changed"
+    );
+    let st = Command::new("git")
+        .args(["status", "--short"])
+        .current_dir(&wt)
+        .output()
+        .unwrap();
+    assert!(st.status.success());
+    assert!(!pwned.exists(), "the person's git ran the agent's code");
+}
+
+/// A folder holding the data directory (the home folder) is copied without the worktrees
+/// folder, which lies inside it (finding 4); a data directory reached through a link
+/// makes worktrees whose chats run (finding 6).
+#[test]
+fn a_home_folder_is_copied_without_its_worktrees_and_a_linked_data_dir_works() {
+    let p = Place::new();
+    let home = p.work();
+    std::fs::write(home.join("notes.txt"), "mine\n").unwrap();
+    let data = home.join(".local/share/skald");
+    std::fs::create_dir_all(&data).unwrap();
+    let server = ScriptedServer::new(vec![answer("hi"), answer("hi"), answer("hi")]);
+    for name in ["h1", "h2"] {
+        let (out, _) = SkaldCmd::new(&data).against(&server).exec_json(
+            &home,
+            &["--worktree", name, "--approve", "all"],
+            "hello",
+        );
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let wt = home.join(".local/share/skald-worktrees/h2");
+    assert!(wt.join("notes.txt").is_file());
+    let inside = Command::new("find").arg(&wt).output().unwrap();
+    assert!(
+        !wt.join(".local/share/skald-worktrees").exists(),
+        "the worktrees were copied into a worktree: {}",
+        String::from_utf8_lossy(&inside.stdout)
+    );
+    // Through a link.
+    std::fs::create_dir(p.top().join("real")).unwrap();
+    std::os::unix::fs::symlink(p.top().join("real"), p.top().join("via")).unwrap();
+    let linked = p.top().join("via/data");
+    let server = ScriptedServer::new(vec![
+        tool_call(
+            "w1",
+            "write_file",
+            r#"{"path": "notes.txt", "content": "x\n"}"#,
+        ),
+        answer("Done."),
+    ]);
+    let (out, events) = SkaldCmd::new(&linked).against(&server).exec_json(
+        &home,
+        &["--worktree", "l", "--approve", "all"],
+        "notes",
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}\n{events:?}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        std::fs::read_to_string(p.top().join("real/data-worktrees/l/notes.txt")).unwrap(),
+        "x\n"
+    );
 }

@@ -217,6 +217,9 @@ impl RunContext {
                 .iter()
                 .map(|d| canonicalize_for_policy(d, Path::new("/"))),
         );
+        // By the folder, not the session: the worktree chat's tasks, cron runs, forks and
+        // rewinds work in it too and keep out of the person's folder alike.
+        let worktree_source = worktree_source(store, session.id, &working_dir)?;
         Ok((
             RunContext {
                 group,
@@ -229,9 +232,7 @@ impl RunContext {
                 hidden_from_commands: withheld.from_commands(),
                 sandbox,
                 planning: None,
-                worktree_source: store
-                    .worktree_of_session(session.id)?
-                    .map(|w| PathBuf::from(w.source)),
+                worktree_source,
             }
             .in_mode(session.mode),
             extra,
@@ -516,8 +517,32 @@ fn data_dir_reached<'a>(ctx: &'a RunContext, tool: &str, path: Option<&Path>) ->
 pub fn always_asks(tool: &str, args: &Value, checked: Option<&Path>) -> bool {
     only_the_person_approves(tool)
         || asks_beyond_sandbox(tool, args).is_some()
+        || (writes_files(tool) && checked.is_some_and(runs_later))
         || (file_access(tool).is_some()
             && checked.is_some_and(|p| credential_paths().iter().any(|d| path_under(p, d))))
+}
+
+/// The person's folder a session working in `working_dir` must never write: that of the
+/// worktree holding the folder (whichever session works there), or the session's own.
+fn worktree_source(
+    store: &Store,
+    session_id: i64,
+    working_dir: &Path,
+) -> Result<Option<PathBuf>, skald_store::StoreError> {
+    let held = match store.worktree_holding(working_dir)? {
+        Some(w) => Some(w),
+        None => store.worktree_of_session(session_id)?,
+    };
+    Ok(held.map(|w| PathBuf::from(w.source)))
+}
+
+/// What git or Skald reads and acts on later, so a write there can run code when the
+/// person next uses them: a `.git` (folder or a worktree's file) and what is in it
+/// (hooks, config, a worktree's or a submodule's repository), a project's `.skald` (its
+/// hooks). Commands have them read-only (`sandbox::run_later`); write tools always ask.
+pub fn runs_later(path: &Path) -> bool {
+    path.components()
+        .any(|c| matches!(c, std::path::Component::Normal(n) if n == ".git" || n == ".skald"))
 }
 
 /// A call no rule, bypass or hook approves, whatever it says: a plan (`exit_plan_mode`),
@@ -606,6 +631,29 @@ fn decide_at(
                 "this chat works in its own worktree; {} is the folder it copies, which it \
                  never writes (its changes reach it only when you review and apply them)",
                 source.display()
+            ),
+        };
+    }
+    if writes_files(tool)
+        && let Some(path) = path
+        && runs_later(path)
+    {
+        return Decision {
+            action: if ctx.worktree_source.is_some() {
+                RuleAction::Deny
+            } else {
+                RuleAction::Require
+            },
+            rule_id: None,
+            reason: format!(
+                "{} is read by git or Skald, which can run what it says later (hooks, \
+                 configuration){}",
+                path.display(),
+                if ctx.worktree_source.is_some() {
+                    "; in a worktree it is not the agent's to write"
+                } else {
+                    ": a write there always asks you"
+                }
             ),
         };
     }

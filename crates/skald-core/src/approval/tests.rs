@@ -993,3 +993,59 @@ fn the_sandbox_changes_what_asks_and_grants_always_ask() {
     ctx.sandbox.always_ask = true;
     assert_eq!(action(&s, &ctx, "execute_cmd", cmd("ls")), Require);
 }
+
+#[test]
+fn writes_git_or_skald_act_on_later_always_ask_and_never_in_a_worktree() {
+    let (store, _dir, mut ctx) = setup();
+    let dir = ctx.working_dir.clone();
+    // Even where a rule allows every write.
+    store
+        .add_rule(&NewRule {
+            group_name: "default".into(),
+            tool_pattern: "@fs_write".into(),
+            path_pattern: None,
+            command_pattern: None,
+            agent_id: None,
+            working_dir: None,
+            action: Some(RuleAction::Allow),
+            priority: 1,
+            note: String::new(),
+            network: false,
+        })
+        .unwrap();
+    let write = |ctx: &RunContext, path: &str| {
+        action(
+            &store,
+            ctx,
+            tn::WRITE_FILE,
+            json!({"path": dir.join(path), "content": "x"}),
+        )
+    };
+    assert_eq!(write(&ctx, "notes.txt"), RuleAction::Allow);
+    for path in [
+        ".git",
+        ".git/hooks/pre-commit",
+        ".git/config",
+        "sub/.git/config",
+        ".skald/hooks.json",
+    ] {
+        assert_eq!(write(&ctx, path), RuleAction::Require, "{path}");
+        let args = json!({"path": dir.join(path), "content": "x"});
+        let checked = check_call(&store, &ctx, tn::WRITE_FILE, &args).path;
+        assert!(
+            always_asks(tn::WRITE_FILE, &args, checked.as_deref()),
+            "{path}"
+        );
+    }
+    // Reading them is as before.
+    let read = action(
+        &store,
+        &ctx,
+        tn::READ_FILE,
+        json!({"path": dir.join(".git/config")}),
+    );
+    assert_ne!(read, RuleAction::Deny);
+    ctx.worktree_source = Some(PathBuf::from("/somewhere/else"));
+    assert_eq!(write(&ctx, ".git/config"), RuleAction::Deny);
+    assert_eq!(write(&ctx, "notes.txt"), RuleAction::Allow);
+}

@@ -349,11 +349,29 @@ impl skald_mcp::Host for Host {
             let Ok(session) = self.store.get_session(*id) else {
                 continue;
             };
+            // A chat in a worktree never writes the folder it copies: no grant that
+            // reaches it is a root (as no command gets it, `sandbox::policy`).
+            let source = session
+                .working_dir
+                .as_deref()
+                .and_then(|d| {
+                    self.store
+                        .worktree_holding(std::path::Path::new(d))
+                        .ok()
+                        .flatten()
+                })
+                .map(|w| std::path::PathBuf::from(w.source));
+            let reaches = |d: &str| {
+                source.as_ref().is_some_and(|s| {
+                    let d = std::path::Path::new(d);
+                    skald_base::path::path_under(d, s) || skald_base::path::path_under(s, d)
+                })
+            };
             let mut dirs: Vec<String> = session.working_dir.into_iter().collect();
             if let Some(rc) = session.run_context_id
                 && let Ok(rc) = self.store.get_run_context(rc)
             {
-                dirs.extend(rc.allow_fs_writes);
+                dirs.extend(rc.allow_fs_writes.into_iter().filter(|d| !reaches(d)));
             }
             for d in dirs {
                 let p = std::path::PathBuf::from(d);

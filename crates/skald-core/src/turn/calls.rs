@@ -667,8 +667,7 @@ async fn gate(
             _ if env
                 .inbox
                 .is_some_and(|i| i.bypasses.covers(session_id, &call.name, registry))
-                && approval::asks_beyond_sandbox(&call.name, args).is_none()
-                && !approval::only_the_person_approves(&call.name) =>
+                && !approval::always_asks(&call.name, args, path.as_deref()) =>
             {
                 Gate::Run(path.clone())
             }

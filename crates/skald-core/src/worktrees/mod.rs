@@ -58,12 +58,21 @@ pub fn make(
         hidden_from_commands: vec![data_dir.root().to_path_buf()],
         ..RunContext::default()
     };
-    let excluded = crate::approval::denied_paths(store, &reader, skald_api::tool_names::READ_FILE);
+    let mut excluded =
+        crate::approval::denied_paths(store, &reader, skald_api::tool_names::READ_FILE);
     // The copies may hold what the person's folder does: theirs alone to read.
     std::fs::create_dir_all(&dir).map_err(|e| {
         skald_worktree::WorktreeError::Io(format!("cannot make {}: {e}", dir.display()))
     })?;
     crate::paths::keep_private(&dir);
+    // Stored as it resolves (a data directory reached through a link): a chat never
+    // follows a folder whose path leads elsewhere.
+    let dir = std::fs::canonicalize(&dir).map_err(|e| {
+        skald_worktree::WorktreeError::Io(format!("cannot resolve {}: {e}", dir.display()))
+    })?;
+    // The worktrees themselves, when the folder holds them (the home folder): never
+    // copied into a worktree.
+    excluded.push(dir.clone());
     let worktree = skald_worktree::create(source, &dir.join(&name), &name, &excluded)?;
     // How it starts, for reviews; a worktree that cannot be reviewed is not kept.
     let place = review::Place { data_dir, limits };
