@@ -1,11 +1,11 @@
 // The shell: sidebar, the current screen, the viewer pane, the palette, the connection
 // banner and global shortcuts. The state shared across screens lives in hooks by concern
 // (app/useSessions, useInbox, useViewer, useNavigation, useTheme, useContextPanel,
-// useConnection); each follows the pushed events it needs. The shell composes them and
-// gives screens what they share through `AppContext`.
+// useConnection, useWorktrees); each follows the pushed events it needs. The shell
+// composes them and gives screens what they share through `AppContext`.
 
-import { useMemo, useState } from "react";
-import { AppContext, type AppActions } from "./app/context";
+import { useEffect, useMemo, useState } from "react";
+import { AppContext, type AppActions, type AppView } from "./app/context";
 import { useConnection } from "./app/useConnection";
 import { useContextPanel } from "./app/useContextPanel";
 import { useInbox } from "./app/useInbox";
@@ -13,6 +13,7 @@ import { useNavigation } from "./app/useNavigation";
 import { useSessions } from "./app/useSessions";
 import { useTheme } from "./app/useTheme";
 import { useViewer } from "./app/useViewer";
+import { useWorktrees } from "./app/useWorktrees";
 import { usePaletteEntries, useShortcuts, type ShellCommands } from "./app/shortcuts";
 import { Sidebar } from "./components/Sidebar";
 import { ChatView } from "./components/ChatView";
@@ -21,6 +22,7 @@ import { EmptyState, Spinner } from "./components/ui";
 import { InboxView } from "./screens/InboxView";
 import { TasksView } from "./screens/TasksView";
 import { SettingsView } from "./screens/SettingsView";
+import { WorktreesView } from "./screens/WorktreesView";
 import { Viewer } from "./viewer/Viewer";
 
 export function App() {
@@ -32,19 +34,46 @@ export function App() {
   const chats = useSessions(nav);
   const { sessions, currentId, current } = chats;
   const context = useContextPanel(nav, currentId);
+  const wt = useWorktrees(nav);
   const [paletteOpen, setPaletteOpen] = useState(false);
+  const [worktreeFormOpen, setWorktreeFormOpen] = useState(false);
 
   // On every (re)open, reload what events may have been missed meanwhile.
   const { showBanner } = useConnection((reconnect) => {
     void chats.loadSessions();
     void inbox.loadInbox();
-    if (reconnect) chats.reloadCurrent();
+    if (reconnect) {
+      chats.reloadCurrent();
+      void wt.reload();
+    }
   });
+
+  // A chat that appears may work in a worktree (made here, or by `skald exec --worktree`).
+  const { reload: reloadWorktrees } = wt;
+  const sessionIds = (sessions ?? []).map((s) => s.id).join(",");
+  const sessionsKnown = sessions != null;
+  useEffect(() => {
+    if (sessionsKnown) void reloadWorktrees();
+  }, [sessionIds, sessionsKnown, reloadWorktrees]);
+
+  // The sidebar's Worktrees shows the list, not the review left open there.
+  const goTo = (v: AppView) => {
+    if (v === "worktrees") wt.showList();
+    go(v);
+  };
+  const newChatInWorktree = async (name: string) => {
+    try {
+      await chats.createChat({ worktree: name });
+    } finally {
+      void wt.reload();
+    }
+  };
 
   const commands: ShellCommands = {
     togglePalette: () => setPaletteOpen((o) => !o),
     newChat: () => void chats.newChat(),
-    go,
+    newChatInWorktree: () => setWorktreeFormOpen(true),
+    go: goTo,
     toggleViewer: viewer.toggleViewer,
     showContext: context.showContext,
     toggleContext: context.toggleContext,
@@ -59,6 +88,7 @@ export function App() {
   const { openViewer } = viewer;
   const { refreshInbox } = inbox;
   const inboxItems = inbox.inbox;
+  const { worktrees, review: reviewWorktree } = wt;
   const actions = useMemo<AppActions>(
     () => ({
       openSession,
@@ -69,8 +99,11 @@ export function App() {
       inbox: inboxItems ?? [],
       refreshInbox,
       currentSessionId: currentId,
+      worktrees: worktrees ?? [],
+      refreshWorktrees: () => void reloadWorktrees(),
+      reviewWorktree,
     }),
-    [openSession, openFork, openViewer, go, sessions, inboxItems, refreshInbox, currentId],
+    [openSession, openFork, openViewer, go, sessions, inboxItems, refreshInbox, currentId, worktrees, reloadWorktrees, reviewWorktree],
   );
 
   return (
@@ -91,9 +124,12 @@ export function App() {
           onSelect={openSession}
           onNew={() => void chats.newChat()}
           onNewInFolder={chats.newChatInFolder}
+          onNewInWorktree={newChatInWorktree}
+          worktreeFormOpen={worktreeFormOpen}
+          onWorktreeForm={setWorktreeFormOpen}
           onRename={chats.rename}
           onDelete={chats.remove}
-          onNav={go}
+          onNav={goTo}
         />
         <main className="main">
           {view === "chat" &&
@@ -125,6 +161,16 @@ export function App() {
             ))}
           {view === "inbox" && <InboxView items={inboxItems} error={inbox.inboxError} focusedId={inbox.focusedInbox} onRetry={() => void inbox.loadInbox()} />}
           {view === "tasks" && <TasksView />}
+          {view === "worktrees" && (
+            <WorktreesView
+              worktrees={wt.worktrees}
+              error={wt.error}
+              onReload={() => void wt.reload()}
+              reviewing={wt.reviewing}
+              backLabel={wt.reviewFrom === "chat" ? "Back to the chat" : "Back to the worktrees"}
+              onCloseReview={wt.closeReview}
+            />
+          )}
           {view === "settings" && <SettingsView theme={theme} onTheme={setTheme} />}
         </main>
         {viewer.viewerOpen && <Viewer target={viewer.viewerTarget} sessionId={currentId} onOpen={openViewer} onClose={viewer.closeViewer} />}

@@ -1,7 +1,7 @@
 // App-wide plumbing: the transport, and hooks to call commands and listen to events.
 
 import { createContext, useCallback, useContext, useEffect, useRef, useState } from "react";
-import type { Command, Event, InboxEntry, SessionInfo } from "../protocol";
+import type { Command, Event, InboxEntry, SessionInfo, WorktreeInfo } from "../protocol";
 import type { ReplyOf, Transport } from "../transport";
 import { errorText } from "../lib/format";
 
@@ -49,7 +49,7 @@ export function useCommand<C extends Command>(command: C | null, deps: unknown[]
   return [data, reload] as const;
 }
 
-/** What screens need from the shell: navigation and the viewer. */
+/** What screens need from the shell: navigation, the viewer and the worktrees. */
 export interface AppActions {
   openSession(id: number): void;
   /** A chat the server made (a rewind's new chat): added to the list and opened. */
@@ -60,9 +60,15 @@ export interface AppActions {
   inbox: InboxEntry[];
   refreshInbox(): void;
   currentSessionId: number | null;
+  /** The chats' worktrees (empty until read). */
+  worktrees: WorktreeInfo[];
+  /** Reads the worktrees again (after an apply or a discard). */
+  refreshWorktrees(): void;
+  /** Opens a worktree's review. */
+  reviewWorktree(name: string): void;
 }
 
-export type AppView = "chat" | "inbox" | "tasks" | "settings";
+export type AppView = "chat" | "inbox" | "tasks" | "worktrees" | "settings";
 
 export const AppContext = createContext<AppActions | null>(null);
 

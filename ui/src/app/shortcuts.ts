@@ -11,6 +11,8 @@ import type { AppView } from "./context";
 export interface ShellCommands {
   togglePalette(): void;
   newChat(): void;
+  /** Opens the sidebar's "New chat in a worktree" form. */
+  newChatInWorktree(): void;
   go(view: AppView): void;
   toggleViewer(): void;
   showContext(): void;
@@ -61,9 +63,11 @@ export function usePaletteEntries(commands: ShellCommands, sessions: SessionInfo
   return useMemo<PaletteEntry[]>(() => {
     const actions: PaletteEntry[] = [
       { id: "new", label: "New chat", hint: "Ctrl+Shift+O", run: () => c.current.newChat() },
+      { id: "new-worktree", label: "New chat in a worktree…", run: () => c.current.newChatInWorktree() },
       { id: "inbox", label: "Go to Inbox", hint: "Ctrl+Shift+I", run: () => c.current.go("inbox") },
       { id: "chat", label: "Go to Chat", run: () => c.current.go("chat") },
       { id: "tasks", label: "Go to Tasks", run: () => c.current.go("tasks") },
+      { id: "worktrees", label: "Go to Worktrees", run: () => c.current.go("worktrees") },
       { id: "settings", label: "Go to Settings", run: () => c.current.go("settings") },
       { id: "viewer", label: "Toggle viewer", hint: "Ctrl+Shift+E", run: () => c.current.toggleViewer() },
       { id: "context", label: "Show the chat's context (AGENTS.md, skills)", hint: CONTEXT_SHORTCUT, run: () => c.current.showContext() },

@@ -182,28 +182,41 @@ export function useSessions({ moveTo }: Pick<Navigation, "moveTo">) {
     [moveTo],
   );
 
+  /**
+   * Creates a chat and opens it; a failure is thrown (the worktree form shows it). In a
+   * worktree of its own when `worktree` is given: named so, or after the folder when empty.
+   */
+  const createChat = useCallback(
+    async ({ workingDir, worktree }: { workingDir?: string; worktree?: string } = {}) => {
+      sessionChanges.current += 1;
+      const r = await t.call({ cmd: "create_session", ...(workingDir ? { working_dir: workingDir } : {}), ...(worktree != null ? { worktree } : {}) }).finally(() => {
+        sessionChanges.current += 1;
+      });
+      setSessions((list) => [r.session, ...(list ?? []).filter((s) => s.id !== r.session.id)]);
+      // A chat just created has no messages: it opens loaded, with no history request
+      // whose reply (computed before the first message) could land after that message's
+      // events and wipe them.
+      const sid = r.session.id;
+      historyRequests.current.set(sid, ++historySeq.current);
+      setLoadErrors(({ [sid]: _x, ...rest }) => rest);
+      dispatchChats({ sid, remove: true });
+      dispatchChats({ sid, reset: true });
+      dispatchChats({ sid, action: { type: "history", reply: { cmd: "history", session: r.session, messages: [], tool_calls: [], has_more: false } } });
+      openSession(sid);
+      return r.session;
+    },
+    [t, openSession],
+  );
+
   const newChat = useCallback(
     async (workingDir?: string) => {
       try {
-        sessionChanges.current += 1;
-        const r = await t.call(workingDir ? { cmd: "create_session", working_dir: workingDir } : { cmd: "create_session" });
-        sessionChanges.current += 1;
-        setSessions((list) => [r.session, ...(list ?? []).filter((s) => s.id !== r.session.id)]);
-        // A chat just created has no messages: it opens loaded, with no history request
-        // whose reply (computed before the first message) could land after that message's
-        // events and wipe them.
-        const sid = r.session.id;
-        historyRequests.current.set(sid, ++historySeq.current);
-        setLoadErrors(({ [sid]: _x, ...rest }) => rest);
-        dispatchChats({ sid, remove: true });
-        dispatchChats({ sid, reset: true });
-        dispatchChats({ sid, action: { type: "history", reply: { cmd: "history", session: r.session, messages: [], tool_calls: [], has_more: false } } });
-        openSession(sid);
+        await createChat({ workingDir });
       } catch (e) {
         setSessionsError(`Could not create a chat: ${errorText(e)}`);
       }
     },
-    [t, openSession],
+    [createChat],
   );
 
   /** A new chat in a folder the OS picker asks for; only where there is a picker (the desktop app). */
@@ -280,6 +293,7 @@ export function useSessions({ moveTo }: Pick<Navigation, "moveTo">) {
     reloadCurrent,
     openSession,
     newChat,
+    createChat,
     newChatInFolder,
     openFork,
     rename,

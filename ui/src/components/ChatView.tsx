@@ -28,6 +28,7 @@ import { ProcessesPanel } from "./Processes";
 import { SandboxBadge } from "./SandboxBadge";
 import { SummaryCard } from "./SummaryCard";
 import { UsageChips } from "./Usage";
+import { WorktreeBadge } from "./WorktreeBadge";
 import { EmptyState, ErrorState, Icon, Spinner } from "./ui";
 
 export const HISTORY_PAGE = 500;
@@ -122,6 +123,7 @@ export function ChatView({ session, sessionId, chat, dispatch, loadError, onRetr
           {session?.working_dir && <span className="muted small" title={session.working_dir}>{session.working_dir}</span>}
           {session && <ForkInfo session={session} />}
         </div>
+        <WorktreeBadge sessionId={sessionId} />
         <ModelPicker chat={model} />
         <ModeToggle control={mode} />
         <ContextMeter key={`meter-${sessionId}`} sessionId={sessionId} summary={chat.summary} onUndone={refreshSummary} />

@@ -21,8 +21,11 @@ import { Icon } from "./ui";
  */
 export const CheckpointActions = createContext<{ restored(c: CheckpointInfo): void; forked(s: SessionInfo): void }>({ restored() {}, forked() {} });
 
-/** Sends `restore_checkpoint`; the error stays on the card until the next try. */
-function useRestore() {
+/**
+ * Sends `restore_checkpoint`; the error stays on the card until the next try. A worktree's
+ * review undoes an apply with it too (its reply then goes to no chat).
+ */
+export function useRestore() {
   const t = useTransport();
   const { restored, forked } = useContext(CheckpointActions);
   const [busy, setBusy] = useState(false);

@@ -4,6 +4,7 @@ import { useEffect, useMemo, useRef, useState } from "react";
 import type { SessionInfo } from "../protocol";
 import type { AppView } from "../app/context";
 import { formatTime } from "../lib/format";
+import { NewWorktreeChat } from "./NewWorktreeChat";
 import { ErrorState, Icon, Spinner } from "./ui";
 
 interface Props {
@@ -17,6 +18,11 @@ interface Props {
   onNew: () => void;
   /** A new chat in a folder the OS picker chose (the desktop app only). */
   onNewInFolder?: () => void;
+  /** A new chat in a worktree of its own, named so (or after the folder when empty); throws the engine's refusal. */
+  onNewInWorktree?: (name: string) => Promise<void>;
+  /** Whether the worktree form shows (the palette opens it too). */
+  worktreeFormOpen?: boolean;
+  onWorktreeForm?: (open: boolean) => void;
   onRename: (id: number, title: string) => Promise<void>;
   onDelete: (id: number) => Promise<void>;
   onNav: (v: AppView) => void;
@@ -24,6 +30,7 @@ interface Props {
 
 export function Sidebar(p: Props) {
   const [query, setQuery] = useState("");
+  const worktreeButton = useRef<HTMLButtonElement>(null);
   const filtered = useMemo(() => {
     const list = p.sessions ?? [];
     const q = query.trim().toLowerCase();
@@ -50,6 +57,7 @@ export function Sidebar(p: Props) {
         {nav("chat", "Chat", "chat", "nav-chat")}
         {nav("inbox", "Inbox", "inbox", "nav-inbox", "Ctrl+Shift+I")}
         {nav("tasks", "Tasks", "tasks", "nav-tasks")}
+        {nav("worktrees", "Worktrees", "worktree", "nav-worktrees")}
         {nav("settings", "Settings", "settings", "nav-settings")}
       </div>
       <div className="sessions-head">
@@ -61,7 +69,30 @@ export function Sidebar(p: Props) {
             <Icon name="file" />
           </button>
         )}
+        {p.onNewInWorktree && (
+          <button
+            ref={worktreeButton}
+            type="button"
+            className={p.worktreeFormOpen ? "icon-btn active" : "icon-btn"}
+            data-testid="new-session-worktree"
+            aria-label="New chat in a worktree…"
+            aria-expanded={p.worktreeFormOpen ?? false}
+            title="New chat in a worktree…"
+            onClick={() => p.onWorktreeForm?.(!p.worktreeFormOpen)}
+          >
+            <Icon name="worktree" />
+          </button>
+        )}
       </div>
+      {p.onNewInWorktree && p.worktreeFormOpen && (
+        <NewWorktreeChat
+          onCreate={p.onNewInWorktree}
+          onClose={(cancelled) => {
+            p.onWorktreeForm?.(false);
+            if (cancelled) worktreeButton.current?.focus();
+          }}
+        />
+      )}
       <div className="search">
         <Icon name="search" size={14} />
         <input data-testid="session-search" type="search" aria-label="Search chats" placeholder="Search chats" value={query} onChange={(e) => setQuery(e.target.value)} />

@@ -28,6 +28,7 @@ const paths: Record<string, string> = {
   attach: "M20 11.5l-8.2 8.2a5 5 0 01-7.1-7.1L13 4.3a3.5 3.5 0 015 5l-8.3 8.3a2 2 0 01-2.8-2.8L14.5 7.2",
   plan: "M9 3h6v3H9zM9 4.5H5V21h14V4.5h-4M8.5 11h7M8.5 15h5",
   fork: "M7 3v5c0 3 3 4 5 5 2-1 5-2 5-5V3M12 13v8",
+  worktree: "M6 3v12M18 9a3 3 0 100-6 3 3 0 000 6zM6 21a3 3 0 100-6 3 3 0 000 6zM18 9a9 9 0 01-9 9",
 };
 
 export function Icon({ name, size = 16 }: { name: keyof typeof paths | string; size?: number }) {

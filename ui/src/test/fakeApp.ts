@@ -13,6 +13,9 @@ export function fakeApp(over: Partial<AppActions> = {}): AppActions {
     inbox: [],
     refreshInbox() {},
     currentSessionId: 1,
+    worktrees: [],
+    refreshWorktrees() {},
+    reviewWorktree() {},
     ...over,
   };
 }

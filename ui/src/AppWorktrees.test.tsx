@@ -1,0 +1,221 @@
+// Worktrees in the shell: "New chat in a worktree" from the sidebar (its name, the engine's
+// refusal), the chat header's badge for a chat in one (its branch, its folders), the review
+// opened from the badge and Back to the chat, and the sidebar's Worktrees screen.
+
+import { act } from "react";
+import { createRoot, type Root } from "react-dom/client";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { App } from "./App";
+import { TransportContext } from "./app/context";
+import type { Command, SessionInfo, WorktreeInfo } from "./protocol";
+import { ServerError, type ConnectionStatus } from "./transport";
+import { FakeTransport } from "./test/fakeTransport";
+import { settle as settleRounds } from "./test/settle";
+
+const FOLDER = "/home/me/paper";
+
+/** Chats and their worktrees, as the service makes them (crates/skald-service/src/chats.rs). */
+class FakeServer extends FakeTransport {
+  override status: ConnectionStatus | null = "open";
+  override nextId = 1;
+  worktrees: WorktreeInfo[] = [];
+  /** What the next worktree is: a copy, or a git worktree on a branch. */
+  kind: "copy" | "git" = "copy";
+  override answer(c: Command): unknown {
+    switch (c.cmd) {
+      case "list_sessions":
+        return { cmd: c.cmd, sessions: this.sessions };
+      case "create_session": {
+        const id = this.nextId++;
+        let dir = FOLDER;
+        if (c.worktree != null) {
+          const name = c.worktree.trim() || `paper-${this.worktrees.length + 1}`;
+          if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,47}$/.test(name)) throw new ServerError(`\`${name}\` cannot name a worktree: use 1 to 48 letters, digits, \`.\`, \`_\` or \`-\`, starting with a letter or digit`);
+          if (this.worktrees.some((w) => w.name === name)) throw new ServerError(`there is a worktree named ${name} already; discard it or choose another name`);
+          dir = `/d-worktrees/${name}`;
+          this.worktrees.unshift({
+            id,
+            name,
+            session_id: id,
+            source: FOLDER,
+            root: dir,
+            working_dir: dir,
+            kind: this.kind,
+            ...(this.kind === "git" ? { repo: FOLDER, branch: `skald/${name}`, base_commit: "abc" } : {}),
+            status: "active",
+            created_at: id,
+          });
+        }
+        const s: SessionInfo = { id, title: "New chat", agent_id: "main", kind: "interactive", working_dir: dir, created_at: id, updated_at: id, running: false, mode: "act" };
+        this.sessions.push(s);
+        return { cmd: c.cmd, session: s };
+      }
+      case "list_worktrees":
+        return { cmd: c.cmd, worktrees: this.worktrees };
+      case "history": {
+        const s = this.sessions.find((x) => x.id === c.session_id);
+        if (!s) throw new ServerError(`session ${c.session_id} does not exist`);
+        return { cmd: c.cmd, session: s, messages: [], tool_calls: [], has_more: false };
+      }
+      case "worktree_diff":
+        return { cmd: c.cmd, files: [] };
+      case "settings":
+        return { cmd: c.cmd, models: ["openai/scripted-model"] };
+      case "inbox":
+        return { cmd: c.cmd, items: [] };
+      case "checkpoints":
+        return { cmd: c.cmd, checkpoints: [] };
+      default:
+        return super.answer(c);
+    }
+  }
+}
+
+let container: HTMLDivElement;
+let root: Root;
+const settle = () => settleRounds(10);
+
+async function render(server: FakeServer) {
+  container = document.createElement("div");
+  document.body.appendChild(container);
+  root = createRoot(container);
+  await act(async () => {
+    root.render(
+      <TransportContext.Provider value={server}>
+        <App />
+      </TransportContext.Provider>,
+    );
+  });
+  await settle();
+}
+
+const q = (sel: string) => container.querySelector(sel) as HTMLElement | null;
+
+async function click(sel: string) {
+  const el = q(sel);
+  expect(el, `${sel} is on the page`).not.toBeNull();
+  await act(async () => el!.click());
+  await settle();
+}
+
+async function type(sel: string, value: string) {
+  const input = q(sel) as HTMLInputElement;
+  await act(async () => {
+    Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, "value")!.set!.call(input, value);
+    input.dispatchEvent(new Event("input", { bubbles: true }));
+  });
+}
+
+beforeEach(() => localStorage.clear());
+afterEach(async () => {
+  await act(async () => root.unmount());
+  container.remove();
+});
+
+describe("a new chat in a worktree", () => {
+  it("the sidebar's button opens a form with the name in focus; Escape closes it", async () => {
+    const server = new FakeServer();
+    await render(server);
+    const button = q("[data-testid='new-session-worktree']")!;
+    expect(button.getAttribute("aria-label")).toBe("New chat in a worktree…");
+    expect(button.getAttribute("aria-expanded")).toBe("false");
+    await click("[data-testid='new-session-worktree']");
+    expect(button.getAttribute("aria-expanded")).toBe("true");
+    expect(document.activeElement).toBe(q("[data-testid='worktree-name']"));
+    await act(async () => {
+      q("[data-testid='worktree-name']")!.dispatchEvent(new KeyboardEvent("keydown", { key: "Escape", bubbles: true }));
+    });
+    expect(q("[data-testid='worktree-form']")).toBeNull();
+    expect(document.activeElement).toBe(button);
+    expect(server.count("create_session")).toBe(0);
+  });
+
+  it("with no name, makes one after the folder; the chat's header shows its badge", async () => {
+    const server = new FakeServer();
+    await render(server);
+    await click("[data-testid='new-session-worktree']");
+    await click("[data-testid='worktree-create']");
+    expect(server.sent("create_session")).toEqual([{ cmd: "create_session", worktree: "" }]);
+    expect(q("[data-testid='worktree-form']")).toBeNull();
+    expect(q("[data-testid='message-list'][data-loaded='1']")).not.toBeNull();
+    const badge = q("[data-testid='worktree-badge']")!;
+    expect(badge.textContent).toBe("worktree: paper-1");
+    expect(badge.title).toContain("Its folder: /d-worktrees/paper-1");
+    expect(badge.title).toContain(`Your folder: ${FOLDER}`);
+    // A plain new chat has none.
+    await click("[data-testid='new-session']");
+    expect(server.sent("create_session")[1]).toEqual({ cmd: "create_session" });
+    expect(q("[data-testid='worktree-badge']")).toBeNull();
+  });
+
+  it("a git worktree's badge names its branch", async () => {
+    const server = new FakeServer();
+    server.kind = "git";
+    await render(server);
+    await click("[data-testid='new-session-worktree']");
+    await type("[data-testid='worktree-name']", "fix-build");
+    await click("[data-testid='worktree-create']");
+    expect(server.sent("create_session")).toEqual([{ cmd: "create_session", worktree: "fix-build" }]);
+    const badge = q("[data-testid='worktree-badge']")!;
+    expect(badge.textContent).toBe("worktree: fix-build· skald/fix-build");
+    expect(badge.title).toContain("git branch skald/fix-build");
+  });
+
+  it("shows the engine's refusal in the form, which keeps the name", async () => {
+    const server = new FakeServer();
+    await render(server);
+    await click("[data-testid='new-session-worktree']");
+    await type("[data-testid='worktree-name']", "paper");
+    await click("[data-testid='worktree-create']");
+    await click("[data-testid='new-session-worktree']");
+    await type("[data-testid='worktree-name']", "paper");
+    await click("[data-testid='worktree-create']");
+    expect(q("[data-testid='worktree-form-error']")!.textContent).toBe("Could not make the worktree: there is a worktree named paper already; discard it or choose another name");
+    expect((q("[data-testid='worktree-name']") as HTMLInputElement).value).toBe("paper");
+    await type("[data-testid='worktree-name']", "-bad");
+    await click("[data-testid='worktree-create']");
+    expect(q("[data-testid='worktree-form-error']")!.textContent).toContain("`-bad` cannot name a worktree");
+    expect(server.sessions).toHaveLength(1);
+  });
+});
+
+describe("a chat's worktree in the shell", () => {
+  it("the badge opens the review, Back returns to the chat; the sidebar's Worktrees lists them", async () => {
+    const server = new FakeServer();
+    await render(server);
+    await click("[data-testid='new-session-worktree']");
+    await click("[data-testid='worktree-create']");
+    await click("[data-testid='worktree-badge']");
+    expect(q("[data-testid='worktree-review']")!.dataset.worktree).toBe("paper-1");
+    expect(server.sent("worktree_diff")).toEqual([{ cmd: "worktree_diff", name: "paper-1" }]);
+    expect(q("[data-testid='review-back']")!.getAttribute("aria-label")).toBe("Back to the chat");
+    await click("[data-testid='review-back']");
+    expect(q("[data-testid='worktree-review']")).toBeNull();
+    expect(q("[data-testid='worktree-badge']")).not.toBeNull();
+
+    // The review left open, the sidebar's Worktrees shows the list.
+    await click("[data-testid='worktree-badge']");
+    await click("[data-testid='nav-worktrees']");
+    expect(q("[data-testid='worktree-review']")).toBeNull();
+    expect(q("[data-testid='worktree-row'][data-worktree='paper-1']")).not.toBeNull();
+    await click("[data-testid='worktree-row'] [data-testid='worktree-open-review']");
+    expect(q("[data-testid='review-back']")!.getAttribute("aria-label")).toBe("Back to the worktrees");
+    await click("[data-testid='review-back']");
+    expect(q("[data-testid='worktree-list']")).not.toBeNull();
+    await click("[data-testid='worktree-chat']");
+    expect(q("[data-testid='worktree-badge']")).not.toBeNull();
+  });
+
+  it("a chat made elsewhere in a worktree gets its badge once the chats list has it", async () => {
+    const server = new FakeServer();
+    await render(server);
+    await click("[data-testid='new-session']");
+    expect(q("[data-testid='worktree-badge']")).toBeNull();
+    // `skald exec --worktree` made one meanwhile: the chat's `done` reloads the chats.
+    server.worktrees = [{ id: 9, name: "cli-1", session_id: 1, source: FOLDER, root: "/x", working_dir: "/x", kind: "copy", status: "active", created_at: 9 }];
+    server.sessions.push({ ...server.sessions[0]!, id: 2, title: "From the CLI" });
+    await act(async () => server.emit(1, { type: "done", session_id: 1, outcome: "final", text: "" }));
+    await settle();
+    expect(q("[data-testid='worktree-badge']")!.textContent).toBe("worktree: cli-1");
+  });
+});

@@ -1,0 +1,516 @@
+// A worktree's review (docs/worktrees.md, "In the app"): what its agent changed since the
+// worktree was made, file by file and hunk by hunk (`worktree_diff`), each hunk taken
+// unless unchecked; "Apply selected" brings what is checked into the person's folder
+// (`apply_worktree`) as one step "Undo" takes back (`restore_checkpoint`, as the chat's
+// checkpoint cards do), or writes nothing and shows the conflicts. Refresh reads the
+// changes again (the agent may still be working); Discard removes the worktree after a
+// confirm. Keys: j/k or ↑/↓ between changes, Space takes or leaves one, Enter (or
+// Ctrl/⌘+Enter anywhere in the view) applies. Paths and lines are the agent's data: they
+// are rendered as text, escaped.
+
+import { useCallback, useEffect, useMemo, useRef, useState, type RefObject } from "react";
+import type { ApplyReport, FileReview, HunkInfo, WorktreeInfo } from "../protocol";
+import { useApp, useTransport } from "../app/context";
+import { errorText, formatTime } from "../lib/format";
+import { choicesOf, fileChoiceKeys, fileCounts, filesToApply, fileTaken, hunkKey, hunkPlace, hunkRows, takenWhole, worktreeKindText, type HunkRow } from "../lib/worktrees";
+import { VisibleText } from "./Arguments";
+import { ConfirmDialog, useRestore } from "./Checkpoints";
+import { EmptyState, ErrorState, Icon, Spinner } from "./ui";
+
+const STATUS_MARK: Record<FileReview["status"], { mark: string; words: string }> = {
+  added: { mark: "A", words: "new" },
+  modified: { mark: "M", words: "modified" },
+  deleted: { mark: "D", words: "deleted" },
+};
+
+/** How many lines of one hunk show before "Show all". */
+const HUNK_ROWS = 400;
+
+type Outcome = { report: ApplyReport } | { error: string };
+
+interface Props {
+  name: string;
+  /** Back to where the review was opened from; `backLabel` says where. */
+  onBack: () => void;
+  backLabel: string;
+  /** The worktree was discarded: the review closes. */
+  onDiscarded: () => void;
+}
+
+export function WorktreeReview({ name, onBack, backLabel, onDiscarded }: Props) {
+  const t = useTransport();
+  const { worktrees, sessions, openSession, refreshWorktrees } = useApp();
+  const info = worktrees.find((w) => w.name === name);
+  const chat = info?.session_id != null ? sessions.find((s) => s.id === info.session_id) : undefined;
+
+  // ---- the changes ----
+  const [files, setFiles] = useState<FileReview[] | null>(null);
+  const [loadError, setLoadError] = useState<string | null>(null);
+  const [loading, setLoading] = useState(true);
+  const seq = useRef(0);
+  const load = useCallback(async () => {
+    const n = ++seq.current;
+    setLoading(true);
+    try {
+      const r = await t.call({ cmd: "worktree_diff", name });
+      if (n !== seq.current) return;
+      setFiles(r.files);
+      setLoadError(null);
+    } catch (e) {
+      if (n === seq.current) setLoadError(errorText(e));
+    } finally {
+      if (n === seq.current) setLoading(false);
+    }
+  }, [t, name]);
+  useEffect(() => {
+    void load();
+  }, [load]);
+
+  // ---- what is taken: everything but what the person unchecked ----
+  const [left, setLeft] = useState<ReadonlySet<string>>(() => new Set());
+  const choices = useMemo(() => choicesOf(files ?? []), [files]);
+  const choiceIndex = useMemo(() => new Map(choices.map((c, i) => [c.key, i])), [choices]);
+  const taken = choices.filter((c) => !left.has(c.key)).length;
+  const setTaken = (keys: string[], take: boolean) =>
+    setLeft((old) => {
+      const next = new Set(old);
+      for (const k of keys) {
+        if (take) next.delete(k);
+        else next.add(k);
+      }
+      return next;
+    });
+
+  // ---- the keyboard: a roving focus over the choices ----
+  const bodyRef = useRef<HTMLDivElement>(null);
+  const [focusAt, setFocusAt] = useState(0);
+  const focusChoice = (i: number) => {
+    const el = bodyRef.current?.querySelector<HTMLElement>(`[data-choice='${i}']`);
+    if (!el) return;
+    setFocusAt(i);
+    el.focus();
+    el.closest("[data-testid='review-hunk'], [data-testid='review-file']")?.scrollIntoView({ block: "nearest" });
+  };
+  // The first change has the focus once the changes are first shown: the keys work at once.
+  const focusedOnce = useRef(false);
+  useEffect(() => {
+    if (focusedOnce.current || choices.length === 0) return;
+    focusedOnce.current = true;
+    bodyRef.current?.querySelector<HTMLElement>("[data-choice='0']")?.focus();
+  }, [choices.length]);
+  const focusIndex = Math.min(focusAt, Math.max(0, choices.length - 1));
+
+  // ---- apply, undo ----
+  const [applying, setApplying] = useState(false);
+  const [outcome, setOutcome] = useState<Outcome | null>(null);
+  const [undone, setUndone] = useState(false);
+  const undo = useRestore();
+  const apply = async () => {
+    if (!files || taken === 0 || applying) return;
+    setApplying(true);
+    setOutcome(null);
+    setUndone(false);
+    try {
+      const r = await t.call({ cmd: "apply_worktree", name, files: filesToApply(files, left) });
+      setOutcome({ report: r.report });
+    } catch (e) {
+      setOutcome({ error: errorText(e) });
+    } finally {
+      setApplying(false);
+      refreshWorktrees();
+    }
+  };
+
+  // ---- discard ----
+  const [confirmDiscard, setConfirmDiscard] = useState(false);
+  const [discarding, setDiscarding] = useState(false);
+  const [discardError, setDiscardError] = useState<string | null>(null);
+  const discardRef = useRef<HTMLButtonElement>(null);
+  const discard = async () => {
+    setDiscarding(true);
+    setDiscardError(null);
+    try {
+      await t.call({ cmd: "discard_worktree", name });
+      refreshWorktrees();
+      onDiscarded();
+    } catch (e) {
+      setDiscardError(`Could not discard the worktree: ${errorText(e)}`);
+      setDiscarding(false);
+    }
+  };
+
+  const onKeyDown = (e: React.KeyboardEvent) => {
+    // The confirm dialog is in a portal: its keys reach here through React, not the page.
+    if (!e.currentTarget.contains(e.target as Node)) return;
+    const target = e.target as HTMLElement;
+    if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) {
+      e.preventDefault();
+      void apply();
+      return;
+    }
+    if (e.ctrlKey || e.metaKey || e.altKey || target.matches("input:not([type='checkbox']), textarea, select")) return;
+    // On a change, the keys move from it; elsewhere in the view (a button), j/k go back to
+    // the change last in focus.
+    const onChoice = target.dataset.choice != null;
+    const step = (d: number) => (onChoice ? Number(target.dataset.choice) + d : focusIndex);
+    const key = e.key;
+    if (choices.length > 0 && (key === "j" || (onChoice && key === "ArrowDown"))) {
+      e.preventDefault();
+      focusChoice(Math.min(choices.length - 1, step(1)));
+    } else if (choices.length > 0 && (key === "k" || (onChoice && key === "ArrowUp"))) {
+      e.preventDefault();
+      focusChoice(Math.max(0, step(-1)));
+    } else if (key === "Enter" && onChoice) {
+      e.preventDefault();
+      void apply();
+    }
+  };
+
+  const running = chat?.running === true;
+  return (
+    <section className="screen review" aria-labelledby="review-h" data-testid="worktree-review" data-worktree={name}>
+      <header className="screen-header">
+        <button type="button" className="icon-btn back-btn" data-testid="review-back" aria-label={backLabel} title={backLabel} onClick={onBack}>
+          <Icon name="chevron" />
+        </button>
+        <h1 id="review-h">Review worktree {name}</h1>
+        {info && <span className="chip">{worktreeKindText(info)}</span>}
+      </header>
+      <div className="screen-body review-body" ref={bodyRef} onKeyDown={onKeyDown}>
+        {info && (
+          <dl className="facts review-facts small">
+            <dt>Your folder</dt>
+            <dd>
+              <code>
+                <VisibleText text={info.source} inline />
+              </code>
+            </dd>
+            <dt>Its folder</dt>
+            <dd>
+              <code>
+                <VisibleText text={info.working_dir} inline />
+              </code>
+            </dd>
+            <dt>Chat</dt>
+            <dd>
+              {info.session_id != null ? (
+                <button type="button" className="link" data-testid="review-chat" onClick={() => openSession(info.session_id!)}>
+                  {chat?.title.trim() || `Chat ${info.session_id}`}
+                </button>
+              ) : (
+                <span className="muted">deleted</span>
+              )}
+              <span className="muted"> · made {formatTime(info.created_at)}</span>
+            </dd>
+          </dl>
+        )}
+        <p className="small muted review-help" data-testid="review-help">
+          Every change is taken unless you uncheck it. Keys: <kbd>j</kbd>/<kbd>k</kbd> or <kbd>↓</kbd>/<kbd>↑</kbd> move between changes, <kbd>Space</kbd> takes or leaves
+          the one in focus, <kbd>Enter</kbd> (or <kbd>Ctrl</kbd>/<kbd>⌘</kbd>+<kbd>Enter</kbd> anywhere here) applies what is checked. Applying never touches the worktree: you can apply
+          again after the agent does more.
+        </p>
+        {running && (
+          <div className="notice notice-info small" data-testid="review-running" role="status">
+            The agent is still working in this worktree: Refresh to see its latest changes before you apply.
+          </div>
+        )}
+        {/* `aria-disabled`, not `disabled`: a button pressed from the keyboard keeps the focus. */}
+        <div className="review-bar">
+          <span className="grow small muted" data-testid="review-count">
+            {files == null ? "" : files.length === 0 ? "No changes" : `${files.length} ${files.length === 1 ? "file" : "files"} · ${taken} of ${choices.length} ${choices.length === 1 ? "change" : "changes"} taken`}
+          </span>
+          <button type="button" className="btn btn-primary" data-testid="review-apply" aria-disabled={!files || taken === 0 || applying} title="Apply what is checked to your folder (Enter, Ctrl+Enter)" onClick={() => void apply()}>
+            {applying ? "Applying…" : "Apply selected"}
+          </button>
+          <button type="button" className="btn" data-testid="review-refresh" title="Read the worktree's changes again: the agent may still be working" aria-disabled={loading} onClick={() => !loading && void load()}>
+            <Icon name="refresh" size={14} /> {loading && files ? "Refreshing…" : "Refresh"}
+          </button>
+          <button ref={discardRef} type="button" className="btn btn-danger" data-testid="review-discard" aria-disabled={discarding} onClick={() => !discarding && setConfirmDiscard(true)}>
+            <Icon name="trash" size={14} /> {discarding ? "Discarding…" : "Discard worktree"}
+          </button>
+        </div>
+        {discardError && (
+          <div className="error-text small" role="alert" data-testid="review-error">
+            <VisibleText text={discardError} inline />
+          </div>
+        )}
+        {outcome && <ApplyOutcome outcome={outcome} undone={undone} undo={undo} onUndo={async (id) => setUndone(await undo.restore(id))} />}
+        {files == null ? (
+          loadError ? (
+            <ErrorState message={`Could not read the worktree's changes: ${loadError}`} onRetry={() => void load()} testId="review-load-error" />
+          ) : (
+            <Spinner label="Reading the worktree's changes…" />
+          )
+        ) : (
+          <>
+            {loadError && (
+              <div className="error-text small" role="alert" data-testid="review-load-error">
+                Could not refresh: <VisibleText text={loadError} inline />
+              </div>
+            )}
+            {files.length === 0 ? (
+              <EmptyState title="No changes yet">The agent has changed nothing in this worktree so far. Refresh to look again.</EmptyState>
+            ) : (
+              <ul className="review-files" aria-label="Changed files">
+                {files.map((f) => (
+                  <FileView key={f.path} file={f} left={left} choiceIndex={choiceIndex} focusIndex={focusIndex} onTake={setTaken} onFocusChoice={setFocusAt} />
+                ))}
+              </ul>
+            )}
+          </>
+        )}
+      </div>
+      {confirmDiscard && (
+        <DiscardDialog
+          name={name}
+          worktree={info}
+          returnFocus={discardRef}
+          onCancel={() => setConfirmDiscard(false)}
+          onConfirm={() => {
+            setConfirmDiscard(false);
+            void discard();
+          }}
+        />
+      )}
+    </section>
+  );
+}
+
+/** "Discard worktree NAME?": what goes (its folder, its branch) and what stays (the person's folder). */
+export function DiscardDialog({
+  name,
+  worktree,
+  returnFocus,
+  onCancel,
+  onConfirm,
+}: {
+  name: string;
+  worktree: WorktreeInfo | undefined;
+  returnFocus: RefObject<HTMLElement | null>;
+  onCancel: () => void;
+  onConfirm: () => void;
+}) {
+  return (
+    <ConfirmDialog title={`Discard worktree ${name}?`} confirmLabel="Discard" testId="discard-dialog" returnFocus={returnFocus} onCancel={onCancel} onConfirm={onConfirm}>
+      <p>
+        Its folder is removed, with every change of the agent you have not applied
+        {worktree?.kind === "git" && worktree.branch ? <>, and its branch {worktree.branch}</> : null}.
+      </p>
+      {worktree && (
+        <p className="muted small">
+          Folder: <VisibleText text={worktree.root} inline />
+        </p>
+      )}
+      <p className="small">Your folder is not touched. This cannot be undone.</p>
+    </ConfirmDialog>
+  );
+}
+
+function ApplyOutcome({ outcome, undone, undo, onUndo }: { outcome: Outcome; undone: boolean; undo: ReturnType<typeof useRestore>; onUndo: (id: number) => Promise<void> }) {
+  if ("error" in outcome) {
+    return (
+      <div className="notice notice-error review-outcome" role="alert" data-testid="apply-report" data-result="error">
+        Could not apply: <VisibleText text={outcome.error} inline />
+      </div>
+    );
+  }
+  const r = outcome.report;
+  if (r.conflicts.length > 0) {
+    return (
+      <div className="notice notice-warning review-outcome" role="alert" data-testid="apply-report" data-result="conflicts">
+        <strong>
+          Nothing was written: {r.conflicts.length === 1 ? "1 file was" : `${r.conflicts.length} files were`} changed in your folder too, in the same place.
+        </strong>
+        <div className="small">Change them so they no longer clash, or leave those changes out, and apply again.</div>
+        <ul className="review-conflicts">
+          {r.conflicts.map((c) => (
+            <li key={c.path} data-testid="apply-conflict" data-path={c.path}>
+              <code>
+                <VisibleText text={c.path} inline />
+              </code>
+              {c.markers != null ? (
+                <pre className="result review-markers" data-testid="conflict-markers">
+                  <VisibleText text={c.markers} />
+                </pre>
+              ) : (
+                <div className="small muted">Both sides changed it (a binary file, or one removed it): there is no text to show.</div>
+              )}
+            </li>
+          ))}
+        </ul>
+      </div>
+    );
+  }
+  const list = (paths: string[]) => paths.map((p, i) => <code key={i}>{i > 0 ? ", " : ""}<VisibleText text={p} inline /></code>);
+  return (
+    <div className="notice notice-info review-outcome" role="status" data-testid="apply-report" data-result="written" data-undone={undone ? "1" : undefined}>
+      {r.written.length > 0 ? (
+        <div data-testid="apply-written">
+          {undone ? "Undone: your folder is back to how it was before the apply of " : `Applied to your folder (${r.written.length} ${r.written.length === 1 ? "file" : "files"}): `}
+          {list(r.written)}
+        </div>
+      ) : (
+        <div data-testid="apply-written">Nothing to write: your folder already has these changes.</div>
+      )}
+      {r.unchanged.length > 0 && (
+        <div className="small muted" data-testid="apply-unchanged">
+          Already the same: {list(r.unchanged)}
+        </div>
+      )}
+      {r.checkpoint_id != null && r.written.length > 0 && !undone && (
+        <div className="row">
+          <button type="button" className="btn small-btn" data-testid="apply-undo" aria-disabled={undo.busy} onClick={() => !undo.busy && void onUndo(r.checkpoint_id!)}>
+            <Icon name="undo" size={12} /> {undo.busy ? "Undoing…" : "Undo"}
+          </button>
+          <span className="small muted">Brings the files back to how they were before this apply.</span>
+        </div>
+      )}
+      {undo.error && (
+        <div className="error-text small" role="alert" data-testid="apply-undo-error">
+          <VisibleText text={undo.error} inline />
+        </div>
+      )}
+    </div>
+  );
+}
+
+function FileView({
+  file: f,
+  left,
+  choiceIndex,
+  focusIndex,
+  onTake,
+  onFocusChoice,
+}: {
+  file: FileReview;
+  left: ReadonlySet<string>;
+  choiceIndex: Map<string, number>;
+  focusIndex: number;
+  onTake: (keys: string[], take: boolean) => void;
+  onFocusChoice: (i: number) => void;
+}) {
+  const whole = takenWhole(f);
+  const state = fileTaken(f, left);
+  const counts = fileCounts(f);
+  const s = STATUS_MARK[f.status];
+  const keys = fileChoiceKeys(f);
+  const wholeAt = whole ? choiceIndex.get(keys[0]!) : undefined;
+  return (
+    <li className={state === "none" ? "review-file left" : "review-file"} data-testid="review-file" data-path={f.path} data-status={f.status} data-taken={state}>
+      <div className="review-file-head">
+        <input
+          type="checkbox"
+          data-testid="file-check"
+          data-choice={wholeAt}
+          tabIndex={wholeAt != null && wholeAt !== focusIndex ? -1 : 0}
+          checked={state !== "none"}
+          ref={(el) => {
+            if (el) el.indeterminate = state === "some";
+          }}
+          aria-label={whole ? `Take ${f.path} (${s.words})` : `Take every change of ${f.path}`}
+          onFocus={() => wholeAt != null && onFocusChoice(wholeAt)}
+          onChange={() => onTake(keys, state !== "all")}
+        />
+        <span className={`change-mark change-${f.status}`} title={s.words} aria-hidden="true">
+          {s.mark}
+        </span>
+        <span className="checkpoint-path review-path">
+          <VisibleText text={f.path} inline />
+        </span>
+        <span className="checkpoint-stat" data-testid="file-stat">
+          {f.binary ? (
+            "binary"
+          ) : (
+            <>
+              <span className="add">+{counts.added}</span> <span className="del">−{counts.removed}</span>
+            </>
+          )}
+        </span>
+        <span className="sr-only">({s.words})</span>
+      </div>
+      {f.binary ? (
+        <div className="small muted review-note">A binary file: taken or left whole.</div>
+      ) : whole ? (
+        f.hunks.length > 0 && (
+          <div className="diff review-diff" role="table" aria-label={`${f.path}, ${s.words}`}>
+            {f.hunks.map((h) => (
+              <HunkLines key={h.index} hunk={h} />
+            ))}
+          </div>
+        )
+      ) : (
+        <div className="review-hunks">
+          {f.hunks.map((h, n) => {
+            const at = choiceIndex.get(hunkKey(f.path, h))!;
+            const isTaken = !left.has(hunkKey(f.path, h));
+            return (
+              <div key={h.index} className={isTaken ? "review-hunk" : "review-hunk left"} data-testid="review-hunk" data-index={h.index} data-taken={isTaken ? "1" : "0"}>
+                <label className="review-hunk-head small">
+                  <input
+                    type="checkbox"
+                    data-testid="hunk-check"
+                    data-choice={at}
+                    tabIndex={at === focusIndex ? 0 : -1}
+                    checked={isTaken}
+                    onFocus={() => onFocusChoice(at)}
+                    onChange={(e) => onTake([hunkKey(f.path, h)], e.target.checked)}
+                  />
+                  <span>
+                    Change {n + 1} of {f.hunks.length} · {hunkPlace(h)}
+                  </span>
+                  <span className="sr-only"> of {f.path}</span>
+                  <span className="checkpoint-stat">
+                    <span className="add">+{h.added.length}</span> <span className="del">−{h.removed.length}</span>
+                  </span>
+                </label>
+                <div className="diff review-diff" role="table" aria-label={`Change ${n + 1} of ${f.path}`}>
+                  <HunkLines hunk={h} />
+                </div>
+              </div>
+            );
+          })}
+        </div>
+      )}
+    </li>
+  );
+}
+
+function HunkLines({ hunk }: { hunk: HunkInfo }) {
+  const rows = useMemo(() => hunkRows(hunk), [hunk]);
+  const [all, setAll] = useState(false);
+  const shown = all ? rows : rows.slice(0, HUNK_ROWS);
+  return (
+    <>
+      {shown.map((r, i) => (
+        <HunkLine key={i} row={r} />
+      ))}
+      {shown.length < rows.length && (
+        <div className="diff-row diff-note">
+          <button type="button" className="link small" onClick={() => setAll(true)}>
+            Show all {rows.length.toLocaleString()} lines
+          </button>
+        </div>
+      )}
+    </>
+  );
+}
+
+function HunkLine({ row: r }: { row: HunkRow }) {
+  return (
+    <>
+      <div className={`diff-row diff-${r.kind}`} role="row">
+        <span className="ln">{r.oldNo ?? ""}</span>
+        <span className="ln">{r.newNo ?? ""}</span>
+        <span className="mark">{r.kind === "add" ? "+" : "-"}</span>
+        <span className="code">
+          <VisibleText text={r.text} />
+        </span>
+      </div>
+      {r.noEol && (
+        <div className="diff-row diff-note" role="row">
+          \ No newline at end of file
+        </div>
+      )}
+    </>
+  );
+}
