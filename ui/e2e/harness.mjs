@@ -5,7 +5,7 @@
 import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { createServer } from "node:http";
 import { mkdtempSync, mkdirSync, existsSync, realpathSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { homedir, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { chromium } from "playwright-core";
 
@@ -20,6 +20,18 @@ export const screenshotsDir = join(repo, "docs", "screenshots");
 /** A temporary folder, resolved (macOS and some CI machines put tmp behind a symlink). */
 export function tempDir(prefix = "skald-e2e-") {
   return realpathSync(mkdtempSync(join(tmpdir(), prefix)));
+}
+
+/**
+ * A temporary folder that sandboxed commands see as it is, for a test about what a command
+ * does there: not in /tmp, which each command sees as a private, empty folder of its own.
+ * In the home folder, as `.skald-test-*` (crates/skald-testkit's `tempdir_seen_by_commands`);
+ * the caller removes it.
+ */
+export function homeTempDir(prefix = ".skald-test-") {
+  const home = homedir();
+  if (!home || home.startsWith("/tmp") || home.startsWith("/var/tmp")) throw new Error(`this test needs a home folder outside /tmp and /var/tmp, not ${home}`);
+  return realpathSync(mkdtempSync(join(home, prefix)));
 }
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -100,7 +112,6 @@ export async function scriptedModel(script) {
   };
 }
 
-/** `skald serve` on a free port, working in `root`. Resolves once its URL is printed. */
 /**
  * Makes every command ask, as with no sandbox (docs/sandbox.md): these tests are about the
  * approval cards, which a sandboxed command no rule names would skip.
@@ -111,9 +122,12 @@ export function commandsAsk(data) {
   if (!existsSync(config)) writeFileSync(config, '[sandbox]\nask = "always"\n');
 }
 
-export async function startSkald({ root, model, env = {}, modelFromEnv = true }) {
+/**
+ * `skald serve` on a free port, working in `root`, its data in `data` (`root/.skald-data`
+ * unless given). Resolves once its URL is printed.
+ */
+export async function startSkald({ root, model, env = {}, modelFromEnv = true, data = join(root, ".skald-data") }) {
   if (!existsSync(skaldBin)) throw new Error(`no skald binary at ${skaldBin}; build it first`);
-  const data = join(root, ".skald-data");
   commandsAsk(data);
   const bundle = join(repo, "tests", "tex", "bundle.zip");
   const child = spawn(skaldBin, ["--data-dir", data, "serve", "--port", "0", "--root", root], {

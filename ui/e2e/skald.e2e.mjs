@@ -4,7 +4,7 @@
 
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { mkdirSync, readFileSync, writeFileSync, existsSync, symlinkSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync, writeFileSync, existsSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { createServer } from "node:http";
 import { createHash } from "node:crypto";
@@ -12,6 +12,7 @@ import { crc32, deflateSync } from "node:zlib";
 import {
   browser,
   call,
+  homeTempDir,
   newChat,
   openSkald,
   say,
@@ -35,26 +36,35 @@ after(async () => {
 
 /**
  * Runs `body` with a fresh folder, model, server and page; cleans up whatever happens.
- * `env` is added to the server's environment.
+ * `env` is added to the server's environment. `seenByCommands`: the folder (`paper`) and
+ * the data directory (`data`, beside it, so worktrees are made in `data-worktrees`) are in
+ * a `.skald-test-*` folder of the home folder — sandboxed commands see /tmp as a private
+ * empty folder of their own — removed at the end; `body` gets that folder as `base`.
  */
-async function withSkald(script, body, files = {}, env = {}) {
-  const root = tempDir();
-  for (const [name, content] of Object.entries(files)) {
-    mkdirSync(join(root, name, ".."), { recursive: true });
-    writeFileSync(join(root, name), content);
-  }
-  const model = script ? await scriptedModel(script) : null;
-  const skald = await startSkald({ root, model, env });
-  const { page, context, problems } = await openSkald(b, skald);
+async function withSkald(script, body, files = {}, env = {}, { seenByCommands = false } = {}) {
+  const base = seenByCommands ? homeTempDir() : null;
+  const root = base ? join(base, "paper") : tempDir();
+  mkdirSync(root, { recursive: true });
   try {
-    await body({ page, root, model, skald });
-    // Failed loads the test provoked on purpose are not the UI's errors.
-    const real = problems.filter((p) => !p.includes("403") && !p.includes("Content Security Policy"));
-    assert.deepEqual(real, [], "the page logged errors");
+    for (const [name, content] of Object.entries(files)) {
+      mkdirSync(join(root, name, ".."), { recursive: true });
+      writeFileSync(join(root, name), content);
+    }
+    const model = script ? await scriptedModel(script) : null;
+    const skald = await startSkald({ root, model, env, ...(base ? { data: join(base, "data") } : {}) });
+    const { page, context, problems } = await openSkald(b, skald);
+    try {
+      await body({ page, root, model, skald, base });
+      // Failed loads the test provoked on purpose are not the UI's errors.
+      const real = problems.filter((p) => !p.includes("403") && !p.includes("Content Security Policy"));
+      assert.deepEqual(real, [], "the page logged errors");
+    } finally {
+      await context.close();
+      await skald.stop();
+      await model?.close();
+    }
   } finally {
-    await context.close();
-    await skald.stop();
-    await model?.close();
+    if (base) rmSync(base, { recursive: true, force: true });
   }
 }
 
@@ -1521,5 +1531,117 @@ test("the daily budget and threshold are set in Settings; a turn past the budget
       await page.waitForFunction(() => !document.querySelector("[data-testid='inbox-badge']")?.textContent?.trim());
     },
     { ".skald-data/config.toml": config },
+  );
+});
+
+// A chat in a worktree (docs/worktrees.md, "In the app"): made from the sidebar, named
+// after the folder; its command changes the worktree's copy of draft.md, never the
+// person's. The review shows the two changes as hunks with their line numbers; the first
+// is left out (from the keyboard) and the second applied, reaching the person's folder;
+// Undo takes it back. The Worktrees screen lists it with its chat, and once discarded
+// from the review the chat's badge goes and so does the worktree's folder.
+test("a chat in a worktree: its changes are reviewed hunk by hunk, applied in part, undone, and the worktree discarded", async () => {
+  const draft = "one\ntwo\nthree\nfour\nfive\n";
+  const command = "sed -i 's/^one$/ONE/; s/^five$/FIVE/' draft.md";
+  await withSkald(
+    [call("wt1", "execute_cmd", { command }), say(["Changed the first and the last line."])],
+    async ({ page, root, base, skald }) => {
+      const onDisk = () => readFileSync(join(root, "draft.md"), "utf8");
+      const folder = join(base, "data-worktrees", "paper-1");
+
+      // New chat in a worktree: the sidebar's button opens its form; no name, the folder's.
+      const chats = await page.getByTestId("session-item").count();
+      await page.getByTestId("new-session-worktree").click();
+      await page.getByTestId("worktree-name").waitFor();
+      assert.equal(await page.getByTestId("worktree-name").evaluate((el) => el === document.activeElement), true);
+      await page.getByTestId("worktree-create").click();
+      await page.waitForFunction((n) => document.querySelectorAll("[data-testid='session-item']").length > n, chats, { timeout: 30_000 });
+      await page.waitForSelector("[data-testid='message-list'][data-loaded='1']");
+      await page.getByTestId("worktree-form").waitFor({ state: "detached" });
+      const badge = page.getByTestId("worktree-badge");
+      await badge.waitFor({ timeout: 10_000 });
+      assert.equal((await badge.textContent()).trim(), "worktree: paper-1");
+      const tip = await badge.getAttribute("title");
+      assert.ok(tip.includes(`Your folder: ${root}`), tip);
+      assert.ok(tip.includes(`Its folder: ${folder}`), tip);
+      assert.equal(readFileSync(join(folder, "draft.md"), "utf8"), draft);
+
+      await send(page, "capitalise the first and the last line of the draft");
+      // The harness makes every command ask; a sandbox that runs it at once goes straight on.
+      const approval = page.getByTestId("approval-card").first();
+      const ran = page.locator("[data-testid='tool-card'][data-tool='execute_cmd'][data-status='done']");
+      await approval.or(ran).first().waitFor({ timeout: 20_000 });
+      if (await approval.isVisible()) await approval.getByTestId("approve").click();
+      await waitForAnswer(page, skald);
+      await ran.waitFor({ timeout: 10_000 });
+      assert.equal(readFileSync(join(folder, "draft.md"), "utf8"), "ONE\ntwo\nthree\nfour\nFIVE\n", `the command ran in the worktree: ${skald.stderr().slice(-2000)}`);
+      assert.equal(onDisk(), draft, "the person's folder is untouched");
+
+      // The review: one file, two hunks, numbered as in the file.
+      await badge.click();
+      const review = page.getByTestId("worktree-review");
+      await review.waitFor();
+      const file = review.locator("[data-testid='review-file'][data-path='draft.md']");
+      await file.waitFor({ timeout: 20_000 });
+      assert.equal(await file.getAttribute("data-status"), "modified");
+      assert.equal((await file.getByTestId("file-stat").textContent()).trim(), "+2 −2");
+      const hunks = file.getByTestId("review-hunk");
+      assert.equal(await hunks.count(), 2);
+      const rows = (i) => hunks.nth(i).locator(".diff-row").evaluateAll((els) => els.map((e) => [...e.children].map((c) => c.textContent).join("|")));
+      assert.deepEqual(await rows(0), ["1||-|one", "|1|+|ONE"]);
+      assert.deepEqual(await rows(1), ["5||-|five", "|5|+|FIVE"]);
+      assert.match(await review.getByTestId("review-help").textContent(), /j\/k/);
+      assert.equal((await review.getByTestId("review-count").textContent()).trim(), "1 file · 2 of 2 changes taken");
+
+      // From the keyboard: j and k move between the hunks, Space leaves the first out.
+      const focused = () => page.evaluate(() => document.activeElement?.getAttribute("data-choice"));
+      await hunks.nth(0).getByTestId("hunk-check").focus();
+      await page.keyboard.press("j");
+      assert.equal(await focused(), "1");
+      await page.keyboard.press("k");
+      assert.equal(await focused(), "0");
+      await page.keyboard.press("Space");
+      assert.equal(await hunks.nth(0).getAttribute("data-taken"), "0");
+      assert.equal(await hunks.nth(1).getAttribute("data-taken"), "1");
+      assert.equal((await review.getByTestId("review-count").textContent()).trim(), "1 file · 1 of 2 changes taken");
+
+      await review.getByTestId("review-apply").click();
+      const report = review.locator("[data-testid='apply-report'][data-result='written']");
+      await report.waitFor({ timeout: 20_000 });
+      assert.match(await report.getByTestId("apply-written").textContent(), /draft\.md/);
+      assert.equal(onDisk(), "one\ntwo\nthree\nfour\nFIVE\n", "only the second hunk is applied");
+      await page.screenshot({ path: join(screenshotsDir, "worktree-review.png") });
+
+      await report.getByTestId("apply-undo").click();
+      await review.locator("[data-testid='apply-report'][data-undone='1']").waitFor({ timeout: 20_000 });
+      assert.equal(onDisk(), draft, "Undo brings the file back");
+      assert.equal(await review.getByTestId("apply-undo-error").count(), 0);
+
+      // The Worktrees screen lists it, with its chat.
+      await page.getByTestId("nav-worktrees").click();
+      const row = page.locator("[data-testid='worktree-row'][data-worktree='paper-1']");
+      await row.waitFor({ timeout: 10_000 });
+      assert.equal((await row.getByTestId("worktree-kind").textContent()).trim(), "copy");
+      const rowText = await row.textContent();
+      assert.ok(rowText.includes(`Your folder: ${root}`), rowText);
+      await row.getByTestId("worktree-chat").click();
+      await badge.waitFor({ timeout: 10_000 });
+
+      // Discarded from the review (confirmed): back in the chat, the badge is gone.
+      await badge.click();
+      await review.getByTestId("review-discard").click();
+      const dialog = page.getByTestId("discard-dialog");
+      await dialog.waitFor();
+      assert.match(await dialog.textContent(), /Your folder is not touched/);
+      await dialog.getByTestId("discard-dialog-confirm").click();
+      await review.waitFor({ state: "detached", timeout: 20_000 });
+      await page.waitForSelector("[data-testid='message-list'][data-loaded='1']");
+      await badge.waitFor({ state: "detached", timeout: 10_000 });
+      assert.equal(existsSync(folder), false, "the worktree's folder is removed");
+      assert.equal(onDisk(), draft);
+    },
+    { "draft.md": draft },
+    {},
+    { seenByCommands: true },
   );
 });
