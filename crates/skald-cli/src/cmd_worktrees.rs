@@ -104,12 +104,14 @@ fn run(
         }
         WorktreesCommand::List { json } => {
             let all = store.list_worktrees().map_err(Fail::failed)?;
+            let stray =
+                skald_core::worktrees::unrecorded(&store, data_dir).map_err(Fail::failed)?;
             if json {
                 let out = serde_json::to_string_pretty(&all).map_err(Fail::failed)?;
                 println!("{out}");
                 return Ok(exit::OK);
             }
-            if all.is_empty() {
+            if all.is_empty() && stray.is_empty() {
                 println!("No worktrees.");
             }
             for w in &all {
@@ -130,9 +132,29 @@ fn run(
                     w.name, w.source, w.working_dir
                 );
             }
+            for folder in &stray {
+                let name = folder.file_name().unwrap_or_default().to_string_lossy();
+                println!(
+                    "{name}  not recorded: made by a run that stopped before its chat was \
+                     (`skald worktrees discard {name}` removes it)\n    {}",
+                    folder.display()
+                );
+            }
             Ok(exit::OK)
         }
         WorktreesCommand::Discard { name } => {
+            if store.find_worktree(&name).map_err(Fail::failed)?.is_none()
+                && let Some(folder) =
+                    skald_core::worktrees::discard_unrecorded(&store, data_dir, &name)
+                        .map_err(|e| Fail::usage(e.to_string()))?
+            {
+                println!(
+                    "Removed {} (not recorded; a git branch skald/{name} may remain in its \
+                     repository).",
+                    folder.display()
+                );
+                return Ok(exit::OK);
+            }
             let w = active(&store, &name)?;
             skald_core::worktrees::discard(&store, &w).map_err(Fail::failed)?;
             println!("Discarded {name} ({}).", w.root);

@@ -697,3 +697,34 @@ fn a_home_folder_is_copied_without_its_worktrees_and_a_linked_data_dir_works() {
         "x\n"
     );
 }
+
+/// A run killed after it made a worktree and before it recorded its chat leaves the folder:
+/// it is listed as not recorded and removed by name.
+#[test]
+fn a_worktree_left_by_a_stopped_run_is_listed_and_removed() {
+    let p = Place::new();
+    std::fs::create_dir_all(p.data()).unwrap();
+    let stray = p.top().join("data-worktrees/left-1");
+    std::fs::create_dir_all(stray.join("sub")).unwrap();
+    std::fs::write(stray.join("sub/a.txt"), "a").unwrap();
+    let out = bare(&p.data())
+        .args(["worktrees", "list"])
+        .output()
+        .unwrap();
+    let text = ok(&out);
+    assert!(text.contains("left-1  not recorded"), "{text}");
+    for bad in ["../data", "left-1/sub"] {
+        let out = bare(&p.data())
+            .args(["worktrees", "discard", bad])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{bad}");
+    }
+    assert!(stray.exists());
+    ok(&bare(&p.data())
+        .args(["worktrees", "discard", "left-1"])
+        .output()
+        .unwrap());
+    assert!(!stray.exists());
+    assert!(p.data().exists());
+}

@@ -155,6 +155,51 @@ pub fn discard(store: &Store, info: &WorktreeInfo) -> Result<(), WorktreesError>
     Ok(())
 }
 
+/// Folders in the worktrees' place that no worktree row names: made by a run that stopped
+/// (a kill, a crash) before its chat was recorded. They are listed, and discarded by name.
+pub fn unrecorded(store: &Store, data_dir: &crate::DataDir) -> Result<Vec<PathBuf>, StoreError> {
+    let Ok(dir) = std::fs::canonicalize(data_dir.worktrees_dir()) else {
+        return Ok(Vec::new());
+    };
+    let known: Vec<PathBuf> = store
+        .list_worktrees()?
+        .into_iter()
+        .map(|w| PathBuf::from(w.root))
+        .collect();
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return Ok(Vec::new());
+    };
+    let mut out: Vec<PathBuf> = entries
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .map(|e| e.path())
+        .filter(|p| !known.contains(p))
+        .collect();
+    out.sort();
+    Ok(out)
+}
+
+/// Removes an unrecorded worktree's folder by its name (see `unrecorded`). Its branch,
+/// if it was a git worktree, stays in its repository (`git branch -D skald/NAME`).
+pub fn discard_unrecorded(
+    store: &Store,
+    data_dir: &crate::DataDir,
+    name: &str,
+) -> Result<Option<PathBuf>, WorktreesError> {
+    skald_worktree::check_name(name)?;
+    let Some(folder) = unrecorded(store, data_dir)?
+        .into_iter()
+        .find(|p| p.file_name().is_some_and(|n| n == name))
+    else {
+        return Ok(None);
+    };
+    // Never follows a link out of the folder.
+    std::fs::remove_dir_all(&folder).map_err(|e| {
+        skald_worktree::WorktreeError::Io(format!("cannot remove {}: {e}", folder.display()))
+    })?;
+    Ok(Some(folder))
+}
+
 /// A stored worktree as `skald_worktree` takes it.
 pub fn as_worktree(info: &WorktreeInfo) -> skald_worktree::Worktree {
     let p = |s: &str| PathBuf::from(s);
