@@ -58,7 +58,7 @@ class FakeServer extends FakeTransport {
         return { cmd: c.cmd, session: s, messages: [], tool_calls: [], has_more: false };
       }
       case "worktree_diff":
-        return { cmd: c.cmd, files: [] };
+        return { cmd: c.cmd, files: [], snapshot: "snap-0" };
       case "settings":
         return { cmd: c.cmd, models: ["openai/scripted-model"] };
       case "inbox":

@@ -66,6 +66,11 @@ pub enum Command {
         #[serde(default)]
         #[ts(optional)]
         files: Option<Vec<crate::worktree::FileChoice>>,
+        /// The `snapshot` of the `worktree_diff` reviewed: refused if the worktree changed
+        /// since (its hunks would be others).
+        #[serde(default)]
+        #[ts(optional)]
+        snapshot: Option<String>,
     },
     /// Removes a worktree: its folder, and for a git worktree its branch.
     DiscardWorktree {
@@ -420,6 +425,8 @@ pub enum Reply {
     },
     WorktreeDiff {
         files: Vec<crate::worktree::FileReview>,
+        /// The worktree's state reviewed, for `apply_worktree`.
+        snapshot: String,
     },
     ApplyWorktree {
         report: crate::worktree::ApplyReport,

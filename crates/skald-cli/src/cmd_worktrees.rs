@@ -61,7 +61,7 @@ fn run(
     match command {
         WorktreesCommand::Diff { name, json } => {
             let w = active(&store, &name)?;
-            let files = review::review(&place, &w).map_err(Fail::failed)?;
+            let (files, _) = review::review(&place, &w).map_err(Fail::failed)?;
             if json {
                 println!(
                     "{}",
@@ -84,7 +84,7 @@ fn run(
             } else {
                 review::Choice::Files(parse_hunks(&hunk))
             };
-            let report = review::apply(&store, &place, &w, &choice).map_err(|e| match e {
+            let report = review::apply(&store, &place, &w, &choice, None).map_err(|e| match e {
                 review::ReviewError::Invalid(m) => Fail::usage(m),
                 e => Fail::failed(e),
             })?;

@@ -26,7 +26,7 @@ impl Service {
         })
     }
 
-    pub(crate) fn create_session(
+    pub(crate) async fn create_session(
         &self,
         title: Option<String>,
         working_dir: Option<String>,
@@ -51,7 +51,7 @@ impl Service {
             .get(&agent)
             .map_err(|e| invalid(e.to_string()))?;
         let made = match &worktree {
-            Some(name) => Some(self.make_worktree(&dir, name)?),
+            Some(name) => Some(self.make_worktree(dir.clone(), name).await?),
             None => None,
         };
         let folder = made

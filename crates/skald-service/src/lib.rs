@@ -350,10 +350,17 @@ impl Service {
                 working_dir,
                 agent_id,
                 worktree,
-            } => self.create_session(title, working_dir, agent_id, worktree),
+            } => {
+                self.create_session(title, working_dir, agent_id, worktree)
+                    .await
+            }
             Command::ListWorktrees => self.list_worktrees(),
             Command::WorktreeDiff { name } => self.worktree_diff(&name).await,
-            Command::ApplyWorktree { name, files } => self.apply_worktree(&name, files).await,
+            Command::ApplyWorktree {
+                name,
+                files,
+                snapshot,
+            } => self.apply_worktree(&name, files, snapshot).await,
             Command::DiscardWorktree { name } => self.discard_worktree(&name),
             Command::RenameSession { session_id, title } => self.rename_session(session_id, &title),
             Command::DeleteSession { session_id } => self.delete_session(session_id).await,

@@ -39,19 +39,34 @@ impl Service {
         .map_err(review_error)
     }
 
-    /// Makes a worktree of `source` (canonical) for a new chat of the default group.
-    pub(crate) fn make_worktree(
+    /// Makes a worktree of `source` (canonical) for a new chat of the default group, off
+    /// the async threads (a copy of a large folder takes a while).
+    pub(crate) async fn make_worktree(
         &self,
-        source: &std::path::Path,
+        source: std::path::PathBuf,
         name: &str,
     ) -> Result<worktrees::Made, ServiceError> {
-        let name = Some(name.trim()).filter(|n| !n.is_empty());
-        let limits = self.checkpoint_limits();
-        worktrees::make(&self.store, &self.data_dir, source, name, "default", limits).map_err(|e| {
-            match e {
-                worktrees::WorktreesError::Store(e) => e.into(),
-                e => invalid(e.to_string()),
-            }
+        let name = Some(name.trim().to_string()).filter(|n| !n.is_empty());
+        let (store, data_dir, limits) = (
+            self.store.clone(),
+            self.data_dir.clone(),
+            self.checkpoint_limits(),
+        );
+        tokio::task::spawn_blocking(move || {
+            worktrees::make(
+                &store,
+                &data_dir,
+                &source,
+                name.as_deref(),
+                "default",
+                limits,
+            )
+        })
+        .await
+        .map_err(|e| invalid(format!("making the worktree stopped: {e}")))?
+        .map_err(|e| match e {
+            worktrees::WorktreesError::Store(e) => e.into(),
+            e => invalid(e.to_string()),
         })
     }
 
@@ -70,16 +85,17 @@ impl Service {
 
     pub(crate) async fn worktree_diff(&self, name: &str) -> Result<Reply, ServiceError> {
         let w = self.active_worktree(name)?;
-        let files = self
+        let (files, snapshot) = self
             .reviewing(move |_, place| review::review(place, &w))
             .await?;
-        Ok(Reply::WorktreeDiff { files })
+        Ok(Reply::WorktreeDiff { files, snapshot })
     }
 
     pub(crate) async fn apply_worktree(
         &self,
         name: &str,
         files: Option<Vec<FileChoice>>,
+        snapshot: Option<String>,
     ) -> Result<Reply, ServiceError> {
         let w = self.active_worktree(name)?;
         let choice = match files {
@@ -98,7 +114,9 @@ impl Service {
             ),
         };
         let report = self
-            .reviewing(move |store, place| review::apply(store, place, &w, &choice))
+            .reviewing(move |store, place| {
+                review::apply(store, place, &w, &choice, snapshot.as_deref())
+            })
             .await?;
         Ok(Reply::ApplyWorktree { report })
     }

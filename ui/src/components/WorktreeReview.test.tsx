@@ -50,7 +50,7 @@ class FakeServer extends FakeTransport {
     switch (c.cmd) {
       case "worktree_diff":
         if (c.name !== "paper-1") throw new ServerError(`there is no worktree named ${c.name}`);
-        return { cmd: c.cmd, files: this.files };
+        return { cmd: c.cmd, files: this.files, snapshot: "snap-1" };
       case "apply_worktree":
         if (this.applyError) throw new ServerError(this.applyError);
         return { cmd: c.cmd, report: this.report };
@@ -174,7 +174,8 @@ describe("a worktree's review", () => {
     const draftBox = fileOf("draft.md").querySelector<HTMLInputElement>("[data-testid='file-check']")!;
     expect(draftBox.indeterminate).toBe(true);
     await click("[data-testid='review-apply']");
-    expect(t.sent("apply_worktree")).toEqual([{ cmd: "apply_worktree", name: "paper-1", files: [{ path: "draft.md", hunks: [1] }, { path: "out/made.txt" }] }]);
+    // With the state reviewed: refused if the agent changed the worktree since.
+    expect(t.sent("apply_worktree")).toEqual([{ cmd: "apply_worktree", name: "paper-1", files: [{ path: "draft.md", hunks: [1] }, { path: "out/made.txt" }], snapshot: "snap-1" }]);
     const report = q("[data-testid='apply-report']")!;
     expect(report.dataset.result).toBe("written");
     expect(q("[data-testid='apply-written']")!.textContent).toBe("Applied to your folder (1 file): draft.md");

@@ -45,6 +45,8 @@ export function WorktreeReview({ name, onBack, backLabel, onDiscarded }: Props) 
 
   // ---- the changes ----
   const [files, setFiles] = useState<FileReview[] | null>(null);
+  // The worktree's state these files are of: an apply is refused if it changed since.
+  const [snapshot, setSnapshot] = useState<string | undefined>(undefined);
   const [loadError, setLoadError] = useState<string | null>(null);
   const [loading, setLoading] = useState(true);
   const seq = useRef(0);
@@ -55,6 +57,7 @@ export function WorktreeReview({ name, onBack, backLabel, onDiscarded }: Props) 
       const r = await t.call({ cmd: "worktree_diff", name });
       if (n !== seq.current) return;
       setFiles(r.files);
+      setSnapshot(r.snapshot);
       setLoadError(null);
     } catch (e) {
       if (n === seq.current) setLoadError(errorText(e));
@@ -111,7 +114,7 @@ export function WorktreeReview({ name, onBack, backLabel, onDiscarded }: Props) 
     setOutcome(null);
     setUndone(false);
     try {
-      const r = await t.call({ cmd: "apply_worktree", name, files: filesToApply(files, left) });
+      const r = await t.call({ cmd: "apply_worktree", name, files: filesToApply(files, left), snapshot });
       setOutcome({ report: r.report });
     } catch (e) {
       setOutcome({ error: errorText(e) });

@@ -87,8 +87,13 @@ fn now(place: &Place<'_>, w: &WorktreeInfo) -> Result<(Shadow, String, String), 
     Ok((shadow, base, now))
 }
 
-/// What the worktree's agent changed since it started, file by file and hunk by hunk.
-pub fn review(place: &Place<'_>, w: &WorktreeInfo) -> Result<Vec<FileReview>, ReviewError> {
+/// What the worktree's agent changed since it started, file by file and hunk by hunk, and
+/// the checkpoint of the worktree reviewed (what `apply` is told, so it applies what was
+/// seen or nothing).
+pub fn review(
+    place: &Place<'_>,
+    w: &WorktreeInfo,
+) -> Result<(Vec<FileReview>, String), ReviewError> {
     let (shadow, base, now) = now(place, w)?;
     let changes = shadow.changes(&base, &now)?;
     if changes.total > changes.files.len() {
@@ -123,7 +128,7 @@ pub fn review(place: &Place<'_>, w: &WorktreeInfo) -> Result<Vec<FileReview>, Re
             status: f.status,
         });
     }
-    Ok(out)
+    Ok((out, now))
 }
 
 /// Which of a worktree's changes to apply: every one, or per file the hunks chosen (a
@@ -152,8 +157,19 @@ pub fn apply(
     place: &Place<'_>,
     w: &WorktreeInfo,
     choice: &Choice,
+    reviewed: Option<&str>,
 ) -> Result<ApplyReport, ReviewError> {
     let (wt, base, now) = now(place, w)?;
+    // Hunks are numbered in the worktree as it was reviewed: if the agent changed it
+    // since, the numbers (and "all of this file") would name other changes.
+    if let Some(seen) = reviewed
+        && seen != now
+    {
+        return Err(ReviewError::Invalid(format!(
+            "worktree {} changed since it was reviewed; look at it again before applying",
+            w.name
+        )));
+    }
     let changes = wt.changes(&base, &now)?;
     if let Choice::Files(map) = choice
         && let Some(unknown) = map
