@@ -948,13 +948,17 @@ fn a_chat_in_a_worktree_is_reviewed_applied_and_discarded_from_the_ui() {
     assert_eq!(diff["files"][0]["hunks"].as_array().unwrap().len(), 2);
     // Applied only as reviewed: a state the person did not see is refused.
     let e = ws
-        .call(json!({"cmd": "apply_worktree", "name": "edit", "snapshot": "0123abcd",
-            "files": [{"path": "draft.md", "hunks": [1]}]}))
+        .call(
+            json!({"cmd": "apply_worktree", "name": "edit", "snapshot": "0123abcd",
+            "files": [{"path": "draft.md", "hunks": [1]}]}),
+        )
         .unwrap_err();
     assert!(e.contains("changed since it was reviewed"), "{e}");
     let applied = ws
-        .call(json!({"cmd": "apply_worktree", "name": "edit", "snapshot": diff["snapshot"],
-            "files": [{"path": "draft.md", "hunks": [1]}]}))
+        .call(
+            json!({"cmd": "apply_worktree", "name": "edit", "snapshot": diff["snapshot"],
+            "files": [{"path": "draft.md", "hunks": [1]}]}),
+        )
         .unwrap();
     assert_eq!(applied["report"]["written"], json!(["draft.md"]));
     assert_eq!(
