@@ -4,6 +4,35 @@
 use skald_api::events::Event;
 use skald_store::{Store, StoreError};
 
+/// Records one model call of `session_id` with its tokens and what it cost at `price` (the
+/// price known now: what the call cost when it was made). Every call is recorded — a
+/// turn's answers, summaries of older turns, MCP sampling — so a chat's cost, today's and
+/// the daily budget count them all.
+#[allow(clippy::too_many_arguments)]
+pub fn record_call(
+    store: &Store,
+    session_id: i64,
+    model: &skald_llm::ModelChoice,
+    price: Option<skald_llm::prices::Price>,
+    status: skald_store::RequestStatus,
+    usage: Option<skald_llm::Usage>,
+    error: Option<&str>,
+    started_at: i64,
+) -> Result<i64, StoreError> {
+    let usage = usage.unwrap_or_default();
+    store.record_llm_request(&skald_store::NewLlmRequest {
+        cost_usd: price.map(|p| p.cost(&usage)),
+        session_id: Some(session_id),
+        provider: &model.provider.name,
+        model: &model.model,
+        status,
+        input_tokens: usage.input_tokens,
+        output_tokens: usage.output_tokens,
+        error,
+        started_at,
+    })
+}
+
 /// Unix milliseconds of today's midnight, local time: where "today" starts for a day's
 /// cost.
 pub fn start_of_today() -> i64 {

@@ -362,6 +362,11 @@ fn tasks_started_at_once_do_not_all_pass_the_budget() {
         .iter()
         .filter(|r| r.body.to_string().contains(SE))
         .count();
-    assert_eq!(task_calls, 1, "one task called the model: {events:?}");
+    // At most one: which calls get through first is the scheduler's (the chat's own next
+    // round is in flight too, reserving what it may cost).
+    assert!(
+        task_calls <= 1,
+        "{task_calls} tasks called the model: {events:?}"
+    );
     assert!(spent < 10.1, "${spent:.2} spent against a $5 budget");
 }

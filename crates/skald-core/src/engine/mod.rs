@@ -363,26 +363,20 @@ impl Engine {
             _ = cancel.cancelled() => return Err("the request was withdrawn".to_string()),
             r = answer => r,
         };
-        let usage = answer
-            .as_ref()
-            .ok()
-            .and_then(|a| a.usage)
-            .unwrap_or_default();
         let failure = answer.as_ref().err().map(ToString::to_string);
-        let recorded = self.store.record_llm_request(&skald_store::NewLlmRequest {
-            cost_usd: list.price_of(model).map(|p| p.cost(&usage)),
-            session_id: Some(session_id),
-            provider: &model.provider.name,
-            model: &model.model,
-            status: match failure {
+        let recorded = crate::usage::record_call(
+            &self.store,
+            session_id,
+            model,
+            list.price_of(model),
+            match failure {
                 None => skald_store::RequestStatus::Ok,
                 Some(_) => skald_store::RequestStatus::Failed,
             },
-            input_tokens: usage.input_tokens,
-            output_tokens: usage.output_tokens,
-            error: failure.as_deref(),
+            answer.as_ref().ok().and_then(|a| a.usage),
+            failure.as_deref(),
             started_at,
-        });
+        );
         if let Err(e) = recorded {
             tracing::warn!("cannot record a sampling call: {e}");
         }

@@ -9,7 +9,7 @@ use futures::StreamExt;
 use skald_api::CancellationToken;
 use skald_api::events::{Event, TurnOutcome};
 use skald_llm::{Request, ToolCall, ToolChoice, ToolSpec, Usage};
-use skald_store::{MessageStatus, NewLlmRequest, NewMessage, RequestStatus, Role};
+use skald_store::{MessageStatus, NewMessage, RequestStatus, Role};
 
 /// One model answer for the next round: the stored message's id, its text and its tool
 /// calls — or how the turn ends if no model could answer. Failures before an answer
@@ -87,19 +87,9 @@ pub(super) async fn answer(
         let started_at = skald_store::now_ms();
         let price = env.models.price_of(model);
         let record = |status: RequestStatus, usage: Option<Usage>, error: Option<&str>| {
-            let usage = usage.unwrap_or_default();
-            store.record_llm_request(&NewLlmRequest {
-                // At the price known now: what the call cost when it was made.
-                cost_usd: price.map(|p| p.cost(&usage)),
-                session_id: Some(session_id),
-                provider: &model.provider.name,
-                model: &model.model,
-                status,
-                input_tokens: usage.input_tokens,
-                output_tokens: usage.output_tokens,
-                error,
-                started_at,
-            })
+            crate::usage::record_call(
+                store, session_id, model, price, status, usage, error, started_at,
+            )
         };
         let next = candidates.get(idx + 1).copied();
         let move_on = |e: &skald_llm::LlmError| {

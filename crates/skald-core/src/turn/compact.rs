@@ -213,26 +213,20 @@ async fn compact(
         r = summarise => r,
     };
     // Counted like any model call: the chat's cost, today's, the daily budget.
-    let usage = summary
-        .as_ref()
-        .ok()
-        .and_then(|r| r.usage)
-        .unwrap_or_default();
     let failure = summary.as_ref().err().map(ToString::to_string);
-    store.record_llm_request(&skald_store::NewLlmRequest {
-        cost_usd: env.models.price_of(model).map(|p| p.cost(&usage)),
-        session_id: Some(session_id),
-        provider: &model.provider.name,
-        model: &model.model,
-        status: match failure {
+    crate::usage::record_call(
+        store,
+        session_id,
+        model,
+        env.models.price_of(model),
+        match failure {
             None => skald_store::RequestStatus::Ok,
             Some(_) => skald_store::RequestStatus::Failed,
         },
-        input_tokens: usage.input_tokens,
-        output_tokens: usage.output_tokens,
-        error: failure.as_deref(),
+        summary.as_ref().ok().and_then(|r| r.usage),
+        failure.as_deref(),
         started_at,
-    })?;
+    )?;
     match summary {
         Ok(r) if !r.text.trim().is_empty() => {
             store.add_summary(session_id, up_to, r.text.trim())?;
