@@ -1042,3 +1042,110 @@ fn file_tools_racing_a_folder_swapped_for_a_link_touch_nothing_outside() {
         );
     }
 }
+
+/// Kills during an apply of a worktree (docs/worktrees.md, "Review and apply"): whatever
+/// the kill cuts short, the next apply finishes or redoes it and the person's folder is
+/// wholly the worktree's — never a mix, never a temporary file left (the apply is a
+/// journalled restore).
+#[test]
+fn kills_during_a_worktree_apply_leave_the_folder_whole() {
+    let kills: usize = std::env::var("SKALD_CRASH_KILLS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(50usize)
+        .div_ceil(5)
+        .max(4);
+    let seed: u64 = std::env::var("SKALD_CRASH_SEED")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0x5EED_C0FFEE);
+    let mut rng = Rng(seed ^ 0xA991);
+    let top = tempfile::tempdir().unwrap();
+    let (data, work) = (top.path().join("data"), top.path().join("work"));
+    std::fs::create_dir_all(&work).unwrap();
+    let w = std::fs::canonicalize(&work).unwrap();
+    write_state(&w, "A");
+    // The agent turns every file to B in its worktree.
+    let server = ScriptedServer::new(vec![
+        tool_call(
+            "c1",
+            "execute_cmd",
+            r#"{"command": "sed -i 's/^A /B /' d*/*.txt"}"#,
+        ),
+        answer("done"),
+    ]);
+    let out = skald(&data, Some(&server))
+        .args([
+            "exec",
+            "--json",
+            "--approve",
+            "all",
+            "--sandbox",
+            "off",
+            "--worktree",
+            "all-b",
+            "--cwd",
+        ])
+        .arg(&w)
+        .arg("turn everything to B")
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(state_of(&w), Ok("A".to_string()));
+    let apply = || {
+        let out = skald(&data, None)
+            .args(["worktrees", "apply", "all-b", "--json"])
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    // One whole apply, to spread the kills over how long one takes here.
+    let started = Instant::now();
+    apply();
+    let window = started.elapsed().as_micros() as u64 * 5 / 4 + 1;
+    assert_eq!(state_of(&w), Ok("B".to_string()));
+    let mut cut = 0;
+    for k in 0..kills {
+        // The person's folder back at A (as the person might have it), then an apply
+        // killed somewhere.
+        write_state(&w, "A");
+        let mut child = skald(&data, None)
+            .args(["worktrees", "apply", "all-b"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_micros(rng.below(window)));
+        if child.try_wait().unwrap().is_none() {
+            cut += 1;
+        }
+        let _ = kill(Pid::from_raw(child.id() as i32), Signal::SIGKILL);
+        child.wait().unwrap();
+        // Right after the kill the folder is wholly A or wholly B, unless a restore's
+        // journal says where it was going (the next opener finishes it).
+        let journal = std::fs::read_dir(data.join("checkpoints"))
+            .unwrap()
+            .flatten()
+            .any(|e| e.path().join("skald-restore.json").exists());
+        let now = state_of(&w);
+        assert!(
+            journal || matches!(now.as_deref(), Ok("A") | Ok("B")),
+            "apply kill {k}: {now:?} with no journal"
+        );
+        // The next apply finishes what was cut short (or does it whole).
+        apply();
+        assert_eq!(state_of(&w), Ok("B".to_string()), "apply kill {k}");
+    }
+    eprintln!("worktree apply crash test: {cut} of {kills} kills during an apply");
+    assert!(cut > 0, "no kill landed during an apply");
+}
