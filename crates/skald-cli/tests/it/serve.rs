@@ -984,6 +984,81 @@ fn a_chat_in_a_worktree_is_reviewed_applied_and_discarded_from_the_ui() {
     assert_eq!(listed["worktrees"], json!([]));
 }
 
+/// Three agents at once, each in its own worktree of one folder: each writes only its own
+/// worktree, none the person's folder nor another's worktree (#50).
+#[test]
+fn three_agents_at_once_each_write_only_their_own_worktree() {
+    let top = skald_testkit::tempdir_seen_by_commands();
+    let work = top.path().join("project");
+    std::fs::create_dir(&work).unwrap();
+    std::fs::write(work.join("README.md"), "shared\n").unwrap();
+    let work = std::fs::canonicalize(&work).unwrap();
+    let names = ["one", "two", "three"];
+    // Each agent names its files after its folder (its worktree), and tries the person's
+    // folder and its siblings too. The three first requests come at once; each chat asks
+    // again only after its command (which sleeps), so the answers come after the calls.
+    let cmd = json!({"command": format!(
+        "sleep 0.5; n=$(basename \"$PWD\"); echo $n > mine-$n.txt; \
+         echo $n > {}/escaped-$n.txt; for d in ../*/; do echo $n > \"$d\"stray-$n.txt; done; true",
+        work.display()
+    )})
+    .to_string();
+    let mut replies: Vec<skald_testkit::Reply> = (0..3)
+        .map(|i| tool_call(&format!("c{i}"), "execute_cmd", &cmd))
+        .collect();
+    replies.extend((0..3).map(|_| answer("Done.")));
+    let model = ScriptedServer::new(replies);
+    let data = top.path().join("data");
+    let s = serve(&data, &work, Some(&model));
+    let mut ws = s.ws();
+    let mut chats = Vec::new();
+    for n in names {
+        let made = ws
+            .call(json!({"cmd": "create_session", "title": n, "worktree": n}))
+            .unwrap();
+        chats.push(made["session"]["id"].as_i64().unwrap());
+    }
+    // All three at once.
+    for (id, n) in chats.iter().zip(names) {
+        ws.call(json!({"cmd": "send_message", "session_id": id, "text": format!("agent {n}")}))
+            .unwrap();
+    }
+    // In whatever order they end.
+    let mut ended = std::collections::BTreeSet::new();
+    while ended.len() < chats.len() {
+        let done = ws.event(|e| e["type"] == "done");
+        assert_eq!(done["event"]["text"], "Done.", "{done}");
+        ended.insert(done["event"]["session_id"].as_i64().unwrap());
+    }
+    assert_eq!(ended, chats.iter().copied().collect());
+    let root = top.path().join("data-worktrees");
+    for n in names {
+        let mine = root.join(n);
+        assert_eq!(
+            std::fs::read_to_string(mine.join(format!("mine-{n}.txt"))).unwrap(),
+            format!("{n}\n")
+        );
+        assert!(mine.join("README.md").is_file());
+        for other in names.iter().filter(|o| **o != n) {
+            assert!(
+                !mine.join(format!("stray-{other}.txt")).exists(),
+                "{other} wrote {n}'s worktree"
+            );
+            assert!(!mine.join(format!("mine-{other}.txt")).exists());
+        }
+        assert!(
+            !work.join(format!("escaped-{n}.txt")).exists(),
+            "{n} wrote the person's folder"
+        );
+    }
+    let listed: Vec<String> = std::fs::read_dir(&work)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(listed, ["README.md"], "the person's folder changed");
+}
+
 /// A context a person can see and a compaction that loses nothing: what fills the context,
 /// "compact now" announced and made, the summary shown over its messages, and undone.
 #[test]
