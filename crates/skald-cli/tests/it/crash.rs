@@ -39,6 +39,22 @@ const RUNNING: &str = "command.running";
 /// A small deterministic generator, so a failing run can be repeated from its seed.
 struct Rng(u64);
 
+/// How many kills the suite makes (`SKALD_CRASH_KILLS`, 50 by default).
+fn crash_kills() -> usize {
+    std::env::var("SKALD_CRASH_KILLS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(50)
+}
+
+/// The seed of the kills' offsets (`SKALD_CRASH_SEED`): the same one repeats a run.
+fn crash_seed() -> u64 {
+    std::env::var("SKALD_CRASH_SEED")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0x5EED_C0FFEE)
+}
+
 impl Rng {
     fn next(&mut self) -> u64 {
         // xorshift64*
@@ -391,14 +407,7 @@ fn check_files(work: &Path, what: &str) {
 
 #[test]
 fn fifty_kills_lose_nothing_and_leave_no_half_written_file() {
-    let kills: usize = std::env::var("SKALD_CRASH_KILLS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(50);
-    let seed: u64 = std::env::var("SKALD_CRASH_SEED")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0x5EED_C0FFEE);
+    let (kills, seed) = (crash_kills(), crash_seed());
     eprintln!("crash suite: {kills} kills, seed {seed} (SKALD_CRASH_SEED repeats this run)");
     let mut rng = Rng(seed | 1);
     let server = ScriptedServer::routed(vec![
@@ -633,16 +642,7 @@ fn checkpoints_json(data: &Path, args: &[&str]) -> Value {
 
 #[test]
 fn kills_during_checkpoints_and_restores_leave_the_folder_wholly_old_or_wholly_new() {
-    let kills: usize = std::env::var("SKALD_CRASH_KILLS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(50usize)
-        .div_ceil(5)
-        .max(4);
-    let seed: u64 = std::env::var("SKALD_CRASH_SEED")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0x5EED_C0FFEE);
+    let (kills, seed) = (crash_kills().div_ceil(5).max(4), crash_seed());
     let mut rng = Rng(seed ^ 0xC4EC);
     let (data, work) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let w = work.path();
@@ -1049,16 +1049,7 @@ fn file_tools_racing_a_folder_swapped_for_a_link_touch_nothing_outside() {
 /// journalled restore).
 #[test]
 fn kills_during_a_worktree_apply_leave_the_folder_whole() {
-    let kills: usize = std::env::var("SKALD_CRASH_KILLS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(50usize)
-        .div_ceil(5)
-        .max(4);
-    let seed: u64 = std::env::var("SKALD_CRASH_SEED")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0x5EED_C0FFEE);
+    let (kills, seed) = (crash_kills().div_ceil(5).max(4), crash_seed());
     let mut rng = Rng(seed ^ 0xA991);
     let top = tempfile::tempdir().unwrap();
     let (data, work) = (top.path().join("data"), top.path().join("work"));

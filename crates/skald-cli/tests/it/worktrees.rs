@@ -32,6 +32,13 @@ fn git(dir: &Path, args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
+/// `dir` made a git repository on `main` with what it holds committed.
+fn committed(dir: &Path) {
+    git(dir, &["init", "-q", "-b", "main"]);
+    git(dir, &["add", "."]);
+    git(dir, &["commit", "-q", "-m", "first"]);
+}
+
 /// A folder commands see as it is, holding the data directory (`data`, its worktrees
 /// beside it in `data-worktrees`) and the person's folder `work`.
 struct Place {
@@ -68,9 +75,7 @@ fn an_agent_in_a_git_worktree_writes_only_its_worktree_and_it_is_discarded() {
     let p = Place::new();
     let work = p.work();
     std::fs::write(work.join("README.md"), "hello\n").unwrap();
-    git(&work, &["init", "-q", "-b", "main"]);
-    git(&work, &["add", "."]);
-    git(&work, &["commit", "-q", "-m", "first"]);
+    committed(&work);
     let direct = work.join("direct.txt");
     let server = ScriptedServer::new(vec![
         tool_call(
@@ -266,9 +271,7 @@ fn a_worktree_is_reviewed_hunk_by_hunk_applied_merged_undone_and_a_clash_writes_
     let work = p.work();
     let lines = "a\nb\nc\nd\ne\nf\ng\nh\ni\nj\n";
     std::fs::write(work.join("doc.txt"), lines).unwrap();
-    git(&work, &["init", "-q", "-b", "main"]);
-    git(&work, &["add", "."]);
-    git(&work, &["commit", "-q", "-m", "first"]);
+    committed(&work);
     let server = ScriptedServer::new(vec![
         tool_call(
             "c1",
@@ -570,9 +573,7 @@ fn git_s_own_files_are_never_written_by_a_worktree_agent() {
     let p = Place::new();
     let work = p.work();
     std::fs::write(work.join("README.md"), "hello\n").unwrap();
-    git(&work, &["init", "-q", "-b", "main"]);
-    git(&work, &["add", "."]);
-    git(&work, &["commit", "-q", "-m", "first"]);
+    committed(&work);
     let pwned = p.top().join("PWNED");
     let config = format!(
         "[core]\n\trepositoryformatversion = 0\n\tfsmonitor = \"touch {}; false\"\n",
