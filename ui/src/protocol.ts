@@ -80,7 +80,11 @@ export type TodoItem = { content: string, status: TodoStatus, };
  */
 export type WriteTodosArgs = { todos: Array<TodoItem>, };
 
-export type Event = { "type": "turn_running", session_id: number, } | { "type": "user_message", session_id: number, message_id: number, text: string, 
+export type Event = { "type": "turn_running", session_id: number, } | { "type": "turn_queued", session_id: number, 
+/**
+ * Turns in line before it.
+ */
+ahead: number, } | { "type": "user_message", session_id: number, message_id: number, text: string, 
 /**
  * The images shown with it (docs/images.md).
  */
@@ -321,7 +325,11 @@ working_dir?: string, agent_id?: string,
  * Work in a worktree of its own (docs/worktrees.md): named so, or after the folder
  * when empty.
  */
-worktree?: string, } | { "cmd": "list_worktrees" } | { "cmd": "worktree_diff", name: string, } | { "cmd": "apply_worktree", name: string, files?: Array<FileChoice>, 
+worktree?: string, } | { "cmd": "list_worktrees" } | { "cmd": "board", 
+/**
+ * At most this many [default 100].
+ */
+limit?: number, } | { "cmd": "worktree_diff", name: string, } | { "cmd": "apply_worktree", name: string, files?: Array<FileChoice>, 
 /**
  * The `snapshot` of the `worktree_diff` reviewed: refused if the worktree changed
  * since (its hunks would be others).
@@ -343,7 +351,7 @@ session_id?: number, } | { "cmd": "inbox" } | { "cmd": "answer", inbox_id: numbe
 /**
  * An IANA zone, e.g. Europe/Berlin.
  */
-timezone: string, } | { "cmd": "list_mcp" } | { "cmd": "set_mcp_enabled", name: string, enabled: boolean, } | { "cmd": "mcp_login", name: string, } | { "cmd": "mcp_logout", name: string, } | { "cmd": "list_mcp_prompts" } | { "cmd": "list_mcp_resources" } | { "cmd": "list_secrets" } | { "cmd": "set_secret", name: string, value: string, } | { "cmd": "remove_secret", name: string, } | { "cmd": "list_plugins" } | { "cmd": "configure_plugin", id: string, enabled?: boolean, config?: JsonValue, } | { "cmd": "settings" } | { "cmd": "set_compact_at", percent: number, } | { "cmd": "set_daily_budget", usd?: number, } | { "cmd": "test_model" } | { "cmd": "local_models" } | { "cmd": "pull_model", name: string, } | { "cmd": "build_tex_bundle" } | { "cmd": "configure_model", 
+timezone: string, } | { "cmd": "list_mcp" } | { "cmd": "set_mcp_enabled", name: string, enabled: boolean, } | { "cmd": "mcp_login", name: string, } | { "cmd": "mcp_logout", name: string, } | { "cmd": "list_mcp_prompts" } | { "cmd": "list_mcp_resources" } | { "cmd": "list_secrets" } | { "cmd": "set_secret", name: string, value: string, } | { "cmd": "remove_secret", name: string, } | { "cmd": "list_plugins" } | { "cmd": "configure_plugin", id: string, enabled?: boolean, config?: JsonValue, } | { "cmd": "settings" } | { "cmd": "set_compact_at", percent: number, } | { "cmd": "set_daily_budget", usd?: number, } | { "cmd": "set_at_once", count: number, } | { "cmd": "test_model" } | { "cmd": "local_models" } | { "cmd": "pull_model", name: string, } | { "cmd": "build_tex_bundle" } | { "cmd": "configure_model", 
 /**
  * openai (any OpenAI-compatible server) | anthropic | ollama | local (a model in
  * the models folder, by name; no address or key)
@@ -383,7 +391,7 @@ export type ServerMessage = { "type": "reply", id: number, reply: Reply, } | { "
 /**
  * A command's result, tagged with the command's name.
  */
-export type Reply = { "cmd": "list_sessions", sessions: Array<SessionInfo>, } | { "cmd": "create_session", session: SessionInfo, } | { "cmd": "list_worktrees", worktrees: Array<WorktreeInfo>, } | { "cmd": "worktree_diff", files: Array<FileReview>, 
+export type Reply = { "cmd": "list_sessions", sessions: Array<SessionInfo>, } | { "cmd": "create_session", session: SessionInfo, } | { "cmd": "list_worktrees", worktrees: Array<WorktreeInfo>, } | { "cmd": "board", agents: Array<BoardAgent>, } | { "cmd": "worktree_diff", files: Array<FileReview>, 
 /**
  * The worktree's state reviewed, for `apply_worktree`.
  */
@@ -523,9 +531,13 @@ daily_budget_usd?: number,
  */
 today_cost_usd: number, 
 /**
+ * How many agents' turns run at once (config.toml `[agent] at_once`; 0: no limit).
+ */
+at_once: number, 
+/**
  * The rate limits each provider last stated, in this run.
  */
-rate_limits: Array<RateLimitInfo>, } | { "cmd": "set_compact_at", percent: number, } | { "cmd": "set_daily_budget", usd?: number, } | { "cmd": "test_model", ok: boolean, message: string, millis: number, } | { "cmd": "local_models", 
+rate_limits: Array<RateLimitInfo>, } | { "cmd": "set_compact_at", percent: number, } | { "cmd": "set_daily_budget", usd?: number, } | { "cmd": "set_at_once", count: number, } | { "cmd": "test_model", ok: boolean, message: string, millis: number, } | { "cmd": "local_models", 
 /**
  * Whether this build can run local models.
  */
@@ -932,6 +944,59 @@ repo?: string, branch?: string, base_commit?: string,
  * Its folder as it started (a checkpoint), what a review compares with.
  */
 base_snapshot?: string, status: WorktreeStatus, created_at: number, };
+
+/**
+ * One agent on the board.
+ */
+export type BoardAgent = { session_id: number, title: string, agent_id: string, kind: SessionKind, state: AgentState, 
+/**
+ * The folder it works in (for a worktree's chat, the worktree's).
+ */
+folder?: string, 
+/**
+ * Its worktree's name, and the person's folder that worktree copies.
+ */
+worktree?: string, source?: string, 
+/**
+ * The chat's own model, when it has one.
+ */
+model?: string, created_at: number, updated_at: number, 
+/**
+ * When its latest turn started (Unix ms), if one ran.
+ */
+turn_started_at?: number, 
+/**
+ * Milliseconds it has worked: its finished turns, and the running one so far.
+ */
+active_ms: number, input_tokens: number, output_tokens: number, 
+/**
+ * US dollars, of the calls whose price is known.
+ */
+cost_usd: number, 
+/**
+ * Calls whose model had no known price.
+ */
+unpriced: number, changes: ChangeTally, 
+/**
+ * Approvals and questions waiting in the Inbox.
+ */
+waiting: number, 
+/**
+ * The start of its latest answer (at most 300 characters).
+ */
+last_message?: string, };
+
+/**
+ * What an agent is doing, as the board says it.
+ */
+export type AgentState = "queued" | "working" | "waiting" | "done" | "failed" | "stopped" | "interrupted" | "idle";
+
+/**
+ * The files an agent changed, added up: for a chat in a worktree, its worktree against
+ * how it started; otherwise what its checkpoints recorded, from before its first change
+ * to after its last.
+ */
+export type ChangeTally = { files: number, added: number, removed: number, };
 
 export type WorktreeKind = "git" | "copy";
 

@@ -31,6 +31,15 @@ pub enum Event {
     TurnRunning {
         session_id: i64,
     },
+    /// The turn waits for a place: as many agents as `[agent] at_once` allows already
+    /// run in this process (docs/board.md). `turn_running` follows when it starts; `done`
+    /// (cancelled) when it is stopped first.
+    TurnQueued {
+        session_id: i64,
+        /// Turns in line before it.
+        #[ts(type = "number")]
+        ahead: usize,
+    },
     /// The user's message, as stored.
     UserMessage {
         session_id: i64,

@@ -4,6 +4,7 @@
 //! and the names of the system tools. It does no I/O, so any layer — tools, store, engine,
 //! carriers — can depend on it without pulling in a runtime of its own.
 
+pub mod board;
 pub mod category;
 pub mod checkpoint;
 pub mod context;

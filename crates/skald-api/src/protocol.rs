@@ -54,6 +54,14 @@ pub enum Command {
     },
     /// Every worktree not discarded, newest first.
     ListWorktrees,
+    /// The board: every agent (chats and background runs) across folders, the most
+    /// recently active first (docs/board.md).
+    Board {
+        /// At most this many [default 100].
+        #[serde(default)]
+        #[ts(optional)]
+        limit: Option<u32>,
+    },
     /// What a worktree's agent changed since it started, file by file and hunk by hunk.
     WorktreeDiff {
         name: String,
@@ -329,6 +337,11 @@ pub enum Command {
         #[ts(optional)]
         usd: Option<f64>,
     },
+    /// `[agent] at_once`: how many agents' turns run at once; more wait in line (0: no
+    /// limit). Waiting turns that now fit start.
+    SetAtOnce {
+        count: u32,
+    },
     /// Sends a tiny request to the first model and reports how it went.
     TestModel,
     /// The local models (GGUF files run in-process), and the recommended ones to pull.
@@ -422,6 +435,9 @@ pub enum Reply {
     },
     ListWorktrees {
         worktrees: Vec<crate::worktree::WorktreeInfo>,
+    },
+    Board {
+        agents: Vec<crate::board::BoardAgent>,
     },
     WorktreeDiff {
         files: Vec<crate::worktree::FileReview>,
@@ -642,6 +658,8 @@ pub enum Reply {
         daily_budget_usd: Option<f64>,
         /// What every model call since midnight (local time) cost.
         today_cost_usd: f64,
+        /// How many agents' turns run at once (config.toml `[agent] at_once`; 0: no limit).
+        at_once: u32,
         /// The rate limits each provider last stated, in this run.
         rate_limits: Vec<RateLimitInfo>,
     },
@@ -652,6 +670,9 @@ pub enum Reply {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         #[ts(optional)]
         usd: Option<f64>,
+    },
+    SetAtOnce {
+        count: u32,
     },
     TestModel {
         ok: bool,

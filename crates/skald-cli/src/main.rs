@@ -4,6 +4,7 @@
 mod acp;
 mod approval_prompt;
 mod cmd_acp;
+mod cmd_agents;
 mod cmd_checkpoints;
 mod cmd_cron;
 mod cmd_doctor;
@@ -207,6 +208,11 @@ enum Command {
     Checkpoints {
         #[command(subcommand)]
         command: cmd_checkpoints::CheckpointsCommand,
+    },
+    /// The board of agents: every chat and background run, what it does, used and changed
+    Agents {
+        #[command(subcommand)]
+        command: cmd_agents::AgentsCommand,
     },
     /// Agents' worktrees: list them, discard one
     Worktrees {
@@ -503,6 +509,7 @@ async fn run(command: Command, env: &Env, relaunch: &mut Option<cmd_serve::Relau
         Command::Tasks { command } => cmd_tasks::dispatch(env, command).await,
         Command::Sessions { command } => cmd_sessions::dispatch(env, command).await,
         Command::Checkpoints { command } => cmd_checkpoints::dispatch(env, command).await,
+        Command::Agents { command } => cmd_agents::dispatch(env, command).await,
         Command::Worktrees { command } => cmd_worktrees::dispatch(env, command),
         Command::Hooks { command } => cmd_hooks::dispatch(env, command).await,
         Command::View { path, json } => cmd_view::run(&path, json),

@@ -34,6 +34,10 @@ pub fn print(session_id: i64, event: &Event, json: bool, runs: bool) {
                 "  ? session {session_id} asks: {question} (skald inbox answer {inbox_id} --text ...)"
             ),
             Event::TurnRunning { .. } if runs => writeln!(out, "▶ session {session_id} running"),
+            Event::TurnQueued { ahead, .. } if runs => writeln!(
+                out,
+                "… session {session_id} waits for a place ({ahead} ahead; [agent] at_once)"
+            ),
             Event::Done { outcome, text, .. } if runs => writeln!(
                 out,
                 "■ session {session_id} {outcome:?}: {}",

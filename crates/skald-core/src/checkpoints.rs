@@ -8,6 +8,7 @@
 //! note, and a folder over the limits is not walked again for a while.
 
 use crate::approval::RunContext;
+use skald_api::board::ChangeTally;
 use skald_api::checkpoint::{CheckpointInfo, CheckpointKind, FileChanges};
 use skald_base::lock;
 use skald_checkpoint::{CheckpointError, Limits, Live, Shadow, Snapshot};
@@ -17,6 +18,8 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+/// Tallies kept for the board; past it they are forgotten and counted again.
+const TALLIES_KEPT: usize = 1024;
 /// A checkpoint that takes longer is given up on; the call goes ahead without it.
 const SNAPSHOT_TIMEOUT: Duration = Duration::from_secs(5);
 /// How long a folder found too large is left alone before it is walked again.
@@ -40,6 +43,9 @@ pub struct Checkpoints {
     /// What each recently checkpointed folder's snapshots keep between calls (its
     /// watch), with when it was last used.
     live: Mutex<HashMap<PathBuf, (Instant, SharedLive)>>,
+    /// What changed between two checkpoints of a folder, added up, as the board asked
+    /// before (commits never change, so neither does their tally).
+    tallies: Mutex<HashMap<(PathBuf, String, String), ChangeTally>>,
 }
 
 /// One folder's snapshot state, used by one snapshot at a time.
@@ -382,6 +388,64 @@ impl Checkpoints {
             }
         }
         problems
+    }
+
+    /// What chat `session_id` changed, added up (the board's "files ±"): for a chat in a
+    /// worktree, the worktree against how it started; otherwise from before its first
+    /// checkpoint to after its last, in the folder of its last. Nothing when checkpoints
+    /// are off or unreadable: the board is a view, never a reason to fail.
+    pub async fn tally(
+        &self,
+        store: &Store,
+        session_id: i64,
+        worktree: Option<&skald_api::worktree::WorktreeInfo>,
+    ) -> ChangeTally {
+        let Some(dir) = store_dir(&self.settings) else {
+            return ChangeTally::default();
+        };
+        let rows = store.checkpoints(session_id).unwrap_or_default();
+        let Some((folder, to)) = rows
+            .iter()
+            .rev()
+            .find_map(|r| r.after.clone().map(|a| (r.folder.clone(), a)))
+        else {
+            return ChangeTally::default();
+        };
+        let from = worktree.and_then(|w| w.base_snapshot.clone()).or_else(|| {
+            rows.iter()
+                .filter(|r| r.folder == folder)
+                .find_map(|r| r.before.clone())
+        });
+        let Some(from) = from else {
+            return ChangeTally::default();
+        };
+        let key = (PathBuf::from(&folder), from.clone(), to.clone());
+        if let Some(t) = lock(&self.tallies).get(&key) {
+            return *t;
+        }
+        let path = key.0.clone();
+        let counted = blocking(move || {
+            let shadow = Shadow::open(&dir, &path)?;
+            shadow.changes(&from, &to)
+        })
+        .await;
+        let tally = match counted {
+            Ok(c) => ChangeTally {
+                files: c.total,
+                added: c.files.iter().map(|f| f.added).sum(),
+                removed: c.files.iter().map(|f| f.removed).sum(),
+            },
+            Err(e) => {
+                tracing::debug!(session_id, "cannot count the chat's changes: {e}");
+                return ChangeTally::default();
+            }
+        };
+        let mut kept = lock(&self.tallies);
+        if kept.len() >= TALLIES_KEPT {
+            kept.clear();
+        }
+        kept.insert(key, tally);
+        tally
     }
 
     /// The unified diff of what checkpoint `id`'s step changed, of `paths` only when some

@@ -23,6 +23,8 @@ pub const DEFAULT_CONFIG_TOML: &str = r#"# Skald configuration.
 # How full the context may get (percent of the window) before older turns are summarised;
 # 0: only when asked (compact now).
 # compact_at = 80
+# How many agents work at once in the app (more wait in line); 0: no limit.
+# at_once = 4
 
 # [budget]
 # A daily limit on what model calls cost, in US dollars (docs/models.md, "Cost and limits"):
@@ -365,6 +367,9 @@ pub struct AgentConfig {
     /// How full the context may get, in percent of the model's window, before older turns
     /// are summarised (docs/agent-loop.md, "Long conversations"); 0 never does it unasked.
     pub compact_at: u8,
+    /// How many agents' turns run at once in the app or `skald serve`; more wait in line
+    /// (docs/board.md, "Agents at once"). 0: no limit.
+    pub at_once: usize,
 }
 
 impl Default for AgentConfig {
@@ -372,6 +377,7 @@ impl Default for AgentConfig {
         AgentConfig {
             max_rounds: 20,
             compact_at: 80,
+            at_once: crate::slots::DEFAULT_AT_ONCE,
         }
     }
 }

@@ -9,6 +9,7 @@
 pub mod agents;
 pub mod approval;
 pub mod args;
+pub mod board;
 pub mod catalog;
 pub mod checkpoints;
 pub mod config;
@@ -31,6 +32,7 @@ pub mod process;
 pub mod sandbox;
 pub mod session;
 pub mod sink;
+pub mod slots;
 pub mod tasks;
 pub mod tools;
 pub mod turn;

@@ -70,6 +70,7 @@ fn manager_windowed(
             vision: Default::default(),
             prices: Default::default(),
             daily_usd: None,
+            at_once: 4,
         },
     );
     (mgr, session.id)

@@ -355,6 +355,7 @@ impl Service {
                     .await
             }
             Command::ListWorktrees => self.list_worktrees(),
+            Command::Board { limit } => self.board(limit).await,
             Command::WorktreeDiff { name } => self.worktree_diff(&name).await,
             Command::ApplyWorktree {
                 name,
@@ -531,6 +532,7 @@ impl Service {
             Command::Settings => self.settings(),
             Command::SetCompactAt { percent } => self.set_compact_at(percent),
             Command::SetDailyBudget { usd } => self.set_daily_budget(usd),
+            Command::SetAtOnce { count } => self.set_at_once(count),
             Command::TestModel => Ok(self.test_model().await),
             Command::LocalModels => Ok(self.local_models()),
             Command::PullModel { name } => self.pull_model(&name).await,

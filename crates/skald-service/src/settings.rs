@@ -9,6 +9,9 @@ use skald_base::lock;
 use skald_llm::ModelChoice;
 use std::sync::Arc;
 
+/// The most agents Settings lets run at once: past it, a typo, not a choice.
+const MAX_AT_ONCE: u32 = 64;
+
 impl Service {
     pub(crate) fn list_agents(&self) -> Reply {
         Reply::ListAgents {
@@ -78,6 +81,7 @@ impl Service {
             tex: skald_core::doctor::tex_status(&self.data_dir),
             compact_at: engine.limits.compact_at(),
             daily_budget_usd: engine.limits.daily_usd(),
+            at_once: u32::try_from(engine.slots.limit()).unwrap_or(u32::MAX),
             today_cost_usd,
             rate_limits: engine.limits.rate_limits(),
         })
@@ -123,6 +127,30 @@ impl Service {
         self.sessions.engine().limits.set_daily_usd(usd);
         *lock(&self.config) = config;
         Ok(Reply::SetDailyBudget { usd })
+    }
+
+    /// Writes `[agent] at_once` and has the engine run that many turns at once from now:
+    /// waiting turns that now fit start.
+    pub(crate) fn set_at_once(&self, count: u32) -> Result<Reply, ServiceError> {
+        if count > MAX_AT_ONCE {
+            return Err(invalid(format!(
+                "at most {MAX_AT_ONCE} agents can be let run at once, not {count}; 0 sets no \
+                 limit"
+            )));
+        }
+        let config = skald_core::config::set_value(
+            &self.data_dir.config_path(),
+            "agent",
+            "at_once",
+            Some(i64::from(count).into()),
+        )
+        .map_err(|e| invalid(e.to_string()))?;
+        self.sessions
+            .engine()
+            .slots
+            .set_limit(usize::try_from(count).unwrap_or(usize::MAX));
+        *lock(&self.config) = config;
+        Ok(Reply::SetAtOnce { count })
     }
 
     /// Builds the offline TeX bundle from the installed TeX Live, reporting progress to

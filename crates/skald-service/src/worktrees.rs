@@ -83,6 +83,17 @@ impl Service {
         })
     }
 
+    /// The board of agents (docs/board.md).
+    pub(crate) async fn board(&self, limit: Option<u32>) -> Result<Reply, ServiceError> {
+        let limit = limit.map_or(skald_core::board::DEFAULT_LIMIT, |l| {
+            usize::try_from(l).unwrap_or(usize::MAX)
+        });
+        let engine = self.sessions.engine();
+        Ok(Reply::Board {
+            agents: skald_core::board::agents(&self.store, &engine.checkpoints, limit).await?,
+        })
+    }
+
     pub(crate) async fn worktree_diff(&self, name: &str) -> Result<Reply, ServiceError> {
         let w = self.active_worktree(name)?;
         let (files, snapshot) = self

@@ -24,6 +24,7 @@ mod scratchpad;
 mod sessions;
 mod tasks;
 mod tool_calls;
+mod turns;
 mod usage;
 mod worktrees;
 
@@ -43,6 +44,7 @@ pub use run_contexts::StoredRunContext;
 pub use sessions::{NewSession, Session, SessionKind};
 pub use tasks::{NewTask, Task, TaskStatus};
 pub use tool_calls::{NewToolCall, ResultType, ToolCallRecord};
+pub use turns::{AgentRow, TurnState};
 pub use usage::{NewLlmRequest, RequestStatus, SessionUsage, Summary};
 pub use worktrees::NewWorktree;
 

@@ -30,6 +30,7 @@ const STEPS: &[M<'static>] = &[
     M::up(include_str!("../migrations/0020_plan_mode.sql")),
     M::up(include_str!("../migrations/0021_cost.sql")),
     M::up(include_str!("../migrations/0022_worktrees.sql")),
+    M::up(include_str!("../migrations/0023_turns.sql")),
 ];
 
 /// Every migration, in order.

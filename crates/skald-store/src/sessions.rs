@@ -54,10 +54,10 @@ impl Default for NewSession {
     }
 }
 
-const COLUMNS: &str = "id, title, agent_id, kind, working_dir, run_context_id, created_at, \
+pub(crate) const COLUMNS: &str = "id, title, agent_id, kind, working_dir, run_context_id, created_at, \
                        updated_at, home_session_id, model, effort, forked_from, forked_after, mode";
 
-fn from_row(row: &Row<'_>) -> rusqlite::Result<(Session, String)> {
+pub(crate) fn from_row(row: &Row<'_>) -> rusqlite::Result<(Session, String)> {
     let kind: String = row.get(3)?;
     Ok((
         Session {
@@ -84,7 +84,7 @@ fn from_row(row: &Row<'_>) -> rusqlite::Result<(Session, String)> {
     ))
 }
 
-fn finish((mut session, kind): (Session, String)) -> Result<Session, StoreError> {
+pub(crate) fn finish((mut session, kind): (Session, String)) -> Result<Session, StoreError> {
     session.kind = parse_stored(&kind, SessionKind::parse, "session kind")?;
     Ok(session)
 }

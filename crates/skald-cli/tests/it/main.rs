@@ -9,6 +9,7 @@
 mod common;
 
 mod acp;
+mod board;
 mod checkpoints;
 mod cli;
 mod conformance;

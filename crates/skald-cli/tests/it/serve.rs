@@ -2656,3 +2656,92 @@ fn deleting_a_chat_ends_the_background_processes_of_the_tasks_it_started() {
     assert!(within_10s(|| gone(&pid)), "{pid} outlived its chat");
     drop(s);
 }
+
+/// The board of agents and how many run at once (docs/board.md): with Settings letting one
+/// run, a second chat's turn waits in line and says so, the board shows one working and
+/// one queued, a queued turn stopped ends without a model call, and the line moves on.
+#[test]
+fn the_board_shows_every_agent_and_turns_beyond_at_once_wait_in_line() {
+    let top = skald_testkit::tempdir_seen_by_commands();
+    let work = top.path().join("project");
+    std::fs::create_dir(&work).unwrap();
+    let work = std::fs::canonicalize(&work).unwrap();
+    let model = ScriptedServer::new(vec![
+        skald_testkit::delayed(2500, answer("First one done.")),
+        answer("Second one done."),
+    ]);
+    let data = top.path().join("data");
+    let s = serve(&data, &work, Some(&model));
+    let mut ws = s.ws();
+    let set = ws.call(json!({"cmd": "set_at_once", "count": 1})).unwrap();
+    assert_eq!(set["count"], 1);
+    assert_eq!(ws.call(json!({"cmd": "settings"})).unwrap()["at_once"], 1);
+    let config = std::fs::read_to_string(data.join("config.toml")).unwrap();
+    assert!(config.contains("at_once = 1"), "{config}");
+    assert!(
+        ws.call(json!({"cmd": "set_at_once", "count": 100000}))
+            .is_err()
+    );
+
+    let (a, b, c) = (new_chat(&mut ws), new_chat(&mut ws), new_chat(&mut ws));
+    ws.call(json!({"cmd": "send_message", "session_id": a, "text": "first"}))
+        .unwrap();
+    ws.event(|e| e["type"] == "turn_running" && e["session_id"] == a);
+    ws.call(json!({"cmd": "send_message", "session_id": b, "text": "second"}))
+        .unwrap();
+    let queued = ws.event(|e| e["type"] == "turn_queued" && e["session_id"] == b);
+    assert_eq!(queued["event"]["ahead"], 0, "{queued}");
+    ws.call(json!({"cmd": "send_message", "session_id": c, "text": "third"}))
+        .unwrap();
+    let queued = ws.event(|e| e["type"] == "turn_queued" && e["session_id"] == c);
+    assert_eq!(queued["event"]["ahead"], 1, "{queued}");
+
+    let board = ws.call(json!({"cmd": "board"})).unwrap();
+    let state = |board: &Value, id: i64| {
+        board["agents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["session_id"] == id)
+            .unwrap_or_else(|| panic!("{id} not on {board}"))["state"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(
+        (state(&board, a), state(&board, b), state(&board, c)),
+        ("working".into(), "queued".into(), "queued".into()),
+        "{board}"
+    );
+    // Stopped while it waits: it ends at once, and never calls the model.
+    ws.call(json!({"cmd": "stop", "session_id": c})).unwrap();
+    let done = ws.event(|e| e["type"] == "done" && e["session_id"] == c);
+    assert_eq!(done["event"]["outcome"], "cancelled");
+
+    let done = ws.event(|e| e["type"] == "done" && e["session_id"] == a);
+    assert_eq!(done["event"]["text"], "First one done.");
+    // The second starts only once the first ended.
+    ws.event(|e| e["type"] == "turn_running" && e["session_id"] == b);
+    let done = ws.event(|e| e["type"] == "done" && e["session_id"] == b);
+    assert_eq!(done["event"]["text"], "Second one done.");
+    assert_eq!(model.recorded().len(), 2);
+
+    let board = ws.call(json!({"cmd": "board"})).unwrap();
+    assert_eq!(
+        (state(&board, a), state(&board, b), state(&board, c)),
+        ("done".into(), "done".into(), "stopped".into()),
+        "{board}"
+    );
+    let first = board["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["session_id"] == a)
+        .unwrap();
+    assert_eq!(first["last_message"], "First one done.");
+    assert_eq!(first["folder"], work.display().to_string());
+    // It worked about as long as its model took to answer.
+    assert!(first["active_ms"].as_u64().unwrap() >= 2000, "{first}");
+    // Newest activity first.
+    assert_eq!(board["agents"][0]["session_id"], b, "{board}");
+}

@@ -80,6 +80,8 @@ pub struct TurnSettings {
     pub prices: std::collections::BTreeMap<String, skald_llm::prices::Price>,
     /// config.toml `[budget] daily_usd`.
     pub daily_usd: Option<f64>,
+    /// config.toml `[agent] at_once`.
+    pub at_once: usize,
 }
 
 impl TurnSettings {
@@ -103,6 +105,7 @@ impl TurnSettings {
             vision: config.models.vision.clone(),
             prices: config.models.prices.clone(),
             daily_usd: config.budget.daily_usd,
+            at_once: config.agent.at_once,
         }
     }
 }
@@ -121,6 +124,8 @@ pub struct Engine {
     /// The context threshold and daily budget as they are now (Settings changes them while
     /// the engine runs), and the providers' rate limits.
     pub limits: crate::limits::Limits,
+    /// How many of its chats' turns run at once; the rest wait in line.
+    pub slots: crate::slots::Slots,
     /// The registered MCP servers and their client.
     pub mcp: Arc<crate::mcp::Servers>,
     /// The plugins Skald ships, on or off.
@@ -229,6 +234,7 @@ impl Engine {
             library,
             inbox,
             limits: crate::limits::Limits::new(settings.compact_at, settings.daily_usd),
+            slots: crate::slots::Slots::new(settings.at_once),
             settings,
             mcp,
             plugins: crate::plugins::Plugins::default(),

@@ -13,7 +13,7 @@ pub const LEASE_MS: i64 = 60_000;
 
 /// Whether the process named in a lease is gone (on this machine, where the data
 /// directory is).
-fn owner_is_dead(owner: &str) -> bool {
+pub(crate) fn owner_is_dead(owner: &str) -> bool {
     #[cfg(unix)]
     {
         let pid = owner

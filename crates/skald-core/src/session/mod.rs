@@ -11,7 +11,7 @@ pub use manager::SessionManager;
 use crate::engine::{Engine, EngineError};
 use crate::turn::{self, ApprovalMode, Emit, Prompt};
 use skald_api::CancellationToken;
-use skald_api::events::TurnOutcome;
+use skald_api::events::{Event, TurnOutcome};
 use std::sync::Arc;
 
 impl Engine {
@@ -29,6 +29,18 @@ impl Engine {
     ) -> Result<TurnOutcome, EngineError> {
         let session = self.store.get_session(session_id)?;
         let _hold = self.hold_session(session_id)?;
+        // Held while the chat waits in line: the turn is this process's to run.
+        let Some(_slot) = self.turn_slot(session_id, cancel, emit).await else {
+            if let Err(e) = self.store.turn_ended(session_id, TurnOutcome::Cancelled) {
+                tracing::warn!(session_id, "cannot record the stopped turn: {e}");
+            }
+            emit(Event::Done {
+                session_id,
+                outcome: TurnOutcome::Cancelled,
+                text: String::new(),
+            });
+            return Ok(TurnOutcome::Cancelled);
+        };
         let cfg = self.config_for(&session, approval)?;
         let chat_models = self.models_for(&session)?;
         let mut env = self.env(&cfg, queued, None);
@@ -37,6 +49,28 @@ impl Engine {
         }
         resume::resume_pending_tools(&env, session_id, cancel, emit).await?;
         Ok(turn::run_turn(&env, session_id, prompt, cancel, emit).await?)
+    }
+
+    /// A place among the turns that run at once (`[agent] at_once`): at once when one is
+    /// free, else after waiting in line — said with `turn_queued`, and recorded for the
+    /// board. None when the turn was stopped while it waited.
+    async fn turn_slot(
+        &self,
+        session_id: i64,
+        cancel: &CancellationToken,
+        emit: Emit<'_>,
+    ) -> Option<crate::slots::Slot<'_>> {
+        if let Some(slot) = self.slots.try_take() {
+            return Some(slot);
+        }
+        if let Err(e) = self.store.turn_queued(session_id) {
+            tracing::warn!(session_id, "cannot record that the turn waits: {e}");
+        }
+        emit(Event::TurnQueued {
+            session_id,
+            ahead: self.slots.waiting(),
+        });
+        self.slots.take(cancel).await
     }
 
     /// "Compact now": summarises the chat's older turns whatever its threshold

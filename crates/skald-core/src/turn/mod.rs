@@ -53,6 +53,33 @@ pub async fn run_turn(
     cancel: &CancellationToken,
     emit: Emit<'_>,
 ) -> Result<TurnOutcome, TurnError> {
+    // The board reads how a chat's turns go from the store (docs/board.md); a sub-agent's
+    // turn is its chat's. Not being able to say so never stops the turn.
+    let root = env.frame.stack_id.is_none();
+    if root && let Err(e) = env.store.turn_started(session_id) {
+        tracing::warn!(session_id, "cannot record the turn's start: {e}");
+    }
+    let result = rounds(env, session_id, prompt, cancel, emit).await;
+    if root {
+        let outcome = match &result {
+            Ok(outcome) => *outcome,
+            Err(_) => TurnOutcome::Failed,
+        };
+        if let Err(e) = env.store.turn_ended(session_id, outcome) {
+            tracing::warn!(session_id, "cannot record the turn's end: {e}");
+        }
+    }
+    result
+}
+
+/// The turn itself: what `run_turn` records the start and end of.
+async fn rounds(
+    env: &TurnEnv<'_>,
+    session_id: i64,
+    prompt: Option<&Prompt>,
+    cancel: &CancellationToken,
+    emit: Emit<'_>,
+) -> Result<TurnOutcome, TurnError> {
     // What the turn's calls used and cost is said just before it ends (a sub-agent's are
     // its delegating turn's).
     let started = skald_store::now_ms();
