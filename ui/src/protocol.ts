@@ -334,7 +334,7 @@ limit?: number, } | { "cmd": "worktree_diff", name: string, } | { "cmd": "apply_
  * The `snapshot` of the `worktree_diff` reviewed: refused if the worktree changed
  * since (its hunks would be others).
  */
-snapshot?: string, } | { "cmd": "discard_worktree", name: string, } | { "cmd": "rename_session", session_id: number, title: string, } | { "cmd": "delete_session", session_id: number, } | { "cmd": "history", session_id: number, before?: number, limit?: number, } | { "cmd": "usage", session_id: number, } | { "cmd": "sandbox", session_id: number, } | { "cmd": "set_sandbox", session_id: number, mode: SandboxMode, network: boolean, } | { "cmd": "fork_session", session_id: number, message_id: number, } | { "cmd": "edit_message", session_id: number, message_id: number, text: string, images?: Array<ChatImage>, } | { "cmd": "set_session_mode", session_id: number, mode: ChatMode, } | { "cmd": "context_usage", session_id: number, } | { "cmd": "compact_now", session_id: number, } | { "cmd": "undo_compaction", session_id: number, } | { "cmd": "list_models" } | { "cmd": "set_session_model", session_id: number, model?: string, effort?: string, } | { "cmd": "session_context", session_id: number, } | { "cmd": "approve_hooks", session_id: number, sha256: string, } | { "cmd": "checkpoints", session_id: number, } | { "cmd": "checkpoint_diff", id: number, path?: string, } | { "cmd": "restore_checkpoint", id: number, rewind?: boolean, } | { "cmd": "send_message", session_id: number, text: string, 
+snapshot?: string, } | { "cmd": "commit_worktree", name: string, message?: string, } | { "cmd": "merge_worktree", name: string, } | { "cmd": "discard_worktree", name: string, } | { "cmd": "rename_session", session_id: number, title: string, } | { "cmd": "delete_session", session_id: number, } | { "cmd": "history", session_id: number, before?: number, limit?: number, } | { "cmd": "usage", session_id: number, } | { "cmd": "sandbox", session_id: number, } | { "cmd": "set_sandbox", session_id: number, mode: SandboxMode, network: boolean, } | { "cmd": "fork_session", session_id: number, message_id: number, } | { "cmd": "edit_message", session_id: number, message_id: number, text: string, images?: Array<ChatImage>, } | { "cmd": "set_session_mode", session_id: number, mode: ChatMode, } | { "cmd": "context_usage", session_id: number, } | { "cmd": "compact_now", session_id: number, } | { "cmd": "undo_compaction", session_id: number, } | { "cmd": "list_models" } | { "cmd": "set_session_model", session_id: number, model?: string, effort?: string, } | { "cmd": "session_context", session_id: number, } | { "cmd": "approve_hooks", session_id: number, sha256: string, } | { "cmd": "checkpoints", session_id: number, } | { "cmd": "checkpoint_diff", id: number, path?: string, } | { "cmd": "restore_checkpoint", id: number, rewind?: boolean, } | { "cmd": "send_message", session_id: number, text: string, 
 /**
  * Images attached with it, by what `AttachImage` answered (only `sha256` and
  * `name` are read).
@@ -395,7 +395,7 @@ export type Reply = { "cmd": "list_sessions", sessions: Array<SessionInfo>, } | 
 /**
  * The worktree's state reviewed, for `apply_worktree`.
  */
-snapshot: string, } | { "cmd": "apply_worktree", report: ApplyReport, } | { "cmd": "discard_worktree" } | { "cmd": "rename_session" } | { "cmd": "delete_session" } | { "cmd": "history", session: SessionInfo, messages: Array<ChatMessage>, tool_calls: Array<ToolCallInfo>, 
+snapshot: string, } | { "cmd": "apply_worktree", report: ApplyReport, } | { "cmd": "commit_worktree", commit: string, } | { "cmd": "merge_worktree", report: MergeReport, } | { "cmd": "discard_worktree" } | { "cmd": "rename_session" } | { "cmd": "delete_session" } | { "cmd": "history", session: SessionInfo, messages: Array<ChatMessage>, tool_calls: Array<ToolCallInfo>, 
 /**
  * Older messages exist before the first one returned.
  */
@@ -985,6 +985,26 @@ waiting: number,
  * The start of its latest answer (at most 300 characters).
  */
 last_message?: string, };
+
+/**
+ * How merging a git worktree's branch into the person's branch went (docs/worktrees.md,
+ * "Commit and merge").
+ */
+export type MergeReport = { 
+/**
+ * The person's branch merged into.
+ */
+into: string, outcome: MergeOutcome, 
+/**
+ * The commit the person's branch now points at (none when up to date or clashing).
+ */
+commit?: string, 
+/**
+ * Files changed on both sides; when there is any, nothing was written.
+ */
+conflicts: Array<string>, };
+
+export type MergeOutcome = "up_to_date" | "fast_forward" | "merge_commit" | "conflicts";
 
 /**
  * What an agent is doing, as the board says it.

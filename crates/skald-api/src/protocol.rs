@@ -80,6 +80,20 @@ pub enum Command {
         #[ts(optional)]
         snapshot: Option<String>,
     },
+    /// Commits what a git worktree's agent changed on its branch `skald/NAME` (a message,
+    /// or one saying whose work it is).
+    CommitWorktree {
+        name: String,
+        #[serde(default)]
+        #[ts(optional)]
+        message: Option<String>,
+    },
+    /// Merges a git worktree's branch into the branch checked out in the person's
+    /// repository; refused while the agent has work not committed, and with any clash
+    /// nothing is written.
+    MergeWorktree {
+        name: String,
+    },
     /// Removes a worktree: its folder, and for a git worktree its branch.
     DiscardWorktree {
         name: String,
@@ -446,6 +460,12 @@ pub enum Reply {
     },
     ApplyWorktree {
         report: crate::worktree::ApplyReport,
+    },
+    CommitWorktree {
+        commit: String,
+    },
+    MergeWorktree {
+        report: crate::worktree::MergeReport,
     },
     DiscardWorktree,
     RenameSession,

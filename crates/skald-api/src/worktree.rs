@@ -127,3 +127,32 @@ pub struct FileChoice {
     #[ts(optional)]
     pub hunks: Option<Vec<usize>>,
 }
+
+/// How merging a git worktree's branch into the person's branch went (docs/worktrees.md,
+/// "Commit and merge").
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct MergeReport {
+    /// The person's branch merged into.
+    pub into: String,
+    pub outcome: MergeOutcome,
+    /// The commit the person's branch now points at (none when up to date or clashing).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub commit: Option<String>,
+    /// Files changed on both sides; when there is any, nothing was written.
+    #[serde(default)]
+    pub conflicts: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum MergeOutcome {
+    /// The person's branch already had all of it.
+    UpToDate,
+    /// The person's branch had not moved and now points at the worktree's last commit.
+    FastForward,
+    /// A merge commit joins both.
+    MergeCommit,
+    /// Both changed the same lines; nothing was written.
+    Conflicts,
+}

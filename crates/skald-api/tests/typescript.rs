@@ -98,6 +98,8 @@ fn generate() -> String {
         decl::<LimitInfo>(),
         decl::<skald_api::worktree::WorktreeInfo>(),
         decl::<skald_api::board::BoardAgent>(),
+        decl::<skald_api::worktree::MergeReport>(),
+        decl::<skald_api::worktree::MergeOutcome>(),
         decl::<skald_api::board::AgentState>(),
         decl::<skald_api::board::ChangeTally>(),
         decl::<skald_api::worktree::WorktreeKind>(),

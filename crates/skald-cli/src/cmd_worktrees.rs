@@ -1,10 +1,10 @@
-//! `skald worktrees list|diff|apply|discard`: the worktrees agents work in, what they
-//! changed, and bringing it into your folder (docs/worktrees.md).
+//! `skald worktrees list|diff|apply|commit|merge|discard`: the worktrees agents work in,
+//! what they changed, and bringing it into your folder (docs/worktrees.md).
 
 use crate::exit;
 use crate::fail::{Fail, finish};
 use clap::Subcommand;
-use skald_api::worktree::{ApplyReport, FileReview, WorktreeInfo};
+use skald_api::worktree::{ApplyReport, FileReview, MergeOutcome, MergeReport, WorktreeInfo};
 use skald_core::DataDir;
 use skald_core::worktrees::review;
 use skald_store::Store;
@@ -33,6 +33,21 @@ pub enum WorktreesCommand {
         /// file's; repeatable. Without it, every change
         #[arg(long, value_name = "PATH[:N,…]")]
         hunk: Vec<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Commits what the agent changed in a git worktree on its branch skald/NAME
+    Commit {
+        name: String,
+        /// The commit message [default: one saying whose work it is]
+        #[arg(short, long)]
+        message: Option<String>,
+    },
+    /// Merges a git worktree's branch into the branch checked out in your repository (a
+    /// fast-forward or a merge commit; `git reset --keep ORIG_HEAD` undoes it). Refused
+    /// while the agent has work not committed; with a clash nothing is written
+    Merge {
+        name: String,
         #[arg(long)]
         json: bool,
     },
@@ -95,6 +110,42 @@ fn run(
                 );
             } else {
                 print_report(&name, &w.source, &report);
+            }
+            Ok(if report.conflicts.is_empty() {
+                exit::OK
+            } else {
+                exit::FAILED
+            })
+        }
+        WorktreesCommand::Commit { name, message } => {
+            let w = active(&store, &name)?;
+            if let Some(id) = w.session_id
+                && store.session_holder(id).map_err(Fail::failed)?.is_some()
+            {
+                return Err(Fail::usage(format!(
+                    "worktree {name}'s chat is running; commit once it has answered"
+                )));
+            }
+            let commit = skald_core::worktrees::commit(&w, message.as_deref().unwrap_or(""))
+                .map_err(|e| Fail::usage(e.to_string()))?;
+            println!(
+                "Committed {} on {}.",
+                &commit[..commit.len().min(12)],
+                w.branch.as_deref().unwrap_or("its branch")
+            );
+            Ok(exit::OK)
+        }
+        WorktreesCommand::Merge { name, json } => {
+            let w = active(&store, &name)?;
+            let report =
+                skald_core::worktrees::merge(&w).map_err(|e| Fail::usage(e.to_string()))?;
+            if json {
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&report).map_err(Fail::failed)?
+                );
+            } else {
+                print_merge(&w, &report);
             }
             Ok(if report.conflicts.is_empty() {
                 exit::OK
@@ -218,6 +269,39 @@ fn print_file(f: &FileReview) {
         }
         for l in &h.added {
             println!("  +{}", l.trim_end_matches('\n'));
+        }
+    }
+}
+
+fn print_merge(w: &WorktreeInfo, r: &MergeReport) {
+    let branch = w.branch.as_deref().unwrap_or("its branch");
+    let short = |c: &Option<String>| {
+        c.as_deref()
+            .map(|c| c[..c.len().min(12)].to_string())
+            .unwrap_or_default()
+    };
+    match r.outcome {
+        MergeOutcome::UpToDate => println!("{} already has everything of {branch}.", r.into),
+        MergeOutcome::FastForward => println!(
+            "{} fast-forwarded to {branch} ({}). Undo: git reset --keep ORIG_HEAD",
+            r.into,
+            short(&r.commit)
+        ),
+        MergeOutcome::MergeCommit => println!(
+            "Merged {branch} into {} ({}). Undo: git reset --keep ORIG_HEAD",
+            r.into,
+            short(&r.commit)
+        ),
+        MergeOutcome::Conflicts => {
+            println!(
+                "Not merged: {} file(s) changed both on {branch} and on {} in the same place. \
+                 Nothing was written.",
+                r.conflicts.len(),
+                r.into
+            );
+            for c in &r.conflicts {
+                println!("  {c}");
+            }
         }
     }
 }

@@ -362,6 +362,8 @@ impl Service {
                 files,
                 snapshot,
             } => self.apply_worktree(&name, files, snapshot).await,
+            Command::CommitWorktree { name, message } => self.commit_worktree(&name, message).await,
+            Command::MergeWorktree { name } => self.merge_worktree(&name).await,
             Command::DiscardWorktree { name } => self.discard_worktree(&name),
             Command::RenameSession { session_id, title } => self.rename_session(session_id, &title),
             Command::DeleteSession { session_id } => self.delete_session(session_id).await,

@@ -132,6 +132,38 @@ impl Service {
         Ok(Reply::ApplyWorktree { report })
     }
 
+    pub(crate) async fn commit_worktree(
+        &self,
+        name: &str,
+        message: Option<String>,
+    ) -> Result<Reply, ServiceError> {
+        let w = self.active_worktree(name)?;
+        // Half of what a running agent is writing would be committed.
+        if let Some(id) = w.session_id
+            && self.sessions.is_running(id)
+        {
+            return Err(invalid(format!(
+                "worktree {name}'s chat is running; commit once it has answered"
+            )));
+        }
+        let commit = tokio::task::spawn_blocking(move || {
+            worktrees::commit(&w, message.as_deref().unwrap_or(""))
+        })
+        .await
+        .map_err(|e| invalid(format!("the commit stopped: {e}")))?
+        .map_err(|e| invalid(e.to_string()))?;
+        Ok(Reply::CommitWorktree { commit })
+    }
+
+    pub(crate) async fn merge_worktree(&self, name: &str) -> Result<Reply, ServiceError> {
+        let w = self.active_worktree(name)?;
+        let report = tokio::task::spawn_blocking(move || worktrees::merge(&w))
+            .await
+            .map_err(|e| invalid(format!("the merge stopped: {e}")))?
+            .map_err(|e| invalid(e.to_string()))?;
+        Ok(Reply::MergeWorktree { report })
+    }
+
     pub(crate) fn discard_worktree(&self, name: &str) -> Result<Reply, ServiceError> {
         let w = self.active_worktree(name)?;
         if let Some(id) = w.session_id

@@ -9,6 +9,7 @@
 //! repository's hooks — a folder's `post-checkout` hook is code its author chose, and
 //! making a worktree must not run it.
 
+pub mod git;
 pub mod review;
 
 use std::path::{Path, PathBuf};

@@ -729,3 +729,91 @@ fn a_worktree_left_by_a_stopped_run_is_listed_and_removed() {
     assert!(!stray.exists());
     assert!(p.data().exists());
 }
+
+/// For a git folder: the agent's work committed on its branch, then merged into the
+/// person's branch; a clash merges nothing (docs/worktrees.md, "Commit and merge").
+#[test]
+fn a_git_worktree_s_work_is_committed_on_its_branch_and_merged() {
+    let p = Place::new();
+    let work = p.work();
+    std::fs::write(work.join("README.md"), "hello\n").unwrap();
+    std::fs::write(work.join("plan.md"), "one\ntwo\n").unwrap();
+    committed(&work);
+    let server = ScriptedServer::new(vec![
+        tool_call(
+            "w1",
+            "write_file",
+            r#"{"path": "notes.txt", "content": "from the agent\n"}"#,
+        ),
+        tool_call(
+            "w2",
+            "write_file",
+            r#"{"path": "plan.md", "content": "one\nagent\n"}"#,
+        ),
+        answer("Done."),
+    ]);
+    let (out, events) = SkaldCmd::new(&p.data()).against(&server).exec_json(
+        &work,
+        &["--worktree", "feat", "--approve", "all"],
+        "notes",
+    );
+    assert_eq!(out.status.code(), Some(0), "{events:?}");
+    let run = |args: &[&str]| bare(&p.data()).args(args).output().unwrap();
+    // Nothing committed yet: merging is refused, and says why.
+    let out = run(&["worktrees", "merge", "feat"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not committed"));
+    let said = ok(&run(&[
+        "worktrees",
+        "commit",
+        "feat",
+        "-m",
+        "Notes by the agent",
+    ]));
+    assert!(said.contains("skald/feat"), "{said}");
+    assert_eq!(
+        git(&work, &["log", "-1", "--format=%s", "skald/feat"]).trim(),
+        "Notes by the agent"
+    );
+    let out = run(&["worktrees", "commit", "feat"]);
+    assert_eq!(out.status.code(), Some(2), "nothing left to commit");
+
+    // The person changed the same line meanwhile: nothing is merged.
+    std::fs::write(work.join("plan.md"), "one\nperson\n").unwrap();
+    git(&work, &["commit", "-q", "-am", "mine"]);
+    let head = git(&work, &["rev-parse", "HEAD"]);
+    let out = run(&["worktrees", "merge", "feat", "--json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["outcome"], "conflicts");
+    assert_eq!(report["conflicts"], serde_json::json!(["plan.md"]));
+    assert_eq!(git(&work, &["rev-parse", "HEAD"]), head);
+    assert!(!work.join("notes.txt").exists());
+    assert_eq!(git(&work, &["status", "--porcelain"]), "");
+
+    // Taken back, the merge goes through as a merge commit.
+    git(&work, &["reset", "-q", "--hard", "HEAD~1"]);
+    std::fs::write(work.join("README.md"), "hello, person\n").unwrap();
+    git(&work, &["commit", "-q", "-am", "readme"]);
+    let said = ok(&run(&["worktrees", "merge", "feat"]));
+    assert!(said.contains("Merged skald/feat into main"), "{said}");
+    assert_eq!(
+        std::fs::read_to_string(work.join("notes.txt")).unwrap(),
+        "from the agent\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(work.join("plan.md")).unwrap(),
+        "one\nagent\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(work.join("README.md")).unwrap(),
+        "hello, person\n"
+    );
+    assert_eq!(git(&work, &["status", "--porcelain"]), "");
+    assert_eq!(
+        git(&work, &["log", "-1", "--format=%P"])
+            .split_whitespace()
+            .count(),
+        2
+    );
+}

@@ -6,7 +6,7 @@
 pub mod review;
 
 use crate::approval::RunContext;
-use skald_api::worktree::{WorktreeInfo, WorktreeKind};
+use skald_api::worktree::{MergeOutcome, MergeReport, WorktreeInfo, WorktreeKind};
 use skald_store::{NewWorktree, Store, StoreError};
 use std::path::{Path, PathBuf};
 
@@ -201,6 +201,30 @@ pub fn discard_unrecorded(
 }
 
 /// A stored worktree as `skald_worktree` takes it.
+/// Commits what the agent changed in git worktree `info` on its branch; the commit.
+pub fn commit(info: &WorktreeInfo, message: &str) -> Result<String, WorktreesError> {
+    Ok(skald_worktree::git::commit(&as_worktree(info), message)?)
+}
+
+/// Merges git worktree `info`'s branch into the branch checked out in the person's
+/// repository; a clash writes nothing.
+pub fn merge(info: &WorktreeInfo) -> Result<MergeReport, WorktreesError> {
+    use skald_worktree::git::Merged;
+    let out = skald_worktree::git::merge(&as_worktree(info))?;
+    let (outcome, commit, conflicts) = match out.merged {
+        Merged::UpToDate => (MergeOutcome::UpToDate, None, Vec::new()),
+        Merged::FastForward { commit } => (MergeOutcome::FastForward, Some(commit), Vec::new()),
+        Merged::Commit { commit } => (MergeOutcome::MergeCommit, Some(commit), Vec::new()),
+        Merged::Conflicts { paths } => (MergeOutcome::Conflicts, None, paths),
+    };
+    Ok(MergeReport {
+        into: out.into,
+        outcome,
+        commit,
+        conflicts,
+    })
+}
+
 pub fn as_worktree(info: &WorktreeInfo) -> skald_worktree::Worktree {
     let p = |s: &str| PathBuf::from(s);
     skald_worktree::Worktree {
