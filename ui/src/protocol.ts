@@ -334,7 +334,12 @@ limit?: number, } | { "cmd": "worktree_diff", name: string, } | { "cmd": "apply_
  * The `snapshot` of the `worktree_diff` reviewed: refused if the worktree changed
  * since (its hunks would be others).
  */
-snapshot?: string, } | { "cmd": "commit_worktree", name: string, message?: string, } | { "cmd": "merge_worktree", name: string, } | { "cmd": "discard_worktree", name: string, } | { "cmd": "rename_session", session_id: number, title: string, } | { "cmd": "delete_session", session_id: number, } | { "cmd": "history", session_id: number, before?: number, limit?: number, } | { "cmd": "usage", session_id: number, } | { "cmd": "sandbox", session_id: number, } | { "cmd": "set_sandbox", session_id: number, mode: SandboxMode, network: boolean, } | { "cmd": "fork_session", session_id: number, message_id: number, } | { "cmd": "edit_message", session_id: number, message_id: number, text: string, images?: Array<ChatImage>, } | { "cmd": "set_session_mode", session_id: number, mode: ChatMode, } | { "cmd": "context_usage", session_id: number, } | { "cmd": "compact_now", session_id: number, } | { "cmd": "undo_compaction", session_id: number, } | { "cmd": "list_models" } | { "cmd": "set_session_model", session_id: number, model?: string, effort?: string, } | { "cmd": "session_context", session_id: number, } | { "cmd": "approve_hooks", session_id: number, sha256: string, } | { "cmd": "checkpoints", session_id: number, } | { "cmd": "checkpoint_diff", id: number, path?: string, } | { "cmd": "restore_checkpoint", id: number, rewind?: boolean, } | { "cmd": "send_message", session_id: number, text: string, 
+snapshot?: string, } | { "cmd": "commit_worktree", name: string, message?: string, } | { "cmd": "merge_worktree", name: string, } | { "cmd": "discard_worktree", name: string, } | { "cmd": "chat_changes", session_id: number, } | { "cmd": "revert_changes", session_id: number, files?: Array<FileChoice>, 
+/**
+ * The `snapshot` of the `chat_changes` reviewed: refused if the chat changed files
+ * since.
+ */
+snapshot?: string, } | { "cmd": "rename_session", session_id: number, title: string, } | { "cmd": "delete_session", session_id: number, } | { "cmd": "history", session_id: number, before?: number, limit?: number, } | { "cmd": "usage", session_id: number, } | { "cmd": "sandbox", session_id: number, } | { "cmd": "set_sandbox", session_id: number, mode: SandboxMode, network: boolean, } | { "cmd": "fork_session", session_id: number, message_id: number, } | { "cmd": "edit_message", session_id: number, message_id: number, text: string, images?: Array<ChatImage>, } | { "cmd": "set_session_mode", session_id: number, mode: ChatMode, } | { "cmd": "context_usage", session_id: number, } | { "cmd": "compact_now", session_id: number, } | { "cmd": "undo_compaction", session_id: number, } | { "cmd": "list_models" } | { "cmd": "set_session_model", session_id: number, model?: string, effort?: string, } | { "cmd": "session_context", session_id: number, } | { "cmd": "approve_hooks", session_id: number, sha256: string, } | { "cmd": "checkpoints", session_id: number, } | { "cmd": "checkpoint_diff", id: number, path?: string, } | { "cmd": "restore_checkpoint", id: number, rewind?: boolean, } | { "cmd": "send_message", session_id: number, text: string, 
 /**
  * Images attached with it, by what `AttachImage` answered (only `sha256` and
  * `name` are read).
@@ -395,7 +400,11 @@ export type Reply = { "cmd": "list_sessions", sessions: Array<SessionInfo>, } | 
 /**
  * The worktree's state reviewed, for `apply_worktree`.
  */
-snapshot: string, } | { "cmd": "apply_worktree", report: ApplyReport, } | { "cmd": "commit_worktree", commit: string, } | { "cmd": "merge_worktree", report: MergeReport, } | { "cmd": "discard_worktree" } | { "cmd": "rename_session" } | { "cmd": "delete_session" } | { "cmd": "history", session: SessionInfo, messages: Array<ChatMessage>, tool_calls: Array<ToolCallInfo>, 
+snapshot: string, } | { "cmd": "apply_worktree", report: ApplyReport, } | { "cmd": "commit_worktree", commit: string, } | { "cmd": "merge_worktree", report: MergeReport, } | { "cmd": "discard_worktree" } | { "cmd": "chat_changes", files: Array<FileReview>, 
+/**
+ * The chat's changes as reviewed, for `revert_changes`.
+ */
+snapshot: string, } | { "cmd": "revert_changes", report: ApplyReport, } | { "cmd": "rename_session" } | { "cmd": "delete_session" } | { "cmd": "history", session: SessionInfo, messages: Array<ChatMessage>, tool_calls: Array<ToolCallInfo>, 
 /**
  * Older messages exist before the first one returned.
  */

@@ -98,6 +98,25 @@ pub enum Command {
     DiscardWorktree {
         name: String,
     },
+    /// What a chat changed in its folder, from before its first change to after its last,
+    /// file by file and hunk by hunk (docs/worktrees.md, "A chat's own changes").
+    ChatChanges {
+        session_id: i64,
+    },
+    /// Takes back a chat's changes — all, or the files and hunks chosen — merged with what
+    /// changed in the folder since; with any clash nothing is written. Undone like a
+    /// restore (`restore_checkpoint` of the report's checkpoint).
+    RevertChanges {
+        session_id: i64,
+        #[serde(default)]
+        #[ts(optional)]
+        files: Option<Vec<crate::worktree::FileChoice>>,
+        /// The `snapshot` of the `chat_changes` reviewed: refused if the chat changed files
+        /// since.
+        #[serde(default)]
+        #[ts(optional)]
+        snapshot: Option<String>,
+    },
     RenameSession {
         session_id: i64,
         title: String,
@@ -468,6 +487,14 @@ pub enum Reply {
         report: crate::worktree::MergeReport,
     },
     DiscardWorktree,
+    ChatChanges {
+        files: Vec<crate::worktree::FileReview>,
+        /// The chat's changes as reviewed, for `revert_changes`.
+        snapshot: String,
+    },
+    RevertChanges {
+        report: crate::worktree::ApplyReport,
+    },
     RenameSession,
     DeleteSession,
     History {

@@ -1,5 +1,6 @@
-//! `skald checkpoints list|diff|restore`: what the agents of a session changed in its
-//! folder, and going back to before any of it (docs/checkpoints.md).
+//! `skald checkpoints list|diff|changes|revert|restore`: what the agents of a session
+//! changed in its folder, taking back any hunk of it, and going back to before any of it
+//! (docs/checkpoints.md).
 
 use crate::exit;
 use crate::fail::{Fail, finish};
@@ -8,6 +9,7 @@ use serde_json::json;
 use skald_api::ToolDescriptionLength;
 use skald_api::checkpoint::{CheckpointInfo, CheckpointKind};
 use skald_core::checkpoints::Checkpoints;
+use skald_core::worktrees::{revert, review};
 use skald_core::{DataDir, builtin_registry};
 use skald_store::Store;
 
@@ -29,6 +31,25 @@ pub enum CheckpointsCommand {
         /// Only the list of files, with lines added and removed
         #[arg(long)]
         stat: bool,
+    },
+    /// What a session changed in its folder, from before its first change to after its
+    /// last, file by file and hunk by hunk (each hunk numbered for `revert --hunk`)
+    Changes {
+        session: i64,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Takes back a session's changes (all, or the hunks named), merged with what changed
+    /// in the folder since; with a clash nothing is written. Itself a checkpoint, undone
+    /// with `restore`
+    Revert {
+        session: i64,
+        /// Only these hunks: `PATH:1,3` (numbers from `changes`), or `PATH` for all of a
+        /// file's; repeatable. Without it, every change
+        #[arg(long, value_name = "PATH[:N,…]")]
+        hunk: Vec<String>,
+        #[arg(long)]
+        json: bool,
     },
     /// Brings the folder back to before a step; the restore is itself a checkpoint, so
     /// it can be undone the same way
@@ -129,6 +150,62 @@ async fn run(
             print!("{text}");
             Ok(exit::OK)
         }
+        CheckpointsCommand::Changes { session, json } => {
+            store.get_session(session).map_err(not_found)?;
+            let place = review::Place {
+                data_dir,
+                limits: checkpoints.settings.limits,
+            };
+            let (files, _) = revert::chat_changes(&store, &place, session).map_err(usage)?;
+            if json {
+                return print_json(&json!(files));
+            }
+            for f in &files {
+                crate::cmd_worktrees::print_file(f);
+            }
+            Ok(exit::OK)
+        }
+        CheckpointsCommand::Revert {
+            session,
+            hunk,
+            json,
+        } => {
+            store.get_session(session).map_err(not_found)?;
+            let place = review::Place {
+                data_dir,
+                limits: checkpoints.settings.limits,
+            };
+            let choice = if hunk.is_empty() {
+                review::Choice::All
+            } else {
+                review::Choice::Files(crate::cmd_worktrees::parse_hunks(&hunk))
+            };
+            let report = revert::revert(&store, &place, session, &choice, None).map_err(usage)?;
+            if json {
+                print_json(&json!(report))?;
+            } else if !report.conflicts.is_empty() {
+                println!(
+                    "Not taken back: {} file(s) changed since in the same place. Nothing was \
+                     written.",
+                    report.conflicts.len()
+                );
+                for c in &report.conflicts {
+                    println!("  {}", c.path);
+                }
+            } else if report.written.is_empty() {
+                println!("Nothing to take back: the folder already is that way.");
+            } else {
+                println!("Took back: {}", report.written.join(", "));
+                if let Some(id) = report.checkpoint_id {
+                    println!("Undo: skald checkpoints restore {id}");
+                }
+            }
+            Ok(if report.conflicts.is_empty() {
+                exit::OK
+            } else {
+                exit::FAILED
+            })
+        }
         CheckpointsCommand::Restore { id, rewind, json } => {
             if store.checkpoint(id).map_err(Fail::failed)?.is_none() {
                 return Err(Fail::usage(format!("there is no checkpoint {id}")));
@@ -188,6 +265,14 @@ fn summary(row: &CheckpointInfo) -> String {
         s.push_str(&row.note);
     }
     s
+}
+
+/// A review refused (a bad choice, a stale review) is the caller's mistake.
+fn usage(e: review::ReviewError) -> Fail {
+    match e {
+        review::ReviewError::Invalid(m) => Fail::usage(m),
+        e => Fail::failed(e),
+    }
 }
 
 fn not_found(e: skald_store::StoreError) -> Fail {

@@ -228,7 +228,7 @@ fn active(store: &Store, name: &str) -> Result<WorktreeInfo, Fail> {
 }
 
 /// `--hunk PATH:1,3` and `--hunk PATH` (every hunk of the file) as a choice per file.
-fn parse_hunks(args: &[String]) -> BTreeMap<String, review::Hunks> {
+pub(crate) fn parse_hunks(args: &[String]) -> BTreeMap<String, review::Hunks> {
     let mut out: BTreeMap<String, review::Hunks> = BTreeMap::new();
     for a in args {
         let numbers = a.rsplit_once(':').and_then(|(p, n)| {
@@ -251,7 +251,7 @@ fn parse_hunks(args: &[String]) -> BTreeMap<String, review::Hunks> {
     out
 }
 
-fn print_file(f: &FileReview) {
+pub(crate) fn print_file(f: &FileReview) {
     let status = match f.status {
         skald_api::checkpoint::ChangeStatus::Added => "added",
         skald_api::checkpoint::ChangeStatus::Modified => "modified",

@@ -365,6 +365,12 @@ impl Service {
             Command::CommitWorktree { name, message } => self.commit_worktree(&name, message).await,
             Command::MergeWorktree { name } => self.merge_worktree(&name).await,
             Command::DiscardWorktree { name } => self.discard_worktree(&name),
+            Command::ChatChanges { session_id } => self.chat_changes(session_id).await,
+            Command::RevertChanges {
+                session_id,
+                files,
+                snapshot,
+            } => self.revert_changes(session_id, files, snapshot).await,
             Command::RenameSession { session_id, title } => self.rename_session(session_id, &title),
             Command::DeleteSession { session_id } => self.delete_session(session_id).await,
             Command::History {

@@ -4,7 +4,7 @@
 use crate::{Service, ServiceError, invalid};
 use skald_api::protocol::Reply;
 use skald_api::worktree::{FileChoice, WorktreeInfo, WorktreeStatus};
-use skald_core::worktrees::{self, review};
+use skald_core::worktrees::{self, revert, review};
 
 impl Service {
     fn checkpoint_limits(&self) -> skald_checkpoint::Limits {
@@ -109,21 +109,7 @@ impl Service {
         snapshot: Option<String>,
     ) -> Result<Reply, ServiceError> {
         let w = self.active_worktree(name)?;
-        let choice = match files {
-            None => review::Choice::All,
-            Some(files) => review::Choice::Files(
-                files
-                    .into_iter()
-                    .map(|f| {
-                        let hunks = match f.hunks {
-                            None => review::Hunks::All,
-                            Some(h) => review::Hunks::Only(h),
-                        };
-                        (f.path, hunks)
-                    })
-                    .collect(),
-            ),
-        };
+        let choice = choice_of(files);
         let report = self
             .reviewing(move |store, place| {
                 review::apply(store, place, &w, &choice, snapshot.as_deref())
@@ -164,6 +150,36 @@ impl Service {
         Ok(Reply::MergeWorktree { report })
     }
 
+    pub(crate) async fn chat_changes(&self, session_id: i64) -> Result<Reply, ServiceError> {
+        self.store.get_session(session_id)?;
+        let (files, snapshot) = self
+            .reviewing(move |store, place| revert::chat_changes(store, place, session_id))
+            .await?;
+        Ok(Reply::ChatChanges { files, snapshot })
+    }
+
+    pub(crate) async fn revert_changes(
+        &self,
+        session_id: i64,
+        files: Option<Vec<FileChoice>>,
+        snapshot: Option<String>,
+    ) -> Result<Reply, ServiceError> {
+        self.store.get_session(session_id)?;
+        // A running turn's next change would land between the review and the revert.
+        if self.sessions.is_running(session_id) {
+            return Err(invalid(
+                "the chat is running; take changes back once it has answered".to_string(),
+            ));
+        }
+        let choice = choice_of(files);
+        let report = self
+            .reviewing(move |store, place| {
+                revert::revert(store, place, session_id, &choice, snapshot.as_deref())
+            })
+            .await?;
+        Ok(Reply::RevertChanges { report })
+    }
+
     pub(crate) fn discard_worktree(&self, name: &str) -> Result<Reply, ServiceError> {
         let w = self.active_worktree(name)?;
         if let Some(id) = w.session_id
@@ -175,6 +191,25 @@ impl Service {
         }
         worktrees::discard(&self.store, &w).map_err(|e| invalid(e.to_string()))?;
         Ok(Reply::DiscardWorktree)
+    }
+}
+
+/// The files and hunks chosen in a review, as the engine takes them.
+fn choice_of(files: Option<Vec<FileChoice>>) -> review::Choice {
+    match files {
+        None => review::Choice::All,
+        Some(files) => review::Choice::Files(
+            files
+                .into_iter()
+                .map(|f| {
+                    let hunks = match f.hunks {
+                        None => review::Hunks::All,
+                        Some(h) => review::Hunks::Only(h),
+                    };
+                    (f.path, hunks)
+                })
+                .collect(),
+        ),
     }
 }
 

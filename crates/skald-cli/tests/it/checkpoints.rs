@@ -304,3 +304,135 @@ fn a_rewind_goes_on_in_a_new_chat_and_the_original_keeps_every_message() {
         "{evs:?}"
     );
 }
+
+/// A chat's own changes reviewed hunk by hunk and taken back in part, merged with what
+/// the person changed since; a clash writes nothing; the revert is undone like a restore
+/// (docs/worktrees.md, "A chat's own changes").
+#[test]
+fn a_chats_changes_are_taken_back_hunk_by_hunk_and_the_revert_undone() {
+    let data = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let w = std::fs::canonicalize(work.path()).unwrap();
+    let lines = |changed: &[(usize, &str)]| -> String {
+        (1..=12)
+            .map(|i| {
+                changed
+                    .iter()
+                    .find(|(n, _)| *n == i)
+                    .map_or(format!("{i}\n"), |(_, t)| format!("{t}\n"))
+            })
+            .collect()
+    };
+    fs::write(w.join("notes.md"), lines(&[])).unwrap();
+    let server =
+        ScriptedServer::new(vec![
+        tool_call(
+            "w1",
+            "write_file",
+            &serde_json::json!({"path": "notes.md", "content": lines(&[(2, "two"), (10, "ten")])})
+                .to_string(),
+        ),
+        tool_call("w2", "write_file", r#"{"path": "new.md", "content": "new\n"}"#),
+        answer("Done."),
+    ]);
+    let out = skald(data.path(), Some(&server))
+        .args(["exec", "--json", "--approve", "all", "--cwd"])
+        .arg(&w)
+        .arg("change things")
+        .output()
+        .unwrap();
+    let evs = events(&ok(&out));
+    let session = evs[0]["session_id"].as_i64().unwrap().to_string();
+
+    let files = run_json(data.path(), &["checkpoints", "changes", &session]);
+    let files = files.as_array().unwrap();
+    assert_eq!(files.len(), 2, "{files:?}");
+    let notes = files.iter().find(|f| f["path"] == "notes.md").unwrap();
+    assert_eq!(notes["hunks"].as_array().unwrap().len(), 2, "{notes}");
+    assert_eq!(notes["hunks"][0]["added"], serde_json::json!(["two\n"]));
+
+    // The person changes a line of their own meanwhile.
+    fs::write(
+        w.join("notes.md"),
+        lines(&[(2, "two"), (6, "mine"), (10, "ten")]),
+    )
+    .unwrap();
+    let report = run_json(
+        data.path(),
+        &["checkpoints", "revert", &session, "--hunk", "notes.md:0"],
+    );
+    assert_eq!(
+        report["written"],
+        serde_json::json!(["notes.md"]),
+        "{report}"
+    );
+    assert_eq!(
+        read(&w.join("notes.md")).unwrap(),
+        lines(&[(6, "mine"), (10, "ten")])
+    );
+    assert_eq!(read(&w.join("new.md")).unwrap(), "new\n");
+    let undo = report["checkpoint_id"].as_i64().unwrap().to_string();
+
+    // What is left to review is what the chat changed less what was taken back.
+    let files = run_json(data.path(), &["checkpoints", "changes", &session]);
+    let notes = files
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["path"] == "notes.md")
+        .unwrap()
+        .clone();
+    assert!(!notes.to_string().contains("two"), "{notes}");
+
+    // The revert is a checkpoint: restoring to before it brings the hunk back.
+    ok(&skald(data.path(), None)
+        .args(["checkpoints", "restore", &undo])
+        .output()
+        .unwrap());
+    assert_eq!(
+        read(&w.join("notes.md")).unwrap(),
+        lines(&[(2, "two"), (6, "mine"), (10, "ten")])
+    );
+
+    // The person changed the chat's other line: taking it back clashes, nothing written.
+    fs::write(w.join("notes.md"), lines(&[(2, "two"), (10, "TEN!")])).unwrap();
+    let files = run_json(data.path(), &["checkpoints", "changes", &session]);
+    let notes = files
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["path"] == "notes.md")
+        .unwrap()
+        .clone();
+    let ten = notes["hunks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|h| h.to_string().contains("ten"))
+        .unwrap()["index"]
+        .to_string();
+    let out = skald(data.path(), None)
+        .args(["checkpoints", "revert", &session, "--json", "--hunk"])
+        .arg(format!("notes.md:{ten}"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["conflicts"][0]["path"], "notes.md", "{report}");
+    assert_eq!(
+        read(&w.join("notes.md")).unwrap(),
+        lines(&[(2, "two"), (10, "TEN!")])
+    );
+    // A whole new file taken back is removed; a file the chat never changed is refused.
+    run_json(
+        data.path(),
+        &["checkpoints", "revert", &session, "--hunk", "new.md"],
+    );
+    assert!(!w.join("new.md").exists());
+    let out = skald(data.path(), None)
+        .args(["checkpoints", "revert", &session, "--hunk", "other.md"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not among the files"));
+}

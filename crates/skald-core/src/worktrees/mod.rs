@@ -3,6 +3,7 @@
 //! of such a chat keeps the folder it copies out of its writes
 //! (`RunContext::worktree_source`).
 
+pub mod revert;
 pub mod review;
 
 use crate::approval::RunContext;

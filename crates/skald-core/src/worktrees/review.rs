@@ -43,7 +43,7 @@ impl Place<'_> {
         vec![self.data_dir.root().to_path_buf()]
     }
 
-    fn open(&self, folder: &Path) -> Result<Shadow, ReviewError> {
+    pub(super) fn open(&self, folder: &Path) -> Result<Shadow, ReviewError> {
         Ok(Shadow::open(&self.store(), folder)?)
     }
 }
@@ -105,6 +105,17 @@ pub fn review(
             changes.files.len()
         )));
     }
+    let out = file_reviews(&shadow, &base, &now, changes)?;
+    Ok((out, now))
+}
+
+/// The files of `changes` (from commit `from` to `to` of `shadow`) with their hunks.
+pub(super) fn file_reviews(
+    shadow: &Shadow,
+    base: &str,
+    now: &str,
+    changes: skald_api::checkpoint::FileChanges,
+) -> Result<Vec<FileReview>, ReviewError> {
     let mut out = Vec::with_capacity(changes.files.len());
     for f in changes.files {
         let old = shadow.read(&base, &f.path)?.unwrap_or_default();
@@ -128,7 +139,7 @@ pub fn review(
             status: f.status,
         });
     }
-    Ok((out, now))
+    Ok(out)
 }
 
 /// Which of a worktree's changes to apply: every one, or per file the hunks chosen (a
@@ -147,7 +158,7 @@ pub enum Hunks {
 
 /// A file to bring over: its path, the worktree's base of it and the chosen new content
 /// (`None`: no such file).
-type Theirs = (String, Option<Vec<u8>>, Option<Vec<u8>>);
+pub(super) type Theirs = (String, Option<Vec<u8>>, Option<Vec<u8>>);
 
 /// Brings the chosen changes of worktree `w` into the person's folder (`w.source`), as
 /// one step recorded as a checkpoint of the worktree's chat. When any file clashes,
@@ -202,16 +213,43 @@ pub fn apply(
         };
         theirs.push((f.path.clone(), b, t));
     }
-    let source = Path::new(&w.source);
-    let mut person = place.open(source)?;
-    let line = crate::checkpoints::line_of(w.session_id.unwrap_or(0));
+    merge_into(
+        store,
+        place,
+        Path::new(&w.source),
+        w.session_id,
+        theirs,
+        &Step {
+            before: "before applying a worktree",
+            after: &format!("applied worktree {}", w.name),
+            note: &format!("Applied from worktree {}", w.name),
+        },
+    )
+}
+
+/// How a step through the checkpoint store is named: its two snapshots, and its row.
+pub(super) struct Step<'a> {
+    pub before: &'a str,
+    pub after: &'a str,
+    pub note: &'a str,
+}
+
+/// Brings `theirs` (per file: the version it was made against, and the one wanted) into
+/// `folder` by a three-way merge with the folder as it is now, as one step of chat
+/// `session_id`'s checkpoints, undone as a restore. With any clash nothing is written and
+/// the report lists them.
+pub(super) fn merge_into(
+    store: &Store,
+    place: &Place<'_>,
+    folder: &Path,
+    session_id: Option<i64>,
+    theirs: Vec<Theirs>,
+    step: &Step<'_>,
+) -> Result<ApplyReport, ReviewError> {
+    let mut person = place.open(folder)?;
+    let line = crate::checkpoints::line_of(session_id.unwrap_or(0));
     let before = person
-        .snapshot(
-            &line,
-            "before applying a worktree",
-            &place.limits,
-            &place.excluded(),
-        )?
+        .snapshot(&line, step.before, &place.limits, &place.excluded())?
         .commit;
     let mut report = ApplyReport::default();
     let mut writes = Vec::new();
@@ -240,24 +278,20 @@ pub fn apply(
     if writes.is_empty() {
         return Ok(report);
     }
-    let done = person.write_files(
-        &line,
-        &format!("applied worktree {}", w.name),
-        &writes,
-        &place.limits,
-        &place.excluded(),
-    )?;
-    if let Some(session_id) = w.session_id {
+    let done = person.write_files(&line, step.after, &writes, &place.limits, &place.excluded())?;
+    if let Some(session_id) = session_id {
+        let folder = folder.display().to_string();
         let row = store.add_checkpoint(&NewCheckpoint {
             session_id,
             tool_call_id: None,
-            // An apply is a restore to a state made for it: undone the same way.
+            // A step made for the person is a restore to a state made for it: undone
+            // the same way.
             kind: CheckpointKind::Restore,
-            folder: &w.source,
+            folder: &folder,
             before: Some(&done.before.commit),
             after: Some(&done.after.commit),
             changes: &done.changes,
-            note: &format!("Applied from worktree {}", w.name),
+            note: step.note,
             restored_to: None,
         })?;
         report.checkpoint_id = Some(row.id);
