@@ -19,6 +19,7 @@ import { Sidebar } from "./components/Sidebar";
 import { ChatView } from "./components/ChatView";
 import { Palette } from "./components/Palette";
 import { EmptyState, Spinner } from "./components/ui";
+import { AgentsView } from "./screens/AgentsView";
 import { InboxView } from "./screens/InboxView";
 import { TasksView } from "./screens/TasksView";
 import { SettingsView } from "./screens/SettingsView";
@@ -121,6 +122,7 @@ export function App() {
           currentId={currentId}
           view={view}
           inboxCount={inboxItems?.length ?? 0}
+          runningCount={(sessions ?? []).filter((s) => s.running).length}
           onSelect={openSession}
           onNew={() => void chats.newChat()}
           onNewInFolder={chats.newChatInFolder}
@@ -160,6 +162,7 @@ export function App() {
               <Spinner label={sessions ? "Opening chat…" : "Connecting to Skald…"} />
             ))}
           {view === "inbox" && <InboxView items={inboxItems} error={inbox.inboxError} focusedId={inbox.focusedInbox} onRetry={() => void inbox.loadInbox()} />}
+          {view === "agents" && <AgentsView />}
           {view === "tasks" && <TasksView />}
           {view === "worktrees" && (
             <WorktreesView

@@ -68,7 +68,7 @@ export interface AppActions {
   reviewWorktree(name: string): void;
 }
 
-export type AppView = "chat" | "inbox" | "tasks" | "worktrees" | "settings";
+export type AppView = "chat" | "inbox" | "agents" | "tasks" | "worktrees" | "settings";
 
 export const AppContext = createContext<AppActions | null>(null);
 

@@ -1,4 +1,4 @@
-// The shell's global commands, from the keyboard (Ctrl/Cmd+K, +Shift+O/I/E/X) and the
+// The shell's global commands, from the keyboard (Ctrl/Cmd+K, +Shift+O/I/A/E/X) and the
 // Ctrl/Cmd+K palette (the same commands, and every chat by its title).
 
 import { useEffect, useMemo, useRef } from "react";
@@ -7,6 +7,9 @@ import type { ThemeChoice } from "../lib/theme";
 import { CONTEXT_SHORTCUT } from "../components/ContextView";
 import type { PaletteEntry } from "../components/Palette";
 import type { AppView } from "./context";
+
+/** Opens the Agents board (docs/board.md). */
+export const AGENTS_SHORTCUT = "Ctrl+Shift+A";
 
 export interface ShellCommands {
   togglePalette(): void;
@@ -45,6 +48,9 @@ export function useShortcuts(commands: ShellCommands) {
       } else if (e.shiftKey && k === "i") {
         e.preventDefault();
         c.current.go("inbox");
+      } else if (e.shiftKey && k === "a") {
+        e.preventDefault();
+        c.current.go("agents");
       } else if (e.shiftKey && k === "e") {
         e.preventDefault();
         c.current.toggleViewer();
@@ -65,6 +71,7 @@ export function usePaletteEntries(commands: ShellCommands, sessions: SessionInfo
       { id: "new", label: "New chat", hint: "Ctrl+Shift+O", run: () => c.current.newChat() },
       { id: "new-worktree", label: "New chat in a worktree…", run: () => c.current.newChatInWorktree() },
       { id: "inbox", label: "Go to Inbox", hint: "Ctrl+Shift+I", run: () => c.current.go("inbox") },
+      { id: "agents", label: "Go to Agents", hint: AGENTS_SHORTCUT, run: () => c.current.go("agents") },
       { id: "chat", label: "Go to Chat", run: () => c.current.go("chat") },
       { id: "tasks", label: "Go to Tasks", run: () => c.current.go("tasks") },
       { id: "worktrees", label: "Go to Worktrees", run: () => c.current.go("worktrees") },

@@ -4,6 +4,7 @@ import { useEffect, useMemo, useRef, useState } from "react";
 import type { SessionInfo } from "../protocol";
 import type { AppView } from "../app/context";
 import { formatTime } from "../lib/format";
+import { AGENTS_SHORTCUT } from "../app/shortcuts";
 import { NewWorktreeChat } from "./NewWorktreeChat";
 import { ErrorState, Icon, Spinner } from "./ui";
 
@@ -14,6 +15,8 @@ interface Props {
   currentId: number | null;
   view: AppView;
   inboxCount: number;
+  /** Chats whose turn runs or waits for a place (the Agents badge). */
+  runningCount?: number;
   onSelect: (id: number) => void;
   onNew: () => void;
   /** A new chat in a folder the OS picker chose (the desktop app only). */
@@ -47,6 +50,11 @@ export function Sidebar(p: Props) {
           {p.inboxCount}
         </span>
       )}
+      {v === "agents" && (p.runningCount ?? 0) > 0 && (
+        <span className="badge badge-quiet" data-testid="agents-badge" aria-label={`${p.runningCount} at work`}>
+          {p.runningCount}
+        </span>
+      )}
     </button>
   );
 
@@ -56,6 +64,7 @@ export function Sidebar(p: Props) {
       <div className="nav">
         {nav("chat", "Chat", "chat", "nav-chat")}
         {nav("inbox", "Inbox", "inbox", "nav-inbox", "Ctrl+Shift+I")}
+        {nav("agents", "Agents", "agents", "nav-agents", AGENTS_SHORTCUT)}
         {nav("tasks", "Tasks", "tasks", "nav-tasks")}
         {nav("worktrees", "Worktrees", "worktree", "nav-worktrees")}
         {nav("settings", "Settings", "settings", "nav-settings")}

@@ -5,6 +5,7 @@ import type { ReactNode } from "react";
 const paths: Record<string, string> = {
   chat: "M4 5h16v10H8l-4 4z",
   inbox: "M4 13l2-8h12l2 8v6H4zM4 13h5l1 2h4l1-2h5",
+  agents: "M4 6h.01M4 12h.01M4 18h.01M8 6h12M8 12h12M8 18h8",
   tasks: "M9 6h11M9 12h11M9 18h11M4 6l1 1 2-2M4 12l1 1 2-2M4 18l1 1 2-2",
   settings: "M12 9a3 3 0 100 6 3 3 0 000-6zM12 2v3M12 19v3M2 12h3M19 12h3M4.9 4.9l2.1 2.1M17 17l2.1 2.1M4.9 19.1L7 17M17 7l2.1-2.1",
   plus: "M12 5v14M5 12h14",
