@@ -3,7 +3,7 @@
 // settings read again after the build, a failed build's error, and the hint to install
 // TeX Live where there is none. Settings → Cost and limits: what today's model calls cost,
 // the daily budget against it, the context threshold, the providers' rate limits. Settings
-// → MCP servers: signing in.
+// → Agents: how many agents run at once. Settings → MCP servers: signing in.
 
 import { act } from "react";
 import { createRoot, type Root } from "react-dom/client";
@@ -28,6 +28,8 @@ class FakeServer extends FakeTransport {
   /** config.toml's `[agent] compact_at` and `[budget] daily_usd`, as the service keeps them. */
   compactAt = 80;
   budget: number | null = null;
+  /** config.toml's `[agent] at_once`. */
+  atOnce = 4;
   rateLimits: RateLimitInfo[] = [];
   /** What writing config.toml fails with; none when null. */
   configRefusal: string | null = null;
@@ -50,6 +52,7 @@ class FakeServer extends FakeTransport {
           compact_at: this.compactAt,
           ...(this.budget != null ? { daily_budget_usd: this.budget } : {}),
           today_cost_usd: this.today,
+          at_once: this.atOnce,
           rate_limits: this.rateLimits,
         };
       // As crates/skald-service/src/settings.rs checks them.
@@ -63,6 +66,11 @@ class FakeServer extends FakeTransport {
         if (this.configRefusal) throw new ServerError(this.configRefusal);
         this.budget = c.usd ?? null;
         return { cmd: c.cmd, ...(c.usd != null ? { usd: c.usd } : {}) };
+      case "set_at_once":
+        if (c.count > 64) throw new ServerError(`at most 64 agents can be let run at once, not ${c.count}; 0 sets no limit`);
+        if (this.configRefusal) throw new ServerError(this.configRefusal);
+        this.atOnce = c.count;
+        return { cmd: c.cmd, count: c.count };
       case "local_models":
         return { cmd: c.cmd, available: false, folder: "/d/models", installed: [], recommended: [] };
       case "list_mcp":
@@ -521,5 +529,95 @@ describe("Settings → Cost and limits", () => {
     const server = new FakeServer(OFFLINE_TEX);
     await render(server);
     expect(q("rate-limits")).toBeNull();
+  });
+});
+
+describe("Settings → Agents", () => {
+  const OFFLINE_TEX = { bundle: ONLINE, offline: false, system_tex: null };
+  const field = () => q("at-once") as HTMLInputElement;
+  const error = () => q("at-once-error");
+  async function type(value: string) {
+    await act(async () => {
+      Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, "value")!.set!.call(field(), value);
+      field().dispatchEvent(new Event("input", { bubbles: true }));
+    });
+  }
+  async function submit() {
+    await act(async () => field().form!.requestSubmit());
+    await settle();
+  }
+
+  it("shows how many agents run at once, sets it on Enter, and keeps it", async () => {
+    const server = new FakeServer(OFFLINE_TEX);
+    await render(server);
+    const section = container.querySelector<HTMLElement>("[aria-labelledby='s-agents']")!;
+    expect(section.querySelector("h2")?.textContent).toBe("Agents");
+    expect(section.contains(field())).toBe(true);
+    expect(field().value).toBe("4");
+    expect(field().labels?.[0]?.textContent).toContain("Agents at once");
+    expect(field().min).toBe("0");
+    expect(field().max).toBe("64");
+    expect(q("at-once-saved")).toBeNull();
+    await type("1");
+    await submit();
+    expect(server.sent("set_at_once")).toEqual([{ cmd: "set_at_once", count: 1 }]);
+    expect(q("at-once-saved")?.textContent).toBe("Saved: 1 at once.");
+    // Leaving the field after Enter saves nothing more.
+    await act(async () => {
+      field().focus();
+      field().blur();
+    });
+    await settle();
+    expect(server.count("set_at_once")).toBe(1);
+    await unmount();
+    await render(server);
+    expect(field().value).toBe("1");
+  });
+
+  it("takes 0 as no limit, saved with Save or on leaving the field", async () => {
+    const server = new FakeServer(OFFLINE_TEX);
+    await render(server);
+    await type("0");
+    await click(q("at-once-save"));
+    expect(server.sent("set_at_once")).toEqual([{ cmd: "set_at_once", count: 0 }]);
+    expect(q("at-once-saved")?.textContent).toBe("Saved: no limit.");
+    await type("8");
+    await act(async () => {
+      field().focus();
+      field().blur();
+    });
+    await settle();
+    expect(server.sent("set_at_once").at(-1)).toEqual({ cmd: "set_at_once", count: 8 });
+  });
+
+  it("says beside the field what is not a number of agents, and the engine's refusal", async () => {
+    const server = new FakeServer(OFFLINE_TEX);
+    await render(server);
+    await type("65");
+    await submit();
+    expect(error()?.textContent).toBe("At most 64 agents can run at once; 0 sets no limit.");
+    expect(error()?.getAttribute("role")).toBe("alert");
+    expect(field().getAttribute("aria-invalid")).toBe("true");
+    await type("2.5");
+    await submit();
+    expect(error()?.textContent).toBe('"2.5" is not a whole number: write one from 0 (no limit) to 64.');
+    await type("");
+    await submit();
+    expect(error()?.textContent).toBe("Write how many agents may run at once: a whole number from 0 (no limit) to 64.");
+    expect(server.count("set_at_once")).toBe(0);
+
+    server.configRefusal = "could not write /d/config.toml: read-only file system";
+    await type("2");
+    await submit();
+    expect(error()?.textContent).toBe("could not write /d/config.toml: read-only file system");
+    expect(server.atOnce).toBe(4);
+    expect(q("at-once-saved")).toBeNull();
+
+    // A good number clears the error.
+    server.configRefusal = null;
+    await type("2");
+    await submit();
+    expect(error()).toBeNull();
+    expect(server.atOnce).toBe(2);
   });
 });

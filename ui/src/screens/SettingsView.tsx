@@ -1,10 +1,11 @@
 // Settings: models (and a connection test), cost and limits (today's cost, the daily
-// budget, the context threshold, rate limits), MCP servers, approval rules, secrets,
+// budget, the context threshold, rate limits), agents (how many run at once), MCP servers, approval rules, secrets,
 // plugins, the TeX bundle LaTeX previews use, and appearance — one file per section in
 // settings/.
 
 import { useCommand } from "../app/context";
 import type { ThemeChoice } from "../lib/theme";
+import { Agents } from "./settings/Agents";
 import { Appearance } from "./settings/Appearance";
 import { Latex } from "./settings/Latex";
 import { Limits } from "./settings/Limits";
@@ -15,7 +16,7 @@ import { Rules } from "./settings/Rules";
 import { Secrets } from "./settings/Secrets";
 
 export function SettingsView({ theme, onTheme }: { theme: ThemeChoice; onTheme: (t: ThemeChoice) => void }) {
-  // One `settings` read for the sections that show it (Models, Cost and limits, LaTeX).
+  // One `settings` read for the sections that show it (Models, Cost and limits, Agents, LaTeX).
   const [settings, reloadSettings] = useCommand({ cmd: "settings" }, []);
   return (
     <section className="screen" aria-labelledby="settings-h">
@@ -25,6 +26,7 @@ export function SettingsView({ theme, onTheme }: { theme: ThemeChoice; onTheme: 
       <div className="screen-body settings">
         <Models data={settings} reload={reloadSettings} />
         <Limits data={settings} reload={reloadSettings} />
+        <Agents data={settings} reload={reloadSettings} />
         <McpServers />
         <Rules />
         <Secrets />
