@@ -18,6 +18,7 @@ mod search;
 mod shell;
 mod timing;
 mod ui;
+mod worktrees;
 
 use anyhow::{Context, Result, bail};
 use std::path::PathBuf;
@@ -45,7 +46,7 @@ fn parse_args() -> Result<Args> {
             "--load-report" => load_report = it.next().map(PathBuf::from),
             "-h" | "--help" => {
                 println!(
-                    "usage: skald-bench --skald PATH/TO/release/skald [--out docs/performance.md] [--only grep|outline|shell|checkpoints|engine|latex|local|first-answer|ui|desktop|load] [--load-report FILE]"
+                    "usage: skald-bench --skald PATH/TO/release/skald [--out docs/performance.md] [--only grep|outline|shell|checkpoints|engine|latex|local|first-answer|ui|desktop|load|worktrees] [--load-report FILE]"
                 );
                 std::process::exit(0);
             }
@@ -113,6 +114,10 @@ fn main() -> Result<()> {
     if wants("shell") {
         let section = shell::run()?;
         report::write_section(&args.out, "shell", &machine, &section)?;
+    }
+    if wants("worktrees") {
+        let section = worktrees::run()?;
+        report::write_section(&args.out, "worktrees", &machine, &section)?;
     }
     if wants("checkpoints") {
         let section = checkpoints::run()?;

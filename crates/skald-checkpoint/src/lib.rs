@@ -17,6 +17,7 @@
 //! libgit2 (the `git2` crate) is the object store; this crate is the one module of ours
 //! that names it.
 
+mod bulk;
 mod diff;
 mod live;
 mod restore;

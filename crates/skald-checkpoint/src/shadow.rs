@@ -254,6 +254,21 @@ impl Shadow {
         let mut changed = false;
         // What changed, to apply to the last tree instead of writing every tree again.
         let mut updates = git2::build::TreeUpdateBuilder::new();
+        // A folder seen for the first time: its blobs go to the store as packs rather than
+        // a loose file each (`bulk`).
+        let bulk_repo = if known.is_empty() && walked.files.len() >= crate::bulk::FROM_FILES {
+            Some(Repository::open_bare(&self.dir)?)
+        } else {
+            None
+        };
+        let bulk_odb = match &bulk_repo {
+            Some(r) => Some(r.odb()?),
+            None => None,
+        };
+        let mut bulk = match (&bulk_repo, &bulk_odb) {
+            (Some(r), Some(o)) => Some(crate::bulk::Bulk::new(r, o)?),
+            _ => None,
+        };
         for file in walked.files {
             let fresh = entry_for(&file.meta, &file.rel);
             let old = known.remove(&file.rel);
@@ -275,13 +290,20 @@ impl Shadow {
             if let Ok(content) = content {
                 scan.hashed += 1;
                 let mut e = fresh;
-                e.id = self.repo.blob(&content)?;
+                e.id = match &mut bulk {
+                    Some(b) => b.blob(&content, &self.repo)?,
+                    None => self.repo.blob(&content)?,
+                };
                 updates.upsert(bytes_path(&file.rel), e.id, file_mode(e.mode));
                 // Also a racy file whose content is unchanged is added again: its entry
                 // then postdates the index, so it is not read next time.
                 index.add(&e)?;
                 changed = true;
             }
+        }
+        // In the store before any tree or the index names them.
+        if let Some(b) = bulk.take() {
+            b.finish(&self.repo)?;
         }
         // What is left of the index was not found: removed (or now ignored or too large).
         for gone in known.keys() {

@@ -872,3 +872,69 @@ fn chosen_files_are_written_as_one_step_that_can_be_undone_and_never_over_a_chan
         assert!(err.to_string().contains("plain path"), "{bad}: {err}");
     }
 }
+
+/// A folder's first checkpoint writes its blobs as a pack, not a file each; what it
+/// recorded reads back, diffs and restores as any checkpoint's, and later checkpoints
+/// add to it.
+#[test]
+fn a_first_checkpoint_of_many_files_is_one_pack_and_reads_back_whole() {
+    let (store, dir) = setup();
+    for i in 0..300 {
+        write(
+            dir.path(),
+            &format!("d{}/f{i}.txt", i % 7),
+            &format!("file {i}\n"),
+        );
+    }
+    let limits = Limits::default();
+    let first = {
+        let mut shadow = Shadow::open(store.path(), dir.path()).expect("open");
+        shadow
+            .snapshot("s", "first", &limits, &[])
+            .expect("snapshot")
+    };
+    assert_eq!(first.hashed, 300);
+    let repo_dir = fs::read_dir(store.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "git"))
+        .unwrap();
+    let objects = repo_dir.join("objects");
+    let packs: Vec<_> = fs::read_dir(objects.join("pack"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(packs.iter().any(|p| p.ends_with(".pack")), "{packs:?}");
+    assert!(packs.iter().any(|p| p.ends_with(".idx")), "{packs:?}");
+    // Loose: the trees and the commit, not 300 blobs.
+    let loose: usize = fs::read_dir(&objects)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().len() == 2)
+        .map(|e| fs::read_dir(e.path()).unwrap().count())
+        .sum();
+    assert!(loose < 20, "{loose} loose objects");
+
+    write(dir.path(), "d3/f3.txt", "changed\n");
+    fs::remove_file(dir.path().join("d4/f4.txt")).unwrap();
+    let mut shadow = Shadow::open(store.path(), dir.path()).expect("open");
+    let second = shadow
+        .snapshot("s", "second", &limits, &[])
+        .expect("snapshot");
+    assert_eq!(second.hashed, 1);
+    let changes = shadow.changes(&first.commit, &second.commit).unwrap();
+    assert_eq!(changes.total, 2);
+    assert_eq!(
+        shadow.read(&first.commit, "d3/f3.txt").unwrap().as_deref(),
+        Some(&b"file 3\n"[..])
+    );
+    shadow.restore("s", &first.commit, &limits, &[]).unwrap();
+    assert_eq!(read(dir.path(), "d3/f3.txt").as_deref(), Some("file 3\n"));
+    assert_eq!(read(dir.path(), "d4/f4.txt").as_deref(), Some("file 4\n"));
+    assert_eq!(
+        read(dir.path(), "d5/f299.txt").as_deref(),
+        Some("file 299\n")
+    );
+}

@@ -13,6 +13,8 @@ pub mod git;
 pub mod review;
 
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// What a worktree is a copy of, and how.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -218,7 +220,7 @@ pub struct Copied {
     pub bytes: u64,
 }
 
-/// Copies what a walk of `source` finds (skald_base::walk: hidden files, `.gitignore`
+/// Copies what a walk of `source` finds, on every core (skald_base::walk: hidden files, `.gitignore`
 /// honoured, never `.git`, `node_modules`, `target` or `secrets`) into `root`, which is
 /// made. Files are read from their folders' descriptors refusing links (the folder may be
 /// changing under a command left running); links are made again as they are, so one that
@@ -232,34 +234,43 @@ pub fn copy_folder(
 ) -> Result<Copied, WorktreeError> {
     std::fs::create_dir(root)
         .map_err(|e| WorktreeError::Io(format!("cannot make {}: {e}", root.display())))?;
-    let mut copied = Copied::default();
-    let mut failure = None;
+    // Making files is the kernel's work, a folder at a time: every core takes folders.
+    let files = AtomicU64::new(0);
+    let bytes = AtomicU64::new(0);
+    let failure: Mutex<Option<WorktreeError>> = Mutex::new(None);
     let walk = skald_base::walk::walker(source, excluded);
-    let ran = walk.run(|entry| {
-        let Ok(rel) = entry.path().strip_prefix(source) else {
-            return skald_base::walk::Flow::Continue;
-        };
-        if rel.as_os_str().is_empty() {
-            return skald_base::walk::Flow::Continue;
-        }
-        let to = root.join(rel);
-        match copy_entry(&entry, &to) {
-            Ok(bytes) => {
-                if entry.is_file() {
-                    copied.files += 1;
-                    copied.bytes += bytes;
-                }
-                skald_base::walk::Flow::Continue
+    let ran = walk.run_parallel(|| {
+        |entry: skald_base::walk::Entry| {
+            let Ok(rel) = entry.path().strip_prefix(source) else {
+                return skald_base::walk::Flow::Continue;
+            };
+            if rel.as_os_str().is_empty() {
+                return skald_base::walk::Flow::Continue;
             }
-            Err(reason) => {
-                failure = Some(WorktreeError::Copy {
-                    path: entry.path().to_path_buf(),
-                    reason,
-                });
-                skald_base::walk::Flow::Quit
+            let to = root.join(rel);
+            match copy_entry(&entry, &to) {
+                Ok(n) => {
+                    if entry.is_file() {
+                        files.fetch_add(1, Ordering::Relaxed);
+                        bytes.fetch_add(n, Ordering::Relaxed);
+                    }
+                    skald_base::walk::Flow::Continue
+                }
+                Err(reason) => {
+                    skald_base::lock(&failure).get_or_insert(WorktreeError::Copy {
+                        path: entry.path().to_path_buf(),
+                        reason,
+                    });
+                    skald_base::walk::Flow::Quit
+                }
             }
         }
     });
+    let copied = Copied {
+        files: files.into_inner(),
+        bytes: bytes.into_inner(),
+    };
+    let failure = failure.into_inner().unwrap_or_else(|p| p.into_inner());
     let failed = match (ran, failure) {
         (_, Some(f)) => Some(f),
         (Err(e), None) => Some(WorktreeError::Io(format!(

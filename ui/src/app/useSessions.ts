@@ -77,6 +77,9 @@ export function useSessions({ moveTo }: Pick<Navigation, "moveTo">) {
   // a chat is read again when its turn ends (or at once, when it ended meanwhile).
   const turnsEnded = useRef(new Map<number, number>());
   const readAgainAtDone = useRef(new Set<number>());
+  // A chat read while its turn waits for a place (docs/board.md) is not told so by
+  // `history`: the board says it, unless the turn started or ended since the read began.
+  const turnEvents = useRef(new Map<number, number>());
   const loadHistory = useCallback(
     /** `ended`: read again because the turn an earlier read saw running has ended. */
     async (sid: number, ended = false): Promise<void> => {
@@ -84,6 +87,7 @@ export function useSessions({ moveTo }: Pick<Navigation, "moveTo">) {
       historyRequests.current.set(sid, n);
       const latest = () => historyRequests.current.get(sid) === n;
       const endedBefore = turnsEnded.current.get(sid) ?? 0;
+      const turnEventsBefore = turnEvents.current.get(sid) ?? 0;
       dispatchChats({ sid, reset: true });
       // The folder's checkpoints, alongside: they go on the tool cards whichever comes first.
       // A server without them (or a failure) leaves the cards as they are.
@@ -99,6 +103,13 @@ export function useSessions({ moveTo }: Pick<Navigation, "moveTo">) {
         if (reply.session.running) {
           if ((turnsEnded.current.get(sid) ?? 0) !== endedBefore) return loadHistory(sid, true);
           readAgainAtDone.current.add(sid);
+          t.call({ cmd: "board" }).then(
+            (r) => {
+              if (!latest() || (turnEvents.current.get(sid) ?? 0) !== turnEventsBefore) return;
+              if (r.agents.find((a) => a.session_id === sid)?.state === "queued") dispatchChats({ sid, action: { type: "queue", ahead: null } });
+            },
+            () => {},
+          );
         }
       } catch (e) {
         if (latest()) setLoadErrors((m) => ({ ...m, [sid]: errorText(e) }));
@@ -148,11 +159,13 @@ export function useSessions({ moveTo }: Pick<Navigation, "moveTo">) {
     () =>
       t.onEvent((sid, e) => {
         if (sid != null) dispatchChats({ sid, action: { type: "event", event: e } });
+        if (e.type === "turn_running" || e.type === "turn_queued" || e.type === "done") turnEvents.current.set(e.session_id, (turnEvents.current.get(e.session_id) ?? 0) + 1);
         switch (e.type) {
           case "inbox_resolved":
             if (sid !== e.session_id) dispatchChats({ sid: e.session_id, action: { type: "event", event: e } });
             break;
           case "turn_running":
+          case "turn_queued":
             setSessions((list) => list && list.map((s) => (s.id === e.session_id ? { ...s, running: true } : s)));
             break;
           case "done":

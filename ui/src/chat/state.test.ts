@@ -456,3 +456,57 @@ describe("images", () => {
     expect(blockedToReturn(s.items).map((u) => [u.text, u.images])).toEqual([["see", [IMG("a")]]]);
   });
 });
+
+describe("a turn waiting for a place (docs/board.md, Agents at once)", () => {
+  type User = Extract<Item, { kind: "user" }>;
+  const loaded = () => chatReducer(emptyChat(1), { type: "history", reply: history([msg(1, "user", "earlier"), msg(2, "assistant", "answered")]) });
+  const sent = (s: ChatState, key: string, text: string, queued = false) => chatReducer(chatReducer(s, { type: "local_send", key, text }), { type: "send_result", key, queued });
+  const queued: Event = { type: "turn_queued", session_id: 1, ahead: 2 };
+
+  it("is told with how many are ahead, until the turn starts", () => {
+    let s = ev(sent(loaded(), "k1", "go"), queued);
+    expect(s.running).toBe(true);
+    expect(s.queue).toEqual({ ahead: 2 });
+    s = ev(s, { type: "turn_running", session_id: 1 });
+    expect(s.queue).toBeNull();
+    expect(s.running).toBe(true);
+    s = ev(s, { type: "user_message", session_id: 1, message_id: 3, text: "go" }, { type: "token_delta", text: "Done." }, { type: "done", session_id: 1, outcome: "final", text: "Done." });
+    expect(s.queue).toBeNull();
+    expect((s.items[2] as User).state).toBe("sent");
+  });
+
+  it("stopped in line, takes its messages back: never stored, offered to the composer, no Stopped.", () => {
+    let s = ev(sent(loaded(), "k1", "first"), queued);
+    // One more sent while it waits joins the turn.
+    s = sent(s, "k2", "second", true);
+    s = ev(s, { type: "done", session_id: 1, outcome: "cancelled", text: "" });
+    expect(s.running).toBe(false);
+    expect(s.queue).toBeNull();
+    expect(s.items.map((i) => (i.kind === "user" ? `${i.text}:${i.state}` : i.kind))).toEqual(["earlier:sent", "assistant", "first:withdrawn", "second:withdrawn"]);
+    expect(s.items.some((i) => i.kind === "notice")).toBe(false);
+    expect(blockedToReturn(s.items).map((u) => u.text)).toEqual(["first", "second"]);
+    s = chatReducer(s, { type: "returned", key: "k1" });
+    s = chatReducer(s, { type: "returned", key: "k2" });
+    expect(blockedToReturn(s.items)).toEqual([]);
+    // A reply that comes after the stop changes nothing.
+    expect(chatReducer(s, { type: "send_result", key: "k1", queued: false })).toBe(s);
+  });
+
+  it("stopped once running, is a stop as any", () => {
+    const s = ev(sent(loaded(), "k1", "go"), queued, { type: "turn_running", session_id: 1 }, { type: "user_message", session_id: 1, message_id: 3, text: "go" }, { type: "done", session_id: 1, outcome: "cancelled", text: "" });
+    expect((s.items[2] as User).state).toBe("sent");
+    expect(s.items.at(-1)).toMatchObject({ kind: "notice", message: "Stopped." });
+  });
+
+  it("is known from the board for a chat read while it waits, and kept by a read while it runs", () => {
+    const running = chatReducer(emptyChat(1), { type: "history", reply: history([msg(1, "user", "go")], [], true) });
+    let s = chatReducer(running, { type: "queue", ahead: null });
+    expect(s.queue).toEqual({ ahead: null });
+    s = chatReducer(s, { type: "history", reply: history([msg(1, "user", "go")], [], true) });
+    expect(s.queue).toEqual({ ahead: null });
+    s = chatReducer(s, { type: "history", reply: history([msg(1, "user", "go"), msg(2, "assistant", "done")]) });
+    expect(s.queue).toBeNull();
+    // Not running: the board's word is stale.
+    expect(chatReducer(loaded(), { type: "queue", ahead: null }).queue).toBeNull();
+  });
+});

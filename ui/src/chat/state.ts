@@ -31,8 +31,11 @@ export interface ToolView {
   images?: ChatImage[];
 }
 
-/** "blocked": a UserPromptSubmit hook refused it; it was not stored. */
-export type UserState = "sending" | "queued" | "sent" | "failed" | "blocked";
+/**
+ * "blocked": a UserPromptSubmit hook refused it; "withdrawn": its turn was stopped while it
+ * waited for a free place (docs/board.md, "Agents at once"). Neither was stored.
+ */
+export type UserState = "sending" | "queued" | "sent" | "failed" | "blocked" | "withdrawn";
 
 export type Item =
   | {
@@ -48,7 +51,7 @@ export type Item =
       at?: number;
       /** The UserPromptSubmit and SessionStart hooks' runs for it (live only). */
       hooks?: HookRun[];
-      /** Blocked, and its text already offered back to the composer. */
+      /** Blocked or withdrawn, and its text already offered back to the composer. */
       returned?: boolean;
       /** Written by Skald, not the person (a delivered task result): not theirs to edit. */
       synthetic?: boolean;
@@ -112,6 +115,11 @@ export interface ChatState {
   checkpoints: CheckpointInfo[];
   /** The running turn ended before it began: a hook blocked its message. */
   promptBlocked: boolean;
+  /**
+   * The turn waits for a place among the agents that run at once (`turn_queued`), with how
+   * many turns were in line before it (null when not known: the chat was read while it waited).
+   */
+  queue: { ahead: number | null } | null;
   /** The chat's latest compaction: its messages show folded under it (chat/summary.ts). */
   summary: SummaryInfo | null;
 }
@@ -129,6 +137,8 @@ export type ChatAction =
   | { type: "toggle_group"; key: string }
   /** A blocked message's text was offered back to the composer. */
   | { type: "returned"; key: string }
+  /** The chat's turn waits for a place, as the board says (a chat read while it waited). */
+  | { type: "queue"; ahead: number | null }
   /** The chat's latest compaction as the engine now has it (after one was made or undone). */
   | { type: "summary"; summary: SummaryInfo | null };
 
@@ -146,6 +156,7 @@ export function emptyChat(sessionId: number): ChatState {
     checkpoints: [],
     promptBlocked: false,
     summary: null,
+    queue: null,
   };
 }
 
@@ -383,6 +394,7 @@ export function chatReducer(state: ChatState, action: ChatAction): ChatState {
         loaded: true,
         items: [...items, ...local],
         running: r.session.running || streaming || (state.running && !action.ended),
+        queue: r.session.running && !streaming ? state.queue : null,
         hasMore: r.has_more,
         oldestId: r.messages.length ? Math.min(...r.messages.map((m) => m.id)) : state.oldestId,
         stack: [],
@@ -412,8 +424,8 @@ export function chatReducer(state: ChatState, action: ChatAction): ChatState {
         ],
       };
     case "send_result":
-      // Its turn already ended, blocked by a hook, before this reply came.
-      if (state.items.some((it) => it.kind === "user" && it.key === action.key && it.state === "blocked")) return state;
+      // Its turn already ended, blocked by a hook or stopped in line, before this reply came.
+      if (state.items.some((it) => it.kind === "user" && it.key === action.key && (it.state === "blocked" || it.state === "withdrawn"))) return state;
       return {
         ...state,
         running: true,
@@ -449,6 +461,8 @@ export function chatReducer(state: ChatState, action: ChatAction): ChatState {
       };
     case "summary":
       return { ...state, summary: action.summary };
+    case "queue":
+      return state.running ? { ...state, queue: { ahead: action.ahead } } : state;
     case "event":
       return applyEvent(state, action.event);
   }
@@ -456,8 +470,10 @@ export function chatReducer(state: ChatState, action: ChatAction): ChatState {
 
 export function applyEvent(state: ChatState, e: Event): ChatState {
   switch (e.type) {
+    case "turn_queued":
+      return { ...state, running: true, queue: { ahead: e.ahead } };
     case "turn_running":
-      return { ...state, running: true };
+      return { ...state, running: true, queue: null };
     case "user_message": {
       // Our own optimistic bubble (sending/queued) becomes the stored message; a
       // message typed elsewhere (another window, the CLI) is added.
@@ -619,8 +635,12 @@ export function applyEvent(state: ChatState, e: Event): ChatState {
       );
     case "context_compacted":
       return pushItem(state, notice("info", "Older turns summarised: the summary stands in for them from now on."), true);
-    case "done":
-      return finishTurn({ ...state, reading: null, promptBlocked: false }, e.outcome, e.text, state.promptBlocked);
+    case "done": {
+      // Stopped while it waited for a place: its messages were never stored; they go back
+      // to the composer as a blocked one's do, and no "Stopped." is added.
+      if (state.queue && e.outcome === "cancelled") return finishTurn({ ...withdraw(state), reading: null, promptBlocked: false, queue: null }, e.outcome, e.text, true);
+      return finishTurn({ ...state, reading: null, promptBlocked: false, queue: null }, e.outcome, e.text, state.promptBlocked);
+    }
     case "checkpoint": {
       const c = e.checkpoint;
       let next: ChatState = { ...state, checkpoints: mergeCheckpoints(state.checkpoints, [c]) };
@@ -817,9 +837,24 @@ function blockPrompt(state: ChatState, reason: string, message: string): ChatSta
   return { ...next, items };
 }
 
-/** Our blocked messages whose text has not yet been offered back to the composer. */
+/** Our messages a hook blocked or a stop withdrew whose text has not yet been offered back to the composer. */
 export function blockedToReturn(items: Item[]): Extract<Item, { kind: "user" }>[] {
-  return items.filter((it): it is Extract<Item, { kind: "user" }> => it.kind === "user" && it.state === "blocked" && !it.returned);
+  return items.filter((it): it is Extract<Item, { kind: "user" }> => it.kind === "user" && (it.state === "blocked" || it.state === "withdrawn") && !it.returned);
+}
+
+/**
+ * A turn stopped while it waited for a place never stored its messages: ours not yet
+ * stored (the one it began with, and any sent while it waited) are marked withdrawn.
+ */
+function withdraw(state: ChatState): ChatState {
+  // Nothing of the turn came before them: they are the chat's last items.
+  const items = state.items.slice();
+  for (let i = items.length - 1; i >= 0; i--) {
+    const it = items[i]!;
+    if (it.kind !== "user" || it.id != null) break;
+    if (it.state === "sending" || it.state === "sent" || it.state === "queued") items[i] = { ...it, state: "withdrawn" };
+  }
+  return { ...state, items };
 }
 
 function finishTool(items: Item[], id: string, status: ToolStatus, result: string | null): Item[] {

@@ -116,6 +116,12 @@ function UserBubble({ item, nested }: { item: Extract<Item, { kind: "user" }>; n
           </span>
         </div>
       )}
+      {item.state === "withdrawn" && (
+        <div className="meta blocked-text" data-testid="withdrawn-reason" role="status">
+          <Icon name="info" size={12} />
+          <span>Not sent: stopped while it waited for a free place — its text is back in the message box.</span>
+        </div>
+      )}
       {item.hooks && item.hooks.length > 0 && <HookRuns runs={item.hooks} groupKey={item.key} expanded={expanded} />}
     </div>
   );

@@ -130,7 +130,16 @@ export function ChatView({ session, sessionId, chat, dispatch, loadError, onRetr
         <UsageChips sessionId={sessionId} running={chat.running} />
         <ContextButton key={`context-${sessionId}`} sessionId={sessionId} open={contextOpen} onOpenChange={onContextOpen} />
         <SandboxBadge key={sessionId} sessionId={sessionId} />
-        {chat.running && <span className="chip chip-running">working</span>}
+        {chat.running &&
+          (chat.queue ? (
+            <span className="chip chip-queued" data-testid="chat-state" title="Its turn waits for a free place">
+              queued
+            </span>
+          ) : (
+            <span className="chip chip-running" data-testid="chat-state">
+              working
+            </span>
+          ))}
         <button type="button" className={viewerOpen ? "icon-btn active" : "icon-btn"} aria-label="Toggle viewer (Ctrl+Shift+E)" aria-pressed={viewerOpen} title="Toggle viewer (Ctrl+Shift+E)" onClick={onToggleViewer}>
           <Icon name="panel" />
         </button>
@@ -251,7 +260,7 @@ function MessageList({
   preparing?: { read: number; total: number } | null;
   onSummaryUndone: () => void | Promise<void>;
 }) {
-  const { openViewer, openFork } = useApp();
+  const { openViewer, openFork, go } = useApp();
   const scrollRef = useRef<HTMLDivElement>(null);
   const items = chat.items;
   const last = items[items.length - 1];
@@ -392,6 +401,8 @@ function MessageList({
                         />
                       ) : row ? (
                         <ChatRow item={row.item} onToggleGroup={onToggleGroup} />
+                      ) : chat.queue ? (
+                        <QueueNotice ahead={chat.queue.ahead} onSettings={() => openAgentsSettings(go)} />
                       ) : (
                         <div className="working" role="status">
                           <span className="dots" aria-hidden="true">
@@ -415,6 +426,41 @@ function MessageList({
           </ExpandedContext.Provider>
         </>
       )}
+    </div>
+  );
+}
+
+/** "next in line", "2 ahead"; nothing when not known. */
+export function aheadText(ahead: number | null): string {
+  if (ahead == null) return "";
+  return ahead <= 0 ? "next in line" : `${ahead} ahead`;
+}
+
+/** Settings, scrolled to its Agents section (how many agents run at once). */
+export function openAgentsSettings(go: (v: "settings") => void) {
+  go("settings");
+  setTimeout(() => document.getElementById("s-agents")?.scrollIntoView({ block: "start" }), 0);
+}
+
+/**
+ * The turn waits for a place among the agents that run at once (docs/board.md, "Agents at
+ * once") until `turn_running` or `done`; Stop takes its message back.
+ */
+function QueueNotice({ ahead, onSettings }: { ahead: number | null; onSettings: () => void }) {
+  const where = aheadText(ahead);
+  return (
+    <div className="queue-notice" role="status" data-testid="queue-notice" data-ahead={ahead ?? undefined}>
+      <span className="queue-notice-dot" aria-hidden="true" />
+      <div>
+        <strong data-testid="queue-notice-text">Waiting for a free place{where ? ` — ${where}` : ""}</strong>
+        <div className="small muted">
+          As many agents as allowed already run; this one starts when one of them ends. Stop takes the message back.{" "}
+          <button type="button" className="link" data-testid="queue-settings" onClick={onSettings}>
+            Settings → Agents
+          </button>{" "}
+          sets how many run at once.
+        </div>
+      </div>
     </div>
   );
 }

@@ -8,7 +8,7 @@
 
 import { useEffect, useId, useLayoutEffect, useMemo, useRef, useState, useSyncExternalStore, type RefObject } from "react";
 import type { ChatImage, ChatMode, McpPromptInfo, ModelOption } from "../protocol";
-import type { ChatAction } from "../chat/state";
+import type { ChatAction, UserState } from "../chat/state";
 import { useTransport } from "../app/context";
 import { useMcpCatalog } from "../app/mcpCatalog";
 import type { ChatModel } from "../app/useChatModel";
@@ -32,7 +32,9 @@ export type AttachFiles = (files: File[]) => void;
 
 /**
  * `takeFocus`: when the chat opens (not when it opens with its context panel, which takes it).
- * `blocked`: messages a hook blocked, whose text goes back into the box if it is empty.
+ * `blocked`: messages not stored, whose text goes back into the box: one a hook blocked if
+ * the box is empty; one withdrawn (its turn stopped while it waited for a place) always,
+ * before what the box holds.
  * `insertRef`: set to a function that inserts text at the caret, for the rest of the chat.
  * `model`: the chat's model and effort, which `/model` and `/effort` change.
  * `mode`: the chat's mode, which `/plan`, `/act` and Shift+Tab change.
@@ -52,7 +54,7 @@ export function Composer({
   running: boolean;
   dispatch: (a: ChatAction) => void;
   takeFocus: boolean;
-  blocked: { key: string; text: string; images?: ChatImage[] }[];
+  blocked: { key: string; text: string; images?: ChatImage[]; state?: UserState }[];
   insertRef?: RefObject<InsertText | null>;
   attachRef?: RefObject<AttachFiles | null>;
   model?: ChatModel;
@@ -83,11 +85,14 @@ export function Composer({
     if (takeFocusRef.current) ref.current?.focus();
   }, [sessionId]);
   // A message a hook blocked was not stored: its text comes back to be edited and sent
-  // again — unless something new was typed meanwhile (the chat still shows it).
+  // again — unless something new was typed meanwhile (the chat still shows it). One whose
+  // turn was stopped while it waited in line comes back whatever the box holds, first.
   useEffect(() => {
     if (blocked.length === 0) return;
-    if (textRef.current.trim() === "") {
-      const body = blocked.map((b) => b.text).join("\n\n");
+    const draft = textRef.current;
+    const back = blocked.filter((b) => draft.trim() === "" || b.state === "withdrawn").map((b) => b.text);
+    if (back.length > 0) {
+      const body = [...back, ...(draft.trim() === "" ? [] : [draft])].join("\n\n");
       setText(body);
       textRef.current = body;
     }

@@ -118,8 +118,8 @@ pub(super) fn file_reviews(
 ) -> Result<Vec<FileReview>, ReviewError> {
     let mut out = Vec::with_capacity(changes.files.len());
     for f in changes.files {
-        let old = shadow.read(&base, &f.path)?.unwrap_or_default();
-        let new = shadow.read(&now, &f.path)?.unwrap_or_default();
+        let old = shadow.read(base, &f.path)?.unwrap_or_default();
+        let new = shadow.read(now, &f.path)?.unwrap_or_default();
         let hunks = review::hunks(&old, &new);
         out.push(FileReview {
             binary: hunks.is_none(),
