@@ -2,6 +2,8 @@
 // default and left out one by one or per file, "Apply selected" sending what is checked,
 // its report (what was written, with Undo; or the conflicts, with nothing written),
 // Refresh, Discard after a confirm, the keyboard, and the agent's names shown as text.
+// Comments on lines: made from a line's "+" or with c, listed under the line, removed,
+// sent to the worktree's chat as one message.
 
 import { act } from "react";
 import { createRoot, type Root } from "react-dom/client";
@@ -46,8 +48,14 @@ class FakeServer extends FakeTransport {
   applyError: string | null = null;
   discardError: string | null = null;
   restoreError: string | null = null;
+  sendError: string | null = null;
+  /** The chat's turn runs: a message sent joins it. */
+  sendQueued = false;
   override answer(c: Command): unknown {
     switch (c.cmd) {
+      case "send_message":
+        if (this.sendError) throw new ServerError(this.sendError);
+        return { cmd: c.cmd, queued: this.sendQueued };
       case "worktree_diff":
         if (c.name !== "paper-1") throw new ServerError(`there is no worktree named ${c.name}`);
         return { cmd: c.cmd, files: this.files, snapshot: "snap-1" };
@@ -84,13 +92,13 @@ let container: HTMLDivElement;
 let root: Root;
 let events: string[];
 
-async function render(t: FakeServer, chat: SessionInfo = CHAT) {
+async function render(t: FakeServer, chat: SessionInfo = CHAT, worktree: WorktreeInfo = WORKTREE) {
   container = document.createElement("div");
   document.body.appendChild(container);
   root = createRoot(container);
   events = [];
   const app = fakeApp({
-    worktrees: [WORKTREE],
+    worktrees: [worktree],
     sessions: [chat],
     openSession: (id) => events.push(`open ${id}`),
     refreshWorktrees: () => events.push("refresh"),
@@ -129,7 +137,8 @@ async function key(key: string, init: KeyboardEventInit = {}) {
 const hunk = (i: number) => qa("[data-testid='review-hunk']")[i]!;
 const hunkBox = (i: number) => hunk(i).querySelector<HTMLInputElement>("[data-testid='hunk-check']")!;
 const fileOf = (path: string) => q(`[data-testid='review-file'][data-path='${path}']`)!;
-const rows = (el: Element) => [...el.querySelectorAll(".diff-row")].map((r) => [...r.children].map((c) => c.textContent).join("|"));
+/** A hunk's rows as "old|new|mark|text" (the line's comment button left out). */
+const rows = (el: Element) => [...el.querySelectorAll(".diff-row")].map((r) => [...r.children].filter((c) => !c.matches(".line-comment-btn")).map((c) => c.textContent).join("|"));
 
 afterEach(async () => {
   await act(async () => root.unmount());
@@ -376,3 +385,152 @@ describe("a worktree's review", () => {
     expect(rows(hunk(0))).toEqual(["1||-|a\\u{202e}b", "|1|+|<b>bold</b>"]);
   });
 });
+
+describe("comments on a review's lines", () => {
+  const lineButton = (el: Element, row: number) => el.querySelectorAll<HTMLElement>(".diff-row")[row]!.querySelector<HTMLElement>("[data-testid='line-comment']")!;
+  const input = () => q("[data-testid='line-comment-input']") as HTMLTextAreaElement | null;
+  const items = () => qa("[data-testid='line-comment-item']").map((i) => i.querySelector(".line-comment-text")!.textContent);
+  const sendButton = () => q("[data-testid='review-send-comments']");
+  async function write(text: string) {
+    await act(async () => {
+      Object.getOwnPropertyDescriptor(HTMLTextAreaElement.prototype, "value")!.set!.call(input(), text);
+      input()!.dispatchEvent(new Event("input", { bubbles: true }));
+    });
+  }
+  async function comment(button: HTMLElement, text: string) {
+    await click(button);
+    expect(document.activeElement).toBe(input());
+    await write(text);
+    await key("Enter");
+  }
+
+  it("are written under their line, removed, and sent to the agent as one message", async () => {
+    const t = new FakeServer();
+    await render(t);
+    expect(sendButton()).toBeNull();
+    const five = lineButton(hunk(1), 1);
+    expect(five.getAttribute("aria-label")).toBe("Comment on draft.md line 5");
+    expect(lineButton(hunk(0), 0).getAttribute("aria-label")).toBe("Comment on draft.md removed line 1");
+    await click(five);
+    expect(five.getAttribute("aria-expanded")).toBe("true");
+    expect(input()!.getAttribute("aria-label")).toBe("Comment on draft.md line 5");
+    expect(document.activeElement).toBe(input());
+    // Shift+Enter is a new line; Enter adds it, and the focus goes back to the line.
+    await write("Not shouting, please.");
+    await key("Enter", { shiftKey: true });
+    expect(input()).not.toBeNull();
+    await key("Enter");
+    expect(input()).toBeNull();
+    expect(document.activeElement).toBe(five);
+    expect(items()).toEqual(["Not shouting, please."]);
+    expect(hunk(1).querySelector("[data-testid='line-comment-item']")).not.toBeNull();
+    expect(q("[data-testid='line-comment-remove']")!.getAttribute("aria-label")).toBe("Remove the comment on draft.md line 5");
+
+    await comment(lineButton(hunk(0), 0), "Keep the first line.");
+    await comment(lineButton(fileOf("out/made.txt"), 0), "Why this file?");
+    expect(sendButton()!.textContent).toBe(" Send 3 comments to the agent");
+    // Removed from its line.
+    await click(fileOf("out/made.txt").querySelector<HTMLElement>("[data-testid='line-comment-remove']")!);
+    expect(items()).toEqual(["Keep the first line.", "Not shouting, please."]);
+    expect(sendButton()!.textContent).toBe(" Send 2 comments to the agent");
+    // Comments are not hunks: what is taken stays as it was.
+    expect(q("[data-testid='review-count']")!.textContent).toBe("3 files · 4 of 4 changes taken");
+
+    await click(sendButton()!);
+    expect(t.sent("send_message")).toEqual([
+      {
+        cmd: "send_message",
+        session_id: 4,
+        text: [
+          "Review comments on your changes:",
+          "",
+          "1. `draft.md` line 1 of the old file (a line you removed):",
+          "   > one",
+          "   Keep the first line.",
+          "",
+          "2. `draft.md` line 5:",
+          "   > FIVE",
+          "   Not shouting, please.",
+        ].join("\n"),
+      },
+    ]);
+    expect(items()).toEqual([]);
+    expect(sendButton()).toBeNull();
+    expect(q("[data-testid='comments-sent']")!.textContent).toBe("Sent 2 comments to the agent, as its next message. Open the chat");
+    expect(t.count("apply_worktree")).toBe(0);
+    await click("[data-testid='comments-open-chat']");
+    expect(events).toEqual(["open 4"]);
+  });
+
+  it("are written from the keyboard: c on a change opens its first line's; Escape leaves; Ctrl+Enter adds, not applies", async () => {
+    const t = new FakeServer();
+    await render(t);
+    expect(q("[data-testid='review-help']")!.textContent).toContain("c on a change");
+    await act(async () => hunkBox(1).focus());
+    await key("c");
+    expect(input()!.getAttribute("aria-label")).toBe("Comment on draft.md removed line 5");
+    await write("Keep five.");
+    await key("Escape");
+    expect(input()).toBeNull();
+    expect(items()).toEqual([]);
+    expect(document.activeElement).toBe(lineButton(hunk(1), 0));
+
+    await act(async () => hunkBox(1).focus());
+    await key("c");
+    await write("Keep five.");
+    await key("Enter", { ctrlKey: true });
+    expect(items()).toEqual(["Keep five."]);
+    expect(t.count("apply_worktree")).toBe(0);
+
+    // An empty comment is not added; one is trimmed.
+    await act(async () => hunkBox(0).focus());
+    await key("c");
+    await key("Enter");
+    expect(input()).not.toBeNull();
+    expect(q("[data-testid='line-comment-add']")!.getAttribute("aria-disabled")).toBe("true");
+    await write("  Lower case.  ");
+    await click("[data-testid='line-comment-add']");
+    expect(items()).toEqual(["Lower case.", "Keep five."]);
+  });
+
+  it("say when the agent is working and reads them at its next step; a failed send keeps them", async () => {
+    const t = new FakeServer();
+    t.sendError = "session 4 does not exist";
+    await render(t);
+    await comment(lineButton(hunk(0), 1), "Lower case.");
+    await click(sendButton()!);
+    expect(q("[data-testid='comments-error']")!.textContent).toBe("Could not send the comments: session 4 does not exist");
+    expect(items()).toEqual(["Lower case."]);
+    t.sendError = null;
+    t.sendQueued = true;
+    await click(sendButton()!);
+    expect(q("[data-testid='comments-error']")).toBeNull();
+    expect(q("[data-testid='comments-sent']")!.textContent).toBe("Sent 1 comment to the agent: it is working, and reads them at its next step. Open the chat");
+  });
+
+  it("on a line a refresh no longer shows are listed apart, and still sent", async () => {
+    const t = new FakeServer();
+    await render(t);
+    await comment(lineButton(hunk(1), 1), "Not shouting.");
+    t.files = [DRAFT_FIRST_ONLY];
+    await click("[data-testid='review-refresh']");
+    const orphans = q("[data-testid='comments-orphans']")!;
+    expect(orphans.textContent).toContain("Comments on lines the changes no longer show");
+    expect(orphans.querySelector(".line-comment-text")!.textContent).toBe("Not shouting.");
+    await click(sendButton()!);
+    expect(t.sent("send_message")[0]!.text).toBe("Review comments on your changes:\n\n1. `draft.md` line 5:\n   > FIVE\n   Not shouting.");
+    expect(q("[data-testid='comments-orphans']")).toBeNull();
+  });
+
+  it("cannot be sent when the worktree's chat was deleted", async () => {
+    const t = new FakeServer();
+    await render(t, CHAT, { ...WORKTREE, session_id: null });
+    await comment(lineButton(hunk(0), 1), "Lower case.");
+    expect(sendButton()!.getAttribute("aria-disabled")).toBe("true");
+    expect(sendButton()!.getAttribute("title")).toMatch(/chat was deleted/);
+    await click(sendButton()!);
+    expect(t.count("send_message")).toBe(0);
+  });
+});
+
+const DRAFT_FIRST_ONLY: FileReview = { ...DRAFT, hunks: [DRAFT.hunks[0]!] };

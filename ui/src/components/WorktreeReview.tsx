@@ -5,14 +5,17 @@
 // checkpoint cards do), or writes nothing and shows the conflicts. Refresh reads the
 // changes again (the agent may still be working); Discard removes the worktree after a
 // confirm. Keys: j/k or ↑/↓ between changes, Space takes or leaves one, Enter (or
-// Ctrl/⌘+Enter anywhere in the view) applies. Paths and lines are the agent's data: they
-// are rendered as text, escaped.
+// Ctrl/⌘+Enter anywhere in the view) applies. Any line can get comments (its "+" button,
+// or c on a change for its first line), listed under it; "Send N comments to the agent"
+// sends them as one message to the worktree's chat (lib/reviewComments.ts). Paths and
+// lines are the agent's data: they are rendered as text, escaped.
 
-import { useCallback, useEffect, useMemo, useRef, useState, type RefObject } from "react";
+import { createContext, useCallback, useContext, useEffect, useMemo, useRef, useState, type RefObject } from "react";
 import type { ApplyReport, FileReview, HunkInfo, WorktreeInfo } from "../protocol";
 import { useApp, useTransport } from "../app/context";
 import { errorText, formatTime } from "../lib/format";
 import { choicesOf, fileChoiceKeys, fileCounts, filesToApply, fileTaken, hunkKey, hunkPlace, hunkRows, takenWhole, worktreeKindText, type HunkRow } from "../lib/worktrees";
+import { commentsMessage, lineKey, lineWords, reviewLines, rowRef, sendLabel, sortComments, type LineRef, type ReviewComment } from "../lib/reviewComments";
 import { VisibleText } from "./Arguments";
 import { ConfirmDialog, useRestore } from "./Checkpoints";
 import { EmptyState, ErrorState, Icon, Spinner } from "./ui";
@@ -142,6 +145,58 @@ export function WorktreeReview({ name, onBack, backLabel, onDiscarded }: Props) 
     }
   };
 
+  // ---- comments on lines, sent to the agent as one message ----
+  const [comments, setComments] = useState<ReviewComment[]>([]);
+  const [editing, setEditing] = useState<string | null>(null);
+  const [sending, setSending] = useState(false);
+  const [sendOutcome, setSendOutcome] = useState<{ sent: number; queued: boolean } | { error: string } | null>(null);
+  const commentSeq = useRef(0);
+  const shownLines = useMemo(() => reviewLines(files ?? []), [files]);
+  const orphans = comments.filter((c) => !shownLines.has(lineKey(c)));
+  const commentsValue = useMemo<CommentsValue>(() => {
+    const byLine = new Map<string, ReviewComment[]>();
+    for (const c of comments) byLine.set(lineKey(c), [...(byLine.get(lineKey(c)) ?? []), c]);
+    return {
+      byLine,
+      editing,
+      edit: (key) => {
+        setEditing(key);
+        setSendOutcome(null);
+      },
+      add: (line, quote, text) => {
+        setComments((old) => [...old, { id: `c${++commentSeq.current}`, ...line, quote, text }]);
+        setEditing(null);
+      },
+      remove: (id) => setComments((old) => old.filter((c) => c.id !== id)),
+    };
+  }, [comments, editing]);
+  const chatId = info?.session_id ?? null;
+  const sendComments = async () => {
+    if (chatId == null || comments.length === 0 || sending) return;
+    const sorted = sortComments(comments, files ?? []);
+    setSending(true);
+    setSendOutcome(null);
+    try {
+      const r = await t.call({ cmd: "send_message", session_id: chatId, text: commentsMessage(sorted) });
+      const sentIds = new Set(sorted.map((c) => c.id));
+      setComments((old) => old.filter((c) => !sentIds.has(c.id)));
+      setSendOutcome({ sent: sorted.length, queued: r.queued });
+    } catch (e) {
+      setSendOutcome({ error: errorText(e) });
+    } finally {
+      setSending(false);
+    }
+  };
+  /** Opens a comment on the first line of choice `i` (the `c` key on a change). */
+  const commentOnChoice = (i: number) => {
+    const choice = choices[i];
+    const f = choice && files?.find((x) => x.path === choice.path);
+    if (!choice || !f || f.binary) return;
+    const hunk = choice.hunk == null ? f.hunks[0] : f.hunks.find((h) => h.index === choice.hunk);
+    const first = hunk && hunkRows(hunk)[0];
+    if (first) commentsValue.edit(lineKey(rowRef(f.path, first)));
+  };
+
   const onKeyDown = (e: React.KeyboardEvent) => {
     // The confirm dialog is in a portal: its keys reach here through React, not the page.
     if (!e.currentTarget.contains(e.target as Node)) return;
@@ -166,6 +221,9 @@ export function WorktreeReview({ name, onBack, backLabel, onDiscarded }: Props) 
     } else if (key === "Enter" && onChoice) {
       e.preventDefault();
       void apply();
+    } else if (key === "c" && onChoice) {
+      e.preventDefault();
+      commentOnChoice(Number(target.dataset.choice));
     }
   };
 
@@ -210,7 +268,7 @@ export function WorktreeReview({ name, onBack, backLabel, onDiscarded }: Props) 
         <p className="small muted review-help" data-testid="review-help">
           Every change is taken unless you uncheck it. Keys: <kbd>j</kbd>/<kbd>k</kbd> or <kbd>↓</kbd>/<kbd>↑</kbd> move between changes, <kbd>Space</kbd> takes or leaves
           the one in focus, <kbd>Enter</kbd> (or <kbd>Ctrl</kbd>/<kbd>⌘</kbd>+<kbd>Enter</kbd> anywhere here) applies what is checked. Applying never touches the worktree: you can apply
-          again after the agent does more.
+          again after the agent does more. To tell the agent what to change, comment on a line with its <kbd>+</kbd> (or <kbd>c</kbd> on a change), then send the comments.
         </p>
         {running && (
           <div className="notice notice-info small" data-testid="review-running" role="status">
@@ -228,6 +286,18 @@ export function WorktreeReview({ name, onBack, backLabel, onDiscarded }: Props) 
           <button type="button" className="btn" data-testid="review-refresh" title="Read the worktree's changes again: the agent may still be working" aria-disabled={loading} onClick={() => !loading && void load()}>
             <Icon name="refresh" size={14} /> {loading && files ? "Refreshing…" : "Refresh"}
           </button>
+          {comments.length > 0 && (
+            <button
+              type="button"
+              className="btn btn-accent-soft"
+              data-testid="review-send-comments"
+              aria-disabled={sending || chatId == null}
+              title={chatId == null ? "The worktree's chat was deleted: there is no agent to send them to" : "Send the comments to the worktree's agent as one message"}
+              onClick={() => void sendComments()}
+            >
+              <Icon name="send" size={14} /> {sending ? "Sending…" : sendLabel(comments.length)}
+            </button>
+          )}
           <button ref={discardRef} type="button" className="btn btn-danger" data-testid="review-discard" aria-disabled={discarding} onClick={() => !discarding && setConfirmDiscard(true)}>
             <Icon name="trash" size={14} /> {discarding ? "Discarding…" : "Discard worktree"}
           </button>
@@ -235,6 +305,34 @@ export function WorktreeReview({ name, onBack, backLabel, onDiscarded }: Props) 
         {discardError && (
           <div className="error-text small" role="alert" data-testid="review-error">
             <VisibleText text={discardError} inline />
+          </div>
+        )}
+        {sendOutcome &&
+          ("error" in sendOutcome ? (
+            <div className="error-text small" role="alert" data-testid="comments-error">
+              Could not send the comments: <VisibleText text={sendOutcome.error} inline />
+            </div>
+          ) : (
+            <div className="notice notice-info review-outcome comments-sent" role="status" data-testid="comments-sent">
+              <div>
+                Sent {sendOutcome.sent === 1 ? "1 comment" : `${sendOutcome.sent} comments`} to the agent
+                {sendOutcome.queued ? ": it is working, and reads them at its next step." : ", as its next message."}{" "}
+                {chatId != null && (
+                  <button type="button" className="link" data-testid="comments-open-chat" onClick={() => openSession(chatId)}>
+                    Open the chat
+                  </button>
+                )}
+              </div>
+            </div>
+          ))}
+        {orphans.length > 0 && (
+          <div className="notice notice-warning small" data-testid="comments-orphans">
+            <strong>Comments on lines the changes no longer show</strong> (still sent with the others):
+            <ul className="line-comments">
+              {orphans.map((c) => (
+                <CommentItem key={c.id} comment={c} label={`${c.path} ${lineWords(c)}`} onRemove={() => commentsValue.remove(c.id)} />
+              ))}
+            </ul>
           </div>
         )}
         {outcome && <ApplyOutcome outcome={outcome} undone={undone} undo={undo} onUndo={async (id) => setUndone(await undo.restore(id))} />}
@@ -254,11 +352,13 @@ export function WorktreeReview({ name, onBack, backLabel, onDiscarded }: Props) 
             {files.length === 0 ? (
               <EmptyState title="No changes yet">The agent has changed nothing in this worktree so far. Refresh to look again.</EmptyState>
             ) : (
-              <ul className="review-files" aria-label="Changed files">
-                {files.map((f) => (
-                  <FileView key={f.path} file={f} left={left} choiceIndex={choiceIndex} focusIndex={focusIndex} onTake={setTaken} onFocusChoice={setFocusAt} />
-                ))}
-              </ul>
+              <CommentsContext.Provider value={commentsValue}>
+                <ul className="review-files" aria-label="Changed files">
+                  {files.map((f) => (
+                    <FileView key={f.path} file={f} left={left} choiceIndex={choiceIndex} focusIndex={focusIndex} onTake={setTaken} onFocusChoice={setFocusAt} />
+                  ))}
+                </ul>
+              </CommentsContext.Provider>
             )}
           </>
         )}
@@ -437,7 +537,7 @@ function FileView({
         f.hunks.length > 0 && (
           <div className="diff review-diff" role="table" aria-label={`${f.path}, ${s.words}`}>
             {f.hunks.map((h) => (
-              <HunkLines key={h.index} hunk={h} />
+              <HunkLines key={h.index} path={f.path} hunk={h} />
             ))}
           </div>
         )
@@ -467,7 +567,7 @@ function FileView({
                   </span>
                 </label>
                 <div className="diff review-diff" role="table" aria-label={`Change ${n + 1} of ${f.path}`}>
-                  <HunkLines hunk={h} />
+                  <HunkLines path={f.path} hunk={h} />
                 </div>
               </div>
             );
@@ -478,14 +578,17 @@ function FileView({
   );
 }
 
-function HunkLines({ hunk }: { hunk: HunkInfo }) {
+function HunkLines({ path, hunk }: { path: string; hunk: HunkInfo }) {
   const rows = useMemo(() => hunkRows(hunk), [hunk]);
   const [all, setAll] = useState(false);
-  const shown = all ? rows : rows.slice(0, HUNK_ROWS);
+  const comments = useContext(CommentsContext);
+  // A comment being written, or made, on a line past the first ones shows them all.
+  const commented = comments != null && rows.some((r, i) => i >= HUNK_ROWS && (comments.byLine.has(lineKey(rowRef(path, r))) || comments.editing === lineKey(rowRef(path, r))));
+  const shown = all || commented ? rows : rows.slice(0, HUNK_ROWS);
   return (
     <>
       {shown.map((r, i) => (
-        <HunkLine key={i} row={r} />
+        <HunkLine key={i} path={path} row={r} />
       ))}
       {shown.length < rows.length && (
         <div className="diff-row diff-note">
@@ -498,10 +601,31 @@ function HunkLines({ hunk }: { hunk: HunkInfo }) {
   );
 }
 
-function HunkLine({ row: r }: { row: HunkRow }) {
+function HunkLine({ path, row: r }: { path: string; row: HunkRow }) {
+  const comments = useContext(CommentsContext);
+  const line = rowRef(path, r);
+  const key = lineKey(line);
+  const mine = comments?.byLine.get(key) ?? [];
+  const editing = comments?.editing === key;
+  const buttonRef = useRef<HTMLButtonElement>(null);
+  const words = `${path} ${lineWords(line)}`;
   return (
     <>
-      <div className={`diff-row diff-${r.kind}`} role="row">
+      <div className={`diff-row diff-${r.kind}${editing || mine.length > 0 ? " commented" : ""}`} role="row" data-line={key}>
+        {comments && (
+          <button
+            ref={buttonRef}
+            type="button"
+            className="line-comment-btn"
+            data-testid="line-comment"
+            aria-label={`Comment on ${words}`}
+            title="Comment on this line"
+            aria-expanded={editing}
+            onClick={() => comments.edit(editing ? null : key)}
+          >
+            <Icon name="plus" size={11} />
+          </button>
+        )}
         <span className="ln">{r.oldNo ?? ""}</span>
         <span className="ln">{r.newNo ?? ""}</span>
         <span className="mark">{r.kind === "add" ? "+" : "-"}</span>
@@ -514,6 +638,100 @@ function HunkLine({ row: r }: { row: HunkRow }) {
           \ No newline at end of file
         </div>
       )}
+      {comments && mine.length > 0 && (
+        <ul className="line-comments" aria-label={`Comments on ${words}`}>
+          {mine.map((c) => (
+            <CommentItem
+              key={c.id}
+              comment={c}
+              label={words}
+              onRemove={() => {
+                comments.remove(c.id);
+                buttonRef.current?.focus();
+              }}
+            />
+          ))}
+        </ul>
+      )}
+      {comments && editing && (
+        <CommentEditor
+          label={words}
+          onAdd={(text) => {
+            comments.add(line, r.text, text);
+            buttonRef.current?.focus();
+          }}
+          onCancel={() => {
+            comments.edit(null);
+            buttonRef.current?.focus();
+          }}
+        />
+      )}
     </>
+  );
+}
+
+/** What the lines of a review need to take comments. */
+interface CommentsValue {
+  byLine: Map<string, ReviewComment[]>;
+  /** The line whose comment is being written (its key). */
+  editing: string | null;
+  edit(key: string | null): void;
+  add(line: LineRef, quote: string, text: string): void;
+  remove(id: string): void;
+}
+
+const CommentsContext = createContext<CommentsValue | null>(null);
+
+function CommentItem({ comment: c, label, onRemove }: { comment: ReviewComment; label: string; onRemove: () => void }) {
+  return (
+    <li className="line-comment-item" data-testid="line-comment-item">
+      <span className="line-comment-text">
+        <VisibleText text={c.text} />
+      </span>
+      <button type="button" className="icon-btn" data-testid="line-comment-remove" aria-label={`Remove the comment on ${label}`} title="Remove this comment" onClick={onRemove}>
+        <Icon name="trash" size={13} />
+      </button>
+    </li>
+  );
+}
+
+/** A comment being written: Enter adds it (Shift+Enter: a new line), Escape leaves it. */
+function CommentEditor({ label, onAdd, onCancel }: { label: string; onAdd: (text: string) => void; onCancel: () => void }) {
+  const [text, setText] = useState("");
+  const add = () => {
+    if (text.trim() !== "") onAdd(text.trim());
+  };
+  return (
+    <div className="line-comment-editor" data-testid="line-comment-editor">
+      <textarea
+        autoFocus
+        rows={2}
+        data-testid="line-comment-input"
+        aria-label={`Comment on ${label}`}
+        placeholder="What should the agent change here?"
+        value={text}
+        onChange={(e) => setText(e.target.value)}
+        onKeyDown={(e) => {
+          // The review's own keys (Ctrl+Enter applies) are not for the comment.
+          e.stopPropagation();
+          if (e.key === "Enter" && !e.shiftKey && !e.nativeEvent.isComposing) {
+            e.preventDefault();
+            add();
+          } else if (e.key === "Escape") {
+            e.preventDefault();
+            onCancel();
+          }
+        }}
+      />
+      <div className="row">
+        <button type="button" className="btn btn-primary small-btn" data-testid="line-comment-add" aria-disabled={text.trim() === ""} onClick={add}>
+          Add comment
+        </button>
+        <button type="button" className="btn small-btn" data-testid="line-comment-cancel" onClick={onCancel}>
+          Cancel
+        </button>
+        <span className="small muted">Enter adds it, Shift+Enter starts a new line, Escape cancels.</span>
+      </div>
+    </div>
   );
 }
