@@ -50,7 +50,8 @@ export const call = (id, name, args) => ({ kind: "tool", id, name, args });
  * A model server that answers each request with the next reply of `script` (a list, or a
  * function of the request body). Records every request body. A reply may carry response
  * `headers` of its own (a provider's `x-ratelimit-*`) and the `usage` its final chunk
- * states (10 tokens in, 5 out unless it says).
+ * states (10 tokens in, 5 out unless it says). A reply may be a promise: the request waits,
+ * unanswered, until it settles (a model that is slow until the test says).
  */
 export async function scriptedModel(script) {
   const requests = [];
@@ -67,7 +68,7 @@ export async function scriptedModel(script) {
     }
     requests.push(parsed);
     headers.push(req.headers);
-    const reply = queue ? queue.shift() : script(parsed, requests.length - 1);
+    const reply = await (queue ? queue.shift() : script(parsed, requests.length - 1));
     if (!reply) {
       res.writeHead(500, { "content-type": "application/json" });
       res.end(JSON.stringify({ error: { message: "the script has no reply left" } }));

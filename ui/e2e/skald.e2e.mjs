@@ -1538,14 +1538,15 @@ test("the daily budget and threshold are set in Settings; a turn past the budget
 // after the folder; its command changes the worktree's copy of draft.md, never the
 // person's. The review shows the two changes as hunks with their line numbers; the first
 // is left out (from the keyboard) and the second applied, reaching the person's folder;
-// Undo takes it back. The Worktrees screen lists it with its chat, and once discarded
-// from the review the chat's badge goes and so does the worktree's folder.
-test("a chat in a worktree: its changes are reviewed hunk by hunk, applied in part, undone, and the worktree discarded", async () => {
+// Undo takes it back. A comment on a line is sent to the agent: the chat's next message,
+// and what the model is sent. The Worktrees screen lists it with its chat, and once
+// discarded from the review the chat's badge goes and so does the worktree's folder.
+test("a chat in a worktree: its changes are reviewed hunk by hunk, applied in part, undone, commented on, and the worktree discarded", async () => {
   const draft = "one\ntwo\nthree\nfour\nfive\n";
   const command = "sed -i 's/^one$/ONE/; s/^five$/FIVE/' draft.md";
   await withSkald(
-    [call("wt1", "execute_cmd", { command }), say(["Changed the first and the last line."])],
-    async ({ page, root, base, skald }) => {
+    [call("wt1", "execute_cmd", { command }), say(["Changed the first and the last line."]), say(["I will keep the last line as it was."])],
+    async ({ page, root, base, skald, model }) => {
       const onDisk = () => readFileSync(join(root, "draft.md"), "utf8");
       const folder = join(base, "data-worktrees", "paper-1");
 
@@ -1587,7 +1588,11 @@ test("a chat in a worktree: its changes are reviewed hunk by hunk, applied in pa
       assert.equal((await file.getByTestId("file-stat").textContent()).trim(), "+2 −2");
       const hunks = file.getByTestId("review-hunk");
       assert.equal(await hunks.count(), 2);
-      const rows = (i) => hunks.nth(i).locator(".diff-row").evaluateAll((els) => els.map((e) => [...e.children].map((c) => c.textContent).join("|")));
+      const rows = (i) =>
+        hunks
+          .nth(i)
+          .locator(".diff-row")
+          .evaluateAll((els) => els.map((e) => [...e.children].filter((c) => !c.matches(".line-comment-btn")).map((c) => c.textContent).join("|")));
       assert.deepEqual(await rows(0), ["1||-|one", "|1|+|ONE"]);
       assert.deepEqual(await rows(1), ["5||-|five", "|5|+|FIVE"]);
       assert.match(await review.getByTestId("review-help").textContent(), /j\/k/);
@@ -1617,6 +1622,41 @@ test("a chat in a worktree: its changes are reviewed hunk by hunk, applied in pa
       assert.equal(onDisk(), draft, "Undo brings the file back");
       assert.equal(await review.getByTestId("apply-undo-error").count(), 0);
 
+      // A comment on the new line 5 (its "+" shows when the pointer is over the line), sent
+      // to the agent: it arrives as the chat's next message, which the model is sent.
+      const fiveRow = hunks.nth(1).locator(".diff-row.diff-add");
+      await fiveRow.hover();
+      const plus = fiveRow.getByTestId("line-comment");
+      assert.equal(await plus.getAttribute("aria-label"), "Comment on draft.md line 5");
+      await plus.click();
+      const input = review.getByTestId("line-comment-input");
+      await input.waitFor();
+      assert.equal(await input.evaluate((el) => el === document.activeElement), true);
+      await input.fill("Keep this line in lower case.");
+      await input.press("Enter");
+      await input.waitFor({ state: "detached" });
+      assert.deepEqual(await hunks.nth(1).getByTestId("line-comment-item").allTextContents(), ["Keep this line in lower case."]);
+      const sendComments = review.getByTestId("review-send-comments");
+      assert.equal((await sendComments.textContent()).trim(), "Send 1 comment to the agent");
+      await page.screenshot({ path: join(screenshotsDir, "review-comment.png") });
+      await sendComments.click();
+      const sent = review.getByTestId("comments-sent");
+      await sent.waitFor({ timeout: 20_000 });
+      assert.match(await sent.textContent(), /Sent 1 comment to the agent/);
+      assert.equal(await review.getByTestId("line-comment-item").count(), 0, "sent comments clear");
+      const commentMessage = "Review comments on your changes:\n\n1. `draft.md` line 5:\n   > FIVE\n   Keep this line in lower case.";
+      await sent.getByTestId("comments-open-chat").click();
+      await page.waitForFunction(
+        (text) => [...document.querySelectorAll("[data-testid='message'][data-role='user']")].at(-1)?.querySelector(".bubble")?.textContent === text,
+        commentMessage,
+        { timeout: 20_000 },
+      );
+      await page.locator("[data-testid='message'][data-role='assistant']", { hasText: "I will keep the last line as it was." }).waitFor({ timeout: 20_000 });
+      await page.getByTestId("stop").waitFor({ state: "detached", timeout: 20_000 });
+      assert.equal(model.requests.length, 3);
+      const lastUser = model.requests[2].messages.filter((m) => m.role === "user").at(-1);
+      assert.equal(typeof lastUser.content === "string" ? lastUser.content : lastUser.content.map((p) => p.text ?? "").join(""), commentMessage);
+
       // The Worktrees screen lists it, with its chat.
       await page.getByTestId("nav-worktrees").click();
       const row = page.locator("[data-testid='worktree-row'][data-worktree='paper-1']");
@@ -1644,4 +1684,93 @@ test("a chat in a worktree: its changes are reviewed hunk by hunk, applied in pa
     {},
     { seenByCommands: true },
   );
+});
+
+/** Waits (polling) until `cond()` holds, at most `timeout` ms; `what` names it in the failure. */
+async function until(what, cond, timeout = 20_000) {
+  const end = Date.now() + timeout;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+/** The id of the chat shown (the sidebar's current item). */
+const currentChatId = (page) =>
+  page.evaluate(() => Number(document.querySelector("[data-testid='session-item'] .session-main[aria-current='page']")?.closest("[data-session-id]")?.getAttribute("data-session-id")));
+
+// Agents at once (docs/board.md): with one allowed (set in Settings), a second chat's turn
+// waits for the first's, its chat saying so; the Agents board shows one working and one
+// queued, then both done with their last messages; ↓ and Enter on the board open a chat.
+test("with one agent at once, a second chat waits in line; the Agents board shows them working, queued, then done", async () => {
+  let release;
+  const gate = new Promise((r) => (release = r));
+  // The first chat's answer waits until the test lets it go; the second's comes at once.
+  const script = (body) =>
+    JSON.stringify(body.messages ?? []).includes("the slow one") ? gate.then(() => say(["The slow answer."])) : say(["The quick answer."]);
+  await withSkald(script, async ({ page, model, skald }) => {
+    await page.getByTestId("nav-settings").click();
+    const atOnce = page.getByTestId("at-once");
+    await atOnce.waitFor({ timeout: 20_000 });
+    assert.equal(await atOnce.inputValue(), "4");
+    await atOnce.fill("1");
+    await atOnce.press("Enter");
+    await page.getByTestId("at-once-saved").filter({ hasText: "Saved: 1 at once." }).waitFor({ timeout: 10_000 });
+    assert.match(readFileSync(join(skald.data, "config.toml"), "utf8"), /\[agent\]\s*\nat_once = 1\s*\n/);
+
+    // The first chat's turn takes the one place, and holds it while its model answers.
+    await page.getByTestId("nav-chat").click();
+    await newChat(page);
+    const slow = await currentChatId(page);
+    await send(page, "Write the slow one");
+    await until("the first chat's model call", () => model.requests.length === 1);
+    await page.locator("[data-testid='chat-state']", { hasText: "working" }).waitFor({ timeout: 10_000 });
+
+    // The second waits in line, and its chat says so.
+    await newChat(page);
+    const quick = await currentChatId(page);
+    assert.notEqual(quick, slow);
+    await send(page, "Write the quick one");
+    const notice = page.getByTestId("queue-notice");
+    await notice.waitFor({ timeout: 20_000 });
+    assert.equal((await page.getByTestId("queue-notice-text").textContent()).trim(), "Waiting for a free place — next in line");
+    assert.match(await notice.textContent(), /Settings → Agents sets how many run at once/);
+    assert.equal((await page.getByTestId("chat-state").textContent()).trim(), "queued");
+    assert.equal(await page.getByTestId("stop").count(), 1, "a queued turn can be stopped");
+    assert.equal(model.requests.length, 1, "the second chat's model is not called while it waits");
+    await page.screenshot({ path: join(screenshotsDir, "queue.png") });
+
+    // The board, from its shortcut: one working, one queued.
+    await page.keyboard.press("Control+Shift+A");
+    await page.getByTestId("agents-view").waitFor();
+    const rowOf = (id) => page.locator(`[data-testid='agent-row'][data-session-id='${id}']`);
+    await rowOf(quick).and(page.locator("[data-state='queued']")).waitFor({ timeout: 10_000 });
+    await rowOf(slow).and(page.locator("[data-state='working']")).waitFor({ timeout: 10_000 });
+    assert.equal((await rowOf(quick).getByTestId("agent-state").textContent()).trim(), "queued");
+    assert.equal((await rowOf(slow).getByTestId("agent-state").textContent()).trim(), "working");
+    assert.equal((await page.getByTestId("board-filter-active").textContent()).trim(), "Active 2");
+    await page.getByTestId("agents-view").screenshot({ path: join(screenshotsDir, "agents.png") });
+
+    // The first answers; the second starts and answers; the board follows both.
+    release();
+    await rowOf(slow).and(page.locator("[data-state='done']")).waitFor({ timeout: 20_000 });
+    await rowOf(quick).and(page.locator("[data-state='done']")).waitFor({ timeout: 20_000 });
+    assert.equal((await rowOf(slow).getByTestId("agent-last").textContent()).trim(), "The slow answer.");
+    assert.equal((await rowOf(quick).getByTestId("agent-last").textContent()).trim(), "The quick answer.");
+    assert.equal((await rowOf(quick).getByTestId("agent-tokens").textContent()).trim(), "tokens 15");
+    assert.equal(model.requests.length, 2);
+    assert.match(JSON.stringify(model.requests[1].messages), /the quick one/);
+
+    // From the keyboard: the list has the focus, the most recently active first; ↓ then
+    // Enter opens the other chat.
+    const order = await page.getByTestId("agent-row").evaluateAll((els) => els.map((e) => Number(e.getAttribute("data-session-id"))));
+    assert.deepEqual(order.slice(0, 2), [quick, slow]);
+    assert.equal(await page.getByTestId("agent-list").evaluate((el) => el === document.activeElement), true);
+    await page.keyboard.press("ArrowDown");
+    assert.equal(await rowOf(slow).getAttribute("aria-selected"), "true");
+    await page.keyboard.press("Enter");
+    await page.waitForSelector("[data-testid='message-list'][data-loaded='1']");
+    assert.equal(await currentChatId(page), slow);
+    await page.locator("[data-testid='message'][data-role='assistant']", { hasText: "The slow answer." }).waitFor({ timeout: 10_000 });
+  });
 });
