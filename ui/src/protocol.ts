@@ -396,7 +396,12 @@ export type ServerMessage = { "type": "reply", id: number, reply: Reply, } | { "
 /**
  * A command's result, tagged with the command's name.
  */
-export type Reply = { "cmd": "list_sessions", sessions: Array<SessionInfo>, } | { "cmd": "create_session", session: SessionInfo, } | { "cmd": "list_worktrees", worktrees: Array<WorktreeInfo>, } | { "cmd": "board", agents: Array<BoardAgent>, } | { "cmd": "worktree_diff", files: Array<FileReview>, 
+export type Reply = { "cmd": "list_sessions", sessions: Array<SessionInfo>, } | { "cmd": "create_session", session: SessionInfo, } | { "cmd": "list_worktrees", worktrees: Array<WorktreeInfo>, 
+/**
+ * Days unused after which a worktree is offered for cleaning up
+ * (`[worktrees] clean_after_days`; 0: never).
+ */
+clean_after_days: number, } | { "cmd": "board", agents: Array<BoardAgent>, } | { "cmd": "worktree_diff", files: Array<FileReview>, 
 /**
  * The worktree's state reviewed, for `apply_worktree`.
  */
@@ -952,7 +957,16 @@ repo?: string, branch?: string, base_commit?: string,
 /**
  * Its folder as it started (a checkpoint), what a review compares with.
  */
-base_snapshot?: string, status: WorktreeStatus, created_at: number, };
+base_snapshot?: string, status: WorktreeStatus, created_at: number, 
+/**
+ * When its chat last worked in it (or it was made, whichever is later): what "old"
+ * is measured from (`[worktrees] clean_after_days`). Filled in when listed.
+ */
+last_used_at?: number, 
+/**
+ * The space its folder takes on disk, in bytes. Filled in when listed.
+ */
+disk_bytes?: number, };
 
 /**
  * One agent on the board.

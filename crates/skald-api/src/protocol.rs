@@ -468,6 +468,9 @@ pub enum Reply {
     },
     ListWorktrees {
         worktrees: Vec<crate::worktree::WorktreeInfo>,
+        /// Days unused after which a worktree is offered for cleaning up
+        /// (`[worktrees] clean_after_days`; 0: never).
+        clean_after_days: u32,
     },
     Board {
         agents: Vec<crate::board::BoardAgent>,

@@ -33,6 +33,15 @@ pub struct WorktreeInfo {
     pub base_snapshot: Option<String>,
     pub status: WorktreeStatus,
     pub created_at: i64,
+    /// When its chat last worked in it (or it was made, whichever is later): what "old"
+    /// is measured from (`[worktrees] clean_after_days`). Filled in when listed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub last_used_at: Option<i64>,
+    /// The space its folder takes on disk, in bytes. Filled in when listed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional, type = "number")]
+    pub disk_bytes: Option<u64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]

@@ -51,6 +51,17 @@ pub enum WorktreesCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Offers to discard the worktrees unused for a while (`[worktrees] clean_after_days`,
+    /// or --older-than): lists them with the space they take and asks; with --yes it
+    /// does not ask, and without a terminal to ask on it only lists them
+    Clean {
+        /// Days unused [default: config.toml's clean_after_days, 14]
+        #[arg(long, value_name = "DAYS")]
+        older_than: Option<u32>,
+        /// Discard them without asking
+        #[arg(long)]
+        yes: bool,
+    },
     /// Removes a worktree: its folder, and for a git worktree its branch (what it changed
     /// is gone; the folder it copied is not touched)
     Discard {
@@ -153,8 +164,58 @@ fn run(
                 exit::FAILED
             })
         }
+        WorktreesCommand::Clean { older_than, yes } => {
+            let days = older_than.unwrap_or(config.worktrees.clean_after_days);
+            if days == 0 {
+                return Err(Fail::usage(
+                    "clean_after_days is 0 (never); give --older-than DAYS",
+                ));
+            }
+            let all = skald_core::worktrees::described(&store).map_err(Fail::failed)?;
+            let old = skald_core::worktrees::old(&store, all, days, skald_store::now_ms());
+            if old.is_empty() {
+                println!("No worktree has gone unused for {days} days.");
+                return Ok(exit::OK);
+            }
+            let total: u64 = old.iter().filter_map(|w| w.disk_bytes).sum();
+            println!("Unused for {days} days or more ({} in all):", size(total));
+            for w in &old {
+                println!(
+                    "  {}  {}  {}",
+                    w.name,
+                    size(w.disk_bytes.unwrap_or(0)),
+                    idle(w)
+                );
+            }
+            if !yes {
+                use std::io::IsTerminal;
+                if !std::io::stdin().is_terminal() {
+                    println!("Nothing removed: `skald worktrees clean --yes` discards them.");
+                    return Ok(exit::OK);
+                }
+                print!(
+                    "Discard them (what their agents changed and did not apply is lost)? [y/N] "
+                );
+                use std::io::Write;
+                let _ = std::io::stdout().flush();
+                let mut answer = String::new();
+                std::io::stdin()
+                    .read_line(&mut answer)
+                    .map_err(Fail::failed)?;
+                if !matches!(answer.trim(), "y" | "Y" | "yes") {
+                    println!("Nothing removed.");
+                    return Ok(exit::OK);
+                }
+            }
+            for w in &old {
+                skald_core::worktrees::discard(&store, w).map_err(Fail::failed)?;
+                println!("Discarded {}.", w.name);
+            }
+            println!("Freed {}.", size(total));
+            Ok(exit::OK)
+        }
         WorktreesCommand::List { json } => {
-            let all = store.list_worktrees().map_err(Fail::failed)?;
+            let all = skald_core::worktrees::described(&store).map_err(Fail::failed)?;
             let stray =
                 skald_core::worktrees::unrecorded(&store, data_dir).map_err(Fail::failed)?;
             if json {
@@ -179,8 +240,12 @@ fn run(
                     " [its folder is gone]"
                 };
                 println!(
-                    "{}  {chat}  {how}\n    {} -> {}{gone}",
-                    w.name, w.source, w.working_dir
+                    "{}  {chat}  {how}  {}, {}\n    {} -> {}{gone}",
+                    w.name,
+                    size(w.disk_bytes.unwrap_or(0)),
+                    idle(w),
+                    w.source,
+                    w.working_dir
                 );
             }
             for folder in &stray {
@@ -211,6 +276,28 @@ fn run(
             println!("Discarded {name} ({}).", w.root);
             Ok(exit::OK)
         }
+    }
+}
+
+/// "340 KB", "1.2 GB".
+fn size(bytes: u64) -> String {
+    let b = bytes as f64;
+    match bytes {
+        0..1024 => format!("{bytes} B"),
+        1024..1_048_576 => format!("{:.0} KB", b / 1024.0),
+        1_048_576..1_073_741_824 => format!("{:.1} MB", b / 1_048_576.0),
+        _ => format!("{:.1} GB", b / 1_073_741_824.0),
+    }
+}
+
+/// "used today", "unused for 21 days".
+fn idle(w: &WorktreeInfo) -> String {
+    let last = w.last_used_at.unwrap_or(w.created_at);
+    let days = skald_store::now_ms().saturating_sub(last) / (24 * 3600 * 1000);
+    match days {
+        0 => "used today".to_string(),
+        1 => "unused for 1 day".to_string(),
+        n => format!("unused for {n} days"),
     }
 }
 

@@ -78,6 +78,11 @@ pub const DEFAULT_CONFIG_TOML: &str = r#"# Skald configuration.
 # every command asks, as with no sandbox.
 # ask = "unsandboxed"
 
+# [worktrees]
+# Days a worktree may go unused before the app offers to clean it up (it asks first);
+# 0: never offered.
+# clean_after_days = 14
+
 # [checkpoints]
 # Before and after each call that can change files (the write tools, execute_cmd) the
 # chat's folder is recorded in a shadow repository in Skald's data directory, so any change
@@ -116,10 +121,28 @@ pub struct Config {
     pub mcp: McpConfig,
     pub sandbox: SandboxConfig,
     pub checkpoints: CheckpointsConfig,
+    pub worktrees: WorktreesConfig,
     pub desktop: DesktopConfig,
     /// The person's hooks, by event (docs/hooks.md).
     pub hooks: crate::hooks::HooksConfig,
     pub providers: std::collections::BTreeMap<String, ProviderConfig>,
+}
+
+/// `[worktrees]`: agents' own copies of folders (docs/worktrees.md).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct WorktreesConfig {
+    /// Days a worktree may go unused before Skald offers to clean it up (it asks first,
+    /// never removes one by itself); 0: never offered.
+    pub clean_after_days: u32,
+}
+
+impl Default for WorktreesConfig {
+    fn default() -> Self {
+        WorktreesConfig {
+            clean_after_days: 14,
+        }
+    }
 }
 
 /// `[checkpoints]`: recording the chat's folder around each call that can change it

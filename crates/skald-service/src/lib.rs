@@ -354,7 +354,7 @@ impl Service {
                 self.create_session(title, working_dir, agent_id, worktree)
                     .await
             }
-            Command::ListWorktrees => self.list_worktrees(),
+            Command::ListWorktrees => self.list_worktrees().await,
             Command::Board { limit } => self.board(limit).await,
             Command::WorktreeDiff { name } => self.worktree_diff(&name).await,
             Command::ApplyWorktree {

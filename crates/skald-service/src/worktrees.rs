@@ -77,9 +77,16 @@ impl Service {
             .ok_or_else(|| invalid(format!("there is no worktree named {name}")))
     }
 
-    pub(crate) fn list_worktrees(&self) -> Result<Reply, ServiceError> {
+    /// Every worktree with its disk use and when it was last used (a walk of each:
+    /// off the async threads).
+    pub(crate) async fn list_worktrees(&self) -> Result<Reply, ServiceError> {
+        let store = self.store.clone();
+        let worktrees = tokio::task::spawn_blocking(move || worktrees::described(&store))
+            .await
+            .map_err(|e| invalid(format!("listing the worktrees stopped: {e}")))??;
         Ok(Reply::ListWorktrees {
-            worktrees: self.store.list_worktrees()?,
+            worktrees,
+            clean_after_days: skald_base::lock(&self.config).worktrees.clean_after_days,
         })
     }
 

@@ -94,6 +94,20 @@ impl Store {
         Ok(())
     }
 
+    /// When chat `session_id` was last active: its latest message or turn (Unix ms).
+    pub fn agent_activity(&self, session_id: i64) -> Result<Option<i64>, StoreError> {
+        use rusqlite::OptionalExtension;
+        Ok(self
+            .conn()
+            .query_row(
+                "SELECT MAX(updated_at, COALESCE(turn_started_at, 0), COALESCE(turn_ended_at, 0))
+                 FROM chat_sessions WHERE id = ?1",
+                [session_id],
+                |r| r.get(0),
+            )
+            .optional()?)
+    }
+
     /// The `limit` chats worked in most recently, newest first, with what the board shows
     /// of each.
     pub fn agent_rows(&self, limit: usize) -> Result<Vec<AgentRow>, StoreError> {

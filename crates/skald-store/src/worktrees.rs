@@ -49,6 +49,8 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<WorktreeInfo> {
         },
         created_at: r.get(11)?,
         base_snapshot: r.get(12)?,
+        last_used_at: None,
+        disk_bytes: None,
     })
 }
 

@@ -817,3 +817,88 @@ fn a_git_worktree_s_work_is_committed_on_its_branch_and_merged() {
         2
     );
 }
+
+/// Worktrees left unused are offered for cleaning up, with the space they take, and
+/// removed only when the person says so (docs/worktrees.md, "Disk use and cleaning up").
+#[test]
+fn worktrees_unused_for_long_are_listed_with_their_size_and_removed_only_when_asked() {
+    let p = Place::new();
+    let work = p.work();
+    std::fs::write(work.join("big.bin"), vec![7u8; 256 * 1024]).unwrap();
+    for name in ["stale", "fresh"] {
+        let server = ScriptedServer::new(vec![answer("Done.")]);
+        let (out, events) =
+            SkaldCmd::new(&p.data())
+                .against(&server)
+                .exec_json(&work, &["--worktree", name], "hi");
+        assert_eq!(out.status.code(), Some(0), "{events:?}");
+    }
+    // "stale" last used a month ago.
+    let month_ago = skald_store::now_ms() - 30 * 24 * 3600 * 1000;
+    let db = rusqlite::Connection::open(p.data().join("skald.db")).unwrap();
+    db.execute(
+        "UPDATE worktrees SET created_at = ?1 WHERE name = 'stale'",
+        [month_ago],
+    )
+    .unwrap();
+    db.execute(
+        "UPDATE chat_sessions SET updated_at = ?1, created_at = ?1, turn_started_at = ?1,
+                                  turn_ended_at = ?1
+         WHERE id = (SELECT session_id FROM worktrees WHERE name = 'stale')",
+        [month_ago],
+    )
+    .unwrap();
+    drop(db);
+    let all = listed(&p.data());
+    let stale = all
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["name"] == "stale")
+        .unwrap();
+    assert!(
+        stale["disk_bytes"].as_u64().unwrap() >= 256 * 1024,
+        "{stale}"
+    );
+    assert!(
+        stale["last_used_at"].as_i64().unwrap() <= month_ago + 1000,
+        "{stale}"
+    );
+    let text = ok(&bare(&p.data())
+        .args(["worktrees", "list"])
+        .output()
+        .unwrap());
+    assert!(text.contains("unused for 30 days"), "{text}");
+
+    // No terminal to ask on: listed, nothing removed.
+    let said = ok(&bare(&p.data())
+        .args(["worktrees", "clean"])
+        .output()
+        .unwrap());
+    assert!(said.contains("stale") && !said.contains("fresh"), "{said}");
+    assert!(said.contains("Nothing removed"), "{said}");
+    let root = |n: &str| p.top().join("data-worktrees").join(n);
+    assert!(root("stale").is_dir());
+    // A shorter time than the setting's, and only what is older than it.
+    let said = ok(&bare(&p.data())
+        .args(["worktrees", "clean", "--older-than", "31"])
+        .output()
+        .unwrap());
+    assert!(said.contains("No worktree"), "{said}");
+    let said = ok(&bare(&p.data())
+        .args(["worktrees", "clean", "--yes"])
+        .output()
+        .unwrap());
+    assert!(said.contains("Discarded stale"), "{said}");
+    assert!(!root("stale").exists());
+    assert!(root("fresh").join("big.bin").is_file());
+    let names: Vec<Value> = listed(&p.data())
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["name"].clone())
+        .collect();
+    assert_eq!(names, [serde_json::json!("fresh")]);
+    // The person's folder is untouched.
+    assert!(work.join("big.bin").is_file());
+}

@@ -202,6 +202,74 @@ pub fn discard_unrecorded(
 }
 
 /// A stored worktree as `skald_worktree` takes it.
+/// The space `root` takes on disk: every file's allocated blocks, links not followed.
+/// What cannot be read counts for nothing.
+pub fn disk_use(root: &Path) -> u64 {
+    let mut total = 0u64;
+    let mut folders = vec![root.to_path_buf()];
+    while let Some(dir) = folders.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let Ok(meta) = entry.metadata() else { continue };
+            total += allocated(&meta);
+            if meta.is_dir() {
+                folders.push(entry.path());
+            }
+        }
+    }
+    total
+}
+
+#[cfg(unix)]
+fn allocated(meta: &std::fs::Metadata) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    meta.blocks() * 512
+}
+
+#[cfg(not(unix))]
+fn allocated(meta: &std::fs::Metadata) -> u64 {
+    meta.len()
+}
+
+/// The worktrees not discarded, newest first, each with when it was last used (its
+/// chat's latest activity, or when it was made) and its disk use.
+pub fn described(store: &Store) -> Result<Vec<WorktreeInfo>, StoreError> {
+    let mut all = store.list_worktrees()?;
+    for w in &mut all {
+        let chat = match w.session_id {
+            Some(id) => store.agent_activity(id)?,
+            None => None,
+        };
+        w.last_used_at = Some(chat.map_or(w.created_at, |t| t.max(w.created_at)));
+        w.disk_bytes = Some(disk_use(Path::new(&w.root)));
+    }
+    Ok(all)
+}
+
+/// Of `described` worktrees, those unused for `days` days or more at `now` (Unix ms), whose
+/// chat does not run in a live process: what the app offers to clean up. None when
+/// `days` is 0.
+pub fn old(store: &Store, all: Vec<WorktreeInfo>, days: u32, now: i64) -> Vec<WorktreeInfo> {
+    if days == 0 {
+        return Vec::new();
+    }
+    let since = now.saturating_sub(i64::from(days) * 24 * 3600 * 1000);
+    all.into_iter()
+        .filter(|w| w.last_used_at.unwrap_or(w.created_at) < since)
+        .filter(|w| {
+            w.session_id.is_none_or(|id| {
+                !store
+                    .session_holder(id)
+                    .ok()
+                    .flatten()
+                    .is_some_and(|h| !crate::session::lease::owner_is_dead(&h.owner))
+            })
+        })
+        .collect()
+}
+
 /// Commits what the agent changed in git worktree `info` on its branch; the commit.
 pub fn commit(info: &WorktreeInfo, message: &str) -> Result<String, WorktreesError> {
     Ok(skald_worktree::git::commit(&as_worktree(info), message)?)
