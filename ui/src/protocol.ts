@@ -325,7 +325,15 @@ working_dir?: string, agent_id?: string,
  * Work in a worktree of its own (docs/worktrees.md): named so, or after the folder
  * when empty.
  */
-worktree?: string, } | { "cmd": "list_worktrees" } | { "cmd": "board", 
+worktree?: string, } | { "cmd": "best_of", text: string, 
+/**
+ * One per agent, 2 to 4: `provider/model`, or absent for the configured model.
+ */
+models: Array<string | null>, 
+/**
+ * The folder; the server's when absent.
+ */
+working_dir?: string, title?: string, } | { "cmd": "list_worktrees" } | { "cmd": "board", 
 /**
  * At most this many [default 100].
  */
@@ -396,7 +404,15 @@ export type ServerMessage = { "type": "reply", id: number, reply: Reply, } | { "
 /**
  * A command's result, tagged with the command's name.
  */
-export type Reply = { "cmd": "list_sessions", sessions: Array<SessionInfo>, } | { "cmd": "create_session", session: SessionInfo, } | { "cmd": "list_worktrees", worktrees: Array<WorktreeInfo>, 
+export type Reply = { "cmd": "list_sessions", sessions: Array<SessionInfo>, } | { "cmd": "create_session", session: SessionInfo, } | { "cmd": "best_of", 
+/**
+ * The trial's name, shared by its worktrees (`WorktreeInfo::trial`).
+ */
+trial: string, 
+/**
+ * Its chats, in the order of `models`; each works in worktree `<trial>-a`, `-b`, …
+ */
+sessions: Array<SessionInfo>, } | { "cmd": "list_worktrees", worktrees: Array<WorktreeInfo>, 
 /**
  * Days unused after which a worktree is offered for cleaning up
  * (`[worktrees] clean_after_days`; 0: never).
@@ -591,9 +607,13 @@ stopped: boolean, } | { "cmd": "subscribe" } | { "cmd": "unsubscribe" };
 
 export type SessionInfo = { id: number, title: string, agent_id: string, kind: SessionKind, working_dir: string | null, created_at: number, updated_at: number, 
 /**
- * A turn runs in this process now.
+ * A turn runs in this process now (or waits for a place: `queued`).
  */
 running: boolean, 
+/**
+ * Its turn waits for a place among the agents that run at once (docs/board.md).
+ */
+queued?: boolean, 
 /**
  * The chat's own model (`provider/model`); absent: the configured one.
  */
@@ -958,6 +978,11 @@ repo?: string, branch?: string, base_commit?: string,
  * Its folder as it started (a checkpoint), what a review compares with.
  */
 base_snapshot?: string, status: WorktreeStatus, created_at: number, 
+/**
+ * The best-of-N trial it is one answer of (docs/worktrees.md, "Best of N"): the
+ * worktrees of one trial are shown side by side.
+ */
+trial?: string, 
 /**
  * When its chat last worked in it (or it was made, whichever is later): what "old"
  * is measured from (`[worktrees] clean_after_days`). Filled in when listed.

@@ -52,6 +52,21 @@ pub enum Command {
         #[ts(optional)]
         worktree: Option<String>,
     },
+    /// Best of N (docs/worktrees.md): one prompt to 2–4 agents at once, each a new chat
+    /// in a worktree of its own of one folder, with its own model (absent: the configured
+    /// one); their worktrees share the trial named in the reply.
+    BestOf {
+        text: String,
+        /// One per agent, 2 to 4: `provider/model`, or absent for the configured model.
+        models: Vec<Option<String>>,
+        /// The folder; the server's when absent.
+        #[serde(default)]
+        #[ts(optional)]
+        working_dir: Option<String>,
+        #[serde(default)]
+        #[ts(optional)]
+        title: Option<String>,
+    },
     /// Every worktree not discarded, newest first.
     ListWorktrees,
     /// The board: every agent (chats and background runs) across folders, the most
@@ -466,6 +481,12 @@ pub enum Reply {
     CreateSession {
         session: SessionInfo,
     },
+    BestOf {
+        /// The trial's name, shared by its worktrees (`WorktreeInfo::trial`).
+        trial: String,
+        /// Its chats, in the order of `models`; each works in worktree `<trial>-a`, `-b`, …
+        sessions: Vec<SessionInfo>,
+    },
     ListWorktrees {
         worktrees: Vec<crate::worktree::WorktreeInfo>,
         /// Days unused after which a worktree is offered for cleaning up
@@ -789,8 +810,12 @@ pub struct SessionInfo {
     pub working_dir: Option<String>,
     pub created_at: i64,
     pub updated_at: i64,
-    /// A turn runs in this process now.
+    /// A turn runs in this process now (or waits for a place: `queued`).
     pub running: bool,
+    /// Its turn waits for a place among the agents that run at once (docs/board.md).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    #[ts(as = "Option<bool>", optional)]
+    pub queued: bool,
     /// The chat's own model (`provider/model`); absent: the configured one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]

@@ -33,6 +33,11 @@ pub struct WorktreeInfo {
     pub base_snapshot: Option<String>,
     pub status: WorktreeStatus,
     pub created_at: i64,
+    /// The best-of-N trial it is one answer of (docs/worktrees.md, "Best of N"): the
+    /// worktrees of one trial are shown side by side.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub trial: Option<String>,
     /// When its chat last worked in it (or it was made, whichever is later): what "old"
     /// is measured from (`[worktrees] clean_after_days`). Filled in when listed.
     #[serde(default, skip_serializing_if = "Option::is_none")]

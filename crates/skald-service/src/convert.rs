@@ -9,7 +9,8 @@ use skald_store::{Message, Role, Session, ToolCallRecord};
 use skald_viewer::FileRoute;
 use std::path::Path;
 
-pub fn session(s: Session, running: bool) -> SessionInfo {
+/// A chat as the UI lists it; `running` and `queued` as this process knows them.
+pub fn session(s: Session, running: bool, queued: bool) -> SessionInfo {
     SessionInfo {
         id: s.id,
         title: s.title,
@@ -19,6 +20,7 @@ pub fn session(s: Session, running: bool) -> SessionInfo {
         created_at: s.created_at,
         updated_at: s.updated_at,
         running,
+        queued: running && queued,
         model: s.model,
         effort: s.effort,
         forked_from: s.forked_from,

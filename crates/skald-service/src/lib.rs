@@ -3,6 +3,7 @@
 //! logic of its own. A carrier makes one [`Service`] per process and one [`Connection`]
 //! per UI; a connection's file subscriptions end with it.
 
+mod best_of;
 mod chats;
 mod convert;
 pub mod files;
@@ -337,7 +338,12 @@ impl Service {
 
     fn session_info(&self, s: skald_store::Session) -> skald_api::protocol::SessionInfo {
         let running = self.sessions.is_running(s.id);
-        convert::session(s, running)
+        let queued = running
+            && matches!(
+                self.store.turn_state(s.id),
+                Ok(Some(skald_store::TurnState::Queued))
+            );
+        convert::session(s, running, queued)
     }
 
     async fn handle(&self, conn: &Connection, command: Command) -> Result<Reply, ServiceError> {
@@ -355,6 +361,12 @@ impl Service {
                     .await
             }
             Command::ListWorktrees => self.list_worktrees().await,
+            Command::BestOf {
+                text,
+                models,
+                working_dir,
+                title,
+            } => self.best_of(text, models, working_dir, title).await,
             Command::Board { limit } => self.board(limit).await,
             Command::WorktreeDiff { name } => self.worktree_diff(&name).await,
             Command::ApplyWorktree {

@@ -361,6 +361,26 @@ impl Service {
 
     /// Gives a chat its own model and effort. The model must resolve now (its provider
     /// configured, its key present); the effort must be one the model takes.
+    /// The model `spec` names, if a chat can be given it: its provider configured, with
+    /// its key.
+    pub(crate) fn usable_model(&self, spec: &str) -> Result<Option<ModelChoice>, ServiceError> {
+        let engine = self.sessions.engine();
+        let config = lock(&self.config).clone();
+        let first = choose_models(engine, &config, Some(spec), &self.data_dir.models_dir())
+            .map_err(|e| invalid(format!("{spec} cannot be used: {e}")))?
+            .into_iter()
+            .next();
+        if let Some(m) = &first
+            && m.provider.lacks_key()
+        {
+            return Err(invalid(format!(
+                "{spec} cannot be used: {} has no key; configure it in Settings",
+                m.provider.name
+            )));
+        }
+        Ok(first)
+    }
+
     pub(crate) fn set_session_model(
         &self,
         session_id: i64,
@@ -375,22 +395,7 @@ impl Service {
             .filter(|e| !e.is_empty());
         let engine = self.sessions.engine();
         let chosen = match &model {
-            Some(spec) => {
-                let config = lock(&self.config).clone();
-                let first = choose_models(engine, &config, Some(spec), &self.data_dir.models_dir())
-                    .map_err(|e| invalid(format!("{spec} cannot be used: {e}")))?
-                    .into_iter()
-                    .next();
-                if let Some(m) = &first
-                    && m.provider.lacks_key()
-                {
-                    return Err(invalid(format!(
-                        "{spec} cannot be used: {} has no key; configure it in Settings",
-                        m.provider.name
-                    )));
-                }
-                first
-            }
+            Some(spec) => self.usable_model(spec)?,
             None => engine.models().first().cloned(),
         };
         if let Some(e) = &effort {

@@ -31,6 +31,7 @@ const STEPS: &[M<'static>] = &[
     M::up(include_str!("../migrations/0021_cost.sql")),
     M::up(include_str!("../migrations/0022_worktrees.sql")),
     M::up(include_str!("../migrations/0023_turns.sql")),
+    M::up(include_str!("../migrations/0024_trials.sql")),
 ];
 
 /// Every migration, in order.

@@ -94,6 +94,20 @@ impl Store {
         Ok(())
     }
 
+    /// Where chat `session_id`'s latest turn is, as stored.
+    pub fn turn_state(&self, session_id: i64) -> Result<Option<TurnState>, StoreError> {
+        use rusqlite::OptionalExtension;
+        let state: Option<Option<String>> = self
+            .conn()
+            .query_row(
+                "SELECT turn_state FROM chat_sessions WHERE id = ?1",
+                [session_id],
+                |r| r.get(0),
+            )
+            .optional()?;
+        Ok(state.flatten().as_deref().and_then(TurnState::parse))
+    }
+
     /// When chat `session_id` was last active: its latest message or turn (Unix ms).
     pub fn agent_activity(&self, session_id: i64) -> Result<Option<i64>, StoreError> {
         use rusqlite::OptionalExtension;

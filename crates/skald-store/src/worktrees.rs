@@ -21,7 +21,7 @@ pub struct NewWorktree<'a> {
 }
 
 const COLUMNS: &str = "id, name, session_id, source, root, working_dir, kind, repo, branch, \
-                       base_commit, status, created_at, base_snapshot";
+                       base_commit, status, created_at, base_snapshot, trial";
 
 fn from_row(r: &Row<'_>) -> rusqlite::Result<WorktreeInfo> {
     let kind: String = r.get(6)?;
@@ -49,6 +49,7 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<WorktreeInfo> {
         },
         created_at: r.get(11)?,
         base_snapshot: r.get(12)?,
+        trial: r.get(13)?,
         last_used_at: None,
         disk_bytes: None,
     })
@@ -142,6 +143,28 @@ impl Store {
             .query_map([], from_row)?
             .collect::<Result<Vec<_>, _>>()?;
         Ok(rows)
+    }
+
+    /// Puts worktree `name` in best-of-N trial `trial`.
+    pub fn set_worktree_trial(&self, name: &str, trial: &str) -> Result<(), StoreError> {
+        self.conn().execute(
+            "UPDATE worktrees SET trial = ?2 WHERE name = ?1",
+            params![name, trial],
+        )?;
+        Ok(())
+    }
+
+    /// Whether any worktree, discarded or not, was of trial `trial`.
+    pub fn trial_taken(&self, trial: &str) -> Result<bool, StoreError> {
+        Ok(self
+            .conn()
+            .query_row(
+                "SELECT 1 FROM worktrees WHERE trial = ?1 LIMIT 1",
+                [trial],
+                |_| Ok(()),
+            )
+            .optional()?
+            .is_some())
     }
 
     /// Marks a worktree discarded; its name can be used again.

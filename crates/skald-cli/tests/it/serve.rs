@@ -2713,6 +2713,19 @@ fn the_board_shows_every_agent_and_turns_beyond_at_once_wait_in_line() {
         ("working".into(), "queued".into(), "queued".into()),
         "{board}"
     );
+    // The chat list says which chat waits, not only that it runs.
+    let listed = ws.call(json!({"cmd": "list_sessions"})).unwrap();
+    let flag = |id: i64| {
+        listed["sessions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["id"] == id)
+            .map(|s| (s["running"].clone(), s["queued"].clone()))
+            .unwrap()
+    };
+    assert_eq!(flag(b), (json!(true), json!(true)), "{listed}");
+    assert_eq!(flag(a), (json!(true), Value::Null), "{listed}");
     // Stopped while it waits: it ends at once, and never calls the model.
     ws.call(json!({"cmd": "stop", "session_id": c})).unwrap();
     let done = ws.event(|e| e["type"] == "done" && e["session_id"] == c);
@@ -2744,4 +2757,104 @@ fn the_board_shows_every_agent_and_turns_beyond_at_once_wait_in_line() {
     assert!(first["active_ms"].as_u64().unwrap() >= 2000, "{first}");
     // Newest activity first.
     assert_eq!(board["agents"][0]["session_id"], b, "{board}");
+}
+
+/// Best of N (docs/worktrees.md): one prompt to two agents with different models, each in
+/// its own worktree of one folder; their worktrees share a trial and their diffs differ;
+/// one is applied and the other discarded. A model that cannot be used makes nothing.
+#[test]
+fn best_of_two_gives_one_prompt_to_two_models_in_their_own_worktrees() {
+    let top = skald_testkit::tempdir_seen_by_commands();
+    let work = top.path().join("essay");
+    std::fs::create_dir(&work).unwrap();
+    std::fs::write(work.join("draft.md"), "first draft\n").unwrap();
+    let work = std::fs::canonicalize(&work).unwrap();
+    let cmd = json!({"command": "basename \"$PWD\" > draft.md"}).to_string();
+    let model = ScriptedServer::new(vec![
+        tool_call("c0", "execute_cmd", &cmd),
+        tool_call("c1", "execute_cmd", &cmd),
+        answer("Rewritten."),
+        answer("Rewritten."),
+    ]);
+    let data = top.path().join("data");
+    let s = serve(&data, &work, Some(&model));
+    let mut ws = s.ws();
+    // Too few agents, or a model whose provider has no key: refused, nothing made.
+    assert!(
+        ws.call(json!({"cmd": "best_of", "text": "x", "models": [null]}))
+            .is_err()
+    );
+    let refused = ws
+        .call(json!({"cmd": "best_of", "text": "x",
+                     "models": [null, "anthropic/claude-sonnet-4-5"]}))
+        .unwrap_err();
+    assert!(refused.contains("no key"), "{refused}");
+    let listed = ws.call(json!({"cmd": "list_worktrees"})).unwrap();
+    assert_eq!(listed["worktrees"], json!([]), "{listed}");
+
+    let made = ws
+        .call(json!({"cmd": "best_of", "text": "rewrite the draft",
+                     "models": [null, "openai/other-model"]}))
+        .unwrap();
+    assert_eq!(made["trial"], "essay-try1", "{made}");
+    let chats: Vec<i64> = made["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["id"].as_i64().unwrap())
+        .collect();
+    assert_eq!(chats.len(), 2);
+    assert_eq!(made["sessions"][1]["model"], "openai/other-model");
+    let mut ended = std::collections::BTreeSet::new();
+    while ended.len() < 2 {
+        let done = ws.event(|e| e["type"] == "done");
+        assert_eq!(done["event"]["text"], "Rewritten.", "{done}");
+        ended.insert(done["event"]["session_id"].as_i64().unwrap());
+    }
+    let models: std::collections::BTreeSet<String> = model
+        .recorded()
+        .iter()
+        .map(|r| r.body["model"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        models,
+        ["other-model", "scripted-model"]
+            .map(String::from)
+            .into_iter()
+            .collect()
+    );
+    let listed = ws.call(json!({"cmd": "list_worktrees"})).unwrap();
+    let trial: Vec<&Value> = listed["worktrees"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|w| w["trial"] == "essay-try1")
+        .collect();
+    assert_eq!(trial.len(), 2, "{listed}");
+    // Side by side: each wrote its own answer.
+    for letter in ["a", "b"] {
+        let name = format!("essay-try1-{letter}");
+        let diff = ws
+            .call(json!({"cmd": "worktree_diff", "name": name}))
+            .unwrap();
+        assert_eq!(diff["files"][0]["path"], "draft.md");
+        assert_eq!(
+            diff["files"][0]["hunks"][0]["added"],
+            json!([format!("{name}\n")]),
+            "{diff}"
+        );
+    }
+    // B is picked: applied; A discarded.
+    let applied = ws
+        .call(json!({"cmd": "apply_worktree", "name": "essay-try1-b"}))
+        .unwrap();
+    assert_eq!(applied["report"]["written"], json!(["draft.md"]));
+    ws.call(json!({"cmd": "discard_worktree", "name": "essay-try1-a"}))
+        .unwrap();
+    assert_eq!(
+        std::fs::read_to_string(work.join("draft.md")).unwrap(),
+        "essay-try1-b\n"
+    );
+    // The next trial of the folder is another.
+    assert!(!top.path().join("data-worktrees/essay-try1-a").exists());
 }
