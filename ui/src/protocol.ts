@@ -805,6 +805,10 @@ timezone: string, missed_policy: MissedPolicy, enabled: boolean,
  */
 home_session_id: number | null, run_context_id: number | null, working_dir: string | null, 
 /**
+ * Each run works in a worktree of its own (docs/worktrees.md).
+ */
+worktree?: boolean, 
+/**
  * Milliseconds since the epoch; absent when it will not run again.
  */
 next_run_at: number | null, created_at: number, updated_at: number, };

@@ -63,6 +63,10 @@ pub struct CronJobInfo {
     pub home_session_id: Option<i64>,
     pub run_context_id: Option<i64>,
     pub working_dir: Option<String>,
+    /// Each run works in a worktree of its own (docs/worktrees.md).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    #[ts(as = "Option<bool>", optional)]
+    pub worktree: bool,
     /// Milliseconds since the epoch; absent when it will not run again.
     pub next_run_at: Option<i64>,
     pub created_at: i64,

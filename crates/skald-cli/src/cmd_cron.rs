@@ -94,6 +94,7 @@ pub struct AddArgs<'a> {
     pub missed: &'a str,
     pub cwd: Option<&'a std::path::Path>,
     pub home: Option<i64>,
+    pub worktree: bool,
     pub json: bool,
 }
 
@@ -141,6 +142,7 @@ pub fn add(data_dir: &DataDir, a: AddArgs<'_>) -> Result<u8, Fail> {
             home_session_id: a.home,
             run_context_id: None,
             working_dir: Some(cwd.display().to_string()),
+            worktree: a.worktree,
         },
     )
     .map_err(|e| match e {
@@ -388,6 +390,10 @@ pub enum CronCommand {
         /// The chat its notifications go to [default: the home chat]
         #[arg(long, value_name = "SESSION")]
         home: Option<i64>,
+        /// Each run works in a worktree of its own, reviewed and applied like a chat's
+        /// (`skald worktrees`): it never writes the folder
+        #[arg(long)]
+        worktree: bool,
         #[arg(long)]
         json: bool,
     },
@@ -437,6 +443,7 @@ pub async fn dispatch(env: &crate::Env, command: CronCommand) -> u8 {
             missed,
             cwd,
             home,
+            worktree,
             json,
         } => add(
             &env.data_dir,
@@ -449,6 +456,7 @@ pub async fn dispatch(env: &crate::Env, command: CronCommand) -> u8 {
                 missed: &missed,
                 cwd: cwd.as_deref(),
                 home,
+                worktree,
                 json,
             },
         ),

@@ -22,6 +22,8 @@ pub struct NewJob {
     pub home_session_id: Option<i64>,
     pub run_context_id: Option<i64>,
     pub working_dir: Option<String>,
+    /// Each run works in a worktree of its own.
+    pub worktree: bool,
     pub next_run_at: Option<i64>,
 }
 
@@ -72,7 +74,7 @@ pub struct JobRun {
 
 const JOB_COLUMNS: &str = "id, name, description, agent_id, prompt, cron, timezone, \
                            missed_policy, enabled, home_session_id, run_context_id, working_dir, \
-                           next_run_at, created_at, updated_at";
+                           next_run_at, created_at, updated_at, worktree";
 
 fn job_row(row: &Row<'_>) -> rusqlite::Result<(ScheduledJob, String)> {
     Ok((
@@ -92,6 +94,7 @@ fn job_row(row: &Row<'_>) -> rusqlite::Result<(ScheduledJob, String)> {
             next_run_at: row.get(12)?,
             created_at: row.get(13)?,
             updated_at: row.get(14)?,
+            worktree: row.get(15)?,
         },
         row.get(7)?,
     ))
@@ -155,8 +158,9 @@ impl Store {
             conn.execute(
                 "INSERT INTO scheduled_jobs (name, description, agent_id, prompt, cron, timezone,
                                              missed_policy, home_session_id, run_context_id,
-                                             working_dir, next_run_at, created_at, updated_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?12)",
+                                             working_dir, next_run_at, created_at, updated_at,
+                                             worktree)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?12, ?13)",
                 params![
                     new.name,
                     new.description,
@@ -169,7 +173,8 @@ impl Store {
                     new.run_context_id,
                     new.working_dir,
                     new.next_run_at,
-                    now
+                    now,
+                    new.worktree
                 ],
             )?;
             conn.last_insert_rowid()

@@ -15,6 +15,7 @@ fn job(store: &Store, next: i64) -> ScheduledJob {
             home_session_id: None,
             run_context_id: None,
             working_dir: None,
+            worktree: false,
             next_run_at: Some(next),
         })
         .unwrap()

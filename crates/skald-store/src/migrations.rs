@@ -32,6 +32,7 @@ const STEPS: &[M<'static>] = &[
     M::up(include_str!("../migrations/0022_worktrees.sql")),
     M::up(include_str!("../migrations/0023_turns.sql")),
     M::up(include_str!("../migrations/0024_trials.sql")),
+    M::up(include_str!("../migrations/0025_job_worktrees.sql")),
 ];
 
 /// Every migration, in order.

@@ -902,3 +902,153 @@ fn worktrees_unused_for_long_are_listed_with_their_size_and_removed_only_when_as
     // The person's folder is untouched.
     assert!(work.join("big.bin").is_file());
 }
+
+/// A scheduled job added with --worktree runs each time in a worktree of its own; the
+/// folder is untouched until its work is applied (docs/worktrees.md, "Background tasks
+/// and scheduled jobs").
+#[test]
+fn a_scheduled_job_with_worktree_runs_in_its_own_copy_of_the_folder() {
+    let p = Place::new();
+    let work = p.work();
+    std::fs::write(work.join("digest.md"), "last week\n").unwrap();
+    let server = ScriptedServer::routed(vec![
+        (
+            "meticulous researcher",
+            vec![
+                tool_call(
+                    "w1",
+                    "write_file",
+                    r##"{"path": "digest.md", "content": "# This week\n"}"##,
+                ),
+                answer("Digest written."),
+            ],
+        ),
+        ("", vec![answer("ok")]),
+    ]);
+    let out = bare(&p.data())
+        .args([
+            "cron",
+            "add",
+            "--agent",
+            "researcher",
+            "--name",
+            "digest",
+            "--prompt",
+            "Write the digest",
+            "--cron",
+            "0 0 0 1 1 *",
+            "--worktree",
+            "--json",
+            "--cwd",
+        ])
+        .arg(&work)
+        .output()
+        .unwrap();
+    let job: Value = serde_json::from_str(&ok(&out)).unwrap();
+    assert_eq!(job["worktree"], true, "{job}");
+    let id = job["id"].as_i64().unwrap();
+    let store = skald_store::Store::open(p.data().join("skald.db")).unwrap();
+    let seen = store.get_job(id).unwrap().next_run_at.unwrap();
+    assert!(
+        store
+            .advance_job(id, seen, Some(skald_store::now_ms() - 1000))
+            .unwrap()
+    );
+    drop(store);
+    ok(&SkaldCmd::new(&p.data())
+        .against(&server)
+        .cmd()
+        .args(["cron", "run", "--once", "--approve", "all"])
+        .output()
+        .unwrap());
+    // The folder is as it was; the run's worktree has the digest.
+    assert_eq!(
+        std::fs::read_to_string(work.join("digest.md")).unwrap(),
+        "last week\n"
+    );
+    let all = listed(&p.data());
+    let w = &all[0];
+    assert_eq!(w["source"], work.display().to_string(), "{all}");
+    assert_eq!(
+        std::fs::read_to_string(Path::new(w["root"].as_str().unwrap()).join("digest.md")).unwrap(),
+        "# This week\n"
+    );
+    // Applied by the person, it reaches the folder.
+    let name = w["name"].as_str().unwrap();
+    ok(&bare(&p.data())
+        .args(["worktrees", "apply", name])
+        .output()
+        .unwrap());
+    assert_eq!(
+        std::fs::read_to_string(work.join("digest.md")).unwrap(),
+        "# This week\n"
+    );
+}
+
+/// A background task asked to work in a worktree does; a sync one cannot be.
+#[test]
+fn a_background_task_with_worktree_works_in_its_own_copy_of_the_folder() {
+    let p = Place::new();
+    let work = p.work();
+    std::fs::write(work.join("notes.md"), "mine\n").unwrap();
+    let task = serde_json::json!({
+        "mode": "async", "title": "Rewrite", "prompt": "Rewrite the notes",
+        "agent_id": "researcher", "worktree": true
+    })
+    .to_string();
+    let sync = serde_json::json!({
+        "mode": "sync", "title": "Rewrite", "prompt": "Rewrite the notes",
+        "agent_id": "researcher", "worktree": true
+    })
+    .to_string();
+    let server = ScriptedServer::routed(vec![
+        (
+            "meticulous researcher",
+            vec![
+                tool_call(
+                    "w1",
+                    "write_file",
+                    r#"{"path": "notes.md", "content": "rewritten\n"}"#,
+                ),
+                answer("Rewritten."),
+            ],
+        ),
+        (
+            "",
+            vec![
+                tool_call("t0", "execute_task", &sync),
+                tool_call("t1", "execute_task", &task),
+                answer("Started."),
+                answer("The task is done."),
+            ],
+        ),
+    ]);
+    let (out, events) = SkaldCmd::new(&p.data()).against(&server).exec_json(
+        &work,
+        &["--approve", "all"],
+        "rewrite in the background",
+    );
+    assert_eq!(out.status.code(), Some(0), "{events:?}");
+    let refused = events
+        .iter()
+        .find(|e| e["tool_call_id"] == "t0" && e["type"] == "tool_error")
+        .unwrap_or_else(|| panic!("{events:?}"));
+    assert!(
+        refused["error"]
+            .as_str()
+            .unwrap()
+            .contains("async and cron"),
+        "{refused}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(work.join("notes.md")).unwrap(),
+        "mine\n"
+    );
+    let all = listed(&p.data());
+    let w = &all[0];
+    assert_eq!(w["source"], work.display().to_string(), "{all}");
+    assert_eq!(
+        std::fs::read_to_string(Path::new(w["root"].as_str().unwrap()).join("notes.md")).unwrap(),
+        "rewritten\n"
+    );
+}

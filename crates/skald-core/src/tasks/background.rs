@@ -109,17 +109,37 @@ impl Engine {
             t => t,
         };
         let store_err = |e: skald_store::StoreError| e.to_string();
-        let session = self
+        // In a worktree of its own when asked: it never writes the chat's folder.
+        let made = match args.get("worktree").and_then(Value::as_bool) {
+            Some(true) => Some(self.background_worktree(&run.working_dir, &run.group)?),
+            _ => None,
+        };
+        let folder = made
+            .as_ref()
+            .map_or(run.working_dir.clone(), |m| m.worktree.working_dir.clone());
+        let created = self
             .store
             .create_session(&NewSession {
                 title: title.clone(),
                 agent_id: agent_id.clone(),
                 kind: SessionKind::Background,
-                working_dir: Some(run.working_dir.display().to_string()),
+                working_dir: Some(folder.display().to_string()),
                 run_context_id: parent.run_context_id,
                 home_session_id: Some(parent_session_id),
             })
-            .map_err(store_err)?;
+            .and_then(|s| match &made {
+                Some(m) => crate::worktrees::record(&self.store, m, s.id).map(|_| s),
+                None => Ok(s),
+            });
+        let session = match (created, &made) {
+            (Ok(s), _) => s,
+            (Err(e), made) => {
+                if let Some(m) = made {
+                    let _ = skald_worktree::discard(&m.worktree);
+                }
+                return Err(e.to_string());
+            }
+        };
         // The chat's own model and effort: a chat kept on a private model keeps its tasks
         // there too.
         if parent.model.is_some() || parent.effort.is_some() {

@@ -121,6 +121,8 @@ pub struct JobSpec {
     pub home_session_id: Option<i64>,
     pub run_context_id: Option<i64>,
     pub working_dir: Option<String>,
+    /// Each run works in a worktree of its own (docs/worktrees.md).
+    pub worktree: bool,
 }
 
 /// Checks and stores a new job, with its first occurrence. The agent must be a task agent.
@@ -166,6 +168,7 @@ pub fn create_job(
         home_session_id: spec.home_session_id,
         run_context_id: spec.run_context_id,
         working_dir: spec.working_dir,
+        worktree: spec.worktree,
         next_run_at: next,
     })?)
 }
@@ -397,14 +400,47 @@ async fn execute(
                 Some(h) => h,
                 None => engine.home_session()?,
             };
-            let s = store.create_session(&NewSession {
-                title: format!("{} — {}", job.name, format_time(run.scheduled_for)),
-                agent_id: job.agent_id.clone(),
-                kind: SessionKind::Background,
-                working_dir: job.working_dir.clone(),
-                run_context_id: job.run_context_id,
-                home_session_id: Some(home),
-            })?;
+            // A job that asks for it runs each time in a worktree of its own.
+            let made = match (&job.working_dir, job.worktree) {
+                (Some(dir), true) => {
+                    let group = match job.run_context_id {
+                        Some(id) => store.get_run_context(id)?.permission_group,
+                        None => "default".to_string(),
+                    };
+                    Some(
+                        engine
+                            .background_worktree(std::path::Path::new(dir), &group)
+                            .map_err(CronError::Invalid)?,
+                    )
+                }
+                _ => None,
+            };
+            let folder = match &made {
+                Some(m) => Some(m.worktree.working_dir.display().to_string()),
+                None => job.working_dir.clone(),
+            };
+            let created = store
+                .create_session(&NewSession {
+                    title: format!("{} — {}", job.name, format_time(run.scheduled_for)),
+                    agent_id: job.agent_id.clone(),
+                    kind: SessionKind::Background,
+                    working_dir: folder,
+                    run_context_id: job.run_context_id,
+                    home_session_id: Some(home),
+                })
+                .and_then(|s| match &made {
+                    Some(m) => crate::worktrees::record(store, m, s.id).map(|_| s),
+                    None => Ok(s),
+                });
+            let s = match created {
+                Ok(s) => s,
+                Err(e) => {
+                    if let Some(m) = &made {
+                        let _ = skald_worktree::discard(&m.worktree);
+                    }
+                    return Err(e.into());
+                }
+            };
             // The model and effort of the chat the job reports to (the one that scheduled
             // it), as that chat has them now.
             if let Ok(h) = store.get_session(home)
@@ -535,6 +571,10 @@ pub fn schedule_from_chat(
             home_session_id: Some(session_id),
             run_context_id: session.run_context_id,
             working_dir: Some(run.working_dir.display().to_string()),
+            worktree: args
+                .get("worktree")
+                .and_then(serde_json::Value::as_bool)
+                .unwrap_or(false),
         },
     )
     .map_err(|e| e.to_string())?;

@@ -51,6 +51,7 @@ fn job(policy: MissedPolicy, next: i64) -> ScheduledJob {
         home_session_id: None,
         run_context_id: None,
         working_dir: None,
+        worktree: false,
         next_run_at: Some(next),
         created_at: 0,
         updated_at: 0,

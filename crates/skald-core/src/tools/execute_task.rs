@@ -30,6 +30,9 @@ struct Args {
     agent_id: String,
     /// Cron expression with seconds, for mode=cron.
     cron: Option<String>,
+    /// For async and cron: work in a worktree of its own (a copy of the folder), so
+    /// nothing it changes reaches the folder until the user reviews and applies it.
+    worktree: Option<bool>,
 }
 
 #[derive(Deserialize, JsonSchema)]
@@ -95,8 +98,20 @@ impl<'a> Tool<ToolCx<'a>> for ExecuteTask {
     /// The sub-agent watches the turn's stop token and closes its own calls.
     fn run<'s>(&'s self, cx: &'s ToolCx<'a>, args: Value) -> Box<dyn ToolExecution + 's> {
         Box::new(Cooperative::new(async move {
-            if let Err(e) = tool_args::parse::<Args>(args.clone()) {
-                return ExecutionOutcome::Failed(e.to_string());
+            match tool_args::parse::<Args>(args.clone()) {
+                Err(e) => return ExecutionOutcome::Failed(e.to_string()),
+                Ok(Args {
+                    mode: Mode::Sync,
+                    worktree: Some(true),
+                    ..
+                }) => {
+                    return ExecutionOutcome::Failed(
+                        "`worktree` is for async and cron tasks: a sync task works in its \
+                         chat's folder"
+                            .into(),
+                    );
+                }
+                Ok(_) => {}
             }
             delegate::run(cx, tn::EXECUTE_TASK, &args).await
         }))
