@@ -259,12 +259,13 @@ pub fn old(store: &Store, all: Vec<WorktreeInfo>, days: u32, now: i64) -> Vec<Wo
     all.into_iter()
         .filter(|w| w.last_used_at.unwrap_or(w.created_at) < since)
         .filter(|w| {
+            // Offered unless a live process holds its chat.
             w.session_id.is_none_or(|id| {
-                !store
+                store
                     .session_holder(id)
                     .ok()
                     .flatten()
-                    .is_some_and(|h| !crate::session::lease::owner_is_dead(&h.owner))
+                    .is_none_or(|h| crate::session::lease::owner_is_dead(&h.owner))
             })
         })
         .collect()
