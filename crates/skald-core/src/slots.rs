@@ -94,8 +94,13 @@ impl Slots {
         }
     }
 
-    /// Waits in line for a place; None when `cancel` fires first.
-    pub async fn take(&self, cancel: &CancellationToken) -> Option<Slot<'_>> {
+    /// Waits in line for a place; None when `cancel` fires first. `moved` is told how
+    /// many wait before this turn whenever that number changes.
+    pub async fn take(
+        &self,
+        cancel: &CancellationToken,
+        moved: impl Fn(usize),
+    ) -> Option<Slot<'_>> {
         let ticket = {
             let mut s = lock(&self.state);
             let t = s.next_ticket;
@@ -109,12 +114,18 @@ impl Slots {
             ticket,
             done: false,
         };
+        let mut told: Option<usize> = None;
         loop {
             let notified = self.changed.notified();
             tokio::pin!(notified);
             notified.as_mut().enable();
             {
                 let mut s = lock(&self.state);
+                let ahead = s.queue.iter().position(|t| *t == ticket).unwrap_or(0);
+                if told.is_some_and(|t| t != ahead) {
+                    moved(ahead);
+                }
+                told = Some(ahead);
                 if s.queue.front() == Some(&ticket) && (s.limit == 0 || s.running < s.limit) {
                     s.queue.pop_front();
                     s.running += 1;
@@ -165,7 +176,7 @@ mod tests {
         for n in 0..3 {
             let (mine, order) = (slots.clone(), order.clone());
             waiters.push(tokio::spawn(async move {
-                let slot = mine.take(&CancellationToken::new()).await.unwrap();
+                let slot = mine.take(&CancellationToken::new(), |_| {}).await.unwrap();
                 lock(&order).push(n);
                 tokio::task::yield_now().await;
                 drop(slot);
@@ -189,17 +200,28 @@ mod tests {
         let _first = slots.try_take().unwrap();
         let cancel = CancellationToken::new();
         let (s, c) = (slots.clone(), cancel.clone());
-        let gone = tokio::spawn(async move { s.take(&c).await.is_none() });
+        let gone = tokio::spawn(async move { s.take(&c, |_| {}).await.is_none() });
         while slots.waiting() < 1 {
             tokio::task::yield_now().await;
         }
         let s = slots.clone();
-        let next = tokio::spawn(async move { s.take(&CancellationToken::new()).await.is_some() });
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let told = seen.clone();
+        let next = tokio::spawn(async move {
+            s.take(&CancellationToken::new(), move |n| lock(&told).push(n))
+                .await
+                .is_some()
+        });
         while slots.waiting() < 2 {
             tokio::task::yield_now().await;
         }
         cancel.cancel();
         assert!(gone.await.unwrap());
+        // The one behind is told it moved up.
+        while lock(&seen).is_empty() {
+            tokio::task::yield_now().await;
+        }
+        assert_eq!(*lock(&seen), vec![0]);
         slots.set_limit(2);
         assert!(next.await.unwrap());
         assert_eq!(slots.waiting(), 0);

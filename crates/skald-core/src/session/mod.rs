@@ -70,7 +70,12 @@ impl Engine {
             session_id,
             ahead: self.slots.waiting(),
         });
-        self.slots.take(cancel).await
+        // Said again each time the line moves.
+        self.slots
+            .take(cancel, |ahead| {
+                emit(Event::TurnQueued { session_id, ahead })
+            })
+            .await
     }
 
     /// "Compact now": summarises the chat's older turns whatever its threshold
