@@ -29,6 +29,9 @@ import { SandboxBadge } from "./SandboxBadge";
 import { SummaryCard } from "./SummaryCard";
 import { UsageChips } from "./Usage";
 import { WorktreeBadge } from "./WorktreeBadge";
+import { ChatChangesReview } from "./ChatChangesReview";
+import { hasOwnChanges } from "../lib/checkpoints";
+import { worktreeOfChat } from "../lib/worktrees";
 import { EmptyState, ErrorState, Icon, Spinner } from "./ui";
 
 export const HISTORY_PAGE = 500;
@@ -55,8 +58,14 @@ interface Props {
 
 export function ChatView({ session, sessionId, chat, dispatch, loadError, onRetryLoad, viewerOpen, onToggleViewer, contextOpen, onContextOpen, preparing, onSession }: Props) {
   const t = useTransport();
-  const { inbox } = useApp();
+  const { inbox, worktrees } = useApp();
   useMarkdownRendering(chat.items, sessionId, dispatch);
+  // A chat in the person's own folder with changes of its own: they can be reviewed and
+  // taken back hunk by hunk (a chat in a worktree has its worktree's review instead).
+  const [reviewing, setReviewing] = useState(false);
+  const inWorktree = worktreeOfChat(worktrees, sessionId) != null;
+  const canReview = !inWorktree && hasOwnChanges(chat.checkpoints);
+  const reviewButton = useRef<HTMLButtonElement>(null);
   // The chat's model and effort: the header's picker and the composer's /model and /effort.
   const model = useChatModel(sessionId, session, onSession);
   // Act or plan: the header's toggle and the composer's Shift+Tab, /plan and /act.
@@ -110,6 +119,19 @@ export function ChatView({ session, sessionId, chat, dispatch, loadError, onRetr
     }
   }, [t, sessionId, chat.hasMore, chat.oldestId, loadingOlder, dispatch]);
 
+  if (reviewing) {
+    return (
+      <ChatChangesReview
+        sessionId={sessionId}
+        running={chat.running}
+        onBack={() => {
+          setReviewing(false);
+          requestAnimationFrame(() => reviewButton.current?.focus());
+        }}
+      />
+    );
+  }
+
   return (
     <section className={`chat chat-${mode.mode}${drop.over ? " drop-over" : ""}`} aria-label={session?.title ?? "Chat"} {...drop.handlers}>
       {drop.over && (
@@ -124,6 +146,18 @@ export function ChatView({ session, sessionId, chat, dispatch, loadError, onRetr
           {session && <ForkInfo session={session} />}
         </div>
         <WorktreeBadge sessionId={sessionId} />
+        {canReview && (
+          <button
+            ref={reviewButton}
+            type="button"
+            className="btn small-btn changes-btn"
+            data-testid="chat-changes-open"
+            title="What this chat changed in your folder, to take back hunk by hunk"
+            onClick={() => setReviewing(true)}
+          >
+            <Icon name="undo" size={12} /> Review changes
+          </button>
+        )}
         <ModelPicker chat={model} />
         <ModeToggle control={mode} />
         <ContextMeter key={`meter-${sessionId}`} sessionId={sessionId} summary={chat.summary} onUndone={refreshSummary} />

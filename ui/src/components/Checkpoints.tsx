@@ -403,11 +403,17 @@ export function ConfirmDialog({
   returnFocus,
   onConfirm,
   onCancel,
+  confirmDisabled = false,
+  danger = false,
   children,
 }: {
   title: string;
   confirmLabel: string;
   testId?: string;
+  /** Nothing to confirm yet (every item unchecked): the button says so and does nothing. */
+  confirmDisabled?: boolean;
+  /** The confirm destroys work: drawn as a danger button. */
+  danger?: boolean;
   /** Where the focus goes when it closes (a clicked button need not have it: WebKit). */
   returnFocus?: RefObject<HTMLElement | null>;
   onConfirm: () => void;
@@ -432,18 +438,8 @@ export function ConfirmDialog({
       e.preventDefault();
       e.stopPropagation();
       onCancel();
-    } else if (e.key === "Tab") {
-      const focusable = [...(boxRef.current?.querySelectorAll<HTMLElement>("button:not(:disabled), input:not(:disabled)") ?? [])];
-      const first = focusable[0];
-      const last = focusable[focusable.length - 1];
-      if (!first || !last) return;
-      if (e.shiftKey && document.activeElement === first) {
-        e.preventDefault();
-        last.focus();
-      } else if (!e.shiftKey && document.activeElement === last) {
-        e.preventDefault();
-        first.focus();
-      }
+    } else {
+      keepTabInside(e, boxRef.current);
     }
   };
   return createPortal(
@@ -464,7 +460,13 @@ export function ConfirmDialog({
           <button ref={cancelRef} type="button" className="btn" data-testid={testId ? `${testId}-cancel` : undefined} onClick={onCancel}>
             Cancel
           </button>
-          <button type="button" className="btn btn-primary" data-testid={testId ? `${testId}-confirm` : undefined} onClick={onConfirm}>
+          <button
+            type="button"
+            className={danger ? "btn btn-danger" : "btn btn-primary"}
+            data-testid={testId ? `${testId}-confirm` : undefined}
+            aria-disabled={confirmDisabled || undefined}
+            onClick={() => !confirmDisabled && onConfirm()}
+          >
             {confirmLabel}
           </button>
         </div>
@@ -472,4 +474,20 @@ export function ConfirmDialog({
     </div>,
     document.body,
   );
+}
+
+/** Tab and Shift+Tab go round a modal's controls, never out of it. */
+export function keepTabInside(e: React.KeyboardEvent, box: HTMLElement | null) {
+  if (e.key !== "Tab") return;
+  const focusable = [...(box?.querySelectorAll<HTMLElement>("button:not(:disabled), input:not(:disabled), textarea:not(:disabled), select:not(:disabled)") ?? [])];
+  const first = focusable[0];
+  const last = focusable[focusable.length - 1];
+  if (!first || !last) return;
+  if (e.shiftKey && document.activeElement === first) {
+    e.preventDefault();
+    last.focus();
+  } else if (!e.shiftKey && document.activeElement === last) {
+    e.preventDefault();
+    first.focus();
+  }
 }

@@ -6,30 +6,20 @@
 // changes again (the agent may still be working); Discard removes the worktree after a
 // confirm. Keys: j/k or ↑/↓ between changes, Space takes or leaves one, Enter (or
 // Ctrl/⌘+Enter anywhere in the view) applies. Any line can get comments (its "+" button,
-// or c on a change for its first line), listed under it; "Send N comments to the agent"
-// sends them as one message to the worktree's chat (lib/reviewComments.ts). Paths and
-// lines are the agent's data: they are rendered as text, escaped.
+// or c on a change for its first line), sent to the worktree's chat as one message. The
+// review itself is components/ChangesReview.tsx. A git worktree's work can also be
+// committed on its branch and merged into the person's (`commit_worktree`,
+// `merge_worktree`). Paths and lines are the agent's data: they are rendered as text.
 
-import { createContext, useCallback, useContext, useEffect, useMemo, useRef, useState, type RefObject } from "react";
-import type { ApplyReport, FileReview, HunkInfo, WorktreeInfo } from "../protocol";
+import { useRef, useState, type RefObject } from "react";
+import type { MergeReport, WorktreeInfo } from "../protocol";
 import { useApp, useTransport } from "../app/context";
 import { errorText, formatTime } from "../lib/format";
-import { choicesOf, fileChoiceKeys, fileCounts, filesToApply, fileTaken, hunkKey, hunkPlace, hunkRows, takenWhole, worktreeKindText, type HunkRow } from "../lib/worktrees";
-import { commentsMessage, lineKey, lineWords, reviewLines, rowRef, sendLabel, sortComments, type LineRef, type ReviewComment } from "../lib/reviewComments";
+import { MERGE_UNDO, mergeText, shortCommit, worktreeKindText } from "../lib/worktrees";
 import { VisibleText } from "./Arguments";
-import { ConfirmDialog, useRestore } from "./Checkpoints";
-import { EmptyState, ErrorState, Icon, Spinner } from "./ui";
-
-const STATUS_MARK: Record<FileReview["status"], { mark: string; words: string }> = {
-  added: { mark: "A", words: "new" },
-  modified: { mark: "M", words: "modified" },
-  deleted: { mark: "D", words: "deleted" },
-};
-
-/** How many lines of one hunk show before "Show all". */
-const HUNK_ROWS = 400;
-
-type Outcome = { report: ApplyReport } | { error: string };
+import { APPLY_WORDS, ChangesReview } from "./ChangesReview";
+import { ConfirmDialog } from "./Checkpoints";
+import { Icon } from "./ui";
 
 interface Props {
   name: string;
@@ -45,87 +35,6 @@ export function WorktreeReview({ name, onBack, backLabel, onDiscarded }: Props) 
   const { worktrees, sessions, openSession, refreshWorktrees } = useApp();
   const info = worktrees.find((w) => w.name === name);
   const chat = info?.session_id != null ? sessions.find((s) => s.id === info.session_id) : undefined;
-
-  // ---- the changes ----
-  const [files, setFiles] = useState<FileReview[] | null>(null);
-  // The worktree's state these files are of: an apply is refused if it changed since.
-  const [snapshot, setSnapshot] = useState<string | undefined>(undefined);
-  const [loadError, setLoadError] = useState<string | null>(null);
-  const [loading, setLoading] = useState(true);
-  const seq = useRef(0);
-  const load = useCallback(async () => {
-    const n = ++seq.current;
-    setLoading(true);
-    try {
-      const r = await t.call({ cmd: "worktree_diff", name });
-      if (n !== seq.current) return;
-      setFiles(r.files);
-      setSnapshot(r.snapshot);
-      setLoadError(null);
-    } catch (e) {
-      if (n === seq.current) setLoadError(errorText(e));
-    } finally {
-      if (n === seq.current) setLoading(false);
-    }
-  }, [t, name]);
-  useEffect(() => {
-    void load();
-  }, [load]);
-
-  // ---- what is taken: everything but what the person unchecked ----
-  const [left, setLeft] = useState<ReadonlySet<string>>(() => new Set());
-  const choices = useMemo(() => choicesOf(files ?? []), [files]);
-  const choiceIndex = useMemo(() => new Map(choices.map((c, i) => [c.key, i])), [choices]);
-  const taken = choices.filter((c) => !left.has(c.key)).length;
-  const setTaken = (keys: string[], take: boolean) =>
-    setLeft((old) => {
-      const next = new Set(old);
-      for (const k of keys) {
-        if (take) next.delete(k);
-        else next.add(k);
-      }
-      return next;
-    });
-
-  // ---- the keyboard: a roving focus over the choices ----
-  const bodyRef = useRef<HTMLDivElement>(null);
-  const [focusAt, setFocusAt] = useState(0);
-  const focusChoice = (i: number) => {
-    const el = bodyRef.current?.querySelector<HTMLElement>(`[data-choice='${i}']`);
-    if (!el) return;
-    setFocusAt(i);
-    el.focus();
-    el.closest("[data-testid='review-hunk'], [data-testid='review-file']")?.scrollIntoView({ block: "nearest" });
-  };
-  // The first change has the focus once the changes are first shown: the keys work at once.
-  const focusedOnce = useRef(false);
-  useEffect(() => {
-    if (focusedOnce.current || choices.length === 0) return;
-    focusedOnce.current = true;
-    bodyRef.current?.querySelector<HTMLElement>("[data-choice='0']")?.focus();
-  }, [choices.length]);
-  const focusIndex = Math.min(focusAt, Math.max(0, choices.length - 1));
-
-  // ---- apply, undo ----
-  const [applying, setApplying] = useState(false);
-  const [outcome, setOutcome] = useState<Outcome | null>(null);
-  const [undone, setUndone] = useState(false);
-  const undo = useRestore();
-  const apply = async () => {
-    if (!files || taken === 0 || applying) return;
-    setApplying(true);
-    setOutcome(null);
-    setUndone(false);
-    try {
-      const r = await t.call({ cmd: "apply_worktree", name, files: filesToApply(files, left), snapshot });
-      setOutcome({ report: r.report });
-    } catch (e) {
-      setOutcome({ error: errorText(e) });
-    } finally {
-      setApplying(false);
-      refreshWorktrees();
-    }
-  };
 
   // ---- discard ----
   const [confirmDiscard, setConfirmDiscard] = useState(false);
@@ -145,224 +54,89 @@ export function WorktreeReview({ name, onBack, backLabel, onDiscarded }: Props) 
     }
   };
 
-  // ---- comments on lines, sent to the agent as one message ----
-  const [comments, setComments] = useState<ReviewComment[]>([]);
-  const [editing, setEditing] = useState<string | null>(null);
-  const [sending, setSending] = useState(false);
-  const [sendOutcome, setSendOutcome] = useState<{ sent: number; queued: boolean } | { error: string } | null>(null);
-  const commentSeq = useRef(0);
-  const shownLines = useMemo(() => reviewLines(files ?? []), [files]);
-  const orphans = comments.filter((c) => !shownLines.has(lineKey(c)));
-  const commentsValue = useMemo<CommentsValue>(() => {
-    const byLine = new Map<string, ReviewComment[]>();
-    for (const c of comments) byLine.set(lineKey(c), [...(byLine.get(lineKey(c)) ?? []), c]);
-    return {
-      byLine,
-      editing,
-      edit: (key) => {
-        setEditing(key);
-        setSendOutcome(null);
-      },
-      add: (line, quote, text) => {
-        setComments((old) => [...old, { id: `c${++commentSeq.current}`, ...line, quote, text }]);
-        setEditing(null);
-      },
-      remove: (id) => setComments((old) => old.filter((c) => c.id !== id)),
-    };
-  }, [comments, editing]);
-  const chatId = info?.session_id ?? null;
-  const sendComments = async () => {
-    if (chatId == null || comments.length === 0 || sending) return;
-    const sorted = sortComments(comments, files ?? []);
-    setSending(true);
-    setSendOutcome(null);
-    try {
-      const r = await t.call({ cmd: "send_message", session_id: chatId, text: commentsMessage(sorted) });
-      const sentIds = new Set(sorted.map((c) => c.id));
-      setComments((old) => old.filter((c) => !sentIds.has(c.id)));
-      setSendOutcome({ sent: sorted.length, queued: r.queued });
-    } catch (e) {
-      setSendOutcome({ error: errorText(e) });
-    } finally {
-      setSending(false);
-    }
-  };
-  /** Opens a comment on the first line of choice `i` (the `c` key on a change). */
-  const commentOnChoice = (i: number) => {
-    const choice = choices[i];
-    const f = choice && files?.find((x) => x.path === choice.path);
-    if (!choice || !f || f.binary) return;
-    const hunk = choice.hunk == null ? f.hunks[0] : f.hunks.find((h) => h.index === choice.hunk);
-    const first = hunk && hunkRows(hunk)[0];
-    if (first) commentsValue.edit(lineKey(rowRef(f.path, first)));
-  };
-
-  const onKeyDown = (e: React.KeyboardEvent) => {
-    // The confirm dialog is in a portal: its keys reach here through React, not the page.
-    if (!e.currentTarget.contains(e.target as Node)) return;
-    const target = e.target as HTMLElement;
-    if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) {
-      e.preventDefault();
-      void apply();
-      return;
-    }
-    if (e.ctrlKey || e.metaKey || e.altKey || target.matches("input:not([type='checkbox']), textarea, select")) return;
-    // On a change, the keys move from it; elsewhere in the view (a button), j/k go back to
-    // the change last in focus.
-    const onChoice = target.dataset.choice != null;
-    const step = (d: number) => (onChoice ? Number(target.dataset.choice) + d : focusIndex);
-    const key = e.key;
-    if (choices.length > 0 && (key === "j" || (onChoice && key === "ArrowDown"))) {
-      e.preventDefault();
-      focusChoice(Math.min(choices.length - 1, step(1)));
-    } else if (choices.length > 0 && (key === "k" || (onChoice && key === "ArrowUp"))) {
-      e.preventDefault();
-      focusChoice(Math.max(0, step(-1)));
-    } else if (key === "Enter" && onChoice) {
-      e.preventDefault();
-      void apply();
-    } else if (key === "c" && onChoice) {
-      e.preventDefault();
-      commentOnChoice(Number(target.dataset.choice));
-    }
-  };
-
   const running = chat?.running === true;
   return (
-    <section className="screen review" aria-labelledby="review-h" data-testid="worktree-review" data-worktree={name}>
-      <header className="screen-header">
-        <button type="button" className="icon-btn back-btn" data-testid="review-back" aria-label={backLabel} title={backLabel} onClick={onBack}>
-          <Icon name="chevron" />
-        </button>
-        <h1 id="review-h">Review worktree {name}</h1>
-        {info && <span className="chip">{worktreeKindText(info)}</span>}
-      </header>
-      <div className="screen-body review-body" ref={bodyRef} onKeyDown={onKeyDown}>
-        {info && (
-          <dl className="facts review-facts small">
-            <dt>Your folder</dt>
-            <dd>
-              <code>
-                <VisibleText text={info.source} inline />
-              </code>
-            </dd>
-            <dt>Its folder</dt>
-            <dd>
-              <code>
-                <VisibleText text={info.working_dir} inline />
-              </code>
-            </dd>
-            <dt>Chat</dt>
-            <dd>
-              {info.session_id != null ? (
-                <button type="button" className="link" data-testid="review-chat" onClick={() => openSession(info.session_id!)}>
-                  {chat?.title.trim() || `Chat ${info.session_id}`}
-                </button>
-              ) : (
-                <span className="muted">deleted</span>
-              )}
-              <span className="muted"> · made {formatTime(info.created_at)}</span>
-            </dd>
-          </dl>
-        )}
-        <p className="small muted review-help" data-testid="review-help">
-          Every change is taken unless you uncheck it. Keys: <kbd>j</kbd>/<kbd>k</kbd> or <kbd>↓</kbd>/<kbd>↑</kbd> move between changes, <kbd>Space</kbd> takes or leaves
-          the one in focus, <kbd>Enter</kbd> (or <kbd>Ctrl</kbd>/<kbd>⌘</kbd>+<kbd>Enter</kbd> anywhere here) applies what is checked. Applying never touches the worktree: you can apply
-          again after the agent does more. To tell the agent what to change, comment on a line with its <kbd>+</kbd> (or <kbd>c</kbd> on a change), then send the comments.
-        </p>
-        {running && (
-          <div className="notice notice-info small" data-testid="review-running" role="status">
-            The agent is still working in this worktree: Refresh to see its latest changes before you apply.
-          </div>
-        )}
-        {/* `aria-disabled`, not `disabled`: a button pressed from the keyboard keeps the focus. */}
-        <div className="review-bar">
-          <span className="grow small muted" data-testid="review-count">
-            {files == null ? "" : files.length === 0 ? "No changes" : `${files.length} ${files.length === 1 ? "file" : "files"} · ${taken} of ${choices.length} ${choices.length === 1 ? "change" : "changes"} taken`}
-          </span>
-          <button type="button" className="btn btn-primary" data-testid="review-apply" aria-disabled={!files || taken === 0 || applying} title="Apply what is checked to your folder (Enter, Ctrl+Enter)" onClick={() => void apply()}>
-            {applying ? "Applying…" : "Apply selected"}
-          </button>
-          <button type="button" className="btn" data-testid="review-refresh" title="Read the worktree's changes again: the agent may still be working" aria-disabled={loading} onClick={() => !loading && void load()}>
-            <Icon name="refresh" size={14} /> {loading && files ? "Refreshing…" : "Refresh"}
-          </button>
-          {comments.length > 0 && (
-            <button
-              type="button"
-              className="btn btn-accent-soft"
-              data-testid="review-send-comments"
-              aria-disabled={sending || chatId == null}
-              title={chatId == null ? "The worktree's chat was deleted: there is no agent to send them to" : "Send the comments to the worktree's agent as one message"}
-              onClick={() => void sendComments()}
-            >
-              <Icon name="send" size={14} /> {sending ? "Sending…" : sendLabel(comments.length)}
-            </button>
-          )}
+    <>
+      <ChangesReview
+        testId="worktree-review"
+        data={{ worktree: name }}
+        heading={`Review worktree ${name}`}
+        chip={info && <span className="chip">{worktreeKindText(info)}</span>}
+        onBack={onBack}
+        backLabel={backLabel}
+        facts={
+          info && (
+            <dl className="facts review-facts small">
+              <dt>Your folder</dt>
+              <dd>
+                <code>
+                  <VisibleText text={info.source} inline />
+                </code>
+              </dd>
+              <dt>Its folder</dt>
+              <dd>
+                <code>
+                  <VisibleText text={info.working_dir} inline />
+                </code>
+              </dd>
+              <dt>Chat</dt>
+              <dd>
+                {info.session_id != null ? (
+                  <button type="button" className="link" data-testid="review-chat" onClick={() => openSession(info.session_id!)}>
+                    {chat?.title.trim() || `Chat ${info.session_id}`}
+                  </button>
+                ) : (
+                  <span className="muted">deleted</span>
+                )}
+                <span className="muted"> · made {formatTime(info.created_at)}</span>
+              </dd>
+            </dl>
+          )
+        }
+        help={
+          <>
+            Every change is taken unless you uncheck it. Keys: <kbd>j</kbd>/<kbd>k</kbd> or <kbd>↓</kbd>/<kbd>↑</kbd> move between changes, <kbd>Space</kbd> takes or leaves the one
+            in focus, <kbd>Enter</kbd> (or <kbd>Ctrl</kbd>/<kbd>⌘</kbd>+<kbd>Enter</kbd> anywhere here) applies what is checked. Applying never touches the worktree: you can apply again
+            after the agent does more. To tell the agent what to change, comment on a line with its <kbd>+</kbd> (or <kbd>c</kbd> on a change), then send the comments.
+          </>
+        }
+        notice={
+          running && (
+            <div className="notice notice-info small" data-testid="review-running" role="status">
+              The agent is still working in this worktree: Refresh to see its latest changes before you apply.
+            </div>
+          )
+        }
+        beforeBar={info?.kind === "git" && <GitActions worktree={info} />}
+        barEnd={
           <button ref={discardRef} type="button" className="btn btn-danger" data-testid="review-discard" aria-disabled={discarding} onClick={() => !discarding && setConfirmDiscard(true)}>
             <Icon name="trash" size={14} /> {discarding ? "Discarding…" : "Discard worktree"}
           </button>
-        </div>
-        {discardError && (
-          <div className="error-text small" role="alert" data-testid="review-error">
-            <VisibleText text={discardError} inline />
-          </div>
-        )}
-        {sendOutcome &&
-          ("error" in sendOutcome ? (
-            <div className="error-text small" role="alert" data-testid="comments-error">
-              Could not send the comments: <VisibleText text={sendOutcome.error} inline />
+        }
+        afterBar={
+          discardError && (
+            <div className="error-text small" role="alert" data-testid="review-error">
+              <VisibleText text={discardError} inline />
             </div>
-          ) : (
-            <div className="notice notice-info review-outcome comments-sent" role="status" data-testid="comments-sent">
-              <div>
-                Sent {sendOutcome.sent === 1 ? "1 comment" : `${sendOutcome.sent} comments`} to the agent
-                {sendOutcome.queued ? ": it is working, and reads them at its next step." : ", as its next message."}{" "}
-                {chatId != null && (
-                  <button type="button" className="link" data-testid="comments-open-chat" onClick={() => openSession(chatId)}>
-                    Open the chat
-                  </button>
-                )}
-              </div>
-            </div>
-          ))}
-        {orphans.length > 0 && (
-          <div className="notice notice-warning small" data-testid="comments-orphans">
-            <strong>Comments on lines the changes no longer show</strong> (still sent with the others):
-            <ul className="line-comments">
-              {orphans.map((c) => (
-                <CommentItem key={c.id} comment={c} label={`${c.path} ${lineWords(c)}`} onRemove={() => commentsValue.remove(c.id)} />
-              ))}
-            </ul>
-          </div>
-        )}
-        {outcome && <ApplyOutcome outcome={outcome} undone={undone} undo={undo} onUndo={async (id) => setUndone(await undo.restore(id))} />}
-        {files == null ? (
-          loadError ? (
-            <ErrorState message={`Could not read the worktree's changes: ${loadError}`} onRetry={() => void load()} testId="review-load-error" />
-          ) : (
-            <Spinner label="Reading the worktree's changes…" />
           )
-        ) : (
-          <>
-            {loadError && (
-              <div className="error-text small" role="alert" data-testid="review-load-error">
-                Could not refresh: <VisibleText text={loadError} inline />
-              </div>
-            )}
-            {files.length === 0 ? (
-              <EmptyState title="No changes yet">The agent has changed nothing in this worktree so far. Refresh to look again.</EmptyState>
-            ) : (
-              <CommentsContext.Provider value={commentsValue}>
-                <ul className="review-files" aria-label="Changed files">
-                  {files.map((f) => (
-                    <FileView key={f.path} file={f} left={left} choiceIndex={choiceIndex} focusIndex={focusIndex} onTake={setTaken} onFocusChoice={setFocusAt} />
-                  ))}
-                </ul>
-              </CommentsContext.Provider>
-            )}
-          </>
-        )}
-      </div>
+        }
+        load={() => t.call({ cmd: "worktree_diff", name })}
+        loadKey={name}
+        what="the worktree's changes"
+        refreshTitle="Read the worktree's changes again: the agent may still be working"
+        empty={{ title: "No changes yet", text: "The agent has changed nothing in this worktree so far. Refresh to look again." }}
+        takenByDefault
+        action={{
+          label: "Apply selected",
+          busyLabel: "Applying…",
+          title: "Apply what is checked to your folder (Enter, Ctrl+Enter)",
+          testId: "review-apply",
+          run: async (files, snapshot) => (await t.call({ cmd: "apply_worktree", name, files, snapshot })).report,
+        }}
+        words={APPLY_WORDS}
+        onActed={refreshWorktrees}
+        commentsTo={info?.session_id ?? null}
+      />
       {confirmDiscard && (
         <DiscardDialog
           name={name}
@@ -375,7 +149,7 @@ export function WorktreeReview({ name, onBack, backLabel, onDiscarded }: Props) 
           }}
         />
       )}
-    </section>
+    </>
   );
 }
 
@@ -409,329 +183,177 @@ export function DiscardDialog({
   );
 }
 
-function ApplyOutcome({ outcome, undone, undo, onUndo }: { outcome: Outcome; undone: boolean; undo: ReturnType<typeof useRestore>; onUndo: (id: number) => Promise<void> }) {
-  if ("error" in outcome) {
-    return (
-      <div className="notice notice-error review-outcome" role="alert" data-testid="apply-report" data-result="error">
-        Could not apply: <VisibleText text={outcome.error} inline />
-      </div>
-    );
-  }
-  const r = outcome.report;
-  if (r.conflicts.length > 0) {
-    return (
-      <div className="notice notice-warning review-outcome" role="alert" data-testid="apply-report" data-result="conflicts">
-        <strong>
-          Nothing was written: {r.conflicts.length === 1 ? "1 file was" : `${r.conflicts.length} files were`} changed in your folder too, in the same place.
-        </strong>
-        <div className="small">Change them so they no longer clash, or leave those changes out, and apply again.</div>
-        <ul className="review-conflicts">
-          {r.conflicts.map((c) => (
-            <li key={c.path} data-testid="apply-conflict" data-path={c.path}>
-              <code>
-                <VisibleText text={c.path} inline />
-              </code>
-              {c.markers != null ? (
-                <pre className="result review-markers" data-testid="conflict-markers">
-                  <VisibleText text={c.markers} />
-                </pre>
-              ) : (
-                <div className="small muted">Both sides changed it (a binary file, or one removed it): there is no text to show.</div>
-              )}
-            </li>
-          ))}
-        </ul>
-      </div>
-    );
-  }
-  const list = (paths: string[]) => paths.map((p, i) => <code key={i}>{i > 0 ? ", " : ""}<VisibleText text={p} inline /></code>);
+type GitOutcome = { commit: string } | { merge: MergeReport } | { error: string; what: "commit" | "merge" };
+
+/**
+ * A git worktree's way back (docs/worktrees.md, "Commit and merge"): commit the agent's work
+ * on its branch (a message, or the engine's own), then merge that branch into the one
+ * checked out in the person's repository — after a confirm, saying what happened and how
+ * to undo it. The engine's refusals (the chat runs, nothing to commit, uncommitted work,
+ * the repository mid-operation, files the person changed and did not commit) show here.
+ */
+export function GitActions({ worktree: w }: { worktree: WorktreeInfo }) {
+  const t = useTransport();
+  const branch = w.branch ?? `skald/${w.name}`;
+  const [formOpen, setFormOpen] = useState(false);
+  const [message, setMessage] = useState("");
+  const [busy, setBusy] = useState<"commit" | "merge" | null>(null);
+  const [outcome, setOutcome] = useState<GitOutcome | null>(null);
+  const [confirmMerge, setConfirmMerge] = useState(false);
+  const commitRef = useRef<HTMLButtonElement>(null);
+  const mergeRef = useRef<HTMLButtonElement>(null);
+
+  const commit = async () => {
+    if (busy) return;
+    setBusy("commit");
+    setOutcome(null);
+    try {
+      const text = message.trim();
+      const r = await t.call({ cmd: "commit_worktree", name: w.name, ...(text ? { message: text } : {}) });
+      setOutcome({ commit: r.commit });
+      setMessage("");
+      setFormOpen(false);
+      commitRef.current?.focus();
+    } catch (e) {
+      setOutcome({ error: errorText(e), what: "commit" });
+    } finally {
+      setBusy(null);
+    }
+  };
+  const merge = async () => {
+    setBusy("merge");
+    setOutcome(null);
+    try {
+      const r = await t.call({ cmd: "merge_worktree", name: w.name });
+      setOutcome({ merge: r.report });
+    } catch (e) {
+      setOutcome({ error: errorText(e), what: "merge" });
+    } finally {
+      setBusy(null);
+    }
+  };
+
   return (
-    <div className="notice notice-info review-outcome" role="status" data-testid="apply-report" data-result="written" data-undone={undone ? "1" : undefined}>
-      {r.written.length > 0 ? (
-        <div data-testid="apply-written">
-          {undone ? "Undone: your folder is back to how it was before the apply of " : `Applied to your folder (${r.written.length} ${r.written.length === 1 ? "file" : "files"}): `}
-          {list(r.written)}
-        </div>
-      ) : (
-        <div data-testid="apply-written">Nothing to write: your folder already has these changes.</div>
-      )}
-      {r.unchanged.length > 0 && (
-        <div className="small muted" data-testid="apply-unchanged">
-          Already the same: {list(r.unchanged)}
-        </div>
-      )}
-      {r.checkpoint_id != null && r.written.length > 0 && !undone && (
-        <div className="row">
-          <button type="button" className="btn small-btn" data-testid="apply-undo" aria-disabled={undo.busy} onClick={() => !undo.busy && void onUndo(r.checkpoint_id!)}>
-            <Icon name="undo" size={12} /> {undo.busy ? "Undoing…" : "Undo"}
+    <div className="git-actions" data-testid="git-actions" role="group" aria-label="Git">
+      <div className="row git-actions-row">
+        <Icon name="worktree" size={14} />
+        <button
+          ref={commitRef}
+          type="button"
+          className={formOpen ? "btn small-btn active" : "btn small-btn"}
+          data-testid="git-commit-open"
+          aria-expanded={formOpen}
+          onClick={() => {
+            setFormOpen((o) => !o);
+            setOutcome(null);
+          }}
+        >
+          Commit on {branch}…
+        </button>
+        <button ref={mergeRef} type="button" className="btn small-btn" data-testid="git-merge" aria-disabled={busy != null} onClick={() => busy == null && setConfirmMerge(true)}>
+          {busy === "merge" ? "Merging…" : "Merge into your branch"}
+        </button>
+        <span className="small muted">Commit the agent's work on its branch, then merge the branch into the one checked out in your repository.</span>
+      </div>
+      {formOpen && (
+        <form
+          className="row git-commit-form"
+          data-testid="git-commit-form"
+          aria-label={`Commit on ${branch}`}
+          onSubmit={(e) => {
+            e.preventDefault();
+            void commit();
+          }}
+          onKeyDown={(e) => {
+            if (e.key === "Escape" && busy == null) {
+              e.stopPropagation();
+              setFormOpen(false);
+              commitRef.current?.focus();
+            }
+          }}
+        >
+          <label className="field grow">
+            <span>Commit message</span>
+            <input
+              autoFocus
+              data-testid="git-commit-message"
+              value={message}
+              placeholder={`empty: “Work of Skald's agent in worktree ${w.name}”`}
+              spellCheck
+              disabled={busy != null}
+              onChange={(e) => setMessage(e.target.value)}
+            />
+          </label>
+          <button type="submit" className="btn btn-primary small-btn" data-testid="git-commit" disabled={busy != null}>
+            {busy === "commit" ? "Committing…" : "Commit"}
           </button>
-          <span className="small muted">Brings the files back to how they were before this apply.</span>
-        </div>
+          <button
+            type="button"
+            className="btn small-btn"
+            disabled={busy != null}
+            onClick={() => {
+              setFormOpen(false);
+              commitRef.current?.focus();
+            }}
+          >
+            Cancel
+          </button>
+        </form>
       )}
-      {undo.error && (
-        <div className="error-text small" role="alert" data-testid="apply-undo-error">
-          <VisibleText text={undo.error} inline />
-        </div>
+      {outcome && <GitOutcomeView outcome={outcome} branch={branch} repo={w.repo ?? w.source} />}
+      {confirmMerge && (
+        <ConfirmDialog
+          title={`Merge ${branch} into your branch?`}
+          confirmLabel="Merge"
+          testId="merge-dialog"
+          returnFocus={mergeRef}
+          onCancel={() => setConfirmMerge(false)}
+          onConfirm={() => {
+            setConfirmMerge(false);
+            void merge();
+          }}
+        >
+          <p>
+            The branch checked out in <span className="dialog-code"><VisibleText text={w.repo ?? w.source} inline /></span> gets what is committed on {branch}: a fast-forward when it has
+            not moved since, else a merge commit.
+          </p>
+          <p className="small">
+            Nothing is written when the merge would clash, or touch files you changed and did not commit. Undo it with <code>{MERGE_UNDO}</code>.
+          </p>
+        </ConfirmDialog>
       )}
     </div>
   );
 }
 
-function FileView({
-  file: f,
-  left,
-  choiceIndex,
-  focusIndex,
-  onTake,
-  onFocusChoice,
-}: {
-  file: FileReview;
-  left: ReadonlySet<string>;
-  choiceIndex: Map<string, number>;
-  focusIndex: number;
-  onTake: (keys: string[], take: boolean) => void;
-  onFocusChoice: (i: number) => void;
-}) {
-  const whole = takenWhole(f);
-  const state = fileTaken(f, left);
-  const counts = fileCounts(f);
-  const s = STATUS_MARK[f.status];
-  const keys = fileChoiceKeys(f);
-  const wholeAt = whole ? choiceIndex.get(keys[0]!) : undefined;
-  return (
-    <li className={state === "none" ? "review-file left" : "review-file"} data-testid="review-file" data-path={f.path} data-status={f.status} data-taken={state}>
-      <div className="review-file-head">
-        <input
-          type="checkbox"
-          data-testid="file-check"
-          data-choice={wholeAt}
-          tabIndex={wholeAt != null && wholeAt !== focusIndex ? -1 : 0}
-          checked={state !== "none"}
-          ref={(el) => {
-            if (el) el.indeterminate = state === "some";
-          }}
-          aria-label={whole ? `Take ${f.path} (${s.words})` : `Take every change of ${f.path}`}
-          onFocus={() => wholeAt != null && onFocusChoice(wholeAt)}
-          onChange={() => onTake(keys, state !== "all")}
-        />
-        <span className={`change-mark change-${f.status}`} title={s.words} aria-hidden="true">
-          {s.mark}
-        </span>
-        <span className="checkpoint-path review-path">
-          <VisibleText text={f.path} inline />
-        </span>
-        <span className="checkpoint-stat" data-testid="file-stat">
-          {f.binary ? (
-            "binary"
-          ) : (
-            <>
-              <span className="add">+{counts.added}</span> <span className="del">−{counts.removed}</span>
-            </>
-          )}
-        </span>
-        <span className="sr-only">({s.words})</span>
+function GitOutcomeView({ outcome, branch, repo }: { outcome: GitOutcome; branch: string; repo: string }) {
+  if ("error" in outcome) {
+    return (
+      <div className="notice notice-error small git-outcome" role="alert" data-testid="git-outcome" data-result="error">
+        {outcome.what === "commit" ? "Could not commit" : "Could not merge"}: <VisibleText text={outcome.error} inline />
       </div>
-      {f.binary ? (
-        <div className="small muted review-note">A binary file: taken or left whole.</div>
-      ) : whole ? (
-        f.hunks.length > 0 && (
-          <div className="diff review-diff" role="table" aria-label={`${f.path}, ${s.words}`}>
-            {f.hunks.map((h) => (
-              <HunkLines key={h.index} path={f.path} hunk={h} />
-            ))}
-          </div>
-        )
-      ) : (
-        <div className="review-hunks">
-          {f.hunks.map((h, n) => {
-            const at = choiceIndex.get(hunkKey(f.path, h))!;
-            const isTaken = !left.has(hunkKey(f.path, h));
-            return (
-              <div key={h.index} className={isTaken ? "review-hunk" : "review-hunk left"} data-testid="review-hunk" data-index={h.index} data-taken={isTaken ? "1" : "0"}>
-                <label className="review-hunk-head small">
-                  <input
-                    type="checkbox"
-                    data-testid="hunk-check"
-                    data-choice={at}
-                    tabIndex={at === focusIndex ? 0 : -1}
-                    checked={isTaken}
-                    onFocus={() => onFocusChoice(at)}
-                    onChange={(e) => onTake([hunkKey(f.path, h)], e.target.checked)}
-                  />
-                  <span>
-                    Change {n + 1} of {f.hunks.length} · {hunkPlace(h)}
-                  </span>
-                  <span className="sr-only"> of {f.path}</span>
-                  <span className="checkpoint-stat">
-                    <span className="add">+{h.added.length}</span> <span className="del">−{h.removed.length}</span>
-                  </span>
-                </label>
-                <div className="diff review-diff" role="table" aria-label={`Change ${n + 1} of ${f.path}`}>
-                  <HunkLines path={f.path} hunk={h} />
-                </div>
-              </div>
-            );
-          })}
+    );
+  }
+  if ("commit" in outcome) {
+    return (
+      <div className="notice notice-info small git-outcome" role="status" data-testid="git-outcome" data-result="committed">
+        Committed <code>{shortCommit(outcome.commit)}</code> on {branch}. Merge it into your branch, or keep it on its branch.
+      </div>
+    );
+  }
+  const r = outcome.merge;
+  const { text, undoable } = mergeText(r, branch);
+  return (
+    <div className={`notice small git-outcome ${r.outcome === "conflicts" ? "notice-warning" : "notice-info"}`} role={r.outcome === "conflicts" ? "alert" : "status"} data-testid="git-outcome" data-result={r.outcome}>
+      <div data-testid="git-merge-text">
+        <VisibleText text={text} inline />
+      </div>
+      {undoable && (
+        <div className="muted">
+          To undo it, run <code>{MERGE_UNDO}</code> in <VisibleText text={repo} inline />.
         </div>
       )}
-    </li>
-  );
-}
-
-function HunkLines({ path, hunk }: { path: string; hunk: HunkInfo }) {
-  const rows = useMemo(() => hunkRows(hunk), [hunk]);
-  const [all, setAll] = useState(false);
-  const comments = useContext(CommentsContext);
-  // A comment being written, or made, on a line past the first ones shows them all.
-  const commented = comments != null && rows.some((r, i) => i >= HUNK_ROWS && (comments.byLine.has(lineKey(rowRef(path, r))) || comments.editing === lineKey(rowRef(path, r))));
-  const shown = all || commented ? rows : rows.slice(0, HUNK_ROWS);
-  return (
-    <>
-      {shown.map((r, i) => (
-        <HunkLine key={i} path={path} row={r} />
-      ))}
-      {shown.length < rows.length && (
-        <div className="diff-row diff-note">
-          <button type="button" className="link small" onClick={() => setAll(true)}>
-            Show all {rows.length.toLocaleString()} lines
-          </button>
-        </div>
-      )}
-    </>
-  );
-}
-
-function HunkLine({ path, row: r }: { path: string; row: HunkRow }) {
-  const comments = useContext(CommentsContext);
-  const line = rowRef(path, r);
-  const key = lineKey(line);
-  const mine = comments?.byLine.get(key) ?? [];
-  const editing = comments?.editing === key;
-  const buttonRef = useRef<HTMLButtonElement>(null);
-  const words = `${path} ${lineWords(line)}`;
-  return (
-    <>
-      <div className={`diff-row diff-${r.kind}${editing || mine.length > 0 ? " commented" : ""}`} role="row" data-line={key}>
-        {comments && (
-          <button
-            ref={buttonRef}
-            type="button"
-            className="line-comment-btn"
-            data-testid="line-comment"
-            aria-label={`Comment on ${words}`}
-            title="Comment on this line"
-            aria-expanded={editing}
-            onClick={() => comments.edit(editing ? null : key)}
-          >
-            <Icon name="plus" size={11} />
-          </button>
-        )}
-        <span className="ln">{r.oldNo ?? ""}</span>
-        <span className="ln">{r.newNo ?? ""}</span>
-        <span className="mark">{r.kind === "add" ? "+" : "-"}</span>
-        <span className="code">
-          <VisibleText text={r.text} />
-        </span>
-      </div>
-      {r.noEol && (
-        <div className="diff-row diff-note" role="row">
-          \ No newline at end of file
-        </div>
-      )}
-      {comments && mine.length > 0 && (
-        <ul className="line-comments" aria-label={`Comments on ${words}`}>
-          {mine.map((c) => (
-            <CommentItem
-              key={c.id}
-              comment={c}
-              label={words}
-              onRemove={() => {
-                comments.remove(c.id);
-                buttonRef.current?.focus();
-              }}
-            />
-          ))}
-        </ul>
-      )}
-      {comments && editing && (
-        <CommentEditor
-          label={words}
-          onAdd={(text) => {
-            comments.add(line, r.text, text);
-            buttonRef.current?.focus();
-          }}
-          onCancel={() => {
-            comments.edit(null);
-            buttonRef.current?.focus();
-          }}
-        />
-      )}
-    </>
-  );
-}
-
-/** What the lines of a review need to take comments. */
-interface CommentsValue {
-  byLine: Map<string, ReviewComment[]>;
-  /** The line whose comment is being written (its key). */
-  editing: string | null;
-  edit(key: string | null): void;
-  add(line: LineRef, quote: string, text: string): void;
-  remove(id: string): void;
-}
-
-const CommentsContext = createContext<CommentsValue | null>(null);
-
-function CommentItem({ comment: c, label, onRemove }: { comment: ReviewComment; label: string; onRemove: () => void }) {
-  return (
-    <li className="line-comment-item" data-testid="line-comment-item">
-      <span className="line-comment-text">
-        <VisibleText text={c.text} />
-      </span>
-      <button type="button" className="icon-btn" data-testid="line-comment-remove" aria-label={`Remove the comment on ${label}`} title="Remove this comment" onClick={onRemove}>
-        <Icon name="trash" size={13} />
-      </button>
-    </li>
-  );
-}
-
-/** A comment being written: Enter adds it (Shift+Enter: a new line), Escape leaves it. */
-function CommentEditor({ label, onAdd, onCancel }: { label: string; onAdd: (text: string) => void; onCancel: () => void }) {
-  const [text, setText] = useState("");
-  const add = () => {
-    if (text.trim() !== "") onAdd(text.trim());
-  };
-  return (
-    <div className="line-comment-editor" data-testid="line-comment-editor">
-      <textarea
-        autoFocus
-        rows={2}
-        data-testid="line-comment-input"
-        aria-label={`Comment on ${label}`}
-        placeholder="What should the agent change here?"
-        value={text}
-        onChange={(e) => setText(e.target.value)}
-        onKeyDown={(e) => {
-          // The review's own keys (Ctrl+Enter applies) are not for the comment.
-          e.stopPropagation();
-          if (e.key === "Enter" && !e.shiftKey && !e.nativeEvent.isComposing) {
-            e.preventDefault();
-            add();
-          } else if (e.key === "Escape") {
-            e.preventDefault();
-            onCancel();
-          }
-        }}
-      />
-      <div className="row">
-        <button type="button" className="btn btn-primary small-btn" data-testid="line-comment-add" aria-disabled={text.trim() === ""} onClick={add}>
-          Add comment
-        </button>
-        <button type="button" className="btn small-btn" data-testid="line-comment-cancel" onClick={onCancel}>
-          Cancel
-        </button>
-        <span className="small muted">Enter adds it, Shift+Enter starts a new line, Escape cancels.</span>
-      </div>
+      {r.outcome === "conflicts" && <div className="muted">Apply the worktree's changes instead (below, hunk by hunk), or merge with git to resolve them.</div>}
     </div>
   );
 }

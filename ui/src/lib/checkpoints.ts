@@ -126,3 +126,11 @@ export function parsePatch(text: string): Patch {
   }
   return { rows, added, removed };
 }
+
+/**
+ * Whether a chat has changes of its own to review (docs/worktrees.md, "A chat's own
+ * changes"): a checkpoint that recorded the folder before a call that changed files.
+ */
+export function hasOwnChanges(checkpoints: readonly CheckpointInfo[]): boolean {
+  return checkpoints.some((c) => c.before != null && c.changes.total > 0);
+}
