@@ -3,7 +3,7 @@
 // turn waits for a place among the agents that run at once: the notice with how many are
 // ahead and the way to Settings → Agents, the header saying queued, gone when the turn
 // starts; Stop while it waits, its message back in the box; and a chat opened while it
-// waits, told so by the board.
+// waits, told so by its `queued` (the sidebar's dot too).
 
 import { act } from "react";
 import { createRoot, type Root } from "react-dom/client";
@@ -215,18 +215,35 @@ describe("a turn waiting for a free place", () => {
     expect(container.textContent).not.toContain("Stopped.");
   });
 
-  it("a chat opened while its turn waits is told so by the board", async () => {
-    transport = new FakeServer([chat(1), chat(2, true)]);
+  it("a chat opened while its turn waits is told so by its queued flag, not the board", async () => {
+    transport = new FakeServer([chat(1), { ...chat(2, true), queued: true }]);
     localStorage.setItem("skald.session", "1");
-    transport.board = [
-      { session_id: 2, title: "Chat 2", agent_id: "main", kind: "interactive", state: "queued", created_at: 2, updated_at: 2, active_ms: 0, input_tokens: 0, output_tokens: 0, cost_usd: 0, unpriced: 0, changes: { files: 0, added: 0, removed: 0 }, waiting: 0 },
-    ];
     await render(transport);
-    expect(transport.count("board")).toBe(0);
+    // The sidebar shows it waiting, not working.
+    const item = q("[data-testid='session-item'][data-session-id='2']")!;
+    expect(item.querySelector("[data-testid='session-queued']")!.getAttribute("aria-label")).toBe("waiting for a free place");
+    expect(item.querySelector(".dot-running")).toBeNull();
     await click(q("[data-testid='session-item'][data-session-id='2'] .session-main"));
-    expect(transport.count("board")).toBe(1);
+    expect(transport.count("board")).toBe(0);
     expect(q("[data-testid='queue-notice-text']")!.textContent).toBe("Waiting for a free place");
+    expect(q("[data-testid='chat-state']")!.textContent).toBe("queued");
     await emit(2, { type: "turn_running", session_id: 2 });
     expect(q("[data-testid='queue-notice']")).toBeNull();
+    // The sidebar follows the events: working now, then neither.
+    expect(item.querySelector("[data-testid='session-queued']")).toBeNull();
+    expect(item.querySelector(".dot-running")).not.toBeNull();
+    await emit(2, { type: "done", session_id: 2, outcome: "final", text: "" });
+    expect(item.querySelector(".dot-running")).toBeNull();
+  });
+
+  it("a chat whose turn joins the line shows the waiting dot in the sidebar until it starts", async () => {
+    transport = new FakeServer([chat(1), chat(2)]);
+    await render(transport);
+    const item = q("[data-testid='session-item'][data-session-id='2']")!;
+    await emit(2, { type: "turn_queued", session_id: 2, ahead: 1 });
+    expect(item.querySelector("[data-testid='session-queued']")).not.toBeNull();
+    await emit(2, { type: "turn_running", session_id: 2 });
+    expect(item.querySelector("[data-testid='session-queued']")).toBeNull();
+    expect(item.querySelector(".dot-running")).not.toBeNull();
   });
 });

@@ -77,8 +77,8 @@ export function useSessions({ moveTo }: Pick<Navigation, "moveTo">) {
   // a chat is read again when its turn ends (or at once, when it ended meanwhile).
   const turnsEnded = useRef(new Map<number, number>());
   const readAgainAtDone = useRef(new Set<number>());
-  // A chat read while its turn waits for a place (docs/board.md) is not told so by
-  // `history`: the board says it, unless the turn started or ended since the read began.
+  // A chat read while its turn waits for a place (docs/board.md) is told so by its
+  // `queued`, unless the turn started or ended since the read began.
   const turnEvents = useRef(new Map<number, number>());
   const loadHistory = useCallback(
     /** `ended`: read again because the turn an earlier read saw running has ended. */
@@ -103,13 +103,7 @@ export function useSessions({ moveTo }: Pick<Navigation, "moveTo">) {
         if (reply.session.running) {
           if ((turnsEnded.current.get(sid) ?? 0) !== endedBefore) return loadHistory(sid, true);
           readAgainAtDone.current.add(sid);
-          t.call({ cmd: "board" }).then(
-            (r) => {
-              if (!latest() || (turnEvents.current.get(sid) ?? 0) !== turnEventsBefore) return;
-              if (r.agents.find((a) => a.session_id === sid)?.state === "queued") dispatchChats({ sid, action: { type: "queue", ahead: null } });
-            },
-            () => {},
-          );
+          if (reply.session.queued && (turnEvents.current.get(sid) ?? 0) === turnEventsBefore) dispatchChats({ sid, action: { type: "queue", ahead: null } });
         }
       } catch (e) {
         if (latest()) setLoadErrors((m) => ({ ...m, [sid]: errorText(e) }));
@@ -166,12 +160,12 @@ export function useSessions({ moveTo }: Pick<Navigation, "moveTo">) {
             break;
           case "turn_running":
           case "turn_queued":
-            setSessions((list) => list && list.map((s) => (s.id === e.session_id ? { ...s, running: true } : s)));
+            setSessions((list) => list && list.map((s) => (s.id === e.session_id ? { ...s, running: true, queued: e.type === "turn_queued" } : s)));
             break;
           case "done":
             turnsEnded.current.set(e.session_id, (turnsEnded.current.get(e.session_id) ?? 0) + 1);
             if (readAgainAtDone.current.delete(e.session_id)) void loadHistory(e.session_id, true);
-            setSessions((list) => list && list.map((s) => (s.id === e.session_id ? { ...s, running: false, updated_at: Date.now() } : s)));
+            setSessions((list) => list && list.map((s) => (s.id === e.session_id ? { ...s, running: false, queued: false, updated_at: Date.now() } : s)));
             // The server may have titled the chat from its first exchange.
             void loadSessions();
             break;
@@ -256,6 +250,14 @@ export function useSessions({ moveTo }: Pick<Navigation, "moveTo">) {
     [openSession],
   );
 
+  // Chats the server made without opening them (a best-of-N trial's): they join the list.
+  // A list asked for before they were made is asked for again (it would drop them).
+  const addSessions = useCallback((list: SessionInfo[]) => {
+    sessionChanges.current += 1;
+    const ids = new Set(list.map((s) => s.id));
+    setSessions((old) => [...list, ...(old ?? []).filter((s) => !ids.has(s.id))]);
+  }, []);
+
   const rename = useCallback(
     async (id: number, title: string) => {
       await t.call({ cmd: "rename_session", session_id: id, title });
@@ -282,7 +284,7 @@ export function useSessions({ moveTo }: Pick<Navigation, "moveTo">) {
   // A list asked for before the change is asked for again (it would undo it).
   const updateSession = useCallback((s: SessionInfo) => {
     sessionChanges.current += 1;
-    setSessions((list) => list && list.map((x) => (x.id === s.id ? { ...s, running: x.running } : x)));
+    setSessions((list) => list && list.map((x) => (x.id === s.id ? { ...s, running: x.running, queued: x.queued } : x)));
   }, []);
 
   const stopCurrent = useCallback(() => {
@@ -309,6 +311,7 @@ export function useSessions({ moveTo }: Pick<Navigation, "moveTo">) {
     createChat,
     newChatInFolder,
     openFork,
+    addSessions,
     rename,
     remove,
     updateSession,

@@ -26,6 +26,10 @@ interface Props {
   /** Whether the worktree form shows (the palette opens it too). */
   worktreeFormOpen?: boolean;
   onWorktreeForm?: (open: boolean) => void;
+  /** Opens the "Best of N" dialog; whether it is open; its button (the focus comes back to it). */
+  onBestOf?: () => void;
+  bestOfOpen?: boolean;
+  bestOfButton?: React.RefObject<HTMLButtonElement | null>;
   onRename: (id: number, title: string) => Promise<void>;
   onDelete: (id: number) => Promise<void>;
   onNav: (v: AppView) => void;
@@ -90,6 +94,20 @@ export function Sidebar(p: Props) {
             onClick={() => p.onWorktreeForm?.(!p.worktreeFormOpen)}
           >
             <Icon name="worktree" />
+          </button>
+        )}
+        {p.onBestOf && (
+          <button
+            ref={p.bestOfButton}
+            type="button"
+            className={p.bestOfOpen ? "icon-btn active" : "icon-btn"}
+            data-testid="new-best-of"
+            aria-label="Best of N…"
+            aria-haspopup="dialog"
+            title="Best of N: one prompt to 2–4 agents, each in its own worktree"
+            onClick={p.onBestOf}
+          >
+            <Icon name="bestof" />
           </button>
         )}
       </div>
@@ -177,7 +195,11 @@ function SessionRow({ s, active, onSelect, onRename, onDelete }: { s: SessionInf
         <>
           <button type="button" className="session-main" aria-current={active ? "page" : undefined} onClick={() => onSelect(s.id)} onDoubleClick={() => setEditing(true)} title={s.working_dir ?? undefined}>
             <span className="session-title">
-              {s.running && <span className="dot-running" aria-label="working" />}
+              {s.queued ? (
+                <span className="dot-queued" aria-label="waiting for a free place" title="Waiting for a free place" data-testid="session-queued" />
+              ) : (
+                s.running && <span className="dot-running" aria-label="working" />
+              )}
               {s.title || "Untitled chat"}
             </span>
             <span className="session-meta small muted">
