@@ -1,10 +1,10 @@
 // The shell: sidebar, the current screen, the viewer pane, the palette, the connection
 // banner and global shortcuts. The state shared across screens lives in hooks by concern
 // (app/useSessions, useInbox, useViewer, useNavigation, useTheme, useContextPanel,
-// useConnection, useWorktrees); each follows the pushed events it needs. The shell
+// useConnection, useWorktrees, useBestOf); each follows the pushed events it needs. The shell
 // composes them and gives screens what they share through `AppContext`.
 
-import { useEffect, useMemo, useState } from "react";
+import { useEffect, useMemo, useRef, useState } from "react";
 import { AppContext, type AppActions, type AppView } from "./app/context";
 import { useConnection } from "./app/useConnection";
 import { useContextPanel } from "./app/useContextPanel";
@@ -13,10 +13,12 @@ import { useNavigation } from "./app/useNavigation";
 import { useSessions } from "./app/useSessions";
 import { useTheme } from "./app/useTheme";
 import { useViewer } from "./app/useViewer";
-import { useWorktrees } from "./app/useWorktrees";
+import { backLabelOf, useWorktrees } from "./app/useWorktrees";
+import { useBestOf } from "./app/useBestOf";
 import { usePaletteEntries, useShortcuts, type ShellCommands } from "./app/shortcuts";
 import { Sidebar } from "./components/Sidebar";
 import { ChatView } from "./components/ChatView";
+import { BestOfDialog } from "./components/BestOfDialog";
 import { Palette } from "./components/Palette";
 import { EmptyState, Spinner } from "./components/ui";
 import { AgentsView } from "./screens/AgentsView";
@@ -38,6 +40,8 @@ export function App() {
   const wt = useWorktrees(nav);
   const [paletteOpen, setPaletteOpen] = useState(false);
   const [worktreeFormOpen, setWorktreeFormOpen] = useState(false);
+  const bestOf = useBestOf({ addSessions: chats.addSessions, reloadWorktrees: wt.reload, openTrial: wt.openTrial });
+  const bestOfButton = useRef<HTMLButtonElement>(null);
 
   // On every (re)open, reload what events may have been missed meanwhile.
   const { showBanner } = useConnection((reconnect) => {
@@ -74,6 +78,7 @@ export function App() {
     togglePalette: () => setPaletteOpen((o) => !o),
     newChat: () => void chats.newChat(),
     newChatInWorktree: () => setWorktreeFormOpen(true),
+    bestOf: () => bestOf.setOpen(true),
     go: goTo,
     toggleViewer: viewer.toggleViewer,
     showContext: context.showContext,
@@ -89,7 +94,7 @@ export function App() {
   const { openViewer } = viewer;
   const { refreshInbox } = inbox;
   const inboxItems = inbox.inbox;
-  const { worktrees, review: reviewWorktree } = wt;
+  const { worktrees, review: reviewWorktree, openTrial } = wt;
   const actions = useMemo<AppActions>(
     () => ({
       openSession,
@@ -103,8 +108,9 @@ export function App() {
       worktrees: worktrees ?? [],
       refreshWorktrees: () => void reloadWorktrees(),
       reviewWorktree,
+      openTrial,
     }),
-    [openSession, openFork, openViewer, go, sessions, inboxItems, refreshInbox, currentId, worktrees, reloadWorktrees, reviewWorktree],
+    [openSession, openFork, openViewer, go, sessions, inboxItems, refreshInbox, currentId, worktrees, reloadWorktrees, reviewWorktree, openTrial],
   );
 
   return (
@@ -129,6 +135,9 @@ export function App() {
           onNewInWorktree={newChatInWorktree}
           worktreeFormOpen={worktreeFormOpen}
           onWorktreeForm={setWorktreeFormOpen}
+          onBestOf={() => bestOf.setOpen(true)}
+          bestOfOpen={bestOf.open}
+          bestOfButton={bestOfButton}
           onRename={chats.rename}
           onDelete={chats.remove}
           onNav={goTo}
@@ -167,10 +176,11 @@ export function App() {
           {view === "worktrees" && (
             <WorktreesView
               worktrees={wt.worktrees}
+              cleanAfterDays={wt.cleanAfterDays}
               error={wt.error}
               onReload={() => void wt.reload()}
-              reviewing={wt.reviewing}
-              backLabel={wt.reviewFrom === "chat" ? "Back to the chat" : "Back to the worktrees"}
+              opened={wt.opened}
+              backLabel={backLabelOf(wt.back)}
               onCloseReview={wt.closeReview}
             />
           )}
@@ -178,6 +188,7 @@ export function App() {
         </main>
         {viewer.viewerOpen && <Viewer target={viewer.viewerTarget} sessionId={currentId} onOpen={openViewer} onClose={viewer.closeViewer} />}
         {paletteOpen && <Palette entries={paletteEntries} onClose={() => setPaletteOpen(false)} />}
+        {bestOf.open && <BestOfDialog onStart={bestOf.start} onClose={() => bestOf.setOpen(false)} returnFocus={bestOfButton} />}
       </div>
     </AppContext.Provider>
   );

@@ -66,6 +66,8 @@ export interface AppActions {
   refreshWorktrees(): void;
   /** Opens a worktree's review. */
   reviewWorktree(name: string): void;
+  /** Opens a best-of-N trial's agents side by side (docs/worktrees.md, "Best of N"). */
+  openTrial(trial: string): void;
 }
 
 export type AppView = "chat" | "inbox" | "agents" | "tasks" | "worktrees" | "settings";

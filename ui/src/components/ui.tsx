@@ -30,6 +30,7 @@ const paths: Record<string, string> = {
   plan: "M9 3h6v3H9zM9 4.5H5V21h14V4.5h-4M8.5 11h7M8.5 15h5",
   fork: "M7 3v5c0 3 3 4 5 5 2-1 5-2 5-5V3M12 13v8",
   worktree: "M6 3v12M18 9a3 3 0 100-6 3 3 0 000 6zM6 21a3 3 0 100-6 3 3 0 000 6zM18 9a9 9 0 01-9 9",
+  bestof: "M3 5h5v14H3zM10 5h4v14h-4zM16 5h5v14h-5z",
 };
 
 export function Icon({ name, size = 16 }: { name: keyof typeof paths | string; size?: number }) {

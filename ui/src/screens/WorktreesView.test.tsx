@@ -63,7 +63,7 @@ async function render(t: FakeServer, props: Partial<Parameters<typeof WorktreesV
     root.render(
       <TransportContext.Provider value={t}>
         <AppContext.Provider value={app}>
-          <WorktreesView worktrees={LIST} error={null} onReload={() => events.push("reload")} reviewing={null} backLabel="Back" onCloseReview={() => events.push("close")} {...props} />
+          <WorktreesView worktrees={LIST} error={null} onReload={() => events.push("reload")} opened={null} backLabel="Back" onCloseReview={() => events.push("close")} {...props} />
         </AppContext.Provider>
       </TransportContext.Provider>,
     );
@@ -146,7 +146,7 @@ describe("the Worktrees screen", () => {
 
   it("shows the review of the worktree under review instead", async () => {
     const t = new FakeServer();
-    await render(t, { reviewing: "paper-1" });
+    await render(t, { opened: { kind: "review", name: "paper-1" } });
     expect(q("[data-testid='worktree-review']")!.dataset.worktree).toBe("paper-1");
     expect(q("[data-testid='worktree-list']")).toBeNull();
     expect(t.sent("worktree_diff")).toEqual([{ cmd: "worktree_diff", name: "paper-1" }]);

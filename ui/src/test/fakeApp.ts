@@ -16,6 +16,7 @@ export function fakeApp(over: Partial<AppActions> = {}): AppActions {
     worktrees: [],
     refreshWorktrees() {},
     reviewWorktree() {},
+    openTrial() {},
     ...over,
   };
 }
