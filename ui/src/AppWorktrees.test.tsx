@@ -7,7 +7,7 @@ import { createRoot, type Root } from "react-dom/client";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { App } from "./App";
 import { TransportContext } from "./app/context";
-import type { Command, SessionInfo, WorktreeInfo } from "./protocol";
+import type { CheckpointInfo, Command, SessionInfo, WorktreeInfo } from "./protocol";
 import { ServerError, type ConnectionStatus } from "./transport";
 import { FakeTransport } from "./test/fakeTransport";
 import { settle as settleRounds } from "./test/settle";
@@ -21,6 +21,7 @@ class FakeServer extends FakeTransport {
   worktrees: WorktreeInfo[] = [];
   /** What the next worktree is: a copy, or a git worktree on a branch. */
   kind: "copy" | "git" = "copy";
+  checkpoints: CheckpointInfo[] = [];
   override answer(c: Command): unknown {
     switch (c.cmd) {
       case "list_sessions":
@@ -51,7 +52,25 @@ class FakeServer extends FakeTransport {
         return { cmd: c.cmd, session: s };
       }
       case "list_worktrees":
-        return { cmd: c.cmd, worktrees: this.worktrees };
+        return { cmd: c.cmd, worktrees: this.worktrees, clean_after_days: 14 };
+      case "best_of": {
+        if (c.models.some((m) => m === "anthropic/claude-x")) throw new ServerError("anthropic/claude-x cannot be used: anthropic has no key; configure it in Settings");
+        const trial = "paper-try1";
+        const sessions = c.models.map((m, i) => {
+          const id = this.nextId++;
+          const letter = "abcd"[i]!;
+          const name = `${trial}-${letter}`;
+          this.worktrees.unshift({ id, name, session_id: id, source: FOLDER, root: `/d-worktrees/${name}`, working_dir: `/d-worktrees/${name}`, kind: "copy", status: "active", created_at: id, trial });
+          const s: SessionInfo = { id, title: `${c.text} (${letter.toUpperCase()}: ${m ?? "configured model"})`, agent_id: "main", kind: "interactive", working_dir: `/d-worktrees/${name}`, created_at: id, updated_at: id, running: true, mode: "act", ...(m ? { model: m } : {}) };
+          this.sessions.push(s);
+          return s;
+        });
+        return { cmd: c.cmd, trial, sessions };
+      }
+      case "board":
+        return { cmd: c.cmd, agents: [] };
+      case "chat_changes":
+        return { cmd: c.cmd, files: [], snapshot: "s" };
       case "history": {
         const s = this.sessions.find((x) => x.id === c.session_id);
         if (!s) throw new ServerError(`session ${c.session_id} does not exist`);
@@ -64,7 +83,7 @@ class FakeServer extends FakeTransport {
       case "inbox":
         return { cmd: c.cmd, items: [] };
       case "checkpoints":
-        return { cmd: c.cmd, checkpoints: [] };
+        return { cmd: c.cmd, checkpoints: this.checkpoints.filter((x) => x.session_id === c.session_id) };
       default:
         return super.answer(c);
     }
@@ -219,3 +238,133 @@ describe("a chat's worktree in the shell", () => {
     expect(q("[data-testid='worktree-badge']")!.textContent).toBe("worktree: cli-1");
   });
 });
+
+const dq = (sel: string) => document.querySelector(sel) as HTMLElement | null;
+
+async function typeIn(el: HTMLElement | null, value: string) {
+  const proto = el instanceof HTMLTextAreaElement ? HTMLTextAreaElement.prototype : HTMLInputElement.prototype;
+  await act(async () => {
+    Object.getOwnPropertyDescriptor(proto, "value")!.set!.call(el, value);
+    el!.dispatchEvent(new Event("input", { bubbles: true }));
+  });
+}
+
+async function press(key: string, init: KeyboardEventInit = {}) {
+  await act(async () => {
+    (document.activeElement ?? document.body).dispatchEvent(new KeyboardEvent("keydown", { key, bubbles: true, cancelable: true, ...init }));
+  });
+  await settle();
+}
+
+describe("best of N in the shell", () => {
+  it("the sidebar's button opens the dialog; started, the trial opens side by side and its chats join the list", async () => {
+    const server = new FakeServer();
+    await render(server);
+    const button = q("[data-testid='new-best-of']")!;
+    expect(button.getAttribute("aria-label")).toBe("Best of N…");
+    await click("[data-testid='new-best-of']");
+    expect(dq("[data-testid='best-of-dialog']")).not.toBeNull();
+    // Cancelled, the focus goes back to the button.
+    await act(async () => dq("[data-testid='best-of-cancel']")!.click());
+    await settle();
+    expect(dq("[data-testid='best-of-dialog']")).toBeNull();
+    expect(document.activeElement).toBe(button);
+
+    await click("[data-testid='new-best-of']");
+    await typeIn(dq("[data-testid='best-of-text']"), "Write the intro");
+    await act(async () => dq("[data-testid='best-of-start']")!.click());
+    await settle();
+    expect(server.sent("best_of")).toEqual([{ cmd: "best_of", text: "Write the intro", models: [null, null] }]);
+    expect(dq("[data-testid='best-of-dialog']")).toBeNull();
+    expect(q("[data-testid='trial-view']")!.dataset.trial).toBe("paper-try1");
+    expect([...container.querySelectorAll<HTMLElement>("[data-testid='trial-column']")].map((c) => c.dataset.worktree)).toEqual(["paper-try1-a", "paper-try1-b"]);
+    expect(container.querySelectorAll("[data-testid='session-item']")).toHaveLength(2);
+    expect(container.querySelectorAll("[data-testid='session-item'] .dot-running")).toHaveLength(2);
+    expect(q("[data-testid='trial-back']")!.getAttribute("aria-label")).toBe("Back to the chat");
+
+    // A column's review goes back to the trial; the trial back to where it was opened from.
+    await click("[data-testid='trial-column'] [data-testid='trial-review']");
+    expect(q("[data-testid='worktree-review']")!.dataset.worktree).toBe("paper-try1-a");
+    expect(q("[data-testid='review-back']")!.getAttribute("aria-label")).toBe("Back to the agents side by side");
+    await click("[data-testid='review-back']");
+    expect(q("[data-testid='trial-view']")).not.toBeNull();
+    await click("[data-testid='trial-back']");
+    expect(q("[data-testid='trial-view']")).toBeNull();
+    expect(q("[data-testid='message-list']")).not.toBeNull();
+  });
+
+  it("from the palette; a refusal stays in the dialog; a trial chat's badge opens the trial", async () => {
+    const server = new FakeServer();
+    await render(server);
+    await press("k", { ctrlKey: true });
+    const entry = [...document.querySelectorAll<HTMLElement>("[data-testid='palette'] [role='option']")].find((o) => o.textContent?.includes("Best of N…"));
+    expect(entry).toBeDefined();
+    await act(async () => entry!.click());
+    await settle();
+    await typeIn(dq("[data-testid='best-of-text']"), "Fix it");
+    const select = document.querySelectorAll<HTMLSelectElement>("[data-testid='best-of-model']")[1]!;
+    await act(async () => {
+      select.value = "typed";
+      select.dispatchEvent(new Event("change", { bubbles: true }));
+    });
+    await typeIn(dq("[data-testid='best-of-typed']"), "anthropic/claude-x");
+    await act(async () => dq("[data-testid='best-of-start']")!.click());
+    await settle();
+    expect(dq("[data-testid='best-of-error']")!.textContent).toContain("anthropic has no key");
+    expect(server.worktrees).toHaveLength(0);
+    await typeIn(dq("[data-testid='best-of-typed']"), "openai/o3-mini");
+    await act(async () => dq("[data-testid='best-of-start']")!.click());
+    await settle();
+    expect(q("[data-testid='trial-view']")).not.toBeNull();
+    // Agent B's chat: its badge says it is one of a trial, and opens the trial.
+    await click("[data-testid='trial-column'][data-worktree='paper-try1-b'] [data-testid='trial-open-chat']");
+    const badge = q("[data-testid='worktree-badge']")!;
+    expect(badge.dataset.trial).toBe("paper-try1");
+    expect(badge.title).toContain("agent B of best-of trial paper-try1");
+    await click("[data-testid='worktree-badge']");
+    expect(q("[data-testid='trial-view']")!.dataset.trial).toBe("paper-try1");
+  });
+});
+
+describe("a chat's own changes in the shell", () => {
+  const checkpoint = (session_id: number, total: number): CheckpointInfo => ({
+    id: session_id * 10,
+    session_id,
+    tool_call_id: "c1",
+    kind: "call",
+    folder: FOLDER,
+    before: "b",
+    after: "a",
+    changes: { files: [{ path: "notes.md", status: "modified", added: 1, removed: 1, binary: false }], total },
+    note: "",
+    restored_to: null,
+    created_at: 1,
+  });
+
+  it("a chat with changes of its own offers Review changes, which opens its review and comes back", async () => {
+    const server = new FakeServer();
+    await render(server);
+    await click("[data-testid='new-session']");
+    expect(q("[data-testid='chat-changes-open']")).toBeNull();
+    await act(async () => server.emit(1, { type: "checkpoint", checkpoint: checkpoint(1, 1) }));
+    await settle();
+    await click("[data-testid='chat-changes-open']");
+    expect(q("[data-testid='changes-review']")!.dataset.session).toBe("1");
+    expect(server.sent("chat_changes")).toEqual([{ cmd: "chat_changes", session_id: 1 }]);
+    await click("[data-testid='review-back']");
+    expect(q("[data-testid='changes-review']")).toBeNull();
+    expect(q("[data-testid='message-list']")).not.toBeNull();
+  });
+
+  it("a chat in a worktree has its worktree's review instead", async () => {
+    const server = new FakeServer();
+    await render(server);
+    await click("[data-testid='new-session-worktree']");
+    await click("[data-testid='worktree-create']");
+    await act(async () => server.emit(1, { type: "checkpoint", checkpoint: checkpoint(1, 1) }));
+    await settle();
+    expect(q("[data-testid='worktree-badge']")).not.toBeNull();
+    expect(q("[data-testid='chat-changes-open']")).toBeNull();
+  });
+});
+

@@ -198,7 +198,11 @@ export function ChangesReview(p: Props) {
     try {
       const report = await p.action.run(filesToApply(files, left), snapshot);
       setOutcome({ report });
-      if (p.reloadAfterAction && report.conflicts.length === 0 && report.written.length > 0) void load();
+      // What was checked is done: the changes are read again, nothing checked.
+      if (p.reloadAfterAction && report.conflicts.length === 0 && report.written.length > 0) {
+        setFlipped(new Set());
+        void load();
+      }
     } catch (e) {
       setOutcome({ error: errorText(e) });
     } finally {
@@ -302,7 +306,7 @@ export function ChangesReview(p: Props) {
   const list = (
     <ul className="review-files" aria-label="Changed files">
       {(files ?? []).map((f) => (
-        <FileView key={f.path} file={f} verb={p.words.verb} left={left} choiceIndex={choiceIndex} focusIndex={focusIndex} onTake={setTaken} onFocusChoice={setFocusAt} />
+        <FileView key={f.path} file={f} verb={p.words.verb} marksTaken={!p.takenByDefault} left={left} choiceIndex={choiceIndex} focusIndex={focusIndex} onTake={setTaken} onFocusChoice={setFocusAt} />
       ))}
     </ul>
   );
@@ -498,6 +502,7 @@ export function ApplyOutcome({
 function FileView({
   file: f,
   verb,
+  marksTaken,
   left,
   choiceIndex,
   focusIndex,
@@ -507,6 +512,11 @@ function FileView({
   file: FileReview;
   /** "Take" or "Take back", for the checkboxes' labels. */
   verb: string;
+  /**
+   * What is taken is the exception (taken back): it is marked, and what is not stays as it
+   * is; else what is left out is dimmed.
+   */
+  marksTaken: boolean;
   left: ReadonlySet<string>;
   choiceIndex: Map<string, number>;
   focusIndex: number;
@@ -520,7 +530,7 @@ function FileView({
   const keys = fileChoiceKeys(f);
   const wholeAt = whole ? choiceIndex.get(keys[0]!) : undefined;
   return (
-    <li className={state === "none" ? "review-file left" : "review-file"} data-testid="review-file" data-path={f.path} data-status={f.status} data-taken={state}>
+    <li className={marksTaken ? (state === "none" ? "review-file" : "review-file marked") : state === "none" ? "review-file left" : "review-file"} data-testid="review-file" data-path={f.path} data-status={f.status} data-taken={state}>
       <div className="review-file-head">
         <input
           type="checkbox"
@@ -568,7 +578,7 @@ function FileView({
             const at = choiceIndex.get(hunkKey(f.path, h))!;
             const isTaken = !left.has(hunkKey(f.path, h));
             return (
-              <div key={h.index} className={isTaken ? "review-hunk" : "review-hunk left"} data-testid="review-hunk" data-index={h.index} data-taken={isTaken ? "1" : "0"}>
+              <div key={h.index} className={marksTaken ? (isTaken ? "review-hunk marked" : "review-hunk") : isTaken ? "review-hunk" : "review-hunk left"} data-testid="review-hunk" data-index={h.index} data-taken={isTaken ? "1" : "0"}>
                 <label className="review-hunk-head small">
                   <input
                     type="checkbox"

@@ -14,6 +14,7 @@ import { useBoard } from "../app/useBoard";
 import { isActive, trialColumns, type TrialColumn } from "../lib/bestOf";
 import { STATE_INFO, oneLine } from "../lib/board";
 import { errorText } from "../lib/format";
+import { defaultModel } from "../lib/models";
 import { fileCounts, hunkPlace, hunkRows, trialWorktrees } from "../lib/worktrees";
 import { VisibleText } from "./Arguments";
 import { APPLY_WORDS, ApplyOutcome, type Outcome } from "./ChangesReview";
@@ -32,7 +33,20 @@ interface Props {
 }
 
 export function TrialView({ trial, onBack, backLabel }: Props) {
+  const t = useTransport();
   const { worktrees, sessions } = useApp();
+  // The configured model, named in the columns of agents that use it.
+  const [configured, setConfigured] = useState<string | null>(null);
+  useEffect(() => {
+    let live = true;
+    t.call({ cmd: "list_models" }).then(
+      (r) => live && setConfigured(defaultModel(r.models ?? [])?.label ?? null),
+      () => {},
+    );
+    return () => {
+      live = false;
+    };
+  }, [t]);
   const board = useBoard();
   const list = useMemo(() => trialWorktrees(worktrees, trial), [worktrees, trial]);
   const columns = useMemo(() => trialColumns(list, sessions, board.agents), [list, sessions, board.agents]);
@@ -80,7 +94,7 @@ export function TrialView({ trial, onBack, backLabel }: Props) {
         ) : (
           <div className="trial-columns" data-testid="trial-columns" style={{ ["--trial-n" as string]: String(columns.length) }}>
             {columns.map((c) => (
-              <Column key={c.worktree.name} column={c} refreshTick={refreshTick} others={others} onApplied={() => setApplied(c.worktree.name)} appliedHere={applied === c.worktree.name} />
+              <Column key={c.worktree.name} column={c} configured={configured} refreshTick={refreshTick} others={others} onApplied={() => setApplied(c.worktree.name)} appliedHere={applied === c.worktree.name} />
             ))}
           </div>
         )}
@@ -126,12 +140,15 @@ function useDiff(name: string, sessionId: number | null, active: boolean, refres
 
 function Column({
   column: c,
+  configured,
   refreshTick,
   others,
   onApplied,
   appliedHere,
 }: {
   column: TrialColumn;
+  /** The configured model's name, once known. */
+  configured: string | null;
   refreshTick: number;
   others: TrialColumn[];
   onApplied: () => void;
@@ -176,9 +193,12 @@ function Column({
           {c.letter}
         </span>
         <div className="trial-who">
-          <strong className="trial-model" data-testid="trial-model" title={c.model ?? "The configured model"}>
-            {c.model ?? "configured model"}
-          </strong>
+          <span className="trial-model-line">
+            <strong className="trial-model" data-testid="trial-model" title={c.model ?? "The configured model"}>
+              {c.model ?? configured ?? "configured model"}
+            </strong>
+            {c.model == null && configured != null && <span className="muted small"> (configured)</span>}
+          </span>
           <span className="small muted trial-chat">
             {w.session_id != null ? (
               <button type="button" className="link small" data-testid="trial-open-chat" title="Open its chat" onClick={() => openSession(w.session_id!)}>

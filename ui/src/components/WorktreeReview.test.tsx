@@ -9,7 +9,7 @@ import { act } from "react";
 import { createRoot, type Root } from "react-dom/client";
 import { afterEach, describe, expect, it } from "vitest";
 import { AppContext, TransportContext } from "../app/context";
-import type { ApplyReport, CheckpointInfo, Command, FileReview, SessionInfo, WorktreeInfo } from "../protocol";
+import type { ApplyReport, CheckpointInfo, Command, FileReview, MergeReport, SessionInfo, WorktreeInfo } from "../protocol";
 import { ServerError } from "../transport";
 import { fakeApp } from "../test/fakeApp";
 import { FakeTransport } from "../test/fakeTransport";
@@ -51,8 +51,18 @@ class FakeServer extends FakeTransport {
   sendError: string | null = null;
   /** The chat's turn runs: a message sent joins it. */
   sendQueued = false;
+  /** What `commit_worktree` and `merge_worktree` answer, or refuse with. */
+  commitError: string | null = null;
+  mergeReport: MergeReport = { into: "main", outcome: "fast_forward", commit: "1597066aa0b1c2d3", conflicts: [] };
+  mergeError: string | null = null;
   override answer(c: Command): unknown {
     switch (c.cmd) {
+      case "commit_worktree":
+        if (this.commitError) throw new ServerError(this.commitError);
+        return { cmd: c.cmd, commit: "abcdef0123456789" };
+      case "merge_worktree":
+        if (this.mergeError) throw new ServerError(this.mergeError);
+        return { cmd: c.cmd, report: this.mergeReport };
       case "send_message":
         if (this.sendError) throw new ServerError(this.sendError);
         return { cmd: c.cmd, queued: this.sendQueued };
@@ -534,3 +544,96 @@ describe("comments on a review's lines", () => {
 });
 
 const DRAFT_FIRST_ONLY: FileReview = { ...DRAFT, hunks: [DRAFT.hunks[0]!] };
+
+describe("a git worktree's commit and merge", () => {
+  const GIT: WorktreeInfo = { ...WORKTREE, kind: "git", repo: "/home/me/paper", branch: "skald/paper-1", base_commit: "0123" };
+  const outcome = () => q("[data-testid='git-outcome']")!;
+  async function type(sel: string, value: string) {
+    const input = q(sel) as HTMLInputElement;
+    await act(async () => {
+      Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, "value")!.set!.call(input, value);
+      input.dispatchEvent(new Event("input", { bubbles: true }));
+    });
+  }
+  async function merge() {
+    await click("[data-testid='git-merge']");
+    const dialog = q("[data-testid='merge-dialog']")!;
+    expect(dialog.textContent).toContain("Merge skald/paper-1 into your branch?");
+    expect(dialog.textContent).toContain("git reset --keep ORIG_HEAD");
+    await click("[data-testid='merge-dialog-confirm']");
+  }
+
+  it("is offered for a git worktree only", async () => {
+    await render(new FakeServer());
+    expect(q("[data-testid='git-actions']")).toBeNull();
+  });
+
+  it("commits on the worktree's branch with the message typed, or the engine's own; shows a refusal", async () => {
+    const t = new FakeServer();
+    await render(t, CHAT, GIT);
+    const open = q("[data-testid='git-commit-open']")!;
+    expect(open.textContent).toBe("Commit on skald/paper-1…");
+    await click(open);
+    expect(open.getAttribute("aria-expanded")).toBe("true");
+    expect(document.activeElement).toBe(q("[data-testid='git-commit-message']"));
+    // Empty: the engine's default message.
+    await click("[data-testid='git-commit']");
+    expect(t.sent("commit_worktree")).toEqual([{ cmd: "commit_worktree", name: "paper-1" }]);
+    expect(outcome().dataset.result).toBe("committed");
+    expect(outcome().textContent).toContain("Committed abcdef0 on skald/paper-1.");
+    expect(q("[data-testid='git-commit-form']")).toBeNull();
+    await click("[data-testid='git-commit-open']");
+    await type("[data-testid='git-commit-message']", "  Tidy the draft ");
+    t.commitError = "worktree paper-1 has nothing to commit";
+    await click("[data-testid='git-commit']");
+    expect(t.sent("commit_worktree")[1]).toEqual({ cmd: "commit_worktree", name: "paper-1", message: "Tidy the draft" });
+    expect(outcome().dataset.result).toBe("error");
+    expect(outcome().getAttribute("role")).toBe("alert");
+    expect(outcome().textContent).toBe("Could not commit: worktree paper-1 has nothing to commit");
+    // The form stays, with the message, to try again; Escape closes it.
+    expect((q("[data-testid='git-commit-message']") as HTMLInputElement).value).toBe("  Tidy the draft ");
+    await key("Escape");
+    expect(q("[data-testid='git-commit-form']")).toBeNull();
+    expect(document.activeElement).toBe(q("[data-testid='git-commit-open']"));
+  });
+
+  it("merges after a confirm, and says what happened: a fast-forward, a merge commit, nothing to merge, a clash", async () => {
+    const t = new FakeServer();
+    await render(t, CHAT, GIT);
+    await click("[data-testid='git-merge']");
+    await click("[data-testid='merge-dialog-cancel']");
+    expect(t.count("merge_worktree")).toBe(0);
+
+    await merge();
+    expect(t.sent("merge_worktree")).toEqual([{ cmd: "merge_worktree", name: "paper-1" }]);
+    expect(outcome().dataset.result).toBe("fast_forward");
+    expect(q("[data-testid='git-merge-text']")!.textContent).toBe("main fast-forwarded to 1597066.");
+    expect(outcome().textContent).toContain("To undo it, run git reset --keep ORIG_HEAD in /home/me/paper.");
+
+    t.mergeReport = { into: "main", outcome: "merge_commit", commit: "feedbeef00", conflicts: [] };
+    await merge();
+    expect(q("[data-testid='git-merge-text']")!.textContent).toBe("Merged into main (feedbee).");
+    expect(outcome().textContent).toContain("git reset --keep ORIG_HEAD");
+
+    t.mergeReport = { into: "main", outcome: "up_to_date", conflicts: [] };
+    await merge();
+    expect(q("[data-testid='git-merge-text']")!.textContent).toBe("main already has everything of skald/paper-1: nothing to merge.");
+    expect(outcome().textContent).not.toContain("ORIG_HEAD");
+
+    t.mergeReport = { into: "main", outcome: "conflicts", conflicts: ["draft.md", "notes/\u202e.md"] };
+    await merge();
+    expect(outcome().dataset.result).toBe("conflicts");
+    expect(outcome().getAttribute("role")).toBe("alert");
+    expect(q("[data-testid='git-merge-text']")!.textContent).toBe("Not merged: both changed draft.md, notes/\\u{202e}.md — nothing was written.");
+    expect(outcome().textContent).toContain("Apply the worktree's changes instead");
+  });
+
+  it("shows the engine's refusal to merge", async () => {
+    const t = new FakeServer();
+    t.mergeError = "worktree paper-1 has changes not committed on skald/paper-1: commit them first, or apply them instead";
+    await render(t, CHAT, GIT);
+    await merge();
+    expect(outcome().dataset.result).toBe("error");
+    expect(outcome().textContent).toBe(`Could not merge: ${t.mergeError}`);
+  });
+});

@@ -1,6 +1,28 @@
 import { describe, expect, it } from "vitest";
 import type { FileReview, HunkInfo, WorktreeInfo } from "../protocol";
-import { choicesOf, fileCounts, fileKey, filesToApply, fileTaken, hunkKey, hunkPlace, hunkRows, takenWhole, worktreeKindText, worktreeOfChat } from "./worktrees";
+import {
+  DAY_MS,
+  choicesOf,
+  cleanupText,
+  fileCounts,
+  fileKey,
+  filesToApply,
+  fileTaken,
+  groupByTrial,
+  hunkKey,
+  hunkPlace,
+  hunkRows,
+  isOld,
+  leftOut,
+  mergeText,
+  takenWhole,
+  totalBytes,
+  trialLetter,
+  trialWorktrees,
+  usedText,
+  worktreeKindText,
+  worktreeOfChat,
+} from "./worktrees";
 
 const hunk = (index: number, old_start: number, removed: string[], added: string[], new_start = old_start): HunkInfo => ({ index, old_start, new_start, removed, added });
 
@@ -92,5 +114,51 @@ describe("a worktree", () => {
     expect(worktreeOfChat(list, 4)?.name).toBe("paper-1");
     expect(worktreeOfChat(list, 6)).toBeUndefined();
     expect(worktreeOfChat([w({ status: "discarded" })], 4)).toBeUndefined();
+  });
+
+  it("says when it was last used, and is old once unused for clean_after_days (never while its chat runs, never with 0)", () => {
+    const now = new Date(2026, 5, 20, 12).getTime();
+    expect(usedText(w({ last_used_at: now - 3600_000 }), now)).toBe("used today");
+    expect(usedText(w({ last_used_at: new Date(2026, 5, 19, 23).getTime() }), now)).toBe("used yesterday");
+    expect(usedText(w({ last_used_at: now - DAY_MS }), now)).toBe("unused for 1 day");
+    expect(usedText(w({ last_used_at: now - 20 * DAY_MS - 5 }), now)).toBe("unused for 20 days");
+    // Without its chat's activity, when it was made counts.
+    expect(usedText(w({ created_at: now - 3 * DAY_MS }), now)).toBe("unused for 3 days");
+    const old = w({ last_used_at: now - 14 * DAY_MS - 1 });
+    expect(isOld(old, 14, now, false)).toBe(true);
+    expect(isOld(w({ last_used_at: now - 14 * DAY_MS + 1 }), 14, now, false)).toBe(false);
+    expect(isOld(old, 14, now, true)).toBe(false);
+    expect(isOld(old, 0, now, false)).toBe(false);
+    expect(cleanupText(2, 14, "1.2 GB")).toBe("2 worktrees unused for 14 days or more take 1.2 GB");
+    expect(cleanupText(1, 1, "3.0 kB")).toBe("1 worktree unused for 1 day or more takes 3.0 kB");
+    expect(totalBytes([w({ disk_bytes: 1000 }), w({}), w({ disk_bytes: 500 })])).toBe(1500);
+  });
+
+  it("groups a best-of trial's worktrees together, by letter, where the first of them is listed", () => {
+    const a = w({ id: 3, name: "paper-try1-a", trial: "paper-try1" });
+    const b = w({ id: 4, name: "paper-try1-b", trial: "paper-try1" });
+    const one = w({ id: 5, name: "fix-build" });
+    const groups = groupByTrial([b, one, a, w({})]);
+    expect(groups.map((g) => (g.kind === "one" ? g.worktree.name : `${g.trial}: ${g.worktrees.map((x) => x.name).join(" ")}`))).toEqual(["paper-try1: paper-try1-a paper-try1-b", "fix-build", "paper-1"]);
+    expect([a, b, one].map(trialLetter)).toEqual(["A", "B", "?"]);
+    expect(trialWorktrees([b, one, a, { ...a, name: "paper-try1-c", status: "discarded" }], "paper-try1").map((x) => x.name)).toEqual(["paper-try1-a", "paper-try1-b"]);
+  });
+
+  it("says what a merge did, and whether git reset --keep ORIG_HEAD undoes it", () => {
+    const c = "1597066aa0b1c2d3e4f5";
+    expect(mergeText({ into: "main", outcome: "fast_forward", commit: c, conflicts: [] }, "skald/caps")).toEqual({ text: "main fast-forwarded to 1597066.", undoable: true });
+    expect(mergeText({ into: "main", outcome: "merge_commit", commit: c, conflicts: [] }, "skald/caps")).toEqual({ text: "Merged into main (1597066).", undoable: true });
+    expect(mergeText({ into: "main", outcome: "up_to_date", conflicts: [] }, "skald/caps")).toEqual({ text: "main already has everything of skald/caps: nothing to merge.", undoable: false });
+    expect(mergeText({ into: "dev", outcome: "conflicts", conflicts: ["a.md", "b/c.rs"] }, "skald/caps")).toEqual({ text: "Not merged: both changed a.md, b/c.rs — nothing was written.", undoable: false });
+  });
+});
+
+describe("what is taken", () => {
+  it("by default everything but what was flipped; else only what was flipped", () => {
+    const flipped = new Set([hunkKey("draft.md", draft.hunks[0]!)]);
+    expect(leftOut([draft, made], flipped, true)).toBe(flipped);
+    expect([...leftOut([draft, made], flipped, false)]).toEqual([hunkKey("draft.md", draft.hunks[1]!), fileKey(made)]);
+    expect(filesToApply([draft, made], leftOut([draft, made], flipped, false))).toEqual([{ path: "draft.md", hunks: [0] }]);
+    expect(filesToApply([draft, made], leftOut([draft, made], new Set(), false))).toEqual([]);
   });
 });
