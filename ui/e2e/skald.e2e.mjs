@@ -6,6 +6,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { mkdirSync, readFileSync, rmSync, writeFileSync, existsSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
+import { execFileSync } from "node:child_process";
 import { createServer } from "node:http";
 import { createHash } from "node:crypto";
 import { crc32, deflateSync } from "node:zlib";
@@ -1679,6 +1680,258 @@ test("a chat in a worktree: its changes are reviewed hunk by hunk, applied in pa
       await badge.waitFor({ state: "detached", timeout: 10_000 });
       assert.equal(existsSync(folder), false, "the worktree's folder is removed");
       assert.equal(onDisk(), draft);
+    },
+    { "draft.md": draft },
+    {},
+    { seenByCommands: true },
+  );
+});
+
+/** The text a model request's last user message carries. */
+const lastUserText = (body) => {
+  const m = (body.messages ?? []).filter((x) => x.role === "user").at(-1);
+  if (!m) return "";
+  return typeof m.content === "string" ? m.content : (m.content ?? []).map((p) => p.text ?? "").join("");
+};
+
+/** Approves, from the Inbox, every approval that comes until `done()` holds (a sandbox that runs commands at once needs none). */
+async function approveUntil(page, done, timeout = 60_000) {
+  const end = Date.now() + timeout;
+  while (!(await done())) {
+    if (Date.now() > end) throw new Error("timed out approving the agents' calls");
+    const badge = await page.evaluate(() => document.querySelector("[data-testid='inbox-badge']")?.textContent?.trim() ?? "");
+    if (badge) {
+      await page.getByTestId("nav-inbox").click();
+      const approve = page.getByTestId("inbox-item").first().getByTestId("approve");
+      await approve.waitFor({ timeout: 10_000 });
+      await approve.click();
+      await page.waitForFunction((n) => (document.querySelector("[data-testid='inbox-badge']")?.textContent?.trim() ?? "") !== n, badge, { timeout: 10_000 });
+    } else {
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+}
+
+// Best of N (docs/worktrees.md, "Best of N"): the dialog sends one prompt to two agents —
+// the configured model and another — each in a worktree of its own, whose command writes
+// its worktree's name into draft.md. The trial opens side by side: both diffs, each
+// agent's model and state; "Apply this one" writes the second's answer into the person's
+// file, and "Discard the others" (confirmed) removes the first's worktree.
+test("best of 2: two models answer in their own worktrees, side by side; one is applied and the other discarded", async () => {
+  const draft = "the draft\n";
+  // Each agent runs its command first, then answers once the command's result is back.
+  const script = (body, n) =>
+    (body.messages ?? []).some((m) => m.role === "tool")
+      ? say([`Wrote my answer (${body.model}).`])
+      : call(`bo${n}`, "execute_cmd", { command: 'basename "$PWD" > draft.md' });
+  await withSkald(
+    script,
+    async ({ page, root, base, model, skald }) => {
+      const onDisk = () => readFileSync(join(root, "draft.md"), "utf8");
+      // The dialog, from the sidebar's button: the prompt has the focus; an empty prompt is refused before anything is sent.
+      await page.getByTestId("new-best-of").click();
+      const dialog = page.getByTestId("best-of-dialog");
+      await dialog.waitFor();
+      assert.equal(await page.getByTestId("best-of-text").evaluate((el) => el === document.activeElement), true);
+      assert.equal(await dialog.getByTestId("best-of-agent").count(), 2);
+      await dialog.getByTestId("best-of-start").click();
+      assert.equal((await dialog.getByTestId("best-of-text-problem").textContent()).trim(), "Write the prompt the agents are given.");
+      await page.getByTestId("best-of-text").fill("Write your answer into draft.md");
+      // Agent B on another model, typed in.
+      await dialog.getByTestId("best-of-model").nth(1).selectOption("typed");
+      await dialog.getByTestId("best-of-typed").fill("openai/other-model");
+      assert.equal((await dialog.getByTestId("best-of-start").textContent()).trim(), "Start 2 agents");
+      await page.screenshot({ path: join(screenshotsDir, "best-of-dialog.png") });
+      await dialog.getByTestId("best-of-start").click();
+
+      // The trial opens side by side: two columns, A on the configured model, B on the other.
+      const view = page.getByTestId("trial-view");
+      await view.waitFor({ timeout: 30_000 });
+      await dialog.waitFor({ state: "detached" });
+      assert.equal(await view.getAttribute("data-trial"), "paper-try1");
+      const col = (name) => view.locator(`[data-testid='trial-column'][data-worktree='${name}']`);
+      await col("paper-try1-a").waitFor({ timeout: 10_000 });
+      await col("paper-try1-b").waitFor({ timeout: 10_000 });
+      assert.equal((await col("paper-try1-a").getByTestId("trial-model").textContent()).trim(), "openai/scripted-model");
+      assert.equal((await col("paper-try1-b").getByTestId("trial-model").textContent()).trim(), "openai/other-model");
+
+      // Their commands ask (the harness makes every command ask): approved from the Inbox.
+      const bothDone = async () =>
+        (await page.locator("[data-testid='trial-column'][data-state='done']").count()) === 2 ||
+        (await page.locator("[data-testid='session-item'] .dot-running, [data-testid='session-item'] [data-testid='session-queued']").count()) === 0 &&
+          model.requests.length >= 4;
+      await approveUntil(page, bothDone);
+      await page.getByTestId("nav-worktrees").click();
+      // The Worktrees screen groups the trial, and opens it side by side.
+      const group = page.locator("[data-testid='trial-group'][data-trial='paper-try1']");
+      await group.waitFor({ timeout: 10_000 });
+      assert.equal(await group.getByTestId("worktree-row").count(), 2);
+      await group.getByTestId("trial-open").click();
+      await view.waitFor();
+      await col("paper-try1-a").and(page.locator("[data-state='done']")).waitFor({ timeout: 30_000 });
+      await col("paper-try1-b").and(page.locator("[data-state='done']")).waitFor({ timeout: 30_000 });
+      assert.equal(readFileSync(join(base, "data-worktrees", "paper-try1-a", "draft.md"), "utf8"), "paper-try1-a\n", skald.stderr().slice(-2000));
+      assert.equal(readFileSync(join(base, "data-worktrees", "paper-try1-b", "draft.md"), "utf8"), "paper-try1-b\n");
+      assert.equal(onDisk(), draft, "the person's folder is untouched");
+      // Each model was asked: the configured one by its name, the other by its own.
+      const asked = model.requests.map((r) => r.model).sort();
+      assert.deepEqual([...new Set(asked)], ["other-model", "scripted-model"]);
+      assert.ok(model.requests.every((r) => lastUserText(r).includes("Write your answer into draft.md") || (r.messages ?? []).some((m) => m.role === "tool")));
+
+      // Both diffs, side by side: one file each, its line replaced by the worktree's name.
+      const rowsOf = (name) =>
+        col(name)
+          .locator("[data-testid='trial-file'][data-path='draft.md'] .diff-row.diff-add, [data-testid='trial-file'][data-path='draft.md'] .diff-row.diff-del")
+          .evaluateAll((els) => els.map((e) => e.querySelector(".code").textContent));
+      await col("paper-try1-a").locator("[data-testid='trial-file'][data-path='draft.md']").waitFor({ timeout: 10_000 });
+      await col("paper-try1-b").locator("[data-testid='trial-file'][data-path='draft.md']").waitFor({ timeout: 10_000 });
+      assert.deepEqual(await rowsOf("paper-try1-a"), ["the draft", "paper-try1-a"]);
+      assert.deepEqual(await rowsOf("paper-try1-b"), ["the draft", "paper-try1-b"]);
+      assert.match(await col("paper-try1-b").getByTestId("trial-answer").textContent(), /Wrote my answer \(other-model\)\./);
+      await page.screenshot({ path: join(screenshotsDir, "best-of.png") });
+
+      // B is applied: the person's file gets its answer; A's worktree is discarded, once confirmed.
+      await col("paper-try1-b").getByTestId("trial-apply").click();
+      await col("paper-try1-b").locator("[data-testid='apply-report'][data-result='written']").waitFor({ timeout: 20_000 });
+      assert.equal(onDisk(), "paper-try1-b\n");
+      await col("paper-try1-b").getByTestId("trial-discard-others").click();
+      const confirm = page.getByTestId("trial-discard-dialog");
+      await confirm.waitFor();
+      assert.match(await confirm.textContent(), /paper-try1-a/);
+      await confirm.getByTestId("trial-discard-dialog-confirm").click();
+      await col("paper-try1-a").waitFor({ state: "detached", timeout: 20_000 });
+      assert.equal(existsSync(join(base, "data-worktrees", "paper-try1-a")), false, "the other agent's worktree is removed");
+      assert.equal(existsSync(join(base, "data-worktrees", "paper-try1-b")), true, "the applied one stays until discarded");
+      assert.equal(onDisk(), "paper-try1-b\n");
+    },
+    { "draft.md": draft },
+    {},
+    { seenByCommands: true },
+  );
+});
+
+// A chat's own changes (docs/worktrees.md, "A chat's own changes"): a write in the person's
+// folder changes two places of a file; "Review changes" in the chat's header shows them as
+// two hunks, none checked; the first is taken back, leaving the second; Undo brings it back.
+test("a chat's write is reviewed hunk by hunk; one change is taken back and the undo brings it back", async () => {
+  const before = "one\ntwo\nthree\nfour\nfive\n";
+  const after = "ONE\ntwo\nthree\nfour\nFIVE\n";
+  await withSkald(
+    [call("tb1", "write_file", { path: "notes.md", content: after }), say(["Capitalised both."])],
+    async ({ page, root, skald }) => {
+      const onDisk = () => readFileSync(join(root, "notes.md"), "utf8");
+      await newChat(page);
+      await send(page, "capitalise the first and the last line");
+      const approval = page.getByTestId("approval-card").first();
+      await approval.waitFor({ timeout: 20_000 });
+      await approval.getByTestId("approve").click();
+      await waitForAnswer(page, skald);
+      assert.equal(onDisk(), after);
+
+      const open = page.getByTestId("chat-changes-open");
+      await open.waitFor({ timeout: 20_000 });
+      await open.click();
+      const review = page.getByTestId("changes-review");
+      await review.waitFor();
+      const file = review.locator("[data-testid='review-file'][data-path='notes.md']");
+      await file.waitFor({ timeout: 20_000 });
+      const hunks = file.getByTestId("review-hunk");
+      assert.equal(await hunks.count(), 2);
+      // Nothing is taken back unless checked.
+      assert.equal((await review.getByTestId("review-count").textContent()).trim(), "1 file · 0 of 2 changes to take back");
+      assert.equal(await review.getByTestId("review-revert").getAttribute("aria-disabled"), "true");
+      await hunks.nth(0).getByTestId("hunk-check").check();
+      assert.equal((await review.getByTestId("review-count").textContent()).trim(), "1 file · 1 of 2 changes to take back");
+      await review.getByTestId("review-revert").click();
+      const report = review.locator("[data-testid='apply-report'][data-result='written']");
+      await report.waitFor({ timeout: 20_000 });
+      assert.match(await report.getByTestId("apply-written").textContent(), /Taken back \(1 file\): notes\.md/);
+      assert.equal(onDisk(), "one\ntwo\nthree\nfour\nFIVE\n", "only the first change is taken back");
+      await page.screenshot({ path: join(screenshotsDir, "take-back.png") });
+      // The review reads the chat's changes again: one change left.
+      await page.waitForFunction(() => document.querySelectorAll("[data-testid='changes-review'] [data-testid='review-file'][data-path='notes.md'] [data-testid='review-hunk']").length <= 1, null, { timeout: 20_000 }).catch(() => {});
+
+      await report.getByTestId("apply-undo").click();
+      await review.locator("[data-testid='apply-report'][data-undone='1']").waitFor({ timeout: 20_000 });
+      assert.equal(onDisk(), after, "Undo brings the change back");
+      assert.equal(await review.getByTestId("apply-undo-error").count(), 0);
+
+      // Back to the chat.
+      await review.getByTestId("review-back").click();
+      await page.waitForSelector("[data-testid='message-list'][data-loaded='1']");
+      await open.waitFor();
+    },
+    { "notes.md": before },
+  );
+});
+
+// Commit and merge (docs/worktrees.md, "Commit and merge (git worktrees)"): a chat in a
+// worktree of a git repository changes a file; its review commits the change on
+// skald/NAME with a message, and merges the branch into the person's main: a fast-forward,
+// the person's file changed, and the undo hint shown.
+test("a git worktree's change is committed on its branch and merged into the person's branch", async () => {
+  const draft = "one\ntwo\n";
+  const command = "sed -i 's/^one$/ONE/' draft.md";
+  await withSkald(
+    [call("gm1", "execute_cmd", { command }), say(["Capitalised it."])],
+    async ({ page, root, base, skald }) => {
+      const git = (...args) => execFileSync("git", ["-C", root, "-c", "user.name=Person", "-c", "user.email=person@example.com", ...args], { encoding: "utf8" }).trim();
+      git("init", "-q", "-b", "main");
+      git("add", "draft.md");
+      git("commit", "-q", "-m", "first");
+      const start = git("rev-parse", "HEAD");
+
+      const chats = await page.getByTestId("session-item").count();
+      await page.getByTestId("new-session-worktree").click();
+      await page.getByTestId("worktree-name").fill("caps");
+      await page.getByTestId("worktree-create").click();
+      await page.waitForFunction((n) => document.querySelectorAll("[data-testid='session-item']").length > n, chats, { timeout: 30_000 });
+      const badge = page.getByTestId("worktree-badge");
+      await badge.waitFor({ timeout: 10_000 });
+      assert.match(await badge.textContent(), /skald\/caps/);
+      await send(page, "capitalise the first line");
+      const approval = page.getByTestId("approval-card").first();
+      const ran = page.locator("[data-testid='tool-card'][data-tool='execute_cmd'][data-status='done']");
+      await approval.or(ran).first().waitFor({ timeout: 20_000 });
+      if (await approval.isVisible()) await approval.getByTestId("approve").click();
+      await waitForAnswer(page, skald);
+      await ran.waitFor({ timeout: 10_000 });
+
+      await badge.click();
+      const review = page.getByTestId("worktree-review");
+      await review.waitFor();
+      const gitBox = review.getByTestId("git-actions");
+      await gitBox.waitFor();
+      // Merging what is not committed is refused by the engine, and said.
+      await gitBox.getByTestId("git-merge").click();
+      await page.getByTestId("merge-dialog").getByTestId("merge-dialog-confirm").click();
+      const outcome = gitBox.getByTestId("git-outcome");
+      await outcome.and(page.locator("[data-result='error']")).waitFor({ timeout: 20_000 });
+      assert.match(await outcome.textContent(), /Could not merge: .*not committed on skald\/caps/);
+
+      await gitBox.getByTestId("git-commit-open").click();
+      assert.equal((await gitBox.getByTestId("git-commit-open").textContent()).trim(), "Commit on skald/caps…");
+      await gitBox.getByTestId("git-commit-message").fill("Capitalise the first line");
+      await gitBox.getByTestId("git-commit").click();
+      await outcome.and(page.locator("[data-result='committed']")).waitFor({ timeout: 20_000 });
+      const committed = git("rev-parse", "skald/caps");
+      assert.equal(git("log", "-1", "--format=%s", "skald/caps"), "Capitalise the first line");
+      assert.match(await outcome.textContent(), new RegExp(`Committed ${committed.slice(0, 7)} on skald/caps`));
+      assert.equal(readFileSync(join(root, "draft.md"), "utf8"), draft, "a commit does not touch the person's folder");
+
+      await gitBox.getByTestId("git-merge").click();
+      const confirm = page.getByTestId("merge-dialog");
+      await confirm.waitFor();
+      assert.match(await confirm.textContent(), /git reset --keep ORIG_HEAD/);
+      await confirm.getByTestId("merge-dialog-confirm").click();
+      await outcome.and(page.locator("[data-result='fast_forward']")).waitFor({ timeout: 20_000 });
+      assert.equal((await gitBox.getByTestId("git-merge-text").textContent()).trim(), `main fast-forwarded to ${committed.slice(0, 7)}.`);
+      assert.match(await outcome.textContent(), /git reset --keep ORIG_HEAD/);
+      assert.equal(git("rev-parse", "main"), committed);
+      assert.equal(git("rev-parse", "ORIG_HEAD"), start);
+      assert.equal(readFileSync(join(root, "draft.md"), "utf8"), "ONE\ntwo\n", "the merge wrote the person's file");
+      await page.screenshot({ path: join(screenshotsDir, "worktree-merge.png") });
+      assert.ok(existsSync(join(base, "data-worktrees", "caps")));
     },
     { "draft.md": draft },
     {},
