@@ -72,7 +72,7 @@ export function usePaletteEntries(commands: ShellCommands, sessions: SessionInfo
     const actions: PaletteEntry[] = [
       { id: "new", label: "New chat", hint: "Ctrl+Shift+O", run: () => c.current.newChat() },
       { id: "new-worktree", label: "New chat in a worktree…", run: () => c.current.newChatInWorktree() },
-      { id: "best-of", label: "Best of N…", hint: "one prompt, 2–4 agents", run: () => c.current.bestOf() },
+      { id: "best-of", label: "Best of N…", run: () => c.current.bestOf() },
       { id: "inbox", label: "Go to Inbox", hint: "Ctrl+Shift+I", run: () => c.current.go("inbox") },
       { id: "agents", label: "Go to Agents", hint: AGENTS_SHORTCUT, run: () => c.current.go("agents") },
       { id: "chat", label: "Go to Chat", run: () => c.current.go("chat") },

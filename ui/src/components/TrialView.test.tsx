@@ -222,6 +222,31 @@ describe("a trial side by side", () => {
     expect(events.filter((e) => e !== "refresh")).toEqual(["review paper-try1-b", "open 2", "back"]);
   });
 
+  it("an agent waiting for an approval says so, with the way to the Inbox", async () => {
+    const t = new FakeServer();
+    t.board = [row(1), row(2), row(3, { state: "waiting", waiting: 1 })];
+    const gone: string[] = [];
+    container = document.createElement("div");
+    document.body.appendChild(container);
+    root = createRoot(container);
+    events = [];
+    const app = fakeApp({ worktrees: [wt("a", 1), wt("c", 3)], sessions: [chat(1), chat(3, { running: true })], go: (v) => gone.push(v) });
+    await act(async () => {
+      root.render(
+        <TransportContext.Provider value={t}>
+          <AppContext.Provider value={app}>
+            <TrialView trial="paper-try1" backLabel="Back" onBack={() => {}} />
+          </AppContext.Provider>
+        </TransportContext.Provider>,
+      );
+    });
+    await settle();
+    expect(col("c").dataset.state).toBe("waiting");
+    expect(inCol("c", "[data-testid='trial-state']")!.textContent).toBe("waiting for you");
+    await click(inCol("c", "[data-testid='trial-waiting'] button"));
+    expect(gone).toEqual(["inbox"]);
+  });
+
   it("says so when every worktree of the trial is gone", async () => {
     const t = new FakeServer();
     await render(t, { worktrees: [] });

@@ -155,7 +155,7 @@ function Column({
   appliedHere: boolean;
 }) {
   const t = useTransport();
-  const { openSession, reviewWorktree, refreshWorktrees } = useApp();
+  const { openSession, reviewWorktree, refreshWorktrees, go } = useApp();
   const w = c.worktree;
   const active = isActive(c.state);
   const diff = useDiff(w.name, w.session_id, active, refreshTick);
@@ -222,8 +222,11 @@ function Column({
         </div>
       )}
       {c.state === "waiting" && (
-        <div className="small warning-text">
-          An approval or a question of it waits in the Inbox.
+        <div className="small warning-text" data-testid="trial-waiting">
+          An approval or a question of it waits for you.{" "}
+          <button type="button" className="link small" onClick={() => go("inbox")}>
+            Open the Inbox
+          </button>
         </div>
       )}
       <div className="row trial-actions">
