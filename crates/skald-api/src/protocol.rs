@@ -95,13 +95,19 @@ pub enum Command {
         #[ts(optional)]
         snapshot: Option<String>,
     },
-    /// Commits what a git worktree's agent changed on its branch `skald/NAME` (a message,
-    /// or one saying whose work it is).
+    /// Commits what a git worktree's agent changed, as a review shows it (its files and
+    /// contents; never a skipped folder or a file too large to review), on its branch
+    /// `skald/NAME` (a message, or one saying whose work it is).
     CommitWorktree {
         name: String,
         #[serde(default)]
         #[ts(optional)]
         message: Option<String>,
+        /// The `snapshot` of the `worktree_diff` reviewed: what is committed, refused if
+        /// the worktree changed since. Absent: the worktree as it is now.
+        #[serde(default)]
+        #[ts(optional)]
+        snapshot: Option<String>,
     },
     /// Merges a git worktree's branch into the branch checked out in the person's
     /// repository; refused while the agent has work not committed, and with any clash

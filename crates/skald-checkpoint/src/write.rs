@@ -35,6 +35,22 @@ impl Shadow {
         }
     }
 
+    /// A file's content in checkpoint `commit` with its git file mode (plain, executable
+    /// or link), or `None` when it holds no such file.
+    pub fn file(&self, commit: &str, path: &str) -> Result<Option<(Vec<u8>, u32)>> {
+        let tree = self.commit(commit)?.tree()?;
+        let entry = match tree.get_path(std::path::Path::new(path)) {
+            Ok(e) => e,
+            Err(e) if e.code() == git2::ErrorCode::NotFound => return Ok(None),
+            Err(e) => return Err(e.into()),
+        };
+        let mode = u32::try_from(entry.filemode()).unwrap_or(0o100644);
+        match entry.to_object(&self.repo)?.into_blob() {
+            Ok(blob) => Ok(Some((blob.content().to_vec(), mode))),
+            Err(_) => Ok(None),
+        }
+    }
+
     /// Writes `writes` into the folder as one step on `line`, checkpointed before and
     /// after. Each file must still be what its `expected` says (else nothing is written:
     /// `CheckpointError::Moved`), so a change the person made meanwhile is never
@@ -57,7 +73,14 @@ impl Shadow {
                     reason: "not a plain path inside the folder".into(),
                 });
             }
-            if self.read(&before.commit, &w.path)? != w.expected {
+            let recorded = self.read(&before.commit, &w.path)?;
+            if recorded != w.expected {
+                return Err(CheckpointError::Moved(w.path.clone()));
+            }
+            // No file in the checkpoint is not no file on disk: one the walk leaves out
+            // (ignored by `.gitignore`, too large, in a skipped folder) was never
+            // recorded, so nothing could bring it back once written over.
+            if recorded.is_none() && self.occupied(&w.path) {
                 return Err(CheckpointError::Moved(w.path.clone()));
             }
             match &w.content {
@@ -80,6 +103,21 @@ impl Shadow {
                 .commit(None, &sig, &sig, message, &tree, &[&base])?
         };
         self.go_to(line, before, &target.to_string(), message, limits, excluded)
+    }
+
+    /// Whether anything is at `path` in the folder (or a file or link where one of its
+    /// folders would be), looked at through the folder's descriptors.
+    pub fn occupied(&self, path: &str) -> bool {
+        use skald_base::beneath::{Blocked, Kind};
+        let rel = std::path::Path::new(path);
+        let Some(name) = rel.file_name() else {
+            return true;
+        };
+        match self.folder.parents(rel, false) {
+            Ok(parents) => !matches!(parents.kind(name), Ok(Kind::Missing)),
+            Err(Blocked::Missing) => false,
+            Err(_) => true,
+        }
     }
 
     /// The mode a written file keeps: its own if it exists (an executable stays one), a

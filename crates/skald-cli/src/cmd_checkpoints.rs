@@ -171,6 +171,12 @@ async fn run(
             json,
         } => {
             store.get_session(session).map_err(not_found)?;
+            // Its next change would land between the review and the revert.
+            if skald_core::worktrees::held_live(&store, session) {
+                return Err(Fail::usage(format!(
+                    "session {session} is running; take changes back once it has answered"
+                )));
+            }
             let place = review::Place {
                 data_dir,
                 limits: checkpoints.settings.limits,
@@ -190,12 +196,15 @@ async fn run(
                     report.conflicts.len()
                 );
                 for c in &report.conflicts {
-                    println!("  {}", c.path);
+                    println!("  {}", crate::cmd_worktrees::esc(&c.path));
                 }
             } else if report.written.is_empty() {
                 println!("Nothing to take back: the folder already is that way.");
             } else {
-                println!("Took back: {}", report.written.join(", "));
+                println!(
+                    "Took back: {}",
+                    crate::cmd_worktrees::esc(&report.written.join(", "))
+                );
                 if let Some(id) = report.checkpoint_id {
                     println!("Undo: skald checkpoints restore {id}");
                 }

@@ -130,15 +130,10 @@ fn run(
         }
         WorktreesCommand::Commit { name, message } => {
             let w = active(&store, &name)?;
-            if let Some(id) = w.session_id
-                && store.session_holder(id).map_err(Fail::failed)?.is_some()
-            {
-                return Err(Fail::usage(format!(
-                    "worktree {name}'s chat is running; commit once it has answered"
-                )));
-            }
-            let commit = skald_core::worktrees::commit(&w, message.as_deref().unwrap_or(""))
-                .map_err(|e| Fail::usage(e.to_string()))?;
+            refuse_in_use(&store, &w, "commit once it has answered")?;
+            let commit =
+                skald_core::worktrees::commit(&place, &w, message.as_deref().unwrap_or(""), None)
+                    .map_err(|e| Fail::usage(e.to_string()))?;
             println!(
                 "Committed {} on {}.",
                 &commit[..commit.len().min(12)],
@@ -149,7 +144,7 @@ fn run(
         WorktreesCommand::Merge { name, json } => {
             let w = active(&store, &name)?;
             let report =
-                skald_core::worktrees::merge(&w).map_err(|e| Fail::usage(e.to_string()))?;
+                skald_core::worktrees::merge(&place, &w).map_err(|e| Fail::usage(e.to_string()))?;
             if json {
                 println!(
                     "{}",
@@ -207,11 +202,18 @@ fn run(
                     return Ok(exit::OK);
                 }
             }
+            let mut freed = 0;
             for w in &old {
+                // Looked at again: a chat may have started working in it since.
+                if skald_core::worktrees::in_use(&store, w).map_err(Fail::failed)? {
+                    println!("Kept {}: a chat is working in it now.", w.name);
+                    continue;
+                }
                 skald_core::worktrees::discard(&store, w).map_err(Fail::failed)?;
+                freed += w.disk_bytes.unwrap_or(0);
                 println!("Discarded {}.", w.name);
             }
-            println!("Freed {}.", size(total));
+            println!("Freed {}.", size(freed));
             Ok(exit::OK)
         }
         WorktreesCommand::List { json } => {
@@ -272,11 +274,28 @@ fn run(
                 return Ok(exit::OK);
             }
             let w = active(&store, &name)?;
+            refuse_in_use(&store, &w, "stop it before discarding the worktree")?;
             skald_core::worktrees::discard(&store, &w).map_err(Fail::failed)?;
             println!("Discarded {name} ({}).", w.root);
             Ok(exit::OK)
         }
     }
+}
+
+/// Refuses while a chat works in worktree `w` in a live process (any process).
+fn refuse_in_use(store: &Store, w: &WorktreeInfo, then: &str) -> Result<(), Fail> {
+    if skald_core::worktrees::in_use(store, w).map_err(Fail::failed)? {
+        return Err(Fail::usage(format!(
+            "a chat is working in worktree {}; {then}",
+            w.name
+        )));
+    }
+    Ok(())
+}
+
+/// What the agent wrote, shown on a terminal without its controls.
+pub(crate) fn esc(s: &str) -> String {
+    skald_api::escape_controls_inline(s)
 }
 
 /// "340 KB", "1.2 GB".
@@ -344,18 +363,19 @@ pub(crate) fn print_file(f: &FileReview) {
         skald_api::checkpoint::ChangeStatus::Modified => "modified",
         skald_api::checkpoint::ChangeStatus::Deleted => "deleted",
     };
+    // Paths and lines are the agent's: they keep no terminal control.
     println!(
         "{} ({status}{})",
-        f.path,
+        esc(&f.path),
         if f.binary { ", binary" } else { "" }
     );
     for h in &f.hunks {
         println!("  [{}] @@ -{} +{} @@", h.index, h.old_start, h.new_start);
         for l in &h.removed {
-            println!("  -{}", l.trim_end_matches('\n'));
+            println!("  -{}", esc(l.trim_end_matches('\n')));
         }
         for l in &h.added {
-            println!("  +{}", l.trim_end_matches('\n'));
+            println!("  +{}", esc(l.trim_end_matches('\n')));
         }
     }
 }
@@ -387,7 +407,7 @@ fn print_merge(w: &WorktreeInfo, r: &MergeReport) {
                 r.into
             );
             for c in &r.conflicts {
-                println!("  {c}");
+                println!("  {}", esc(c));
             }
         }
     }
@@ -401,10 +421,10 @@ fn print_report(name: &str, source: &str, r: &ApplyReport) {
             r.conflicts.len()
         );
         for c in &r.conflicts {
-            println!("  {}", c.path);
+            println!("  {}", esc(&c.path));
             if let Some(m) = &c.markers {
                 for l in m.lines() {
-                    println!("    {l}");
+                    println!("    {}", esc(l));
                 }
             }
         }
@@ -414,7 +434,7 @@ fn print_report(name: &str, source: &str, r: &ApplyReport) {
         println!("Nothing to apply: {source} already has worktree {name}'s changes.");
         return;
     }
-    println!("Applied to {source}: {}", r.written.join(", "));
+    println!("Applied to {source}: {}", esc(&r.written.join(", ")));
     if let Some(id) = r.checkpoint_id {
         println!("Undo: skald checkpoints restore {id}");
     }

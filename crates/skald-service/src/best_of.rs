@@ -115,13 +115,16 @@ impl Service {
             .collect();
         let base = base.trim_matches('-');
         let base = if base.is_empty() { "work" } else { base };
+        // A folder left by a run that stopped before recording its worktree takes the
+        // name too.
+        let place = self.data_dir.worktrees_dir();
         let mut n = 1u32;
         loop {
             let trial = format!("{base}-try{n}");
             let names_free = LETTERS.iter().all(|l| {
-                self.store
-                    .find_worktree(&format!("{trial}-{l}"))
-                    .is_ok_and(|w| w.is_none())
+                let name = format!("{trial}-{l}");
+                self.store.find_worktree(&name).is_ok_and(|w| w.is_none())
+                    && !place.join(&name).exists()
             });
             if names_free && !self.store.trial_taken(&trial)? {
                 return Ok(trial);

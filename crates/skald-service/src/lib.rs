@@ -374,7 +374,11 @@ impl Service {
                 files,
                 snapshot,
             } => self.apply_worktree(&name, files, snapshot).await,
-            Command::CommitWorktree { name, message } => self.commit_worktree(&name, message).await,
+            Command::CommitWorktree {
+                name,
+                message,
+                snapshot,
+            } => self.commit_worktree(&name, message, snapshot).await,
             Command::MergeWorktree { name } => self.merge_worktree(&name).await,
             Command::DiscardWorktree { name } => self.discard_worktree(&name),
             Command::ChatChanges { session_id } => self.chat_changes(session_id).await,

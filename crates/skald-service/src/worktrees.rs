@@ -129,32 +129,76 @@ impl Service {
         &self,
         name: &str,
         message: Option<String>,
+        snapshot: Option<String>,
     ) -> Result<Reply, ServiceError> {
         let w = self.active_worktree(name)?;
         // Half of what a running agent is writing would be committed.
-        if let Some(id) = w.session_id
-            && self.sessions.is_running(id)
-        {
-            return Err(invalid(format!(
-                "worktree {name}'s chat is running; commit once it has answered"
-            )));
-        }
-        let commit = tokio::task::spawn_blocking(move || {
-            worktrees::commit(&w, message.as_deref().unwrap_or(""))
-        })
-        .await
-        .map_err(|e| invalid(format!("the commit stopped: {e}")))?
-        .map_err(|e| invalid(e.to_string()))?;
+        self.refuse_while_working(&w, "commit once it has answered")?;
+        let commit = self
+            .worktree_step(move |_, place| {
+                worktrees::commit(
+                    place,
+                    &w,
+                    message.as_deref().unwrap_or(""),
+                    snapshot.as_deref(),
+                )
+            })
+            .await?;
         Ok(Reply::CommitWorktree { commit })
     }
 
     pub(crate) async fn merge_worktree(&self, name: &str) -> Result<Reply, ServiceError> {
         let w = self.active_worktree(name)?;
-        let report = tokio::task::spawn_blocking(move || worktrees::merge(&w))
-            .await
-            .map_err(|e| invalid(format!("the merge stopped: {e}")))?
-            .map_err(|e| invalid(e.to_string()))?;
+        let report = self
+            .worktree_step(move |_, place| worktrees::merge(place, &w))
+            .await?;
         Ok(Reply::MergeWorktree { report })
+    }
+
+    /// Refuses while any chat works in worktree `w` in a live process (this one or
+    /// another): its agent may be writing there.
+    fn refuse_while_working(&self, w: &WorktreeInfo, then: &str) -> Result<(), ServiceError> {
+        let busy = worktrees::sessions_working_in(&self.store, w)?;
+        if let Some(id) = busy
+            .into_iter()
+            .find(|id| self.sessions.is_running(*id) || worktrees::held_live(&self.store, *id))
+        {
+            return Err(invalid(format!(
+                "chat {id} is working in worktree {}; {then}",
+                w.name
+            )));
+        }
+        Ok(())
+    }
+
+    /// As `reviewing`, for the worktree steps whose errors are the engine's worktree errors.
+    async fn worktree_step<T: Send + 'static>(
+        &self,
+        work: impl FnOnce(
+            &skald_store::Store,
+            &review::Place<'_>,
+        ) -> Result<T, worktrees::WorktreesError>
+        + Send
+        + 'static,
+    ) -> Result<T, ServiceError> {
+        let (store, data_dir, limits) = (
+            self.store.clone(),
+            self.data_dir.clone(),
+            self.checkpoint_limits(),
+        );
+        tokio::task::spawn_blocking(move || {
+            let place = review::Place {
+                data_dir: &data_dir,
+                limits,
+            };
+            work(&store, &place)
+        })
+        .await
+        .map_err(|e| invalid(format!("the worktree step stopped: {e}")))?
+        .map_err(|e| match e {
+            worktrees::WorktreesError::Store(e) => e.into(),
+            e => invalid(e.to_string()),
+        })
     }
 
     pub(crate) async fn chat_changes(&self, session_id: i64) -> Result<Reply, ServiceError> {
@@ -173,7 +217,8 @@ impl Service {
     ) -> Result<Reply, ServiceError> {
         self.store.get_session(session_id)?;
         // A running turn's next change would land between the review and the revert.
-        if self.sessions.is_running(session_id) {
+        // In this process or another.
+        if self.sessions.is_running(session_id) || worktrees::held_live(&self.store, session_id) {
             return Err(invalid(
                 "the chat is running; take changes back once it has answered".to_string(),
             ));
@@ -189,13 +234,7 @@ impl Service {
 
     pub(crate) fn discard_worktree(&self, name: &str) -> Result<Reply, ServiceError> {
         let w = self.active_worktree(name)?;
-        if let Some(id) = w.session_id
-            && self.sessions.is_running(id)
-        {
-            return Err(invalid(format!(
-                "worktree {name}'s chat is running; stop it before discarding its worktree"
-            )));
-        }
+        self.refuse_while_working(&w, "stop it before discarding the worktree")?;
         worktrees::discard(&self.store, &w).map_err(|e| invalid(e.to_string()))?;
         Ok(Reply::DiscardWorktree)
     }

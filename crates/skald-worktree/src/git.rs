@@ -6,10 +6,15 @@
 //! external filter driver a `.gitattributes` names (libgit2 knows only its built-in
 //! ones) — the worktree's files are the agent's, and committing them must not run code.
 //!
+//! A commit holds what the person reviewed (the files and contents of the review's
+//! snapshot), not whatever the worktree holds: a command the agent left running may have
+//! changed it since, and its skipped folders (`node_modules`, `target`) and large files
+//! are never shown in a review.
+//!
 //! A merge never overwrites what the person changed: it refuses a repository in the
-//! middle of another operation, work the agent has not committed, and any clash (the
-//! same lines changed on both sides, or a file the person changed and not committed that
-//! the merge would write); then nothing is written.
+//! middle of another operation and any clash (the same lines changed on both sides, or a
+//! file the person changed and not committed, or one git ignores, that the merge would
+//! write); then nothing is written.
 
 use crate::{Kind, Worktree, WorktreeError};
 use git2::{MergeAnalysis, Oid, Repository, Signature};
@@ -56,37 +61,59 @@ fn signature(repo: &Repository) -> Result<Signature<'static>, WorktreeError> {
     }
 }
 
-/// Whether the worktree holds changes not committed on its branch (files its
-/// `.gitignore` ignores do not count).
-pub fn uncommitted(w: &Worktree) -> Result<bool, WorktreeError> {
-    git_parts(w)?;
-    let repo = Repository::open(&w.root)?;
-    let mut opts = git2::StatusOptions::new();
-    opts.include_untracked(true)
-        .recurse_untracked_dirs(true)
-        .include_ignored(false);
-    Ok(!repo.statuses(Some(&mut opts))?.is_empty())
+/// One file of a commit: its path in the repository (`/`-separated) and its content
+/// and git file mode, or `None` when the commit removes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommitFile {
+    pub path: String,
+    pub content: Option<(Vec<u8>, u32)>,
 }
 
-/// Commits everything the agent changed in its worktree (new files, changes, deletions;
-/// not what `.gitignore` ignores) on its branch. Returns the commit; an error when there is
-/// nothing to commit.
-pub fn commit(w: &Worktree, message: &str) -> Result<String, WorktreeError> {
+/// Commits `files` — what the person reviewed, not whatever the worktree holds now — on
+/// the worktree's branch, over its last commit. Returns the commit; an error when that
+/// changes nothing.
+pub fn commit(w: &Worktree, message: &str, files: &[CommitFile]) -> Result<String, WorktreeError> {
     git_parts(w)?;
     let repo = Repository::open(&w.root)?;
-    let mut index = repo.index()?;
-    index.add_all(["*"], git2::IndexAddOption::DEFAULT, None)?;
-    // Files the agent deleted leave the index too.
-    index.update_all(["*"], None)?;
-    let tree_id = index.write_tree()?;
     let head = repo.head()?.peel_to_commit()?;
+    // Built on the branch's last commit, not on what the worktree's index held (a command
+    // of the agent's may have filled it).
+    let mut index = repo.index()?;
+    index.read_tree(&head.tree()?)?;
+    for f in files {
+        let path = Path::new(&f.path);
+        match &f.content {
+            Some((bytes, mode)) => {
+                let entry = git2::IndexEntry {
+                    ctime: git2::IndexTime::new(0, 0),
+                    mtime: git2::IndexTime::new(0, 0),
+                    dev: 0,
+                    ino: 0,
+                    mode: *mode,
+                    uid: 0,
+                    gid: 0,
+                    file_size: 0,
+                    id: git2::Oid::zero(),
+                    flags: 0,
+                    flags_extended: 0,
+                    path: f.path.as_bytes().to_vec(),
+                };
+                index.add_frombuffer(&entry, bytes)?;
+            }
+            None => match index.remove_path(path) {
+                Ok(()) => {}
+                Err(e) if e.code() == git2::ErrorCode::NotFound => {}
+                Err(e) => return Err(e.into()),
+            },
+        }
+    }
+    let tree_id = index.write_tree_to(&repo)?;
     if head.tree_id() == tree_id {
         return Err(WorktreeError::Io(format!(
             "worktree {} has nothing to commit",
             w.name
         )));
     }
-    index.write()?;
     let tree = repo.find_tree(tree_id)?;
     let who = signature(&repo)?;
     let message = if message.trim().is_empty() {
@@ -95,19 +122,37 @@ pub fn commit(w: &Worktree, message: &str) -> Result<String, WorktreeError> {
         message.trim().to_string()
     };
     let id = repo.commit(Some("HEAD"), &who, &who, &message, &tree, &[&head])?;
+    // The worktree's index follows its branch, so `git status` there shows what is left
+    // uncommitted.
+    index.write()?;
     Ok(id.to_string())
 }
 
-/// Merges the worktree's branch into the branch checked out in the person's repository.
+/// A file's content at the tip of the worktree's branch (`path` in the repository), or
+/// `None` when the branch has no such file.
+pub fn branch_file(w: &Worktree, path: &str) -> Result<Option<Vec<u8>>, WorktreeError> {
+    let (repo_dir, branch) = git_parts(w)?;
+    let repo = Repository::open(repo_dir)?;
+    let tip = repo
+        .find_branch(branch, git2::BranchType::Local)?
+        .get()
+        .peel_to_tree()?;
+    let entry = match tip.get_path(Path::new(path)) {
+        Ok(e) => e,
+        Err(e) if e.code() == git2::ErrorCode::NotFound => return Ok(None),
+        Err(e) => return Err(e.into()),
+    };
+    Ok(entry
+        .to_object(&repo)?
+        .into_blob()
+        .ok()
+        .map(|b| b.content().to_vec()))
+}
+
+/// Merges the worktree's branch into the branch checked out in the person's repository
+/// (what is committed on it: the caller makes sure the reviewed work is).
 pub fn merge(w: &Worktree) -> Result<MergeOutcome, WorktreeError> {
     let (repo_dir, branch) = git_parts(w)?;
-    if uncommitted(w)? {
-        return Err(WorktreeError::Io(format!(
-            "worktree {} has changes not committed on {branch}: commit them first, or apply \
-             them instead",
-            w.name
-        )));
-    }
     let repo = Repository::open(repo_dir)?;
     if repo.state() != git2::RepositoryState::Clean {
         return Err(WorktreeError::Io(format!(
@@ -166,12 +211,14 @@ pub fn merge(w: &Worktree) -> Result<MergeOutcome, WorktreeError> {
     // A safe checkout writes only files that are as the person's last commit has them,
     // and fails before writing anything when one the merge needs was changed.
     let mut checkout = git2::build::CheckoutBuilder::new();
-    checkout.safe();
+    // Nor a file or folder the person's `.gitignore` keeps out of git (a `.env`, a data
+    // folder): never committed, nothing could bring it back.
+    checkout.safe().overwrite_ignored(false);
     repo.checkout_tree(tree.as_object(), Some(&mut checkout))
         .map_err(|e| {
             WorktreeError::Io(format!(
-                "the merge would write files you changed and did not commit in {}; \
-                 commit or put them aside first ({})",
+                "the merge would write files you changed and did not commit, or files git \
+                 ignores, in {}; commit or put them aside first ({})",
                 repo_dir.display(),
                 e.message()
             ))
@@ -199,4 +246,4 @@ pub fn merge(w: &Worktree) -> Result<MergeOutcome, WorktreeError> {
 
 #[cfg(test)]
 #[path = "git_tests.rs"]
-mod tests;
+pub(crate) mod tests;

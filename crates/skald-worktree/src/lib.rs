@@ -99,7 +99,12 @@ pub fn create(
         std::fs::create_dir_all(parent)
             .map_err(|e| WorktreeError::Io(format!("cannot make {}: {e}", parent.display())))?;
     }
-    if let Some((repo, commit)) = git_base(source)? {
+    if let Some((repo, commit)) = git_base(source)?
+        // A repository that tracks what the agent may not read (a home folder kept as a
+        // repository, with `.ssh/` in it) is copied instead: a checkout would hand over
+        // every tracked file, and the masks name the person's paths, not the worktree's.
+        && !tracks_any(&repo, commit, excluded)?
+    {
         let made = git_worktree(&repo, commit, source, root, name)?;
         if made.working_dir.is_dir() {
             return Ok(made);
@@ -141,6 +146,53 @@ fn git_base(source: &Path) -> Result<Option<(git2::Repository, git2::Oid)>, Work
         Err(_) => return Ok(None),
     };
     Ok(Some((repo, commit)))
+}
+
+/// Whether `commit`'s tree holds a path under any of `excluded` (canonical paths, read
+/// against the repository's working folder).
+fn tracks_any(
+    repo: &git2::Repository,
+    commit: git2::Oid,
+    excluded: &[PathBuf],
+) -> Result<bool, WorktreeError> {
+    let Some(workdir) = repo.workdir().and_then(|w| std::fs::canonicalize(w).ok()) else {
+        return Ok(true);
+    };
+    let inside: Vec<&Path> = excluded
+        .iter()
+        .filter(|e| e.starts_with(&workdir) || workdir.starts_with(e))
+        .map(PathBuf::as_path)
+        .collect();
+    if inside.is_empty() {
+        return Ok(false);
+    }
+    let tree = repo.find_commit(commit)?.tree()?;
+    let mut hit = false;
+    let walked = tree.walk(git2::TreeWalkMode::PreOrder, |dir, entry| {
+        let path = workdir.join(dir).join(entry_name(entry.name_bytes()));
+        if inside.iter().any(|e| path.starts_with(e)) {
+            hit = true;
+            return git2::TreeWalkResult::Abort;
+        }
+        git2::TreeWalkResult::Ok
+    });
+    match walked {
+        Ok(()) => Ok(hit),
+        // Stopped at the first hit.
+        Err(_) if hit => Ok(true),
+        Err(e) => Err(e.into()),
+    }
+}
+
+#[cfg(unix)]
+fn entry_name(bytes: &[u8]) -> PathBuf {
+    use std::os::unix::ffi::OsStrExt;
+    PathBuf::from(std::ffi::OsStr::from_bytes(bytes))
+}
+
+#[cfg(not(unix))]
+fn entry_name(bytes: &[u8]) -> PathBuf {
+    PathBuf::from(String::from_utf8_lossy(bytes).into_owned())
 }
 
 /// Whether `repo` is the folder's own: a `.git` folder in its working folder, or a
@@ -307,7 +359,7 @@ fn copy_entry(entry: &skald_base::walk::Entry, to: &Path) -> Result<u64, String>
                 .create_new(true)
                 .open(to)
                 .map_err(|e| reason(&e))?;
-            let bytes = std::io::copy(&mut from, &mut out).map_err(|e| reason(&e))?;
+            let bytes = copy_contents(&mut from, &mut out, &meta).map_err(|e| reason(&e))?;
             out.set_permissions(meta.permissions())
                 .map_err(|e| reason(&e))?;
             Ok(bytes)
@@ -319,6 +371,53 @@ fn copy_entry(entry: &skald_base::walk::Entry, to: &Path) -> Result<u64, String>
         // FIFOs, sockets and devices are not files to work on.
         K::Other => Ok(0),
     }
+}
+
+/// A file's contents: a sparse one (a disk image, a preallocated database) only its data,
+/// its holes left holes — written out they could fill the disk; any other through
+/// `std::io::copy`, which the kernel clones where it can.
+#[cfg(target_os = "linux")]
+fn copy_contents(
+    from: &mut std::fs::File,
+    to: &mut std::fs::File,
+    meta: &std::fs::Metadata,
+) -> std::io::Result<u64> {
+    use nix::unistd::{Whence, lseek};
+    use std::io::{Read, Seek, SeekFrom};
+    use std::os::unix::fs::MetadataExt;
+    let len = meta.len();
+    if meta.blocks().saturating_mul(512) >= len {
+        return std::io::copy(from, to);
+    }
+    let mut pos: i64 = 0;
+    let end = i64::try_from(len).unwrap_or(i64::MAX);
+    let mut copied = 0u64;
+    while pos < end {
+        let data = match lseek(&*from, pos, Whence::SeekData) {
+            Ok(d) => d,
+            // No data after `pos`: the rest is a hole.
+            Err(nix::errno::Errno::ENXIO) => break,
+            Err(e) => return Err(e.into()),
+        };
+        let hole = lseek(&*from, data, Whence::SeekHole).map_err(std::io::Error::from)?;
+        let at = u64::try_from(data).unwrap_or(0);
+        from.seek(SeekFrom::Start(at))?;
+        to.seek(SeekFrom::Start(at))?;
+        let n = u64::try_from(hole - data).unwrap_or(0);
+        copied += std::io::copy(&mut Read::by_ref(from).take(n), to)?;
+        pos = hole;
+    }
+    to.set_len(len)?;
+    Ok(copied)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn copy_contents(
+    from: &mut std::fs::File,
+    to: &mut std::fs::File,
+    _meta: &std::fs::Metadata,
+) -> std::io::Result<u64> {
+    std::io::copy(from, to)
 }
 
 #[cfg(unix)]
@@ -363,3 +462,6 @@ pub fn discard(w: &Worktree) -> Result<(), WorktreeError> {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod edge_tests;

@@ -279,3 +279,31 @@ fn a_git_file_naming_another_project_is_not_followed() {
     assert!(matches!(w2.kind, Kind::Git { .. }), "{w2:?}");
     discard(&w2).unwrap();
 }
+
+/// A repository that tracks what the agent may not read (a home folder kept as a
+/// repository, `.ssh/` in it) is copied without it rather than checked out whole; one
+/// that tracks nothing of it is a git worktree as usual.
+#[test]
+fn a_repository_tracking_excluded_paths_is_copied_without_them() {
+    let src = repo();
+    let source = fs::canonicalize(src.path()).unwrap();
+    fs::create_dir_all(source.join(".ssh")).unwrap();
+    fs::write(source.join(".ssh/id_ed25519"), "SECRET\n").unwrap();
+    git(&source, &["add", "-f", ".ssh"]);
+    git(&source, &["commit", "-q", "-m", "keys"]);
+    let data = tempfile::tempdir().unwrap();
+    // Excluded by its own path, and by a folder above a tracked file.
+    for excluded in [source.join(".ssh"), source.join(".ssh/id_ed25519")] {
+        let root = data
+            .path()
+            .join(format!("w{}", excluded.components().count()));
+        let w = create(&source, &root, "w", std::slice::from_ref(&excluded)).unwrap();
+        assert_eq!(w.kind, Kind::Copy, "{excluded:?}");
+        assert!(!root.join(".ssh/id_ed25519").exists());
+        assert!(root.join("README.md").is_file());
+    }
+    // Nothing excluded is tracked: a git worktree.
+    let other = data.path().join("plain");
+    let w = create(&source, &other, "plain", &[source.join("not-tracked")]).unwrap();
+    assert!(matches!(w.kind, Kind::Git { .. }));
+}

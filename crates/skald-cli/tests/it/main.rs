@@ -30,4 +30,5 @@ mod plan;
 mod sandbox;
 mod sandbox_edges;
 mod serve;
+mod worktree_edges;
 mod worktrees;

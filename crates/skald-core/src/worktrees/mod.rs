@@ -233,23 +233,53 @@ fn allocated(meta: &std::fs::Metadata) -> u64 {
     meta.len()
 }
 
-/// The worktrees not discarded, newest first, each with when it was last used (its
-/// chat's latest activity, or when it was made) and its disk use.
+/// Every chat that works in worktree `w`: its own, and any other whose folder is inside it
+/// (a fork, a task or a scheduled run given its folder).
+pub fn sessions_working_in(store: &Store, w: &WorktreeInfo) -> Result<Vec<i64>, StoreError> {
+    let mut ids = store.sessions_in_folder(&w.root)?;
+    if let Some(id) = w.session_id
+        && !ids.contains(&id)
+    {
+        ids.push(id);
+    }
+    Ok(ids)
+}
+
+/// Whether a live process holds chat `session_id` (runs its turn), this one or another.
+pub fn held_live(store: &Store, session_id: i64) -> bool {
+    store
+        .session_holder(session_id)
+        .ok()
+        .flatten()
+        .is_some_and(|h| !crate::session::lease::owner_is_dead(&h.owner))
+}
+
+/// Whether any chat works in worktree `w` in a live process now.
+pub fn in_use(store: &Store, w: &WorktreeInfo) -> Result<bool, StoreError> {
+    Ok(sessions_working_in(store, w)?
+        .into_iter()
+        .any(|id| held_live(store, id)))
+}
+
+/// The worktrees not discarded, newest first, each with when it was last used (the latest
+/// activity of any chat working in it, or when it was made) and its disk use.
 pub fn described(store: &Store) -> Result<Vec<WorktreeInfo>, StoreError> {
     let mut all = store.list_worktrees()?;
     for w in &mut all {
-        let chat = match w.session_id {
-            Some(id) => store.agent_activity(id)?,
-            None => None,
-        };
-        w.last_used_at = Some(chat.map_or(w.created_at, |t| t.max(w.created_at)));
+        let mut last = w.created_at;
+        for id in sessions_working_in(store, w)? {
+            if let Some(t) = store.agent_activity(id)? {
+                last = last.max(t);
+            }
+        }
+        w.last_used_at = Some(last);
         w.disk_bytes = Some(disk_use(Path::new(&w.root)));
     }
     Ok(all)
 }
 
-/// Of `described` worktrees, those unused for `days` days or more at `now` (Unix ms), whose
-/// chat does not run in a live process: what the app offers to clean up. None when
+/// Of `described` worktrees, those unused for `days` days or more at `now` (Unix ms) in
+/// which no chat works in a live process: what the app offers to clean up. None when
 /// `days` is 0.
 pub fn old(store: &Store, all: Vec<WorktreeInfo>, days: u32, now: i64) -> Vec<WorktreeInfo> {
     if days == 0 {
@@ -258,29 +288,86 @@ pub fn old(store: &Store, all: Vec<WorktreeInfo>, days: u32, now: i64) -> Vec<Wo
     let since = now.saturating_sub(i64::from(days) * 24 * 3600 * 1000);
     all.into_iter()
         .filter(|w| w.last_used_at.unwrap_or(w.created_at) < since)
-        .filter(|w| {
-            // Offered unless a live process holds its chat.
-            w.session_id.is_none_or(|id| {
-                store
-                    .session_holder(id)
-                    .ok()
-                    .flatten()
-                    .is_none_or(|h| crate::session::lease::owner_is_dead(&h.owner))
-            })
-        })
+        .filter(|w| !in_use(store, w).unwrap_or(true))
         .collect()
 }
 
-/// Commits what the agent changed in git worktree `info` on its branch; the commit.
-pub fn commit(info: &WorktreeInfo, message: &str) -> Result<String, WorktreesError> {
-    Ok(skald_worktree::git::commit(&as_worktree(info), message)?)
+/// Commits what the agent changed in git worktree `info`, as reviewed — the files and
+/// contents of the review's snapshot `reviewed`, or of one taken now — on its branch; the
+/// commit. Refused when the worktree changed since `reviewed`.
+pub fn commit(
+    place: &review::Place<'_>,
+    info: &WorktreeInfo,
+    message: &str,
+    reviewed: Option<&str>,
+) -> Result<String, WorktreesError> {
+    let (shadow, base, now) = review::now(place, info)?;
+    if let Some(seen) = reviewed
+        && seen != now
+    {
+        return Err(review::ReviewError::Invalid(format!(
+            "worktree {} changed since it was reviewed; look at it again before committing",
+            info.name
+        ))
+        .into());
+    }
+    let changes = shadow
+        .changes(&base, &now)
+        .map_err(review::ReviewError::from)?;
+    if changes.total > changes.files.len() {
+        return Err(review::ReviewError::Invalid(format!(
+            "{} files changed in worktree {}: more than a review lists; commit it with git",
+            changes.total, info.name
+        ))
+        .into());
+    }
+    let inside = in_repository(info);
+    let mut files = Vec::with_capacity(changes.files.len());
+    for f in &changes.files {
+        files.push(skald_worktree::git::CommitFile {
+            path: repo_path(&inside, &f.path),
+            content: shadow
+                .file(&now, &f.path)
+                .map_err(review::ReviewError::from)?,
+        });
+    }
+    Ok(skald_worktree::git::commit(
+        &as_worktree(info),
+        message,
+        &files,
+    )?)
 }
 
 /// Merges git worktree `info`'s branch into the branch checked out in the person's
-/// repository; a clash writes nothing.
-pub fn merge(info: &WorktreeInfo) -> Result<MergeReport, WorktreesError> {
+/// repository; a clash writes nothing. Refused while the worktree holds changes a review
+/// shows that its branch does not have (they would be left behind).
+pub fn merge(
+    place: &review::Place<'_>,
+    info: &WorktreeInfo,
+) -> Result<MergeReport, WorktreesError> {
     use skald_worktree::git::Merged;
-    let out = skald_worktree::git::merge(&as_worktree(info))?;
+    let w = as_worktree(info);
+    let (shadow, base, now) = review::now(place, info)?;
+    let changes = shadow
+        .changes(&base, &now)
+        .map_err(review::ReviewError::from)?;
+    let inside = in_repository(info);
+    for f in &changes.files {
+        let wanted = shadow
+            .read(&now, &f.path)
+            .map_err(review::ReviewError::from)?;
+        if skald_worktree::git::branch_file(&w, &repo_path(&inside, &f.path))? != wanted {
+            return Err(review::ReviewError::Invalid(format!(
+                "worktree {} has changes not committed on {} ({} and maybe more): commit \
+                 them first, or apply them instead",
+                info.name,
+                info.branch.as_deref().unwrap_or("its branch"),
+                f.path
+            ))
+            .into());
+        }
+    }
+    let out = skald_worktree::git::merge(&w)?;
     let (outcome, commit, conflicts) = match out.merged {
         Merged::UpToDate => (MergeOutcome::UpToDate, None, Vec::new()),
         Merged::FastForward { commit } => (MergeOutcome::FastForward, Some(commit), Vec::new()),
@@ -293,6 +380,23 @@ pub fn merge(info: &WorktreeInfo) -> Result<MergeReport, WorktreesError> {
         commit,
         conflicts,
     })
+}
+
+/// Where in its repository a worktree's agent works (`""`: at the top), `/`-separated.
+fn in_repository(info: &WorktreeInfo) -> String {
+    Path::new(&info.working_dir)
+        .strip_prefix(&info.root)
+        .map(|p| p.to_string_lossy().replace('\\', "/"))
+        .unwrap_or_default()
+}
+
+/// A review's path (relative to where the agent works) as a path in the repository.
+fn repo_path(inside: &str, path: &str) -> String {
+    if inside.is_empty() {
+        path.to_string()
+    } else {
+        format!("{inside}/{path}")
+    }
 }
 
 pub fn as_worktree(info: &WorktreeInfo) -> skald_worktree::Worktree {

@@ -1,29 +1,35 @@
 //! The same hunk-by-hunk review for a chat that works in the person's own folder
-//! (docs/worktrees.md, "A chat's own changes"): what the chat changed — from before its
-//! first checkpoint to after its last — file by file and hunk by hunk, and any of those
-//! hunks taken back. Taking back is the apply of a worktree turned round: the chosen hunks
-//! undone in the file as the chat left it, merged with the folder as it is now, written in
-//! one step through the checkpoint store, and recorded as a checkpoint (so a revert is
-//! itself undone like a restore).
+//! (docs/worktrees.md, "A chat's own changes"): what the chat's own steps changed — each
+//! file it touched, from before the chat's first change of it to after its last — file by
+//! file and hunk by hunk, and any of those hunks taken back. Only files the chat's steps
+//! changed are shown: what another chat or the person changed meanwhile in other files is
+//! theirs, not the chat's to take back.
+//!
+//! Taking back is the apply of a worktree turned round: the chosen hunks undone in the
+//! file as the chat left it, merged with the folder as it is now, written in one step
+//! through the checkpoint store, and recorded as a checkpoint (so a revert is itself
+//! undone like a restore).
 
-use super::review::{Choice, Hunks, Place, ReviewError, Step, Theirs, file_reviews, merge_into};
+use super::review::{Choice, Hunks, Place, ReviewError, Step, Theirs, file_review, merge_into};
 use skald_api::checkpoint::{ChangeStatus, CheckpointInfo};
 use skald_api::worktree::{ApplyReport, FileReview};
 use skald_store::Store;
 use skald_worktree::review;
+use std::collections::BTreeMap;
 use std::path::Path;
 
-/// The span of a chat's changes: its folder, the commit before its first change there and
-/// the commit after its last.
-struct Span {
+/// What a chat's steps changed in its folder: per file, the commit before the chat's
+/// first change of it and the commit after its last; and the chat's latest commit, which
+/// names the review.
+struct Touched {
     folder: String,
-    from: String,
-    to: String,
+    files: BTreeMap<String, (String, String)>,
+    latest: String,
 }
 
-fn span(store: &Store, session_id: i64) -> Result<Span, ReviewError> {
+fn touched(store: &Store, session_id: i64) -> Result<Touched, ReviewError> {
     let rows: Vec<CheckpointInfo> = store.checkpoints(session_id)?;
-    let Some((folder, to)) = rows
+    let Some((folder, latest)) = rows
         .iter()
         .rev()
         .find_map(|r| r.after.clone().map(|a| (r.folder.clone(), a)))
@@ -32,14 +38,38 @@ fn span(store: &Store, session_id: i64) -> Result<Span, ReviewError> {
             "chat {session_id} has changed no file (or its changes were not recorded)"
         )));
     };
-    let from = rows
-        .iter()
-        .filter(|r| r.folder == folder)
-        .find_map(|r| r.before.clone())
-        .ok_or_else(|| {
-            ReviewError::Invalid(format!("chat {session_id}'s first change was not recorded"))
-        })?;
-    Ok(Span { folder, from, to })
+    let mut files: BTreeMap<String, (String, String)> = BTreeMap::new();
+    for r in rows.iter().filter(|r| r.folder == folder) {
+        let (Some(before), Some(after)) = (&r.before, &r.after) else {
+            continue;
+        };
+        if r.changes.total > r.changes.files.len() {
+            return Err(ReviewError::Invalid(format!(
+                "one step of chat {session_id} changed {} files: more than a review lists; \
+                 restore a checkpoint instead",
+                r.changes.total
+            )));
+        }
+        for f in &r.changes.files {
+            files
+                .entry(f.path.clone())
+                .and_modify(|(_, last)| last.clone_from(after))
+                .or_insert_with(|| (before.clone(), after.clone()));
+        }
+    }
+    Ok(Touched {
+        folder,
+        files,
+        latest,
+    })
+}
+
+fn status(before: &Option<Vec<u8>>, after: &Option<Vec<u8>>) -> ChangeStatus {
+    match (before, after) {
+        (None, _) => ChangeStatus::Added,
+        (_, None) => ChangeStatus::Deleted,
+        _ => ChangeStatus::Modified,
+    }
 }
 
 /// What chat `session_id` changed, file by file and hunk by hunk, and the checkpoint it is
@@ -49,19 +79,24 @@ pub fn chat_changes(
     place: &Place<'_>,
     session_id: i64,
 ) -> Result<(Vec<FileReview>, String), ReviewError> {
-    let s = span(store, session_id)?;
-    let shadow = place.open(Path::new(&s.folder))?;
-    let changes = shadow.changes(&s.from, &s.to)?;
-    if changes.total > changes.files.len() {
-        return Err(ReviewError::Invalid(format!(
-            "chat {session_id} changed {} files: more than a review lists ({}); restore a \
-             checkpoint instead",
-            changes.total,
-            changes.files.len()
-        )));
+    let t = touched(store, session_id)?;
+    let shadow = place.open(Path::new(&t.folder))?;
+    let mut out = Vec::new();
+    for (path, (before_at, after_at)) in &t.files {
+        let before = shadow.read(before_at, path)?;
+        let after = shadow.read(after_at, path)?;
+        // Changed and changed back.
+        if before == after {
+            continue;
+        }
+        out.push(file_review(
+            path.clone(),
+            status(&before, &after),
+            before.as_deref().unwrap_or_default(),
+            after.as_deref().unwrap_or_default(),
+        ));
     }
-    let files = file_reviews(&shadow, &s.from, &s.to, changes)?;
-    Ok((files, s.to))
+    Ok((out, t.latest))
 }
 
 /// Takes back the chosen hunks of what chat `session_id` changed (`Choice::All`: all of
@@ -73,43 +108,43 @@ pub fn revert(
     choice: &Choice,
     reviewed: Option<&str>,
 ) -> Result<ApplyReport, ReviewError> {
-    let s = span(store, session_id)?;
+    let t = touched(store, session_id)?;
     // Hunk numbers name the changes as they were reviewed; a chat that changed more since
     // has other hunks.
     if let Some(seen) = reviewed
-        && seen != s.to
+        && seen != t.latest
     {
         return Err(ReviewError::Invalid(format!(
             "chat {session_id} changed files since its changes were reviewed; look at them \
              again before taking any back"
         )));
     }
-    let shadow = place.open(Path::new(&s.folder))?;
-    let changes = shadow.changes(&s.from, &s.to)?;
     if let Choice::Files(map) = choice
-        && let Some(unknown) = map
-            .keys()
-            .find(|p| !changes.files.iter().any(|f| &f.path == *p))
+        && let Some(unknown) = map.keys().find(|p| !t.files.contains_key(*p))
     {
         return Err(ReviewError::Invalid(format!(
             "{unknown} is not among the files chat {session_id} changed"
         )));
     }
+    let shadow = place.open(Path::new(&t.folder))?;
     let mut theirs: Vec<Theirs> = Vec::new();
-    for f in &changes.files {
+    for (path, (before_at, after_at)) in &t.files {
         let chosen: Option<&[usize]> = match choice {
             Choice::All => None,
-            Choice::Files(map) => match map.get(&f.path) {
+            Choice::Files(map) => match map.get(path) {
                 Some(Hunks::All) => None,
                 Some(Hunks::Only(h)) if !h.is_empty() => Some(h),
                 _ => continue,
             },
         };
-        let before = shadow.read(&s.from, &f.path)?;
-        let after = shadow.read(&s.to, &f.path)?;
+        let before = shadow.read(before_at, path)?;
+        let after = shadow.read(after_at, path)?;
+        if before == after {
+            continue;
+        }
         // The file as the chat left it with the chosen hunks undone: the hunks not chosen
         // applied to how it was before.
-        let wanted = match (chosen, f.status, &before, &after) {
+        let wanted = match (chosen, status(&before, &after), &before, &after) {
             (Some(chosen), ChangeStatus::Modified, Some(b), Some(a)) => {
                 let all = review::hunks(b, a).map_or(0, |h| h.len());
                 let kept: Vec<usize> = (0..all).filter(|i| !chosen.contains(i)).collect();
@@ -117,7 +152,7 @@ pub fn revert(
             }
             _ => before,
         };
-        theirs.push((f.path.clone(), after, wanted));
+        theirs.push((path.clone(), after, wanted));
     }
     // One holder of a folder's shadow at a time: the merge opens it again.
     drop(shadow);
@@ -131,7 +166,7 @@ pub fn revert(
     merge_into(
         store,
         place,
-        Path::new(&s.folder),
+        Path::new(&t.folder),
         Some(session_id),
         theirs,
         &Step {

@@ -61,7 +61,10 @@ pub fn base(place: &Place<'_>, working_dir: &Path) -> Result<String, ReviewError
 }
 
 /// The worktree's base, and its folder now.
-fn now(place: &Place<'_>, w: &WorktreeInfo) -> Result<(Shadow, String, String), ReviewError> {
+pub(super) fn now(
+    place: &Place<'_>,
+    w: &WorktreeInfo,
+) -> Result<(Shadow, String, String), ReviewError> {
     let base = w.base_snapshot.clone().ok_or_else(|| {
         ReviewError::Invalid(format!(
             "worktree {} has no record of how it started, so it cannot be reviewed",
@@ -120,26 +123,36 @@ pub(super) fn file_reviews(
     for f in changes.files {
         let old = shadow.read(base, &f.path)?.unwrap_or_default();
         let new = shadow.read(now, &f.path)?.unwrap_or_default();
-        let hunks = review::hunks(&old, &new);
-        out.push(FileReview {
-            binary: hunks.is_none(),
-            hunks: hunks
-                .unwrap_or_default()
-                .into_iter()
-                .enumerate()
-                .map(|(index, h)| HunkInfo {
-                    index,
-                    old_start: h.old_start,
-                    new_start: h.new_start,
-                    removed: h.removed,
-                    added: h.added,
-                })
-                .collect(),
-            path: f.path,
-            status: f.status,
-        });
+        out.push(file_review(f.path, f.status, &old, &new));
     }
     Ok(out)
+}
+
+/// One file's review: its hunks from `old` to `new`, or none for a binary file.
+pub(super) fn file_review(
+    path: String,
+    status: ChangeStatus,
+    old: &[u8],
+    new: &[u8],
+) -> FileReview {
+    let hunks = review::hunks(old, new);
+    FileReview {
+        binary: hunks.is_none(),
+        hunks: hunks
+            .unwrap_or_default()
+            .into_iter()
+            .enumerate()
+            .map(|(index, h)| HunkInfo {
+                index,
+                old_start: h.old_start,
+                new_start: h.new_start,
+                removed: h.removed,
+                added: h.added,
+            })
+            .collect(),
+        path,
+        status,
+    }
 }
 
 /// Which of a worktree's changes to apply: every one, or per file the hunks chosen (a
@@ -255,6 +268,15 @@ pub(super) fn merge_into(
     let mut writes = Vec::new();
     for (path, b, t) in theirs {
         let o = person.read(&before, &path)?;
+        // A file of the person's that checkpoints do not record (ignored, too large, in a
+        // skipped folder) where this would write one: theirs, and nothing brings it back.
+        if o.is_none() && t.is_some() && person.occupied(&path) {
+            report.conflicts.push(ConflictInfo {
+                path,
+                markers: None,
+            });
+            continue;
+        }
         match review::merge(b.as_deref(), o.as_deref(), t.as_deref()) {
             Merge::Write(content) => {
                 writes.push(FileWrite {
