@@ -145,6 +145,21 @@ impl Store {
         Ok(rows)
     }
 
+    /// The chats whose folder is `root` or inside it: every chat working in a worktree —
+    /// its own, a fork of it, a task or a scheduled run given its folder.
+    pub fn sessions_in_folder(&self, root: &str) -> Result<Vec<i64>, StoreError> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare(
+            "SELECT id FROM chat_sessions
+             WHERE working_dir = ?1 OR substr(working_dir, 1, length(?1) + 1) = ?1 || '/'
+             ORDER BY id",
+        )?;
+        let rows = stmt
+            .query_map([root], |r| r.get(0))?
+            .collect::<Result<Vec<i64>, _>>()?;
+        Ok(rows)
+    }
+
     /// Puts worktree `name` in best-of-N trial `trial`.
     pub fn set_worktree_trial(&self, name: &str, trial: &str) -> Result<(), StoreError> {
         self.conn().execute(
