@@ -14,6 +14,8 @@ use std::io::Write;
 
 /// Below this many files a folder's blobs are written loose, as every later checkpoint's.
 pub(crate) const FROM_FILES: usize = 64;
+/// Files larger than this are written loose.
+const PACKED_UP_TO: usize = 16 << 10;
 /// What is kept in memory before it is written out as a pack.
 const FLUSH_BYTES: usize = 64 << 20;
 
@@ -44,6 +46,11 @@ impl<'a> Bulk<'a> {
     /// Writes `content` as a blob (into memory); once enough is held, it goes to `store`
     /// (the shadow repository's main handle) as a pack.
     pub(crate) fn blob(&mut self, content: &[u8], store: &Repository) -> Result<Oid> {
+        // A large file is one file either way, and the pack builder would look for deltas
+        // against it: written loose.
+        if content.len() > PACKED_UP_TO {
+            return Ok(store.blob(content)?);
+        }
         let id = self.repo.blob(content)?;
         self.pending.push(id);
         self.pending_bytes += content.len();
