@@ -342,7 +342,12 @@ limit?: number, } | { "cmd": "worktree_diff", name: string, } | { "cmd": "apply_
  * The `snapshot` of the `worktree_diff` reviewed: refused if the worktree changed
  * since (its hunks would be others).
  */
-snapshot?: string, } | { "cmd": "commit_worktree", name: string, message?: string, } | { "cmd": "merge_worktree", name: string, } | { "cmd": "discard_worktree", name: string, } | { "cmd": "chat_changes", session_id: number, } | { "cmd": "revert_changes", session_id: number, files?: Array<FileChoice>, 
+snapshot?: string, } | { "cmd": "commit_worktree", name: string, message?: string, 
+/**
+ * The `snapshot` of the `worktree_diff` reviewed: what is committed, refused if
+ * the worktree changed since. Absent: the worktree as it is now.
+ */
+snapshot?: string, } | { "cmd": "merge_worktree", name: string, } | { "cmd": "discard_worktree", name: string, } | { "cmd": "chat_changes", session_id: number, } | { "cmd": "revert_changes", session_id: number, files?: Array<FileChoice>, 
 /**
  * The `snapshot` of the `chat_changes` reviewed: refused if the chat changed files
  * since.

@@ -133,11 +133,20 @@ impl Shadow {
     }
 }
 
-/// A relative path of plain names: no root, no `..`, no `.`, nothing empty.
+/// A relative path of plain names: no root, no `..`, no `.`, nothing empty, and no
+/// `.git` however a file system may spell it (`.GIT` on a case-insensitive one, `.git.`
+/// or `git~1` on Windows'): a file written there would be git's configuration, run by
+/// the person's next `git`.
 fn plain(path: &str) -> bool {
     !path.is_empty()
         && !path.starts_with('/')
-        && path
-            .split('/')
-            .all(|c| !c.is_empty() && c != "." && c != ".." && !c.contains('\0'))
+        && path.split('/').all(|c| {
+            let bare = c.trim_end_matches(['.', ' ']).to_ascii_lowercase();
+            !c.is_empty()
+                && c != "."
+                && c != ".."
+                && !c.contains('\0')
+                && bare != ".git"
+                && bare != "git~1"
+        })
 }

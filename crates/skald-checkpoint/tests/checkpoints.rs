@@ -938,3 +938,43 @@ fn a_first_checkpoint_of_many_files_is_one_pack_and_reads_back_whole() {
         Some("file 299\n")
     );
 }
+
+/// No written path may be git's own, however a file system spells it: on a
+/// case-insensitive one `.GIT/config` is `.git/config`.
+#[test]
+fn written_files_never_name_git_s_own_folder_in_any_spelling() {
+    use skald_checkpoint::FileWrite;
+    let (store, dir) = setup();
+    write(dir.path(), "a.txt", "a\n");
+    let mut shadow = Shadow::open(store.path(), dir.path()).expect("open");
+    let limits = Limits::default();
+    for path in [
+        ".git/config",
+        ".GIT/config",
+        "sub/.Git/HEAD",
+        ".git./config",
+        ".git /config",
+        "GIT~1/config",
+        ".git",
+    ] {
+        let err = shadow
+            .write_files(
+                "s",
+                "write",
+                &[FileWrite {
+                    path: path.to_string(),
+                    expected: None,
+                    content: Some(b"[core]\n\tfsmonitor = evil\n".to_vec()),
+                }],
+                &limits,
+                &[],
+            )
+            .unwrap_err();
+        assert!(
+            err.to_string().contains("not a plain path"),
+            "{path}: {err}"
+        );
+    }
+    assert!(!dir.path().join(".git").exists());
+    assert!(!dir.path().join("sub").exists());
+}

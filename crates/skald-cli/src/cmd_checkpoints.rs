@@ -2,6 +2,7 @@
 //! changed in its folder, taking back any hunk of it, and going back to before any of it
 //! (docs/checkpoints.md).
 
+use crate::cmd_worktrees::esc;
 use crate::exit;
 use crate::fail::{Fail, finish};
 use clap::Subcommand;
@@ -119,8 +120,9 @@ async fn run(
                         .unwrap_or_else(|| id.clone()),
                     (CheckpointKind::Call, None) => "tool call".to_string(),
                 };
-                println!("#{:<5} {what}", row.id);
-                println!("       {}", summary(row));
+                // The labels, paths and notes are the agent's: no terminal controls.
+                println!("#{:<5} {}", row.id, esc(&what));
+                println!("       {}", esc(&summary(row)));
             }
             Ok(exit::OK)
         }
@@ -135,7 +137,7 @@ async fn run(
                         "{:>6} {:>6}  {}",
                         format!("+{}", f.added),
                         format!("-{}", f.removed),
-                        f.path
+                        esc(&f.path)
                     );
                 }
                 if row.changes.total > row.changes.files.len() {
@@ -147,7 +149,8 @@ async fn run(
                 .diff(&store, id, path, usize::MAX)
                 .await
                 .map_err(Fail::failed)?;
-            print!("{text}");
+            // Each line kept, none of its controls.
+            print!("{}", skald_api::escape_controls(&text));
             Ok(exit::OK)
         }
         CheckpointsCommand::Changes { session, json } => {
@@ -196,15 +199,12 @@ async fn run(
                     report.conflicts.len()
                 );
                 for c in &report.conflicts {
-                    println!("  {}", crate::cmd_worktrees::esc(&c.path));
+                    println!("  {}", esc(&c.path));
                 }
             } else if report.written.is_empty() {
                 println!("Nothing to take back: the folder already is that way.");
             } else {
-                println!(
-                    "Took back: {}",
-                    crate::cmd_worktrees::esc(&report.written.join(", "))
-                );
+                println!("Took back: {}", esc(&report.written.join(", ")));
                 if let Some(id) = report.checkpoint_id {
                     println!("Undo: skald checkpoints restore {id}");
                 }
@@ -240,10 +240,10 @@ async fn run(
             }
             println!(
                 "Restored the folder to before checkpoint #{id}: {}",
-                done.changes.summary()
+                esc(&done.changes.summary())
             );
             if !done.note.is_empty() {
-                println!("{}", done.note);
+                println!("{}", esc(&done.note));
             }
             println!(
                 "To undo this restore: skald checkpoints restore {}",

@@ -159,10 +159,16 @@ impl Service {
     /// another): its agent may be writing there.
     fn refuse_while_working(&self, w: &WorktreeInfo, then: &str) -> Result<(), ServiceError> {
         let busy = worktrees::sessions_working_in(&self.store, w)?;
-        if let Some(id) = busy
-            .into_iter()
-            .find(|id| self.sessions.is_running(*id) || worktrees::held_live(&self.store, *id))
-        {
+        let processes = &self.sessions.engine().processes;
+        // A turn, in any process, or a command an agent left running in the background.
+        if let Some(id) = busy.into_iter().find(|id| {
+            self.sessions.is_running(*id)
+                || worktrees::held_live(&self.store, *id)
+                || processes
+                    .list(*id)
+                    .iter()
+                    .any(|p| p.status == skald_api::processes::ProcessStatus::Running)
+        }) {
             return Err(invalid(format!(
                 "chat {id} is working in worktree {}; {then}",
                 w.name

@@ -128,6 +128,34 @@ pub fn commit(w: &Worktree, message: &str, files: &[CommitFile]) -> Result<Strin
     Ok(id.to_string())
 }
 
+/// The paths (in the repository) its branch changed since the worktree started: what a
+/// merge would bring in.
+pub fn branch_changes(w: &Worktree) -> Result<Vec<String>, WorktreeError> {
+    let (repo_dir, branch) = git_parts(w)?;
+    let Kind::Git { base, .. } = &w.kind else {
+        return Ok(Vec::new());
+    };
+    let repo = Repository::open(repo_dir)?;
+    let from = repo.find_commit(git2::Oid::from_str(base)?)?.tree()?;
+    let to = repo
+        .find_branch(branch, git2::BranchType::Local)?
+        .get()
+        .peel_to_tree()?;
+    let diff = repo.diff_tree_to_tree(Some(&from), Some(&to), None)?;
+    let mut paths = Vec::new();
+    for d in diff.deltas() {
+        for f in [d.old_file(), d.new_file()] {
+            if let Some(p) = f.path_bytes() {
+                let p = String::from_utf8_lossy(p).into_owned();
+                if !paths.contains(&p) {
+                    paths.push(p);
+                }
+            }
+        }
+    }
+    Ok(paths)
+}
+
 /// A file's content at the tip of the worktree's branch (`path` in the repository), or
 /// `None` when the branch has no such file.
 pub fn branch_file(w: &Worktree, path: &str) -> Result<Option<Vec<u8>>, WorktreeError> {

@@ -90,8 +90,9 @@ interface Props {
   help: ReactNode;
   /** A notice above the bar (the agent is still working). */
   notice?: ReactNode;
-  /** Above the bar, under the notice (a git worktree's commit and merge). */
-  beforeBar?: ReactNode;
+  /** Above the bar, under the notice (a git worktree's commit and merge), given the
+   *  state the review shows (what a commit must hold). */
+  beforeBar?: (snapshot: string | undefined) => ReactNode;
   /** At the bar's end (Discard worktree). */
   barEnd?: ReactNode;
   /** Under the bar (a discard's error). */
@@ -325,7 +326,7 @@ export function ChangesReview(p: Props) {
           {p.help}
         </p>
         {p.notice}
-        {p.beforeBar}
+        {p.beforeBar?.(snapshot)}
         {/* `aria-disabled`, not `disabled`: a button pressed from the keyboard keeps the focus. */}
         <div className="review-bar">
           <span className="grow small muted" data-testid="review-count">

@@ -578,7 +578,8 @@ describe("a git worktree's commit and merge", () => {
     expect(document.activeElement).toBe(q("[data-testid='git-commit-message']"));
     // Empty: the engine's default message.
     await click("[data-testid='git-commit']");
-    expect(t.sent("commit_worktree")).toEqual([{ cmd: "commit_worktree", name: "paper-1" }]);
+    // With the state reviewed: the commit holds what the review showed, nothing later.
+    expect(t.sent("commit_worktree")).toEqual([{ cmd: "commit_worktree", name: "paper-1", snapshot: "snap-1" }]);
     expect(outcome().dataset.result).toBe("committed");
     expect(outcome().textContent).toContain("Committed abcdef0 on skald/paper-1.");
     expect(q("[data-testid='git-commit-form']")).toBeNull();
@@ -586,7 +587,7 @@ describe("a git worktree's commit and merge", () => {
     await type("[data-testid='git-commit-message']", "  Tidy the draft ");
     t.commitError = "worktree paper-1 has nothing to commit";
     await click("[data-testid='git-commit']");
-    expect(t.sent("commit_worktree")[1]).toEqual({ cmd: "commit_worktree", name: "paper-1", message: "Tidy the draft" });
+    expect(t.sent("commit_worktree")[1]).toEqual({ cmd: "commit_worktree", name: "paper-1", message: "Tidy the draft", snapshot: "snap-1" });
     expect(outcome().dataset.result).toBe("error");
     expect(outcome().getAttribute("role")).toBe("alert");
     expect(outcome().textContent).toBe("Could not commit: worktree paper-1 has nothing to commit");

@@ -107,7 +107,7 @@ export function WorktreeReview({ name, onBack, backLabel, onDiscarded }: Props) 
             </div>
           )
         }
-        beforeBar={info?.kind === "git" && <GitActions worktree={info} />}
+        beforeBar={info?.kind === "git" ? (snapshot) => <GitActions worktree={info} snapshot={snapshot} /> : undefined}
         barEnd={
           <button ref={discardRef} type="button" className="btn btn-danger" data-testid="review-discard" aria-disabled={discarding} onClick={() => !discarding && setConfirmDiscard(true)}>
             <Icon name="trash" size={14} /> {discarding ? "Discarding…" : "Discard worktree"}
@@ -192,7 +192,9 @@ type GitOutcome = { commit: string } | { merge: MergeReport } | { error: string;
  * to undo it. The engine's refusals (the chat runs, nothing to commit, uncommitted work,
  * the repository mid-operation, files the person changed and did not commit) show here.
  */
-export function GitActions({ worktree: w }: { worktree: WorktreeInfo }) {
+/** Commit and merge for a git worktree. `snapshot` is the state the review shows: the
+ *  commit holds exactly that, and is refused if the worktree changed since. */
+export function GitActions({ worktree: w, snapshot }: { worktree: WorktreeInfo; snapshot?: string }) {
   const t = useTransport();
   const branch = w.branch ?? `skald/${w.name}`;
   const [formOpen, setFormOpen] = useState(false);
@@ -209,7 +211,12 @@ export function GitActions({ worktree: w }: { worktree: WorktreeInfo }) {
     setOutcome(null);
     try {
       const text = message.trim();
-      const r = await t.call({ cmd: "commit_worktree", name: w.name, ...(text ? { message: text } : {}) });
+      const r = await t.call({
+        cmd: "commit_worktree",
+        name: w.name,
+        ...(text ? { message: text } : {}),
+        ...(snapshot ? { snapshot } : {}),
+      });
       setOutcome({ commit: r.commit });
       setMessage("");
       setFormOpen(false);

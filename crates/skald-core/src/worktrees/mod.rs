@@ -59,8 +59,23 @@ pub fn make(
         hidden_from_commands: vec![data_dir.root().to_path_buf()],
         ..RunContext::default()
     };
-    let mut excluded =
-        crate::approval::denied_paths(store, &reader, skald_api::tool_names::READ_FILE);
+    // Compared with canonical paths by the copy and by `create`'s look at what a
+    // repository tracks: a data directory reached through a link must match too.
+    let mut excluded: Vec<PathBuf> =
+        crate::approval::denied_paths(store, &reader, skald_api::tool_names::READ_FILE)
+            .into_iter()
+            .chain([data_dir.root().to_path_buf()])
+            .map(|p| std::fs::canonicalize(&p).unwrap_or(p))
+            .collect();
+    // A folder the chat may not read at all gets no copy it could read.
+    if let Some(denied) = excluded.iter().find(|e| source.starts_with(e)) {
+        return Err(skald_worktree::WorktreeError::Io(format!(
+            "{} is inside {}, which agents may not read: it gets no worktree",
+            source.display(),
+            denied.display()
+        ))
+        .into());
+    }
     // The copies may hold what the person's folder does: theirs alone to read.
     std::fs::create_dir_all(&dir).map_err(|e| {
         skald_worktree::WorktreeError::Io(format!("cannot make {}: {e}", dir.display()))
@@ -351,7 +366,34 @@ pub fn merge(
     let changes = shadow
         .changes(&base, &now)
         .map_err(review::ReviewError::from)?;
+    if changes.total > changes.files.len() {
+        return Err(review::ReviewError::Invalid(format!(
+            "{} files changed in worktree {}: more than a review lists; merge it with git",
+            changes.total, info.name
+        ))
+        .into());
+    }
     let inside = in_repository(info);
+    // Both ways: the branch brings in nothing a review does not show (a branch moved by
+    // something else, an earlier commit of files since removed from the worktree) …
+    let reviewed: std::collections::HashSet<String> = changes
+        .files
+        .iter()
+        .map(|f| repo_path(&inside, &f.path))
+        .collect();
+    if let Some(unseen) = skald_worktree::git::branch_changes(&w)?
+        .into_iter()
+        .find(|p| !reviewed.contains(p))
+    {
+        return Err(review::ReviewError::Invalid(format!(
+            "{} changes {unseen}, which no review of worktree {} shows; merge it with git \
+             if you mean to",
+            info.branch.as_deref().unwrap_or("its branch"),
+            info.name
+        ))
+        .into());
+    }
+    // … and has every change a review shows.
     for f in &changes.files {
         let wanted = shadow
             .read(&now, &f.path)
