@@ -341,7 +341,7 @@ impl Checkpoints {
         let folder = PathBuf::from(&row.folder);
         let line = line_of(row.session_id);
         let limits = self.settings.limits;
-        let excluded = self.settings.data_dir.iter().cloned().collect::<Vec<_>>();
+        let excluded = self.restore_exclusions(store, row.session_id, &folder);
         let done = blocking(move || {
             let mut shadow = Shadow::open(&dir, &folder)?;
             shadow.restore(&line, &target, &limits, &excluded)
@@ -366,6 +366,26 @@ impl Checkpoints {
                 restored_to: Some(id),
             })
             .map_err(|e| e.to_string())
+    }
+
+    /// What a restore in chat `session_id`'s folder leaves out: what its calls'
+    /// checkpoints left out (credential folders, its group's deny rules, Skald's data
+    /// directory). Left out of the restore's own "before" too, a file the target never
+    /// recorded for that reason is not taken for one the target lacks — and removed.
+    fn restore_exclusions(&self, store: &Store, session_id: i64, folder: &Path) -> Vec<PathBuf> {
+        let group = store
+            .get_session(session_id)
+            .ok()
+            .and_then(|s| s.run_context_id)
+            .and_then(|id| store.get_run_context(id).ok())
+            .map_or_else(|| "default".to_string(), |r| r.permission_group);
+        let run = RunContext {
+            group,
+            working_dir: folder.to_path_buf(),
+            hidden_from_commands: self.settings.data_dir.iter().cloned().collect(),
+            ..RunContext::default()
+        };
+        excluded(store, &run)
     }
 
     /// Opens the shadow repository of each folder a chat's checkpoints name, which

@@ -436,3 +436,47 @@ fn a_chats_changes_are_taken_back_hunk_by_hunk_and_the_revert_undone() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("not among the files"));
 }
+
+/// A file the chat's checkpoints never record (a deny rule names it) is not taken by a
+/// restore for one the restored state lacks: it stays.
+#[test]
+fn a_restore_leaves_a_file_its_checkpoints_never_recorded() {
+    let data = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let w = std::fs::canonicalize(work.path()).unwrap();
+    fs::write(w.join("prod.env"), "KEY=only-copy\n").unwrap();
+    fs::write(w.join("notes.md"), "v1\n").unwrap();
+    ok(&skald(data.path(), None)
+        .args([
+            "rules", "add", "--tool", "@fs_any", "--action", "deny", "--path",
+        ])
+        .arg(w.join("prod.env"))
+        .output()
+        .unwrap());
+    let server = ScriptedServer::new(vec![
+        tool_call(
+            "w1",
+            "write_file",
+            r#"{"path": "notes.md", "content": "v2\n"}"#,
+        ),
+        answer("Done."),
+    ]);
+    let out = skald(data.path(), Some(&server))
+        .args(["exec", "--json", "--approve", "all", "--cwd"])
+        .arg(&w)
+        .arg("edit")
+        .output()
+        .unwrap();
+    let evs = events(&ok(&out));
+    let cp = checkpoints_of(&evs)[0]["id"].to_string();
+    ok(&skald(data.path(), None)
+        .args(["checkpoints", "restore", &cp])
+        .output()
+        .unwrap());
+    assert_eq!(read(&w.join("notes.md")).as_deref(), Some("v1\n"));
+    assert_eq!(
+        read(&w.join("prod.env")).as_deref(),
+        Some("KEY=only-copy\n"),
+        "the restore removed a file its checkpoints never recorded"
+    );
+}
