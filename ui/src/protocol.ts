@@ -998,6 +998,11 @@ trial?: string,
  */
 last_used_at?: number, 
 /**
+ * Whether a chat works in it in a live process now (any process): never offered for
+ * cleaning up, nor discarded. Filled in when listed.
+ */
+in_use?: boolean, 
+/**
  * The space its folder takes on disk, in bytes. Filled in when listed.
  */
 disk_bytes?: number, };

@@ -43,6 +43,11 @@ pub struct WorktreeInfo {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub last_used_at: Option<i64>,
+    /// Whether a chat works in it in a live process now (any process): never offered for
+    /// cleaning up, nor discarded. Filled in when listed.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    #[ts(as = "Option<bool>", optional)]
+    pub in_use: bool,
     /// The space its folder takes on disk, in bytes. Filled in when listed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional, type = "number")]

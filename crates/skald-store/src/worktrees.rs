@@ -51,6 +51,7 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<WorktreeInfo> {
         base_snapshot: r.get(12)?,
         trial: r.get(13)?,
         last_used_at: None,
+        in_use: false,
         disk_bytes: None,
     })
 }

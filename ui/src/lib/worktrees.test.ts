@@ -126,6 +126,8 @@ describe("a worktree", () => {
     expect(usedText(w({ created_at: now - 3 * DAY_MS }), now)).toBe("unused for 3 days");
     const old = w({ last_used_at: now - 14 * DAY_MS - 1 });
     expect(isOld(old, 14, now, false)).toBe(true);
+    // A chat works in it in another process: never offered.
+    expect(isOld({ ...old, in_use: true }, 14, now, false)).toBe(false);
     expect(isOld(w({ last_used_at: now - 14 * DAY_MS + 1 }), 14, now, false)).toBe(false);
     expect(isOld(old, 14, now, true)).toBe(false);
     expect(isOld(old, 0, now, false)).toBe(false);

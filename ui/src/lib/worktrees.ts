@@ -142,10 +142,10 @@ export function usedText(w: WorktreeInfo, now: number): string {
 /**
  * Whether a worktree is offered for cleaning up, as the engine decides it
  * (`skald_core::worktrees::old`): unused for `cleanAfterDays` days or more (0: never),
- * and its chat not running.
+ * and no chat working in it (here, or in another process: `in_use`).
  */
 export function isOld(w: WorktreeInfo, cleanAfterDays: number, now: number, running: boolean): boolean {
-  return cleanAfterDays > 0 && !running && lastUsed(w) < now - cleanAfterDays * DAY_MS;
+  return cleanAfterDays > 0 && !running && !w.in_use && lastUsed(w) < now - cleanAfterDays * DAY_MS;
 }
 
 /** "2 worktrees unused for 14 days or more take 1.2 GB" (the size from `formatBytes`). */

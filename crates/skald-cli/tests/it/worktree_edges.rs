@@ -119,6 +119,13 @@ fn clean_keeps_a_worktree_another_live_chat_works_in() {
         "work in the worktree",
     );
     wait_for(&rx, |e| e["type"] == "tool_done");
+    // The list says so, for the app to mark it.
+    let listed: Value = serde_json::from_str(&ok(&bare(&data)
+        .args(["worktrees", "list", "--json"])
+        .output()
+        .unwrap()))
+    .unwrap();
+    assert_eq!(listed[0]["in_use"], true, "{listed}");
     let said = bare(&data)
         .args(["worktrees", "clean", "--yes"])
         .output()

@@ -288,6 +288,7 @@ pub fn described(store: &Store) -> Result<Vec<WorktreeInfo>, StoreError> {
             }
         }
         w.last_used_at = Some(last);
+        w.in_use = in_use(store, w)?;
         w.disk_bytes = Some(disk_use(Path::new(&w.root)));
     }
     Ok(all)
@@ -303,7 +304,7 @@ pub fn old(store: &Store, all: Vec<WorktreeInfo>, days: u32, now: i64) -> Vec<Wo
     let since = now.saturating_sub(i64::from(days) * 24 * 3600 * 1000);
     all.into_iter()
         .filter(|w| w.last_used_at.unwrap_or(w.created_at) < since)
-        .filter(|w| !in_use(store, w).unwrap_or(true))
+        .filter(|w| !w.in_use && !in_use(store, w).unwrap_or(true))
         .collect()
 }
 
