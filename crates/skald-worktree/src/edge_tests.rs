@@ -1,38 +1,15 @@
-//! Hostile worktrees (from an attack review of #50): committing and merging a git worktree (docs/worktrees.md, "Commit and
-//! merge"): the agent's worktree is hostile; merging it must never destroy what the
-//! person has in their folder and did not commit.
+//! Hostile worktrees (from an attack review of #50): committing and merging a git
+//! worktree (docs/worktrees.md, "Commit and merge"), where the agent's worktree is
+//! hostile; merging it must never destroy what the person has in their folder and did
+//! not commit.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic
 
-use crate::git::tests::commit_all;
+use crate::git::tests::{commit_all, git};
 use crate::git::{Merged, merge};
 use crate::{Worktree, create};
 use std::fs;
 use std::path::Path;
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = std::process::Command::new("git")
-        .args([
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@example.invalid",
-            "-c",
-            "commit.gpgsign=false",
-            "-c",
-            "core.hooksPath=/nonexistent",
-        ])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
-}
 
 /// A repository on `main` ignoring `.env` and `data/`, with `notes.md` committed, and a
 /// worktree of it.

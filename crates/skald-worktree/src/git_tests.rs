@@ -4,7 +4,7 @@ use super::*;
 use crate::create;
 use std::fs;
 
-fn git(dir: &Path, args: &[&str]) -> String {
+pub(crate) fn git(dir: &Path, args: &[&str]) -> String {
     let out = std::process::Command::new("git")
         .args([
             "-c",

@@ -2,7 +2,7 @@
 //! commit and merge, taking hunks back, background work in worktrees, cleaning up): each
 //! test is an attack that must fail.
 
-use crate::common::{SkaldCmd, bare, events, ok, skald, wait_for};
+use crate::common::{SkaldCmd, bare, events, git, ok, skald, wait_for};
 use serde_json::Value;
 use skald_testkit::{ScriptedServer, answer, delayed, tool_call};
 use std::fs;
@@ -195,30 +195,6 @@ fn reviews_on_a_terminal_show_no_terminal_controls() {
             "terminal controls printed raw: {shown:?}"
         );
     }
-}
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = std::process::Command::new("git")
-        .args([
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@example.invalid",
-            "-c",
-            "commit.gpgsign=false",
-            "-c",
-            "core.hooksPath=/nonexistent",
-        ])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 /// The person reviews a git worktree (`worktrees diff`), sees one harmless change, commits

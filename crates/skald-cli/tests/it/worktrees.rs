@@ -4,33 +4,11 @@
 //! cannot write that folder, whatever the grants — and `skald worktrees` lists and
 //! discards them.
 
-use crate::common::{SkaldCmd, bare, ok};
+use crate::common::{SkaldCmd, bare, git, ok};
 use serde_json::Value;
 use skald_testkit::{ScriptedServer, answer, tool_call};
 use std::path::Path;
 use std::process::Command;
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args([
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@example.invalid",
-            "-c",
-            "commit.gpgsign=false",
-        ])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
 
 /// `dir` made a git repository on `main` with what it holds committed.
 fn committed(dir: &Path) {
