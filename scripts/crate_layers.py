@@ -29,6 +29,7 @@ LAYERS = {
     "skald-sandbox": 1,
     "skald-llm": 1,
     "skald-worktree": 1,
+    "skald-web": 1,
     # Parts the engine is made of.
     "skald-store": 2,
     "skald-checkpoint": 2,

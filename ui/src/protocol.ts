@@ -32,7 +32,7 @@ export type ToolCallStatus = "running" | "pending" | "done" | "failed" | "cancel
 /**
  * Every tool declares one category; the approval gate and audit group by it.
  */
-export type ToolCategory = "filesystem" | "shell" | "subagent" | "introspection" | "config" | "session";
+export type ToolCategory = "filesystem" | "shell" | "subagent" | "introspection" | "config" | "session" | "web";
 
 /**
  * Where a background task stands.
@@ -369,7 +369,11 @@ session_id?: number, } | { "cmd": "inbox" } | { "cmd": "answer", inbox_id: numbe
 /**
  * An IANA zone, e.g. Europe/Berlin.
  */
-timezone: string, } | { "cmd": "list_mcp" } | { "cmd": "set_mcp_enabled", name: string, enabled: boolean, } | { "cmd": "mcp_login", name: string, } | { "cmd": "mcp_logout", name: string, } | { "cmd": "list_mcp_prompts" } | { "cmd": "list_mcp_resources" } | { "cmd": "list_secrets" } | { "cmd": "set_secret", name: string, value: string, } | { "cmd": "remove_secret", name: string, } | { "cmd": "list_plugins" } | { "cmd": "configure_plugin", id: string, enabled?: boolean, config?: JsonValue, } | { "cmd": "settings" } | { "cmd": "set_compact_at", percent: number, } | { "cmd": "set_daily_budget", usd?: number, } | { "cmd": "set_at_once", count: number, } | { "cmd": "test_model" } | { "cmd": "local_models" } | { "cmd": "pull_model", name: string, } | { "cmd": "build_tex_bundle" } | { "cmd": "configure_model", 
+timezone: string, } | { "cmd": "list_mcp" } | { "cmd": "set_mcp_enabled", name: string, enabled: boolean, } | { "cmd": "mcp_login", name: string, } | { "cmd": "mcp_logout", name: string, } | { "cmd": "list_mcp_prompts" } | { "cmd": "list_mcp_resources" } | { "cmd": "list_secrets" } | { "cmd": "set_secret", name: string, value: string, } | { "cmd": "remove_secret", name: string, } | { "cmd": "list_plugins" } | { "cmd": "configure_plugin", id: string, enabled?: boolean, config?: JsonValue, } | { "cmd": "settings" } | { "cmd": "set_compact_at", percent: number, } | { "cmd": "set_daily_budget", usd?: number, } | { "cmd": "set_at_once", count: number, } | { "cmd": "set_web", 
+/**
+ * "" (off), "provider", "searxng", "brave" or "tavily".
+ */
+search: string, search_url: string, provider_search: boolean, timeout_secs: number, } | { "cmd": "test_model" } | { "cmd": "local_models" } | { "cmd": "pull_model", name: string, } | { "cmd": "build_tex_bundle" } | { "cmd": "configure_model", 
 /**
  * openai (any OpenAI-compatible server) | anthropic | ollama | local (a model in
  * the models folder, by name; no address or key)
@@ -399,7 +403,11 @@ export type RuleDraft = { group: string, tool_pattern: string, path_pattern: str
  * For commands: what the rule allows runs in the sandbox with the network (proposed
  * when the approved call asked for the network).
  */
-network: boolean, };
+network: boolean, 
+/**
+ * For the web tools: the host the rule is about (proposed from the fetched URL).
+ */
+domain_pattern: string | null, };
 
 /**
  * What the server sends.
@@ -572,7 +580,11 @@ at_once: number,
 /**
  * The rate limits each provider last stated, in this run.
  */
-rate_limits: Array<RateLimitInfo>, } | { "cmd": "set_compact_at", percent: number, } | { "cmd": "set_daily_budget", usd?: number, } | { "cmd": "set_at_once", count: number, } | { "cmd": "test_model", ok: boolean, message: string, millis: number, } | { "cmd": "local_models", 
+rate_limits: Array<RateLimitInfo>, 
+/**
+ * The web tools' settings and whether web search is set up.
+ */
+web: WebSettings, } | { "cmd": "set_web", web: WebSettings, } | { "cmd": "set_compact_at", percent: number, } | { "cmd": "set_daily_budget", usd?: number, } | { "cmd": "set_at_once", count: number, } | { "cmd": "test_model", ok: boolean, message: string, millis: number, } | { "cmd": "local_models", 
 /**
  * Whether this build can run local models.
  */
@@ -752,7 +764,12 @@ priority: number, note: string,
 /**
  * An allow rule for commands: what it allows runs in the sandbox with the network.
  */
-network: boolean, };
+network: boolean, 
+/**
+ * For the web tools: the host it is about (`docs.rs`, `*.python.org`,
+ * `localhost:3000`; docs/web.md).
+ */
+domain_pattern: string | null, };
 
 /**
  * A background task an agent started.
@@ -861,6 +878,31 @@ offline: boolean,
  * The installed TeX Live an offline bundle can be built from, if there is one.
  */
 system_tex: string | null, };
+
+/**
+ * config.toml `[web]` as Settings shows it, with what doctor says of it (docs/web.md).
+ */
+export type WebSettings = { 
+/**
+ * "" (off), "provider", "searxng", "brave" or "tavily".
+ */
+search: string, search_url: string, provider_search: boolean, timeout_secs: number, 
+/**
+ * Whether the `WEB_SEARCH_KEY` secret is stored.
+ */
+key_stored: boolean, 
+/**
+ * Whether web search works as set up.
+ */
+ready: boolean, 
+/**
+ * What applies, in a sentence ("searxng at http://…", "off").
+ */
+status: string, 
+/**
+ * What to do to set it up or fix it, when it is not ready.
+ */
+hint: string | null, };
 
 export type AgentInfo = { id: string, name: string, description: string, };
 

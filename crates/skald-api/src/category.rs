@@ -20,16 +20,19 @@ pub enum ToolCategory {
     /// Tools that act on the session itself: the scratchpad, the todo list, questions to
     /// the user, notifications, the file viewer.
     Session,
+    /// Tools that reach the web: web_fetch, web_search (docs/web.md).
+    Web,
 }
 
 impl ToolCategory {
-    pub const ALL: [ToolCategory; 6] = [
+    pub const ALL: [ToolCategory; 7] = [
         ToolCategory::Filesystem,
         ToolCategory::Shell,
         ToolCategory::Subagent,
         ToolCategory::Introspection,
         ToolCategory::Config,
         ToolCategory::Session,
+        ToolCategory::Web,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -40,6 +43,7 @@ impl ToolCategory {
             ToolCategory::Introspection => "introspection",
             ToolCategory::Config => "config",
             ToolCategory::Session => "session",
+            ToolCategory::Web => "web",
         }
     }
 }

@@ -171,6 +171,9 @@ pub struct RuleDraft {
     /// when the approved call asked for the network).
     #[serde(default)]
     pub network: bool,
+    /// For the web tools: the host the rule is about (proposed from the fetched URL).
+    #[serde(default)]
+    pub domain_pattern: Option<String>,
 }
 
 #[cfg(test)]

@@ -24,6 +24,10 @@ pub struct RuleInfo {
     /// An allow rule for commands: what it allows runs in the sandbox with the network.
     #[serde(default)]
     pub network: bool,
+    /// For the web tools: the host it is about (`docs.rs`, `*.python.org`,
+    /// `localhost:3000`; docs/web.md).
+    #[serde(default)]
+    pub domain_pattern: Option<String>,
 }
 
 /// A background task an agent started.

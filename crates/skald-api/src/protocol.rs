@@ -396,6 +396,16 @@ pub enum Command {
     SetAtOnce {
         count: u32,
     },
+    /// config.toml `[web]` (docs/web.md): how web_search searches and how long a fetch may
+    /// take. Chats use it from their next call. The search API's key is the
+    /// `WEB_SEARCH_KEY` secret (`set_secret`).
+    SetWeb {
+        /// "" (off), "provider", "searxng", "brave" or "tavily".
+        search: String,
+        search_url: String,
+        provider_search: bool,
+        timeout_secs: u64,
+    },
     /// Sends a tiny request to the first model and reports how it went.
     TestModel,
     /// The local models (GGUF files run in-process), and the recommended ones to pull.
@@ -739,6 +749,11 @@ pub enum Reply {
         at_once: u32,
         /// The rate limits each provider last stated, in this run.
         rate_limits: Vec<RateLimitInfo>,
+        /// The web tools' settings and whether web search is set up.
+        web: WebSettings,
+    },
+    SetWeb {
+        web: WebSettings,
     },
     SetCompactAt {
         percent: u8,
@@ -954,6 +969,24 @@ pub enum OpenTarget {
 pub struct LocalModelInfo {
     pub name: String,
     pub bytes: u64,
+}
+
+/// config.toml `[web]` as Settings shows it, with what doctor says of it (docs/web.md).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct WebSettings {
+    /// "" (off), "provider", "searxng", "brave" or "tavily".
+    pub search: String,
+    pub search_url: String,
+    pub provider_search: bool,
+    pub timeout_secs: u64,
+    /// Whether the `WEB_SEARCH_KEY` secret is stored.
+    pub key_stored: bool,
+    /// Whether web search works as set up.
+    pub ready: bool,
+    /// What applies, in a sentence ("searxng at http://…", "off").
+    pub status: String,
+    /// What to do to set it up or fix it, when it is not ready.
+    pub hint: Option<String>,
 }
 
 /// The TeX bundle LaTeX previews use (docs/viewer.md, "Bundles").

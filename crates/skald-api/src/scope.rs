@@ -27,6 +27,53 @@ pub struct ToolScope {
     processes: Option<ProcessSlot>,
     checked_path: Option<PathBuf>,
     images: Option<ImageSink>,
+    web: WebAccess,
+}
+
+/// What the web tools may do in this call (docs/web.md): set by the person in config.toml
+/// `[web]` and by their rules, never by the model.
+#[derive(Clone, PartialEq, Eq)]
+pub struct WebAccess {
+    /// Host patterns the rules that allow this call name (`--domain`), without a `*`:
+    /// only these may be reached at a local, private or link-local address.
+    pub named_hosts: Vec<String>,
+    /// The longest one fetch may take, redirects included.
+    pub timeout: std::time::Duration,
+    /// Bytes of a page read at most.
+    pub max_bytes: usize,
+    /// The search API web_search uses, if one is set up.
+    pub search: Option<WebSearchSetup>,
+}
+
+impl Default for WebAccess {
+    fn default() -> Self {
+        WebAccess {
+            named_hosts: Vec::new(),
+            timeout: std::time::Duration::from_secs(30),
+            max_bytes: 5 * 1024 * 1024,
+            search: None,
+        }
+    }
+}
+
+impl std::fmt::Debug for WebAccess {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WebAccess")
+            .field("named_hosts", &self.named_hosts)
+            .field("timeout", &self.timeout)
+            .field("max_bytes", &self.max_bytes)
+            .field("search", &self.search.as_ref().map(|s| &s.backend))
+            .finish()
+    }
+}
+
+/// A search API, set up: its name (`searxng`, `brave`, `tavily`), where it answers, and
+/// its key from the secrets store (never shown: `WebAccess`'s Debug leaves it out).
+#[derive(Clone, PartialEq, Eq)]
+pub struct WebSearchSetup {
+    pub backend: String,
+    pub endpoint: String,
+    pub key: Option<String>,
 }
 
 /// Where a tool shows the model an image (`read_file` of a PNG): the turn takes them when
@@ -105,6 +152,7 @@ impl ToolScope {
             processes: None,
             checked_path: None,
             images: None,
+            web: WebAccess::default(),
         }
     }
 
@@ -206,6 +254,17 @@ impl ToolScope {
     /// direct `skald tool` run).
     pub fn images(&self) -> Option<&ImageSink> {
         self.images.as_ref()
+    }
+
+    /// Sets what the web tools may do in this call (`WebAccess`).
+    pub fn with_web(mut self, web: WebAccess) -> Self {
+        self.web = web;
+        self
+    }
+
+    /// See `with_web`.
+    pub fn web(&self) -> &WebAccess {
+        &self.web
     }
 
     /// The directory relative paths resolve against.

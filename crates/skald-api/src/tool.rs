@@ -63,6 +63,8 @@ pub struct Audience {
     /// The chat is in plan mode: only the tools that change nothing are offered
     /// (`Tool::in_plan_mode`).
     pub plan: bool,
+    /// A search API is set up for web_search (docs/web.md, "Search").
+    pub web_search: bool,
 }
 
 /// A tool definition. A live invocation is the `ToolExecution` that `run` returns.

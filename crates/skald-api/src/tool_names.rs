@@ -35,6 +35,10 @@ pub const SEARCH_FILE: &str = "search_file";
 pub const GREP_FILES: &str = "grep_files";
 pub const GET_AST_OUTLINE: &str = "get_ast_outline";
 
+// Registry tools: the web (docs/web.md).
+pub const WEB_FETCH: &str = "web_fetch";
+pub const WEB_SEARCH: &str = "web_search";
+
 // Registry tools: introspection.
 pub const LIST_ITEMS: &str = "list_items";
 pub const READ_NOTIFICATION: &str = "read_notification";

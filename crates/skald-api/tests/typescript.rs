@@ -85,6 +85,7 @@ fn generate() -> String {
         decl::<LocalModelInfo>(),
         decl::<RecommendedModel>(),
         decl::<TexStatus>(),
+        decl::<WebSettings>(),
         decl::<AgentInfo>(),
         decl::<McpServerInfo>(),
         decl::<McpPromptInfo>(),

@@ -91,6 +91,7 @@ fn request(nonce: usize, words: usize, max_tokens: u32) -> Request {
         // Greedy, like llama-bench's generation.
         temperature: Some(0.0),
         effort: None,
+        web_search: false,
     }
 }
 

@@ -32,6 +32,9 @@ pub fn list(data_dir: &DataDir, json: bool) -> Result<u8, Fail> {
         if let Some(c) = &r.command_pattern {
             cond.push(format!("command `{c}`"));
         }
+        if let Some(d) = &r.domain_pattern {
+            cond.push(format!("host {d}"));
+        }
         if let Some(a) = &r.agent_id {
             cond.push(format!("agent {a}"));
         }
@@ -68,6 +71,7 @@ pub struct AddArgs {
     pub priority: i64,
     pub note: String,
     pub network: bool,
+    pub domain: Option<String>,
 }
 
 pub fn add(data_dir: &DataDir, a: AddArgs) -> Result<u8, Fail> {
@@ -81,6 +85,12 @@ pub fn add(data_dir: &DataDir, a: AddArgs) -> Result<u8, Fail> {
         return Err(Fail::usage(
             "--network gives commands the network: it goes with --tool execute_cmd --action allow",
         ));
+    }
+    if let Some(d) = &a.domain {
+        if a.tool != skald_api::tool_names::WEB_FETCH {
+            return Err(Fail::usage("--domain only applies to --tool web_fetch"));
+        }
+        skald_web::hosts::check_pattern(d).map_err(|e| Fail::usage(format!("--domain {e}")))?;
     }
     // A working directory scope is stored canonical, as the gate compares it.
     let working_dir = match a.working_dir {
@@ -103,6 +113,7 @@ pub fn add(data_dir: &DataDir, a: AddArgs) -> Result<u8, Fail> {
             priority: a.priority,
             note: a.note,
             network: a.network,
+            domain_pattern: a.domain,
         })
         .map_err(Fail::failed)?;
     println!("added rule {id}");
@@ -116,6 +127,8 @@ pub fn rm(data_dir: &DataDir, id: i64) -> Result<u8, Fail> {
     Ok(exit::OK)
 }
 
+// A command line is parsed once: its largest variant's size costs nothing worth a box.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum RulesCommand {
     /// Every rule, by group, priority and id (the order the gate tries them in)
@@ -127,7 +140,8 @@ pub enum RulesCommand {
     #[command(
         after_help = "Examples:\n  skald rules add --tool execute_cmd --command \"cargo test\" --action allow\n  \
                             skald rules add --tool @fs_write --path \"notes/*\" --action allow\n  \
-                            skald rules add --tool execute_cmd --action deny --agent researcher"
+                            skald rules add --tool execute_cmd --action deny --agent researcher\n  \
+                            skald rules add --tool web_fetch --domain docs.rs --action allow"
     )]
     Add {
         /// Tool pattern: a name, `prefix*`, `*`, `@fs_read`, `@fs_write`, `@fs_any`, `mcp__server__*`
@@ -163,6 +177,11 @@ pub enum RulesCommand {
         /// sandbox with the network (docs/sandbox.md)
         #[arg(long)]
         network: bool,
+        /// For web_fetch: the host the rule is about — `docs.rs`, `*.python.org` (hosts
+        /// below it), either with `:port`. A host named without `*` may also be fetched at
+        /// a local or private address (docs/web.md)
+        #[arg(long)]
+        domain: Option<String>,
     },
     /// Remove a rule
     Rm { id: i64 },
@@ -183,6 +202,7 @@ pub async fn dispatch(env: &crate::Env, command: RulesCommand) -> u8 {
             priority,
             note,
             network,
+            domain,
         } => add(
             &env.data_dir,
             AddArgs {
@@ -196,6 +216,7 @@ pub async fn dispatch(env: &crate::Env, command: RulesCommand) -> u8 {
                 priority,
                 note,
                 network,
+                domain,
             },
         ),
         RulesCommand::Rm { id } => rm(&env.data_dir, id),

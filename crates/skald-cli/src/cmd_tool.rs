@@ -76,7 +76,17 @@ async fn tool(
         RuleAction::Require | RuleAction::Allow => {}
     }
 
+    // A web tool gets the person's [web] settings, the hosts their rules name and the
+    // search API's key; other tools never open the secrets.
+    let secrets = matches!(
+        name,
+        skald_api::tool_names::WEB_FETCH | skald_api::tool_names::WEB_SEARCH
+    )
+    .then(|| skald_secrets::Secrets::open(data_dir.root()).ok())
+    .flatten();
+    let web = approval::web::web_access(&store, &ctx, name, &config.web, secrets.as_ref());
     let scope = scope
+        .with_web(web)
         .with_excluded(approval::denied_paths(&store, &ctx, name))
         .with_checked_path(path)
         .with_hidden_env(ctx.hidden_env.clone())

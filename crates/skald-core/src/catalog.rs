@@ -40,9 +40,9 @@ pub struct ToolInfo {
 
 /// Whether `tool` is offered to an agent at `depth` (0: a chat's root; 1: a task agent)
 /// in any run at all: a background session or not, a system agent or not, with the
-/// `config` group active or not, with images or delegation or not.
+/// `config` group active or not, with images, delegation or web search or not.
 fn offered_at_depth(tool: &DynTool, depth: usize) -> bool {
-    (0..64u8).any(|bits| {
+    (0..128u8).any(|bits| {
         let flag = |n: u8| bits & (1 << n) != 0;
         tool.offered_to(&Audience {
             depth,
@@ -52,6 +52,7 @@ fn offered_at_depth(tool: &DynTool, depth: usize) -> bool {
             images: flag(3),
             delegation: flag(4),
             plan: flag(5),
+            web_search: flag(6),
         })
     })
 }

@@ -78,6 +78,20 @@ pub const DEFAULT_CONFIG_TOML: &str = r#"# Skald configuration.
 # every command asks, as with no sandbox.
 # ask = "unsandboxed"
 
+# [web]
+# The web tools (docs/web.md). web_fetch asks per host (the Inbox offers "always allow
+# docs.rs"); pages at local or private addresses are refused unless a rule names the host.
+# timeout_secs = 30
+# max_bytes = 5242880
+# web_search is off until a search is set up: "provider" (the chat's provider's own
+# search, where it has one: Anthropic, OpenAI), "searxng" (with search_url, the address
+# of an instance with its JSON format on), "brave" or "tavily" (their key: skald secrets
+# set WEB_SEARCH_KEY). With an API set up, chats on a provider that searches by itself
+# still use the provider's search, unless provider_search is false.
+# search = ""
+# search_url = ""
+# provider_search = true
+
 # [worktrees]
 # Days a worktree may go unused before the app offers to clean it up (it asks first);
 # 0: never offered.
@@ -122,10 +136,74 @@ pub struct Config {
     pub sandbox: SandboxConfig,
     pub checkpoints: CheckpointsConfig,
     pub worktrees: WorktreesConfig,
+    pub web: WebConfig,
     pub desktop: DesktopConfig,
     /// The person's hooks, by event (docs/hooks.md).
     pub hooks: crate::hooks::HooksConfig,
     pub providers: std::collections::BTreeMap<String, ProviderConfig>,
+}
+
+/// `[web]`: the web tools (docs/web.md).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct WebConfig {
+    /// The longest one fetch or search may take, redirects included.
+    pub timeout_secs: u64,
+    /// Bytes of a page read at most; a longer page is read that far and says so.
+    pub max_bytes: usize,
+    /// How web_search searches: "" (off), "provider", "searxng", "brave", "tavily".
+    pub search: String,
+    /// Where the search API answers: required for SearXNG, the API's own address
+    /// otherwise.
+    pub search_url: String,
+    /// With a search API set up, chats on a provider that searches by itself use its
+    /// search instead.
+    pub provider_search: bool,
+}
+
+/// The secret web_search sends to a search API that needs a key.
+pub const WEB_SEARCH_KEY: &str = "WEB_SEARCH_KEY";
+
+impl Default for WebConfig {
+    fn default() -> Self {
+        WebConfig {
+            timeout_secs: 30,
+            max_bytes: 5 * 1024 * 1024,
+            search: String::new(),
+            search_url: String::new(),
+            provider_search: true,
+        }
+    }
+}
+
+impl WebConfig {
+    /// Whether the chat's provider's own search is what web search means for `provider`
+    /// (a provider kind that has one).
+    pub fn uses_provider_search(&self) -> bool {
+        self.search == "provider" || (!self.search.is_empty() && self.provider_search)
+    }
+
+    /// The search API set up, with its endpoint, if any; `Err` says what is wrong with
+    /// the setting (doctor prints it).
+    pub fn search_api(&self) -> Result<Option<(skald_web::search::Backend, String)>, String> {
+        let name = self.search.trim();
+        if name.is_empty() || name == "provider" {
+            return Ok(None);
+        }
+        let backend = skald_web::search::Backend::parse(name).ok_or_else(|| {
+            format!("[web] search = \"{name}\" is not one of provider, searxng, brave, tavily")
+        })?;
+        let endpoint = match (self.search_url.trim(), backend.default_endpoint()) {
+            ("", Some(default)) => default.to_string(),
+            ("", None) => {
+                return Err(format!(
+                    "[web] search = \"{name}\" needs search_url (the instance's address)"
+                ));
+            }
+            (url, _) => url.to_string(),
+        };
+        Ok(Some((backend, endpoint)))
+    }
 }
 
 /// `[worktrees]`: agents' own copies of folders (docs/worktrees.md).
@@ -562,6 +640,16 @@ pub fn set_value(
     key: &str,
     value: Option<toml_edit::Value>,
 ) -> Result<Config, ConfigError> {
+    set_values(path, table, vec![(key, value)])
+}
+
+/// `set_value` for several keys of one table, written at once: the file holds all of
+/// them or none.
+pub fn set_values(
+    path: &Path,
+    table: &str,
+    values: Vec<(&str, Option<toml_edit::Value>)>,
+) -> Result<Config, ConfigError> {
     let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
         path: path.to_path_buf(),
         source,
@@ -576,10 +664,12 @@ pub fn set_value(
         .or_insert(toml_edit::table())
         .as_table_mut()
         .ok_or_else(|| parse_err(format!("[{table}] is not a table")))?;
-    match value {
-        Some(v) => t[key] = toml_edit::Item::Value(v),
-        None => {
-            t.remove(key);
+    for (key, value) in values {
+        match value {
+            Some(v) => t[key] = toml_edit::Item::Value(v),
+            None => {
+                t.remove(key);
+            }
         }
     }
     write_config(path, doc.to_string(), parse_err)

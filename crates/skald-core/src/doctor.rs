@@ -80,7 +80,61 @@ pub async fn run(data_dir: &DataDir) -> Vec<Check> {
             &crate::models::local_models(&data_dir.models_dir()),
         ),
         check_mcp_logins(data_dir).await,
+        check_web_search(data_dir).await,
     ]
+}
+
+/// How web_search searches, read from config.toml and whether the key is stored.
+async fn check_web_search(data_dir: &DataDir) -> Check {
+    let web = Config::load(&data_dir.config_path())
+        .map(|c| c.web)
+        .unwrap_or_default();
+    let root = data_dir.root().to_path_buf();
+    let key_stored = tokio::task::spawn_blocking(move || {
+        skald_secrets::Secrets::open(&root)
+            .ok()
+            .and_then(|s| s.get(crate::config::WEB_SEARCH_KEY).ok().flatten())
+            .is_some()
+    })
+    .await
+    .unwrap_or(false);
+    web_search_status(&web, key_stored)
+}
+
+/// Whether web search is set up and how (docs/web.md, "Search"): doctor's line and
+/// Settings' words.
+pub fn web_search_status(web: &crate::config::WebConfig, key_stored: bool) -> Check {
+    const NAME: &str = "web search";
+    let provider = "chats on Anthropic use Anthropic's own search";
+    match web.search_api() {
+        Err(e) => Check::error(NAME, e, "fix [web] in config.toml (docs/web.md)"),
+        Ok(None) if web.search.trim() == "provider" => Check::ok(
+            NAME,
+            format!("{provider}; on other providers there is none (set a search API for them)"),
+        ),
+        Ok(None) => Check::missing(
+            NAME,
+            "off",
+            skald_tools::web_search::HOW_TO_SET_UP.trim_start_matches("web search is not set up. "),
+        ),
+        Ok(Some((backend, _))) if backend.needs_key() && !key_stored => Check::missing(
+            NAME,
+            format!("{} is set but its key is not stored", backend.name()),
+            format!("skald secrets set {}", crate::config::WEB_SEARCH_KEY),
+        ),
+        Ok(Some((backend, endpoint))) => Check::ok(
+            NAME,
+            format!(
+                "{} at {endpoint}{}",
+                backend.name(),
+                if web.provider_search {
+                    format!("; {provider}")
+                } else {
+                    String::new()
+                }
+            ),
+        ),
+    }
 }
 
 /// The OAuth logins of the registered HTTP servers, read from the secrets store without

@@ -66,6 +66,7 @@ impl Engine {
             max_tokens: Some(1),
             temperature: None,
             effort: None,
+            web_search: false,
         };
         let mut stream = model.provider.stream(&request).await?;
         loop {

@@ -71,6 +71,7 @@ fn manager_windowed(
             prices: Default::default(),
             daily_usd: None,
             at_once: 4,
+            web: Default::default(),
         },
     );
     (mgr, session.id)

@@ -37,6 +37,11 @@ pub(crate) async fn start(p: &Provider, req: &Request) -> Result<EventStream, Ll
     Ok(led_by_limits(limits, stream))
 }
 
+/// The version of Anthropic's web search tool Skald declares.
+const WEB_SEARCH_TOOL: &str = "web_search_20250305";
+/// Searches one answer may make.
+const WEB_SEARCH_MAX_USES: u32 = 5;
+
 /// Anthropic wants the system prompt apart, strictly alternating user/assistant turns, and
 /// tool results as `tool_result` blocks in a user turn.
 pub(crate) fn body(req: &Request) -> Value {
@@ -76,12 +81,19 @@ pub(crate) fn body(req: &Request) -> Value {
     if !system.is_empty() {
         body["system"] = json!(system.join("\n\n"));
     }
-    if !req.tools.is_empty() {
-        body["tools"] = req
+    if !req.tools.is_empty() || req.web_search {
+        let mut tools: Vec<Value> = req
             .tools
             .iter()
             .map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.parameters}))
             .collect();
+        // Anthropic's own search: it runs on Anthropic's side, within the same answer
+        // (`server_tool_use` and `web_search_tool_result` blocks, which the parser leaves
+        // out: the answer's text carries what was found).
+        if req.web_search {
+            tools.push(json!({"type": WEB_SEARCH_TOOL, "name": "web_search", "max_uses": WEB_SEARCH_MAX_USES}));
+        }
+        body["tools"] = Value::Array(tools);
         if req.tool_choice == crate::ToolChoice::Required {
             body["tool_choice"] = json!({"type": "any"});
         }
@@ -428,6 +440,7 @@ mod tests {
             max_tokens: None,
             temperature: None,
             effort: None,
+            web_search: false,
         };
         let body = body(&req);
         let m = body["messages"].as_array().unwrap();
@@ -569,6 +582,7 @@ mod tests {
             max_tokens: None,
             temperature: None,
             effort: None,
+            web_search: false,
         };
         let b = body(&req);
         assert_eq!(b["system"], "be brief");
@@ -633,6 +647,7 @@ mod tests {
             max_tokens: None,
             temperature: None,
             effort: Some(Effort::High),
+            web_search: false,
         };
         // A tool loop whose last answer came with signed thinking: on, and the thinking
         // goes back first in that answer.
@@ -678,6 +693,7 @@ mod tests {
         // Without an effort, a replay block is not sent.
         let plain = body_of(Request {
             effort: None,
+            web_search: false,
             ..req(
                 vec![
                     Message::user("go"),
@@ -705,6 +721,7 @@ mod tests {
             max_tokens: None,
             temperature: None,
             effort: None,
+            web_search: false,
         };
         let content = body(&req)["messages"][0]["content"].clone();
         assert_eq!(content.as_array().unwrap().len(), 1, "{content}");

@@ -320,6 +320,7 @@ mod tests {
             max_tokens: None,
             temperature: None,
             effort: None,
+            web_search: false,
         };
         let body = body(&req);
         let m = body["messages"].as_array().unwrap();
@@ -417,6 +418,7 @@ mod tests {
             max_tokens: None,
             temperature: None,
             effort: Some(crate::effort::Effort::High),
+            web_search: false,
         };
         assert_eq!(body(&req("qwen3:8b"))["think"], true);
         assert_eq!(body(&req("gpt-oss:20b"))["think"], "high");

@@ -359,6 +359,7 @@ mod tests {
             max_tokens: None,
             temperature: None,
             effort: None,
+            web_search: false,
         };
         let body = body(&req);
         let m = body["messages"].as_array().unwrap();
@@ -579,6 +580,7 @@ mod tests {
             max_tokens: None,
             temperature: None,
             effort: None,
+            web_search: false,
         };
         let b = body(&req);
         assert_eq!(b["tool_choice"], "required");
@@ -602,10 +604,12 @@ mod tests {
             max_tokens: None,
             temperature: None,
             effort: Some(crate::effort::Effort::Low),
+            web_search: false,
         };
         assert_eq!(body(&req)["reasoning_effort"], "low");
         let none = Request {
             effort: None,
+            web_search: false,
             ..req
         };
         assert!(body(&none).get("reasoning_effort").is_none());

@@ -28,6 +28,14 @@ impl ProviderKind {
         }
     }
 
+    /// Whether the provider searches the web by itself when a request asks
+    /// (`Request::web_search`): Anthropic's web search tool runs on Anthropic's side. An
+    /// OpenAI-compatible server's search comes only with its search models, which take no
+    /// tools, so Skald's chats there use a search API (docs/web.md).
+    pub fn searches_by_itself(self) -> bool {
+        self == ProviderKind::Anthropic
+    }
+
     pub fn label(self) -> &'static str {
         match self {
             ProviderKind::OpenAi => "openai",

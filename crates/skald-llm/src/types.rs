@@ -148,6 +148,10 @@ pub struct Request {
     /// How hard a model that reasons thinks (`crate::effort`); its default when unset.
     #[serde(default)]
     pub effort: Option<crate::effort::Effort>,
+    /// Offer the provider's own web search (Anthropic's server tool) besides `tools`; a
+    /// provider without one ignores it (`searches_by_itself`).
+    #[serde(default)]
+    pub web_search: bool,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -39,6 +39,7 @@ fn request(text: &str) -> Request {
         max_tokens: Some(24),
         temperature: None,
         effort: None,
+        web_search: false,
     }
 }
 

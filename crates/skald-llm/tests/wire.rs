@@ -17,6 +17,7 @@ fn request() -> Request {
         max_tokens: None,
         temperature: None,
         effort: None,
+        web_search: false,
     }
 }
 

@@ -90,6 +90,7 @@ pub fn answer(a: InboxAnswer) -> Result<Answer, String> {
                 working_dir: rule.working_dir.filter(|p| !p.is_empty()),
                 note: rule.note,
                 network: rule.network,
+                domain_pattern: rule.domain_pattern.filter(|p| !p.trim().is_empty()),
             },
         },
     })

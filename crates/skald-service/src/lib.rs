@@ -553,7 +553,16 @@ impl Service {
                     enabled,
                 )?,
             }),
-            Command::Settings => self.settings(),
+            Command::Settings => self.settings().await,
+            Command::SetWeb {
+                search,
+                search_url,
+                provider_search,
+                timeout_secs,
+            } => {
+                self.set_web(search, search_url, provider_search, timeout_secs)
+                    .await
+            }
             Command::SetCompactAt { percent } => self.set_compact_at(percent),
             Command::SetDailyBudget { usd } => self.set_daily_budget(usd),
             Command::SetAtOnce { count } => self.set_at_once(count),

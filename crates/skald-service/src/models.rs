@@ -303,6 +303,7 @@ impl Service {
             max_tokens: Some(8),
             temperature: None,
             effort: None,
+            web_search: false,
         };
         let first = tokio::time::timeout(TEST_MODEL_TIMEOUT, async {
             use futures::StreamExt;

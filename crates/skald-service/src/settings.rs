@@ -65,7 +65,8 @@ impl Service {
         Ok(Reply::RemoveSecret)
     }
 
-    pub(crate) fn settings(&self) -> Result<Reply, ServiceError> {
+    pub(crate) async fn settings(&self) -> Result<Reply, ServiceError> {
+        let web = self.web_settings().await;
         let engine = self.sessions.engine();
         let today_cost_usd = self
             .store
@@ -84,6 +85,82 @@ impl Service {
             at_once: u32::try_from(engine.slots.limit()).unwrap_or(u32::MAX),
             today_cost_usd,
             rate_limits: engine.limits.rate_limits(),
+            web,
+        })
+    }
+
+    /// `[web]` as the engine uses it, with doctor's word on web search. Whether the key
+    /// is stored is asked of the keyring off the async workers.
+    async fn web_settings(&self) -> skald_api::protocol::WebSettings {
+        let web = self.sessions.engine().web();
+        let key_stored = match self.secrets() {
+            Ok(secrets) => blocking(move || {
+                secrets
+                    .get(skald_core::config::WEB_SEARCH_KEY)
+                    .map(|v| v.is_some())
+            })
+            .await
+            .unwrap_or(false),
+            Err(_) => false,
+        };
+        let check = skald_core::doctor::web_search_status(&web, key_stored);
+        skald_api::protocol::WebSettings {
+            search: web.search.clone(),
+            search_url: web.search_url.clone(),
+            provider_search: web.provider_search,
+            timeout_secs: web.timeout_secs,
+            key_stored,
+            ready: check.status == skald_core::doctor::CheckStatus::Ok,
+            status: check.detail,
+            hint: check.hint,
+        }
+    }
+
+    /// Writes `[web]` and has the engine's chats use it from their next call. A setting
+    /// that would not work (an unknown search, SearXNG without its address) is refused
+    /// before anything is written.
+    pub(crate) async fn set_web(
+        &self,
+        search: String,
+        search_url: String,
+        provider_search: bool,
+        timeout_secs: u64,
+    ) -> Result<Reply, ServiceError> {
+        let search = search.trim().to_ascii_lowercase();
+        let search_url = search_url.trim().to_string();
+        if !(1..=600).contains(&timeout_secs) {
+            return Err(invalid(format!(
+                "a fetch's timeout is 1 to 600 seconds, not {timeout_secs}"
+            )));
+        }
+        let mut web = self.sessions.engine().web();
+        web.search = search.clone();
+        web.search_url = search_url.clone();
+        web.provider_search = provider_search;
+        web.timeout_secs = timeout_secs;
+        web.search_api().map_err(invalid)?;
+        if !search_url.is_empty() {
+            skald_web::parse_url(&search_url).map_err(|e| invalid(e.to_string()))?;
+        }
+        let text = |s: String| (!s.is_empty()).then(|| s.into());
+        let config = skald_core::config::set_values(
+            &self.data_dir.config_path(),
+            "web",
+            vec![
+                ("search", text(search)),
+                ("search_url", text(search_url)),
+                ("provider_search", Some(provider_search.into())),
+                (
+                    "timeout_secs",
+                    Some(i64::try_from(timeout_secs).unwrap_or(30).into()),
+                ),
+            ],
+        )
+        .map_err(|e| invalid(e.to_string()))?;
+        self.sessions.engine().set_web(config.web.clone());
+        *lock(&self.config) = config;
+        Ok(Reply::SetWeb {
+            web: self.web_settings().await,
         })
     }
 

@@ -33,6 +33,7 @@ const STEPS: &[M<'static>] = &[
     M::up(include_str!("../migrations/0023_turns.sql")),
     M::up(include_str!("../migrations/0024_trials.sql")),
     M::up(include_str!("../migrations/0025_job_worktrees.sql")),
+    M::up(include_str!("../migrations/0026_rule_domains.sql")),
 ];
 
 /// Every migration, in order.

@@ -20,10 +20,12 @@ pub struct NewRule {
     pub note: String,
     /// An allow rule for commands: they run sandboxed with the network.
     pub network: bool,
+    /// For the web tools: the host the rule is about (`skald_web::hosts`).
+    pub domain_pattern: Option<String>,
 }
 
 const COLUMNS: &str = "id, group_name, tool_pattern, path_pattern, command_pattern, agent_id, \
-                       working_dir, action, priority, note, network";
+                       working_dir, action, priority, note, network, domain_pattern";
 
 fn from_row(r: &Row<'_>) -> rusqlite::Result<(Rule, String)> {
     Ok((
@@ -39,6 +41,7 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<(Rule, String)> {
             priority: r.get(8)?,
             note: r.get(9)?,
             network: r.get(10)?,
+            domain_pattern: r.get(11)?,
         },
         r.get(7)?,
     ))
@@ -98,8 +101,8 @@ impl Store {
         tx.execute(
             "INSERT INTO approval_rules (group_name, tool_pattern, path_pattern, command_pattern,
                                          agent_id, working_dir, action, priority, note, created_at,
-                                         network)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                                         network, domain_pattern)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
             params![
                 r.group_name,
                 r.tool_pattern,
@@ -111,7 +114,8 @@ impl Store {
                 r.priority,
                 r.note,
                 now_ms(),
-                r.network
+                r.network,
+                r.domain_pattern
             ],
         )?;
         let id = tx.last_insert_rowid();

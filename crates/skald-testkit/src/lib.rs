@@ -15,6 +15,7 @@
 
 pub mod hub;
 pub mod terminal;
+pub mod web;
 
 /// A temporary folder that a sandboxed command sees as it is, for a test about what the
 /// sandbox lets it do *there*: not in `/tmp` or `/var/tmp`, which each command sees as

@@ -1,4 +1,4 @@
-//! Skald's built-in tools that act on the user's files and shell, one file per tool, named
+//! Skald's built-in tools that act on the user's files, shell and the web, one file per tool, named
 //! after it; the engine's registry lists them with its own tools (skald-core `tools`).
 //! Paths resolve against the run's working directory (`fs::resolve`); file I/O runs on the
 //! blocking pool so a large file never stalls the engine's event loop, and a stopped call
@@ -34,6 +34,8 @@ macro_rules! file_tools {
             get_ast_outline::GetAstOutline,
             execute_cmd::ExecuteCmd,
             check_process::CheckProcess,
+            web_fetch::WebFetch,
+            web_search::WebSearch,
         }
     };
 }

@@ -30,5 +30,6 @@ mod plan;
 mod sandbox;
 mod sandbox_edges;
 mod serve;
+mod web;
 mod worktree_edges;
 mod worktrees;

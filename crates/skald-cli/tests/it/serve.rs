@@ -2858,3 +2858,66 @@ fn best_of_two_gives_one_prompt_to_two_models_in_their_own_worktrees() {
     // The next trial of the folder is another.
     assert!(!top.path().join("data-worktrees/essay-try1-a").exists());
 }
+
+/// Settings → Web: `[web]` read with doctor's word on it, refused when it would not
+/// work, written, and used by the chats from their next call without a restart.
+#[test]
+fn web_settings_are_shown_checked_written_and_used_at_once() {
+    use skald_testkit::web::{Route, WebSite};
+    let data = tempfile::tempdir().unwrap();
+    let data = data.path();
+    let dir = tempfile::tempdir().unwrap();
+    let site = WebSite::new(vec![(
+        "/searx/search",
+        Route::ok("application/json", r#"{"results":[]}"#),
+    )]);
+    let model = ScriptedServer::new(vec![answer("One."), answer("Two.")]);
+    let s = serve(data, dir.path(), Some(&model));
+    let mut ws = s.ws();
+    let settings = ws.call(json!({"cmd": "settings"})).unwrap();
+    assert_eq!(settings["web"]["search"], "");
+    assert_eq!(settings["web"]["ready"], false);
+    assert!(
+        settings["web"]["hint"]
+            .as_str()
+            .unwrap()
+            .contains("searxng"),
+        "{settings}"
+    );
+    let set = |search: &str, url: &str, secs: u64| json!({"cmd": "set_web", "search": search, "search_url": url, "provider_search": true, "timeout_secs": secs});
+    for (cmd, e) in [
+        (set("searxng", "", 30), "needs search_url"),
+        (set("google", "", 30), "not one of"),
+        (set("searxng", "not a url", 30), "bad URL"),
+        (set("searxng", &site.url("/searx"), 0), "1 to 600"),
+    ] {
+        let err = ws.call(cmd).unwrap_err();
+        assert!(err.contains(e), "{err}");
+    }
+    let id = new_chat(&mut ws);
+    ws.call(json!({"cmd": "send_message", "session_id": id, "text": "One?"}))
+        .unwrap();
+    ws.event(|e| e["type"] == "done");
+    let first: Vec<String> = crate::common::offered(&model, 0);
+    assert!(!first.iter().any(|t| t == "web_search"), "{first:?}");
+
+    let reply = ws.call(set("searxng", &site.url("/searx"), 20)).unwrap();
+    assert_eq!(reply["web"]["ready"], true, "{reply}");
+    assert!(
+        reply["web"]["status"]
+            .as_str()
+            .unwrap()
+            .starts_with("searxng at"),
+        "{reply}"
+    );
+    let config = std::fs::read_to_string(data.join("config.toml")).unwrap();
+    assert!(
+        config.contains("search = \"searxng\"") && config.contains("timeout_secs = 20"),
+        "{config}"
+    );
+    ws.call(json!({"cmd": "send_message", "session_id": id, "text": "Two?"}))
+        .unwrap();
+    ws.event(|e| e["type"] == "done" && e.to_string().contains("Two."));
+    let second = crate::common::offered(&model, 1);
+    assert!(second.iter().any(|t| t == "web_search"), "{second:?}");
+}

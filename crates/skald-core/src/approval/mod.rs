@@ -9,6 +9,7 @@ mod bypass;
 pub mod command;
 mod preview;
 mod propose;
+pub mod web;
 
 pub use bypass::{BypassScope, Bypasses, CategoryOf};
 pub use preview::write_preview;
@@ -263,6 +264,8 @@ fn tool_matches(pattern: &str, tool: &str) -> bool {
         "@fs_read" => reads_files(tool),
         "@fs_write" => writes_files(tool),
         "@fs_any" => file_access(tool).is_some(),
+        "@web" => skald_tools::tool_named(tool)
+            .is_some_and(|t| t.category() == skald_api::ToolCategory::Web),
         p => match p.strip_suffix('*') {
             Some(prefix) => tool.starts_with(prefix),
             None => p == tool,
@@ -419,6 +422,11 @@ fn rule_matches_at(
             Some(path) if path_matches(&target, path) => {}
             _ => return false,
         }
+    }
+    if let Some(pattern) = &rule.domain_pattern
+        && !web::domain_matches(pattern, tool, args)
+    {
+        return false;
     }
     if let Some(pattern) = &rule.command_pattern {
         let command = args.get("command").and_then(Value::as_str);

@@ -35,6 +35,7 @@ impl RuleSpecExt for RuleSpec {
             priority: ALWAYS_PRIORITY,
             note: self.note.clone(),
             network: self.network,
+            domain_pattern: self.domain_pattern.clone(),
         }
     }
 
@@ -51,15 +52,19 @@ impl RuleSpecExt for RuleSpec {
             priority: ALWAYS_PRIORITY,
             note: self.note.clone(),
             network: self.network,
+            domain_pattern: self.domain_pattern.clone(),
         }
     }
 }
 
 /// The rule "always allow" proposes for a call — general enough to matter, narrow enough
 /// to be safe: a command's leading words (`cargo test`), a write's smallest sensible
-/// folder, an MCP tool itself; scoped to this working directory so it does not leak into
-/// other projects.
+/// folder, a fetch's host, an MCP tool itself; scoped to this working directory so it does
+/// not leak into other projects.
 pub fn propose_rule(ctx: &RunContext, tool: &str, args: &Value) -> RuleSpec {
+    let domain_pattern = (tool == tn::WEB_FETCH)
+        .then(|| super::web::proposed_domain(args))
+        .flatten();
     let (tool_pattern, path_pattern, command_pattern) = if tool == tn::EXECUTE_CMD {
         let cmd = args.get("command").and_then(Value::as_str).unwrap_or("");
         (tool.to_string(), None, command::proposed_pattern(cmd))
@@ -105,6 +110,7 @@ pub fn propose_rule(ctx: &RunContext, tool: &str, args: &Value) -> RuleSpec {
                 skald_tools::execute_cmd::SandboxGrant::from_args(args),
                 Ok(Some(g)) if g.network && !g.unsandboxed
             ),
+        domain_pattern,
     }
 }
 
@@ -117,6 +123,10 @@ pub fn rule_reach(spec: &RuleSpec) -> String {
         None => "in every folder".to_string(),
     };
     let what = match (&spec.command_pattern, &spec.path_pattern) {
+        _ if spec.domain_pattern.is_some() => super::web::domain_reach(
+            &spec.tool_pattern,
+            spec.domain_pattern.as_deref().unwrap_or(""),
+        ),
         (Some(c), _) => format!(
             "every command that starts with `{c}`, whatever arguments follow (for \
              example `{c} --help` or `{c} <other files>`), on its own or chained with \

@@ -1011,6 +1011,7 @@ fn writes_git_or_skald_act_on_later_always_ask_and_never_in_a_worktree() {
             priority: 1,
             note: String::new(),
             network: false,
+            domain_pattern: None,
         })
         .unwrap();
     let write = |ctx: &RunContext, path: &str| {
@@ -1048,4 +1049,144 @@ fn writes_git_or_skald_act_on_later_always_ask_and_never_in_a_worktree() {
     ctx.worktree_source = Some(PathBuf::from("/somewhere/else"));
     assert_eq!(write(&ctx, ".git/config"), RuleAction::Deny);
     assert_eq!(write(&ctx, "notes.txt"), RuleAction::Allow);
+}
+
+fn web_rule(store: &Store, domain: &str, action: RuleAction) {
+    store
+        .add_rule(&NewRule {
+            group_name: "default".into(),
+            tool_pattern: tn::WEB_FETCH.into(),
+            action: Some(action),
+            priority: ALWAYS_PRIORITY,
+            domain_pattern: Some(domain.into()),
+            ..NewRule::default()
+        })
+        .unwrap();
+}
+
+#[test]
+fn a_fetch_asks_unless_a_rule_names_its_host_and_a_deny_for_a_host_wins() {
+    let (store, _d, ctx) = setup();
+    let fetch = |url: &str| action(&store, &ctx, tn::WEB_FETCH, json!({ "url": url }));
+    assert_eq!(fetch("https://docs.rs/serde"), RuleAction::Require);
+    web_rule(&store, "docs.rs", RuleAction::Allow);
+    web_rule(&store, "*.python.org", RuleAction::Allow);
+    web_rule(&store, "evil.docs.rs", RuleAction::Deny);
+    assert_eq!(fetch("https://docs.rs/serde"), RuleAction::Allow);
+    assert_eq!(fetch("http://DOCS.RS:8080/x"), RuleAction::Allow);
+    assert_eq!(fetch("https://docs.python.org/3/"), RuleAction::Allow);
+    // Neighbours of the allowed hosts still ask.
+    for url in [
+        "https://docs.rs.attacker.com/",
+        "https://notdocs.rs/",
+        "https://python.org/",
+        "https://user@docs.rs/",
+        "ftp://docs.rs/",
+        "not a url",
+    ] {
+        assert_eq!(fetch(url), RuleAction::Require, "{url}");
+    }
+    assert_eq!(fetch("https://evil.docs.rs/"), RuleAction::Deny);
+    // A host rule is about web_fetch's URL: it never matches another tool's call.
+    assert_eq!(
+        action(
+            &store,
+            &ctx,
+            tn::READ_FILE,
+            json!({"path": "/etc/passwd", "url": "https://docs.rs"})
+        ),
+        RuleAction::Require
+    );
+}
+
+#[test]
+fn only_allow_rules_without_a_wildcard_name_hosts_for_private_addresses() {
+    let (store, _d, ctx) = setup();
+    web_rule(&store, "127.0.0.1:8080", RuleAction::Allow);
+    web_rule(&store, "*.corp", RuleAction::Allow);
+    web_rule(&store, "10.0.0.5", RuleAction::Deny);
+    web_rule(&store, "wiki.corp", RuleAction::Require);
+    assert_eq!(
+        web::named_hosts(&store, &ctx, tn::WEB_FETCH),
+        ["127.0.0.1:8080"]
+    );
+    // Another folder's rule names nothing here.
+    store
+        .add_rule(&NewRule {
+            group_name: "default".into(),
+            tool_pattern: tn::WEB_FETCH.into(),
+            action: Some(RuleAction::Allow),
+            priority: ALWAYS_PRIORITY,
+            domain_pattern: Some("intranet".into()),
+            working_dir: Some("/somewhere/else".into()),
+            ..NewRule::default()
+        })
+        .unwrap();
+    assert_eq!(
+        web::named_hosts(&store, &ctx, tn::WEB_FETCH),
+        ["127.0.0.1:8080"]
+    );
+}
+
+#[test]
+fn always_allow_proposes_the_fetched_host_and_its_port_when_local() {
+    let (store, _d, ctx) = setup();
+    let propose = |url: &str| propose_rule(&ctx, tn::WEB_FETCH, &json!({ "url": url }));
+    let spec = propose("https://docs.rs/serde/latest/serde/");
+    assert_eq!(spec.tool_pattern, tn::WEB_FETCH);
+    assert_eq!(spec.domain_pattern.as_deref(), Some("docs.rs"));
+    assert_eq!(spec.path_pattern, None);
+    assert!(
+        rule_reach(&spec).contains("any page on docs.rs"),
+        "{}",
+        rule_reach(&spec)
+    );
+    assert_eq!(
+        propose("https://example.com:8443/")
+            .domain_pattern
+            .as_deref(),
+        Some("example.com:8443")
+    );
+    assert_eq!(
+        propose("http://localhost/").domain_pattern.as_deref(),
+        Some("localhost:80")
+    );
+    assert_eq!(
+        propose("http://192.168.1.1/admin")
+            .domain_pattern
+            .as_deref(),
+        Some("192.168.1.1:80")
+    );
+    assert_eq!(
+        propose("http://[::1]:3000/").domain_pattern.as_deref(),
+        Some("[::1]:3000")
+    );
+    // Stored, the proposal allows that host and nothing beside it.
+    store.add_rule(&spec.to_new_rule()).unwrap();
+    assert_eq!(
+        action(
+            &store,
+            &ctx,
+            tn::WEB_FETCH,
+            json!({"url": "https://docs.rs/x"})
+        ),
+        RuleAction::Allow
+    );
+    assert_eq!(
+        action(
+            &store,
+            &ctx,
+            tn::WEB_FETCH,
+            json!({"url": "https://crates.io/"})
+        ),
+        RuleAction::Require
+    );
+}
+
+#[test]
+fn the_web_group_names_the_web_tools() {
+    assert!(tool_matches("@web", tn::WEB_FETCH));
+    assert!(tool_matches("@web", tn::WEB_SEARCH));
+    assert!(!tool_matches("@web", tn::READ_FILE));
+    assert!(!tool_matches("@web", tn::EXECUTE_CMD));
 }

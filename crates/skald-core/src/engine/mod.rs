@@ -82,6 +82,8 @@ pub struct TurnSettings {
     pub daily_usd: Option<f64>,
     /// config.toml `[agent] at_once`.
     pub at_once: usize,
+    /// config.toml `[web]`: the web tools (docs/web.md).
+    pub web: crate::config::WebConfig,
 }
 
 impl TurnSettings {
@@ -106,6 +108,7 @@ impl TurnSettings {
             prices: config.models.prices.clone(),
             daily_usd: config.budget.daily_usd,
             at_once: config.agent.at_once,
+            web: config.web.clone(),
         }
     }
 }
@@ -161,6 +164,8 @@ pub struct Engine {
     /// the keys and providers of whoever hosts the engine (docs/models.md, "A model per
     /// chat"); without one, a chat's own model cannot be used.
     model_resolver: Mutex<Option<ModelResolver>>,
+    /// config.toml `[web]` as it is now: Settings changes it while the engine runs.
+    web: Mutex<crate::config::WebConfig>,
 }
 
 /// See `Engine::set_model_resolver`.
@@ -176,6 +181,7 @@ impl Engine {
         sink: Sink,
     ) -> Arc<Engine> {
         let inbox = Inbox::new();
+        let web = settings.web.clone();
         let active = Arc::new(Mutex::new(HashMap::new()));
         let redactor = Arc::new(Mutex::new(skald_secrets::Redactor::default()));
         let withheld = Arc::new(crate::withheld::Withheld::default());
@@ -252,6 +258,7 @@ impl Engine {
             started: Mutex::new(std::collections::HashSet::new()),
             editors: Mutex::new(HashMap::new()),
             model_resolver: Mutex::new(None),
+            web: Mutex::new(web),
         });
         // The MCP host answers servers' sampling requests with the engine's models; a weak
         // handle, so the engine's servers do not keep it alive.
@@ -313,6 +320,16 @@ impl Engine {
         Ok(())
     }
 
+    /// config.toml `[web]` as it is now (docs/web.md).
+    pub fn web(&self) -> crate::config::WebConfig {
+        lock(&self.web).clone()
+    }
+
+    /// Has the engine's chats use `web` from their next call.
+    pub fn set_web(&self, web: crate::config::WebConfig) {
+        *lock(&self.web) = web;
+    }
+
     pub fn secrets(&self) -> Option<Arc<skald_secrets::Secrets>> {
         lock(&self.secrets).clone()
     }
@@ -356,6 +373,7 @@ impl Engine {
             max_tokens: Some(request.max_tokens.clamp(1, 16_384)),
             temperature: None,
             effort: None,
+            web_search: false,
         };
         let answer = async {
             match model.provider.stream(&call).await {

@@ -313,6 +313,7 @@ mod tests {
             images: false,
             delegation: false,
             plan: false,
+            web_search: false,
         });
         assert!(chat.contains(&tn::READ_AGENT_RESULT.to_string()));
         assert!(chat.contains(&tn::READ_NOTIFICATION.to_string()));
@@ -325,6 +326,7 @@ mod tests {
             images: false,
             delegation: false,
             plan: false,
+            web_search: false,
         });
         assert!(bg.contains(&tn::NOTIFY.to_string()));
         assert!(!bg.contains(&tn::READ_NOTIFICATION.to_string()));
@@ -336,6 +338,7 @@ mod tests {
             images: true,
             delegation: false,
             plan: false,
+            web_search: false,
         });
         assert!(!sub.contains(&tn::ASK_USER_CLARIFICATION.to_string()));
         assert!(!sub.contains(&tn::READ_AGENT_RESULT.to_string()));

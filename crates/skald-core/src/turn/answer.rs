@@ -71,10 +71,27 @@ pub(super) async fn answer(
                 )))
             })?;
         }
+        // Where the provider searches by itself and the person chose its search, its own
+        // search is offered instead of Skald's web_search (docs/web.md, "Search").
+        let native_search = model.provider.kind.searches_by_itself()
+            && env.engine.is_some_and(|e| e.web().uses_provider_search())
+            // A rule that denies web_search outright turns the provider's off too.
+            && !crate::approval::hidden_tools(
+                env.store,
+                &env.cfg.run,
+                [skald_api::tool_names::WEB_SEARCH],
+            )
+            .iter()
+            .any(|t| t == skald_api::tool_names::WEB_SEARCH);
+        let mut offered = offer::fit_to_model(model, tools, env.registry);
+        if native_search {
+            offered.retain(|t| t.name != skald_api::tool_names::WEB_SEARCH);
+        }
         let request = Request {
             model: model.model.clone(),
             messages,
-            tools: offer::fit_to_model(model, tools, env.registry),
+            tools: offered,
+            web_search: native_search,
             tool_choice,
             max_tokens: None,
             temperature: None,

@@ -748,7 +748,19 @@ async fn run_tool(
         .first()
         .filter(|m| env.models.sees_images(m))
         .map(|_| skald_api::ImageSink::default());
+    let web = is_web_tool(&call.name).then(|| {
+        let settings = env.engine.map(|e| e.web()).unwrap_or_default();
+        let secrets = env.engine.and_then(|e| e.secrets());
+        approval::web::web_access(
+            env.store,
+            &env.cfg.run,
+            &call.name,
+            &settings,
+            secrets.as_deref(),
+        )
+    });
     let outcome = ToolScope::new(&env.cfg.run.working_dir)
+        .with_web(web.unwrap_or_default())
         .with_excluded(approval::denied_paths(env.store, &env.cfg.run, &call.name))
         .with_checked_path(checked)
         .with_hidden_env(env.cfg.run.hidden_env.clone())
@@ -806,4 +818,13 @@ async fn run_mcp(
         Err(skald_mcp::McpError::Cancelled) => ExecutionOutcome::Cancelled,
         Err(e) => ExecutionOutcome::Failed(e.to_string()),
     }
+}
+
+/// Whether `tool` reaches the web, so its call gets the person's `[web]` settings and the
+/// hosts their rules name (and, for a search API, its key).
+fn is_web_tool(tool: &str) -> bool {
+    matches!(
+        tool,
+        skald_api::tool_names::WEB_FETCH | skald_api::tool_names::WEB_SEARCH
+    )
 }

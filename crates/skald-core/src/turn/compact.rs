@@ -198,6 +198,7 @@ async fn compact(
         max_tokens: Some(2048),
         temperature: None,
         effort: None,
+        web_search: false,
     };
     let summarise = async {
         match model.provider.stream(&request).await {

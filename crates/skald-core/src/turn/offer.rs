@@ -113,6 +113,9 @@ pub(super) fn audience(env: &TurnEnv<'_>, config: bool) -> Audience {
             .is_some_and(|e| e.plugins.images.provider().is_some()),
         delegation: env.library.is_some(),
         plan: env.cfg.run.is_planning(),
+        web_search: env
+            .engine
+            .is_some_and(|e| matches!(e.web().search_api(), Ok(Some(_)))),
     }
 }
 
