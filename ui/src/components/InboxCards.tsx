@@ -3,7 +3,7 @@
 // elicitation forms. The chat and the Inbox screen render the
 // very same components so an item looks and behaves the same in both places.
 
-import { useEffect, useMemo, useRef, useState } from "react";
+import { useEffect, useId, useMemo, useRef, useState } from "react";
 import type { InboxAnswer, InboxEntry, InboxKind, RuleDraft } from "../protocol";
 import { useApp, useTransport } from "../app/context";
 import { unifiedDiff } from "../lib/diff";
@@ -333,6 +333,7 @@ function RuleEditor({ entry, busy, onCancel, onSave }: { entry: EntryOf<"approva
   const [reach, setReach] = useState<string | null>(null);
   const [proposed, setProposed] = useState<RuleDraft | null>(null);
   const [error, setError] = useState<string | null>(null);
+  const hostHint = useId();
   useEffect(() => {
     let live = true;
     t.call({ cmd: "propose_rule", inbox_id: entry.id }).then(
@@ -351,10 +352,12 @@ function RuleEditor({ entry, busy, onCancel, onSave }: { entry: EntryOf<"approva
   }, [t, entry.id]);
   if (error) return <div className="error-text" role="alert">Could not propose a rule: {error}</div>;
   if (!rule) return <div className="muted small">Proposing a rule…</div>;
-  const field = (key: "tool_pattern" | "path_pattern" | "command_pattern" | "working_dir" | "note", label: string, optional: boolean) => (
+  const field = (key: "tool_pattern" | "path_pattern" | "command_pattern" | "domain_pattern" | "working_dir" | "note", label: string, optional: boolean, describedBy?: string) => (
     <label className="field">
       <span>{label}</span>
       <input
+        data-testid={`rule-${key}`}
+        aria-describedby={describedBy}
         value={rule[key] ?? ""}
         placeholder={optional ? "any" : ""}
         onChange={(e) => {
@@ -369,7 +372,7 @@ function RuleEditor({ entry, busy, onCancel, onSave }: { entry: EntryOf<"approva
       className="rule-editor"
       onSubmit={(e) => {
         e.preventDefault();
-        onSave(rule);
+        onSave(rule.domain_pattern == null ? rule : { ...rule, domain_pattern: rule.domain_pattern.trim() || null });
       }}
     >
       <div className="small">
@@ -384,6 +387,16 @@ function RuleEditor({ entry, busy, onCancel, onSave }: { entry: EntryOf<"approva
       {field("tool_pattern", "Tool", false)}
       {field("path_pattern", "Path pattern", true)}
       {field("command_pattern", "Command pattern", true)}
+      {/* The web tools' rules are about a host (docs/web.md, "Approval"). */}
+      {(proposed?.domain_pattern != null || rule.domain_pattern != null) && (
+        <>
+          {field("domain_pattern", "Host", true, hostHint)}
+          <div className="small muted" id={hostHint}>
+            A host (<code>docs.rs</code>), any host below a domain (<code>*.python.org</code>), either with a port (<code>localhost:3000</code>). A host named
+            without <code>*</code> may be reached at a local address too.
+          </div>
+        </>
+      )}
       {field("working_dir", "Working folder", true)}
       {rule.tool_pattern === "execute_cmd" && (
         <label className="row small" data-testid="rule-network">

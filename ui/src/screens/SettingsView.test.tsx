@@ -10,7 +10,7 @@ import { createRoot, type Root } from "react-dom/client";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { AppContext, TransportContext } from "../app/context";
 import { fakeApp } from "../test/fakeApp";
-import type { Command, McpServerInfo, RateLimitInfo, SessionInfo, TexStatus } from "../protocol";
+import type { Command, McpServerInfo, RateLimitInfo, RuleInfo, SessionInfo, TexStatus, WebSettings } from "../protocol";
 import { ServerError } from "../transport";
 import { FakeTransport } from "../test/fakeTransport";
 import { settle } from "../test/settle";
@@ -19,8 +19,29 @@ import { SettingsView } from "./SettingsView";
 const ONLINE = "tectonic's online bundle, fetched and cached on the first build, which needs the network";
 const BUNDLE = "/home/me/.local/share/skald/tex/bundle.zip";
 
+const HOW_TO_SET_UP =
+  'Set `[web] search = "searxng"` with `search_url` (a SearXNG instance with its JSON format on), or `"brave"` or `"tavily"` with the key stored by `skald secrets set WEB_SEARCH_KEY`, in config.toml (or in Settings → Web)';
+const ENDPOINTS: Record<string, string> = { brave: "https://api.search.brave.com/res/v1/web/search", tavily: "https://api.tavily.com/search" };
+
+/** config.toml's `[web]` as `settings` and `set_web` say it, as skald_core::doctor::web_search_status judges it. */
+function webSettings(c: { search: string; search_url: string; provider_search: boolean; timeout_secs: number }, keyStored: boolean): WebSettings {
+  const base = { ...c, key_stored: keyStored };
+  const anthropic = "chats on Anthropic use Anthropic's own search";
+  if (c.search === "") return { ...base, ready: false, status: "off", hint: HOW_TO_SET_UP };
+  if (c.search === "provider") return { ...base, ready: true, status: `${anthropic}; on other providers there is none (set a search API for them)`, hint: null };
+  if (!["searxng", "brave", "tavily"].includes(c.search))
+    return { ...base, ready: false, status: `[web] search = "${c.search}" is not one of provider, searxng, brave, tavily`, hint: "fix [web] in config.toml (docs/web.md)" };
+  if (c.search !== "searxng" && !keyStored) return { ...base, ready: false, status: `${c.search} is set but its key is not stored`, hint: "skald secrets set WEB_SEARCH_KEY" };
+  const endpoint = c.search_url || ENDPOINTS[c.search]!;
+  return { ...base, ready: true, status: `${c.search} at ${endpoint}${c.provider_search ? `; ${anthropic}` : ""}`, hint: null };
+}
+
 /** Answers Settings' commands; `build_tex_bundle` waits until the test finishes it. */
 class FakeServer extends FakeTransport {
+  /** config.toml's `[web]`, and the secrets stored. */
+  web = { search: "", search_url: "", provider_search: true, timeout_secs: 30 };
+  secrets = new Set<string>();
+  rules: RuleInfo[] = [];
   tex: TexStatus;
   private build: { resolve: () => void; reject: (e: Error) => void } | null = null;
   mcpServers: McpServerInfo[] = [];
@@ -54,7 +75,25 @@ class FakeServer extends FakeTransport {
           today_cost_usd: this.today,
           at_once: this.atOnce,
           rate_limits: this.rateLimits,
+          web: webSettings(this.web, this.secrets.has("WEB_SEARCH_KEY")),
         };
+      // As crates/skald-service/src/settings.rs checks it.
+      case "set_web": {
+        const search = c.search.trim().toLowerCase();
+        const url = c.search_url.trim();
+        if (!(c.timeout_secs >= 1 && c.timeout_secs <= 600)) throw new ServerError(`a fetch's timeout is 1 to 600 seconds, not ${c.timeout_secs}`);
+        if (search !== "" && !["provider", "searxng", "brave", "tavily"].includes(search))
+          throw new ServerError(`[web] search = "${search}" is not one of provider, searxng, brave, tavily`);
+        if (search === "searxng" && url === "") throw new ServerError(`[web] search = "searxng" needs search_url (the instance's address)`);
+        if (url !== "" && !/^https?:\/\/[^\s/]+/.test(url)) throw new ServerError(`bad URL ${url}: relative URL without a base`);
+        if (this.configRefusal) throw new ServerError(this.configRefusal);
+        this.web = { search, search_url: url, provider_search: c.provider_search, timeout_secs: c.timeout_secs };
+        return { cmd: c.cmd, web: webSettings(this.web, this.secrets.has("WEB_SEARCH_KEY")) };
+      }
+      case "set_secret":
+        if (this.configRefusal) throw new ServerError(this.configRefusal);
+        this.secrets.add(c.name);
+        return { cmd: c.cmd };
       // As crates/skald-service/src/settings.rs checks them.
       case "set_compact_at":
         if (c.percent > 100) throw new ServerError(`compact_at is a percent of the model's window, 0 to 100, not ${c.percent}`);
@@ -86,9 +125,9 @@ class FakeServer extends FakeTransport {
           };
         });
       case "list_rules":
-        return { cmd: c.cmd, rules: [] };
+        return { cmd: c.cmd, rules: this.rules };
       case "list_secrets":
-        return { cmd: c.cmd, names: [], store: "the OS keyring" };
+        return { cmd: c.cmd, names: [...this.secrets], store: "the OS keyring" };
       case "list_plugins":
         return { cmd: c.cmd, plugins: [] };
       case "build_tex_bundle":
@@ -619,5 +658,268 @@ describe("Settings → Agents", () => {
     await submit();
     expect(error()).toBeNull();
     expect(server.atOnce).toBe(2);
+  });
+});
+
+describe("Settings → Web", () => {
+  const OFFLINE_TEX = { bundle: ONLINE, offline: false, system_tex: null };
+  const webSection = () => container.querySelector<HTMLElement>("[aria-labelledby='s-web']")!;
+  const search = () => q("web-search") as HTMLSelectElement;
+  const url = () => q("web-search-url") as HTMLInputElement | null;
+  const timeout = () => q("web-timeout") as HTMLInputElement;
+  const providerSearch = () => q("web-provider-search") as HTMLInputElement | null;
+  const keyField = () => q("web-key") as HTMLInputElement | null;
+  const error = () => q("web-error");
+  async function type(input: HTMLInputElement | null, value: string) {
+    expect(input).not.toBeNull();
+    await act(async () => {
+      Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, "value")!.set!.call(input, value);
+      input!.dispatchEvent(new Event("input", { bubbles: true }));
+    });
+  }
+  /** Enter in a text field: the form is submitted (jsdom does not do it from the key). */
+  async function enter(input: HTMLInputElement) {
+    await act(async () => input.form!.requestSubmit());
+    await settle();
+  }
+  async function choose(value: string) {
+    await act(async () => {
+      search().value = value;
+      search().dispatchEvent(new Event("change", { bubbles: true }));
+    });
+    await settle();
+  }
+  async function key(el: HTMLElement, k: string) {
+    await act(async () => {
+      el.dispatchEvent(new KeyboardEvent("keydown", { key: k, bubbles: true, cancelable: true }));
+    });
+    await settle();
+  }
+
+  it("says web search is off, and how to set it up, with the fetch timeout", async () => {
+    const server = new FakeServer(OFFLINE_TEX);
+    await render(server);
+    expect(webSection().querySelector("h2")?.textContent).toBe("Web");
+    expect(q("web-status")?.textContent).toBe("off");
+    expect(q("web-ready")).toBeNull();
+    expect(q("web-hint")?.textContent).toBe(HOW_TO_SET_UP);
+    expect(search().value).toBe("");
+    expect([...search().options].map((o) => [o.value, o.textContent])).toEqual([
+      ["", "Off"],
+      ["provider", "The provider's own search"],
+      ["searxng", "SearXNG"],
+      ["brave", "Brave Search"],
+      ["tavily", "Tavily"],
+    ]);
+    // Off: no address, no key, no choice of Anthropic's search.
+    expect(url()).toBeNull();
+    expect(keyField()).toBeNull();
+    expect(providerSearch()).toBeNull();
+    expect(q("web-search-note")?.textContent).toContain("Agents cannot search the web");
+    expect(timeout().value).toBe("30");
+    expect(timeout().labels?.[0]?.textContent).toContain("Fetch timeout");
+    // One settings read serves every section.
+    expect(server.count("settings")).toBe(1);
+  });
+
+  it("sets up SearXNG on Enter, its address required, and shows the status it returns", async () => {
+    const server = new FakeServer(OFFLINE_TEX);
+    await render(server);
+    await choose("searxng");
+    expect(url()!.labels?.[0]?.textContent).toBe("Search URL (required)");
+    expect(url()!.required).toBe(true);
+    expect(url()!.placeholder).toBe("http://127.0.0.1:8888");
+    expect(providerSearch()!.checked).toBe(true);
+    expect(providerSearch()!.parentElement!.textContent).toBe("Chats on Anthropic use Anthropic's own search");
+    expect(q("web-key-stored")).toBeNull();
+
+    // No address: said before anything is sent, beside the field.
+    await enter(url()!);
+    expect(error()?.textContent).toContain("SearXNG needs its address");
+    expect(error()?.getAttribute("role")).toBe("alert");
+    expect(url()!.getAttribute("aria-invalid")).toBe("true");
+    expect(server.count("set_web")).toBe(0);
+
+    await type(url(), " http://127.0.0.1:8888 ");
+    await type(timeout(), "20");
+    await enter(url()!);
+    expect(server.sent("set_web")).toEqual([{ cmd: "set_web", search: "searxng", search_url: "http://127.0.0.1:8888", provider_search: true, timeout_secs: 20 }]);
+    expect(error()).toBeNull();
+    expect(q("web-saved")?.textContent).toBe("Saved.");
+    expect(q("web-status")?.textContent).toBe("searxng at http://127.0.0.1:8888; chats on Anthropic use Anthropic's own search");
+    expect(q("web-ready")?.textContent).toBe("Ready");
+    expect(q("web-hint")).toBeNull();
+    expect(url()!.value).toBe("http://127.0.0.1:8888");
+
+    // Kept: Settings opened again shows it.
+    await unmount();
+    await render(server);
+    expect(search().value).toBe("searxng");
+    expect(url()!.value).toBe("http://127.0.0.1:8888");
+    expect(timeout().value).toBe("20");
+    expect(q("web-ready")?.textContent).toBe("Ready");
+  });
+
+  it("shows the engine's refusal and what is not a timeout inline, keeping everything typed", async () => {
+    const server = new FakeServer(OFFLINE_TEX);
+    await render(server);
+    await choose("searxng");
+    await type(url(), "searx.local");
+    await type(timeout(), "45");
+    await act(async () => providerSearch()!.click());
+    await click(q("web-save"));
+    expect(server.sent("set_web")).toEqual([{ cmd: "set_web", search: "searxng", search_url: "searx.local", provider_search: false, timeout_secs: 45 }]);
+    expect(error()?.textContent).toBe("bad URL searx.local: relative URL without a base");
+    expect(webSection().contains(error())).toBe(true);
+    expect(q("web-saved")).toBeNull();
+    // Nothing lost: the form is as typed, and the status is still the one in force.
+    expect(search().value).toBe("searxng");
+    expect(url()!.value).toBe("searx.local");
+    expect(timeout().value).toBe("45");
+    expect(providerSearch()!.checked).toBe(false);
+    expect(q("web-status")?.textContent).toBe("off");
+    expect(server.web.search).toBe("");
+
+    for (const [typed, said] of [
+      ["0", "A fetch's timeout is 1 to 600 seconds, not 0."],
+      ["601", "A fetch's timeout is 1 to 600 seconds, not 601."],
+      ["1.5", '"1.5" is not a whole number of seconds: write one from 1 to 600.'],
+      ["", "Write how long a page fetch may take: a whole number of seconds from 1 to 600."],
+    ]) {
+      await type(timeout(), typed!);
+      await enter(timeout());
+      expect(error()?.textContent).toBe(said);
+      expect(timeout().getAttribute("aria-invalid")).toBe("true");
+    }
+    expect(server.count("set_web")).toBe(1);
+
+    // Corrected, it is saved and the error goes.
+    await type(url(), "http://searx.local");
+    await type(timeout(), "45");
+    await enter(url()!);
+    expect(error()).toBeNull();
+    expect(server.web).toEqual({ search: "searxng", search_url: "http://searx.local", provider_search: false, timeout_secs: 45 });
+    expect(q("web-status")?.textContent).toBe("searxng at http://searx.local");
+  });
+
+  it("stores Brave's key, reads the settings again, and keeps what is being edited", async () => {
+    const server = new FakeServer(OFFLINE_TEX);
+    server.web = { search: "brave", search_url: "", provider_search: true, timeout_secs: 30 };
+    await render(server);
+    expect(q("web-status")?.textContent).toBe("brave is set but its key is not stored");
+    expect(q("web-ready")?.textContent).toBe("Not ready");
+    expect(q("web-hint")?.textContent).toBe("skald secrets set WEB_SEARCH_KEY");
+    // The API's own address is the placeholder; the field is not required.
+    expect(url()!.value).toBe("");
+    expect(url()!.placeholder).toBe("https://api.search.brave.com/res/v1/web/search");
+    expect(url()!.required).toBe(false);
+    expect(url()!.labels?.[0]?.textContent).toBe("Search URL");
+    expect(q("web-key-stored")?.textContent).toBe("No key stored: Brave Search needs one (WEB_SEARCH_KEY).");
+    expect(keyField()!.type).toBe("password");
+    const store = () => q("web-key-save") as HTMLButtonElement;
+    expect(store().textContent).toBe("Store key");
+    expect(store().disabled).toBe(true);
+
+    // An edit not saved yet stays through the settings read after the key.
+    await type(timeout(), "60");
+    await type(keyField(), "brave-secret");
+    await enter(keyField()!);
+    expect(server.sent("set_secret")).toEqual([{ cmd: "set_secret", name: "WEB_SEARCH_KEY", value: "brave-secret" }]);
+    // Storing the key is not saving the form.
+    expect(server.count("set_web")).toBe(0);
+    expect(server.count("settings")).toBe(2);
+    expect(q("web-key-stored")?.textContent).toBe("A key is stored (WEB_SEARCH_KEY).");
+    expect(q("web-key-stored")?.dataset.stored).toBe("1");
+    expect(store().textContent).toBe("Replace key");
+    expect(keyField()!.value).toBe("");
+    expect(q("web-status")?.textContent).toBe("brave at https://api.search.brave.com/res/v1/web/search; chats on Anthropic use Anthropic's own search");
+    expect(q("web-ready")?.textContent).toBe("Ready");
+    expect(q("web-hint")).toBeNull();
+    expect(timeout().value).toBe("60");
+
+    await enter(timeout());
+    expect(server.sent("set_web")).toEqual([{ cmd: "set_web", search: "brave", search_url: "", provider_search: true, timeout_secs: 60 }]);
+  });
+
+  it("shows a key that could not be stored under its field", async () => {
+    const server = new FakeServer(OFFLINE_TEX);
+    await render(server);
+    await choose("tavily");
+    expect(url()!.placeholder).toBe("https://api.tavily.com/search");
+    expect(q("web-key-stored")?.textContent).toBe("No key stored: Tavily needs one (WEB_SEARCH_KEY).");
+    server.configRefusal = "the secrets store is locked";
+    await type(keyField(), "tvly-key");
+    await click(q("web-key-save"));
+    expect(q("web-key-error")?.textContent).toBe("the secrets store is locked");
+    expect(keyField()!.value).toBe("tvly-key");
+    expect(search().value).toBe("tavily");
+  });
+
+  it("saves on Enter in the select, and the provider's own search keeps the address config.toml has", async () => {
+    const server = new FakeServer(OFFLINE_TEX);
+    server.web = { search: "searxng", search_url: "http://127.0.0.1:8888", provider_search: true, timeout_secs: 30 };
+    await render(server);
+    await choose("provider");
+    expect(url()).toBeNull();
+    expect(providerSearch()).toBeNull();
+    expect(q("web-search-note")?.textContent).toBe("Chats on Anthropic use Anthropic's own search; chats on other providers have none.");
+    await key(search(), "Enter");
+    expect(server.sent("set_web")).toEqual([{ cmd: "set_web", search: "provider", search_url: "http://127.0.0.1:8888", provider_search: true, timeout_secs: 30 }]);
+    expect(q("web-status")?.textContent).toBe("chats on Anthropic use Anthropic's own search; on other providers there is none (set a search API for them)");
+    expect(q("web-ready")?.textContent).toBe("Ready");
+
+    // Enter on the checkbox saves too; then Off, with Save.
+    await choose("brave");
+    await key(providerSearch()!, "Enter");
+    expect(server.sent("set_web").at(-1)).toMatchObject({ search: "brave" });
+    await choose("");
+    await click(q("web-save"));
+    expect(server.sent("set_web").at(-1)).toEqual({ cmd: "set_web", search: "", search_url: "http://127.0.0.1:8888", provider_search: true, timeout_secs: 30 });
+    expect(q("web-status")?.textContent).toBe("off");
+    expect(q("web-ready")).toBeNull();
+  });
+
+  it("shows a search config.toml names that Skald does not know, and its error", async () => {
+    const server = new FakeServer(OFFLINE_TEX);
+    server.web = { search: "google", search_url: "", provider_search: true, timeout_secs: 30 };
+    await render(server);
+    expect(search().value).toBe("google");
+    expect(search().selectedOptions[0]!.textContent).toBe("google");
+    expect(q("web-ready")?.textContent).toBe("Not ready");
+    expect(q("web-hint")?.textContent).toBe("fix [web] in config.toml (docs/web.md)");
+    await click(q("web-save"));
+    expect(error()?.textContent).toBe('[web] search = "google" is not one of provider, searxng, brave, tavily');
+  });
+});
+
+describe("Settings → Approval rules", () => {
+  const OFFLINE_TEX = { bundle: ONLINE, offline: false, system_tex: null };
+  const rule = (over: Partial<RuleInfo>): RuleInfo => ({
+    id: 1,
+    group_name: "",
+    tool_pattern: "read_file",
+    path_pattern: null,
+    command_pattern: null,
+    agent_id: null,
+    working_dir: null,
+    action: "allow",
+    priority: 0,
+    note: "",
+    network: false,
+    domain_pattern: null,
+    ...over,
+  });
+
+  it("says the host a web rule is about", async () => {
+    const server = new FakeServer(OFFLINE_TEX);
+    server.rules = [
+      rule({ id: 1, tool_pattern: "web_fetch", domain_pattern: "docs.rs", note: "Always allowed from the Inbox" }),
+      rule({ id: 2, tool_pattern: "web_fetch", domain_pattern: "*.python.org" }),
+      rule({ id: 3, tool_pattern: "web_fetch", domain_pattern: "tracker.example", action: "deny" }),
+      rule({ id: 4, tool_pattern: "execute_cmd", command_pattern: "cargo test*", network: true }),
+    ];
+    await render(server);
+    const rows = [...container.querySelectorAll<HTMLElement>("[aria-labelledby='s-rules'] .row-card code")].map((c) => c.textContent);
+    expect(rows).toEqual(["web_fetch · host docs.rs", "web_fetch · host *.python.org", "web_fetch · host tracker.example", "execute_cmd · command cargo test* · with the network"]);
   });
 });

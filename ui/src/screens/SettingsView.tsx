@@ -1,5 +1,6 @@
 // Settings: models (and a connection test), cost and limits (today's cost, the daily
-// budget, the context threshold, rate limits), agents (how many run at once), MCP servers, approval rules, secrets,
+// budget, the context threshold, rate limits), agents (how many run at once), the web tools
+// (search and fetch), MCP servers, approval rules, secrets,
 // plugins, the TeX bundle LaTeX previews use, and appearance — one file per section in
 // settings/.
 
@@ -14,9 +15,10 @@ import { Models } from "./settings/Models";
 import { Plugins } from "./settings/Plugins";
 import { Rules } from "./settings/Rules";
 import { Secrets } from "./settings/Secrets";
+import { Web } from "./settings/Web";
 
 export function SettingsView({ theme, onTheme }: { theme: ThemeChoice; onTheme: (t: ThemeChoice) => void }) {
-  // One `settings` read for the sections that show it (Models, Cost and limits, Agents, LaTeX).
+  // One `settings` read for the sections that show it (Models, Cost and limits, Agents, Web, LaTeX).
   const [settings, reloadSettings] = useCommand({ cmd: "settings" }, []);
   return (
     <section className="screen" aria-labelledby="settings-h">
@@ -27,6 +29,7 @@ export function SettingsView({ theme, onTheme }: { theme: ThemeChoice; onTheme: 
         <Models data={settings} reload={reloadSettings} />
         <Limits data={settings} reload={reloadSettings} />
         <Agents data={settings} reload={reloadSettings} />
+        <Web data={settings} reload={reloadSettings} />
         <McpServers />
         <Rules />
         <Secrets />

@@ -7,10 +7,12 @@ import { errorText } from "../../lib/format";
 import { EmptyState, Icon } from "../../components/ui";
 import { Load, Section } from "./Section";
 
+/** `web_fetch · host docs.rs`: the tool, then what narrows the rule, as `skald rules list` says it. */
 function ruleSummary(rule: RuleInfo): string {
   const parts = [rule.tool_pattern || "*"];
   if (rule.path_pattern) parts.push(`path ${rule.path_pattern}`);
   if (rule.command_pattern) parts.push(`command ${rule.command_pattern}`);
+  if (rule.domain_pattern) parts.push(`host ${rule.domain_pattern}`);
   if (rule.working_dir) parts.push(`in ${rule.working_dir}`);
   if (rule.network) parts.push("with the network");
   return parts.join(" · ");
