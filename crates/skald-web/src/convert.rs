@@ -219,7 +219,14 @@ pub fn clean(text: &str) -> String {
         let line: String = line
             .chars()
             .filter(|c| *c == '\t' || !c.is_control())
-            .filter(|c| !matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'))
+            // Bidirectional overrides and invisible format characters (zero-width
+            // spaces and joiners, soft hyphens, word joiners, byte-order marks), which
+            // would hide a word from a check that reads the text.
+            .filter(|c| {
+                !matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'
+                    | '\u{200b}'..='\u{200f}' | '\u{2060}'..='\u{2064}' | '\u{feff}'
+                    | '\u{00ad}' | '\u{180e}')
+            })
             .collect();
         let line = line.trim_end();
         if line.is_empty() {

@@ -108,10 +108,11 @@ async fn fetch_hops(start: &Url, reach: &Reach) -> Result<Fetched, WebError> {
             return Err(WebError::Private {
                 host,
                 address: ip.to_string(),
+                port,
             });
         }
         let refused = Arc::new(Mutex::new(None));
-        let client = client(named, refused.clone())?;
+        let client = client(named, port, refused.clone())?;
         let response = match client.get(url.clone()).send().await {
             Ok(r) => r,
             Err(e) => {
@@ -207,13 +208,21 @@ async fn read_capped(
 }
 
 /// A client for one hop: its resolver refuses private addresses unless the host is named.
-fn client(named: bool, refused: Arc<Mutex<Option<WebError>>>) -> Result<reqwest::Client, WebError> {
+fn client(
+    named: bool,
+    port: u16,
+    refused: Arc<Mutex<Option<WebError>>>,
+) -> Result<reqwest::Client, WebError> {
     reqwest::Client::builder()
         .no_proxy()
         .redirect(reqwest::redirect::Policy::none())
         .connect_timeout(CONNECT_TIMEOUT)
         .user_agent(concat!("Skald/", env!("CARGO_PKG_VERSION"), " (web_fetch)"))
-        .dns_resolver(Arc::new(Guard { named, refused }))
+        .dns_resolver(Arc::new(Guard {
+            named,
+            port,
+            refused,
+        }))
         .build()
         .map_err(|e| WebError::Request {
             url: String::new(),
@@ -226,12 +235,15 @@ fn client(named: bool, refused: Arc<Mutex<Option<WebError>>>) -> Result<reqwest:
 /// to another address, for the connection.
 struct Guard {
     named: bool,
+    /// The hop's port, for the error's advice.
+    port: u16,
     refused: Arc<Mutex<Option<WebError>>>,
 }
 
 impl Resolve for Guard {
     fn resolve(&self, name: Name) -> Resolving {
         let named = self.named;
+        let port = self.port;
         let refused = self.refused.clone();
         let host = name.as_str().to_string();
         Box::pin(async move {
@@ -256,6 +268,7 @@ impl Resolve for Guard {
                     Some(a) => WebError::Private {
                         host: host.clone(),
                         address: a.ip().to_string(),
+                        port,
                     },
                     None => WebError::Dns {
                         host: host.clone(),

@@ -19,10 +19,14 @@ pub fn pattern_matches(pattern: &str, host: &str, port: u16) -> bool {
     }
 }
 
-/// Whether `pattern` names `host` itself — no wildcard — so a rule with it may let a fetch
-/// reach the host's private or local address.
+/// Whether `pattern` names `host` itself and its port — no wildcard, a port written — so
+/// a rule with it may let a fetch reach that host's private or local address on that port.
+/// A pattern without a port ("always allow docs.rs") never does: the name's owner could
+/// point it at the person's router or their machine's services later.
 pub fn pattern_names(pattern: &str, host: &str, port: u16) -> bool {
-    !pattern.contains('*') && pattern_matches(pattern, host, port)
+    !pattern.contains('*')
+        && split(pattern).is_some_and(|(_, p)| p.is_some())
+        && pattern_matches(pattern, host, port)
 }
 
 /// Why `pattern` is not a host pattern, for `skald rules add --domain`.
@@ -89,7 +93,9 @@ mod tests {
         assert!(pattern_matches("[::1]:99", "[::1]", 99));
         assert!(pattern_matches("[::1]", "[::1]", 1));
         assert!(!pattern_names("*.corp", "wiki.corp", 80));
-        assert!(pattern_names("wiki.corp", "wiki.corp", 80));
+        assert!(!pattern_names("wiki.corp", "wiki.corp", 80));
+        assert!(pattern_names("wiki.corp:80", "wiki.corp", 80));
+        assert!(!pattern_names("wiki.corp:80", "wiki.corp", 8080));
     }
 
     #[test]

@@ -22,10 +22,14 @@ pub enum WebError {
     BadUrl(String),
     #[error(
         "{host} is at {address}, a local, private or link-local address; web_fetch reaches \
-         those only when a rule names the host (skald rules add --tool web_fetch --domain \
-         {host} --action allow)"
+         those only when a rule names the host and its port (skald rules add --tool \
+         web_fetch --domain {host}:{port} --action allow)"
     )]
-    Private { host: String, address: String },
+    Private {
+        host: String,
+        address: String,
+        port: u16,
+    },
     #[error("cannot look up {host}: {reason}")]
     Dns { host: String, reason: String },
     #[error("{url}: {reason}")]

@@ -80,7 +80,10 @@ pub struct Hit {
 
 /// Searches for `query`, at most `count` results.
 pub async fn search(api: &SearchApi, query: &str, count: usize) -> Result<Vec<Hit>, WebError> {
+    // No redirect is followed: a key in a header of our own (Brave's) would go along to
+    // wherever the endpoint points.
     let client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
         .timeout(api.timeout)
         .connect_timeout(Duration::from_secs(10))
         .user_agent(concat!(
@@ -130,6 +133,9 @@ pub async fn search(api: &SearchApi, query: &str, count: usize) -> Result<Vec<Hi
     let status = response.status();
     if !status.is_success() {
         let why = match status.as_u16() {
+            300..=399 => "it answered with a redirect, which is not followed (check [web] \
+                          search_url)"
+                .to_string(),
             401 | 403 => "it refused the key (check it with `skald secrets list`)".to_string(),
             429 => "it says too many requests (rate limit or quota)".to_string(),
             code => format!("it answered HTTP {code}"),

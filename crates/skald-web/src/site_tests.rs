@@ -39,7 +39,8 @@ async fn an_allowed_local_site_is_read_and_its_redirects_within_it_followed() {
         ),
         ("/data", Route::ok("application/json", r#"{"ok":true}"#)),
     ]);
-    let r = reach(&["127.0.0.1"]);
+    let named = format!("127.0.0.1:{}", site.port);
+    let r = reach(&[&named]);
     let p = page(get(&site.url("/old"), &r).await.unwrap());
     assert_eq!(p.url, site.url("/article"));
     assert!(p.text.contains("borrow checker"), "{}", p.text);
@@ -71,7 +72,8 @@ async fn a_redirect_to_another_host_is_not_followed() {
         ("/v6", Route::redirect("http://[::ffff:127.0.0.1]/secret")),
         ("/name", Route::redirect("http://localhost/secret")),
     ]);
-    let r = reach(&["127.0.0.1"]);
+    let named = format!("127.0.0.1:{}", site.port);
+    let r = reach(&[&named]);
     for (path, to) in [
         ("/meta", "http://169.254.169.254/latest/meta-data/"),
         ("/v6", "http://[::ffff:7f00:1]/secret"),
@@ -142,7 +144,8 @@ async fn a_huge_page_is_read_up_to_the_cap_and_a_slow_one_times_out() {
             Route::ok("text/plain", "late").delayed(Duration::from_secs(5)),
         ),
     ]);
-    let mut r = reach(&["127.0.0.1"]);
+    let named = format!("127.0.0.1:{}", site.port);
+    let mut r = reach(&[&named]);
     r.max_bytes = 100_000;
     let p = page(get(&site.url("/big"), &r).await.unwrap());
     assert!(p.cut);
@@ -168,7 +171,8 @@ async fn bad_urls_and_error_statuses_say_what_is_wrong() {
         ("/gone", Route::status(410)),
         ("/img", Route::ok("image/png", vec![0x89, 1, 2])),
     ]);
-    let r = reach(&["127.0.0.1"]);
+    let named = format!("127.0.0.1:{}", site.port);
+    let r = reach(&[&named]);
     let err = get(&site.url("/gone"), &r).await.unwrap_err().to_string();
     assert!(err.contains("HTTP 410"), "{err}");
     let err = get(&site.url("/img"), &r).await.unwrap_err().to_string();
@@ -288,4 +292,41 @@ async fn each_search_api_is_asked_as_it_expects_and_its_results_read() {
         .await
         .unwrap_err();
     assert!(err.to_string().contains("needs an API key"), "{err}");
+}
+
+#[tokio::test]
+async fn a_search_api_that_redirects_is_not_followed_and_the_key_stays_home() {
+    use crate::search::{Backend, search};
+    let elsewhere = WebSite::new(vec![("/steal", Route::ok("application/json", "{}"))]);
+    let api_site = WebSite::new(vec![("/brave", Route::redirect(&elsewhere.url("/steal")))]);
+    let err = search(
+        &api(Backend::Brave, api_site.url("/brave"), Some("KEY-CANARY")),
+        "q",
+        5,
+    )
+    .await
+    .unwrap_err();
+    assert!(err.to_string().contains("redirect"), "{err}");
+    assert!(
+        elsewhere.requests().is_empty(),
+        "the key went to another origin"
+    );
+}
+
+#[tokio::test]
+async fn a_rule_without_a_port_does_not_open_private_addresses() {
+    let site = WebSite::new(vec![("/", Route::ok("text/plain", "inside"))]);
+    // "always allow" of a public name stores it without a port: were the name pointed at
+    // this machine, it still may not be reached.
+    for named in ["127.0.0.1", "localhost"] {
+        let err = get(&format!("http://{named}:{}/", site.port), &reach(&[named]))
+            .await
+            .unwrap_err();
+        assert!(matches!(err, WebError::Private { .. }), "{named}: {err}");
+        assert!(
+            err.to_string().contains(&format!("{named}:{}", site.port)),
+            "{err}"
+        );
+    }
+    assert!(site.requests().is_empty());
 }
