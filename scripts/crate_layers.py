@@ -30,6 +30,7 @@ LAYERS = {
     "skald-llm": 1,
     "skald-worktree": 1,
     "skald-web": 1,
+    "skald-lsp": 1,
     # Parts the engine is made of.
     "skald-store": 2,
     "skald-checkpoint": 2,

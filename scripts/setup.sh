@@ -120,6 +120,13 @@ if [[ $want_test -eq 1 ]]; then
     npm ci --prefix "$root/tests/acp" --no-audit --no-fund --loglevel=error >/dev/null
     cp "$root/tests/acp/package-lock.json" "$stamp"
   fi
+  # Real language servers for the LSP tests and benchmark: pyright, typescript-language-server.
+  stamp="$root/tests/lsp/node_modules/.skald-installed"
+  if ! cmp -s "$root/tests/lsp/package-lock.json" "$stamp" 2>/dev/null; then
+    say "installing the test language servers (npm ci in tests/lsp)"
+    npm ci --prefix "$root/tests/lsp" --no-audit --no-fund --loglevel=error >/dev/null
+    cp "$root/tests/lsp/package-lock.json" "$stamp"
+  fi
   say "node: $(node --version)"
 fi
 

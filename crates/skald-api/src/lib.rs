@@ -38,7 +38,9 @@ pub use images::ChatImage;
 pub use kind::{FileAccess, FileUse, ToolKind};
 pub use label::{MAX_LABEL_FULL, MAX_LABEL_SHORT, ToolDescriptionLength, truncate_label};
 pub use sandbox::{CommandSandbox, SandboxInfo, SandboxMode};
-pub use scope::{ImageSink, ProcessSlot, ToolImage, ToolScope, WebAccess, WebSearchSetup};
+pub use scope::{
+    ImageSink, LspSetup, ProcessSlot, ToolImage, ToolScope, WebAccess, WebSearchSetup,
+};
 pub use tool::{Audience, BoxToolFuture, Tool, ToolError, ToolResult};
 pub use visible::{escape_controls, escape_controls_inline};
 

@@ -28,6 +28,32 @@ pub struct ToolScope {
     checked_path: Option<PathBuf>,
     images: Option<ImageSink>,
     web: WebAccess,
+    lsp: LspSetup,
+}
+
+/// How the language-server tools find and keep servers (docs/lsp.md): config.toml `[lsp]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LspSetup {
+    /// `[lsp] enabled`: with it off, no server is started and edits carry no diagnostics.
+    pub enabled: bool,
+    /// A server command line per language (`[lsp.commands] python = [...]`), instead of
+    /// the usual ones found on PATH.
+    pub commands: std::collections::BTreeMap<String, Vec<String>>,
+    /// How long an edit waits for the file's diagnostics before returning without them.
+    pub edit_wait: std::time::Duration,
+    /// How long a server may go unasked before it is stopped.
+    pub idle: std::time::Duration,
+}
+
+impl Default for LspSetup {
+    fn default() -> Self {
+        LspSetup {
+            enabled: true,
+            commands: Default::default(),
+            edit_wait: std::time::Duration::from_secs(3),
+            idle: std::time::Duration::from_secs(600),
+        }
+    }
 }
 
 /// What the web tools may do in this call (docs/web.md): set by the person in config.toml
@@ -153,6 +179,7 @@ impl ToolScope {
             checked_path: None,
             images: None,
             web: WebAccess::default(),
+            lsp: LspSetup::default(),
         }
     }
 
@@ -265,6 +292,17 @@ impl ToolScope {
     /// See `with_web`.
     pub fn web(&self) -> &WebAccess {
         &self.web
+    }
+
+    /// Sets how the language-server tools find and keep servers (`LspSetup`).
+    pub fn with_lsp(mut self, lsp: LspSetup) -> Self {
+        self.lsp = lsp;
+        self
+    }
+
+    /// See `with_lsp`.
+    pub fn lsp(&self) -> &LspSetup {
+        &self.lsp
     }
 
     /// The directory relative paths resolve against.

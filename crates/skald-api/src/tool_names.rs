@@ -39,6 +39,11 @@ pub const GET_AST_OUTLINE: &str = "get_ast_outline";
 pub const WEB_FETCH: &str = "web_fetch";
 pub const WEB_SEARCH: &str = "web_search";
 
+// Registry tools: language servers (docs/lsp.md).
+pub const DIAGNOSTICS: &str = "diagnostics";
+pub const GO_TO_DEFINITION: &str = "go_to_definition";
+pub const FIND_REFERENCES: &str = "find_references";
+
 // Registry tools: introspection.
 pub const LIST_ITEMS: &str = "list_items";
 pub const READ_NOTIFICATION: &str = "read_notification";

@@ -92,6 +92,16 @@ pub const DEFAULT_CONFIG_TOML: &str = r#"# Skald configuration.
 # search_url = ""
 # provider_search = true
 
+# [lsp]
+# Language servers for the diagnostics, go_to_definition and find_references tools
+# (docs/lsp.md): found on PATH (pyright-langserver or basedpyright-langserver,
+# typescript-language-server, rust-analyzer, gopls, clangd), started per folder when an
+# agent first asks, run in the chat's sandbox without the network, stopped after
+# idle_secs. Another server for a language goes in [lsp.commands], for example
+#   python = ["basedpyright-langserver", "--stdio"]
+# enabled = true
+# idle_secs = 600
+
 # [worktrees]
 # Days a worktree may go unused before the app offers to clean it up (it asks first);
 # 0: never offered.
@@ -137,10 +147,47 @@ pub struct Config {
     pub checkpoints: CheckpointsConfig,
     pub worktrees: WorktreesConfig,
     pub web: WebConfig,
+    pub lsp: LspConfig,
     pub desktop: DesktopConfig,
     /// The person's hooks, by event (docs/hooks.md).
     pub hooks: crate::hooks::HooksConfig,
     pub providers: std::collections::BTreeMap<String, ProviderConfig>,
+}
+
+/// `[lsp]`: language servers (docs/lsp.md).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LspConfig {
+    /// Start language servers for the diagnostics, go_to_definition and find_references
+    /// tools.
+    pub enabled: bool,
+    /// Seconds a server may go unasked before it is stopped.
+    pub idle_secs: u64,
+    /// A server's command line per language (python, typescript, rust, go, c), instead of
+    /// the usual ones found on PATH.
+    pub commands: std::collections::BTreeMap<String, Vec<String>>,
+}
+
+impl Default for LspConfig {
+    fn default() -> Self {
+        LspConfig {
+            enabled: true,
+            idle_secs: 600,
+            commands: Default::default(),
+        }
+    }
+}
+
+impl LspConfig {
+    /// What the tools' scope carries.
+    pub fn setup(&self) -> skald_api::LspSetup {
+        skald_api::LspSetup {
+            enabled: self.enabled,
+            commands: self.commands.clone(),
+            idle: std::time::Duration::from_secs(self.idle_secs.max(10)),
+            ..Default::default()
+        }
+    }
 }
 
 /// `[web]`: the web tools (docs/web.md).

@@ -21,7 +21,20 @@ pub fn for_call(
     tool: &str,
     args: &serde_json::Value,
 ) -> CommandSandbox {
-    if tool != skald_api::tool_names::EXECUTE_CMD {
+    use skald_api::tool_names as tn;
+    // A language server runs code of the project (rust-analyzer its build scripts): in
+    // the chat's sandbox, without the network (docs/lsp.md).
+    if matches!(
+        tool,
+        tn::DIAGNOSTICS | tn::GO_TO_DEFINITION | tn::FIND_REFERENCES
+    ) {
+        let mut sandbox = command_sandbox(run);
+        if let CommandSandbox::On { policy, .. } = &mut sandbox {
+            policy.network = false;
+        }
+        return sandbox;
+    }
+    if tool != tn::EXECUTE_CMD {
         return CommandSandbox::Off;
     }
     let mut sandbox = command_sandbox(run);

@@ -72,6 +72,7 @@ fn manager_windowed(
             daily_usd: None,
             at_once: 4,
             web: Default::default(),
+            lsp: Default::default(),
         },
     );
     (mgr, session.id)

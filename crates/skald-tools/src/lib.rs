@@ -10,6 +10,7 @@ pub mod text;
 
 mod editor_fs;
 mod git_guard;
+pub mod lsp;
 mod outline_cache;
 mod restart;
 
@@ -36,6 +37,9 @@ macro_rules! file_tools {
             check_process::CheckProcess,
             web_fetch::WebFetch,
             web_search::WebSearch,
+            diagnostics::Diagnostics,
+            go_to_definition::GoToDefinition,
+            find_references::FindReferences,
         }
     };
 }

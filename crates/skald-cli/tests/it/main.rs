@@ -24,6 +24,7 @@ mod images;
 mod instructions;
 mod latex;
 mod local;
+mod lsp;
 mod mcp;
 mod oauth;
 mod plan;

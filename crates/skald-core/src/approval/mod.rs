@@ -86,6 +86,15 @@ pub fn file_access(tool: &str) -> Option<FileAccess> {
     skald_tools::tool_named(tool).and_then(|t| t.file_access())
 }
 
+/// Whether `tool` asks a language server, which it starts in the chat's sandbox
+/// (docs/lsp.md).
+pub fn starts_language_server(tool: &str) -> bool {
+    matches!(
+        tool,
+        tn::DIAGNOSTICS | tn::GO_TO_DEFINITION | tn::FIND_REFERENCES
+    )
+}
+
 /// Whether `tool` reads the user's files: the tools the `@fs_read` group names.
 pub fn reads_files(tool: &str) -> bool {
     file_access(tool).is_some_and(|a| !a.is_write())
@@ -753,6 +762,24 @@ fn decide_at(
             action: RuleAction::Require,
             rule_id: None,
             reason: format!("it asks to {more}, beyond the sandbox"),
+        };
+    }
+    // A language server runs the project's own code (rust-analyzer its build scripts and
+    // macros, tsserver the plugins a tsconfig names): without the sandbox around it, a
+    // read of the folder is not a read, and asks — unless a rule allows that very tool.
+    if starts_language_server(tool) && !ctx.sandbox.confines() {
+        return match first.filter(|r| r.action == RuleAction::Allow && r.tool_pattern == tool) {
+            Some(rule) => Decision {
+                action: RuleAction::Allow,
+                rule_id: Some(rule.id),
+                reason: describe(rule),
+            },
+            None => Decision {
+                action: RuleAction::Require,
+                rule_id: None,
+                reason: "a language server can run the project's code (build scripts,                          plugins) and the command sandbox is not on, so this asks"
+                    .to_string(),
+            },
         };
     }
     if let Some(why) = granted(ctx, tool, path) {

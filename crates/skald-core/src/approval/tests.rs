@@ -32,7 +32,10 @@ fn the_file_groups_are_what_the_tools_declare() {
             READ_FILE,
             SEARCH_FILE,
             GREP_FILES,
-            GET_AST_OUTLINE
+            GET_AST_OUTLINE,
+            DIAGNOSTICS,
+            GO_TO_DEFINITION,
+            FIND_REFERENCES
         ]
     );
     assert_eq!(

@@ -84,6 +84,8 @@ pub struct TurnSettings {
     pub at_once: usize,
     /// config.toml `[web]`: the web tools (docs/web.md).
     pub web: crate::config::WebConfig,
+    /// config.toml `[lsp]`: language servers (docs/lsp.md).
+    pub lsp: skald_api::LspSetup,
 }
 
 impl TurnSettings {
@@ -109,6 +111,7 @@ impl TurnSettings {
             daily_usd: config.budget.daily_usd,
             at_once: config.agent.at_once,
             web: config.web.clone(),
+            lsp: config.lsp.setup(),
         }
     }
 }

@@ -761,6 +761,11 @@ async fn run_tool(
     });
     let outcome = ToolScope::new(&env.cfg.run.working_dir)
         .with_web(web.unwrap_or_default())
+        .with_lsp(
+            env.engine
+                .map(|e| e.settings.lsp.clone())
+                .unwrap_or_default(),
+        )
         .with_excluded(approval::denied_paths(env.store, &env.cfg.run, &call.name))
         .with_checked_path(checked)
         .with_hidden_env(env.cfg.run.hidden_env.clone())

@@ -1,0 +1,220 @@
+//! Language servers end to end (docs/lsp.md) with a real one: pyright from tests/lsp
+//! (scripts/setup.sh --test installs it). `skald tool diagnostics`, `go_to_definition`
+//! and `find_references` on a small project, in the sandbox; without the sandbox they ask.
+
+use crate::common::{bare, ok};
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+fn pyright() -> PathBuf {
+    let bin = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/lsp/node_modules/.bin/pyright-langserver");
+    assert!(
+        bin.exists(),
+        "{} is missing: run scripts/setup.sh --test",
+        bin.display()
+    );
+    std::fs::canonicalize(bin).unwrap()
+}
+
+/// A data directory whose config.toml names pyright for Python.
+fn data_with_pyright() -> tempfile::TempDir {
+    let data = tempfile::tempdir().unwrap();
+    std::fs::write(
+        data.path().join("config.toml"),
+        format!(
+            "[lsp.commands]\npython = [\"{}\", \"--stdio\"]\n",
+            pyright().display()
+        ),
+    )
+    .unwrap();
+    data
+}
+
+fn project() -> tempfile::TempDir {
+    let dir = skald_testkit::tempdir_seen_by_commands();
+    std::fs::write(
+        dir.path().join("shapes.py"),
+        "def area(width: int, height: int) -> int:\n    return width * height\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("main.py"),
+        "from shapes import area\n\nprint(area(2, 3))\nprint(area(\"4\", 5))\n",
+    )
+    .unwrap();
+    dir
+}
+
+fn tool(data: &Path, cwd: &Path, name: &str, args: &str, extra: &[&str]) -> Output {
+    bare(data)
+        .args(["tool", name, "--args", args, "--cwd"])
+        .arg(cwd)
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
+const SANDBOXED: &[&str] = &["--sandbox", "workspace-write"];
+
+#[test]
+fn diagnostics_definitions_and_references_come_from_the_language_server() {
+    let data = data_with_pyright();
+    let work = project();
+    let (d, w) = (data.path(), work.path());
+
+    let text = ok(&tool(
+        d,
+        w,
+        "diagnostics",
+        r#"{"path": "main.py"}"#,
+        SANDBOXED,
+    ));
+    assert!(text.starts_with("main.py: 1 error, 0 warnings"), "{text}");
+    assert!(
+        text.contains("4:12 error: Argument of type \"Literal['4']\""),
+        "{text}"
+    );
+
+    let text = ok(&tool(d, w, "diagnostics", "{}", SANDBOXED));
+    assert!(
+        text.starts_with("1 error, 0 warnings in 1 of 2 files checked"),
+        "{text}"
+    );
+    assert!(text.contains("main.py:\n  4:12 error"), "{text}");
+
+    let text = ok(&tool(
+        d,
+        w,
+        "go_to_definition",
+        r#"{"path": "main.py", "line": 3, "symbol": "area"}"#,
+        SANDBOXED,
+    ));
+    assert!(
+        text.contains(
+            "`area` is defined at:\nshapes.py:1:5: def area(width: int, height: int) -> int:"
+        ),
+        "{text}"
+    );
+
+    let text = ok(&tool(
+        d,
+        w,
+        "find_references",
+        r#"{"path": "shapes.py", "line": 1, "symbol": "area"}"#,
+        SANDBOXED,
+    ));
+    for place in [
+        "shapes.py:1:5:",
+        "main.py:1:20:",
+        "main.py:3:7:",
+        "main.py:4:7:",
+    ] {
+        assert!(text.contains(place), "{place} missing: {text}");
+    }
+
+    // A symbol not on the line, a line past the end, a file no server speaks for.
+    for (args, says) in [
+        (
+            r#"{"path": "main.py", "line": 3, "symbol": "volume"}"#,
+            "`volume` is not on line 3",
+        ),
+        (
+            r#"{"path": "main.py", "line": 40, "symbol": "area"}"#,
+            "has 4 lines",
+        ),
+    ] {
+        let out = tool(d, w, "go_to_definition", args, SANDBOXED);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(says), "{err}");
+    }
+    std::fs::write(w.join("notes.md"), "# notes\n").unwrap();
+    let out = tool(d, w, "diagnostics", r#"{"path": "notes.md"}"#, SANDBOXED);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no language server speaks for"));
+}
+
+/// A server names the places; a link in the project to a file outside it (here, one
+/// holding a secret; /proc/self/environ would be Skald's own environment) must not have
+/// its lines shown.
+#[test]
+fn places_outside_the_folder_a_server_names_are_not_read() {
+    let data = data_with_pyright();
+    let work = project();
+    let outside = tempfile::tempdir().unwrap();
+    let secret = outside.path().join("leak.py");
+    std::fs::write(&secret, "TOKEN = 'CANARY-SECRET-42'\n").unwrap();
+    std::os::unix::fs::symlink(&secret, work.path().join("k.py")).unwrap();
+    std::fs::write(work.path().join("a.py"), "import k\nprint(k.TOKEN)\n").unwrap();
+    for (tool_name, args) in [
+        (
+            "go_to_definition",
+            r#"{"path": "a.py", "line": 1, "symbol": "k"}"#,
+        ),
+        (
+            "go_to_definition",
+            r#"{"path": "a.py", "line": 2, "symbol": "TOKEN"}"#,
+        ),
+        (
+            "find_references",
+            r#"{"path": "a.py", "line": 2, "symbol": "TOKEN"}"#,
+        ),
+    ] {
+        let out = tool(data.path(), work.path(), tool_name, args, SANDBOXED);
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            !text.contains("CANARY-SECRET-42"),
+            "{tool_name} showed it: {text}"
+        );
+    }
+}
+
+#[test]
+fn without_the_sandbox_a_language_server_asks_first_and_a_missing_one_is_named() {
+    let data = data_with_pyright();
+    let work = project();
+    // The sandbox off: the server would run the project's code as the user.
+    let out = tool(
+        data.path(),
+        work.path(),
+        "diagnostics",
+        r#"{"path": "main.py"}"#,
+        &[],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("can run the project's code"));
+    // Approved, it runs.
+    let text = ok(&tool(
+        data.path(),
+        work.path(),
+        "diagnostics",
+        r#"{"path": "main.py"}"#,
+        &["--approve"],
+    ));
+    assert!(text.contains("1 error"), "{text}");
+
+    // A server that is not there: said, with how to get one.
+    let missing = tempfile::tempdir().unwrap();
+    std::fs::write(
+        missing.path().join("config.toml"),
+        "[lsp.commands]\npython = [\"/nonexistent/pyright-langserver\", \"--stdio\"]\n",
+    )
+    .unwrap();
+    let out = tool(
+        missing.path(),
+        work.path(),
+        "diagnostics",
+        r#"{"path": "main.py"}"#,
+        SANDBOXED,
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("no language server for python was found"),
+        "{err}"
+    );
+    assert!(err.contains("npm install -g pyright"), "{err}");
+}
