@@ -3,18 +3,20 @@
 // settings read again after the build, a failed build's error, and the hint to install
 // TeX Live where there is none. Settings → Cost and limits: what today's model calls cost,
 // the daily budget against it, the context threshold, the providers' rate limits. Settings
-// → Agents: how many agents run at once. Settings → MCP servers: signing in.
+// → Agents: how many agents run at once. Settings → Language servers: which languages have
+// one, and how to get the others. Settings → MCP servers: signing in.
 
 import { act } from "react";
 import { createRoot, type Root } from "react-dom/client";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { AppContext, TransportContext } from "../app/context";
 import { fakeApp } from "../test/fakeApp";
-import type { Command, McpServerInfo, RateLimitInfo, RuleInfo, SessionInfo, TexStatus, WebSettings } from "../protocol";
+import type { Command, LanguageServerInfo, McpServerInfo, RateLimitInfo, RuleInfo, SessionInfo, TexStatus, WebSettings } from "../protocol";
 import { ServerError } from "../transport";
 import { FakeTransport } from "../test/fakeTransport";
 import { settle } from "../test/settle";
 import { SettingsView } from "./SettingsView";
+import { programName } from "./settings/LanguageServers";
 
 const ONLINE = "tectonic's online bundle, fetched and cached on the first build, which needs the network";
 const BUNDLE = "/home/me/.local/share/skald/tex/bundle.zip";
@@ -36,6 +38,15 @@ function webSettings(c: { search: string; search_url: string; provider_search: b
   return { ...base, ready: true, status: `${c.search} at ${endpoint}${c.provider_search ? `; ${anthropic}` : ""}`, hint: null };
 }
 
+/** The servers skald_core::doctor::language_servers finds here: some on PATH, some not. */
+const LANGUAGE_SERVERS: LanguageServerInfo[] = [
+  { language: "python", command: "/usr/local/bin/pyright-langserver --stdio", install: "npm install -g pyright" },
+  { language: "typescript", command: null, install: "npm install -g typescript typescript-language-server" },
+  { language: "rust", command: "/home/me/.cargo/bin/rust-analyzer", install: "rustup component add rust-analyzer" },
+  { language: "go", command: null, install: "go install golang.org/x/tools/gopls@latest" },
+  { language: "c", command: "/usr/bin/clangd", install: "apt install clangd" },
+];
+
 /** Answers Settings' commands; `build_tex_bundle` waits until the test finishes it. */
 class FakeServer extends FakeTransport {
   /** config.toml's `[web]`, and the secrets stored. */
@@ -54,6 +65,8 @@ class FakeServer extends FakeTransport {
   rateLimits: RateLimitInfo[] = [];
   /** What writing config.toml fails with; none when null. */
   configRefusal: string | null = null;
+  /** The `settings` reply's `language_servers`; none from an engine before them. */
+  languageServers: LanguageServerInfo[] | undefined = LANGUAGE_SERVERS;
   constructor(tex: TexStatus) {
     super();
     this.tex = tex;
@@ -76,6 +89,7 @@ class FakeServer extends FakeTransport {
           at_once: this.atOnce,
           rate_limits: this.rateLimits,
           web: webSettings(this.web, this.secrets.has("WEB_SEARCH_KEY")),
+          ...(this.languageServers ? { language_servers: this.languageServers } : {}),
         };
       // As crates/skald-service/src/settings.rs checks it.
       case "set_web": {
@@ -889,6 +903,127 @@ describe("Settings → Web", () => {
     expect(q("web-hint")?.textContent).toBe("fix [web] in config.toml (docs/web.md)");
     await click(q("web-save"));
     expect(error()?.textContent).toBe('[web] search = "google" is not one of provider, searxng, brave, tavily');
+  });
+});
+
+describe("Settings → Language servers", () => {
+  const OFFLINE_TEX = { bundle: ONLINE, offline: false, system_tex: null };
+  const lspSection = () => container.querySelector<HTMLElement>("[aria-labelledby='s-lsp']")!;
+  const row = (language: string) => lspSection().querySelector<HTMLElement>(`[data-testid='lsp-${language}']`)!;
+  const inRow = (language: string, id: string) => row(language).querySelector<HTMLElement>(`[data-testid='${id}']`);
+  /** The page's clipboard: `writeText` as given, or none (undefined). */
+  function clipboard(writeText: ((text: string) => Promise<void>) | undefined) {
+    Object.defineProperty(navigator, "clipboard", { value: writeText ? { writeText } : undefined, configurable: true });
+  }
+  afterEach(() => {
+    Reflect.deleteProperty(navigator, "clipboard");
+    window.getSelection()?.removeAllRanges();
+  });
+
+  it("lists each language with the server found, or none and how to install one", async () => {
+    const server = new FakeServer(OFFLINE_TEX);
+    await render(server);
+    expect(lspSection().querySelector("h2")?.textContent).toBe("Language servers");
+    // Next to Web, from the one settings read.
+    const titles = [...container.querySelectorAll(".settings-section > h2")].map((h) => h.textContent);
+    expect(titles.indexOf("Language servers")).toBe(titles.indexOf("Web") + 1);
+    expect(server.count("settings")).toBe(1);
+
+    const rows = [...lspSection().querySelectorAll<HTMLElement>(".lsp-row")];
+    expect(rows.map((r) => [r.querySelector(".lsp-language")?.textContent, r.dataset.found])).toEqual([
+      ["Python", "1"],
+      ["TypeScript / JavaScript", "0"],
+      ["Rust", "1"],
+      ["Go", "0"],
+      ["C / C++", "1"],
+    ]);
+
+    // Found: the program's file name, then the whole command line.
+    expect(inRow("python", "lsp-program")?.textContent).toBe("pyright-langserver");
+    expect(inRow("python", "lsp-command")?.textContent).toBe("/usr/local/bin/pyright-langserver --stdio");
+    expect(inRow("python", "lsp-command")?.tagName).toBe("CODE");
+    expect(inRow("python", "lsp-none")).toBeNull();
+    expect(inRow("python", "lsp-install")).toBeNull();
+    expect(inRow("rust", "lsp-program")?.textContent).toBe("rust-analyzer");
+    expect(inRow("rust", "lsp-command")?.textContent).toBe("/home/me/.cargo/bin/rust-analyzer");
+    expect(inRow("c", "lsp-program")?.textContent).toBe("clangd");
+
+    // None: said so, with the command that installs one, as code.
+    expect(inRow("typescript", "lsp-none")?.textContent).toBe("none found");
+    expect(inRow("typescript", "lsp-program")).toBeNull();
+    expect(inRow("typescript", "lsp-command")).toBeNull();
+    const install = inRow("typescript", "lsp-install")!;
+    expect(install.tagName).toBe("CODE");
+    expect(install.textContent).toBe("npm install -g typescript typescript-language-server");
+    expect(install.parentElement?.textContent).toContain("To install:");
+    expect(inRow("go", "lsp-install")?.textContent).toBe("go install golang.org/x/tools/gopls@latest");
+    expect(inRow("go", "lsp-copy")?.getAttribute("aria-label")).toBe("Copy the command that installs a Go server");
+
+    // What they are for, and where another is named.
+    const about = q("lsp-about")!;
+    expect(about.textContent).toContain("diagnostics, go_to_definition and find_references");
+    expect(about.textContent).toContain("[lsp.commands]");
+    expect(q("lsp-config-path")?.textContent).toBe("/d/config.toml");
+  });
+
+  it("copies an install command, or selects it where there is no clipboard", async () => {
+    const writeText = vi.fn(async (_text: string) => {});
+    clipboard(writeText);
+    const server = new FakeServer(OFFLINE_TEX);
+    await render(server);
+    expect(inRow("go", "lsp-copied")).toBeNull();
+    await click(inRow("go", "lsp-copy"));
+    expect(writeText.mock.calls).toEqual([["go install golang.org/x/tools/gopls@latest"]]);
+    expect(inRow("go", "lsp-copied")?.textContent).toBe("Copied.");
+    expect(inRow("typescript", "lsp-copied")).toBeNull();
+
+    // Refused (no permission, no focus): the command is selected instead.
+    clipboard(async () => {
+      throw new Error("NotAllowedError");
+    });
+    await click(inRow("typescript", "lsp-copy"));
+    expect(inRow("typescript", "lsp-copied")?.textContent).toBe("Selected: copy it with the keyboard.");
+    expect(window.getSelection()?.toString()).toBe("npm install -g typescript typescript-language-server");
+
+    // No clipboard at all: the same.
+    clipboard(undefined);
+    await click(inRow("go", "lsp-copy"));
+    expect(inRow("go", "lsp-copied")?.textContent).toBe("Selected: copy it with the keyboard.");
+    expect(window.getSelection()?.toString()).toBe("go install golang.org/x/tools/gopls@latest");
+  });
+
+  it("shows a configured server by its program, a path with spaces included", async () => {
+    const server = new FakeServer(OFFLINE_TEX);
+    server.languageServers = [
+      { language: "python", command: "/opt/My Tools/bin/basedpyright-langserver --stdio", install: "npm install -g pyright" },
+      { language: "typescript", command: "/usr/bin/node /opt/tsls/lib/cli.mjs --stdio", install: "npm install -g typescript typescript-language-server" },
+      { language: "zig", command: null, install: "see zls's releases" },
+    ];
+    await render(server);
+    expect(inRow("python", "lsp-program")?.textContent).toBe("basedpyright-langserver");
+    expect(inRow("python", "lsp-command")?.textContent).toBe("/opt/My Tools/bin/basedpyright-langserver --stdio");
+    expect(inRow("typescript", "lsp-program")?.textContent).toBe("node");
+    // A language this UI does not know is shown as the engine names it.
+    expect(row("zig").querySelector(".lsp-language")?.textContent).toBe("zig");
+    expect(inRow("zig", "lsp-install")?.textContent).toBe("see zls's releases");
+  });
+
+  it("says so when the engine says nothing of language servers", async () => {
+    const server = new FakeServer(OFFLINE_TEX);
+    server.languageServers = undefined;
+    await render(server);
+    expect(lspSection().textContent).toContain("This engine has no language servers.");
+    expect(lspSection().querySelector(".lsp-row")).toBeNull();
+  });
+
+  it("finds the program's file name in a command line", () => {
+    expect(programName("/usr/local/bin/pyright-langserver --stdio")).toBe("pyright-langserver");
+    expect(programName("/usr/bin/rust-analyzer")).toBe("rust-analyzer");
+    expect(programName("gopls")).toBe("gopls");
+    expect(programName("/usr/bin/gopls serve -rpc.trace")).toBe("gopls");
+    expect(programName("/Users/me/Visual Studio Code.app/Contents/bin/clangd --background-index")).toBe("clangd");
+    expect(programName("/usr/bin/node /opt/tsls/lib/cli.mjs --stdio")).toBe("node");
+    expect(programName("  /usr/bin/clangd  ")).toBe("clangd");
   });
 });
 

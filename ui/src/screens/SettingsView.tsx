@@ -1,13 +1,14 @@
 // Settings: models (and a connection test), cost and limits (today's cost, the daily
 // budget, the context threshold, rate limits), agents (how many run at once), the web tools
-// (search and fetch), MCP servers, approval rules, secrets,
-// plugins, the TeX bundle LaTeX previews use, and appearance — one file per section in
-// settings/.
+// (search and fetch), which languages have a language server, MCP servers, approval rules,
+// secrets, plugins, the TeX bundle LaTeX previews use, and appearance — one file per
+// section in settings/.
 
 import { useCommand } from "../app/context";
 import type { ThemeChoice } from "../lib/theme";
 import { Agents } from "./settings/Agents";
 import { Appearance } from "./settings/Appearance";
+import { LanguageServers } from "./settings/LanguageServers";
 import { Latex } from "./settings/Latex";
 import { Limits } from "./settings/Limits";
 import { McpServers } from "./settings/McpServers";
@@ -18,7 +19,8 @@ import { Secrets } from "./settings/Secrets";
 import { Web } from "./settings/Web";
 
 export function SettingsView({ theme, onTheme }: { theme: ThemeChoice; onTheme: (t: ThemeChoice) => void }) {
-  // One `settings` read for the sections that show it (Models, Cost and limits, Agents, Web, LaTeX).
+  // One `settings` read for the sections that show it (Models, Cost and limits, Agents, Web,
+  // Language servers, LaTeX).
   const [settings, reloadSettings] = useCommand({ cmd: "settings" }, []);
   return (
     <section className="screen" aria-labelledby="settings-h">
@@ -30,6 +32,7 @@ export function SettingsView({ theme, onTheme }: { theme: ThemeChoice; onTheme: 
         <Limits data={settings} reload={reloadSettings} />
         <Agents data={settings} reload={reloadSettings} />
         <Web data={settings} reload={reloadSettings} />
+        <LanguageServers data={settings} reload={reloadSettings} />
         <McpServers />
         <Rules />
         <Secrets />
