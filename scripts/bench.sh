@@ -2,7 +2,7 @@
 # Runs the benchmarks that compare Skald's tools with their reference programs (ripgrep,
 # universal-ctags, a bare shell spawn, latexmk, a static page in Chromium, Tauri's
 # hello-world window) and writes the ratios to docs/performance.md.
-#   bash scripts/bench.sh [--only grep|outline|shell|checkpoints|engine|latex|local|first-answer|ui|desktop|load|worktrees]
+#   bash scripts/bench.sh [--only grep|outline|shell|checkpoints|engine|latex|local|first-answer|ui|desktop|load|worktrees|lsp]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh --test

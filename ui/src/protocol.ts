@@ -584,7 +584,11 @@ rate_limits: Array<RateLimitInfo>,
 /**
  * The web tools' settings and whether web search is set up.
  */
-web: WebSettings, } | { "cmd": "set_web", web: WebSettings, } | { "cmd": "set_compact_at", percent: number, } | { "cmd": "set_daily_budget", usd?: number, } | { "cmd": "set_at_once", count: number, } | { "cmd": "test_model", ok: boolean, message: string, millis: number, } | { "cmd": "local_models", 
+web: WebSettings, 
+/**
+ * Which languages have a language server here (docs/lsp.md).
+ */
+language_servers: Array<LanguageServerInfo>, } | { "cmd": "set_web", web: WebSettings, } | { "cmd": "set_compact_at", percent: number, } | { "cmd": "set_daily_budget", usd?: number, } | { "cmd": "set_at_once", count: number, } | { "cmd": "test_model", ok: boolean, message: string, millis: number, } | { "cmd": "local_models", 
 /**
  * Whether this build can run local models.
  */
@@ -903,6 +907,23 @@ status: string,
  * What to do to set it up or fix it, when it is not ready.
  */
 hint: string | null, };
+
+/**
+ * A language and the server Skald would start for it (docs/lsp.md, "Servers").
+ */
+export type LanguageServerInfo = { 
+/**
+ * As config.toml's `[lsp.commands]` names it: python, typescript, rust, go, c.
+ */
+language: string, 
+/**
+ * The server's command line as found (configured or on PATH); none if there is none.
+ */
+command: string | null, 
+/**
+ * How to get one.
+ */
+install: string, };
 
 export type AgentInfo = { id: string, name: string, description: string, };
 

@@ -751,6 +751,8 @@ pub enum Reply {
         rate_limits: Vec<RateLimitInfo>,
         /// The web tools' settings and whether web search is set up.
         web: WebSettings,
+        /// Which languages have a language server here (docs/lsp.md).
+        language_servers: Vec<LanguageServerInfo>,
     },
     SetWeb {
         web: WebSettings,
@@ -969,6 +971,17 @@ pub enum OpenTarget {
 pub struct LocalModelInfo {
     pub name: String,
     pub bytes: u64,
+}
+
+/// A language and the server Skald would start for it (docs/lsp.md, "Servers").
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct LanguageServerInfo {
+    /// As config.toml's `[lsp.commands]` names it: python, typescript, rust, go, c.
+    pub language: String,
+    /// The server's command line as found (configured or on PATH); none if there is none.
+    pub command: Option<String>,
+    /// How to get one.
+    pub install: String,
 }
 
 /// config.toml `[web]` as Settings shows it, with what doctor says of it (docs/web.md).

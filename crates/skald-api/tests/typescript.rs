@@ -86,6 +86,7 @@ fn generate() -> String {
         decl::<RecommendedModel>(),
         decl::<TexStatus>(),
         decl::<WebSettings>(),
+        decl::<LanguageServerInfo>(),
         decl::<AgentInfo>(),
         decl::<McpServerInfo>(),
         decl::<McpPromptInfo>(),

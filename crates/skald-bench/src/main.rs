@@ -12,6 +12,7 @@ mod engine;
 mod first_answer;
 mod latex;
 mod local;
+mod lsp;
 mod outline;
 mod report;
 mod search;
@@ -46,7 +47,7 @@ fn parse_args() -> Result<Args> {
             "--load-report" => load_report = it.next().map(PathBuf::from),
             "-h" | "--help" => {
                 println!(
-                    "usage: skald-bench --skald PATH/TO/release/skald [--out docs/performance.md] [--only grep|outline|shell|checkpoints|engine|latex|local|first-answer|ui|desktop|load|worktrees] [--load-report FILE]"
+                    "usage: skald-bench --skald PATH/TO/release/skald [--out docs/performance.md] [--only grep|outline|shell|checkpoints|engine|latex|local|first-answer|ui|desktop|load|worktrees|lsp] [--load-report FILE]"
                 );
                 std::process::exit(0);
             }
@@ -118,6 +119,10 @@ fn main() -> Result<()> {
     if wants("worktrees") {
         let section = worktrees::run()?;
         report::write_section(&args.out, "worktrees", &machine, &section)?;
+    }
+    if wants("lsp") {
+        let section = lsp::run()?;
+        report::write_section(&args.out, "lsp", &machine, &section)?;
     }
     if wants("checkpoints") {
         let section = checkpoints::run()?;

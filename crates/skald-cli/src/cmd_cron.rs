@@ -342,8 +342,9 @@ pub async fn run(
         r
     };
     let stopped = interrupted.is_cancelled();
-    // MCP servers' processes end with this one.
+    // MCP servers' and language servers' processes end with this one.
     engine.mcp.manager.stop_all();
+    skald_lsp::pool().stop_all().await;
     result.map_err(Fail::failed)?;
     if stopped {
         return Ok(exit::CANCELLED);

@@ -368,6 +368,7 @@ async fn wind_down(
     // MCP servers' processes end with this one, and so do the processes the turn started
     // in the background (docs/processes.md): said, since the model may have promised them.
     engine.mcp.manager.stop_all();
+    skald_lsp::pool().stop_all().await;
     let stopped = engine.processes.stop_all().await.max(running);
     if stopped > 0 {
         eprintln!(

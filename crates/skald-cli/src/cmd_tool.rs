@@ -96,7 +96,10 @@ async fn tool(
     let cancel = CancellationToken::new();
     tokio::spawn(stop_on_ctrl_c(cancel.clone()));
     tracing::info!(tool = name, cwd = %scope.working_dir().display(), "skald tool: running");
-    let Some(outcome) = direct::run(&registry, name, args, scope, &cancel).await else {
+    let outcome = direct::run(&registry, name, args, scope, &cancel).await;
+    // A language server the tool started ends with this command.
+    skald_lsp::pool().stop_all().await;
+    let Some(outcome) = outcome else {
         return Err(Fail::usage(format!("unknown tool `{name}`")));
     };
     // The tool's own failure or stop is its output, not the command's: no prefix.

@@ -81,7 +81,72 @@ pub async fn run(data_dir: &DataDir) -> Vec<Check> {
         ),
         check_mcp_logins(data_dir).await,
         check_web_search(data_dir).await,
+        check_language_servers(
+            &Config::load(&data_dir.config_path())
+                .map(|c| c.lsp)
+                .unwrap_or_default(),
+        ),
     ]
+}
+
+/// Which languages have a language server here, and the command Skald would start.
+pub fn language_servers(
+    lsp: &crate::config::LspConfig,
+) -> Vec<skald_api::protocol::LanguageServerInfo> {
+    let path = std::env::var_os("PATH");
+    skald_lsp::LANGUAGES
+        .iter()
+        .map(|l| skald_api::protocol::LanguageServerInfo {
+            language: l.name.to_string(),
+            command: skald_lsp::languages::find_server(
+                l,
+                lsp.commands.get(l.name).map(Vec::as_slice),
+                path.as_deref(),
+            )
+            .map(|argv| argv.join(" ")),
+            install: l.install.to_string(),
+        })
+        .collect()
+}
+
+/// The language servers found, for doctor.
+fn check_language_servers(lsp: &crate::config::LspConfig) -> Check {
+    const NAME: &str = "language servers";
+    if !lsp.enabled {
+        return Check::ok(NAME, "turned off ([lsp] enabled = false)");
+    }
+    let all = language_servers(lsp);
+    let found: Vec<String> = all
+        .iter()
+        .filter_map(|s| {
+            let program = s.command.as_deref()?.split_whitespace().next()?;
+            let name = std::path::Path::new(program)
+                .file_name()
+                .map_or(program.to_string(), |n| n.to_string_lossy().into_owned());
+            Some(format!("{} ({name})", s.language))
+        })
+        .collect();
+    let missing: Vec<String> = all
+        .iter()
+        .filter(|s| s.command.is_none())
+        .map(|s| format!("{}: {}", s.language, s.install))
+        .collect();
+    match (found.is_empty(), missing.is_empty()) {
+        (_, true) => Check::ok(NAME, found.join(", ")),
+        (true, false) => Check::missing(NAME, "none found on PATH", missing.join("; ")),
+        (false, false) => Check::ok(
+            NAME,
+            format!(
+                "{}; none for {}",
+                found.join(", "),
+                all.iter()
+                    .filter(|s| s.command.is_none())
+                    .map(|s| s.language.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        ),
+    }
 }
 
 /// How web_search searches, read from config.toml and whether the key is stored.

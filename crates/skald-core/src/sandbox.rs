@@ -24,10 +24,9 @@ pub fn for_call(
     use skald_api::tool_names as tn;
     // A language server runs code of the project (rust-analyzer its build scripts): in
     // the chat's sandbox, without the network (docs/lsp.md).
-    if matches!(
-        tool,
-        tn::DIAGNOSTICS | tn::GO_TO_DEFINITION | tn::FIND_REFERENCES
-    ) {
+    // A write tool asks the file's server afterwards (docs/lsp.md, "After an edit"): the
+    // same sandbox.
+    if crate::approval::starts_language_server(tool) || crate::approval::writes_files(tool) {
         let mut sandbox = command_sandbox(run);
         if let CommandSandbox::On { policy, .. } = &mut sandbox {
             policy.network = false;

@@ -5,6 +5,7 @@
 //! `diagnostics`, `go_to_definition`, `find_references`, and the diagnostics an edit's
 //! result carries — are in skald-tools; lsp-types and async-lsp are used only here.
 
+mod framing;
 pub mod languages;
 pub mod pool;
 pub mod server;

@@ -18,6 +18,8 @@ const RESTART_WINDOW: Duration = Duration::from_secs(300);
 pub struct Launch {
     pub argv: Vec<String>,
     pub env_removed: Vec<String>,
+    /// Variables set for it (its private temporary folder in the sandbox).
+    pub env_set: Vec<(String, String)>,
     /// Told apart in the pool: the same server under another sandbox is another server.
     pub sandbox_key: String,
     pub keep: Box<dyn std::any::Any + Send + Sync>,
@@ -110,6 +112,7 @@ impl Pool {
                 &launch.argv,
                 root,
                 &launch.env_removed,
+                &launch.env_set,
                 launch.watches_parent,
                 launch.keep,
             )
@@ -118,6 +121,24 @@ impl Pool {
         tracing::info!(language, root = %root.display(), "language server started");
         slot.server = Some(server.clone());
         Ok((server, true))
+    }
+
+    /// The server running for `language` in `root` under `sandbox_key`, if one is: never
+    /// starts one.
+    pub async fn running_server(
+        &self,
+        root: &Path,
+        language: &'static str,
+        sandbox_key: &str,
+    ) -> Option<Arc<Server>> {
+        let key = Key {
+            root: root.to_path_buf(),
+            language,
+            sandbox: sandbox_key.to_string(),
+        };
+        let slot = self.slots.lock().await.get(&key)?.clone();
+        let slot = slot.lock().await;
+        slot.server.clone().filter(|s| s.is_alive())
     }
 
     /// The servers running now: language and folder.
@@ -154,6 +175,17 @@ impl Pool {
                     self.reap().await;
                 }
             });
+        }
+    }
+
+    /// Stops every server: Skald is ending. (A server in the sandbox would end with Skald
+    /// anyway, tied to it by the helper; one outside it would not.)
+    pub async fn stop_all(&self) {
+        let slots: Vec<_> = self.slots.lock().await.values().cloned().collect();
+        for slot in slots {
+            if let Some(server) = slot.lock().await.server.take() {
+                server.stop().await;
+            }
         }
     }
 

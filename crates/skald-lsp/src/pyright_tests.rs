@@ -36,7 +36,7 @@ fn project() -> (tempfile::TempDir, PathBuf) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_type_error_appears_after_the_change_that_makes_it() {
     let (_dir, root) = project();
-    let server = Server::start("python", &pyright(), &root, &[], true, Box::new(()))
+    let server = Server::start("python", &pyright(), &root, &[], &[], true, Box::new(()))
         .await
         .unwrap();
     let main = root.join("main.py");
@@ -90,6 +90,7 @@ async fn the_pool_starts_a_server_again_after_it_dies() {
         Ok(crate::Launch {
             argv: pyright(),
             env_removed: Vec::new(),
+            env_set: Vec::new(),
             sandbox_key: String::new(),
             keep: Box::new(()),
             watches_parent: true,

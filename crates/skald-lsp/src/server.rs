@@ -37,6 +37,10 @@ const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 /// After a first publication, how long further ones (a server that sends syntax errors
 /// first, then types) are waited for.
 const SETTLE: Duration = Duration::from_millis(300);
+/// Diagnostics kept per file, and files kept, of what a server publishes: a server
+/// flooding them must not grow Skald without end.
+const MAX_DIAGNOSTICS_PER_FILE: usize = 1000;
+const MAX_FILES_PUBLISHED: usize = 20_000;
 
 /// What the server published for one file.
 #[derive(Debug, Clone, Default)]
@@ -81,6 +85,7 @@ impl Server {
         argv: &[String],
         root: &Path,
         env_removed: &[String],
+        env_set: &[(String, String)],
         watches_parent: bool,
         keep: Box<dyn std::any::Any + Send + Sync>,
     ) -> Result<Server, LspError> {
@@ -101,9 +106,14 @@ impl Server {
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::null())
+            // Its own process group, ended whole: a server's workers go with it.
+            .process_group(0)
             .kill_on_drop(true);
         for name in env_removed {
             command.env_remove(name);
+        }
+        for (name, value) in env_set {
+            command.env(name, value);
         }
         let mut child = command.spawn().map_err(|e| start_error(e.to_string()))?;
         let stdout = child
@@ -118,9 +128,16 @@ impl Server {
         shared.alive.store(true, Ordering::SeqCst);
         let (main_loop, socket) = MainLoop::new_client(|_| router(shared.clone()));
         let ended = shared.clone();
+        // async-lsp's loop panics once every sender to it is gone while it still reads:
+        // it holds one itself, and ends when the server's output does.
+        let keep_sending = socket.clone();
         tokio::spawn(async move {
+            let _keep_sending = keep_sending;
             let result = main_loop
-                .run_buffered(stdout.compat(), stdin.compat_write())
+                .run_buffered(
+                    crate::framing::Guarded::new(stdout.compat()),
+                    stdin.compat_write(),
+                )
                 .await;
             *lock(&ended.ended) = Some(match result {
                 Ok(()) => "it closed its output".to_string(),
@@ -371,12 +388,21 @@ impl Server {
             let _ = self.socket.notify::<Exit>(());
         }
         let child = lock(&self.child).take();
-        if let Some(mut child) = child
-            && tokio::time::timeout(Duration::from_secs(1), child.wait())
+        if let Some(mut child) = child {
+            let group = child.id();
+            if tokio::time::timeout(Duration::from_secs(1), child.wait())
                 .await
                 .is_err()
-        {
-            let _ = child.kill().await;
+            {
+                let _ = child.kill().await;
+            }
+            // What it started, if anything outlived it.
+            if let Some(pid) = group.and_then(|p| i32::try_from(p).ok()) {
+                let _ = nix::sys::signal::killpg(
+                    nix::unistd::Pid::from_raw(pid),
+                    nix::sys::signal::Signal::SIGKILL,
+                );
+            }
         }
     }
 
@@ -393,9 +419,12 @@ fn router(shared: Arc<Shared>) -> Router<Arc<Shared>> {
     router
         .notification::<PublishDiagnostics>(|shared, params| {
             let mut published = lock(&shared.published);
-            let entry = published.entry(params.uri).or_default();
-            entry.count += 1;
-            entry.diagnostics = params.diagnostics;
+            if published.len() < MAX_FILES_PUBLISHED || published.contains_key(&params.uri) {
+                let entry = published.entry(params.uri).or_default();
+                entry.count += 1;
+                entry.diagnostics = params.diagnostics;
+                entry.diagnostics.truncate(MAX_DIAGNOSTICS_PER_FILE);
+            }
             drop(published);
             shared.changed.notify_waiters();
             ControlFlow::Continue(())

@@ -290,6 +290,7 @@ impl Service {
         engine.wait_tasks(Duration::from_secs(5)).await;
         engine.processes.stop_all().await;
         engine.mcp.manager.stop_all();
+        skald_lsp::pool().stop_all().await;
         // A local model still generating would crash the process as it exits.
         let _ = tokio::task::spawn_blocking(|| {
             skald_llm::local::shutdown(Duration::from_secs(5));

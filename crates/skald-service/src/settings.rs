@@ -86,6 +86,7 @@ impl Service {
             today_cost_usd,
             rate_limits: engine.limits.rate_limits(),
             web,
+            language_servers: skald_core::doctor::language_servers(&lock(&self.config).lsp),
         })
     }
 

@@ -58,7 +58,8 @@ impl<Cx: ?Sized + Sync> Tool<Cx> for EditFile {
     }
 
     fn execute_async<'a>(&'a self, _cx: &'a Cx, args: Value) -> BoxToolFuture<'a> {
-        run_blocking(move |scope, _| {
+        let written = crate::fs::path_arg(&args);
+        crate::then_diagnostics(written, run_blocking(move |scope, _| {
             let args: Args = tool_args::parse(args)?;
             let target = fs::target(scope, &args.path);
             let path = target.shown.clone();
@@ -112,7 +113,7 @@ impl<Cx: ?Sized + Sync> Tool<Cx> for EditFile {
                     ))
                 }
             }
-        })
+        }))
     }
 
     fn category(&self) -> ToolCategory {

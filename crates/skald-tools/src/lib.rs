@@ -111,6 +111,25 @@ where
     })
 }
 
+/// A write tool's work, then what the language server says of the file it wrote
+/// (`lsp::after_edit`), added to its result.
+pub(crate) fn then_diagnostics<'a>(
+    path: Option<String>,
+    work: BoxToolFuture<'a>,
+) -> BoxToolFuture<'a> {
+    Box::pin(async move {
+        let result = work.await?;
+        let Some(path) = path else {
+            return Ok(result);
+        };
+        let scope = ToolScope::current();
+        Ok(match lsp::after_edit(&scope, &path).await {
+            Some(note) => format!("{result}\n\n{note}"),
+            None => result,
+        })
+    })
+}
+
 #[cfg(test)]
 pub(crate) mod test_support {
     use serde_json::Value;

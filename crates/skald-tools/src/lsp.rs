@@ -48,10 +48,7 @@ pub async fn server(
         ));
     }
     skald_lsp::pool().set_idle(setup.idle);
-    let sandbox_key = match scope.sandbox() {
-        CommandSandbox::On { policy, .. } => serde_json::to_string(policy).unwrap_or_default(),
-        _ => String::new(),
-    };
+    let sandbox_key = sandbox_key(scope);
     let root = scope.working_dir().to_path_buf();
     skald_lsp::pool()
         .server(&root, language.name, &sandbox_key, || {
@@ -88,9 +85,14 @@ fn launch(scope: &ToolScope, language: &'static Language) -> Result<skald_lsp::L
                 .map_err(|e| start_error(language, &argv, e.to_string()))?;
             let mut policy = policy.clone();
             policy.network = false;
-            policy
-                .writable
-                .push(std::fs::canonicalize(tmp.path()).unwrap_or_else(|_| tmp.path().into()));
+            let tmp_path = std::fs::canonicalize(tmp.path()).unwrap_or_else(|_| tmp.path().into());
+            policy.writable.push(tmp_path.clone());
+            // The server's own temporary folder, where it expects one (tsserver makes one
+            // there): the rest of /tmp is private and not writable to it.
+            let tmp_vars: Vec<(String, String)> = skald_sandbox::TMP_VARS
+                .iter()
+                .map(|v| (v.to_string(), tmp_path.display().to_string()))
+                .collect();
             let (program, args) = argv
                 .split_first()
                 .ok_or_else(|| start_error(language, &argv, "no command".into()))?;
@@ -106,6 +108,7 @@ fn launch(scope: &ToolScope, language: &'static Language) -> Result<skald_lsp::L
             Ok(skald_lsp::Launch {
                 argv: full,
                 env_removed,
+                env_set: tmp_vars,
                 sandbox_key: String::new(),
                 keep: Box::new(tmp),
                 watches_parent: false,
@@ -114,6 +117,7 @@ fn launch(scope: &ToolScope, language: &'static Language) -> Result<skald_lsp::L
         _ => Ok(skald_lsp::Launch {
             argv,
             env_removed,
+            env_set: Vec::new(),
             sandbox_key: String::new(),
             keep: Box::new(()),
             watches_parent: true,
@@ -359,4 +363,99 @@ pub fn locations(scope: &ToolScope, found: &[skald_lsp::Location], max: usize) -
         let _ = writeln!(out, "… {} more", found.len() - max);
     }
     out.trim_end().to_string()
+}
+
+/// Most problems an edit's result lists.
+const EDIT_LISTED: usize = 10;
+
+/// What the pool keys a server by besides its folder and language: the sandbox it runs in.
+fn sandbox_key(scope: &ToolScope) -> String {
+    match scope.sandbox() {
+        CommandSandbox::On { policy, .. } => serde_json::to_string(policy).unwrap_or_default(),
+        _ => String::new(),
+    }
+}
+
+/// What the language server says of a file a write tool just wrote (docs/lsp.md, "After
+/// an edit"): its errors and warnings now, those the edit brought marked `new` when the
+/// server knew the file before, at most `EDIT_LISTED`. Nothing when the file is clean and
+/// was, when no server speaks for it, or when an editor holds the file (its buffer, not
+/// the disk, is the truth). A server is started for it only where the sandbox confines
+/// one (starting one elsewhere asks the person, which an edit must not do); otherwise
+/// one already running for the folder is used.
+pub async fn after_edit(scope: &ToolScope, raw_path: &str) -> Option<String> {
+    let setup = scope.lsp().clone();
+    if !setup.enabled || scope.editor().is_some() {
+        return None;
+    }
+    let target = fs::target(scope, raw_path);
+    let language = skald_lsp::language_of(&target.shown)?;
+    let (server, started) = if matches!(scope.sandbox(), CommandSandbox::On { .. }) {
+        server(scope, language).await.ok()?
+    } else {
+        let running = skald_lsp::pool()
+            .running_server(scope.working_dir(), language.name, &sandbox_key(scope))
+            .await?;
+        (running, false)
+    };
+    let text = read_text(&target).ok()?;
+    let earlier = server.published(&target.opened);
+    // A server just started reads the project first: a little longer for its first answer.
+    let wait = if started {
+        setup.edit_wait.max(Duration::from_secs(10))
+    } else {
+        setup.edit_wait
+    };
+    let diags = match diagnostics_of(&server, &target.opened, &text, wait).await {
+        Ok(Some(d)) => d,
+        Ok(None) => {
+            return Some(format!(
+                "(The {} language server did not answer within {} s; call diagnostics to \
+                 check this file.)",
+                language.name,
+                wait.as_secs()
+            ));
+        }
+        Err(_) => return None,
+    };
+    let serious = |d: &Diagnostic| matches!(severity(d), "error" | "warning");
+    let problems: Vec<Diagnostic> = sorted(diags).into_iter().filter(serious).collect();
+    let before: Vec<&Diagnostic> = earlier.iter().flatten().filter(|d| serious(d)).collect();
+    if problems.is_empty() {
+        return (!before.is_empty()).then(|| {
+            format!(
+                "Language server ({}): no errors or warnings left in this file.",
+                language.name
+            )
+        });
+    }
+    let is_new = |d: &Diagnostic| {
+        earlier.is_some()
+            && !before
+                .iter()
+                .any(|e| e.message == d.message && severity(e) == severity(d))
+    };
+    let new = problems.iter().filter(|d| is_new(d)).count();
+    let mut out = format!(
+        "Language server ({}): {} in this file{}:",
+        language.name,
+        counts(&problems),
+        if new > 0 {
+            format!(", {new} new with this edit")
+        } else {
+            String::new()
+        }
+    );
+    for d in problems.iter().take(EDIT_LISTED) {
+        let mark = if is_new(d) { "new " } else { "" };
+        let _ = write!(out, "\n  {mark}{}", line(d, &text));
+    }
+    if problems.len() > EDIT_LISTED {
+        let _ = write!(
+            out,
+            "\n  … {} more (diagnostics lists them)",
+            problems.len() - EDIT_LISTED
+        );
+    }
+    Some(out)
 }

@@ -56,7 +56,8 @@ impl<Cx: ?Sized + Sync> Tool<Cx> for ReplaceLines {
     }
 
     fn execute_async<'a>(&'a self, _cx: &'a Cx, args: Value) -> BoxToolFuture<'a> {
-        run_blocking(move |scope, _| {
+        let written = crate::fs::path_arg(&args);
+        crate::then_diagnostics(written, run_blocking(move |scope, _| {
             let args: Args = tool_args::parse(args)?;
             let target = fs::target(scope, &args.path);
             let path = target.shown.clone();
@@ -92,7 +93,7 @@ impl<Cx: ?Sized + Sync> Tool<Cx> for ReplaceLines {
                     content.lines().count().max(1)
                 )
             })
-        })
+        }))
     }
 
     fn category(&self) -> ToolCategory {

@@ -177,7 +177,7 @@ pub fn window(page: &Page, start: u64, limit: u64) -> String {
 
 /// A line of a page that cannot close the frame around it: a page writing
 /// `</web_content>` to make what follows look like Skald's words gets it escaped.
-fn neutralised(line: &str) -> String {
+pub(crate) fn neutralised(line: &str) -> String {
     if line.to_ascii_lowercase().contains("web_content") {
         line.replace('<', "‹").replace('>', "›")
     } else {

@@ -49,7 +49,8 @@ impl<Cx: ?Sized + Sync> Tool<Cx> for WriteFile {
     }
 
     fn execute_async<'a>(&'a self, _cx: &'a Cx, args: Value) -> BoxToolFuture<'a> {
-        run_blocking(move |scope, _| {
+        let written = crate::fs::path_arg(&args);
+        crate::then_diagnostics(written, run_blocking(move |scope, _| {
             let Args { path, content } = tool_args::parse(args)?;
             let content = content.as_str();
             let target = fs::target(scope, &path);
@@ -62,7 +63,7 @@ impl<Cx: ?Sized + Sync> Tool<Cx> for WriteFile {
                 fs::relativize_for_display(&path, scope.working_dir()),
                 content.len()
             ))
-        })
+        }))
     }
 
     fn category(&self) -> ToolCategory {

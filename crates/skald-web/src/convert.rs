@@ -169,6 +169,9 @@ fn meta_charset(body: &[u8]) -> Option<String> {
 /// article in (a listing, an index) is given whole, its scripts and styles dropped.
 fn html_to_markdown(html: &str, url: &str) -> (Option<String>, String) {
     use dom_smoothie::{Config, Readability, TextMode};
+    if crate::guard::html_deeper_than(html, crate::guard::MAX_HTML_DEPTH) {
+        return (None, crate::guard::html_text(html));
+    }
     let cfg = Config {
         text_mode: TextMode::Markdown,
         ..Config::default()
@@ -194,6 +197,8 @@ fn html_to_markdown(html: &str, url: &str) -> (Option<String>, String) {
 /// A PDF's text. The parser is given the bytes of a page anyone wrote: a panic in it is a
 /// page that cannot be read, not a crash.
 fn pdf_text(body: &[u8], url: &str) -> Result<String, WebError> {
+    crate::guard::check_pdf_forms(body)
+        .map_err(|why| WebError::Unreadable(format!("{url}: the PDF is not read: {why}")))?;
     let bytes = body.to_vec();
     let result = std::panic::catch_unwind(move || pdf_extract::extract_text_from_mem(&bytes));
     match result {

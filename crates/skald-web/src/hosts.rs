@@ -70,8 +70,23 @@ fn split(pattern: &str) -> Option<(String, Option<u16>)> {
     (!name.is_empty()).then_some((name, port))
 }
 
+/// A host as URLs carry it: no trailing dot, lower case, an internationalised name in its
+/// ASCII (punycode) form, an IPv4 address in its dotted form — so `bücher.example` in a
+/// rule is the `xn--bcher-kva.example` of the URL.
 fn normal(host: &str) -> String {
-    host.trim_end_matches('.').to_ascii_lowercase()
+    let h = host.trim_end_matches('.').to_lowercase();
+    if h.starts_with('[') {
+        return h;
+    }
+    let (star, bare) = match h.strip_prefix("*.") {
+        Some(rest) => ("*.", rest),
+        None => ("", h.as_str()),
+    };
+    match url::Host::parse(bare) {
+        Ok(url::Host::Domain(d)) => format!("{star}{d}"),
+        Ok(url::Host::Ipv4(ip)) => format!("{star}{ip}"),
+        _ => h.clone(),
+    }
 }
 
 #[cfg(test)]
@@ -92,6 +107,16 @@ mod tests {
         assert!(!pattern_matches("127.0.0.1:8080", "127.0.0.1", 8081));
         assert!(pattern_matches("[::1]:99", "[::1]", 99));
         assert!(pattern_matches("[::1]", "[::1]", 1));
+        assert!(pattern_matches(
+            "bücher.example",
+            "xn--bcher-kva.example",
+            443
+        ));
+        assert!(pattern_matches(
+            "*.BÜCHER.example",
+            "shop.xn--bcher-kva.example",
+            443
+        ));
         assert!(!pattern_names("*.corp", "wiki.corp", 80));
         assert!(!pattern_names("wiki.corp", "wiki.corp", 80));
         assert!(pattern_names("wiki.corp:80", "wiki.corp", 80));

@@ -8,6 +8,7 @@ pub mod address;
 pub mod cache;
 pub mod convert;
 pub mod fetch;
+mod guard;
 pub mod hosts;
 pub mod search;
 

@@ -218,3 +218,130 @@ fn without_the_sandbox_a_language_server_asks_first_and_a_missing_one_is_named()
     );
     assert!(err.contains("npm install -g pyright"), "{err}");
 }
+
+/// An edit's result carries what the server says of the file afterwards: the error the
+/// edit brought, marked new once the server knew the file, and the all-clear after a fix.
+#[test]
+fn an_edit_that_introduces_a_type_error_gets_it_in_its_result() {
+    use skald_testkit::{ScriptedServer, answer, tool_call};
+    let data = data_with_pyright();
+    let work = project();
+    std::fs::write(
+        work.path().join("main.py"),
+        "from shapes import area\n\nprint(area(2, 3))\n",
+    )
+    .unwrap();
+    let server = ScriptedServer::new(vec![
+        tool_call("d0", "diagnostics", r#"{"path": "main.py"}"#),
+        tool_call(
+            "e1",
+            "edit_file",
+            r#"{"path": "main.py", "old": "area(2, 3)", "new": "area(\"2\", 3)"}"#,
+        ),
+        tool_call(
+            "e2",
+            "edit_file",
+            r#"{"path": "main.py", "old": "area(\"2\", 3)", "new": "area(2, 3)"}"#,
+        ),
+        tool_call(
+            "w1",
+            "write_file",
+            r#"{"path": "notes.md", "content": "no server speaks for this\n"}"#,
+        ),
+        answer("Done."),
+    ]);
+    let (out, events) = crate::common::SkaldCmd::new(data.path())
+        .against(&server)
+        .exec_json(
+            work.path(),
+            &["--approve", "all", "--sandbox", "workspace-write"],
+            "Edit it",
+        );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let clean = crate::common::result(&events, "d0");
+    assert!(clean.contains("main.py: 0 errors"), "{clean}");
+    let broke = crate::common::result(&events, "e1");
+    assert!(
+        broke.contains(
+            "Language server (python): 1 error, 0 warnings in this file, 1 new with this edit:"
+        ),
+        "{broke}"
+    );
+    assert!(
+        broke.contains("new 3:12 error: Argument of type \"Literal['2']\""),
+        "{broke}"
+    );
+    let fixed = crate::common::result(&events, "e2");
+    assert!(
+        fixed.contains("no errors or warnings left in this file"),
+        "{fixed}"
+    );
+    let other = crate::common::result(&events, "w1");
+    assert!(!other.contains("Language server"), "{other}");
+}
+
+/// The TypeScript server as well: typescript-language-server with the TypeScript beside it
+/// in tests/lsp.
+#[test]
+fn typescript_errors_and_definitions_come_from_typescript_language_server() {
+    let bin = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/lsp/node_modules/.bin/typescript-language-server");
+    assert!(
+        bin.exists(),
+        "{} is missing: run scripts/setup.sh --test",
+        bin.display()
+    );
+    let data = tempfile::tempdir().unwrap();
+    std::fs::write(
+        data.path().join("config.toml"),
+        format!(
+            "[lsp.commands]\ntypescript = [\"{}\", \"--stdio\"]\n",
+            std::fs::canonicalize(bin).unwrap().display()
+        ),
+    )
+    .unwrap();
+    let work = skald_testkit::tempdir_seen_by_commands();
+    std::fs::write(
+        work.path().join("tsconfig.json"),
+        r#"{"compilerOptions": {"strict": true, "noEmit": true}, "include": ["*.ts"]}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        work.path().join("shapes.ts"),
+        "export function area(width: number, height: number): number {\n  return width * height;\n}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        work.path().join("main.ts"),
+        "import { area } from \"./shapes\";\n\nconst a: number = area(2, 3);\nconst b: string = area(4, 5);\nconsole.log(a, b);\n",
+    )
+    .unwrap();
+    let text = ok(&tool(
+        data.path(),
+        work.path(),
+        "diagnostics",
+        r#"{"path": "main.ts"}"#,
+        SANDBOXED,
+    ));
+    assert!(text.starts_with("main.ts: 1 error"), "{text}");
+    assert!(
+        text.contains("4:7 error: Type 'number' is not assignable to type 'string'."),
+        "{text}"
+    );
+    let text = ok(&tool(
+        data.path(),
+        work.path(),
+        "go_to_definition",
+        r#"{"path": "main.ts", "line": 3, "symbol": "area"}"#,
+        SANDBOXED,
+    ));
+    assert!(
+        text.contains("shapes.ts:1:17: export function area("),
+        "{text}"
+    );
+}

@@ -2876,6 +2876,18 @@ fn web_settings_are_shown_checked_written_and_used_at_once() {
     let mut ws = s.ws();
     let settings = ws.call(json!({"cmd": "settings"})).unwrap();
     assert_eq!(settings["web"]["search"], "");
+    // Which languages have a server here: every language Skald asks about is listed.
+    let languages: Vec<&str> = settings["language_servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["language"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        languages,
+        ["python", "typescript", "rust", "go", "c"],
+        "{settings}"
+    );
     assert_eq!(settings["web"]["ready"], false);
     assert!(
         settings["web"]["hint"]

@@ -553,6 +553,14 @@ fn worktree_source(
     Ok(held.map(|w| PathBuf::from(w.source)))
 }
 
+/// `always_asks` in this run: also a language server the sandbox does not confine, which
+/// would run the project's code as the person — a hook's allow or a bypass must not lift
+/// that ask, as they do not lift an unsandboxed command's.
+pub fn always_asks_in(ctx: &RunContext, tool: &str, args: &Value, checked: Option<&Path>) -> bool {
+    always_asks(tool, args, checked)
+        || (starts_language_server(tool) && !ctx.sandbox.runs_unasked())
+}
+
 /// What git or Skald reads and acts on later, so a write there can run code when the
 /// person next uses them: a `.git` (folder or a worktree's file) and what is in it
 /// (hooks, config, a worktree's or a submodule's repository), a project's `.skald` (its
@@ -767,7 +775,7 @@ fn decide_at(
     // A language server runs the project's own code (rust-analyzer its build scripts and
     // macros, tsserver the plugins a tsconfig names): without the sandbox around it, a
     // read of the folder is not a read, and asks — unless a rule allows that very tool.
-    if starts_language_server(tool) && !ctx.sandbox.confines() {
+    if starts_language_server(tool) && !ctx.sandbox.runs_unasked() {
         return match first.filter(|r| r.action == RuleAction::Allow && r.tool_pattern == tool) {
             Some(rule) => Decision {
                 action: RuleAction::Allow,
@@ -777,8 +785,14 @@ fn decide_at(
             None => Decision {
                 action: RuleAction::Require,
                 rule_id: None,
-                reason: "a language server can run the project's code (build scripts,                          plugins) and the command sandbox is not on, so this asks"
-                    .to_string(),
+                reason: if ctx.sandbox.confines() {
+                    "a language server can run the project's code (build scripts, plugins), \
+                     and every command asks here ([sandbox] ask = \"always\")"
+                } else {
+                    "a language server can run the project's code (build scripts, plugins), \
+                     and the command sandbox is not on, so this asks"
+                }
+                .to_string(),
             },
         };
     }

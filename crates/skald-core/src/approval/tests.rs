@@ -1193,3 +1193,55 @@ fn the_web_group_names_the_web_tools() {
     assert!(!tool_matches("@web", tn::READ_FILE));
     assert!(!tool_matches("@web", tn::EXECUTE_CMD));
 }
+
+#[test]
+fn a_language_server_outside_the_sandbox_asks_and_only_the_person_lifts_it() {
+    let (store, _d, mut ctx) = setup();
+    let args = json!({"path": "main.py"});
+    ctx.sandbox.mode = skald_api::SandboxMode::Off;
+    for tool in [tn::DIAGNOSTICS, tn::GO_TO_DEFINITION, tn::FIND_REFERENCES] {
+        // A read inside the folder, which would otherwise run unasked.
+        assert_eq!(
+            action(&store, &ctx, tool, args.clone()),
+            RuleAction::Require,
+            "{tool}"
+        );
+        // A hook's allow or a bypass does not lift it.
+        assert!(always_asks_in(&ctx, tool, &args, None), "{tool}");
+    }
+    assert!(!always_asks_in(&ctx, tn::READ_FILE, &args, None));
+    // `[sandbox] ask = "always"`: every command asks, and so does a language server.
+    ctx.sandbox.mode = skald_api::SandboxMode::WorkspaceWrite;
+    ctx.sandbox.always_ask = true;
+    if ctx.sandbox.confines() {
+        assert_eq!(
+            action(&store, &ctx, tn::DIAGNOSTICS, args.clone()),
+            RuleAction::Require
+        );
+        ctx.sandbox.always_ask = false;
+        assert_eq!(
+            action(&store, &ctx, tn::DIAGNOSTICS, args.clone()),
+            RuleAction::Allow
+        );
+        assert!(!always_asks_in(&ctx, tn::DIAGNOSTICS, &args, None));
+    }
+    // A rule allowing the tool by name lifts the ask where there is no sandbox.
+    ctx.sandbox.mode = skald_api::SandboxMode::Off;
+    store
+        .add_rule(&NewRule {
+            group_name: "default".into(),
+            tool_pattern: tn::DIAGNOSTICS.into(),
+            action: Some(RuleAction::Allow),
+            priority: ALWAYS_PRIORITY,
+            ..NewRule::default()
+        })
+        .unwrap();
+    assert_eq!(
+        action(&store, &ctx, tn::DIAGNOSTICS, args.clone()),
+        RuleAction::Allow
+    );
+    assert_eq!(
+        action(&store, &ctx, tn::FIND_REFERENCES, args),
+        RuleAction::Require
+    );
+}

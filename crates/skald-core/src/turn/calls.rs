@@ -637,7 +637,12 @@ async fn gate(
             // may lift (a sandbox grant, a credential folder).
             Some((crate::hooks::Permission::Allow, _))
                 if !(decision.action == RuleAction::Require
-                    && approval::always_asks(&call.name, args, path.as_deref())) =>
+                    && approval::always_asks_in(
+                        &env.cfg.run,
+                        &call.name,
+                        args,
+                        path.as_deref(),
+                    )) =>
             {
                 decision.action = RuleAction::Allow
             }
@@ -667,7 +672,7 @@ async fn gate(
             _ if env
                 .inbox
                 .is_some_and(|i| i.bypasses.covers(session_id, &call.name, registry))
-                && !approval::always_asks(&call.name, args, path.as_deref()) =>
+                && !approval::always_asks_in(&env.cfg.run, &call.name, args, path.as_deref()) =>
             {
                 Gate::Run(path.clone())
             }
