@@ -284,22 +284,47 @@ impl Server {
         before: u64,
         timeout: Duration,
     ) -> Result<Option<Vec<Diagnostic>>, LspError> {
-        let uri = text::uri_of(path)?;
+        let mut all = self
+            .diagnostics_after_all(&[(path.to_path_buf(), before)], timeout)
+            .await?;
+        Ok(all.pop().flatten())
+    }
+
+    /// `diagnostics_after` for many files at once: waits until every one has a new
+    /// publication (or `timeout`), then `SETTLE` after the last one that came, so a server
+    /// checking a hundred files is waited for once, not a hundred times.
+    pub async fn diagnostics_after_all(
+        &self,
+        files: &[(PathBuf, u64)],
+        timeout: Duration,
+    ) -> Result<Vec<Option<Vec<Diagnostic>>>, LspError> {
+        let uris: Vec<(Url, u64)> = files
+            .iter()
+            .map(|(p, before)| Ok((text::uri_of(p)?, *before)))
+            .collect::<Result<_, LspError>>()?;
         let deadline = tokio::time::Instant::now() + timeout;
         let mut settled_at: Option<tokio::time::Instant> = None;
-        let mut seen = before;
+        let mut last_total = 0u64;
         loop {
             // Registered before looking, so a publication in between is not missed.
             let notified = self.shared.changed.notified();
             tokio::pin!(notified);
             notified.as_mut().enable();
-            let now = lock(&self.shared.published)
-                .get(&uri)
-                .map_or(0, |p| p.count);
-            if now > seen {
-                seen = now;
+            let (total, all_new) = {
+                let published = lock(&self.shared.published);
+                let mut total = 0u64;
+                let mut all_new = true;
+                for (uri, before) in &uris {
+                    let count = published.get(uri).map_or(0, |p| p.count);
+                    total += count;
+                    all_new &= count > *before;
+                }
+                (total, all_new)
+            };
+            if all_new && total != last_total {
                 settled_at = Some((tokio::time::Instant::now() + SETTLE).min(deadline));
             }
+            last_total = total;
             if !self.is_alive() {
                 return Err(self.stopped("it exited".into()));
             }
@@ -309,12 +334,16 @@ impl Server {
             }
         }
         self.touch();
-        Ok((seen > before).then(|| {
-            lock(&self.shared.published)
-                .get(&uri)
-                .map(|p| p.diagnostics.clone())
-                .unwrap_or_default()
-        }))
+        let published = lock(&self.shared.published);
+        Ok(uris
+            .iter()
+            .map(|(uri, before)| {
+                published
+                    .get(uri)
+                    .filter(|p| p.count > *before)
+                    .map(|p| p.diagnostics.clone())
+            })
+            .collect())
     }
 
     /// What the server last published for `path`, if anything.

@@ -180,16 +180,14 @@ async fn folder(scope: &ToolScope, target: &fs::Target, max: usize) -> Result<St
             let before = server.sync(&path, &text).map_err(lsp::lsp_error)?;
             sent.push((path, text, before));
         }
-        let deadline = tokio::time::Instant::now() + wait;
-        for (path, text, before) in sent {
-            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
-            let diags = server
-                .diagnostics_after(&path, before, left)
-                .await
-                .map_err(lsp::lsp_error)?
-                .or_else(|| server.published(&path));
+        let asked: Vec<(PathBuf, u64)> = sent.iter().map(|(p, _, b)| (p.clone(), *b)).collect();
+        let answers = server
+            .diagnostics_after_all(&asked, wait)
+            .await
+            .map_err(lsp::lsp_error)?;
+        for ((path, text, _), diags) in sent.into_iter().zip(answers) {
             checked += 1;
-            if let Some(d) = diags.filter(|d| !d.is_empty()) {
+            if let Some(d) = diags.or_else(|| server.published(&path)).filter(|d| !d.is_empty()) {
                 results.push((fs::slash_relative(&path, scope.working_dir()), text, d));
             }
         }
