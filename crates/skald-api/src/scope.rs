@@ -43,6 +43,10 @@ pub struct LspSetup {
     pub edit_wait: std::time::Duration,
     /// How long a server may go unasked before it is stopped.
     pub idle: std::time::Duration,
+    /// Whether a write may start the file's server to check what it wrote: only where the
+    /// gate would let `diagnostics` on that file run unasked (the sandbox confines it, no
+    /// rule denies or asks for it). Otherwise an edit uses a server already running.
+    pub edits_may_start: bool,
 }
 
 impl Default for LspSetup {
@@ -52,6 +56,7 @@ impl Default for LspSetup {
             commands: Default::default(),
             edit_wait: std::time::Duration::from_secs(3),
             idle: std::time::Duration::from_secs(600),
+            edits_may_start: false,
         }
     }
 }

@@ -87,7 +87,13 @@ async fn tool(
     let web = approval::web::web_access(&store, &ctx, name, &config.web, secrets.as_ref());
     let scope = scope
         .with_web(web)
-        .with_lsp(config.lsp.setup())
+        .with_lsp(approval::lsp_setup(
+            &store,
+            &ctx,
+            name,
+            &args,
+            config.lsp.setup(),
+        ))
         .with_excluded(approval::denied_paths(&store, &ctx, name))
         .with_checked_path(path)
         .with_hidden_env(ctx.hidden_env.clone())

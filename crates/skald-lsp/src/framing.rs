@@ -55,18 +55,26 @@ impl<R> Guarded<R> {
                 continue;
             }
             let line = std::mem::take(&mut self.line);
-            let text = String::from_utf8_lossy(&line);
-            let text = text.trim_end_matches('\r');
+            // Read exactly as async-lsp reads a header (`Message::read`): a line ending in
+            // "\r\n", "name: value" split at the first ": ", the name compared without
+            // case, the value not trimmed, the last Content-Length winning. Anything it
+            // would read differently is refused here, so the two never disagree on where a
+            // message ends.
+            let text =
+                std::str::from_utf8(&line).map_err(|_| refused("a header that is not UTF-8"))?;
+            let text = text
+                .strip_suffix('\r')
+                .ok_or_else(|| refused("a header line not ended by CR LF"))?;
             if text.is_empty() {
                 // The end of the header: the body follows.
                 self.body_left = self.length.take().unwrap_or(0);
                 continue;
             }
-            if let Some((name, value)) = text.split_once(':')
-                && name.trim().eq_ignore_ascii_case("content-length")
-            {
+            let (name, value) = text
+                .split_once(": ")
+                .ok_or_else(|| refused("a header line without \": \""))?;
+            if name.eq_ignore_ascii_case("Content-Length") {
                 let n: usize = value
-                    .trim()
                     .parse()
                     .map_err(|_| refused("a Content-Length that is not a number"))?;
                 if n > MAX_MESSAGE {
@@ -126,5 +134,22 @@ mod tests {
         assert!(g.watch(&vec![b'x'; MAX_LINE + 1]).is_err());
         let mut g = Guarded::new(futures::io::empty());
         assert!(g.watch(b"Content-Length: lots\r\n").is_err());
+        // A name with a space after it is no Content-Length to async-lsp, and none here:
+        // both read the next message where it starts, and its length is checked.
+        let mut desync = b"Content-Length: 30\r\nContent-Length : 94\r\n\r\n".to_vec();
+        desync.extend_from_slice(&[b'x'; 30]);
+        desync.extend_from_slice(b"Content-Length: 17592186044416\r\n\r\n");
+        assert!(Guarded::new(futures::io::empty()).watch(&desync).is_err());
+        for bad in [
+            &b" Content-Length: 3\r\n"[..],
+            b"Content-Length: 3\n",
+            b"Content-Length:3\r\n",
+        ] {
+            let mut g = Guarded::new(futures::io::empty());
+            let r = g.watch(bad);
+            // Either refused, or read exactly as async-lsp reads it (a header without a
+            // length): never a length async-lsp would not see.
+            assert!(r.is_err() || g.length.is_none(), "{bad:?}");
+        }
     }
 }

@@ -105,19 +105,48 @@ impl Pool {
                 ),
             });
         }
-        let launch = launch()?;
-        let server = Arc::new(
-            Server::start(
-                language,
-                &launch.argv,
-                root,
-                &launch.env_removed,
-                &launch.env_set,
-                launch.watches_parent,
-                launch.keep,
-            )
-            .await?,
-        );
+        // The same folder's server for this language under another sandbox (the chat's
+        // hidden folders changed) is stopped, not left to pile up until it idles out.
+        let others: Vec<_> = self
+            .slots
+            .lock()
+            .await
+            .iter()
+            .filter(|(k, _)| k.root == root && k.language == language && k.sandbox != sandbox_key)
+            .map(|(_, v)| v.clone())
+            .collect();
+        for other in others {
+            let taken = other.try_lock().ok().and_then(|mut o| o.server.take());
+            if let Some(old) = taken {
+                old.stop().await;
+            }
+        }
+        // A start that fails counts as a death too: an edit must not try a broken server
+        // again and again.
+        let launch = match launch() {
+            Ok(l) => l,
+            Err(e) => {
+                slot.deaths.push(Instant::now());
+                return Err(e);
+            }
+        };
+        let started = Server::start(
+            language,
+            &launch.argv,
+            root,
+            &launch.env_removed,
+            &launch.env_set,
+            launch.watches_parent,
+            launch.keep,
+        )
+        .await;
+        let server = match started {
+            Ok(s) => Arc::new(s),
+            Err(e) => {
+                slot.deaths.push(Instant::now());
+                return Err(e);
+            }
+        };
         tracing::info!(language, root = %root.display(), "language server started");
         slot.server = Some(server.clone());
         Ok((server, true))

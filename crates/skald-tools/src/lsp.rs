@@ -83,16 +83,29 @@ fn launch(scope: &ToolScope, language: &'static Language) -> Result<skald_lsp::L
                 .prefix("skald-lsp-")
                 .tempdir()
                 .map_err(|e| start_error(language, &argv, e.to_string()))?;
-            let mut policy = policy.clone();
-            policy.network = false;
+            // The server reads the project and writes nothing but its own temporary
+            // folder: project code it runs (build scripts, plugins) must not plant what
+            // git or Skald run later (a `.git/commondir`, hooks), and execute_cmd's git
+            // guard does not follow a server. What the commands may not read stays hidden.
             let tmp_path = std::fs::canonicalize(tmp.path()).unwrap_or_else(|_| tmp.path().into());
-            policy.writable.push(tmp_path.clone());
+            let policy = skald_sandbox::Policy {
+                writable: vec![tmp_path.clone()],
+                masked: policy.masked.clone(),
+                network: false,
+                read_only: Vec::new(),
+                pinned: Vec::new(),
+            };
             // The server's own temporary folder, where it expects one (tsserver makes one
             // there): the rest of /tmp is private and not writable to it.
-            let tmp_vars: Vec<(String, String)> = skald_sandbox::TMP_VARS
+            let mut tmp_vars: Vec<(String, String)> = skald_sandbox::TMP_VARS
                 .iter()
                 .map(|v| (v.to_string(), tmp_path.display().to_string()))
                 .collect();
+            // rust-analyzer's `cargo check` builds there instead of the project's target/.
+            tmp_vars.push((
+                "CARGO_TARGET_DIR".into(),
+                tmp_path.join("target").display().to_string(),
+            ));
             let (program, args) = argv
                 .split_first()
                 .ok_or_else(|| start_error(language, &argv, "no command".into()))?;
@@ -368,10 +381,17 @@ pub fn locations(scope: &ToolScope, found: &[skald_lsp::Location], max: usize) -
 /// Most problems an edit's result lists.
 const EDIT_LISTED: usize = 10;
 
-/// What the pool keys a server by besides its folder and language: the sandbox it runs in.
+/// What the pool keys a server by besides its folder and language: whether it runs in the
+/// sandbox, and what it may not read there (its writes are its own temporary folder
+/// whatever the chat's grants).
 fn sandbox_key(scope: &ToolScope) -> String {
     match scope.sandbox() {
-        CommandSandbox::On { policy, .. } => serde_json::to_string(policy).unwrap_or_default(),
+        CommandSandbox::On { policy, .. } => {
+            format!(
+                "sandboxed {}",
+                serde_json::to_string(&policy.masked).unwrap_or_default()
+            )
+        }
         _ => String::new(),
     }
 }
@@ -390,14 +410,29 @@ pub async fn after_edit(scope: &ToolScope, raw_path: &str) -> Option<String> {
     }
     let target = fs::target(scope, raw_path);
     let language = skald_lsp::language_of(&target.shown)?;
-    let (server, started) = if matches!(scope.sandbox(), CommandSandbox::On { .. }) {
-        server(scope, language).await.ok()?
-    } else {
-        let running = skald_lsp::pool()
-            .running_server(scope.working_dir(), language.name, &sandbox_key(scope))
-            .await?;
-        (running, false)
-    };
+    // Everything, a server's start included, within the edit's wait.
+    let limit = setup.edit_wait.max(Duration::from_secs(10)) + Duration::from_secs(1);
+    tokio::time::timeout(limit, after_edit_in(scope, &setup, target, language))
+        .await
+        .ok()
+        .flatten()
+}
+
+async fn after_edit_in(
+    scope: &ToolScope,
+    setup: &skald_api::LspSetup,
+    target: Target,
+    language: &'static Language,
+) -> Option<String> {
+    let (server, started) =
+        if setup.edits_may_start && matches!(scope.sandbox(), CommandSandbox::On { .. }) {
+            server(scope, language).await.ok()?
+        } else {
+            let running = skald_lsp::pool()
+                .running_server(scope.working_dir(), language.name, &sandbox_key(scope))
+                .await?;
+            (running, false)
+        };
     let text = read_text(&target).ok()?;
     let earlier = server.published(&target.opened);
     // A server just started reads the project first: a little longer for its first answer.

@@ -121,44 +121,88 @@ fn xobjects(doc: &lopdf::Document, resources: &lopdf::Object) -> Vec<Id> {
         .unwrap_or_default()
 }
 
-/// Whether `html` nests elements deeper than `limit` (elements whose end tag may be left
-/// out — `p`, `li`, `td`… — and void ones are not counted, so an ordinary page with
-/// unclosed paragraphs does not look deep).
+/// Whether `html` nests elements deeper than `limit`, read the way a browser's parser
+/// nests them: an end tag closes only an element that is open (a stray `</span>` closes
+/// nothing), `/>` closes nothing but a void element, quoted attributes may hold `>`,
+/// comments and the text of raw-text elements (`script`, `style`, `textarea`…) hold no
+/// tags. Elements whose end tag may be left out (`p`, `li`, `td`…) and void ones are not
+/// counted, so an ordinary page with unclosed paragraphs does not look deep.
 pub fn html_deeper_than(html: &str, limit: usize) -> bool {
     const UNCOUNTED: &[&str] = &[
         "area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source",
         "track", "wbr", "p", "li", "td", "th", "tr", "option", "optgroup", "dt", "dd", "thead",
-        "tbody", "tfoot", "colgroup", "rt", "rp", "html", "head", "body", "!doctype",
+        "tbody", "tfoot", "colgroup", "rt", "rp", "html", "head", "body",
     ];
-    let bytes = html.as_bytes();
-    let mut depth: usize = 0;
+    const RAW_TEXT: &[&str] = &[
+        "script",
+        "style",
+        "textarea",
+        "title",
+        "xmp",
+        "noembed",
+        "noframes",
+        "iframe",
+        "noscript",
+        "plaintext",
+    ];
+    let lower = html.to_ascii_lowercase();
+    let bytes = lower.as_bytes();
+    let mut open: Vec<String> = Vec::new();
     let mut i = 0;
     while let Some(offset) = bytes[i..].iter().position(|&b| b == b'<') {
         let at = i + offset + 1;
+        if lower[at..].starts_with("!--") {
+            i = lower[at..].find("-->").map_or(bytes.len(), |p| at + p + 3);
+            continue;
+        }
         let closing = bytes.get(at) == Some(&b'/');
         let name_start = if closing { at + 1 } else { at };
+        if !bytes.get(name_start).is_some_and(u8::is_ascii_alphabetic) {
+            // Not a tag: `<` in text, `<!doctype`, `<?xml`.
+            i = at;
+            continue;
+        }
         let name_end = bytes[name_start..]
             .iter()
-            .position(|b| !(b.is_ascii_alphanumeric() || *b == b'!' || *b == b'-'))
+            .position(|b| b.is_ascii_whitespace() || *b == b'/' || *b == b'>')
             .map_or(bytes.len(), |p| name_start + p);
-        let name = html[name_start..name_end].to_ascii_lowercase();
-        let tag_end = bytes[name_end..]
-            .iter()
-            .position(|&b| b == b'>')
-            .map_or(bytes.len(), |p| name_end + p);
-        let self_closing = tag_end > 0 && bytes.get(tag_end - 1) == Some(&b'/');
-        if !name.is_empty() && !name.starts_with('!') && !UNCOUNTED.contains(&name.as_str()) {
-            if closing {
-                depth = depth.saturating_sub(1);
-            } else if !self_closing {
-                depth += 1;
-                if depth > limit {
-                    return true;
+        let name = &lower[name_start..name_end];
+        // The tag's end: the first `>` outside quotes.
+        let mut quote: Option<u8> = None;
+        let mut end = bytes.len();
+        for (k, &b) in bytes.iter().enumerate().skip(name_end) {
+            match quote {
+                Some(q) if b == q => quote = None,
+                Some(_) => {}
+                None if b == b'"' || b == b'\'' => quote = Some(b),
+                None if b == b'>' => {
+                    end = k;
+                    break;
                 }
+                None => {}
             }
         }
-        i = tag_end.min(bytes.len().saturating_sub(1)).max(at);
-        if i >= bytes.len() - 1 {
+        i = (end + 1).min(bytes.len());
+        if closing {
+            if let Some(pos) = open.iter().rposition(|o| o == name) {
+                open.truncate(pos);
+            }
+            continue;
+        }
+        if RAW_TEXT.contains(&name) {
+            // Its text runs to its own end tag.
+            i = lower[i..]
+                .find(&format!("</{name}"))
+                .map_or(bytes.len(), |p| i + p);
+            continue;
+        }
+        if !UNCOUNTED.contains(&name) {
+            open.push(name.to_string());
+            if open.len() > limit {
+                return true;
+            }
+        }
+        if i >= bytes.len() {
             break;
         }
     }
@@ -271,6 +315,24 @@ mod tests {
             MAX_HTML_DEPTH
         ));
         assert!(!html_deeper_than(crate::convert::tests::ARTICLE, 20));
+        // What a browser nests though the markup seems to close it.
+        let n = MAX_HTML_DEPTH + 1;
+        for trick in [
+            "<div></span>".repeat(n),
+            "<div/>".repeat(n),
+            "<div title=\"></div>\">".repeat(n),
+            "<div><!-- > </div> -->".repeat(n),
+            "<div><script></div></script>".repeat(n),
+            "<DIV >".repeat(n),
+        ] {
+            assert!(html_deeper_than(&trick, MAX_HTML_DEPTH), "{}", &trick[..40]);
+        }
+        // And markup that does close.
+        assert!(!html_deeper_than(
+            &"<div><span>x</span></div>".repeat(5000),
+            MAX_HTML_DEPTH
+        ));
+        assert!(!html_deeper_than(&"<div>".repeat(10), MAX_HTML_DEPTH));
         assert_eq!(
             html_text("<p>a &amp; b<script>var x='<p>'</script><style>p{}</style>c</p>")
                 .split_whitespace()

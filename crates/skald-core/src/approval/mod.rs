@@ -553,6 +553,32 @@ fn worktree_source(
     Ok(held.map(|w| PathBuf::from(w.source)))
 }
 
+/// The language-server setup a call gets: for a write tool, whether it may start the
+/// file's server to check what it wrote — only where the gate would let `diagnostics` on
+/// that file run unasked (docs/lsp.md, "After an edit").
+pub fn lsp_setup(
+    store: &Store,
+    ctx: &RunContext,
+    tool: &str,
+    args: &Value,
+    mut setup: skald_api::LspSetup,
+) -> skald_api::LspSetup {
+    setup.edits_may_start = writes_files(tool)
+        && ctx.sandbox.runs_unasked()
+        && args.get("path").and_then(Value::as_str).is_some_and(|p| {
+            check_call(
+                store,
+                ctx,
+                tn::DIAGNOSTICS,
+                &serde_json::json!({ "path": p }),
+            )
+            .decision
+            .action
+                == RuleAction::Allow
+        });
+    setup
+}
+
 /// `always_asks` in this run: also a language server the sandbox does not confine, which
 /// would run the project's code as the person — a hook's allow or a bypass must not lift
 /// that ask, as they do not lift an unsandboxed command's.

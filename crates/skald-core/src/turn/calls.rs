@@ -741,6 +741,15 @@ async fn run_tool(
     // Worked out before the arguments go to the tool: the rule that allowed a command may
     // give it the network.
     let sandbox = crate::sandbox::for_call(env.store, &env.cfg.run, &call.name, &args);
+    let lsp = approval::lsp_setup(
+        env.store,
+        &env.cfg.run,
+        &call.name,
+        &args,
+        env.engine
+            .map(|e| e.settings.lsp.clone())
+            .unwrap_or_default(),
+    );
     let Some(exec) = env.registry.run(&call.name, &cx, args) else {
         return Ok((
             ExecutionOutcome::Failed(format!("there is no tool named `{}`", call.name)),
@@ -766,11 +775,7 @@ async fn run_tool(
     });
     let outcome = ToolScope::new(&env.cfg.run.working_dir)
         .with_web(web.unwrap_or_default())
-        .with_lsp(
-            env.engine
-                .map(|e| e.settings.lsp.clone())
-                .unwrap_or_default(),
-        )
+        .with_lsp(lsp)
         .with_excluded(approval::denied_paths(env.store, &env.cfg.run, &call.name))
         .with_checked_path(checked)
         .with_hidden_env(env.cfg.run.hidden_env.clone())
