@@ -88,11 +88,16 @@ fn launch(scope: &ToolScope, language: &'static Language) -> Result<skald_lsp::L
             // git or Skald run later (a `.git/commondir`, hooks), and execute_cmd's git
             // guard does not follow a server. What the commands may not read stays hidden.
             let tmp_path = std::fs::canonicalize(tmp.path()).unwrap_or_else(|_| tmp.path().into());
+            // A server installed under /tmp (a checkout there) would be hidden by the
+            // sandbox's private /tmp: its package folder is kept visible, read-only.
+            let own = installed_under_private_tmp(&argv);
+            let mut writable = vec![tmp_path.clone()];
+            writable.extend(own.iter().cloned());
             let policy = skald_sandbox::Policy {
-                writable: vec![tmp_path.clone()],
+                writable,
                 masked: policy.masked.clone(),
                 network: false,
-                read_only: Vec::new(),
+                read_only: own.into_iter().collect(),
                 pinned: Vec::new(),
             };
             // The server's own temporary folder, where it expects one (tsserver makes one
@@ -136,6 +141,25 @@ fn launch(scope: &ToolScope, language: &'static Language) -> Result<skald_lsp::L
             watches_parent: true,
         }),
     }
+}
+
+/// The folder a server's program is installed in (the `node_modules` holding it, else its
+/// own folder), when that lies in one of the private temporary folders the sandbox gives
+/// commands: it must stay visible there for the server to start.
+fn installed_under_private_tmp(argv: &[String]) -> Option<std::path::PathBuf> {
+    let program = std::fs::canonicalize(argv.first()?).ok()?;
+    let private: Vec<std::path::PathBuf> = skald_sandbox::PRIVATE_TMP
+        .iter()
+        .filter_map(|p| std::fs::canonicalize(p).ok())
+        .collect();
+    if !private.iter().any(|p| program.starts_with(p)) {
+        return None;
+    }
+    program
+        .ancestors()
+        .find(|a| a.file_name().is_some_and(|n| n == "node_modules"))
+        .or_else(|| program.parent())
+        .map(Path::to_path_buf)
 }
 
 fn start_error(language: &Language, argv: &[String], reason: String) -> LspError {
