@@ -189,6 +189,12 @@ pub fn pdf_saying(text: &str) -> Vec<u8> {
         "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>"
             .to_string(),
     ];
+    pdf_of(&objects)
+}
+
+/// A PDF of `objects` (numbered from 1, the first the catalog) with a correct
+/// cross-reference table, for tests of reading PDFs, well-formed or crafted.
+pub fn pdf_of(objects: &[String]) -> Vec<u8> {
     let mut out = b"%PDF-1.4\n".to_vec();
     let mut offsets = Vec::new();
     for (i, body) in objects.iter().enumerate() {

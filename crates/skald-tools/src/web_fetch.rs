@@ -14,6 +14,7 @@ use skald_api::{
     tool_names as tn,
 };
 use skald_web::{Fetched, Page, Reach};
+use crate::fs::one_line;
 use std::fmt::Write as _;
 
 /// Most lines one call returns.
@@ -185,9 +186,6 @@ pub(crate) fn neutralised(line: &str) -> String {
     }
 }
 
-fn one_line(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
-}
 
 #[cfg(test)]
 mod tests {

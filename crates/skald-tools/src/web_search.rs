@@ -12,6 +12,7 @@ use skald_api::{
     tool_names as tn,
 };
 use skald_web::search::{Backend, SearchApi};
+use crate::fs::one_line;
 use std::fmt::Write as _;
 
 /// Results one call returns by default, and at most.
@@ -135,6 +136,3 @@ fn report(query: &str, hits: &[skald_web::search::Hit]) -> String {
     out
 }
 
-fn one_line(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
-}
